@@ -1,0 +1,1 @@
+//! Multi-region Cosmos DB emulator.
