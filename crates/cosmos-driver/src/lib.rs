@@ -1,1 +1,3 @@
-//! Cosmos DB driver.
+//! An Azure Cosmos DB (NoSQL API) driver over HTTP whose reads stay fast when a region is slow.
+
+pub mod protocol;

@@ -1,0 +1,82 @@
+//! What an operation does and to which kind of resource.
+
+/// The kind of resource an operation addresses; also the resource type in the signature string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResourceType {
+    /// `GET /`: the database account document.
+    DatabaseAccount,
+    /// `dbs`
+    Database,
+    /// `colls`
+    Container,
+    /// `docs`
+    Document,
+    /// `pkranges`
+    PartitionKeyRange,
+}
+
+impl ResourceType {
+    /// The resource type as the service names it in paths and in the authorization signature.
+    pub const fn as_path_segment(self) -> &'static str {
+        match self {
+            ResourceType::DatabaseAccount => "",
+            ResourceType::Database => "dbs",
+            ResourceType::Container => "colls",
+            ResourceType::Document => "docs",
+            ResourceType::PartitionKeyRange => "pkranges",
+        }
+    }
+
+    /// Whether operations on this resource are data-plane (items) rather than metadata.
+    pub const fn is_data_plane(self) -> bool {
+        matches!(self, ResourceType::Document)
+    }
+}
+
+/// What an operation does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OperationType {
+    /// Create a resource (`POST` to the feed).
+    Create,
+    /// Read one resource (`GET`).
+    Read,
+    /// Replace one resource (`PUT`).
+    Replace,
+    /// Create or replace (`POST` with `x-ms-documentdb-is-upsert: True`).
+    Upsert,
+    /// Delete one resource (`DELETE`).
+    Delete,
+    /// Partial update, carried out by the driver as Read-Modify-Write.
+    Patch,
+    /// Read a feed of resources (`GET` on the feed), page by page.
+    ReadFeed,
+    /// A SQL query (`POST` to the feed with a query body).
+    Query,
+}
+
+impl OperationType {
+    /// Operations that change nothing on the service.
+    pub const fn is_read_only(self) -> bool {
+        matches!(self, OperationType::Read | OperationType::ReadFeed | OperationType::Query)
+    }
+
+    /// Operations that may be sent twice with the same effect as once.
+    ///
+    /// Replace and Delete are idempotent in effect on the service (a repeated Replace writes the same
+    /// document; a repeated Delete answers 404). Create, Upsert and Patch are not.
+    pub const fn is_idempotent(self) -> bool {
+        matches!(
+            self,
+            OperationType::Read
+                | OperationType::ReadFeed
+                | OperationType::Query
+                | OperationType::Replace
+                | OperationType::Delete
+        )
+    }
+
+    /// Whether the operation writes (the complement of [`OperationType::is_read_only`]).
+    pub const fn is_write(self) -> bool {
+        !self.is_read_only()
+    }
+}
