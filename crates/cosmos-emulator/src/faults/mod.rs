@@ -1,0 +1,48 @@
+//! Fault rules, latency profiles and request counters.
+//!
+//! A [`FaultRule`] is a [`Condition`] (regions, operation kinds, path pattern, probability, first-N /
+//! after-N, on/off) plus a [`Reaction`] (delay then serve, answer a status, close the connection,
+//! stall). The [`FaultInjector`] evaluates the latency profile's rules and then the user's rules for
+//! every request and returns a [`Verdict`] the server carries out. [`RequestCounters`] count requests
+//! per region and [`OpKind`]. [`admin`] answers the `/_emulator/` HTTP API over both.
+//!
+//! The server calls, per request: [`RequestCounters::record`], then [`FaultInjector::evaluate`]; it
+//! sleeps [`Verdict::delay`] and applies [`Verdict::action`].
+
+pub mod admin;
+mod condition;
+mod counters;
+mod delay;
+mod guard;
+mod injector;
+mod installed;
+pub mod json_read;
+pub mod json_write;
+mod op_kind;
+mod pattern;
+pub mod profiles;
+mod reaction;
+mod region;
+mod rule;
+mod text;
+mod verdict;
+
+#[cfg(test)]
+mod admin_tests;
+#[cfg(test)]
+mod injector_tests;
+#[cfg(test)]
+mod json_tests;
+
+pub use condition::Condition;
+pub use counters::RequestCounters;
+pub use delay::{DelaySpec, MAX_DELAY};
+pub use guard::FaultGuard;
+pub use injector::FaultInjector;
+pub use op_kind::OpKind;
+pub use pattern::PathPattern;
+pub use profiles::PROFILE_NAMES;
+pub use reaction::Reaction;
+pub use region::same_region;
+pub use rule::{FaultRule, RuleId, RuleSnapshot};
+pub use verdict::{Action, RequestFacts, Verdict};

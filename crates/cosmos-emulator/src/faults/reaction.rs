@@ -1,0 +1,136 @@
+//! What a rule does to a request it fires on.
+
+use std::time::Duration;
+
+use rand::Rng;
+
+use super::{Action, DelaySpec};
+
+/// What a rule does to a request it fires on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reaction {
+    /// Wait, then serve the request normally.
+    Delay(DelaySpec),
+    /// Wait `delay`, then answer `status` with `x-ms-substatus: sub_status` and, when set,
+    /// `x-ms-retry-after-ms`, without touching data.
+    Respond {
+        /// HTTP status (the JSON format accepts 200..=599).
+        status: u16,
+        /// Value of `x-ms-substatus`.
+        sub_status: u32,
+        /// Value of `x-ms-retry-after-ms`, when set.
+        retry_after_ms: Option<u64>,
+        /// Wait before answering.
+        delay: DelaySpec,
+    },
+    /// Close the connection without answering.
+    Close,
+    /// Never answer; hold the request until the client gives up.
+    Stall,
+}
+
+impl Reaction {
+    /// Wait a fixed number of milliseconds, then serve (negative or huge values are clamped).
+    pub fn delay_ms(ms: u64) -> Self {
+        Reaction::Delay(DelaySpec::Fixed { ms: ms as f64 })
+    }
+
+    /// Answer `status` with `sub_status` at once.
+    pub fn respond(status: u16, sub_status: u32) -> Self {
+        Reaction::Respond {
+            status,
+            sub_status,
+            retry_after_ms: None,
+            delay: DelaySpec::ZERO,
+        }
+    }
+
+    /// Answer `status` with `sub_status` and `x-ms-retry-after-ms` at once (e.g. 429 throttling).
+    pub fn respond_retry_after(status: u16, sub_status: u32, retry_after_ms: u64) -> Self {
+        Reaction::Respond {
+            status,
+            sub_status,
+            retry_after_ms: Some(retry_after_ms),
+            delay: DelaySpec::ZERO,
+        }
+    }
+
+    /// The delay and action this reaction asks for, drawing the delay from its distribution.
+    pub fn outcome<R: Rng + ?Sized>(&self, rng: &mut R) -> (Duration, Action) {
+        match self {
+            Reaction::Delay(spec) => (spec.sample(rng), Action::Serve),
+            Reaction::Respond {
+                status,
+                sub_status,
+                retry_after_ms,
+                delay,
+            } => (
+                delay.sample(rng),
+                Action::Respond {
+                    status: *status,
+                    sub_status: *sub_status,
+                    retry_after_ms: *retry_after_ms,
+                },
+            ),
+            Reaction::Close => (Duration::ZERO, Action::CloseConnection),
+            Reaction::Stall => (Duration::ZERO, Action::Stall),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::SmallRng;
+    use rand::SeedableRng;
+
+    #[test]
+    fn outcomes_table() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        let slow_503 = Reaction::Respond {
+            status: 503,
+            sub_status: 0,
+            retry_after_ms: None,
+            delay: DelaySpec::Fixed { ms: 30.0 },
+        };
+        let cases = [
+            (
+                Reaction::delay_ms(40),
+                Duration::from_millis(40),
+                Action::Serve,
+            ),
+            (
+                Reaction::respond(503, 0),
+                Duration::ZERO,
+                Action::Respond {
+                    status: 503,
+                    sub_status: 0,
+                    retry_after_ms: None,
+                },
+            ),
+            (
+                Reaction::respond_retry_after(429, 3200, 15),
+                Duration::ZERO,
+                Action::Respond {
+                    status: 429,
+                    sub_status: 3200,
+                    retry_after_ms: Some(15),
+                },
+            ),
+            (
+                slow_503,
+                Duration::from_millis(30),
+                Action::Respond {
+                    status: 503,
+                    sub_status: 0,
+                    retry_after_ms: None,
+                },
+            ),
+            (Reaction::Close, Duration::ZERO, Action::CloseConnection),
+            (Reaction::Stall, Duration::ZERO, Action::Stall),
+        ];
+        for (reaction, delay, action) in cases {
+            assert_eq!(reaction.outcome(&mut rng), (delay, action), "{reaction:?}");
+        }
+    }
+}
