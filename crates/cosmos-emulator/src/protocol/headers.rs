@@ -1,0 +1,27 @@
+//! Header names the service reads and writes.
+
+pub const AUTHORIZATION: &str = "authorization";
+pub const X_MS_DATE: &str = "x-ms-date";
+pub const DATE: &str = "date";
+pub const PARTITION_KEY: &str = "x-ms-documentdb-partitionkey";
+pub const PARTITION_KEY_RANGE_ID: &str = "x-ms-documentdb-partitionkeyrangeid";
+pub const IS_UPSERT: &str = "x-ms-documentdb-is-upsert";
+pub const IS_QUERY: &str = "x-ms-documentdb-isquery";
+pub const MAX_ITEM_COUNT: &str = "x-ms-max-item-count";
+pub const CONTINUATION: &str = "x-ms-continuation";
+pub const SESSION_TOKEN: &str = "x-ms-session-token";
+pub const REQUEST_CHARGE: &str = "x-ms-request-charge";
+pub const ACTIVITY_ID: &str = "x-ms-activity-id";
+pub const SUB_STATUS: &str = "x-ms-substatus";
+pub const RETRY_AFTER_MS: &str = "x-ms-retry-after-ms";
+pub const LSN: &str = "lsn";
+pub const ITEM_COUNT: &str = "x-ms-item-count";
+pub const HUB_REGION_ONLY: &str = "x-ms-cosmos-hub-region-processing-only";
+pub const IF_MATCH: &str = "if-match";
+pub const IF_NONE_MATCH: &str = "if-none-match";
+pub const ETAG: &str = "etag";
+pub const A_IM: &str = "a-im";
+pub const CONTENT_TYPE: &str = "content-type";
+pub const MAX_MEDIA_STORAGE: &str = "x-ms-max-media-storage-usage-mb";
+pub const MEDIA_STORAGE: &str = "x-ms-media-storage-usage-mb";
+pub const SERVING_REGION: &str = "x-ms-cosmos-emulator-region";

@@ -1,0 +1,11 @@
+//! The service's wire vocabulary: header names, routes, errors, session tokens, charges, ids.
+
+pub mod charge;
+mod error;
+pub mod headers;
+pub mod ids;
+pub mod route;
+pub mod session_token;
+
+pub use error::{code_for, sub_status, ApiError};
+pub use route::{Resource, Route};

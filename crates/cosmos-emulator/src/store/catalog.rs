@@ -1,0 +1,139 @@
+//! Databases and their containers, by name (and by `_rid`). Metadata is account-wide: every
+//! region sees a database or container as soon as it is created.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, RwLock};
+
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use super::container::Container;
+use super::document::{seal, Sealed};
+use crate::protocol::ids::encode_rid;
+use crate::protocol::ApiError;
+
+/// A database and its containers.
+pub struct Database {
+    pub id: String,
+    pub rid_bytes: [u8; 4],
+    pub rid: String,
+    pub body: Bytes,
+    pub etag: String,
+    containers: RwLock<BTreeMap<String, Arc<Container>>>,
+    next_container: AtomicU32,
+}
+
+/// All databases of the account.
+#[derive(Default)]
+pub struct Catalog {
+    databases: RwLock<BTreeMap<String, Arc<Database>>>,
+    next_database: AtomicU32,
+}
+
+fn lookup<T>(map: &BTreeMap<String, Arc<T>>, name_or_rid: &str, rid: impl Fn(&T) -> &str) -> Option<Arc<T>> {
+    map.get(name_or_rid).cloned().or_else(|| map.values().find(|v| rid(v) == name_or_rid).cloned())
+}
+
+impl Catalog {
+    /// Creates a database from a create request's body.
+    pub fn create_database(&self, map: Map<String, Value>, id: String) -> Result<Arc<Database>, ApiError> {
+        let mut dbs = self.databases.write().map_err(|_| poisoned())?;
+        if dbs.contains_key(&id) {
+            return Err(ApiError::conflict("Entity with the specified id already exists in the system."));
+        }
+        let ordinal = self.next_database.fetch_add(1, Ordering::Relaxed) + 1;
+        let rid_bytes = ordinal.to_be_bytes();
+        let rid = encode_rid(&rid_bytes);
+        let mut map = map;
+        map.insert("_colls".into(), Value::from("colls/"));
+        map.insert("_users".into(), Value::from("users/"));
+        let Sealed { body, etag } = seal(map, &rid_bytes, format!("dbs/{rid}/"));
+        let db = Arc::new(Database {
+            id: id.clone(),
+            rid_bytes,
+            rid,
+            body: strip_attachments(body),
+            etag,
+            containers: RwLock::new(BTreeMap::new()),
+            next_container: AtomicU32::new(1),
+        });
+        dbs.insert(id, db.clone());
+        Ok(db)
+    }
+
+    /// The database named (or with `_rid`) `name`.
+    pub fn database(&self, name: &str) -> Option<Arc<Database>> {
+        let dbs = self.databases.read().ok()?;
+        lookup(&dbs, name, |d| d.rid.as_str())
+    }
+
+    /// All databases, by id.
+    pub fn databases(&self) -> Vec<Arc<Database>> {
+        self.databases.read().map(|d| d.values().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Deletes a database and its containers.
+    pub fn delete_database(&self, name: &str) -> Result<(), ApiError> {
+        let mut dbs = self.databases.write().map_err(|_| poisoned())?;
+        let id = lookup(&dbs, name, |d| d.rid.as_str()).map(|d| d.id.clone()).ok_or_else(ApiError::missing_entity)?;
+        dbs.remove(&id);
+        Ok(())
+    }
+
+    /// The container `coll` of database `db`; a 404 saying which is missing otherwise.
+    pub fn container(&self, db: &str, coll: &str) -> Result<Arc<Container>, ApiError> {
+        let database = self.database(db).ok_or_else(|| ApiError::missing_owner(&format!("database {db}")))?;
+        database.container(coll).ok_or_else(|| ApiError::missing_owner(&format!("container {coll} in database {db}")))
+    }
+}
+
+impl Database {
+    /// Adds a container built by `make(ordinal)`; 409 when the id is taken.
+    pub fn add_container(
+        &self,
+        id: &str,
+        make: impl FnOnce(u32) -> Result<Container, ApiError>,
+    ) -> Result<Arc<Container>, ApiError> {
+        let mut colls = self.containers.write().map_err(|_| poisoned())?;
+        if colls.contains_key(id) {
+            return Err(ApiError::conflict("Entity with the specified id already exists in the system."));
+        }
+        let container = Arc::new(make(self.next_container.fetch_add(1, Ordering::Relaxed))?);
+        colls.insert(id.to_owned(), container.clone());
+        Ok(container)
+    }
+
+    /// The container named (or with `_rid`) `name`.
+    pub fn container(&self, name: &str) -> Option<Arc<Container>> {
+        let colls = self.containers.read().ok()?;
+        lookup(&colls, name, |c| c.rid.as_str())
+    }
+
+    /// All containers, by id.
+    pub fn containers(&self) -> Vec<Arc<Container>> {
+        self.containers.read().map(|c| c.values().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Deletes a container.
+    pub fn delete_container(&self, name: &str) -> Result<(), ApiError> {
+        let mut colls = self.containers.write().map_err(|_| poisoned())?;
+        let id = lookup(&colls, name, |c| c.rid.as_str()).map(|c| c.id.clone()).ok_or_else(ApiError::missing_entity)?;
+        colls.remove(&id);
+        Ok(())
+    }
+}
+
+fn strip_attachments(body: Bytes) -> Bytes {
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(Value::Object(mut m)) => {
+            m.remove("_attachments");
+            Bytes::from(serde_json::to_vec(&m).unwrap_or_default())
+        }
+        _ => body,
+    }
+}
+
+fn poisoned() -> ApiError {
+    ApiError::new(500, "The emulator's catalog lock was poisoned by an earlier failure.")
+}

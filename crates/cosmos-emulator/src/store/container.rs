@@ -1,0 +1,224 @@
+//! A container: its definition, its partition key ranges and their physical partitions.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::RwLock;
+
+use bytes::Bytes;
+use serde_json::{json, Map, Value};
+
+use super::document::{seal, Sealed};
+use super::partition::Partition;
+use crate::epk::{boundaries, range_bounds, range_of, Epk};
+use crate::protocol::ids::{encode_rid, new_etag, unix_seconds};
+use crate::protocol::ApiError;
+
+/// A container with `N` physical partitions, one per partition key range.
+pub struct Container {
+    pub id: String,
+    pub rid_bytes: [u8; 8],
+    pub rid: String,
+    /// The container's resource JSON.
+    pub body: Bytes,
+    pub etag: String,
+    /// The partition key path split into property names ("/a/b" -> ["a","b"]).
+    pub pk_segments: Vec<String>,
+    boundaries: Vec<Epk>,
+    partitions: Vec<RwLock<Partition>>,
+    range_ids: Vec<String>,
+    /// The pkranges feed body and its etag.
+    pub pkranges_body: Bytes,
+    pub pkranges_etag: String,
+    next_item: AtomicU64,
+}
+
+/// Validates a container body's partition key definition; returns the path's segments.
+fn partition_key_segments(map: &mut Map<String, Value>) -> Result<Vec<String>, ApiError> {
+    let Some(Value::Object(def)) = map.get_mut("partitionKey") else {
+        return Err(ApiError::bad_request(
+            "The container needs a partition key definition: \"partitionKey\": {\"paths\": [\"/pk\"], \"kind\": \"Hash\", \"version\": 2}",
+        ));
+    };
+    let kind = def.get("kind").and_then(Value::as_str).unwrap_or("Hash");
+    if kind != "Hash" {
+        return Err(ApiError::bad_request(format!("Partition key kind {kind:?} is not supported; use \"Hash\".")));
+    }
+    match def.get("version") {
+        None | Some(Value::Null) => {
+            def.insert("version".into(), Value::from(2));
+        }
+        Some(v) if v.as_u64() == Some(2) => {}
+        Some(v) => {
+            return Err(ApiError::bad_request(format!(
+                "Partition key version {v} is not supported: this emulator hashes with version 2."
+            )))
+        }
+    }
+    def.insert("kind".into(), Value::from("Hash"));
+    let paths: Vec<&str> = match def.get("paths") {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let [path] = paths.as_slice() else {
+        return Err(ApiError::bad_request("The partition key definition must have exactly one path."));
+    };
+    let segments: Vec<String> = path.strip_prefix('/').unwrap_or("").split('/').map(str::to_owned).collect();
+    if !path.starts_with('/') || segments.iter().any(String::is_empty) {
+        return Err(ApiError::bad_request(format!("The partition key path {path:?} is not a path like \"/pk\".")));
+    }
+    Ok(segments)
+}
+
+impl Container {
+    /// Builds a container from a create request's body.
+    pub fn create(
+        mut map: Map<String, Value>,
+        id: String,
+        db_rid: [u8; 4],
+        ordinal: u32,
+        partition_count: usize,
+        regions: usize,
+    ) -> Result<Self, ApiError> {
+        let pk_segments = partition_key_segments(&mut map)?;
+        let mut rid_bytes = [0u8; 8];
+        rid_bytes[..4].copy_from_slice(&db_rid);
+        rid_bytes[4..].copy_from_slice(&(ordinal | 0x8000_0000).to_be_bytes());
+        let rid = encode_rid(&rid_bytes);
+        let db_rid_text = encode_rid(&db_rid);
+        map.entry("indexingPolicy").or_insert_with(|| {
+            json!({"indexingMode": "consistent", "automatic": true,
+                   "includedPaths": [{"path": "/*"}], "excludedPaths": [{"path": "/\"_etag\"/?"}]})
+        });
+        map.entry("conflictResolutionPolicy").or_insert_with(|| {
+            json!({"mode": "LastWriterWins", "conflictResolutionPath": "/_ts", "conflictResolutionProcedure": ""})
+        });
+        map.entry("geospatialConfig").or_insert_with(|| json!({"type": "Geography"}));
+        let Sealed { body, etag } = seal(map, &rid_bytes, format!("dbs/{db_rid_text}/colls/{rid}/"));
+        let mut doc: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        if let Some(obj) = doc.as_object_mut() {
+            obj.remove("_attachments");
+            for (k, v) in [("_docs", "docs/"), ("_sprocs", "sprocs/"), ("_triggers", "triggers/"), ("_udfs", "udfs/"), ("_conflicts", "conflicts/")] {
+                obj.insert(k.into(), Value::from(v));
+            }
+        }
+        let body = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+        let count = partition_count.clamp(1, 1024);
+        let boundaries = boundaries(count);
+        let range_ids: Vec<String> = (0..count).map(|i| i.to_string()).collect();
+        let (pkranges_body, pkranges_etag) = pkranges_feed(&rid, &db_rid_text, &boundaries, &range_ids);
+        Ok(Self {
+            id,
+            rid_bytes,
+            rid,
+            body,
+            etag,
+            pk_segments,
+            partitions: (0..count).map(|_| RwLock::new(Partition::new(regions))).collect(),
+            boundaries,
+            range_ids,
+            pkranges_body,
+            pkranges_etag,
+            next_item: AtomicU64::new(1),
+        })
+    }
+
+    /// The physical partition (range index) an EPK belongs to.
+    pub fn range_index(&self, epk: Epk) -> usize {
+        range_of(epk, &self.boundaries)
+    }
+
+    /// The partition at a range index.
+    pub fn partition(&self, index: usize) -> Option<&RwLock<Partition>> {
+        self.partitions.get(index)
+    }
+
+    /// All partitions, in range order.
+    pub fn partitions(&self) -> &[RwLock<Partition>] {
+        &self.partitions
+    }
+
+    /// The string id of range `index` ("0", "1", ...).
+    pub fn range_id(&self, index: usize) -> &str {
+        self.range_ids.get(index).map(String::as_str).unwrap_or("0")
+    }
+
+    /// The range index named by a range id string.
+    pub fn range_by_id(&self, id: &str) -> Option<usize> {
+        self.range_ids.iter().position(|r| r == id)
+    }
+
+    /// Resource-id bytes for a new item.
+    pub fn next_item_rid(&self) -> [u8; 16] {
+        let n = self.next_item.fetch_add(1, Ordering::Relaxed);
+        let mut rid = [0u8; 16];
+        rid[..8].copy_from_slice(&self.rid_bytes);
+        rid[8..].copy_from_slice(&n.to_le_bytes());
+        rid
+    }
+}
+
+fn pkranges_feed(coll_rid: &str, db_rid: &str, boundaries: &[Epk], ids: &[String]) -> (Bytes, String) {
+    let etag = new_etag();
+    let ts = unix_seconds();
+    let ranges: Vec<Value> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let (min, max) = range_bounds(i, boundaries);
+            json!({
+                "_rid": format!("{coll_rid}{i}"),
+                "id": id,
+                "_etag": etag,
+                "minInclusive": min,
+                "maxExclusive": max,
+                "ridPrefix": i,
+                "_self": format!("dbs/{db_rid}/colls/{coll_rid}/pkranges/{i}/"),
+                "throughputFraction": 1.0 / ids.len() as f64,
+                "status": "online",
+                "parents": [],
+                "_ts": ts,
+                "_lsn": 1
+            })
+        })
+        .collect();
+    let feed = json!({"_rid": coll_rid, "PartitionKeyRanges": ranges, "_count": ids.len()});
+    (Bytes::from(serde_json::to_vec(&feed).unwrap_or_default()), etag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::document::parse_object;
+
+    fn make(body: &str) -> Result<Container, ApiError> {
+        let map = parse_object(body.as_bytes()).unwrap();
+        Container::create(map, "c".into(), [0, 0, 0, 1], 1, 4, 2)
+    }
+
+    #[test]
+    fn accepts_a_v2_hash_definition_and_lists_its_ranges() {
+        let c = make(r#"{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash"}}"#).unwrap();
+        assert_eq!(c.pk_segments, vec!["pk".to_owned()]);
+        let doc: Value = serde_json::from_slice(&c.body).unwrap();
+        assert_eq!(doc["partitionKey"]["version"], Value::from(2));
+        let feed: Value = serde_json::from_slice(&c.pkranges_body).unwrap();
+        let ranges = feed["PartitionKeyRanges"].as_array().unwrap();
+        assert_eq!(ranges.len(), 4);
+        assert_eq!(ranges[0]["id"], Value::from("0"));
+        assert_eq!(ranges[0]["minInclusive"], Value::from(""));
+        assert_eq!(ranges[3]["maxExclusive"], Value::from("FF"));
+        assert_eq!(ranges[1]["minInclusive"], ranges[0]["maxExclusive"]);
+    }
+
+    #[test]
+    fn refuses_unsupported_definitions() {
+        for body in [
+            r#"{"id":"c"}"#,
+            r#"{"id":"c","partitionKey":{"paths":["/a","/b"],"kind":"MultiHash","version":2}}"#,
+            r#"{"id":"c","partitionKey":{"paths":["/a"],"kind":"Hash","version":1}}"#,
+            r#"{"id":"c","partitionKey":{"paths":["pk"],"kind":"Hash"}}"#,
+            r#"{"id":"c","partitionKey":{"paths":["/a//b"],"kind":"Hash"}}"#,
+        ] {
+            assert_eq!(make(body).err().map(|e| e.status), Some(400), "{body}");
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! One physical partition: the item versions its replicas need and its replication log.
+//!
+//! Each item keeps the versions some region may still read: the newest version every replica has
+//! applied, plus any newer ones still on their way. A read in a region picks the newest version at or
+//! below that region's replica LSN.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::time::Instant;
+
+use super::replica_log::ReplicaLog;
+use crate::epk::Epk;
+
+/// Where an item lives within a container: its EPK, then its id.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DocKey {
+    pub epk: Epk,
+    pub id: String,
+}
+
+/// A stored item: its JSON text (system properties included) and etag.
+#[derive(Debug)]
+pub struct StoredDoc {
+    pub body: Bytes,
+    pub etag: String,
+}
+
+struct Version {
+    lsn: u64,
+    /// None marks a delete.
+    doc: Option<Arc<StoredDoc>>,
+}
+
+/// The state of one physical partition.
+pub struct Partition {
+    log: ReplicaLog<DocKey>,
+    docs: BTreeMap<DocKey, Vec<Version>>,
+}
+
+impl Partition {
+    /// An empty partition replicated to `regions` regions.
+    pub fn new(regions: usize) -> Self {
+        Self { log: ReplicaLog::new(regions), docs: BTreeMap::new() }
+    }
+
+    /// LSN of the last committed write.
+    pub fn committed_lsn(&self) -> u64 {
+        self.log.committed()
+    }
+
+    /// The LSN region `region`'s replica holds at `now`.
+    pub fn visible_lsn(&self, region: usize, now: Instant) -> u64 {
+        self.log.visible(region, now)
+    }
+
+    /// Every region's replica LSN.
+    pub fn progress(&self, now: Instant) -> Vec<u64> {
+        self.log.progress(now)
+    }
+
+    /// The item as of replica LSN `lsn`.
+    pub fn read_at(&self, key: &DocKey, lsn: u64) -> Option<&Arc<StoredDoc>> {
+        version_at(self.docs.get(key)?, lsn)
+    }
+
+    /// The item in the committed (write-region) state.
+    pub fn latest(&self, key: &DocKey) -> Option<&Arc<StoredDoc>> {
+        self.read_at(key, self.log.committed())
+    }
+
+    /// Commits a write (`Some`) or delete (`None`) of `key`, taken by region `origin`; `lags[r]` is
+    /// how long region r takes to receive it. Returns the new LSN.
+    pub fn commit(
+        &mut self,
+        key: DocKey,
+        doc: Option<Arc<StoredDoc>>,
+        origin: usize,
+        now: Instant,
+        lags: &[Duration],
+    ) -> u64 {
+        let lsn = self.log.commit(key.clone(), origin, now, lags);
+        self.docs.entry(key.clone()).or_default().push(Version { lsn, doc });
+        let min = self.log.min_visible(now);
+        for applied in self.log.drain_applied(now) {
+            self.compact(&applied, min);
+        }
+        self.compact(&key, self.log.min_visible(now));
+        lsn
+    }
+
+    /// Brings `region`'s replica up to date (it became the write region).
+    pub fn catch_up(&mut self, region: usize) {
+        self.log.catch_up(region);
+    }
+
+    /// Up to `limit` items visible at `lsn`, in key order, strictly after `after`, optionally only
+    /// those with EPK `only_epk`.
+    pub fn scan(
+        &self,
+        lsn: u64,
+        after: Option<&DocKey>,
+        only_epk: Option<Epk>,
+        limit: usize,
+    ) -> Vec<(DocKey, Arc<StoredDoc>)> {
+        use std::ops::Bound;
+        let lower = match after {
+            Some(k) => Bound::Excluded(k.clone()),
+            None => match only_epk {
+                Some(epk) => Bound::Included(DocKey { epk, id: String::new() }),
+                None => Bound::Unbounded,
+            },
+        };
+        let mut out = Vec::new();
+        for (key, versions) in self.docs.range((lower, Bound::Unbounded)) {
+            if out.len() >= limit {
+                break;
+            }
+            if only_epk.is_some_and(|epk| key.epk != epk) {
+                if only_epk.is_some_and(|epk| key.epk > epk) {
+                    break;
+                }
+                continue;
+            }
+            if let Some(doc) = version_at(versions, lsn) {
+                out.push((key.clone(), doc.clone()));
+            }
+        }
+        out
+    }
+
+    /// Drops versions of `key` no region can read any more.
+    fn compact(&mut self, key: &DocKey, min_visible: u64) {
+        let Some(versions) = self.docs.get_mut(key) else { return };
+        let keep_from = versions.iter().rposition(|v| v.lsn <= min_visible).unwrap_or(0);
+        versions.drain(..keep_from);
+        let only_a_replicated_delete =
+            versions.len() == 1 && versions.first().is_some_and(|v| v.doc.is_none() && v.lsn <= min_visible);
+        if versions.is_empty() || only_a_replicated_delete {
+            self.docs.remove(key);
+        }
+    }
+
+    /// Number of item keys held (live items plus not-yet-replicated deletes); for tests.
+    pub fn key_count(&self) -> usize {
+        self.docs.len()
+    }
+}
+
+fn version_at(versions: &[Version], lsn: u64) -> Option<&Arc<StoredDoc>> {
+    versions.iter().rev().find(|v| v.lsn <= lsn).and_then(|v| v.doc.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(id: &str) -> DocKey {
+        DocKey { epk: 7, id: id.into() }
+    }
+
+    fn doc(text: &str) -> Option<Arc<StoredDoc>> {
+        Some(Arc::new(StoredDoc { body: Bytes::from(text.to_owned()), etag: format!("\"{text}\"") }))
+    }
+
+    fn body(d: Option<&Arc<StoredDoc>>) -> Option<&str> {
+        d.map(|d| std::str::from_utf8(&d.body).unwrap())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn lagging_regions_read_older_versions_until_they_catch_up() {
+        let mut p = Partition::new(2);
+        let t0 = Instant::now();
+        let lags = [Duration::ZERO, Duration::from_millis(100)];
+        p.commit(key("a"), doc("v1"), 0, t0, &lags);
+        p.commit(key("a"), doc("v2"), 0, t0 + Duration::from_millis(200), &lags);
+        let now = t0 + Duration::from_millis(250);
+        assert_eq!(body(p.read_at(&key("a"), p.visible_lsn(0, now))), Some("v2"));
+        assert_eq!(body(p.read_at(&key("a"), p.visible_lsn(1, now))), Some("v1"));
+        let later = t0 + Duration::from_millis(300);
+        assert_eq!(body(p.read_at(&key("a"), p.visible_lsn(1, later))), Some("v2"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn deletes_disappear_once_replicated() {
+        let mut p = Partition::new(1);
+        let t0 = Instant::now();
+        p.commit(key("a"), doc("v1"), 0, t0, &[Duration::ZERO]);
+        p.commit(key("a"), None, 0, t0, &[Duration::ZERO]);
+        assert!(p.latest(&key("a")).is_none());
+        assert_eq!(p.key_count(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn scans_page_in_key_order_and_filter_by_epk() {
+        let mut p = Partition::new(1);
+        let t0 = Instant::now();
+        for (epk, id) in [(1u128, "x"), (2, "a"), (2, "b"), (3, "c")] {
+            p.commit(DocKey { epk, id: id.into() }, doc(id), 0, t0, &[Duration::ZERO]);
+        }
+        let lsn = p.committed_lsn();
+        let first = p.scan(lsn, None, None, 2);
+        assert_eq!(first.iter().map(|(k, _)| k.id.as_str()).collect::<Vec<_>>(), vec!["x", "a"]);
+        let rest = p.scan(lsn, Some(&first[1].0), None, 10);
+        assert_eq!(rest.iter().map(|(k, _)| k.id.as_str()).collect::<Vec<_>>(), vec!["b", "c"]);
+        let only = p.scan(lsn, None, Some(2), 10);
+        assert_eq!(only.iter().map(|(k, _)| k.id.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
+    }
+}
