@@ -211,9 +211,10 @@ fn remove(
 ///   an error; an integer plus a float is a float).
 /// - Missing object member: created with the amount as its value ("Increment": "If the field
 ///   doesn't exist, it creates the field and sets it to the specified value").
-/// - Array: the element must exist (index below the length). The documentation speaks only of
-///   fields; an array has no field to create, so `-` and index == length are refused rather
-///   than guessed as an append.
+/// - Array: an existing element (index below the length) is summed; index == length or `-`
+///   creates the element by appending the amount, the array analogue of creating a missing
+///   field (the documentation speaks only of fields; creating at a position is what `add` does
+///   there); index > length is an error, as for `add`.
 /// - Anything but a number is a type error; a non-finite float amount is refused even when the
 ///   target is missing.
 fn increment(
@@ -236,17 +237,30 @@ fn increment(
             }
         },
         Container::Array(items) => {
-            let index = existing_index(key, items.len(), PathRole::Path)?;
-            let sum = increment::add(&items[index], by)?;
-            journal.element_replaced(parent, index, mem::replace(&mut items[index], sum));
+            let len = items.len();
+            let (index, _) = array_index(key, len)?;
+            match items.get_mut(index) {
+                Some(slot) => {
+                    let sum = increment::add(slot, by)?;
+                    journal.element_replaced(parent, index, mem::replace(slot, sum));
+                }
+                None if index == len => {
+                    items.push(fresh);
+                    journal.element_inserted(parent, index);
+                }
+                None => return Err(PatchFailure::IndexOutOfBounds { index, len }),
+            }
         }
     }
     Ok(())
 }
 
-/// `move`: removes the value at `from` and adds it at `path` with `add`'s rules ("Move": the
-/// "from" location must exist; a missing "path" is created and an existing one replaced; "Path
-/// attribute cannot be a JSON child of the from JSON location").
+/// `move`: removes the value at `from` and writes it at `path` with `set`'s rules ("Move": the
+/// "from" location must exist; "If the path location suggests an object that does not exist, it
+/// will create the object"; "If the path location suggests an object that already exists, it
+/// will replace the value at path location with the value at from location"; "Path attribute
+/// cannot be a JSON child of the from JSON location"). So an existing array element at `path` is
+/// overwritten, where RFC 6902 would insert; `-` or index == length appends.
 ///
 /// `from == path` is a no-op once `from` is known to exist (RFC 6902 section 4.4), which also
 /// keeps the member where it was instead of moving it to the end of its object.
@@ -268,7 +282,7 @@ fn move_value(
         };
     }
     match remove(doc, from, PathRole::From, Keep::Copy, journal)? {
-        Some(value) => write(doc, path, value, ArrayWrite::Insert, journal),
+        Some(value) => write(doc, path, value, ArrayWrite::Overwrite, journal),
         None => Err(PatchFailure::TargetMissing {
             role: PathRole::From,
         }),
