@@ -13,6 +13,11 @@
 //!
 //! [ops]: https://learn.microsoft.com/azure/cosmos-db/partial-document-update#supported-operations
 //!
+//! Where the documentation is silent, RFC 6902 decides (the service describes its patch as based
+//! on it). An independent server implementation, `@vercel/cosmosdb-server` 1.0.1, whose error
+//! texts are the service's, agrees with every choice below except two noted where they are made
+//! (it refuses a move onto the same path, and it treats an increment of `null` as a creation).
+//!
 //! Rules common to every operation:
 //! - No operation creates intermediate containers: every ancestor of the target must already be
 //!   an object or an array (service error quoted above).
@@ -95,18 +100,17 @@ fn target(text: &str, role: PathRole) -> Result<JsonPointer, PatchFailure> {
     Ok(pointer)
 }
 
-/// `add` and `set` (and the second half of `move`).
+/// `add` and `set` (and the second half of `move`, with `add`'s rules).
 ///
 /// - Object member: created when missing (appended to the member order), overwritten in place
 ///   when present ("Add": "If the target path specifies an element that already exists, its value
 ///   is replaced"; "Set" is the same for everything but arrays).
 /// - Array, `add`: inserts at the index, shifting later elements right; index == length or `-`
 ///   appends; index > length is an error ("Add" row and its note).
-/// - Array, `set`: an existing index (< length) is overwritten in place ("Set ... If the target
-///   path is a valid array index, the existing element at that index is updated"); index ==
-///   length or `-` appends exactly as `add` does, since there is no element to update; index >
-///   length is an error. The documentation is silent on the append case; appending keeps `set`
-///   "similar to Add" wherever no element exists.
+/// - Array, `set`: the index must name an existing element, which is overwritten in place ("Set
+///   ... If the target path is a valid array index, the existing element at that index is
+///   updated"; "Set operation adds a property if it doesn't already exist (except if there was an
+///   Array)"). So `-` and index >= length are errors: `set` never grows an array.
 fn write(
     doc: &mut Value,
     pointer: &JsonPointer,
@@ -123,19 +127,21 @@ fn write(
                 journal.member_inserted(parent, key);
             }
         },
-        Container::Array(items) => {
-            let len = items.len();
-            let (index, _) = array_index(key, len)?;
-            if index > len {
-                return Err(PatchFailure::IndexOutOfBounds { index, len });
-            }
-            if mode == ArrayWrite::Overwrite && index < len {
-                journal.element_replaced(parent, index, mem::replace(&mut items[index], value));
-            } else {
+        Container::Array(items) => match mode {
+            ArrayWrite::Insert => {
+                let len = items.len();
+                let (index, _) = array_index(key, len)?;
+                if index > len {
+                    return Err(PatchFailure::IndexOutOfBounds { index, len });
+                }
                 items.insert(index, value);
                 journal.element_inserted(parent, index);
             }
-        }
+            ArrayWrite::Overwrite => {
+                let index = existing_index(key, items.len(), PathRole::Path)?;
+                journal.element_replaced(parent, index, mem::replace(&mut items[index], value));
+            }
+        },
     }
     Ok(())
 }
@@ -211,10 +217,11 @@ fn remove(
 ///   an error; an integer plus a float is a float).
 /// - Missing object member: created with the amount as its value ("Increment": "If the field
 ///   doesn't exist, it creates the field and sets it to the specified value").
-/// - Array: an existing element (index below the length) is summed; index == length or `-`
-///   creates the element by appending the amount, the array analogue of creating a missing
-///   field (the documentation speaks only of fields; creating at a position is what `add` does
-///   there); index > length is an error, as for `add`.
+/// - Array: the element must exist (index below the length). The documentation speaks only of
+///   fields, and an array has no field to create; `-` and index >= length are errors rather than
+///   a guessed append (the independent server refuses them too).
+/// - `null` is not a number: incrementing it is a type error, like any other non-number (the
+///   documentation creates only a field that "doesn't exist").
 /// - Anything but a number is a type error; a non-finite float amount is refused even when the
 ///   target is missing.
 fn increment(
@@ -237,33 +244,22 @@ fn increment(
             }
         },
         Container::Array(items) => {
-            let len = items.len();
-            let (index, _) = array_index(key, len)?;
-            match items.get_mut(index) {
-                Some(slot) => {
-                    let sum = increment::add(slot, by)?;
-                    journal.element_replaced(parent, index, mem::replace(slot, sum));
-                }
-                None if index == len => {
-                    items.push(fresh);
-                    journal.element_inserted(parent, index);
-                }
-                None => return Err(PatchFailure::IndexOutOfBounds { index, len }),
-            }
+            let index = existing_index(key, items.len(), PathRole::Path)?;
+            let sum = increment::add(&items[index], by)?;
+            journal.element_replaced(parent, index, mem::replace(&mut items[index], sum));
         }
     }
     Ok(())
 }
 
-/// `move`: removes the value at `from` and writes it at `path` with `set`'s rules ("Move": the
-/// "from" location must exist; "If the path location suggests an object that does not exist, it
-/// will create the object"; "If the path location suggests an object that already exists, it
-/// will replace the value at path location with the value at from location"; "Path attribute
-/// cannot be a JSON child of the from JSON location"). So an existing array element at `path` is
-/// overwritten, where RFC 6902 would insert; `-` or index == length appends.
+/// `move`: removes the value at `from` and adds it at `path` with `add`'s rules ("Move": the
+/// "from" location must exist; a missing "path" object member is created and an existing one
+/// replaced; "Path attribute cannot be a JSON child of the from JSON location"). The documentation
+/// speaks only of object members at `path`; for an array position RFC 6902 section 4.4 decides
+/// (move is remove then add), so the value is inserted there, as the independent server does.
 ///
-/// `from == path` is a no-op once `from` is known to exist (RFC 6902 section 4.4), which also
-/// keeps the member where it was instead of moving it to the end of its object.
+/// `from == path` is a no-op once `from` is known to exist (RFC 6902 allows it; the
+/// documentation is silent), which keeps the member where it was in its object.
 fn move_value(
     doc: &mut Value,
     from: &JsonPointer,
@@ -282,7 +278,7 @@ fn move_value(
         };
     }
     match remove(doc, from, PathRole::From, Keep::Copy, journal)? {
-        Some(value) => write(doc, path, value, ArrayWrite::Overwrite, journal),
+        Some(value) => write(doc, path, value, ArrayWrite::Insert, journal),
         None => Err(PatchFailure::TargetMissing {
             role: PathRole::From,
         }),
