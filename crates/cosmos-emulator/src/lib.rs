@@ -1,7 +1,23 @@
-//! Multi-region Cosmos DB emulator.
+//! A multi-region Azure Cosmos DB (NoSQL API) emulator over real HTTP: master-key auth, partition key
+//! ranges placed by effective partition key, per-region replicas with replication lag, session
+//! consistency, failover, native patch, and fault rules.
+//!
+//! Start one with [`EmulatorBuilder`]; the returned [`Emulator`] gives the endpoints, the key, the
+//! fault controls and the request counters, and stops every listener when dropped.
 
+pub mod auth;
+pub mod cli;
+mod emulator;
 pub mod epk;
 pub mod faults;
-pub mod auth;
+mod handlers;
+pub mod patch;
 pub mod protocol;
+pub mod server;
 pub mod store;
+mod tls;
+
+pub use cli::{run, EmulatorArgs};
+pub use emulator::{Emulator, EmulatorBuilder, StartError, WELL_KNOWN_KEY};
+pub use faults::{FaultInjector, RequestCounters};
+pub use store::ReplicationLag;

@@ -21,11 +21,13 @@ pub struct DocKey {
     pub id: String,
 }
 
-/// A stored item: its JSON text (system properties included) and etag.
+/// A stored item: its JSON text (system properties included), etag and resource id.
 #[derive(Debug)]
 pub struct StoredDoc {
     pub body: Bytes,
     pub etag: String,
+    /// The `_rid` bytes, kept across replaces.
+    pub rid: [u8; 16],
 }
 
 struct Version {
@@ -162,7 +164,7 @@ mod tests {
     }
 
     fn doc(text: &str) -> Option<Arc<StoredDoc>> {
-        Some(Arc::new(StoredDoc { body: Bytes::from(text.to_owned()), etag: format!("\"{text}\"") }))
+        Some(Arc::new(StoredDoc { body: Bytes::from(text.to_owned()), etag: format!("\"{text}\""), rid: [0; 16] }))
     }
 
     fn body(d: Option<&Arc<StoredDoc>>) -> Option<&str> {

@@ -1,0 +1,127 @@
+//! Command-line flags of the emulator (shared by the `cosmos-emulator` binary and `cosmos emulator`).
+
+use std::path::PathBuf;
+
+use crate::emulator::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};
+use crate::store::ReplicationLag;
+
+/// Flags for running the emulator.
+#[derive(clap::Args, Clone)]
+pub struct EmulatorArgs {
+    /// Global endpoint port; region i listens on PORT+1+i.
+    #[arg(long, default_value_t = 8081)]
+    pub port: u16,
+    /// Regions, comma-separated, in preference order; the first takes writes.
+    #[arg(long, default_value = "East US,West US,North Europe")]
+    pub regions: String,
+    /// Every region takes writes.
+    #[arg(long)]
+    pub multi_write: bool,
+    /// Latency profile: local, geo, slow-primary, slow-both.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Fault rules file (JSON) installed at start.
+    #[arg(long, value_name = "RULES.json")]
+    pub faults: Option<PathBuf>,
+    /// Account key (base64); defaults to the official emulator's well-known key.
+    #[arg(long, env = "COSMOS_EMULATOR_KEY", hide_env_values = true)]
+    pub key: Option<String>,
+    /// Serve HTTPS with a self-signed certificate generated at start.
+    #[arg(long)]
+    pub tls: bool,
+    /// Where to write the certificate's PEM (with --tls).
+    #[arg(long, value_name = "PATH")]
+    pub cert_out: Option<PathBuf>,
+    /// Accept requests without checking their authorization.
+    #[arg(long)]
+    pub no_auth: bool,
+    /// Also accept `type=aad` authorization headers carrying this token.
+    #[arg(long, value_name = "TOKEN")]
+    pub aad_token: Option<String>,
+    /// Physical partitions (partition key ranges) per container.
+    #[arg(long, default_value_t = 4)]
+    pub partitions: usize,
+    /// Replication lag: MS, uniform:MIN-MAX or lognormal:MEDIAN,SIGMA (milliseconds), for every region,
+    /// or REGION=SPEC for one region. Repeatable.
+    #[arg(long = "replication-lag-ms", value_name = "[REGION=]SPEC")]
+    pub replication_lag: Vec<String>,
+}
+
+impl std::fmt::Debug for EmulatorArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmulatorArgs")
+            .field("port", &self.port)
+            .field("regions", &self.regions)
+            .field("multi_write", &self.multi_write)
+            .field("profile", &self.profile)
+            .field("key", &self.key.as_ref().map(|_| "<redacted>"))
+            .field("aad_token", &self.aad_token.as_ref().map(|_| "<redacted>"))
+            .field("tls", &self.tls)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EmulatorArgs {
+    /// The builder these flags describe.
+    pub fn builder(&self) -> Result<EmulatorBuilder, String> {
+        let regions: Vec<String> =
+            self.regions.split(',').map(str::trim).filter(|r| !r.is_empty()).map(str::to_owned).collect();
+        let mut builder = EmulatorBuilder::new()
+            .regions(regions)
+            .multi_write(self.multi_write)
+            .key(self.key.clone().unwrap_or_else(|| WELL_KNOWN_KEY.to_owned()))
+            .partitions(self.partitions)
+            .no_auth(self.no_auth)
+            .tls(self.tls)
+            .port(self.port);
+        if let Some(profile) = &self.profile {
+            builder = builder.profile(profile);
+        }
+        if let Some(token) = &self.aad_token {
+            builder = builder.aad_token(token);
+        }
+        if let Some(path) = &self.faults {
+            let json = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            builder = builder.fault_rules_json(json);
+        }
+        for spec in &self.replication_lag {
+            builder = match spec.split_once('=') {
+                Some((region, lag)) => builder.region_replication_lag(region.trim(), ReplicationLag::parse(lag)?),
+                None => builder.replication_lag(ReplicationLag::parse(spec)?),
+            };
+        }
+        Ok(builder)
+    }
+}
+
+/// Starts the emulator, prints its endpoints and serves until Ctrl-C.
+pub async fn run(args: EmulatorArgs) -> Result<(), String> {
+    let emulator = args.builder()?.start().await.map_err(|e| e.to_string())?;
+    if let (Some(path), Some(pem)) = (&args.cert_out, emulator.tls_cert_pem()) {
+        std::fs::write(path, pem).map_err(|e| format!("cannot write the certificate to {}: {e}", path.display()))?;
+    }
+    print_endpoints(&emulator, &args);
+    tokio::signal::ctrl_c().await.map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
+    println!("stopping");
+    emulator.shutdown().await;
+    Ok(())
+}
+
+fn print_endpoints(emulator: &Emulator, args: &EmulatorArgs) {
+    println!("Cosmos DB emulator listening");
+    println!("  global endpoint   {}  (write region: {})", emulator.endpoint(), emulator.write_region());
+    for region in emulator.regions() {
+        println!("  {:<17} {}", region, emulator.region_endpoint(region).unwrap_or("?"));
+    }
+    if args.key.is_none() && !args.no_auth {
+        println!("  key               the official emulator's well-known key");
+    }
+    if args.no_auth {
+        println!("  auth              OFF (--no-auth)");
+    }
+    if let Some(path) = &args.cert_out {
+        println!("  certificate       {}", path.display());
+    }
+    println!("  admin API         {}_emulator/faults, _emulator/counters, _emulator/failover", emulator.endpoint());
+    println!("Press Ctrl-C to stop.");
+}

@@ -1,0 +1,276 @@
+//! Configuring and starting an emulator.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+
+use super::handle::Emulator;
+use super::StartError;
+use crate::auth::{key_from_base64, AuthPolicy};
+use crate::faults::{FaultInjector, RequestCounters};
+use crate::server::{self, Port, Shared};
+use crate::store::{Catalog, RegionInfo, ReplicationLag, Store, Topology};
+use crate::tls;
+
+/// The key the official Cosmos DB emulator publishes; SDKs' emulator settings use it.
+pub const WELL_KNOWN_KEY: &str =
+    "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
+
+/// Builds an [`Emulator`]. Defaults: regions East US, West US, North Europe; the first takes writes;
+/// the well-known key; auth on; no latency profile or fault rules; 4 partitions per container; no
+/// replication lag; plain HTTP on ephemeral loopback ports.
+#[derive(Clone)]
+pub struct EmulatorBuilder {
+    regions: Vec<String>,
+    write_regions: Option<Vec<String>>,
+    multi_write: bool,
+    key: String,
+    profile: Option<String>,
+    fault_rules: Option<Vec<u8>>,
+    partitions: usize,
+    lag_all: ReplicationLag,
+    lag_by_region: Vec<(String, ReplicationLag)>,
+    aad_token: Option<String>,
+    no_auth: bool,
+    tls: bool,
+    port: u16,
+    host: IpAddr,
+    account_id: String,
+}
+
+impl std::fmt::Debug for EmulatorBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmulatorBuilder")
+            .field("regions", &self.regions)
+            .field("write_regions", &self.write_regions)
+            .field("multi_write", &self.multi_write)
+            .field("key", &"<redacted>")
+            .field("profile", &self.profile)
+            .field("partitions", &self.partitions)
+            .field("aad_token", &self.aad_token.as_ref().map(|_| "<redacted>"))
+            .field("no_auth", &self.no_auth)
+            .field("tls", &self.tls)
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for EmulatorBuilder {
+    fn default() -> Self {
+        Self {
+            regions: vec!["East US".into(), "West US".into(), "North Europe".into()],
+            write_regions: None,
+            multi_write: false,
+            key: WELL_KNOWN_KEY.into(),
+            profile: None,
+            fault_rules: None,
+            partitions: 4,
+            lag_all: ReplicationLag::default(),
+            lag_by_region: Vec::new(),
+            aad_token: None,
+            no_auth: false,
+            tls: false,
+            port: 0,
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            account_id: "cosmos-emulator".into(),
+        }
+    }
+}
+
+impl EmulatorBuilder {
+    /// A builder with the defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The account's regions, in preference order (the first takes writes unless told otherwise).
+    pub fn regions<I, S>(mut self, regions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.regions = regions.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The regions that take writes (the first is the hub).
+    pub fn write_regions<I, S>(mut self, regions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.write_regions = Some(regions.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Every region takes writes (the account advertises multiple write locations).
+    pub fn multi_write(mut self, on: bool) -> Self {
+        self.multi_write = on;
+        self
+    }
+
+    /// The account key (base64).
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = key.into();
+        self
+    }
+
+    /// A named latency profile: "local", "geo", "slow-primary", "slow-both".
+    pub fn profile(mut self, name: impl Into<String>) -> Self {
+        self.profile = Some(name.into());
+        self
+    }
+
+    /// Fault rules in the `--faults` file format, installed at start.
+    pub fn fault_rules_json(mut self, json: impl Into<Vec<u8>>) -> Self {
+        self.fault_rules = Some(json.into());
+        self
+    }
+
+    /// Physical partitions (partition key ranges) per container.
+    pub fn partitions(mut self, count: usize) -> Self {
+        self.partitions = count;
+        self
+    }
+
+    /// The replication lag of every region (writes reach a region after its lag).
+    pub fn replication_lag(mut self, lag: ReplicationLag) -> Self {
+        self.lag_all = lag;
+        self
+    }
+
+    /// The replication lag of one region (overrides [`Self::replication_lag`] for it).
+    pub fn region_replication_lag(mut self, region: impl Into<String>, lag: ReplicationLag) -> Self {
+        self.lag_by_region.push((region.into(), lag));
+        self
+    }
+
+    /// Also accept `type=aad` authorization headers carrying exactly this token.
+    pub fn aad_token(mut self, token: impl Into<String>) -> Self {
+        self.aad_token = Some(token.into());
+        self
+    }
+
+    /// Accept requests without checking their authorization (only when explicitly asked).
+    pub fn no_auth(mut self, on: bool) -> Self {
+        self.no_auth = on;
+        self
+    }
+
+    /// Serve HTTPS with a self-signed certificate generated at start.
+    pub fn tls(mut self, on: bool) -> Self {
+        self.tls = on;
+        self
+    }
+
+    /// The global port (region `i` listens on `port + 1 + i`); 0 = ephemeral ports everywhere.
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// The address to listen on (default 127.0.0.1).
+    pub fn host(mut self, host: IpAddr) -> Self {
+        self.host = host;
+        self
+    }
+
+    /// Binds every listener and starts serving.
+    pub async fn start(self) -> Result<Emulator, StartError> {
+        let fail = |m: String| StartError(m);
+        if self.regions.is_empty() {
+            return Err(fail("at least one region is needed".into()));
+        }
+        let auth = if self.no_auth {
+            AuthPolicy::disabled()
+        } else {
+            AuthPolicy::new(key_from_base64(&self.key).map_err(fail)?, self.aad_token.clone())
+        };
+        let global = bind(self.host, self.port).await?;
+        let mut region_listeners = Vec::new();
+        for i in 0..self.regions.len() {
+            let port = if self.port == 0 { 0 } else { self.port.saturating_add(1 + i as u16) };
+            region_listeners.push(bind(self.host, port).await?);
+        }
+        let identity = if self.tls { Some(tls::generate().map_err(fail)?) } else { None };
+        let scheme = if self.tls { "https" } else { "http" };
+        let url_host = if self.host.is_unspecified() { "127.0.0.1".to_owned() } else { self.host.to_string() };
+        let url = |l: &TcpListener| -> Result<String, StartError> {
+            let port = l.local_addr().map_err(|e| StartError(format!("cannot read the bound address: {e}")))?.port();
+            Ok(format!("{scheme}://{url_host}:{port}/"))
+        };
+        let mut regions = Vec::new();
+        for (name, listener) in self.regions.iter().zip(&region_listeners) {
+            regions.push(RegionInfo { name: name.clone(), endpoint: url(listener)? });
+        }
+        let topology = self.topology(regions)?;
+        let lags = self.lags(&topology)?;
+        let faults = FaultInjector::new();
+        if let Some(profile) = &self.profile {
+            faults.set_profile(profile, &self.regions).map_err(fail)?;
+        }
+        if let Some(rules) = &self.fault_rules {
+            faults.load_json(rules).map_err(|e| fail(format!("the fault rules are invalid: {e}")))?;
+        }
+        let shared = Arc::new(Shared {
+            store: Store { topology, catalog: Catalog::default(), lags, partitions_per_container: self.partitions.clamp(1, 1024) },
+            auth,
+            faults,
+            counters: RequestCounters::default(),
+            account_id: self.account_id.clone(),
+            global_endpoint: url(&global)?,
+        });
+        let acceptor = identity.as_ref().map(|i| i.acceptor.clone());
+        let mut tasks = vec![server::spawn(global, shared.clone(), Port::Global, acceptor.clone())];
+        for (i, listener) in region_listeners.into_iter().enumerate() {
+            tasks.push(server::spawn(listener, shared.clone(), Port::Region(i), acceptor.clone()));
+        }
+        Ok(Emulator::new(shared, tasks, self.regions.clone(), self.key.clone(), identity.map(|i| i.cert_pem)))
+    }
+
+    fn topology(&self, regions: Vec<RegionInfo>) -> Result<Topology, StartError> {
+        let probe = Topology::new(regions.clone(), vec![0], false);
+        for (i, r) in regions.iter().enumerate() {
+            if probe.index_of(&r.name) != Some(i) {
+                return Err(StartError(format!("the region {:?} is listed twice", r.name)));
+            }
+        }
+        let writes: Vec<usize> = if self.multi_write {
+            let mut order: Vec<usize> = Vec::new();
+            for name in self.write_regions.iter().flatten() {
+                order.push(probe.index_of(name).ok_or_else(|| StartError(format!("unknown write region {name:?}")))?);
+            }
+            let rest: Vec<usize> = (0..regions.len()).filter(|i| !order.contains(i)).collect();
+            order.extend(rest);
+            order
+        } else {
+            match &self.write_regions {
+                None => vec![0],
+                Some(names) if names.is_empty() => return Err(StartError("the write region list is empty".into())),
+                Some(names) => names
+                    .iter()
+                    .map(|n| probe.index_of(n).ok_or_else(|| StartError(format!("unknown write region {n:?}"))))
+                    .collect::<Result<_, _>>()?,
+            }
+        };
+        Ok(Topology::new(regions, writes, self.multi_write))
+    }
+
+    fn lags(&self, topology: &Topology) -> Result<Vec<ReplicationLag>, StartError> {
+        let mut lags = vec![self.lag_all.clone(); topology.regions().len()];
+        for (name, lag) in &self.lag_by_region {
+            let i = topology
+                .index_of(name)
+                .ok_or_else(|| StartError(format!("replication lag given for unknown region {name:?}")))?;
+            lags[i] = lag.clone();
+        }
+        Ok(lags)
+    }
+}
+
+async fn bind(host: IpAddr, port: u16) -> Result<TcpListener, StartError> {
+    TcpListener::bind(SocketAddr::new(host, port))
+        .await
+        .map_err(|e| StartError(format!("cannot listen on {host}:{port}: {e}")))
+}

@@ -1,0 +1,42 @@
+//! Databases: create, read, list, delete.
+
+use bytes::Bytes;
+
+use super::consistency::require_write_region;
+use super::feed_body;
+use crate::protocol::{charge, headers, ApiError};
+use crate::server::{Reply, RequestCtx};
+use crate::store::document::{id_of, parse_object};
+
+/// POST /dbs
+pub fn create(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
+    require_write_region(ctx)?;
+    let map = parse_object(&ctx.body)?;
+    let id = id_of(&map)?;
+    let db = ctx.shared.store.catalog.create_database(map, id)?;
+    Ok(Reply::json(201, db.body.clone(), charge::metadata()).header(headers::ETAG, &db.etag))
+}
+
+/// GET /dbs
+pub fn list(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
+    let dbs = ctx.shared.store.catalog.databases();
+    let bodies: Vec<&Bytes> = dbs.iter().map(|d| &d.body).collect();
+    Ok(Reply::json(200, feed_body("", "Databases", &bodies), charge::metadata())
+        .header(headers::ITEM_COUNT, bodies.len().to_string()))
+}
+
+/// GET /dbs/{db}
+pub fn read(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
+    let db = ctx.shared.store.catalog.database(db).ok_or_else(ApiError::missing_entity)?;
+    if ctx.header(headers::IF_NONE_MATCH).is_some_and(|t| t.trim() == db.etag) {
+        return Ok(Reply::empty(304, charge::not_modified()).header(headers::ETAG, &db.etag));
+    }
+    Ok(Reply::json(200, db.body.clone(), charge::metadata()).header(headers::ETAG, &db.etag))
+}
+
+/// DELETE /dbs/{db}
+pub fn delete(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
+    require_write_region(ctx)?;
+    ctx.shared.store.catalog.delete_database(db)?;
+    Ok(Reply::empty(204, charge::metadata()))
+}

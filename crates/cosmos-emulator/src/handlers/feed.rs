@@ -1,0 +1,106 @@
+//! GET .../docs: the read feed, paged with `x-ms-max-item-count` and `x-ms-continuation`, across the
+//! container or within one partition key (header) or one range (`x-ms-documentdb-partitionkeyrangeid`).
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde_json::json;
+
+use super::consistency::{read_lsn, session_token};
+use crate::epk::{epk_hex, PartitionKeyValue};
+use crate::protocol::{charge, headers, ApiError};
+use crate::server::{Reply, RequestCtx};
+use crate::store::DocKey;
+
+/// Default and largest page sizes.
+const DEFAULT_PAGE: usize = 100;
+const MAX_PAGE: usize = 1000;
+
+/// Where the next page starts: a range and the last key returned in it.
+struct Continuation {
+    range: usize,
+    after: Option<DocKey>,
+}
+
+fn encode(range: usize, key: &DocKey) -> String {
+    let text = json!({"range": range, "epk": epk_hex(key.epk), "id": key.id}).to_string();
+    URL_SAFE_NO_PAD.encode(text)
+}
+
+fn decode(token: &str) -> Result<Continuation, ApiError> {
+    let bad = || ApiError::bad_request("The continuation token is malformed.");
+    let bytes = URL_SAFE_NO_PAD.decode(token.trim()).map_err(|_| bad())?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+    let range = value["range"].as_u64().ok_or_else(bad)? as usize;
+    let epk = u128::from_str_radix(value["epk"].as_str().ok_or_else(bad)?, 16).map_err(|_| bad())?;
+    let id = value["id"].as_str().ok_or_else(bad)?.to_owned();
+    Ok(Continuation { range, after: Some(DocKey { epk, id }) })
+}
+
+/// Serves one page of the read feed.
+pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+    let container = ctx.shared.store.catalog.container(db, coll)?;
+    let page_size = match ctx.header(headers::MAX_ITEM_COUNT).map(str::trim) {
+        None | Some("") => DEFAULT_PAGE,
+        Some(text) => match text.parse::<i64>() {
+            Ok(n) if n < 0 => MAX_PAGE,
+            Ok(0) => DEFAULT_PAGE,
+            Ok(n) => (n as usize).min(MAX_PAGE),
+            Err(_) => return Err(ApiError::bad_request(format!("{} must be a number, not {text:?}", headers::MAX_ITEM_COUNT))),
+        },
+    };
+    let only_epk = match ctx.header(headers::PARTITION_KEY) {
+        Some(raw) => Some(PartitionKeyValue::from_header(raw).map_err(ApiError::bad_request)?.epk()),
+        None => None,
+    };
+    let ranges: Vec<usize> = match (only_epk, ctx.header(headers::PARTITION_KEY_RANGE_ID)) {
+        (Some(epk), _) => vec![container.range_index(epk)],
+        (None, Some(id)) => vec![container
+            .range_by_id(id.trim())
+            .ok_or_else(|| ApiError::new(410, format!("Partition key range {id:?} does not exist.")).with_sub_status(1002))?],
+        (None, None) => (0..container.partitions().len()).collect(),
+    };
+    let start = match ctx.header(headers::CONTINUATION).filter(|t| !t.trim().is_empty()) {
+        Some(token) => decode(token)?,
+        None => Continuation { range: ranges.first().copied().unwrap_or(0), after: None },
+    };
+    let mut docs = Vec::new();
+    let mut tokens = Vec::new();
+    let mut next = None;
+    for &range in ranges.iter().filter(|r| **r >= start.range) {
+        let Some(lock) = container.partition(range) else { continue };
+        let partition = lock.read().map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
+        let range_id = container.range_id(range);
+        let lsn = read_lsn(ctx, &partition, range_id)?;
+        tokens.push(session_token(ctx, &partition, range_id, lsn));
+        let after = if range == start.range { start.after.as_ref() } else { None };
+        let wanted = page_size + 1 - docs.len();
+        let found = partition.scan(lsn, after, only_epk, wanted);
+        let overflow = docs.len() + found.len() > page_size;
+        docs.extend(found.into_iter().map(|(k, d)| (range, k, d)));
+        if overflow {
+            docs.truncate(page_size);
+            next = docs.last().map(|(r, k, _)| encode(*r, k));
+            break;
+        }
+    }
+    let bytes: usize = docs.iter().map(|(_, _, d)| d.body.len()).sum();
+    let mut body = Vec::with_capacity(bytes + docs.len() + 64);
+    body.extend_from_slice(format!("{{\"_rid\":\"{}\",\"Documents\":[", container.rid).as_bytes());
+    for (i, (_, _, doc)) in docs.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(&doc.body);
+    }
+    body.extend_from_slice(format!("],\"_count\":{}}}", docs.len()).as_bytes());
+    let mut reply = Reply::json(200, body.into(), charge::read_feed(bytes))
+        .header(headers::ITEM_COUNT, docs.len().to_string())
+        .header(headers::SESSION_TOKEN, tokens.join(","));
+    if let [range] = ranges.as_slice() {
+        reply = reply.header(headers::PARTITION_KEY_RANGE_ID, container.range_id(*range));
+    }
+    if let Some(token) = next {
+        reply = reply.header(headers::CONTINUATION, token);
+    }
+    Ok(reply)
+}

@@ -1,0 +1,62 @@
+//! Request handlers, one file per resource; [`handle`] picks one by route and method.
+
+mod account;
+mod consistency;
+mod containers;
+mod databases;
+mod failover;
+mod feed;
+mod items;
+mod patch;
+mod target;
+
+pub use account::account_document;
+pub use failover::failover;
+
+use bytes::Bytes;
+use http::Method;
+
+use crate::protocol::{ApiError, Resource, Route};
+use crate::server::op_kind::is_query;
+use crate::server::{Reply, RequestCtx};
+
+/// Serves a routed, authenticated request.
+pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
+    let m = ctx.method;
+    match &route.resource {
+        Resource::Account if m == Method::GET => account::read(ctx),
+        Resource::Databases if m == Method::POST => databases::create(ctx),
+        Resource::Databases if m == Method::GET => databases::list(ctx),
+        Resource::Database { db } if m == Method::GET => databases::read(ctx, db),
+        Resource::Database { db } if m == Method::DELETE => databases::delete(ctx, db),
+        Resource::Containers { db } if m == Method::POST => containers::create(ctx, db),
+        Resource::Containers { db } if m == Method::GET => containers::list(ctx, db),
+        Resource::Container { db, coll } if m == Method::GET => containers::read(ctx, db, coll),
+        Resource::Container { db, coll } if m == Method::DELETE => containers::delete(ctx, db, coll),
+        Resource::PkRanges { db, coll } if m == Method::GET => containers::pkranges(ctx, db, coll),
+        Resource::Items { .. } if m == Method::POST && is_query(ctx.headers) => {
+            Err(ApiError::bad_request("Queries are not supported by this emulator; use point reads or the read feed."))
+        }
+        Resource::Items { db, coll } if m == Method::POST => items::create(ctx, db, coll),
+        Resource::Items { db, coll } if m == Method::GET => feed::read_feed(ctx, db, coll),
+        Resource::Item { db, coll, id } if m == Method::GET => items::read(ctx, db, coll, id),
+        Resource::Item { db, coll, id } if m == Method::PUT => items::replace(ctx, db, coll, id),
+        Resource::Item { db, coll, id } if m == Method::DELETE => items::delete(ctx, db, coll, id),
+        Resource::Item { db, coll, id } if m == Method::PATCH => patch::patch(ctx, db, coll, id),
+        _ => Err(ApiError::new(405, format!("The verb {m} is not supported on this resource."))),
+    }
+}
+
+/// A feed body: `{"_rid": rid, "<name>": [bodies...], "_count": n}` without re-serializing bodies.
+pub fn feed_body(rid: &str, name: &str, bodies: &[&Bytes]) -> Bytes {
+    let mut out = Vec::with_capacity(64 + bodies.iter().map(|b| b.len() + 1).sum::<usize>());
+    out.extend_from_slice(format!("{{\"_rid\":\"{rid}\",\"{name}\":[").as_bytes());
+    for (i, b) in bodies.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b);
+    }
+    out.extend_from_slice(format!("],\"_count\":{}}}", bodies.len()).as_bytes());
+    out.into()
+}

@@ -1,0 +1,83 @@
+//! Locating the container, partition key and physical partition a point operation addresses.
+
+use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
+
+use serde_json::{Map, Value};
+
+use crate::epk::{Epk, PartitionKeyValue};
+use crate::protocol::ids::encode_rid;
+use crate::protocol::{headers, ApiError};
+use crate::server::RequestCtx;
+use crate::store::{Container, DocKey, Partition};
+
+/// Where a point operation lands.
+pub struct Target {
+    pub container: Arc<Container>,
+    pub epk: Epk,
+    pub range: usize,
+}
+
+impl Target {
+    /// Resolves the container and the required partition key header (400 when missing or bad).
+    pub fn locate(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Self, ApiError> {
+        let container = ctx.shared.store.catalog.container(db, coll)?;
+        let raw = ctx.header(headers::PARTITION_KEY).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "PartitionKey value must be supplied for this operation: send the {} header, e.g. [\"value\"].",
+                headers::PARTITION_KEY
+            ))
+        })?;
+        let pk = PartitionKeyValue::from_header(raw).map_err(ApiError::bad_request)?;
+        if pk.0.len() > 1 {
+            return Err(ApiError::bad_request(format!(
+                "The partition key has {} components; the container's definition has one path.",
+                pk.0.len()
+            )));
+        }
+        let epk = pk.epk();
+        let range = container.range_index(epk);
+        Ok(Self { container, epk, range })
+    }
+
+    /// The item's key in its partition.
+    pub fn key(&self, id: &str) -> DocKey {
+        DocKey { epk: self.epk, id: id.to_owned() }
+    }
+
+    /// The partition key range id ("0", "1", ...).
+    pub fn range_id(&self) -> &str {
+        self.container.range_id(self.range)
+    }
+
+    /// The partition, locked for reading.
+    pub fn read(&self) -> Result<RwLockReadGuard<'_, Partition>, ApiError> {
+        self.container.partition(self.range).and_then(|p| p.read().ok()).ok_or_else(lock_error)
+    }
+
+    /// The partition, locked for writing.
+    pub fn write(&self) -> Result<RwLockWriteGuard<'_, Partition>, ApiError> {
+        self.container.partition(self.range).and_then(|p| p.write().ok()).ok_or_else(lock_error)
+    }
+
+    /// 400 unless the partition key inside `doc` is the one the header named.
+    pub fn check_document_key(&self, doc: &Map<String, Value>) -> Result<(), ApiError> {
+        let wrapped = Value::Object(doc.clone());
+        let inside = PartitionKeyValue::from_document(&wrapped, &self.container.pk_segments).map_err(ApiError::bad_request)?;
+        if inside.epk() != self.epk {
+            return Err(ApiError::bad_request(
+                "PartitionKey extracted from document doesn't match the one specified in the header.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The `_self` link of an item with resource id `rid`.
+    pub fn self_link(&self, rid: &[u8; 16]) -> String {
+        let db = encode_rid(&self.container.rid_bytes[..4]);
+        format!("dbs/{db}/colls/{}/docs/{}/", self.container.rid, encode_rid(rid))
+    }
+}
+
+fn lock_error() -> ApiError {
+    ApiError::new(500, "The partition's lock was poisoned by an earlier failure.")
+}

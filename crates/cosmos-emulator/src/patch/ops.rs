@@ -1,0 +1,243 @@
+//! Patch operations (add, set, replace, remove, incr, move) applied to a document.
+
+use serde_json::{Number, Value};
+
+use super::path::PatchPath;
+
+/// At most this many operations per request.
+pub const MAX_OPERATIONS: usize = 10;
+
+/// One operation of a patch request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PatchOp {
+    Add { path: PatchPath, value: Value },
+    Set { path: PatchPath, value: Value },
+    Replace { path: PatchPath, value: Value },
+    Remove { path: PatchPath },
+    Incr { path: PatchPath, value: Number },
+    Move { from: PatchPath, path: PatchPath },
+}
+
+/// Parses the `operations` array of a patch body.
+pub fn parse_operations(value: Option<&Value>) -> Result<Vec<PatchOp>, String> {
+    let Some(Value::Array(items)) = value else {
+        return Err("the patch body needs an \"operations\" array".into());
+    };
+    if items.is_empty() {
+        return Err("the patch has no operations".into());
+    }
+    if items.len() > MAX_OPERATIONS {
+        return Err(format!("the patch has {} operations; at most {MAX_OPERATIONS} are allowed", items.len()));
+    }
+    items.iter().enumerate().map(|(i, item)| parse_one(item).map_err(|e| format!("operation {i}: {e}"))).collect()
+}
+
+fn parse_one(item: &Value) -> Result<PatchOp, String> {
+    let Value::Object(map) = item else { return Err("each operation must be an object".into()) };
+    let op = map.get("op").and_then(Value::as_str).ok_or("missing \"op\"")?;
+    let path = PatchPath::parse(map.get("path").and_then(Value::as_str).ok_or("missing \"path\"")?)?;
+    let value = || map.get("value").cloned().ok_or_else(|| format!("{op} needs a \"value\""));
+    Ok(match op.to_ascii_lowercase().as_str() {
+        "add" => PatchOp::Add { path, value: value()? },
+        "set" => PatchOp::Set { path, value: value()? },
+        "replace" => PatchOp::Replace { path, value: value()? },
+        "remove" => PatchOp::Remove { path },
+        "incr" | "increment" => match value()? {
+            Value::Number(n) => PatchOp::Incr { path, value: n },
+            other => return Err(format!("incr needs a number value, not {other}")),
+        },
+        "move" => {
+            let from = PatchPath::parse(map.get("from").and_then(Value::as_str).ok_or("move needs a \"from\" path")?)?;
+            PatchOp::Move { from, path }
+        }
+        other => return Err(format!("unknown op {other:?}; use add, set, replace, remove, incr or move")),
+    })
+}
+
+impl PatchOp {
+    /// The paths the operation writes or removes.
+    pub fn touched(&self) -> Vec<&PatchPath> {
+        match self {
+            Self::Add { path, .. } | Self::Set { path, .. } | Self::Replace { path, .. } | Self::Remove { path } => {
+                vec![path]
+            }
+            Self::Incr { path, .. } => vec![path],
+            Self::Move { from, path } => vec![from, path],
+        }
+    }
+}
+
+/// Applies `ops` in order; the first failure leaves `doc` partly changed (callers discard it).
+pub fn apply(doc: &mut Value, ops: &[PatchOp]) -> Result<(), String> {
+    for (i, op) in ops.iter().enumerate() {
+        apply_one(doc, op).map_err(|e| format!("operation {i}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn apply_one(doc: &mut Value, op: &PatchOp) -> Result<(), String> {
+    match op {
+        PatchOp::Add { path, value } => insert(doc, path, value.clone(), ArrayMode::Insert),
+        PatchOp::Set { path, value } => insert(doc, path, value.clone(), ArrayMode::Overwrite),
+        PatchOp::Replace { path, value } => {
+            let (parent, last) = path.parent_mut(doc)?;
+            let slot = slot_mut(parent, last).ok_or_else(|| format!("replace: the path {path} does not exist"))?;
+            *slot = value.clone();
+            Ok(())
+        }
+        PatchOp::Remove { path } => remove(doc, path).map(|_| ()),
+        PatchOp::Incr { path, value } => {
+            let (parent, last) = path.parent_mut(doc)?;
+            match slot_mut(parent, last) {
+                Some(Value::Number(current)) => {
+                    *current = add_numbers(current, value)?;
+                    Ok(())
+                }
+                Some(other) => Err(format!("incr: the value at {path} is {other}, not a number")),
+                None => insert_into(parent, last, Value::Number(value.clone()), ArrayMode::Insert, path),
+            }
+        }
+        PatchOp::Move { from, path } => {
+            if path.0.starts_with(&from.0) && path.0.len() > from.0.len() {
+                return Err(format!("move: {path} lies inside {from}"));
+            }
+            let value = remove(doc, from)?;
+            insert(doc, path, value, ArrayMode::Overwrite)
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum ArrayMode {
+    Insert,
+    Overwrite,
+}
+
+fn insert(doc: &mut Value, path: &PatchPath, value: Value, mode: ArrayMode) -> Result<(), String> {
+    let (parent, last) = path.parent_mut(doc)?;
+    insert_into(parent, last, value, mode, path)
+}
+
+fn insert_into(parent: &mut Value, last: &str, value: Value, mode: ArrayMode, path: &PatchPath) -> Result<(), String> {
+    match parent {
+        Value::Object(map) => {
+            map.insert(last.to_owned(), value);
+            Ok(())
+        }
+        Value::Array(items) => {
+            let index = if last == "-" {
+                items.len()
+            } else {
+                last.parse::<usize>().map_err(|_| format!("{last:?} in {path} is not an array index"))?
+            };
+            match mode {
+                ArrayMode::Overwrite if index < items.len() => items[index] = value,
+                _ if index <= items.len() => items.insert(index, value),
+                _ => return Err(format!("index {index} in {path} is past the end of an array of {}", items.len())),
+            }
+            Ok(())
+        }
+        other => Err(format!("the parent of {path} is {}, not an object or array", kind(other))),
+    }
+}
+
+fn slot_mut<'a>(parent: &'a mut Value, last: &str) -> Option<&'a mut Value> {
+    match parent {
+        Value::Object(map) => map.get_mut(last),
+        Value::Array(items) => items.get_mut(last.parse::<usize>().ok()?),
+        _ => None,
+    }
+}
+
+fn remove(doc: &mut Value, path: &PatchPath) -> Result<Value, String> {
+    let (parent, last) = path.parent_mut(doc)?;
+    let missing = || format!("the path {path} does not exist");
+    match parent {
+        Value::Object(map) => map.shift_remove(last).ok_or_else(missing),
+        Value::Array(items) => {
+            let index = last.parse::<usize>().map_err(|_| missing())?;
+            if index < items.len() {
+                Ok(items.remove(index))
+            } else {
+                Err(missing())
+            }
+        }
+        _ => Err(missing()),
+    }
+}
+
+fn add_numbers(a: &Number, b: &Number) -> Result<Number, String> {
+    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
+        if let Some(sum) = x.checked_add(y) {
+            return Ok(Number::from(sum));
+        }
+    }
+    let sum = a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0);
+    Number::from_f64(sum).ok_or_else(|| "incr: the result is not a finite number".to_owned())
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(doc: Value, ops: Value) -> Result<Value, String> {
+        let ops = parse_operations(Some(&ops))?;
+        let mut doc = doc;
+        apply(&mut doc, &ops)?;
+        Ok(doc)
+    }
+
+    #[test]
+    fn each_op_does_what_it_says() {
+        let base = json!({"a": 1, "list": [1, 2], "o": {"x": "y"}});
+        let table: Vec<(Value, Value)> = vec![
+            (json!([{"op": "add", "path": "/b", "value": 2}]), json!({"a": 1, "list": [1, 2], "o": {"x": "y"}, "b": 2})),
+            (json!([{"op": "add", "path": "/list/1", "value": 9}]), json!({"a": 1, "list": [1, 9, 2], "o": {"x": "y"}})),
+            (json!([{"op": "add", "path": "/list/-", "value": 9}]), json!({"a": 1, "list": [1, 2, 9], "o": {"x": "y"}})),
+            (json!([{"op": "set", "path": "/list/0", "value": 7}]), json!({"a": 1, "list": [7, 2], "o": {"x": "y"}})),
+            (json!([{"op": "replace", "path": "/a", "value": "z"}]), json!({"a": "z", "list": [1, 2], "o": {"x": "y"}})),
+            (json!([{"op": "remove", "path": "/o/x"}]), json!({"a": 1, "list": [1, 2], "o": {}})),
+            (json!([{"op": "incr", "path": "/a", "value": 5}]), json!({"a": 6, "list": [1, 2], "o": {"x": "y"}})),
+            (json!([{"op": "incr", "path": "/a", "value": 0.5}]), json!({"a": 1.5, "list": [1, 2], "o": {"x": "y"}})),
+            (json!([{"op": "incr", "path": "/n", "value": 3}]), json!({"a": 1, "list": [1, 2], "o": {"x": "y"}, "n": 3})),
+            (json!([{"op": "move", "from": "/a", "path": "/o/a"}]), json!({"list": [1, 2], "o": {"x": "y", "a": 1}})),
+        ];
+        for (ops, want) in table {
+            assert_eq!(run(base.clone(), ops.clone()).unwrap(), want, "{ops}");
+        }
+    }
+
+    #[test]
+    fn failures_say_why() {
+        let base = json!({"a": 1, "s": "x", "list": [1]});
+        let table: Vec<(Value, &str)> = vec![
+            (json!([{"op": "replace", "path": "/zz", "value": 1}]), "does not exist"),
+            (json!([{"op": "remove", "path": "/zz"}]), "does not exist"),
+            (json!([{"op": "incr", "path": "/s", "value": 1}]), "not a number"),
+            (json!([{"op": "incr", "path": "/a", "value": "1"}]), "needs a number"),
+            (json!([{"op": "add", "path": "/list/5", "value": 1}]), "past the end"),
+            (json!([{"op": "add", "path": "/q/r", "value": 1}]), "does not exist"),
+            (json!([{"op": "move", "from": "/zz", "path": "/b"}]), "does not exist"),
+            (json!([{"op": "frob", "path": "/a"}]), "unknown op"),
+            (json!([]), "no operations"),
+        ];
+        for (ops, reason) in table {
+            let err = run(base.clone(), ops.clone()).unwrap_err();
+            assert!(err.contains(reason), "{ops}: {err}");
+        }
+        let eleven: Vec<Value> = (0..11).map(|i| json!({"op": "set", "path": format!("/k{i}"), "value": i})).collect();
+        assert!(run(base, Value::Array(eleven)).unwrap_err().contains("at most 10"));
+    }
+}

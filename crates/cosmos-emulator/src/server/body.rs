@@ -1,0 +1,31 @@
+//! Reading a request body with the service's 2 MB limit.
+
+use bytes::Bytes;
+use http::HeaderMap;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+
+use crate::protocol::ApiError;
+
+/// Largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// Reads the whole body: 413 when it is larger than [`MAX_BODY_BYTES`], 400 when it breaks off.
+pub async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, ApiError> {
+    let declared = headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(too_large());
+    }
+    match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(e) => Err(ApiError::bad_request(format!("The request body could not be read: {e}"))),
+    }
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(413, format!("The request body is larger than the {MAX_BODY_BYTES} bytes allowed."))
+}

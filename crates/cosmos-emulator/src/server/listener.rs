@@ -1,0 +1,66 @@
+//! Accepting connections on one port and serving HTTP/1.1 (keep-alive, optional TLS) on each.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::{JoinHandle, JoinSet};
+use tokio_rustls::TlsAcceptor;
+
+use super::pipeline;
+use super::shared::{Port, Shared};
+
+/// How long a client may take to send a request's headers (and to finish a TLS handshake).
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves `listener` until the returned task is aborted; aborting it also drops every connection.
+pub fn spawn(listener: TcpListener, shared: Arc<Shared>, port: Port, tls: Option<TlsAcceptor>) -> JoinHandle<()> {
+    tokio::spawn(accept_loop(listener, shared, port, tls))
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, port: Port, tls: Option<TlsAcceptor>) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    connections.spawn(serve_connection(stream, shared.clone(), port, tls.clone()));
+                }
+                Err(e) => {
+                    // Out of file descriptors and the like: back off briefly instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            },
+            Some(_) = connections.join_next() => {}
+        }
+    }
+}
+
+async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, port: Port, tls: Option<TlsAcceptor>) {
+    match tls {
+        None => serve_http(stream, shared, port).await,
+        Some(acceptor) => match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(stream)).await {
+            Ok(Ok(tls_stream)) => serve_http(tls_stream, shared, port).await,
+            Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
+            Err(_) => tracing::debug!("TLS handshake timed out"),
+        },
+    }
+}
+
+async fn serve_http<S>(io: S, shared: Arc<Shared>, port: Port)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |request| pipeline::handle(shared.clone(), port, request));
+    let mut builder = http1::Builder::new();
+    builder.keep_alive(true).timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
+    if let Err(e) = builder.serve_connection(TokioIo::new(io), service).await {
+        tracing::debug!(error = %e, "connection ended with an error");
+    }
+}

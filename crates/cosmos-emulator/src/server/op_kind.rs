@@ -1,0 +1,76 @@
+//! Which operation kind a request is, for fault rules and counters.
+
+use http::{HeaderMap, Method};
+
+use crate::faults::OpKind;
+use crate::protocol::headers;
+use crate::protocol::{Resource, Route};
+
+/// Classifies a routed request (unroutable requests count as metadata).
+pub fn op_kind(method: &Method, route: Option<&Route>, headers: &HeaderMap) -> OpKind {
+    let Some(route) = route else { return OpKind::Metadata };
+    match (&route.resource, method) {
+        (Resource::Items { .. }, &Method::POST) => {
+            if is_query(headers) {
+                OpKind::Query
+            } else if flag(headers, headers::IS_UPSERT) {
+                OpKind::Upsert
+            } else {
+                OpKind::Create
+            }
+        }
+        (Resource::Items { .. }, &Method::GET) => OpKind::ReadFeed,
+        (Resource::Item { .. }, &Method::GET) => OpKind::Read,
+        (Resource::Item { .. }, &Method::PUT) => OpKind::Replace,
+        (Resource::Item { .. }, &Method::DELETE) => OpKind::Delete,
+        (Resource::Item { .. }, &Method::PATCH) => OpKind::Patch,
+        _ => OpKind::Metadata,
+    }
+}
+
+/// Whether a POST to a feed is a query.
+pub fn is_query(headers: &HeaderMap) -> bool {
+    flag(headers, headers::IS_QUERY)
+        || headers
+            .get(headers::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/query+json"))
+}
+
+/// Whether a boolean header is set to true.
+pub fn flag(headers: &HeaderMap, name: &str) -> bool {
+    headers.get(name).and_then(|v| v.to_str().ok()).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::route::parse;
+
+    #[test]
+    fn classifies_each_request_shape() {
+        let plain = HeaderMap::new();
+        let mut upsert = HeaderMap::new();
+        upsert.insert(headers::IS_UPSERT, "True".parse().unwrap());
+        let mut query = HeaderMap::new();
+        query.insert(headers::CONTENT_TYPE, "application/query+json".parse().unwrap());
+        let docs = parse("/dbs/d/colls/c/docs");
+        let doc = parse("/dbs/d/colls/c/docs/x");
+        let table = [
+            (Method::GET, parse("/"), &plain, OpKind::Metadata),
+            (Method::GET, parse("/dbs/d/colls/c/pkranges"), &plain, OpKind::Metadata),
+            (Method::POST, docs.clone(), &plain, OpKind::Create),
+            (Method::POST, docs.clone(), &upsert, OpKind::Upsert),
+            (Method::POST, docs.clone(), &query, OpKind::Query),
+            (Method::GET, docs, &plain, OpKind::ReadFeed),
+            (Method::GET, doc.clone(), &plain, OpKind::Read),
+            (Method::PUT, doc.clone(), &plain, OpKind::Replace),
+            (Method::DELETE, doc.clone(), &plain, OpKind::Delete),
+            (Method::PATCH, doc, &plain, OpKind::Patch),
+            (Method::GET, None, &plain, OpKind::Metadata),
+        ];
+        for (method, route, headers, want) in table {
+            assert_eq!(op_kind(&method, route.as_ref(), headers), want, "{method} {route:?}");
+        }
+    }
+}

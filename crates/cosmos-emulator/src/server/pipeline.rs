@@ -1,0 +1,111 @@
+//! The steps every request goes through: admin API, counting, fault verdict, body, auth, handler.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use tokio::time::Instant;
+
+use super::body::read_body;
+use super::op_kind::op_kind;
+use super::reply::{error_response, to_response, Reply};
+use super::shared::{Port, RequestCtx, Shared};
+use crate::auth::Credentials;
+use crate::faults::{admin, Action, RequestFacts};
+use crate::handlers;
+use crate::protocol::{headers, route, ApiError};
+
+/// Returned to hyper to make it drop the connection without answering.
+#[derive(Debug)]
+pub struct CloseConnection;
+
+impl std::fmt::Display for CloseConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection closed by a fault rule")
+    }
+}
+
+impl std::error::Error for CloseConnection {}
+
+/// Serves one request.
+pub async fn handle(
+    shared: Arc<Shared>,
+    port: Port,
+    request: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, CloseConnection> {
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path();
+    if path.starts_with("/_emulator") {
+        return Ok(admin_request(&shared, port, &parts, body).await);
+    }
+    let topology = &shared.store.topology;
+    let region = match port {
+        Port::Global => topology.hub(),
+        Port::Region(i) => i,
+    };
+    let region_name = topology.regions().get(region).map(|r| r.name.as_str()).unwrap_or("");
+    let route = route::parse(path);
+    let op = op_kind(&parts.method, route.as_ref(), &parts.headers);
+    shared.counters.record(region_name, op);
+    let verdict = shared.faults.evaluate(&RequestFacts { region: region_name, op, path });
+    if !verdict.delay.is_zero() {
+        tokio::time::sleep(verdict.delay).await;
+    }
+    match verdict.action {
+        Action::Serve => {}
+        Action::Respond { status, sub_status, retry_after_ms } => {
+            let mut e = ApiError::new(status, format!("Injected by an emulator fault rule (status {status}, sub-status {sub_status})."))
+                .with_sub_status(sub_status);
+            e.retry_after_ms = retry_after_ms;
+            return Ok(error_response(&e, 0.0));
+        }
+        Action::CloseConnection => return Err(CloseConnection),
+        Action::Stall => std::future::pending::<()>().await,
+    }
+    let Some(route) = route else {
+        return Ok(error_response(&ApiError::not_found("Server could not parse the Url."), 0.0));
+    };
+    let body = match read_body(&parts.headers, body).await {
+        Ok(b) => b,
+        Err(e) => return Ok(error_response(&e, 0.0)),
+    };
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let creds = Credentials {
+        verb: parts.method.as_str(),
+        resource_type: route.resource_type,
+        resource_link: &route.resource_link,
+        authorization: header(headers::AUTHORIZATION),
+        x_ms_date: header(headers::X_MS_DATE),
+        http_date: header(headers::DATE),
+    };
+    if let Err(message) = shared.auth.check(&creds, SystemTime::now()) {
+        return Ok(error_response(&ApiError::new(401, message), 0.0));
+    }
+    let ctx = RequestCtx { shared: &shared, method: &parts.method, headers: &parts.headers, body, region, now: Instant::now() };
+    Ok(match handlers::handle(&ctx, &route) {
+        Ok(reply) => to_response(reply),
+        Err(e) => error_response(&e, crate::protocol::charge::data_error()),
+    })
+}
+
+async fn admin_request(shared: &Shared, port: Port, parts: &http::request::Parts, body: Incoming) -> Response<Full<Bytes>> {
+    if port != Port::Global {
+        return error_response(&ApiError::not_found("The admin API is served on the global endpoint only."), 0.0);
+    }
+    let body = match read_body(&parts.headers, body).await {
+        Ok(b) => b,
+        Err(e) => return error_response(&e, 0.0),
+    };
+    let path = parts.uri.path().trim_end_matches('/');
+    if path == "/_emulator/failover" {
+        return to_response(handlers::failover(shared, &parts.method, &body));
+    }
+    let path_and_query = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or(path);
+    match admin::handle(&parts.method, path_and_query, &body, &shared.faults, &shared.counters) {
+        Some(answer) => to_response(Reply::json(answer.status, Bytes::from(answer.body), 0.0)),
+        None => error_response(&ApiError::not_found(format!("Unknown admin path {path}.")), 0.0),
+    }
+}

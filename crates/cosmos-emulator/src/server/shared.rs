@@ -1,0 +1,53 @@
+//! State shared by every connection, and the per-request context handlers receive.
+
+use bytes::Bytes;
+use http::{HeaderMap, Method};
+use tokio::time::Instant;
+
+use crate::auth::AuthPolicy;
+use crate::faults::{FaultInjector, RequestCounters};
+use crate::store::Store;
+
+/// Everything the listeners share.
+pub struct Shared {
+    pub store: Store,
+    pub auth: AuthPolicy,
+    pub faults: FaultInjector,
+    pub counters: RequestCounters,
+    /// The account's id in the account document.
+    pub account_id: String,
+    /// The global endpoint URL.
+    pub global_endpoint: String,
+}
+
+/// Which listener a request arrived on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Port {
+    /// The global endpoint: served as the current hub (write) region.
+    Global,
+    /// A region's own endpoint (index into the topology).
+    Region(usize),
+}
+
+/// One request as handlers see it.
+pub struct RequestCtx<'a> {
+    pub shared: &'a Shared,
+    pub method: &'a Method,
+    pub headers: &'a HeaderMap,
+    pub body: Bytes,
+    /// The region whose replica serves the request.
+    pub region: usize,
+    pub now: Instant,
+}
+
+impl RequestCtx<'_> {
+    /// A header's text, if present and valid.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The serving region's name.
+    pub fn region_name(&self) -> &str {
+        self.shared.store.topology.regions().get(self.region).map(|r| r.name.as_str()).unwrap_or("")
+    }
+}
