@@ -32,8 +32,12 @@ impl HedgeTerminalState {
             HedgeTerminalState::DeadlineExceededPreThreshold => "deadline_exceeded_pre_threshold",
             HedgeTerminalState::PrimaryWonAfterHedge => "primary_won_after_hedge",
             HedgeTerminalState::AlternateWon => "alternate_won",
-            HedgeTerminalState::BothTransient { deadline_elapsed: true } => "both_transient_deadline",
-            HedgeTerminalState::BothTransient { deadline_elapsed: false } => "both_transient",
+            HedgeTerminalState::BothTransient {
+                deadline_elapsed: true,
+            } => "both_transient_deadline",
+            HedgeTerminalState::BothTransient {
+                deadline_elapsed: false,
+            } => "both_transient",
             HedgeTerminalState::CancelledAwaitingPartner => "cancelled_awaiting_partner",
         }
     }
@@ -70,9 +74,8 @@ impl HedgeDiagnostics {
         terminal_state: HedgeTerminalState,
     ) -> Self {
         let response_region = match terminal_state {
-            HedgeTerminalState::PrimaryWonPreThreshold | HedgeTerminalState::PrimaryWonAfterHedge => {
-                Some(primary_region.clone())
-            }
+            HedgeTerminalState::PrimaryWonPreThreshold
+            | HedgeTerminalState::PrimaryWonAfterHedge => Some(primary_region.clone()),
             HedgeTerminalState::AlternateWon => alternate_region.clone(),
             _ => None,
         };
@@ -115,7 +118,10 @@ impl serde::Serialize for HedgeDiagnostics {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut st = s.serialize_struct("HedgeDiagnostics", 6)?;
-        st.serialize_field("threshold_ms", &(self.strategy_config.threshold.get().as_secs_f64() * 1e3))?;
+        st.serialize_field(
+            "threshold_ms",
+            &(self.strategy_config.threshold.get().as_secs_f64() * 1e3),
+        )?;
         st.serialize_field("primary_region", &self.primary_region)?;
         st.serialize_field("alternate_region", &self.alternate_region)?;
         st.serialize_field("response_region", &self.response_region)?;
@@ -141,28 +147,48 @@ mod tests {
             HedgeTerminalState::DeadlineExceededPreThreshold,
             HedgeTerminalState::PrimaryWonAfterHedge,
             HedgeTerminalState::AlternateWon,
-            HedgeTerminalState::BothTransient { deadline_elapsed: true },
-            HedgeTerminalState::BothTransient { deadline_elapsed: false },
+            HedgeTerminalState::BothTransient {
+                deadline_elapsed: true,
+            },
+            HedgeTerminalState::BothTransient {
+                deadline_elapsed: false,
+            },
             HedgeTerminalState::CancelledAwaitingPartner,
         ];
         for state in all {
             let d = HedgeDiagnostics::new(t(), "A".into(), Some("B".into()), state);
-            assert_eq!(d.was_hedge(), state == HedgeTerminalState::AlternateWon, "{state:?}");
+            assert_eq!(
+                d.was_hedge(),
+                state == HedgeTerminalState::AlternateWon,
+                "{state:?}"
+            );
         }
     }
 
     #[test]
     fn response_region_follows_the_winner() {
-        let d = HedgeDiagnostics::new(t(), "A".into(), None, HedgeTerminalState::PrimaryWonPreThreshold);
+        let d = HedgeDiagnostics::new(
+            t(),
+            "A".into(),
+            None,
+            HedgeTerminalState::PrimaryWonPreThreshold,
+        );
         assert_eq!(d.response_region(), Some(&Region::new("A")));
         assert_eq!(d.alternate_region(), None);
-        let d = HedgeDiagnostics::new(t(), "A".into(), Some("B".into()), HedgeTerminalState::AlternateWon);
+        let d = HedgeDiagnostics::new(
+            t(),
+            "A".into(),
+            Some("B".into()),
+            HedgeTerminalState::AlternateWon,
+        );
         assert_eq!(d.response_region(), Some(&Region::new("B")));
         let d = HedgeDiagnostics::new(
             t(),
             "A".into(),
             Some("B".into()),
-            HedgeTerminalState::BothTransient { deadline_elapsed: false },
+            HedgeTerminalState::BothTransient {
+                deadline_elapsed: false,
+            },
         );
         assert_eq!(d.response_region(), None);
     }

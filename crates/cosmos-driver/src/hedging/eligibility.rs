@@ -1,0 +1,487 @@
+//! Whether an operation is hedged, and where its alternate attempt goes.
+//!
+//! Both questions are answered over plain data after the user's excluded regions have been applied;
+//! the pipeline turns the answers into its own routing types.
+
+use super::strategy::HedgingStrategy;
+use crate::protocol::{OperationType, Region, ResourceType};
+
+/// The operations hedging covers in this phase, as (resource type, operation type) pairs. Widening
+/// hedging to another operation is a change to this list and nothing else.
+pub const PHASE_ALLOWED_OPERATIONS: &[(ResourceType, OperationType)] =
+    &[(ResourceType::Document, OperationType::Read)];
+
+/// What [`should_hedge`] looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HedgeEligibility {
+    /// The resolved strategy ([`super::resolve_strategy`]); `None` when hedging is off.
+    pub strategy: Option<HedgingStrategy>,
+    /// Whether the application configured a non-empty preferred-region list (client or operation).
+    pub preferred_regions_configured: bool,
+    /// What the operation addresses.
+    pub resource_type: ResourceType,
+    /// What the operation does.
+    pub operation_type: OperationType,
+    /// How many read regions remain applicable after the excluded regions are removed.
+    pub applicable_read_regions: usize,
+}
+
+/// Why an operation is not hedged: the first row of the decision matrix that matched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NoHedge {
+    /// Row 1: no strategy resolved, or `Disabled`.
+    NoStrategy,
+    /// Row 2: the application did not configure preferred regions.
+    NoPreferredRegions,
+    /// Row 3: the resource type is outside this phase's set.
+    ResourceTypeNotInPhase,
+    /// Row 4: the operation writes; writes are never hedged.
+    Write,
+    /// Row 3, operation guard: a read this phase does not hedge (a query or a feed read).
+    OperationNotInPhase,
+    /// Row 5: fewer than two applicable read regions.
+    FewerThanTwoRegions,
+}
+
+/// The hedging decision for one operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HedgeDecision {
+    /// Row 6: hedge with this strategy.
+    Hedge(HedgingStrategy),
+    /// Do not hedge, for this reason.
+    Skip(NoHedge),
+}
+
+/// The decision matrix, rows in order, first match wins.
+pub fn should_hedge(e: &HedgeEligibility) -> HedgeDecision {
+    let Some(strategy) = e.strategy else {
+        return HedgeDecision::Skip(NoHedge::NoStrategy);
+    };
+    if !e.preferred_regions_configured {
+        return HedgeDecision::Skip(NoHedge::NoPreferredRegions);
+    }
+    if !PHASE_ALLOWED_OPERATIONS
+        .iter()
+        .any(|(r, _)| *r == e.resource_type)
+    {
+        return HedgeDecision::Skip(NoHedge::ResourceTypeNotInPhase);
+    }
+    if e.operation_type.is_write() {
+        return HedgeDecision::Skip(NoHedge::Write);
+    }
+    if !PHASE_ALLOWED_OPERATIONS.contains(&(e.resource_type, e.operation_type)) {
+        return HedgeDecision::Skip(NoHedge::OperationNotInPhase);
+    }
+    if e.applicable_read_regions < 2 {
+        return HedgeDecision::Skip(NoHedge::FewerThanTwoRegions);
+    }
+    HedgeDecision::Hedge(strategy)
+}
+
+/// An applicable read region and the endpoint that serves it, as the routing layer knows them.
+pub trait RegionalEndpoint {
+    /// The routing layer's endpoint identity (URL, endpoint key).
+    type Endpoint: PartialEq + Clone;
+    /// The region.
+    fn region(&self) -> &Region;
+    /// The endpoint serving the region.
+    fn endpoint(&self) -> &Self::Endpoint;
+}
+
+/// A region with its endpoint: the plain implementation of [`RegionalEndpoint`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegionEndpoint<E> {
+    /// The region.
+    pub region: Region,
+    /// Its endpoint.
+    pub endpoint: E,
+}
+
+impl<E: PartialEq + Clone> RegionalEndpoint for RegionEndpoint<E> {
+    type Endpoint = E;
+    fn region(&self) -> &Region {
+        &self.region
+    }
+    fn endpoint(&self) -> &E {
+        &self.endpoint
+    }
+}
+
+/// Where the alternate attempt goes and how it is pinned there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlternateRouting<E> {
+    /// The alternate region.
+    pub region: Region,
+    /// The endpoint serving it.
+    pub endpoint: E,
+    /// Regions the alternate attempt and all its retries must not use: the user's excluded regions
+    /// and every other known region. This is what keeps the alternate's retries local.
+    pub excluded_regions: Vec<Region>,
+}
+
+/// The alternate for a hedged read, or `None` when there is none.
+///
+/// The alternate is the second applicable read region (the first entry after the head of
+/// `applicable`) that differs from the primary in **both** region and endpoint: a regional endpoint
+/// and an alias of it can reach the same replicas under different names, and hedging to them would
+/// buy nothing. Later entries are tried in order when an earlier one aliases the primary.
+///
+/// The alternate is pinned by excluding `user_excluded ∪ (all regions \ alternate)`, where all
+/// regions are the account's regions, the applicable ones and the primary's.
+pub fn alternate_routing<T: RegionalEndpoint>(
+    primary_region: &Region,
+    primary_endpoint: &T::Endpoint,
+    applicable: &[T],
+    account_regions: &[Region],
+    user_excluded: &[Region],
+) -> Option<AlternateRouting<T::Endpoint>> {
+    let alternate = applicable
+        .iter()
+        .skip(1)
+        .find(|c| c.region() != primary_region && c.endpoint() != primary_endpoint)?;
+    let region = alternate.region().clone();
+    let mut excluded: Vec<Region> = Vec::new();
+    let everything = user_excluded
+        .iter()
+        .chain(account_regions)
+        .chain(applicable.iter().map(RegionalEndpoint::region))
+        .chain(std::iter::once(primary_region));
+    for r in everything {
+        if *r != region && !excluded.contains(r) {
+            excluded.push(r.clone());
+        }
+    }
+    Some(AlternateRouting {
+        region,
+        endpoint: alternate.endpoint().clone(),
+        excluded_regions: excluded,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hedging::strategy::HedgeThreshold;
+    use std::time::Duration;
+
+    fn strategy() -> HedgingStrategy {
+        HedgingStrategy::new(HedgeThreshold::new(Duration::from_millis(100)).unwrap())
+    }
+
+    fn read(applicable: usize) -> HedgeEligibility {
+        HedgeEligibility {
+            strategy: Some(strategy()),
+            preferred_regions_configured: true,
+            resource_type: ResourceType::Document,
+            operation_type: OperationType::Read,
+            applicable_read_regions: applicable,
+        }
+    }
+
+    fn regions(names: &[&str]) -> Vec<Region> {
+        names.iter().map(Region::new).collect()
+    }
+
+    fn eps(pairs: &[(&str, &str)]) -> Vec<RegionEndpoint<String>> {
+        pairs
+            .iter()
+            .map(|(r, e)| RegionEndpoint {
+                region: Region::new(r),
+                endpoint: e.to_string(),
+            })
+            .collect()
+    }
+
+    /// The applicable list after removing `excluded` from `preferred`, as routing computes it.
+    fn applicable_after(preferred: &[&str], excluded: &[&str]) -> usize {
+        let ex = regions(excluded);
+        regions(preferred)
+            .iter()
+            .filter(|r| !ex.contains(r))
+            .count()
+    }
+
+    #[test]
+    fn decision_matrix_in_order() {
+        use HedgeDecision::*;
+        use NoHedge::*;
+        let base = read(2);
+        let table: Vec<(HedgeEligibility, HedgeDecision)> = vec![
+            (base, Hedge(strategy())),
+            // Row 1 wins over every other failing row.
+            (
+                HedgeEligibility {
+                    strategy: None,
+                    preferred_regions_configured: false,
+                    applicable_read_regions: 0,
+                    ..base
+                },
+                Skip(NoStrategy),
+            ),
+            // Row 2 wins over rows 3-5.
+            (
+                HedgeEligibility {
+                    preferred_regions_configured: false,
+                    operation_type: OperationType::Create,
+                    ..base
+                },
+                Skip(NoPreferredRegions),
+            ),
+            // Row 3 wins over row 4.
+            (
+                HedgeEligibility {
+                    resource_type: ResourceType::Container,
+                    operation_type: OperationType::Replace,
+                    ..base
+                },
+                Skip(ResourceTypeNotInPhase),
+            ),
+            // Row 4 wins over row 5.
+            (
+                HedgeEligibility {
+                    operation_type: OperationType::Upsert,
+                    applicable_read_regions: 1,
+                    ..base
+                },
+                Skip(Write),
+            ),
+            (
+                HedgeEligibility {
+                    operation_type: OperationType::Query,
+                    ..base
+                },
+                Skip(OperationNotInPhase),
+            ),
+            (
+                HedgeEligibility {
+                    operation_type: OperationType::ReadFeed,
+                    ..base
+                },
+                Skip(OperationNotInPhase),
+            ),
+            (
+                HedgeEligibility {
+                    applicable_read_regions: 1,
+                    ..base
+                },
+                Skip(FewerThanTwoRegions),
+            ),
+            (
+                HedgeEligibility {
+                    applicable_read_regions: 0,
+                    ..base
+                },
+                Skip(FewerThanTwoRegions),
+            ),
+            (
+                HedgeEligibility {
+                    applicable_read_regions: 5,
+                    ..base
+                },
+                Hedge(strategy()),
+            ),
+        ];
+        for (i, (input, want)) in table.into_iter().enumerate() {
+            assert_eq!(should_hedge(&input), want, "row {i}: {input:?}");
+        }
+    }
+
+    #[test]
+    fn should_hedge_read_multi_region() {
+        let n = applicable_after(&["East US", "West US"], &[]);
+        assert_eq!(should_hedge(&read(n)), HedgeDecision::Hedge(strategy()));
+    }
+
+    #[test]
+    fn should_hedge_read_single_region() {
+        let n = applicable_after(&["East US"], &[]);
+        assert_eq!(
+            should_hedge(&read(n)),
+            HedgeDecision::Skip(NoHedge::FewerThanTwoRegions)
+        );
+    }
+
+    #[test]
+    fn should_hedge_excluded_to_one_region() {
+        let n = applicable_after(
+            &["East US", "West US", "North Europe"],
+            &["west us", "North Europe"],
+        );
+        assert_eq!(n, 1);
+        assert_eq!(
+            should_hedge(&read(n)),
+            HedgeDecision::Skip(NoHedge::FewerThanTwoRegions)
+        );
+    }
+
+    #[test]
+    fn should_hedge_no_preferred_regions() {
+        let e = HedgeEligibility {
+            preferred_regions_configured: false,
+            ..read(3)
+        };
+        assert_eq!(
+            should_hedge(&e),
+            HedgeDecision::Skip(NoHedge::NoPreferredRegions)
+        );
+    }
+
+    #[test]
+    fn should_hedge_write_never() {
+        use OperationType::*;
+        for op in [Create, Replace, Upsert, Delete, Patch] {
+            for regions in [2, 3, 10] {
+                let e = HedgeEligibility {
+                    operation_type: op,
+                    ..read(regions)
+                };
+                assert_eq!(
+                    should_hedge(&e),
+                    HedgeDecision::Skip(NoHedge::Write),
+                    "{op:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn should_hedge_non_document() {
+        use ResourceType::*;
+        for rt in [DatabaseAccount, Database, Container, PartitionKeyRange] {
+            let e = HedgeEligibility {
+                resource_type: rt,
+                ..read(3)
+            };
+            assert_eq!(
+                should_hedge(&e),
+                HedgeDecision::Skip(NoHedge::ResourceTypeNotInPhase),
+                "{rt:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn should_hedge_disabled_override() {
+        use crate::hedging::{resolve_strategy, AvailabilityStrategy, HedgingEnv, HedgingLayers};
+        let client = HedgingLayers {
+            client_strategy: Some(AvailabilityStrategy::Hedging(strategy())),
+            ..Default::default()
+        };
+        let op = HedgingLayers {
+            operation_strategy: Some(AvailabilityStrategy::Disabled),
+            ..client
+        };
+        let env = HedgingEnv::default();
+        let with = |layers: &HedgingLayers| HedgeEligibility {
+            strategy: resolve_strategy(&env, layers).strategy(),
+            ..read(2)
+        };
+        assert_eq!(
+            should_hedge(&with(&client)),
+            HedgeDecision::Hedge(strategy())
+        );
+        assert_eq!(
+            should_hedge(&with(&op)),
+            HedgeDecision::Skip(NoHedge::NoStrategy)
+        );
+    }
+
+    #[test]
+    fn phase_one_hedges_document_point_reads_only() {
+        assert_eq!(
+            PHASE_ALLOWED_OPERATIONS,
+            &[(ResourceType::Document, OperationType::Read)]
+        );
+    }
+
+    #[test]
+    fn alternate_is_the_second_applicable_region() {
+        let applicable = eps(&[("A", "https://a"), ("B", "https://b"), ("C", "https://c")]);
+        let alt = alternate_routing(&"A".into(), &"https://a".to_string(), &applicable, &[], &[])
+            .unwrap();
+        assert_eq!(alt.region, Region::new("B"));
+        assert_eq!(alt.endpoint, "https://b");
+        assert_eq!(alt.excluded_regions, regions(&["A", "C"]));
+    }
+
+    #[test]
+    fn alternate_region_pin_excludes_primary() {
+        let applicable = eps(&[("East US", "https://e"), ("West US", "https://w")]);
+        let alt = alternate_routing(
+            &"East US".into(),
+            &"https://e".to_string(),
+            &applicable,
+            &regions(&["East US", "West US"]),
+            &[],
+        )
+        .unwrap();
+        assert!(alt.excluded_regions.contains(&Region::new("East US")));
+        assert!(!alt.excluded_regions.contains(&Region::new("West US")));
+    }
+
+    #[test]
+    fn alternate_region_pin_unions_user_excludes() {
+        // Account regions A, B, C, X; user excluded X; applicable after exclusion: A, B, C.
+        let account = regions(&["A", "B", "C", "X"]);
+        let applicable = eps(&[("A", "a"), ("B", "b"), ("C", "c")]);
+        let alt = alternate_routing(
+            &"A".into(),
+            &"a".to_string(),
+            &applicable,
+            &account,
+            &regions(&["X"]),
+        )
+        .unwrap();
+        assert_eq!(alt.region, Region::new("B"));
+        // {X} ∪ (all \ {B}) = {X, A, C}, each once.
+        assert_eq!(alt.excluded_regions, regions(&["X", "A", "C"]));
+    }
+
+    #[test]
+    fn alternate_must_differ_in_region_and_endpoint() {
+        // B is an alias of A's endpoint: skipped; C is distinct.
+        let applicable = eps(&[("A", "https://a"), ("B", "https://a"), ("C", "https://c")]);
+        let alt = alternate_routing(&"A".into(), &"https://a".to_string(), &applicable, &[], &[])
+            .unwrap();
+        assert_eq!(alt.region, Region::new("C"));
+        assert_eq!(alt.excluded_regions, regions(&["A", "B"]));
+        // A second spelling of the primary region with another endpoint: skipped too.
+        let applicable = eps(&[("East US", "https://e1"), ("eastus", "https://e2")]);
+        assert_eq!(
+            alternate_routing(
+                &"East US".into(),
+                &"https://e1".to_string(),
+                &applicable,
+                &[],
+                &[]
+            ),
+            None
+        );
+        // The only other entry aliases the primary: no alternate.
+        let applicable = eps(&[("A", "https://a"), ("B", "https://a")]);
+        assert_eq!(
+            alternate_routing(&"A".into(), &"https://a".to_string(), &applicable, &[], &[]),
+            None
+        );
+    }
+
+    #[test]
+    fn no_alternate_with_one_region() {
+        let applicable = eps(&[("A", "a")]);
+        assert_eq!(
+            alternate_routing(
+                &"A".into(),
+                &"a".to_string(),
+                &applicable,
+                &regions(&["A"]),
+                &[]
+            ),
+            None
+        );
+        let none: Vec<RegionEndpoint<String>> = Vec::new();
+        assert_eq!(
+            alternate_routing(&"A".into(), &"a".to_string(), &none, &[], &[]),
+            None
+        );
+    }
+}
