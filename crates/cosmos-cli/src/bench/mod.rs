@@ -1,0 +1,18 @@
+//! The tail-latency benchmark: an engine generic over a workload, its report, table and plot.
+
+pub mod engine;
+pub mod progress;
+pub mod report;
+pub mod schedule;
+pub mod svg;
+pub mod table;
+pub mod tally;
+pub mod workload;
+
+#[cfg(test)]
+mod engine_tests;
+
+pub use engine::{run, EngineConfig, RunMeasurement};
+pub use report::{BenchReport, RunLabels, RunReport};
+pub use schedule::{Pacing, StopAt, Window};
+pub use workload::{HedgeFacts, OpOutcome, OpReport, Workload};

@@ -1,0 +1,155 @@
+//! The end-of-benchmark table: one column per run, one row per figure.
+
+use super::report::RunReport;
+
+/// The column heading of a run: what differs between the runs shown, or the hedging setting.
+pub fn run_title(run: &RunReport, all: &[RunReport]) -> String {
+    let differs = |f: fn(&RunReport) -> String| all.iter().any(|r| f(r) != f(run));
+    let mut parts = Vec::new();
+    if differs(|r| r.workload.clone()) {
+        parts.push(run.workload.clone());
+    }
+    if differs(|r| r.profile.clone()) {
+        parts.push(run.profile.clone());
+    }
+    if differs(|r| r.rate.to_string()) {
+        parts.push(format!("{}/s", run.rate));
+    }
+    parts.push(format!("hedging {}", run.hedging));
+    parts.join(" ")
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.2}%", v * 100.0)
+}
+
+fn per_op(total: f64, ops: u64) -> String {
+    if ops == 0 {
+        "-".into()
+    } else {
+        format!("{:.2}", total / ops as f64)
+    }
+}
+
+type Row = (&'static str, fn(&RunReport) -> String);
+
+const ROWS: &[Row] = &[
+    ("throughput (ops/s)", |r| format!("{:.1}", r.throughput_ops_s)),
+    ("ops", |r| r.ops.to_string()),
+    ("errors", |r| r.errors.to_string()),
+    ("p50 (ms)", |r| format!("{:.2}", r.latency_ms.p50)),
+    ("p90 (ms)", |r| format!("{:.2}", r.latency_ms.p90)),
+    ("p99 (ms)", |r| format!("{:.2}", r.latency_ms.p99)),
+    ("p99.9 (ms)", |r| format!("{:.2}", r.latency_ms.p999)),
+    ("max (ms)", |r| format!("{:.2}", r.latency_ms.max)),
+    ("hedged", |r| pct(if r.ops == 0 { 0.0 } else { r.hedge.hedged_ops as f64 / r.ops as f64 })),
+    ("alternate won", |r| pct(if r.ops == 0 { 0.0 } else { r.hedge.alternate_won as f64 / r.ops as f64 })),
+    ("extra requests", |r| pct(r.hedge.extra_requests_fraction)),
+    ("primary over threshold", |r| pct(r.hedge.primary_over_threshold_fraction)),
+    ("RU/op caller-visible", |r| per_op(r.ru.caller_visible, r.ops)),
+    ("RU/op total", |r| per_op(r.ru.total, r.ops)),
+];
+
+const PATCH_ROWS: &[Row] = &[
+    ("patch successful", |r| r.patch.as_ref().map_or("-".into(), |p| p.successful.to_string())),
+    ("patch failed 412", |r| r.patch.as_ref().map_or("-".into(), |p| p.failed_412.to_string())),
+    ("patch failed other", |r| r.patch.as_ref().map_or("-".into(), |p| p.failed_other.to_string())),
+    ("final counter", |r| {
+        r.patch.as_ref().map_or("-".into(), |p| p.final_counter.map_or("unread".into(), |c| c.to_string()))
+    }),
+    ("patch attempts", |r| {
+        r.patch.as_ref().map_or("-".into(), |p| {
+            p.attempts_histogram.iter().map(|(k, v)| format!("{k}:{v}")).collect::<Vec<_>>().join(" ")
+        })
+    }),
+];
+
+/// The table, runs side by side, ending with a newline.
+pub fn render(runs: &[RunReport]) -> String {
+    let mut rows: Vec<Row> = ROWS.to_vec();
+    if runs.iter().any(|r| r.patch.is_some()) {
+        rows.extend_from_slice(PATCH_ROWS);
+    }
+    let titles: Vec<String> = runs.iter().map(|r| run_title(r, runs)).collect();
+    let cells: Vec<Vec<String>> = rows.iter().map(|(_, f)| runs.iter().map(f).collect()).collect();
+    let label_w = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
+    let col_w: Vec<usize> = (0..runs.len())
+        .map(|i| cells.iter().map(|c| c[i].len()).chain([titles[i].len()]).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    out.push_str(&format!("{:label_w$}", ""));
+    for (t, w) in titles.iter().zip(&col_w) {
+        out.push_str(&format!("  {t:>w$}"));
+    }
+    out.push('\n');
+    for ((label, _), row) in rows.iter().zip(&cells) {
+        out.push_str(&format!("{label:label_w$}"));
+        for (c, w) in row.iter().zip(&col_w) {
+            out.push_str(&format!("  {c:>w$}"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::report::{HedgeReport, LatencyReport, PatchReport, RuReport};
+
+    fn run(hedging: &str, p999: f64) -> RunReport {
+        RunReport {
+            workload: "read".into(),
+            profile: "slow-primary".into(),
+            hedging: hedging.into(),
+            rate: 500,
+            concurrency: 64,
+            ops: 10_000,
+            errors: 0,
+            duration_s: 20.0,
+            throughput_ops_s: 500.0,
+            latency_ms: LatencyReport { p50: 2.5, p90: 23.0, p99: 900.0, p999, max: 1500.0 },
+            hedge: HedgeReport {
+                hedged_ops: 300,
+                alternate_won: 290,
+                extra_requests_fraction: 0.03,
+                primary_over_threshold_fraction: 0.031,
+            },
+            ru: RuReport { caller_visible: 10_000.0, total: 10_300.0 },
+            patch: None,
+        }
+    }
+
+    #[test]
+    fn runs_are_columns_titled_by_what_differs() {
+        let runs = [run("off", 1400.0), run("50ms", 71.5)];
+        let t = render(&runs);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].contains("hedging off") && lines[0].contains("hedging 50ms"), "{t}");
+        assert!(!lines[0].contains("read"), "same workload is not repeated: {t}");
+        let p999 = lines.iter().find(|l| l.starts_with("p99.9 (ms)")).unwrap();
+        assert!(p999.contains("1400.00") && p999.contains("71.50"), "{p999}");
+        let hedged = lines.iter().find(|l| l.starts_with("hedged")).unwrap();
+        assert!(hedged.contains("3.00%"), "{hedged}");
+        assert!(t.contains("RU/op total") && t.contains("1.03"), "{t}");
+        assert!(!t.contains("patch"), "{t}");
+        // Every line has the same width, so columns line up.
+        assert!(lines.iter().all(|l| l.len() == lines[0].len()), "{t}");
+    }
+
+    #[test]
+    fn patch_rows_appear_for_patch_runs() {
+        let mut r = run("off", 10.0);
+        r.workload = "patch-counter".into();
+        r.patch = Some(PatchReport {
+            successful: 790,
+            failed_412: 10,
+            failed_other: 0,
+            final_counter: Some(790),
+            attempts_histogram: [(1, 500), (2, 290)].into_iter().collect(),
+        });
+        let t = render(&[r]);
+        assert!(t.contains("final counter") && t.contains("790"), "{t}");
+        assert!(t.contains("1:500 2:290"), "{t}");
+    }
+}
