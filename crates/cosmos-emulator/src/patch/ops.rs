@@ -88,12 +88,16 @@ fn apply_one(doc: &mut Value, op: &PatchOp) -> Result<(), String> {
         PatchOp::Remove { path } => remove(doc, path).map(|_| ()),
         PatchOp::Incr { path, value } => {
             let (parent, last) = path.parent_mut(doc)?;
+            let parent_is_array = parent.is_array();
             match slot_mut(parent, last) {
                 Some(Value::Number(current)) => {
                     *current = add_numbers(current, value)?;
                     Ok(())
                 }
                 Some(other) => Err(format!("incr: the value at {path} is {other}, not a number")),
+                None if parent_is_array && last != "-" => {
+                    Err(format!("incr: {path} is not an element of the array; use /- to append"))
+                }
                 None => insert_into(parent, last, Value::Number(value.clone()), ArrayMode::Insert, path),
             }
         }
@@ -102,7 +106,7 @@ fn apply_one(doc: &mut Value, op: &PatchOp) -> Result<(), String> {
                 return Err(format!("move: {path} lies inside {from}"));
             }
             let value = remove(doc, from)?;
-            insert(doc, path, value, ArrayMode::Overwrite)
+            insert(doc, path, value, ArrayMode::Insert)
         }
     }
 }
@@ -132,8 +136,13 @@ fn insert_into(parent: &mut Value, last: &str, value: Value, mode: ArrayMode, pa
             };
             match mode {
                 ArrayMode::Overwrite if index < items.len() => items[index] = value,
-                _ if index <= items.len() => items.insert(index, value),
-                _ => return Err(format!("index {index} in {path} is past the end of an array of {}", items.len())),
+                ArrayMode::Overwrite => {
+                    return Err(format!("set cannot grow an array: index {last} in {path} is past its end; use add"))
+                }
+                ArrayMode::Insert if index <= items.len() => items.insert(index, value),
+                ArrayMode::Insert => {
+                    return Err(format!("index {index} in {path} is past the end of an array of {}", items.len()))
+                }
             }
             Ok(())
         }
@@ -207,6 +216,9 @@ mod tests {
             (json!([{"op": "add", "path": "/list/1", "value": 9}]), json!({"a": 1, "list": [1, 9, 2], "o": {"x": "y"}})),
             (json!([{"op": "add", "path": "/list/-", "value": 9}]), json!({"a": 1, "list": [1, 2, 9], "o": {"x": "y"}})),
             (json!([{"op": "set", "path": "/list/0", "value": 7}]), json!({"a": 1, "list": [7, 2], "o": {"x": "y"}})),
+            (json!([{"op": "incr", "path": "/list/-", "value": 4}]), json!({"a": 1, "list": [1, 2, 4], "o": {"x": "y"}})),
+            (json!([{"op": "move", "from": "/a", "path": "/list/0"}]), json!({"list": [1, 1, 2], "o": {"x": "y"}})),
+            (json!([{"op": "move", "from": "/a", "path": "/o/x"}]), json!({"list": [1, 2], "o": {"x": 1}})),
             (json!([{"op": "replace", "path": "/a", "value": "z"}]), json!({"a": "z", "list": [1, 2], "o": {"x": "y"}})),
             (json!([{"op": "remove", "path": "/o/x"}]), json!({"a": 1, "list": [1, 2], "o": {}})),
             (json!([{"op": "incr", "path": "/a", "value": 5}]), json!({"a": 6, "list": [1, 2], "o": {"x": "y"}})),
@@ -228,6 +240,8 @@ mod tests {
             (json!([{"op": "incr", "path": "/s", "value": 1}]), "not a number"),
             (json!([{"op": "incr", "path": "/a", "value": "1"}]), "needs a number"),
             (json!([{"op": "add", "path": "/list/5", "value": 1}]), "past the end"),
+            (json!([{"op": "set", "path": "/list/1", "value": 1}]), "cannot grow"),
+            (json!([{"op": "incr", "path": "/list/3", "value": 1}]), "not an element"),
             (json!([{"op": "add", "path": "/q/r", "value": 1}]), "does not exist"),
             (json!([{"op": "move", "from": "/zz", "path": "/b"}]), "does not exist"),
             (json!([{"op": "frob", "path": "/a"}]), "unknown op"),
