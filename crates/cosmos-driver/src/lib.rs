@@ -1,4 +1,27 @@
 //! An Azure Cosmos DB (NoSQL API) driver over HTTP whose reads stay fast when a region is slow.
+//!
+//! Layers, top to bottom (a lower layer never reaches up): the API (`CosmosDriver`,
+//! `CosmosOperation`, options, response, error), the operation pipeline (retry decisions, routing,
+//! hedging, PATCH), the transport (one HTTP attempt), the protocol vocabulary, and diagnostics.
 
-pub mod protocol;
+pub mod auth;
+pub mod diagnostics;
+mod error;
 pub mod hedging;
+mod operation;
+pub mod options;
+pub mod patch;
+pub mod protocol;
+mod response;
+pub mod transport;
+
+pub use auth::{AccessToken, Credential, TokenCredential};
+pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
+pub use error::{CosmosError, ErrorKind};
+pub use operation::{CosmosOperation, OperationTarget, Precondition};
+pub use options::{ConnectionPoolOptions, DriverOptions, OperationOptions};
+pub use protocol::{
+    ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference, OperationType,
+    PartitionKey, PartitionKeyDefinition, PartitionKeyValue, Region, ResourceType, SessionToken,
+};
+pub use response::{CosmosResponse, ResponseHeaders};

@@ -1,10 +1,19 @@
 //! The protocol's vocabulary: regions, resource and operation types, status codes, header names,
-//! resource links, partition keys and session tokens. No I/O here.
+//! resource links, partition keys, session tokens and consistency levels. No I/O here.
 
-mod operation_type;
-mod region;
+mod consistency;
 mod cosmos_status;
+pub mod header_names;
+mod operation_type;
+mod partition_key;
+mod region;
+mod resource_link;
+mod session_token;
 
-pub use operation_type::{OperationType, ResourceType};
-pub use region::Region;
+pub use consistency::ConsistencyLevel;
 pub use cosmos_status::{status, sub_status, CosmosStatus};
+pub use operation_type::{OperationType, ResourceType};
+pub use partition_key::{PartitionKey, PartitionKeyDefinition, PartitionKeyValue, MAX_HIERARCHY_DEPTH};
+pub use region::Region;
+pub use resource_link::{validate_id, ContainerReference, DatabaseReference, ItemReference, MAX_ID_LENGTH};
+pub use session_token::{PartitionSessionToken, SessionToken};

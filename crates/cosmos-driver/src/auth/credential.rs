@@ -1,0 +1,72 @@
+//! The credential a driver signs requests with.
+
+use std::fmt;
+use std::sync::Arc;
+
+use http::HeaderValue;
+
+use super::master_key::MasterKey;
+use super::token::{TokenAuthorizer, TokenCredential};
+use crate::error::CosmosError;
+
+#[derive(Clone)]
+enum Kind {
+    MasterKey(Arc<MasterKey>),
+    Token(Arc<TokenAuthorizer>),
+}
+
+/// How the driver authorizes requests: an account (master) key, or Entra ID bearer tokens.
+/// Cloning is cheap; `Debug` never shows secrets.
+#[derive(Clone)]
+pub struct Credential(Kind);
+
+impl Credential {
+    /// An account key (base64, as shown in the portal).
+    pub fn master_key(base64_key: &str) -> Result<Self, CosmosError> {
+        Ok(Credential(Kind::MasterKey(Arc::new(MasterKey::new(base64_key)?))))
+    }
+
+    /// Entra ID tokens from `credential`.
+    pub fn token_credential(credential: Arc<dyn TokenCredential>) -> Self {
+        Credential(Kind::Token(Arc::new(TokenAuthorizer::new(credential))))
+    }
+
+    /// The `authorization` header of one request. A master key signs synchronously; a token
+    /// credential is asked for a token only when the cached one is near expiry.
+    pub(crate) async fn authorization(
+        &self,
+        verb: &str,
+        resource_type: &str,
+        resource_link: &str,
+        date_lower: &str,
+        token_scope: &str,
+    ) -> Result<HeaderValue, CosmosError> {
+        match &self.0 {
+            Kind::MasterKey(k) => Ok(k.authorization(verb, resource_type, resource_link, date_lower)),
+            Kind::Token(t) => t.authorization(token_scope).await,
+        }
+    }
+}
+
+impl fmt::Debug for Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Kind::MasterKey(_) => f.write_str("Credential::MasterKey(<redacted>)"),
+            Kind::Token(_) => f.write_str("Credential::TokenCredential(<redacted>)"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_is_redacted() {
+        let key = "dsZQi3KtZmCv1ljt3VNWNm7sQUF1y5rJfC6kv5JiwvW0EndXdDku/dkKBp8/ufDToSxLzR4y+O/0H/t4bQtVNw==";
+        let c = Credential::master_key(key).unwrap();
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("dsZQ"));
+        assert!(shown.contains("redacted"));
+    }
+}

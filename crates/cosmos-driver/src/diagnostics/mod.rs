@@ -1,0 +1,9 @@
+//! What happened: per-attempt rows, the operation's context, and the recorder the pipeline fills.
+
+mod context;
+mod recorder;
+mod request;
+
+pub use context::{ActivityId, DiagnosticsContext};
+pub(crate) use recorder::DiagnosticsRecorder;
+pub use request::{AttemptReason, RequestDiagnostics};

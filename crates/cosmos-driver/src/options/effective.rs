@@ -1,0 +1,106 @@
+//! Layered resolution: operation > client > environment > default, computed per operation
+//! without copying (everything borrows from the layers).
+
+use std::num::NonZeroU8;
+use std::time::Duration;
+
+use super::environment::EnvironmentOptions;
+use super::operation_options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};
+use crate::hedging::AvailabilityStrategy;
+use crate::protocol::{ConsistencyLevel, Region, SessionToken};
+
+/// The options in force for one operation.
+#[derive(Clone, Copy, Debug)]
+pub struct EffectiveOptions<'a> {
+    /// The caller's session token, if any (wins over the driver's session tracking).
+    pub session_token: Option<&'a SessionToken>,
+    /// The consistency level to request, if any layer sets one.
+    pub consistency_level: Option<ConsistencyLevel>,
+    /// Regions the operation must never be sent to.
+    pub excluded_regions: &'a [Region],
+    /// Bound on the whole operation.
+    pub end_to_end_timeout: Option<Duration>,
+    /// Whether write responses carry the document.
+    pub content_response_on_write: bool,
+    /// Preferred regions, most preferred first (empty: the account's order).
+    pub preferred_regions: &'a [Region],
+    /// The availability strategy of the nearest layer that sets one (operation, then client).
+    pub availability_strategy: Option<AvailabilityStrategy>,
+    /// The hedging master switch: `{ENV}_OVERRIDE > operation > client > {ENV}`.
+    pub hedging_enabled: Option<bool>,
+    /// The PATCH attempt limit.
+    pub patch_max_attempts: NonZeroU8,
+}
+
+impl<'a> EffectiveOptions<'a> {
+    /// Resolves `operation` over `client` over `env`.
+    pub fn resolve(operation: &'a OperationOptions, client: &'a OperationOptions, env: &EnvironmentOptions) -> Self {
+        fn pick<'b, T>(a: &'b Option<T>, b: &'b Option<T>) -> Option<&'b T> {
+            a.as_ref().or(b.as_ref())
+        }
+        Self {
+            session_token: pick(&operation.session_token, &client.session_token),
+            consistency_level: operation.consistency_level.or(client.consistency_level),
+            excluded_regions: pick(&operation.excluded_regions, &client.excluded_regions)
+                .map(Vec::as_slice)
+                .unwrap_or(&[]),
+            end_to_end_timeout: operation.end_to_end_timeout.or(client.end_to_end_timeout),
+            content_response_on_write: operation
+                .content_response_on_write
+                .or(client.content_response_on_write)
+                .unwrap_or(true),
+            preferred_regions: pick(&operation.application_preferred_regions, &client.application_preferred_regions)
+                .map(Vec::as_slice)
+                .unwrap_or(&[]),
+            availability_strategy: operation.availability_strategy.or(client.availability_strategy),
+            hedging_enabled: env
+                .hedging_enabled_override
+                .or(operation.hedging_enabled)
+                .or(client.hedging_enabled)
+                .or(env.hedging_enabled),
+            patch_max_attempts: operation
+                .patch_max_attempts
+                .or(client.patch_max_attempts)
+                .unwrap_or(DEFAULT_PATCH_MAX_ATTEMPTS),
+        }
+    }
+
+    /// Whether `region` is excluded for this operation.
+    pub fn is_excluded(&self, region: &Region) -> bool {
+        self.excluded_regions.contains(region)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operation_wins_over_client_over_env() {
+        let op = OperationOptions::new().with_excluded_regions(["West US"]).with_hedging_enabled(true);
+        let client = OperationOptions::new()
+            .with_excluded_regions(["East US"])
+            .with_application_preferred_regions(["East US", "West US"])
+            .with_end_to_end_timeout(Duration::from_secs(3))
+            .with_hedging_enabled(false);
+        let env = EnvironmentOptions { hedging_enabled: Some(false), ..Default::default() };
+        let e = EffectiveOptions::resolve(&op, &client, &env);
+        assert_eq!(e.excluded_regions, &[Region::new("West US")]);
+        assert_eq!(e.preferred_regions.len(), 2);
+        assert_eq!(e.end_to_end_timeout, Some(Duration::from_secs(3)));
+        assert_eq!(e.hedging_enabled, Some(true));
+        assert!(e.content_response_on_write);
+        assert_eq!(e.patch_max_attempts.get(), 5);
+        assert!(e.is_excluded(&Region::new("westus")));
+    }
+
+    #[test]
+    fn env_is_the_last_layer_and_override_the_first() {
+        let none = OperationOptions::new();
+        let env = EnvironmentOptions { hedging_enabled: Some(true), ..Default::default() };
+        assert_eq!(EffectiveOptions::resolve(&none, &none, &env).hedging_enabled, Some(true));
+        let op = OperationOptions::new().with_hedging_enabled(true);
+        let env = EnvironmentOptions { hedging_enabled_override: Some(false), ..Default::default() };
+        assert_eq!(EffectiveOptions::resolve(&op, &none, &env).hedging_enabled, Some(false));
+    }
+}

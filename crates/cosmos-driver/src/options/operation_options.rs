@@ -1,0 +1,97 @@
+//! Per-operation options. The same type is the client-level default layer inside `DriverOptions`.
+
+use std::num::NonZeroU8;
+use std::time::Duration;
+
+use crate::hedging::AvailabilityStrategy;
+use crate::protocol::{ConsistencyLevel, Region, SessionToken};
+
+/// The default number of read-modify-write rounds of a PATCH.
+pub const DEFAULT_PATCH_MAX_ATTEMPTS: NonZeroU8 = match NonZeroU8::new(5) {
+    Some(n) => n,
+    None => unreachable!(),
+};
+
+/// Options of one operation. Every field is optional; an unset field falls back to the client's
+/// value (`DriverOptions::with_operation_defaults`), then to the environment, then to the default.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OperationOptions {
+    /// The session token to send; wins over the driver's own session tracking for this operation.
+    pub session_token: Option<SessionToken>,
+    /// A consistency level for this operation (may only weaken the account's level).
+    pub consistency_level: Option<ConsistencyLevel>,
+    /// Regions this operation must never be sent to, whatever the retry trigger.
+    pub excluded_regions: Option<Vec<Region>>,
+    /// Bound on the whole operation, retries included.
+    pub end_to_end_timeout: Option<Duration>,
+    /// Whether write responses carry the document (default true). `false` sends `Prefer: return=minimal`.
+    pub content_response_on_write: Option<bool>,
+    /// Preferred regions, most preferred first.
+    pub application_preferred_regions: Option<Vec<Region>>,
+    /// Cross-region hedging strategy (or `Disabled`).
+    pub availability_strategy: Option<AvailabilityStrategy>,
+    /// Master switch for hedging (see the hedging resolution rules).
+    pub hedging_enabled: Option<bool>,
+    /// How many read-modify-write rounds a PATCH may take before giving up with 412.
+    pub patch_max_attempts: Option<NonZeroU8>,
+}
+
+impl OperationOptions {
+    /// Empty options (everything inherited).
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Sets the session token.
+    pub fn with_session_token(mut self, token: SessionToken) -> Self {
+        self.session_token = Some(token);
+        self
+    }
+    /// Sets the consistency level.
+    pub fn with_consistency_level(mut self, level: ConsistencyLevel) -> Self {
+        self.consistency_level = Some(level);
+        self
+    }
+    /// Sets the excluded regions.
+    pub fn with_excluded_regions<I, R>(mut self, regions: I) -> Self
+    where
+        I: IntoIterator<Item = R>,
+        R: Into<Region>,
+    {
+        self.excluded_regions = Some(regions.into_iter().map(Into::into).collect());
+        self
+    }
+    /// Sets the end-to-end timeout.
+    pub fn with_end_to_end_timeout(mut self, timeout: Duration) -> Self {
+        self.end_to_end_timeout = Some(timeout);
+        self
+    }
+    /// Sets whether write responses carry the document.
+    pub fn with_content_response_on_write(mut self, on: bool) -> Self {
+        self.content_response_on_write = Some(on);
+        self
+    }
+    /// Sets the preferred regions.
+    pub fn with_application_preferred_regions<I, R>(mut self, regions: I) -> Self
+    where
+        I: IntoIterator<Item = R>,
+        R: Into<Region>,
+    {
+        self.application_preferred_regions = Some(regions.into_iter().map(Into::into).collect());
+        self
+    }
+    /// Sets the availability strategy.
+    pub fn with_availability_strategy(mut self, strategy: AvailabilityStrategy) -> Self {
+        self.availability_strategy = Some(strategy);
+        self
+    }
+    /// Sets the hedging master switch.
+    pub fn with_hedging_enabled(mut self, enabled: bool) -> Self {
+        self.hedging_enabled = Some(enabled);
+        self
+    }
+    /// Sets the PATCH attempt limit.
+    pub fn with_patch_max_attempts(mut self, attempts: NonZeroU8) -> Self {
+        self.patch_max_attempts = Some(attempts);
+        self
+    }
+}
