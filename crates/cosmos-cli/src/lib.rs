@@ -1,3 +1,4 @@
-//! The `cosmos` command's library: the benchmark engine and the command implementations.
+//! The `cosmos` command's library: the benchmark engine, argument parsing and the commands.
 
+pub mod args;
 pub mod bench;

@@ -1,0 +1,6 @@
+//! Parsing of command-line values: durations, hedging choices, the account target, PATCH flags.
+
+pub mod duration;
+pub mod hedging;
+pub mod patch_flags;
+pub mod target;
