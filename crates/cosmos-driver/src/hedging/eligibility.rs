@@ -119,43 +119,48 @@ pub struct AlternateRouting<E> {
     pub excluded_regions: Vec<Region>,
 }
 
-/// The alternate for a hedged read, or `None` when there is none.
+/// The alternate for a hedged read, or `None` when there is none. Allocates nothing, so it can run
+/// before the race; the alternate is pinned ([`AlternateRouting::pinned`]) only once it is built.
 ///
 /// The alternate is the second applicable read region (the first entry after the head of
 /// `applicable`) that differs from the primary in **both** region and endpoint: a regional endpoint
 /// and an alias of it can reach the same replicas under different names, and hedging to them would
 /// buy nothing. Later entries are tried in order when an earlier one aliases the primary.
-///
-/// The alternate is pinned by excluding `user_excluded ∪ (all regions \ alternate)`, where all
-/// regions are the account's regions, the applicable ones and the primary's.
-pub fn alternate_routing<T: RegionalEndpoint>(
+pub fn select_alternate<'a, T: RegionalEndpoint + 'a>(
     primary_region: &Region,
     primary_endpoint: &T::Endpoint,
-    applicable: &[T],
-    account_regions: &[Region],
-    user_excluded: &[Region],
-) -> Option<AlternateRouting<T::Endpoint>> {
-    let alternate = applicable
-        .iter()
+    applicable: impl IntoIterator<Item = &'a T>,
+) -> Option<&'a T> {
+    applicable
+        .into_iter()
         .skip(1)
-        .find(|c| c.region() != primary_region && c.endpoint() != primary_endpoint)?;
-    let region = alternate.region().clone();
-    let mut excluded: Vec<Region> = Vec::new();
-    let everything = user_excluded
-        .iter()
-        .chain(account_regions)
-        .chain(applicable.iter().map(RegionalEndpoint::region))
-        .chain(std::iter::once(primary_region));
-    for r in everything {
-        if *r != region && !excluded.contains(r) {
-            excluded.push(r.clone());
+        .find(|c| c.region() != primary_region && c.endpoint() != primary_endpoint)
+}
+
+impl<E: Clone> AlternateRouting<E> {
+    /// Pins the alternate to its region by excluding `user_excluded ∪ (known_regions \ alternate)`.
+    ///
+    /// `known_regions` must hold every region routing could pick (the account's read and write
+    /// regions). Call it when the alternate is built, after the threshold: the excluded list is
+    /// the race's first allocation.
+    pub fn pinned<'r, T: RegionalEndpoint<Endpoint = E>>(
+        alternate: &T,
+        user_excluded: &'r [Region],
+        known_regions: impl IntoIterator<Item = &'r Region>,
+    ) -> Self {
+        let region = alternate.region().clone();
+        let mut excluded: Vec<Region> = Vec::new();
+        for r in user_excluded.iter().chain(known_regions) {
+            if *r != region && !excluded.contains(r) {
+                excluded.push(r.clone());
+            }
+        }
+        AlternateRouting {
+            region,
+            endpoint: alternate.endpoint().clone(),
+            excluded_regions: excluded,
         }
     }
-    Some(AlternateRouting {
-        region,
-        endpoint: alternate.endpoint().clone(),
-        excluded_regions: excluded,
-    })
 }
 
 #[cfg(test)]
@@ -394,11 +399,29 @@ mod tests {
         );
     }
 
+    type Ep = RegionEndpoint<String>;
+
+    /// The alternate, pinned, as the pipeline computes it.
+    fn pin(
+        primary: (&str, &str),
+        applicable: &[Ep],
+        known: &[Region],
+        user: &[Region],
+    ) -> Option<AlternateRouting<String>> {
+        let alt = select_alternate(&Region::new(primary.0), &primary.1.to_string(), applicable)?;
+        Some(AlternateRouting::pinned(alt, user, known))
+    }
+
     #[test]
     fn alternate_is_the_second_applicable_region() {
         let applicable = eps(&[("A", "https://a"), ("B", "https://b"), ("C", "https://c")]);
-        let alt = alternate_routing(&"A".into(), &"https://a".to_string(), &applicable, &[], &[])
-            .unwrap();
+        let alt = pin(
+            ("A", "https://a"),
+            &applicable,
+            &regions(&["A", "B", "C"]),
+            &[],
+        )
+        .unwrap();
         assert_eq!(alt.region, Region::new("B"));
         assert_eq!(alt.endpoint, "https://b");
         assert_eq!(alt.excluded_regions, regions(&["A", "C"]));
@@ -407,9 +430,8 @@ mod tests {
     #[test]
     fn alternate_region_pin_excludes_primary() {
         let applicable = eps(&[("East US", "https://e"), ("West US", "https://w")]);
-        let alt = alternate_routing(
-            &"East US".into(),
-            &"https://e".to_string(),
+        let alt = pin(
+            ("East US", "https://e"),
             &applicable,
             &regions(&["East US", "West US"]),
             &[],
@@ -424,14 +446,7 @@ mod tests {
         // Account regions A, B, C, X; user excluded X; applicable after exclusion: A, B, C.
         let account = regions(&["A", "B", "C", "X"]);
         let applicable = eps(&[("A", "a"), ("B", "b"), ("C", "c")]);
-        let alt = alternate_routing(
-            &"A".into(),
-            &"a".to_string(),
-            &applicable,
-            &account,
-            &regions(&["X"]),
-        )
-        .unwrap();
+        let alt = pin(("A", "a"), &applicable, &account, &regions(&["X"])).unwrap();
         assert_eq!(alt.region, Region::new("B"));
         // {X} ∪ (all \ {B}) = {X, A, C}, each once.
         assert_eq!(alt.excluded_regions, regions(&["X", "A", "C"]));
@@ -441,47 +456,42 @@ mod tests {
     fn alternate_must_differ_in_region_and_endpoint() {
         // B is an alias of A's endpoint: skipped; C is distinct.
         let applicable = eps(&[("A", "https://a"), ("B", "https://a"), ("C", "https://c")]);
-        let alt = alternate_routing(&"A".into(), &"https://a".to_string(), &applicable, &[], &[])
-            .unwrap();
+        let alt = pin(
+            ("A", "https://a"),
+            &applicable,
+            &regions(&["A", "B", "C"]),
+            &[],
+        )
+        .unwrap();
         assert_eq!(alt.region, Region::new("C"));
         assert_eq!(alt.excluded_regions, regions(&["A", "B"]));
         // A second spelling of the primary region with another endpoint: skipped too.
         let applicable = eps(&[("East US", "https://e1"), ("eastus", "https://e2")]);
-        assert_eq!(
-            alternate_routing(
-                &"East US".into(),
-                &"https://e1".to_string(),
-                &applicable,
-                &[],
-                &[]
-            ),
-            None
-        );
+        assert_eq!(pin(("East US", "https://e1"), &applicable, &[], &[]), None);
         // The only other entry aliases the primary: no alternate.
         let applicable = eps(&[("A", "https://a"), ("B", "https://a")]);
-        assert_eq!(
-            alternate_routing(&"A".into(), &"https://a".to_string(), &applicable, &[], &[]),
-            None
-        );
+        assert_eq!(pin(("A", "https://a"), &applicable, &[], &[]), None);
     }
 
     #[test]
     fn no_alternate_with_one_region() {
-        let applicable = eps(&[("A", "a")]);
         assert_eq!(
-            alternate_routing(
-                &"A".into(),
-                &"a".to_string(),
-                &applicable,
-                &regions(&["A"]),
-                &[]
-            ),
+            pin(("A", "a"), &eps(&[("A", "a")]), &regions(&["A"]), &[]),
             None
         );
-        let none: Vec<RegionEndpoint<String>> = Vec::new();
-        assert_eq!(
-            alternate_routing(&"A".into(), &"a".to_string(), &none, &[], &[]),
-            None
-        );
+        assert_eq!(pin(("A", "a"), &[], &[], &[]), None);
+    }
+
+    #[test]
+    fn the_user_exclusions_never_pin_out_the_alternate() {
+        let applicable = eps(&[("A", "a"), ("B", "b")]);
+        let alt = pin(
+            ("A", "a"),
+            &applicable,
+            &regions(&["A", "B"]),
+            &regions(&["b"]),
+        )
+        .unwrap();
+        assert!(!alt.excluded_regions.contains(&Region::new("B")));
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! - [`strategy`](HedgingStrategy): the configuration types.
 //! - [`HedgingEnv`] and [`resolve_strategy`]: which strategy is in force for an operation.
-//! - [`should_hedge`] and [`alternate_routing`]: whether to hedge and where the alternate goes.
+//! - [`should_hedge`], [`select_alternate`] and [`AlternateRouting::pinned`]: whether to hedge,
+//!   where the alternate goes and how it is pinned there.
 //! - [`is_final_result`]: which results end a race, and which may start one.
 //! - [`race_hedged`]: the race itself, with [`HubRegionLatch`] shared by its two attempts.
 //! - [`hedge_win_feedback`]: what the partition circuit breaker learns from a race.
@@ -20,7 +21,7 @@ mod strategy;
 
 pub use diagnostics::{HedgeDiagnostics, HedgeTerminalState, HedgingStrategyConfig};
 pub use eligibility::{
-    alternate_routing, should_hedge, AlternateRouting, HedgeDecision, HedgeEligibility, NoHedge,
+    select_alternate, should_hedge, AlternateRouting, HedgeDecision, HedgeEligibility, NoHedge,
     RegionEndpoint, RegionalEndpoint, PHASE_ALLOWED_OPERATIONS,
 };
 pub use env::{
