@@ -47,16 +47,11 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
     let key = target.key(&id);
     let mut partition = target.write()?;
     let existing = partition.latest(&key).cloned();
-    match (&existing, upsert) {
-        (Some(_), false) => {
-            return Err(ApiError::conflict("Entity with the specified id already exists in the system."))
-        }
-        (current, true) if ctx.header(headers::IF_MATCH).is_some() => {
-            if !if_match_ok(ctx, current.as_ref().map(|d| d.etag.as_str())) {
-                return Err(ApiError::precondition_failed());
-            }
-        }
-        _ => {}
+    if existing.is_some() && !upsert {
+        return Err(ApiError::conflict("Entity with the specified id already exists in the system."));
+    }
+    if upsert && !if_match_ok(ctx, existing.as_ref().map(|d| d.etag.as_str())) {
+        return Err(ApiError::precondition_failed());
     }
     let rid = existing.as_ref().map(|d| d.rid).unwrap_or_else(|| target.container.next_item_rid());
     let sealed = seal(map, &rid, target.self_link(&rid));

@@ -23,7 +23,8 @@ pub struct Resp {
 
 impl Resp {
     pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("body is not JSON ({e}): {:?}", self.body))
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {:?}", self.body))
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -31,11 +32,16 @@ impl Resp {
     }
 
     pub fn sub_status(&self) -> u32 {
-        self.header("x-ms-substatus").and_then(|v| v.parse().ok()).unwrap_or(0)
+        self.header("x-ms-substatus")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
     }
 
     pub fn message(&self) -> String {
-        self.json()["message"].as_str().unwrap_or_default().to_owned()
+        self.json()["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
     }
 }
 
@@ -45,7 +51,7 @@ pub fn signing_parts(path: &str) -> (String, String) {
         .trim_matches('/')
         .split('/')
         .filter(|s| !s.is_empty())
-        .map(|s| percent_decode(s))
+        .map(percent_decode)
         .collect();
     if segments.is_empty() {
         return (String::new(), String::new());
@@ -87,7 +93,11 @@ pub fn master_auth(key: &str, verb: &str, resource_type: &str, link: &str, date:
     let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &STANDARD.decode(key).unwrap());
     let sig = STANDARD.encode(ring::hmac::sign(&key, payload.as_bytes()).as_ref());
     let raw = format!("type=master&ver=1.0&sig={sig}");
-    raw.replace('%', "%25").replace('&', "%26").replace('=', "%3D").replace('+', "%2B").replace('/', "%2F")
+    raw.replace('%', "%25")
+        .replace('&', "%26")
+        .replace('=', "%3D")
+        .replace('+', "%2B")
+        .replace('/', "%2F")
 }
 
 /// Now, as an RFC 1123 date.
@@ -105,66 +115,130 @@ pub struct TestClient {
 impl TestClient {
     pub fn new(key: &str) -> Self {
         let http = Client::builder(TokioExecutor::new()).build_http();
-        Self { http, key: key.to_owned() }
+        Self {
+            http,
+            key: key.to_owned(),
+        }
     }
 
     /// Sends a signed request to `base` (an endpoint URL ending in '/') + `path`.
-    pub async fn send(&self, base: &str, method: Method, path: &str, headers: &[(&str, &str)], body: Option<&[u8]>) -> Resp {
+    pub async fn send(
+        &self,
+        base: &str,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Resp {
         let date = now_date();
         let (kind, link) = signing_parts(path);
         let auth = master_auth(&self.key, method.as_str(), &kind, &link, &date);
-        let mut all: Vec<(&str, &str)> = vec![("x-ms-date", &date), ("authorization", &auth), ("x-ms-version", "2020-07-15")];
+        let mut all: Vec<(&str, &str)> = vec![
+            ("x-ms-date", &date),
+            ("authorization", &auth),
+            ("x-ms-version", "2020-07-15"),
+        ];
         all.extend_from_slice(headers);
         self.send_raw(base, method, path, &all, body).await
     }
 
     /// Sends exactly these headers (no signing).
-    pub async fn send_raw(&self, base: &str, method: Method, path: &str, headers: &[(&str, &str)], body: Option<&[u8]>) -> Resp {
+    pub async fn send_raw(
+        &self,
+        base: &str,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Resp {
         let uri = format!("{}{}", base.trim_end_matches('/'), path);
         let mut builder = Request::builder().method(method).uri(uri);
         for (name, value) in headers {
             builder = builder.header(*name, *value);
         }
-        let request = builder.body(Full::new(Bytes::copy_from_slice(body.unwrap_or_default()))).unwrap();
+        let request = builder
+            .body(Full::new(Bytes::copy_from_slice(body.unwrap_or_default())))
+            .unwrap();
         let response = tokio::time::timeout(Duration::from_secs(30), self.http.request(request))
             .await
             .expect("request timed out")
             .expect("request failed");
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let body = response.into_body().collect().await.expect("body").to_bytes();
-        Resp { status, headers, body }
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        Resp {
+            status,
+            headers,
+            body,
+        }
     }
 
     pub async fn get(&self, base: &str, path: &str, headers: &[(&str, &str)]) -> Resp {
         self.send(base, Method::GET, path, headers, None).await
     }
 
-    pub async fn post_json(&self, base: &str, path: &str, headers: &[(&str, &str)], body: &Value) -> Resp {
-        self.send(base, Method::POST, path, headers, Some(body.to_string().as_bytes())).await
+    pub async fn post_json(
+        &self,
+        base: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &Value,
+    ) -> Resp {
+        self.send(
+            base,
+            Method::POST,
+            path,
+            headers,
+            Some(body.to_string().as_bytes()),
+        )
+        .await
     }
 
     /// Creates database `db` and container `coll` (partition key `/pk`) through `base`.
     pub async fn setup(&self, base: &str, db: &str, coll: &str) {
-        let r = self.post_json(base, "/dbs", &[], &serde_json::json!({"id": db})).await;
+        let r = self
+            .post_json(base, "/dbs", &[], &serde_json::json!({"id": db}))
+            .await;
         assert!(r.status == 201 || r.status == 409, "create db: {r:?}");
         let body = serde_json::json!({"id": coll, "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}});
-        let r = self.post_json(base, &format!("/dbs/{db}/colls"), &[], &body).await;
+        let r = self
+            .post_json(base, &format!("/dbs/{db}/colls"), &[], &body)
+            .await;
         assert!(r.status == 201 || r.status == 409, "create coll: {r:?}");
     }
 
     /// Creates an item with partition key value `doc["pk"]`.
     pub async fn create_item(&self, base: &str, db: &str, coll: &str, doc: &Value) -> Resp {
         let pk = pk_header(&doc["pk"]);
-        self.post_json(base, &format!("/dbs/{db}/colls/{coll}/docs"), &[("x-ms-documentdb-partitionkey", &pk)], doc).await
+        self.post_json(
+            base,
+            &format!("/dbs/{db}/colls/{coll}/docs"),
+            &[("x-ms-documentdb-partitionkey", &pk)],
+            doc,
+        )
+        .await
     }
 
     /// Reads an item with extra headers.
-    pub async fn read_item(&self, base: &str, db: &str, coll: &str, id: &str, pk: &Value, extra: &[(&str, &str)]) -> Resp {
+    pub async fn read_item(
+        &self,
+        base: &str,
+        db: &str,
+        coll: &str,
+        id: &str,
+        pk: &Value,
+        extra: &[(&str, &str)],
+    ) -> Resp {
         let pk = pk_header(pk);
         let mut headers = vec![("x-ms-documentdb-partitionkey", pk.as_str())];
         headers.extend_from_slice(extra);
-        self.get(base, &format!("/dbs/{db}/colls/{coll}/docs/{id}"), &headers).await
+        self.get(base, &format!("/dbs/{db}/colls/{coll}/docs/{id}"), &headers)
+            .await
     }
 }
 
@@ -177,6 +251,12 @@ pub fn pk_header(value: &Value) -> String {
 fn signing_parts_follow_the_protocol() {
     assert_eq!(signing_parts("/"), (String::new(), String::new()));
     assert_eq!(signing_parts("/dbs"), ("dbs".into(), String::new()));
-    assert_eq!(signing_parts("/dbs/a/colls"), ("colls".into(), "dbs/a".into()));
-    assert_eq!(signing_parts("/dbs/a/colls/b/docs/x%20y"), ("docs".into(), "dbs/a/colls/b/docs/x y".into()));
+    assert_eq!(
+        signing_parts("/dbs/a/colls"),
+        ("colls".into(), "dbs/a".into())
+    );
+    assert_eq!(
+        signing_parts("/dbs/a/colls/b/docs/x%20y"),
+        ("docs".into(), "dbs/a/colls/b/docs/x y".into())
+    );
 }
