@@ -11,8 +11,11 @@ pub mod hedging;
 mod operation;
 pub mod options;
 pub mod patch;
+pub mod pipeline;
 pub mod protocol;
 mod response;
+pub mod routing;
+pub mod session;
 pub mod transport;
 
 pub use auth::{AccessToken, Credential, TokenCredential};

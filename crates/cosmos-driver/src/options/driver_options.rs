@@ -11,12 +11,6 @@ use crate::protocol::{ConsistencyLevel, Region};
 
 /// The per-attempt timeout when none is configured.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(65);
-/// The default number of consecutive alternate-region hedge wins after which a partition is marked
-/// unhealthy in its primary region.
-pub const DEFAULT_CONSECUTIVE_HEDGE_WIN_THRESHOLD: NonZeroU32 = match NonZeroU32::new(5) {
-    Some(n) => n,
-    None => unreachable!(),
-};
 
 /// Connection pool settings (one keep-alive pool per driver, shared by all endpoints).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,7 +85,8 @@ impl DriverOptions {
         self.defaults.hedging_enabled = Some(enabled);
         self
     }
-    /// Alternate-region wins before a partition is marked unhealthy in its primary region.
+    /// Alternate-region wins before a partition is marked unhealthy in its primary region (default
+    /// 5, or `AZURE_COSMOS_CONSECUTIVE_HEDGE_WIN_THRESHOLD`).
     pub fn with_consecutive_hedge_win_threshold(mut self, threshold: NonZeroU32) -> Self {
         self.consecutive_hedge_win_threshold = Some(threshold);
         self

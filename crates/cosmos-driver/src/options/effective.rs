@@ -1,12 +1,13 @@
-//! Layered resolution: operation > client > environment > default, computed per operation
-//! without copying (everything borrows from the layers).
+//! Layered resolution: operation > client > default, computed per operation without copying
+//! (everything borrows from the layers). The hedging switches also have an environment layer; it is
+//! read once per driver (`crate::hedging::HedgingEnv`) and applied by `crate::hedging::resolve_strategy`
+//! over [`EffectiveOptions::hedging_layers`].
 
 use std::num::NonZeroU8;
 use std::time::Duration;
 
-use super::environment::EnvironmentOptions;
 use super::operation_options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};
-use crate::hedging::AvailabilityStrategy;
+use crate::hedging::{AvailabilityStrategy, HedgingLayers};
 use crate::protocol::{ConsistencyLevel, Region, SessionToken};
 
 /// The options in force for one operation.
@@ -24,17 +25,16 @@ pub struct EffectiveOptions<'a> {
     pub content_response_on_write: bool,
     /// Preferred regions, most preferred first (empty: the account's order).
     pub preferred_regions: &'a [Region],
-    /// The availability strategy of the nearest layer that sets one (operation, then client).
-    pub availability_strategy: Option<AvailabilityStrategy>,
-    /// The hedging master switch: `{ENV}_OVERRIDE > operation > client > {ENV}`.
-    pub hedging_enabled: Option<bool>,
+    /// The programmatic hedging layers (operation and client, kept apart for the resolution rules).
+    pub hedging: HedgingLayers,
     /// The PATCH attempt limit.
     pub patch_max_attempts: NonZeroU8,
 }
 
 impl<'a> EffectiveOptions<'a> {
-    /// Resolves `operation` over `client` over `env`.
-    pub fn resolve(operation: &'a OperationOptions, client: &'a OperationOptions, env: &EnvironmentOptions) -> Self {
+    /// Resolves `operation` over `client`; `request_timeout` is the client's (it lowers the default
+    /// hedging threshold).
+    pub fn resolve(operation: &'a OperationOptions, client: &'a OperationOptions, request_timeout: Option<Duration>) -> Self {
         fn pick<'b, T>(a: &'b Option<T>, b: &'b Option<T>) -> Option<&'b T> {
             a.as_ref().or(b.as_ref())
         }
@@ -52,12 +52,13 @@ impl<'a> EffectiveOptions<'a> {
             preferred_regions: pick(&operation.application_preferred_regions, &client.application_preferred_regions)
                 .map(Vec::as_slice)
                 .unwrap_or(&[]),
-            availability_strategy: operation.availability_strategy.or(client.availability_strategy),
-            hedging_enabled: env
-                .hedging_enabled_override
-                .or(operation.hedging_enabled)
-                .or(client.hedging_enabled)
-                .or(env.hedging_enabled),
+            hedging: HedgingLayers {
+                operation_hedging_enabled: operation.hedging_enabled,
+                client_hedging_enabled: client.hedging_enabled,
+                operation_strategy: operation.availability_strategy,
+                client_strategy: client.availability_strategy,
+                request_timeout,
+            },
             patch_max_attempts: operation
                 .patch_max_attempts
                 .or(client.patch_max_attempts)
@@ -76,31 +77,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn operation_wins_over_client_over_env() {
+    fn operation_wins_over_client_over_default() {
         let op = OperationOptions::new().with_excluded_regions(["West US"]).with_hedging_enabled(true);
         let client = OperationOptions::new()
             .with_excluded_regions(["East US"])
             .with_application_preferred_regions(["East US", "West US"])
             .with_end_to_end_timeout(Duration::from_secs(3))
+            .with_availability_strategy(AvailabilityStrategy::Disabled)
             .with_hedging_enabled(false);
-        let env = EnvironmentOptions { hedging_enabled: Some(false), ..Default::default() };
-        let e = EffectiveOptions::resolve(&op, &client, &env);
+        let e = EffectiveOptions::resolve(&op, &client, Some(Duration::from_secs(4)));
         assert_eq!(e.excluded_regions, &[Region::new("West US")]);
         assert_eq!(e.preferred_regions.len(), 2);
         assert_eq!(e.end_to_end_timeout, Some(Duration::from_secs(3)));
-        assert_eq!(e.hedging_enabled, Some(true));
+        assert_eq!(e.hedging.operation_hedging_enabled, Some(true));
+        assert_eq!(e.hedging.client_hedging_enabled, Some(false));
+        assert_eq!(e.hedging.client_strategy, Some(AvailabilityStrategy::Disabled));
+        assert_eq!(e.hedging.request_timeout, Some(Duration::from_secs(4)));
         assert!(e.content_response_on_write);
         assert_eq!(e.patch_max_attempts.get(), 5);
         assert!(e.is_excluded(&Region::new("westus")));
-    }
-
-    #[test]
-    fn env_is_the_last_layer_and_override_the_first() {
-        let none = OperationOptions::new();
-        let env = EnvironmentOptions { hedging_enabled: Some(true), ..Default::default() };
-        assert_eq!(EffectiveOptions::resolve(&none, &none, &env).hedging_enabled, Some(true));
-        let op = OperationOptions::new().with_hedging_enabled(true);
-        let env = EnvironmentOptions { hedging_enabled_override: Some(false), ..Default::default() };
-        assert_eq!(EffectiveOptions::resolve(&op, &none, &env).hedging_enabled, Some(false));
+        assert!(e.consistency_level.is_none());
     }
 }

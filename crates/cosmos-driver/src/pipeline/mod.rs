@@ -1,0 +1,5 @@
+//! How one operation is carried out across attempts and regions.
+
+mod retry;
+
+pub use retry::LocationEffects;

@@ -1,0 +1,331 @@
+//! The retry decision: one pure function from (operation facts, attempt outcome, retry counters) to
+//! (action, location effects). The operation loop applies both; nothing here does I/O.
+//!
+//! | outcome | reads | writes |
+//! |---|---|---|
+//! | < 400 | complete | complete |
+//! | 429 | wait `x-ms-retry-after-ms` and retry in place (bounded count and total wait); 429/3092 fails over | same (a throttled write was not executed) |
+//! | 408, 500, 503, 410, lost connection, attempt timeout | next region, mark the endpoint | only idempotent writes retry (next write region on multi-write, in place otherwise) |
+//! | connection refused (never sent) | next region, mark the endpoint | retry (safe: nothing reached the server) |
+//! | 404/1002 | in place once, then the hub region with the hub-region header (single-write) or the next region (multi-write) | same |
+//! | 403/3 | refresh account metadata, reroute to the new write region | same |
+//! | 403/1008 | refresh, mark the endpoint, next region | same |
+//! | anything else | abort with the service's error | same |
+//!
+//! Excluded regions never appear as a "next region": the caller computes [`RoutingView`] after
+//! exclusions, and a leg pinned to one region (`local_only`) never has a next region at all.
+
+use std::time::Duration;
+
+use crate::protocol::{status, sub_status, CosmosStatus, OperationType, ResourceType};
+use crate::routing::AccessScope;
+
+/// What the retry decision needs to know about the operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OperationFacts {
+    pub operation_type: OperationType,
+    pub resource_type: ResourceType,
+    /// The account takes writes in several regions.
+    pub multi_write: bool,
+    /// The leg is pinned to one region: retries stay there.
+    pub local_only: bool,
+}
+
+impl OperationFacts {
+    fn is_read(&self) -> bool {
+        self.operation_type.is_read_only()
+    }
+
+    /// Which health scope the operation's failures mark.
+    pub(crate) fn scope(&self) -> AccessScope {
+        if self.is_read() {
+            AccessScope::Read
+        } else {
+            AccessScope::Write
+        }
+    }
+}
+
+/// How one attempt ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum AttemptOutcome {
+    /// The service answered.
+    Response { status: CosmosStatus, retry_after: Option<Duration> },
+    /// No connection: the request never reached the server.
+    ConnectFailed,
+    /// The connection failed after the request may have been sent.
+    ConnectionLost,
+    /// No answer within the request timeout (the request may have been processed).
+    TimedOut,
+}
+
+/// What routing can still offer, computed after excluded regions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RoutingView {
+    /// Another candidate region follows the current one.
+    pub has_next_region: bool,
+    /// The hub (write) region may be used by this leg.
+    pub hub_reachable: bool,
+}
+
+/// Counters of one leg's retries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RetryCounters {
+    pub attempts: u16,
+    pub throttle_retries: u8,
+    pub throttle_wait: Duration,
+    pub failovers: u8,
+    pub local_retries: u8,
+    pub session_retries: u8,
+    pub hub_escalations: u8,
+    pub refreshes: u8,
+}
+
+/// Where a session retry goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SessionRetryTarget {
+    /// The same region again.
+    SameRegion,
+    /// The hub (write) region, with `x-ms-cosmos-hub-region-processing-only: True`.
+    HubRegion,
+    /// The next candidate region (multi-write accounts).
+    NextRegion,
+}
+
+/// Why a leg stops with its last outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AbortReason {
+    /// The outcome is not one the driver retries.
+    NotRetryable,
+    /// Retrying could apply a non-idempotent write twice.
+    UnsafeToRetry,
+    /// The retry budget (or the candidate regions) ran out.
+    RetriesExhausted,
+}
+
+/// What to do after an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RetryAction {
+    /// The outcome is the answer.
+    Complete,
+    /// Retry in the same region after `delay`.
+    RetryLocal { delay: Duration },
+    /// Retry in the next candidate region.
+    Failover,
+    /// Retry after 404/1002.
+    SessionRetry { target: SessionRetryTarget },
+    /// Refresh the account metadata (an effect), then start over in the order it gives.
+    RefreshAndReroute,
+    /// Stop; the outcome is returned as the leg's result.
+    Abort(AbortReason),
+}
+
+impl RetryAction {
+    /// Whether another attempt follows.
+    pub(crate) fn retries(self) -> bool {
+        !matches!(self, RetryAction::Complete | RetryAction::Abort(_))
+    }
+}
+
+/// Changes to shared routing state an outcome calls for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LocationEffects {
+    /// Mark the attempt's endpoint unavailable for this scope.
+    pub mark_endpoint_unavailable: Option<AccessScope>,
+    /// Re-read the account metadata.
+    pub refresh_account: bool,
+    /// Count a failure of the partition in the attempt's region (circuit breaker).
+    pub partition_failure: bool,
+    /// Count a success of the partition in the attempt's region.
+    pub partition_success: bool,
+}
+
+/// The retry budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RetryLimits {
+    pub max_throttle_retries: u8,
+    pub max_throttle_wait: Duration,
+    pub max_failovers: u8,
+    pub max_local_retries: u8,
+    pub max_refreshes: u8,
+    pub max_attempts: u16,
+    pub local_retry_delay: Duration,
+}
+
+impl Default for RetryLimits {
+    fn default() -> Self {
+        Self {
+            max_throttle_retries: 9,
+            max_throttle_wait: Duration::from_secs(30),
+            max_failovers: 8,
+            max_local_retries: 2,
+            max_refreshes: 2,
+            max_attempts: 32,
+            local_retry_delay: Duration::from_millis(20),
+        }
+    }
+}
+
+/// The decision after one attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RetryDecision {
+    pub action: RetryAction,
+    pub effects: LocationEffects,
+    /// The counters after this attempt.
+    pub counters: RetryCounters,
+    /// Turn the hub-region latch on (first hub escalation of a data-plane operation on a
+    /// single-write account).
+    pub latch_hub_region: bool,
+}
+
+fn is_transient_status(s: CosmosStatus) -> bool {
+    matches!(
+        s.status,
+        status::REQUEST_TIMEOUT | status::INTERNAL_SERVER_ERROR | status::SERVICE_UNAVAILABLE | status::GONE
+    )
+}
+
+/// The location effects of an attempt's outcome, without deciding anything else. Non-consuming and
+/// pure: a hedge race can ask it about either leg's result.
+pub(crate) fn location_effects(facts: &OperationFacts, outcome: &AttemptOutcome) -> LocationEffects {
+    let mut e = LocationEffects::default();
+    match *outcome {
+        AttemptOutcome::Response { status: s, .. } if s.status < 400 => e.partition_success = true,
+        AttemptOutcome::Response { status: s, .. } if is_transient_status(s) => {
+            e.mark_endpoint_unavailable = Some(facts.scope());
+            e.partition_failure = true;
+        }
+        AttemptOutcome::Response { status: s, .. } if s.status == status::FORBIDDEN => match s.sub_status {
+            sub_status::WRITE_FORBIDDEN => e.refresh_account = true,
+            sub_status::DATABASE_ACCOUNT_NOT_FOUND => {
+                e.refresh_account = true;
+                e.mark_endpoint_unavailable = Some(facts.scope());
+            }
+            _ => {}
+        },
+        AttemptOutcome::Response { .. } => {}
+        AttemptOutcome::ConnectFailed | AttemptOutcome::ConnectionLost | AttemptOutcome::TimedOut => {
+            e.mark_endpoint_unavailable = Some(facts.scope());
+            e.partition_failure = true;
+        }
+    }
+    e
+}
+
+fn throttle_backoff(retries: u8) -> Duration {
+    Duration::from_millis(50u64 << retries.min(7)).min(Duration::from_secs(5))
+}
+
+fn transient(facts: &OperationFacts, routing: RoutingView, c: &mut RetryCounters, reached_server: bool, limits: &RetryLimits) -> RetryAction {
+    if reached_server && !facts.operation_type.is_idempotent() {
+        return RetryAction::Abort(AbortReason::UnsafeToRetry);
+    }
+    let may_change_region = !facts.local_only && (facts.is_read() || facts.multi_write);
+    if may_change_region && routing.has_next_region && c.failovers < limits.max_failovers {
+        c.failovers += 1;
+        return RetryAction::Failover;
+    }
+    if c.local_retries < limits.max_local_retries {
+        c.local_retries += 1;
+        return RetryAction::RetryLocal { delay: limits.local_retry_delay * u32::from(c.local_retries) };
+    }
+    RetryAction::Abort(AbortReason::RetriesExhausted)
+}
+
+/// Decides what follows an attempt. `hub_latched` is whether the leg's hub-region latch is already
+/// on (its own or a shared one).
+pub(crate) fn decide(
+    facts: &OperationFacts,
+    routing: RoutingView,
+    outcome: &AttemptOutcome,
+    counters: RetryCounters,
+    hub_latched: bool,
+    limits: &RetryLimits,
+) -> RetryDecision {
+    let mut c = counters;
+    c.attempts = c.attempts.saturating_add(1);
+    let effects = location_effects(facts, outcome);
+    let mut latch_hub_region = false;
+    let action = match *outcome {
+        AttemptOutcome::ConnectFailed => transient(facts, routing, &mut c, false, limits),
+        AttemptOutcome::ConnectionLost | AttemptOutcome::TimedOut => transient(facts, routing, &mut c, true, limits),
+        AttemptOutcome::Response { status: s, retry_after } => match (s.status, s.sub_status) {
+            (code, _) if code < 400 => RetryAction::Complete,
+            (status::TOO_MANY_REQUESTS, sub) => {
+                if sub == sub_status::SYSTEM_RESOURCE_UNAVAILABLE
+                    && facts.is_read()
+                    && !facts.local_only
+                    && routing.has_next_region
+                    && c.failovers < limits.max_failovers
+                {
+                    c.failovers += 1;
+                    RetryAction::Failover
+                } else {
+                    let delay = retry_after.unwrap_or_else(|| throttle_backoff(c.throttle_retries));
+                    if c.throttle_retries < limits.max_throttle_retries && c.throttle_wait + delay <= limits.max_throttle_wait {
+                        c.throttle_retries += 1;
+                        c.throttle_wait += delay;
+                        RetryAction::RetryLocal { delay }
+                    } else {
+                        RetryAction::Abort(AbortReason::RetriesExhausted)
+                    }
+                }
+            }
+            (status::NOT_FOUND, sub_status::READ_SESSION_NOT_AVAILABLE) => {
+                if c.session_retries == 0 {
+                    c.session_retries = 1;
+                    RetryAction::SessionRetry { target: SessionRetryTarget::SameRegion }
+                } else if !facts.multi_write {
+                    if c.hub_escalations == 0 && routing.hub_reachable {
+                        latch_hub_region = crate::hedging::hub_latch_triggers(
+                            facts.resource_type.is_data_plane(),
+                            facts.multi_write,
+                            u32::from(c.hub_escalations),
+                            hub_latched,
+                        );
+                        c.hub_escalations = 1;
+                        c.session_retries += 1;
+                        RetryAction::SessionRetry { target: SessionRetryTarget::HubRegion }
+                    } else {
+                        RetryAction::Abort(AbortReason::RetriesExhausted)
+                    }
+                } else if !facts.local_only && routing.has_next_region && c.failovers < limits.max_failovers {
+                    c.failovers += 1;
+                    c.session_retries += 1;
+                    RetryAction::SessionRetry { target: SessionRetryTarget::NextRegion }
+                } else {
+                    RetryAction::Abort(AbortReason::RetriesExhausted)
+                }
+            }
+            (status::FORBIDDEN, sub_status::WRITE_FORBIDDEN) => {
+                if c.refreshes < limits.max_refreshes {
+                    c.refreshes += 1;
+                    RetryAction::RefreshAndReroute
+                } else {
+                    RetryAction::Abort(AbortReason::RetriesExhausted)
+                }
+            }
+            (status::FORBIDDEN, sub_status::DATABASE_ACCOUNT_NOT_FOUND) => {
+                if !facts.local_only && routing.has_next_region && c.refreshes < limits.max_refreshes {
+                    c.refreshes += 1;
+                    c.failovers += 1;
+                    RetryAction::Failover
+                } else {
+                    RetryAction::Abort(AbortReason::RetriesExhausted)
+                }
+            }
+            _ if is_transient_status(s) => transient(facts, routing, &mut c, true, limits),
+            _ => RetryAction::Abort(AbortReason::NotRetryable),
+        },
+    };
+    let action = if action.retries() && c.attempts >= limits.max_attempts {
+        RetryAction::Abort(AbortReason::RetriesExhausted)
+    } else {
+        action
+    };
+    RetryDecision { action, effects, counters: c, latch_hub_region }
+}
+
+#[cfg(test)]
+#[path = "retry_tests.rs"]
+mod tests;

@@ -1,0 +1,166 @@
+//! The database account document (`GET /`): regions, their endpoints and the write configuration.
+
+use serde::Deserialize;
+
+use crate::error::{CosmosError, ErrorKind};
+use crate::protocol::{ConsistencyLevel, Region};
+use crate::transport::Endpoint;
+
+/// A region and the endpoint that serves it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegionEndpoint {
+    /// The region.
+    pub region: Region,
+    /// Its endpoint.
+    pub endpoint: Endpoint,
+}
+
+impl crate::hedging::RegionalEndpoint for RegionEndpoint {
+    type Endpoint = Endpoint;
+    fn region(&self) -> &Region {
+        &self.region
+    }
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+}
+
+/// What the driver knows about the account.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AccountProperties {
+    /// Regions that take writes, the hub (current write region) first.
+    pub write_regions: Vec<RegionEndpoint>,
+    /// Regions that serve reads, in the account's order.
+    pub read_regions: Vec<RegionEndpoint>,
+    /// Whether every write region takes writes (multi-write); otherwise only the first does.
+    pub multi_write: bool,
+    /// The account's default consistency level.
+    pub default_consistency: ConsistencyLevel,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Location {
+    name: String,
+    database_account_endpoint: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConsistencyPolicy {
+    default_consistency_level: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AccountDocument {
+    #[serde(default)]
+    writable_locations: Vec<Location>,
+    #[serde(default)]
+    readable_locations: Vec<Location>,
+    #[serde(default)]
+    enable_multiple_write_locations: bool,
+    user_consistency_policy: Option<ConsistencyPolicy>,
+}
+
+/// The region name used when the account lists no locations (a single-endpoint server).
+pub const GLOBAL_REGION_NAME: &str = "global";
+
+impl AccountProperties {
+    /// Parses the account document. Locations whose endpoint is not a valid (or allowed) URL are
+    /// skipped with a warning; an account without usable locations is served by `global`.
+    pub fn parse(body: &[u8], global: &Endpoint, allow_insecure_http: bool) -> Result<Self, CosmosError> {
+        let doc: AccountDocument = serde_json::from_slice(body).map_err(|e| {
+            CosmosError::new(ErrorKind::Deserialization, format!("the database account document is not valid: {e}"))
+                .with_source(e)
+        })?;
+        let convert = |locations: &[Location]| -> Vec<RegionEndpoint> {
+            let mut out: Vec<RegionEndpoint> = Vec::with_capacity(locations.len());
+            for l in locations {
+                match Endpoint::parse(&l.database_account_endpoint, allow_insecure_http) {
+                    Ok(endpoint) => {
+                        let region = Region::new(&l.name);
+                        if !out.iter().any(|r| r.region == region) {
+                            out.push(RegionEndpoint { region, endpoint });
+                        }
+                    }
+                    Err(e) => tracing::warn!(region = %l.name, error = %e, "skipping an account location"),
+                }
+            }
+            out
+        };
+        let mut write_regions = convert(&doc.writable_locations);
+        let mut read_regions = convert(&doc.readable_locations);
+        let fallback = || vec![RegionEndpoint { region: Region::new(GLOBAL_REGION_NAME), endpoint: global.clone() }];
+        if write_regions.is_empty() && read_regions.is_empty() {
+            write_regions = fallback();
+            read_regions = fallback();
+        } else if write_regions.is_empty() {
+            write_regions = read_regions[..1].to_vec();
+        } else if read_regions.is_empty() {
+            read_regions = write_regions.clone();
+        }
+        let default_consistency = doc
+            .user_consistency_policy
+            .and_then(|p| p.default_consistency_level)
+            .and_then(|l| ConsistencyLevel::parse(&l))
+            .unwrap_or(ConsistencyLevel::Session);
+        Ok(Self { write_regions, read_regions, multi_write: doc.enable_multiple_write_locations, default_consistency })
+    }
+
+    /// The hub: the region that takes writes on a single-write account.
+    pub fn hub(&self) -> &RegionEndpoint {
+        // `parse` guarantees at least one write region.
+        &self.write_regions[0]
+    }
+
+    /// Every region the account has (read regions, then write-only regions).
+    pub fn all_regions(&self) -> impl Iterator<Item = &Region> {
+        self.read_regions
+            .iter()
+            .map(|r| &r.region)
+            .chain(self.write_regions.iter().map(|r| &r.region).filter(|w| !self.read_regions.iter().any(|r| &r.region == *w)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn global() -> Endpoint {
+        Endpoint::parse("https://acct.example/", false).unwrap()
+    }
+
+    #[test]
+    fn parses_regions_and_write_configuration() {
+        let body = br#"{
+            "writableLocations": [{"name": "East US", "databaseAccountEndpoint": "https://acct-eastus.example:443/"}],
+            "readableLocations": [
+                {"name": "East US", "databaseAccountEndpoint": "https://acct-eastus.example:443/"},
+                {"name": "West US", "databaseAccountEndpoint": "https://acct-westus.example:443/"},
+                {"name": "Bad", "databaseAccountEndpoint": "http://insecure.example/"}
+            ],
+            "enableMultipleWriteLocations": false,
+            "userConsistencyPolicy": {"defaultConsistencyLevel": "Session"}
+        }"#;
+        let a = AccountProperties::parse(body, &global(), false).unwrap();
+        assert_eq!(a.hub().region, Region::new("eastus"));
+        assert_eq!(a.read_regions.len(), 2, "the plain-http location is skipped");
+        assert!(!a.multi_write);
+        assert_eq!(a.default_consistency, ConsistencyLevel::Session);
+        assert_eq!(a.all_regions().count(), 2);
+    }
+
+    #[test]
+    fn no_locations_means_the_global_endpoint() {
+        let a = AccountProperties::parse(b"{}", &global(), false).unwrap();
+        assert_eq!(a.hub().endpoint, global());
+        assert_eq!(a.read_regions[0].region.as_str(), GLOBAL_REGION_NAME);
+    }
+
+    #[test]
+    fn malformed_documents_are_errors() {
+        let e = AccountProperties::parse(b"[1,2]", &global(), false).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Deserialization);
+    }
+}

@@ -1,0 +1,120 @@
+//! The cached account metadata: read at start, refreshed on an interval and on demand.
+
+use std::sync::{Arc, RwLock};
+
+use bytes::Bytes;
+use http::Method;
+use tokio::time::Instant;
+
+use super::account::AccountProperties;
+use crate::error::{CosmosError, ErrorKind};
+use crate::protocol::{CosmosStatus, ResourceType};
+use crate::response::ResponseHeaders;
+use crate::transport::{AttemptFailure, AttemptHeaders, AttemptRequest, Endpoint, Transport};
+
+/// One version of the account metadata.
+#[derive(Debug)]
+pub struct AccountSnapshot {
+    /// The metadata.
+    pub properties: AccountProperties,
+    /// Increases with every refresh.
+    pub generation: u64,
+    /// When it was read.
+    pub fetched_at: Instant,
+}
+
+/// The account metadata of one driver; readers take a cheap snapshot (`Arc` clone).
+#[derive(Debug)]
+pub(crate) struct AccountCache {
+    global: Endpoint,
+    allow_insecure_http: bool,
+    current: RwLock<Arc<AccountSnapshot>>,
+    refresh: tokio::sync::Mutex<()>,
+}
+
+static ROOT: Bytes = Bytes::from_static(b"/");
+
+async fn fetch_from(transport: &Transport, endpoint: &Endpoint, global: &Endpoint, allow_insecure_http: bool) -> Result<AccountProperties, CosmosError> {
+    let req = AttemptRequest {
+        method: &Method::GET,
+        endpoint,
+        path: &ROOT,
+        resource_type: ResourceType::DatabaseAccount,
+        resource_link: "",
+        body: None,
+        headers: AttemptHeaders::default(),
+    };
+    match transport.send(&req, None).await {
+        Ok(raw) if raw.status.is_success() => AccountProperties::parse(&raw.body, global, allow_insecure_http),
+        Ok(raw) => {
+            let sub = raw.headers.get("x-ms-substatus").and_then(|v| v.to_str().ok()).and_then(|s| s.parse().ok()).unwrap_or(0);
+            Err(CosmosError::service(CosmosStatus::new(raw.status.as_u16(), sub), ResponseHeaders::new(raw.headers), raw.body)
+                .with_context(format!("reading the database account from {endpoint}")))
+        }
+        Err(AttemptFailure::Local(e)) => Err(e),
+        Err(AttemptFailure::Send(f)) => Err(CosmosError::new(
+            ErrorKind::Transport,
+            format!("reading the database account from {endpoint} failed: {}", f.describe()),
+        )),
+    }
+}
+
+impl AccountCache {
+    /// Reads the account from `global`; fails when it cannot be read.
+    pub(crate) async fn load(transport: &Transport, global: Endpoint, allow_insecure_http: bool) -> Result<Self, CosmosError> {
+        let properties = fetch_from(transport, &global, &global, allow_insecure_http).await?;
+        let snapshot = AccountSnapshot { properties, generation: 1, fetched_at: Instant::now() };
+        Ok(Self {
+            global,
+            allow_insecure_http,
+            current: RwLock::new(Arc::new(snapshot)),
+            refresh: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// The current metadata.
+    pub(crate) fn snapshot(&self) -> Arc<AccountSnapshot> {
+        match self.current.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Re-reads the metadata unless someone already did since `seen_generation` (concurrent
+    /// refreshes coalesce into one request). Tries the global endpoint, then each regional
+    /// endpoint. On failure the current metadata stays and is returned.
+    pub(crate) async fn refresh(&self, transport: &Transport, seen_generation: u64) -> Arc<AccountSnapshot> {
+        let _guard = self.refresh.lock().await;
+        let current = self.snapshot();
+        if current.generation > seen_generation {
+            return current;
+        }
+        let mut endpoints = vec![self.global.clone()];
+        for r in current.properties.read_regions.iter().chain(&current.properties.write_regions) {
+            if !endpoints.contains(&r.endpoint) {
+                endpoints.push(r.endpoint.clone());
+            }
+        }
+        for endpoint in &endpoints {
+            match fetch_from(transport, endpoint, &self.global, self.allow_insecure_http).await {
+                Ok(properties) => {
+                    let changed = properties != current.properties;
+                    let next = Arc::new(AccountSnapshot {
+                        properties,
+                        generation: current.generation + 1,
+                        fetched_at: Instant::now(),
+                    });
+                    if let Ok(mut g) = self.current.write() {
+                        *g = next.clone();
+                    }
+                    if changed {
+                        tracing::info!(hub = %next.properties.hub().region, "account metadata changed");
+                    }
+                    return next;
+                }
+                Err(e) => tracing::warn!(endpoint = %endpoint, error = %e, "account metadata refresh failed"),
+            }
+        }
+        current
+    }
+}

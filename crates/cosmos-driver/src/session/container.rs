@@ -1,0 +1,140 @@
+//! The driver's session tokens: one merged token per container, covering its partition key ranges.
+//!
+//! Every response's `x-ms-session-token` is merged in (highest LSN per range wins, so tokens never
+//! move backwards, whatever order responses arrive in). Session-consistent requests send the
+//! container's token, which names every range the driver has seen; the service uses the entry of
+//! the range that serves the request. The rendered header is kept, so sending it is a reference
+//! count increment.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use http::HeaderValue;
+
+use crate::protocol::SessionToken;
+
+#[derive(Debug, Default)]
+struct State {
+    token: SessionToken,
+    header: Option<HeaderValue>,
+    /// The last raw header merged, to skip re-parsing a repeated token.
+    last_raw: Option<HeaderValue>,
+}
+
+/// Session tokens of every container the driver has talked to.
+#[derive(Debug, Default)]
+pub struct SessionContainer {
+    containers: RwLock<HashMap<Arc<str>, Arc<Mutex<State>>>>,
+}
+
+impl SessionContainer {
+    /// An empty container.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self, container: &Arc<str>) -> Option<Arc<Mutex<State>>> {
+        self.containers.read().ok()?.get(container).cloned()
+    }
+
+    fn state_or_insert(&self, container: &Arc<str>) -> Option<Arc<Mutex<State>>> {
+        if let Some(s) = self.state(container) {
+            return Some(s);
+        }
+        let mut map = self.containers.write().ok()?;
+        Some(map.entry(container.clone()).or_default().clone())
+    }
+
+    /// The header to send for `container`, if any token is known.
+    pub fn header_for(&self, container: &Arc<str>) -> Option<HeaderValue> {
+        let state = self.state(container)?;
+        let guard = state.lock().ok()?;
+        guard.header.clone()
+    }
+
+    /// The merged token of `container`.
+    pub fn token_for(&self, container: &Arc<str>) -> Option<SessionToken> {
+        let state = self.state(container)?;
+        let guard = state.lock().ok()?;
+        (!guard.token.is_empty()).then(|| guard.token.clone())
+    }
+
+    /// Merges a response's `x-ms-session-token` into `container`'s token. Malformed tokens are
+    /// ignored (and logged).
+    pub fn capture(&self, container: &Arc<str>, raw: &HeaderValue) {
+        if let Some(state) = self.state(container) {
+            if let Ok(g) = state.lock() {
+                if g.last_raw.as_ref() == Some(raw) {
+                    return;
+                }
+            }
+        }
+        let parsed = match raw.to_str().ok().map(SessionToken::parse) {
+            Some(Ok(t)) => t,
+            _ => {
+                tracing::debug!(container = %container, "ignoring a malformed session token");
+                return;
+            }
+        };
+        let Some(state) = self.state_or_insert(container) else { return };
+        let Ok(mut g) = state.lock() else { return };
+        if g.token.merge_from(&parsed) || g.header.is_none() {
+            g.header = HeaderValue::from_str(&g.token.to_string()).ok();
+        }
+        g.last_raw = Some(raw.clone());
+    }
+
+    /// Forgets `container`'s token (it was deleted).
+    pub fn forget(&self, container: &Arc<str>) {
+        if let Ok(mut map) = self.containers.write() {
+            map.remove(container);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c() -> Arc<str> {
+        Arc::from("dbs/db/colls/c")
+    }
+
+    #[test]
+    fn captures_merge_and_never_regress() {
+        let s = SessionContainer::new();
+        assert!(s.header_for(&c()).is_none());
+        s.capture(&c(), &HeaderValue::from_static("0:-1#10"));
+        s.capture(&c(), &HeaderValue::from_static("1:-1#3"));
+        assert_eq!(s.header_for(&c()).unwrap(), "0:-1#10,1:-1#3");
+        s.capture(&c(), &HeaderValue::from_static("0:-1#7"));
+        assert_eq!(s.header_for(&c()).unwrap(), "0:-1#10,1:-1#3", "a late response cannot move a token back");
+        s.capture(&c(), &HeaderValue::from_static("0:-1#12"));
+        assert_eq!(s.header_for(&c()).unwrap(), "0:-1#12,1:-1#3");
+        s.capture(&c(), &HeaderValue::from_static("garbage"));
+        assert_eq!(s.token_for(&c()).unwrap().to_string(), "0:-1#12,1:-1#3");
+        assert!(s.header_for(&Arc::from("dbs/db/colls/other")).is_none());
+        s.forget(&c());
+        assert!(s.header_for(&c()).is_none());
+    }
+
+    #[test]
+    fn concurrent_captures_keep_the_maximum() {
+        let s = Arc::new(SessionContainer::new());
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    for n in 0..200u32 {
+                        let v = HeaderValue::from_str(&format!("0:-1#{}", n * 4 + t)).unwrap();
+                        s.capture(&c(), &v);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(s.header_for(&c()).unwrap(), "0:-1#799");
+    }
+}

@@ -1,0 +1,5 @@
+//! Session consistency: the tokens the driver captures from responses and sends with requests.
+
+mod container;
+
+pub use container::SessionContainer;

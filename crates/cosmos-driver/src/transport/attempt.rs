@@ -1,0 +1,216 @@
+//! One HTTP attempt: the request's headers, its signature, the send, and the raw response.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE, USER_AGENT};
+use http::uri::{Parts, PathAndQuery};
+use http::{HeaderName, HeaderValue, Method, Request, Uri};
+use http_body_util::Full;
+use tokio::time::Instant;
+
+use super::date::with_request_date;
+use super::endpoint::Endpoint;
+use super::http_client::{HttpClient, RawResponse, SendFailure};
+use crate::auth::Credential;
+use crate::error::CosmosError;
+use crate::protocol::{header_names as h, ConsistencyLevel, ResourceType};
+
+/// The REST API version the driver speaks.
+pub const API_VERSION: &str = "2020-07-15";
+/// The `User-Agent` the driver sends.
+pub const USER_AGENT_VALUE: &str = concat!("cosmos-driver/", env!("CARGO_PKG_VERSION"));
+
+/// The per-attempt headers beyond those every request carries.
+#[derive(Debug, Default)]
+pub(crate) struct AttemptHeaders<'a> {
+    pub partition_key: Option<&'a HeaderValue>,
+    pub session_token: Option<HeaderValue>,
+    pub consistency: Option<ConsistencyLevel>,
+    pub precondition: Option<(HeaderName, HeaderValue)>,
+    pub is_upsert: bool,
+    pub hub_region_processing_only: bool,
+    pub prefer_minimal: bool,
+    pub json_body: bool,
+    pub extra: &'a [(HeaderName, HeaderValue)],
+}
+
+/// Everything one attempt needs.
+#[derive(Debug)]
+pub(crate) struct AttemptRequest<'a> {
+    pub method: &'a Method,
+    pub endpoint: &'a Endpoint,
+    pub path: &'a Bytes,
+    pub resource_type: ResourceType,
+    pub resource_link: &'a str,
+    pub body: Option<&'a Bytes>,
+    pub headers: AttemptHeaders<'a>,
+}
+
+/// Why an attempt produced no response.
+#[derive(Debug)]
+pub(crate) enum AttemptFailure {
+    /// The transport failed (see [`SendFailure`]).
+    Send(SendFailure),
+    /// The request could not be built or signed; nothing was sent.
+    Local(CosmosError),
+}
+
+/// Sends attempts for one driver: the pooled client, the credential and the fixed headers.
+#[derive(Debug)]
+pub(crate) struct Transport {
+    client: HttpClient,
+    credential: Credential,
+    token_scope: String,
+    request_timeout: Duration,
+}
+
+const fn verb(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "get",
+        Method::POST => "post",
+        Method::PUT => "put",
+        Method::DELETE => "delete",
+        Method::PATCH => "patch",
+        Method::HEAD => "head",
+        _ => "",
+    }
+}
+
+impl Transport {
+    /// A transport over `client` signing with `credential`; Entra ID tokens are requested for
+    /// `token_scope` (`https://{account-host}/.default`).
+    pub(crate) fn new(client: HttpClient, credential: Credential, token_scope: String, request_timeout: Duration) -> Self {
+        Self { client, credential, token_scope, request_timeout }
+    }
+
+    /// The per-attempt timeout.
+    pub(crate) fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// Signs and sends one attempt; gives up at the earlier of `deadline` and the request timeout.
+    pub(crate) async fn send(&self, req: &AttemptRequest<'_>, deadline: Option<Instant>) -> Result<RawResponse, AttemptFailure> {
+        let attempt_deadline = {
+            let by_timeout = Instant::now() + self.request_timeout;
+            deadline.map_or(by_timeout, |d| d.min(by_timeout))
+        };
+        let request = self.build(req).await.map_err(AttemptFailure::Local)?;
+        self.client.send(request, attempt_deadline).await.map_err(AttemptFailure::Send)
+    }
+
+    async fn build(&self, req: &AttemptRequest<'_>) -> Result<Request<Full<Bytes>>, CosmosError> {
+        let (date, authorization) = {
+            let (date, lower) = with_request_date(|h, l| (h.clone(), l.to_owned()));
+            let auth = self
+                .credential
+                .authorization(
+                    verb(req.method),
+                    req.resource_type.as_path_segment(),
+                    req.resource_link,
+                    &lower,
+                    &self.token_scope,
+                )
+                .await?;
+            (date, auth)
+        };
+        let mut parts = Parts::default();
+        parts.scheme = Some(req.endpoint.scheme().clone());
+        parts.authority = Some(req.endpoint.authority().clone());
+        parts.path_and_query = Some(
+            PathAndQuery::from_maybe_shared(req.path.clone())
+                .map_err(|e| CosmosError::invalid_input(format!("the request path is not valid: {e}")))?,
+        );
+        let uri = Uri::from_parts(parts)
+            .map_err(|e| CosmosError::invalid_input(format!("the request URI is not valid: {e}")))?;
+
+        let body = req.body.cloned().unwrap_or_default();
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = req.method.clone();
+        *request.uri_mut() = uri;
+        let map = request.headers_mut();
+        map.reserve(12 + req.headers.extra.len());
+        map.insert(h::VERSION, HeaderValue::from_static(API_VERSION));
+        map.insert(h::DATE, date);
+        map.insert(http::header::AUTHORIZATION, authorization);
+        map.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
+        map.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        let extra = &req.headers;
+        if extra.json_body {
+            map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        if let Some(pk) = extra.partition_key {
+            map.insert(h::PARTITION_KEY, pk.clone());
+        }
+        if let Some(token) = &extra.session_token {
+            map.insert(h::SESSION_TOKEN, token.clone());
+        }
+        if let Some(level) = extra.consistency {
+            map.insert(h::CONSISTENCY_LEVEL, level.header_value());
+        }
+        if let Some((name, value)) = &extra.precondition {
+            map.insert(name.clone(), value.clone());
+        }
+        if extra.is_upsert {
+            map.insert(h::IS_UPSERT, HeaderValue::from_static("True"));
+        }
+        if extra.hub_region_processing_only {
+            map.insert(h::HUB_REGION_PROCESSING_ONLY, HeaderValue::from_static("True"));
+        }
+        if extra.prefer_minimal {
+            map.insert(h::PREFER, HeaderValue::from_static("return=minimal"));
+        }
+        for (name, value) in extra.extra {
+            map.insert(name.clone(), value.clone());
+        }
+        Ok(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::ConnectionPoolOptions;
+
+    #[tokio::test]
+    async fn builds_signed_requests_with_the_protocol_headers() {
+        let client = HttpClient::new(ConnectionPoolOptions::default(), None).unwrap();
+        let cred = Credential::master_key("C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==").unwrap();
+        let t = Transport::new(client, cred, "https://localhost/.default".into(), Duration::from_secs(5));
+        let endpoint = Endpoint::parse("http://127.0.0.1:9/", false).unwrap();
+        let path = Bytes::from_static(b"/dbs/db/colls/c/docs/a%20b");
+        let pk = HeaderValue::from_static("[\"p\"]");
+        let body = Bytes::from_static(b"{}");
+        let req = AttemptRequest {
+            method: &Method::PUT,
+            endpoint: &endpoint,
+            path: &path,
+            resource_type: ResourceType::Document,
+            resource_link: "dbs/db/colls/c/docs/a b",
+            body: Some(&body),
+            headers: AttemptHeaders {
+                partition_key: Some(&pk),
+                session_token: Some(HeaderValue::from_static("0:-1#5")),
+                consistency: Some(ConsistencyLevel::Session),
+                precondition: Some((http::header::IF_MATCH, HeaderValue::from_static("\"e\""))),
+                hub_region_processing_only: true,
+                json_body: true,
+                ..Default::default()
+            },
+        };
+        let built = t.build(&req).await.unwrap();
+        assert_eq!(built.uri().to_string(), "http://127.0.0.1:9/dbs/db/colls/c/docs/a%20b");
+        let hs = built.headers();
+        assert_eq!(hs[&h::VERSION], API_VERSION);
+        assert!(hs[http::header::AUTHORIZATION].to_str().unwrap().starts_with("type%3Dmaster%26ver%3D1.0%26sig%3D"));
+        assert!(httpdate::parse_http_date(hs[&h::DATE].to_str().unwrap()).is_ok());
+        assert_eq!(hs[&h::PARTITION_KEY], "[\"p\"]");
+        assert_eq!(hs[&h::SESSION_TOKEN], "0:-1#5");
+        assert_eq!(hs[&h::CONSISTENCY_LEVEL], "Session");
+        assert_eq!(hs[http::header::IF_MATCH], "\"e\"");
+        assert_eq!(hs[&h::HUB_REGION_PROCESSING_ONLY], "True");
+        assert_eq!(hs[CONTENT_TYPE], "application/json");
+        assert!(hs[USER_AGENT].to_str().unwrap().starts_with("cosmos-driver/"));
+        assert!(!hs.contains_key(&h::IS_UPSERT));
+    }
+}

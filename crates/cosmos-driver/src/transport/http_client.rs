@@ -1,0 +1,127 @@
+//! The pooled keep-alive HTTP client of one driver: hyper with rustls, one pool for all endpoints.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
+use tokio::time::Instant;
+
+use crate::error::{CosmosError, ErrorKind};
+use crate::options::ConnectionPoolOptions;
+
+/// A response as it came off the wire.
+#[derive(Debug)]
+pub(crate) struct RawResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+/// Why an attempt produced no response.
+#[derive(Debug)]
+pub(crate) enum SendFailure {
+    /// The connection could not be established: the request never left the client.
+    Connect(Box<dyn std::error::Error + Send + Sync>),
+    /// The connection failed after the request may have been sent.
+    Io(Box<dyn std::error::Error + Send + Sync>),
+    /// No response before the attempt's deadline (the request may have been sent).
+    TimedOut,
+}
+
+impl SendFailure {
+    pub(crate) fn describe(&self) -> &'static str {
+        match self {
+            SendFailure::Connect(_) => "connection failed",
+            SendFailure::Io(_) => "connection lost",
+            SendFailure::TimedOut => "timed out",
+        }
+    }
+}
+
+/// The hyper client of one driver.
+#[derive(Clone)]
+pub(crate) struct HttpClient {
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+}
+
+impl HttpClient {
+    /// A client trusting the webpki roots plus `extra_pem` (certificates in PEM), with `pool`'s
+    /// settings.
+    pub(crate) fn new(pool: ConnectionPoolOptions, extra_pem: Option<&[u8]>) -> Result<Self, CosmosError> {
+        let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+        if let Some(pem) = extra_pem {
+            let mut added = 0;
+            for cert in CertificateDer::pem_slice_iter(pem) {
+                let cert = cert.map_err(|e| {
+                    CosmosError::invalid_input(format!("the extra trusted certificate is not valid PEM: {e}"))
+                })?;
+                roots.add(cert).map_err(|e| {
+                    CosmosError::invalid_input(format!("the extra trusted certificate was refused: {e}"))
+                })?;
+                added += 1;
+            }
+            if added == 0 {
+                return Err(CosmosError::invalid_input("the extra trusted certificate PEM holds no certificate"));
+            }
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| CosmosError::new(ErrorKind::Transport, format!("TLS setup failed: {e}")))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(pool.connect_timeout));
+        http.set_keepalive(Some(Duration::from_secs(30)));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(pool.idle_timeout)
+            .pool_max_idle_per_host(pool.max_idle_per_host)
+            .build(https);
+        Ok(Self { client })
+    }
+
+    /// Sends `request` and reads the whole response, giving up at `deadline`.
+    ///
+    /// Dropping the returned future cancels the request: hyper drops the connection it was using
+    /// instead of returning it to the pool, so nothing leaks.
+    pub(crate) async fn send(&self, request: Request<Full<Bytes>>, deadline: Instant) -> Result<RawResponse, SendFailure> {
+        let exchange = async {
+            let response = self.client.request(request).await.map_err(|e| {
+                if e.is_connect() {
+                    SendFailure::Connect(Box::new(e))
+                } else {
+                    SendFailure::Io(Box::new(e))
+                }
+            })?;
+            let (parts, body) = response.into_parts();
+            let body = body.collect().await.map_err(|e| SendFailure::Io(Box::new(e)))?.to_bytes();
+            Ok(RawResponse { status: parts.status, headers: parts.headers, body })
+        };
+        match tokio::time::timeout_at(deadline, exchange).await {
+            Ok(result) => result,
+            Err(_) => Err(SendFailure::TimedOut),
+        }
+    }
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HttpClient")
+    }
+}
