@@ -1,6 +1,8 @@
 //! The tail-latency benchmark: an engine generic over a workload, its report, table and plot.
 
 pub mod engine;
+pub mod items;
+pub mod output;
 pub mod progress;
 pub mod report;
 pub mod schedule;
