@@ -118,3 +118,19 @@ async fn item_rules_are_checked() {
         assert_eq!(c.read_item(base, "db", "c", "typed", &pk, &[]).await.status, 200, "{pk}");
     }
 }
+
+#[tokio::test]
+async fn non_ascii_partition_keys_and_ids_work_escaped_or_raw() {
+    let emu = EmulatorBuilder::new().start().await.unwrap();
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let base = emu.endpoint();
+    c.setup(base, "db", "c").await;
+    let r = c.create_item(base, "db", "c", &json!({"id": "café", "pk": "Zürich"})).await;
+    assert_eq!(r.status, 201, "{r:?}");
+    // Escaped JSON in the header, percent-encoded id in the path.
+    let escaped = c.get(base, "/dbs/db/colls/c/docs/caf%C3%A9", &[("x-ms-documentdb-partitionkey", "[\"Z\\u00fcrich\"]")]).await;
+    assert_eq!(escaped.status, 200, "{escaped:?}");
+    // Raw UTF-8 in the header.
+    let raw = c.get(base, "/dbs/db/colls/c/docs/caf%C3%A9", &[("x-ms-documentdb-partitionkey", "[\"Zürich\"]")]).await;
+    assert_eq!(raw.status, 200, "{raw:?}");
+}

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use super::body::read_body;
 use super::op_kind::op_kind;
 use super::reply::{error_response, to_response, Reply};
-use super::shared::{Port, RequestCtx, Shared};
+use super::shared::{header_text, Port, RequestCtx, Shared};
 use crate::auth::Credentials;
 use crate::faults::{admin, Action, RequestFacts};
 use crate::handlers;
@@ -72,7 +72,7 @@ pub async fn handle(
         Ok(b) => b,
         Err(e) => return Ok(error_response(&e, 0.0)),
     };
-    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let header = |name: &str| header_text(&parts.headers, name);
     let creds = Credentials {
         verb: parts.method.as_str(),
         resource_type: route.resource_type,

@@ -41,13 +41,18 @@ pub struct RequestCtx<'a> {
 }
 
 impl RequestCtx<'_> {
-    /// A header's text, if present and valid.
+    /// A header's text, if present and valid UTF-8 (partition keys may carry non-ASCII text).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
+        header_text(self.headers, name)
     }
 
     /// The serving region's name.
     pub fn region_name(&self) -> &str {
         self.shared.store.topology.regions().get(self.region).map(|r| r.name.as_str()).unwrap_or("")
     }
+}
+
+/// A header's value as UTF-8 text, if present and valid.
+pub fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
 }
