@@ -84,8 +84,19 @@ impl PartitionKeyValue {
 
     /// Extracts the value at `path` (already split into segments) from a document; absent = Undefined.
     pub fn from_document(doc: &Value, path: &[String]) -> Result<Self, String> {
-        let mut current = Some(doc);
-        for segment in path {
+        match doc {
+            Value::Object(map) => Self::from_object(map, path),
+            _ => Ok(Self(vec![PkComponent::Undefined])),
+        }
+    }
+
+    /// Like [`Self::from_document`], for a document already held as a JSON object.
+    pub fn from_object(doc: &serde_json::Map<String, Value>, path: &[String]) -> Result<Self, String> {
+        let Some((first, rest)) = path.split_first() else {
+            return Ok(Self(vec![PkComponent::Undefined]));
+        };
+        let mut current = doc.get(first.as_str());
+        for segment in rest {
             current = current.and_then(|v| v.get(segment.as_str()));
         }
         let component = match current {

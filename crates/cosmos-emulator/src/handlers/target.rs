@@ -61,8 +61,7 @@ impl Target {
 
     /// 400 unless the partition key inside `doc` is the one the header named.
     pub fn check_document_key(&self, doc: &Map<String, Value>) -> Result<(), ApiError> {
-        let wrapped = Value::Object(doc.clone());
-        let inside = PartitionKeyValue::from_document(&wrapped, &self.container.pk_segments).map_err(ApiError::bad_request)?;
+        let inside = PartitionKeyValue::from_object(doc, &self.container.pk_segments).map_err(ApiError::bad_request)?;
         if inside.epk() != self.epk {
             return Err(ApiError::bad_request(
                 "PartitionKey extracted from document doesn't match the one specified in the header.",

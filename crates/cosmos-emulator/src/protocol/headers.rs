@@ -24,4 +24,3 @@ pub const A_IM: &str = "a-im";
 pub const CONTENT_TYPE: &str = "content-type";
 pub const MAX_MEDIA_STORAGE: &str = "x-ms-max-media-storage-usage-mb";
 pub const MEDIA_STORAGE: &str = "x-ms-media-storage-usage-mb";
-pub const SERVING_REGION: &str = "x-ms-cosmos-emulator-region";
