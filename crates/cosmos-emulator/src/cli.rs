@@ -64,12 +64,21 @@ impl std::fmt::Debug for EmulatorArgs {
 impl EmulatorArgs {
     /// The builder these flags describe.
     pub fn builder(&self) -> Result<EmulatorBuilder, String> {
-        let regions: Vec<String> =
-            self.regions.split(',').map(str::trim).filter(|r| !r.is_empty()).map(str::to_owned).collect();
+        let regions: Vec<String> = self
+            .regions
+            .split(',')
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .map(str::to_owned)
+            .collect();
         let mut builder = EmulatorBuilder::new()
             .regions(regions)
             .multi_write(self.multi_write)
-            .key(self.key.clone().unwrap_or_else(|| WELL_KNOWN_KEY.to_owned()))
+            .key(
+                self.key
+                    .clone()
+                    .unwrap_or_else(|| WELL_KNOWN_KEY.to_owned()),
+            )
             .partitions(self.partitions)
             .no_auth(self.no_auth)
             .tls(self.tls)
@@ -81,12 +90,15 @@ impl EmulatorArgs {
             builder = builder.aad_token(token);
         }
         if let Some(path) = &self.faults {
-            let json = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let json =
+                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             builder = builder.fault_rules_json(json);
         }
         for spec in &self.replication_lag {
             builder = match spec.split_once('=') {
-                Some((region, lag)) => builder.region_replication_lag(region.trim(), ReplicationLag::parse(lag)?),
+                Some((region, lag)) => {
+                    builder.region_replication_lag(region.trim(), ReplicationLag::parse(lag)?)
+                }
                 None => builder.replication_lag(ReplicationLag::parse(spec)?),
             };
         }
@@ -98,10 +110,13 @@ impl EmulatorArgs {
 pub async fn run(args: EmulatorArgs) -> Result<(), String> {
     let emulator = args.builder()?.start().await.map_err(|e| e.to_string())?;
     if let (Some(path), Some(pem)) = (&args.cert_out, emulator.tls_cert_pem()) {
-        std::fs::write(path, pem).map_err(|e| format!("cannot write the certificate to {}: {e}", path.display()))?;
+        std::fs::write(path, pem)
+            .map_err(|e| format!("cannot write the certificate to {}: {e}", path.display()))?;
     }
     print_endpoints(&emulator, &args);
-    tokio::signal::ctrl_c().await.map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
+    tokio::signal::ctrl_c()
+        .await
+        .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
     println!("stopping");
     emulator.shutdown().await;
     Ok(())
@@ -109,9 +124,17 @@ pub async fn run(args: EmulatorArgs) -> Result<(), String> {
 
 fn print_endpoints(emulator: &Emulator, args: &EmulatorArgs) {
     println!("Cosmos DB emulator listening");
-    println!("  global endpoint   {}  (write region: {})", emulator.endpoint(), emulator.write_region());
+    println!(
+        "  global endpoint   {}  (write region: {})",
+        emulator.endpoint(),
+        emulator.write_region()
+    );
     for region in emulator.regions() {
-        println!("  {:<17} {}", region, emulator.region_endpoint(region).unwrap_or("?"));
+        println!(
+            "  {:<17} {}",
+            region,
+            emulator.region_endpoint(region).unwrap_or("?")
+        );
     }
     if args.key.is_none() && !args.no_auth {
         println!("  key               the official emulator's well-known key");
@@ -122,6 +145,9 @@ fn print_endpoints(emulator: &Emulator, args: &EmulatorArgs) {
     if let Some(path) = &args.cert_out {
         println!("  certificate       {}", path.display());
     }
-    println!("  admin API         {}_emulator/faults, _emulator/counters, _emulator/failover", emulator.endpoint());
+    println!(
+        "  admin API         {}_emulator/faults, _emulator/counters, _emulator/failover",
+        emulator.endpoint()
+    );
     println!("Press Ctrl-C to stop.");
 }

@@ -13,18 +13,21 @@ pub struct TlsIdentity {
 
 impl std::fmt::Debug for TlsIdentity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TlsIdentity").field("cert_pem", &self.cert_pem).finish_non_exhaustive()
+        f.debug_struct("TlsIdentity")
+            .field("cert_pem", &self.cert_pem)
+            .finish_non_exhaustive()
     }
 }
 
 /// Generates a fresh self-signed certificate and builds the server configuration.
 pub fn generate() -> Result<TlsIdentity, String> {
     let names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
-    let certified =
-        rcgen::generate_simple_self_signed(names).map_err(|e| format!("cannot generate a certificate: {e}"))?;
+    let certified = rcgen::generate_simple_self_signed(names)
+        .map_err(|e| format!("cannot generate a certificate: {e}"))?;
     let cert_pem = certified.cert.pem();
     let cert_der: CertificateDer<'static> = certified.cert.der().clone();
-    let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(certified.key_pair.serialize_der()));
+    let key_der =
+        PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(certified.key_pair.serialize_der()));
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -33,5 +36,8 @@ pub fn generate() -> Result<TlsIdentity, String> {
         .with_single_cert(vec![cert_der], key_der)
         .map_err(|e| format!("cannot use the generated certificate: {e}"))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(TlsIdentity { cert_pem, acceptor: TlsAcceptor::from(Arc::new(config)) })
+    Ok(TlsIdentity {
+        cert_pem,
+        acceptor: TlsAcceptor::from(Arc::new(config)),
+    })
 }

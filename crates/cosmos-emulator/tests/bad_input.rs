@@ -15,21 +15,57 @@ async fn each_kind_of_bad_request_gets_a_clear_answer() {
     c.setup(base, "db", "c").await;
     let pk = [("x-ms-documentdb-partitionkey", "[\"p\"]")];
 
-    let r = c.send(base, Method::POST, "/dbs/db/colls/c/docs", &pk, Some(b"{\"id\": \"a\", ")).await;
+    let r = c
+        .send(
+            base,
+            Method::POST,
+            "/dbs/db/colls/c/docs",
+            &pk,
+            Some(b"{\"id\": \"a\", "),
+        )
+        .await;
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["code"], "BadRequest");
-    assert!(r.message().contains("invalid JSON") && r.message().contains("EOF"), "{}", r.message());
+    assert!(
+        r.message().contains("invalid JSON") && r.message().contains("EOF"),
+        "{}",
+        r.message()
+    );
 
-    let big = format!("{{\"id\":\"big\",\"pk\":\"p\",\"blob\":\"{}\"}}", "x".repeat(2 * 1024 * 1024));
-    let r = c.send(base, Method::POST, "/dbs/db/colls/c/docs", &pk, Some(big.as_bytes())).await;
+    let big = format!(
+        "{{\"id\":\"big\",\"pk\":\"p\",\"blob\":\"{}\"}}",
+        "x".repeat(2 * 1024 * 1024)
+    );
+    let r = c
+        .send(
+            base,
+            Method::POST,
+            "/dbs/db/colls/c/docs",
+            &pk,
+            Some(big.as_bytes()),
+        )
+        .await;
     assert_eq!(r.status, 413);
     assert_eq!(r.json()["code"], "RequestEntityTooLarge");
 
-    let r = c.post_json(base, "/dbs/db/colls/c/docs", &[], &json!({"id": "a", "pk": "p"})).await;
+    let r = c
+        .post_json(
+            base,
+            "/dbs/db/colls/c/docs",
+            &[],
+            &json!({"id": "a", "pk": "p"}),
+        )
+        .await;
     assert_eq!(r.status, 400);
     assert!(r.message().contains("x-ms-documentdb-partitionkey"));
     assert_eq!(c.get(base, "/dbs/db/colls/c/docs/a", &[]).await.status, 400);
-    let r = c.get(base, "/dbs/db/colls/c/docs/a", &[("x-ms-documentdb-partitionkey", "p")]).await;
+    let r = c
+        .get(
+            base,
+            "/dbs/db/colls/c/docs/a",
+            &[("x-ms-documentdb-partitionkey", "p")],
+        )
+        .await;
     assert_eq!(r.status, 400);
     assert!(r.message().contains("not valid JSON"));
 
@@ -38,23 +74,65 @@ async fn each_kind_of_bad_request_gets_a_clear_answer() {
     assert_eq!(r.message(), "Server could not parse the Url.");
     let r = c.send(base, Method::PUT, "/dbs", &[], Some(b"{}")).await;
     assert_eq!(r.status, 405);
-    let r = c.send(base, Method::POST, "/dbs/db/colls/c/docs", &[("x-ms-documentdb-isquery", "true"), ("content-type", "application/query+json")], Some(br#"{"query":"SELECT * FROM c"}"#)).await;
+    let r = c
+        .send(
+            base,
+            Method::POST,
+            "/dbs/db/colls/c/docs",
+            &[
+                ("x-ms-documentdb-isquery", "true"),
+                ("content-type", "application/query+json"),
+            ],
+            Some(br#"{"query":"SELECT * FROM c"}"#),
+        )
+        .await;
     assert_eq!(r.status, 400);
     assert!(r.message().contains("Queries are not supported"));
 
     // The server still serves normally afterwards.
-    assert_eq!(c.create_item(base, "db", "c", &json!({"id": "ok", "pk": "p"})).await.status, 201);
+    assert_eq!(
+        c.create_item(base, "db", "c", &json!({"id": "ok", "pk": "p"}))
+            .await
+            .status,
+        201
+    );
 }
 
 #[tokio::test]
 async fn admin_paths_answer_only_on_the_global_port() {
     let emu = EmulatorBuilder::new().start().await.unwrap();
     let c = TestClient::new(WELL_KNOWN_KEY);
-    let r = c.send_raw(emu.endpoint(), Method::GET, "/_emulator/counters", &[], None).await;
+    let r = c
+        .send_raw(
+            emu.endpoint(),
+            Method::GET,
+            "/_emulator/counters",
+            &[],
+            None,
+        )
+        .await;
     assert_eq!(r.status, 200);
     let west = emu.region_endpoint("West US").unwrap();
-    assert_eq!(c.send_raw(west, Method::GET, "/_emulator/counters", &[], None).await.status, 404);
-    assert_eq!(c.send_raw(emu.endpoint(), Method::GET, "/_emulator/nothing", &[], None).await.status, 404);
-    let r = c.send_raw(emu.endpoint(), Method::GET, "/_emulator/failover", &[], None).await;
+    assert_eq!(
+        c.send_raw(west, Method::GET, "/_emulator/counters", &[], None)
+            .await
+            .status,
+        404
+    );
+    assert_eq!(
+        c.send_raw(emu.endpoint(), Method::GET, "/_emulator/nothing", &[], None)
+            .await
+            .status,
+        404
+    );
+    let r = c
+        .send_raw(
+            emu.endpoint(),
+            Method::GET,
+            "/_emulator/failover",
+            &[],
+            None,
+        )
+        .await;
     assert_eq!(r.status, 405);
 }

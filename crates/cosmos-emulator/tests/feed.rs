@@ -8,7 +8,12 @@ use common::{pk_header, TestClient};
 use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
 use serde_json::json;
 
-async fn read_all(c: &TestClient, base: &str, page: &str, extra: &[(&str, &str)]) -> (Vec<String>, usize) {
+async fn read_all(
+    c: &TestClient,
+    base: &str,
+    page: &str,
+    extra: &[(&str, &str)],
+) -> (Vec<String>, usize) {
     let mut ids = Vec::new();
     let mut pages = 0;
     let mut continuation: Option<String> = None;
@@ -41,12 +46,23 @@ async fn pages_cover_every_item_exactly_once() {
     let base = emu.endpoint();
     c.setup(base, "db", "c").await;
     for i in 0..23 {
-        let r = c.create_item(base, "db", "c", &json!({"id": format!("item{i}"), "pk": format!("k{}", i % 7)})).await;
+        let r = c
+            .create_item(
+                base,
+                "db",
+                "c",
+                &json!({"id": format!("item{i}"), "pk": format!("k{}", i % 7)}),
+            )
+            .await;
         assert_eq!(r.status, 201);
     }
     let (ids, pages) = read_all(&c, base, "5", &[]).await;
     assert_eq!(ids.len(), 23);
-    assert_eq!(ids.iter().collect::<BTreeSet<_>>().len(), 23, "no duplicates");
+    assert_eq!(
+        ids.iter().collect::<BTreeSet<_>>().len(),
+        23,
+        "no duplicates"
+    );
     assert_eq!(pages, 5);
     let (all, one_page) = read_all(&c, base, "-1", &[]).await;
     assert_eq!((all.len(), one_page), (23, 1));
@@ -54,12 +70,29 @@ async fn pages_cover_every_item_exactly_once() {
     // Scoped to one partition key value.
     let pk = pk_header(&json!("k3"));
     let (scoped, _) = read_all(&c, base, "2", &[("x-ms-documentdb-partitionkey", &pk)]).await;
-    assert_eq!(scoped.iter().collect::<BTreeSet<_>>(), ["item3", "item10", "item17"].iter().map(|s| s.to_string()).collect::<BTreeSet<_>>().iter().collect());
+    assert_eq!(
+        scoped.iter().collect::<BTreeSet<_>>(),
+        ["item3", "item10", "item17"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<BTreeSet<_>>()
+            .iter()
+            .collect()
+    );
 
     // Scoped to ranges: the four ranges together hold everything once.
     let mut union = Vec::new();
     for range in ["0", "1", "2", "3"] {
-        union.extend(read_all(&c, base, "100", &[("x-ms-documentdb-partitionkeyrangeid", range)]).await.0);
+        union.extend(
+            read_all(
+                &c,
+                base,
+                "100",
+                &[("x-ms-documentdb-partitionkeyrangeid", range)],
+            )
+            .await
+            .0,
+        );
     }
     assert_eq!(union.iter().collect::<BTreeSet<_>>().len(), 23);
     assert_eq!(union.len(), 23);
@@ -70,8 +103,20 @@ async fn bad_paging_headers_are_400s() {
     let emu = EmulatorBuilder::new().start().await.unwrap();
     let c = TestClient::new(WELL_KNOWN_KEY);
     c.setup(emu.endpoint(), "db", "c").await;
-    let r = c.get(emu.endpoint(), "/dbs/db/colls/c/docs", &[("x-ms-continuation", "not-a-token")]).await;
+    let r = c
+        .get(
+            emu.endpoint(),
+            "/dbs/db/colls/c/docs",
+            &[("x-ms-continuation", "not-a-token")],
+        )
+        .await;
     assert_eq!(r.status, 400);
-    let r = c.get(emu.endpoint(), "/dbs/db/colls/c/docs", &[("x-ms-max-item-count", "many")]).await;
+    let r = c
+        .get(
+            emu.endpoint(),
+            "/dbs/db/colls/c/docs",
+            &[("x-ms-max-item-count", "many")],
+        )
+        .await;
     assert_eq!(r.status, 400);
 }

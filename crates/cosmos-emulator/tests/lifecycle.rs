@@ -10,13 +10,19 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 fn authority(endpoint: &str) -> String {
-    endpoint.trim_start_matches("http://").trim_end_matches('/').to_owned()
+    endpoint
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned()
 }
 
 /// Opens a keep-alive connection and completes one request on it.
 async fn open_connection(endpoint: &str) -> TcpStream {
     let mut stream = TcpStream::connect(authority(endpoint)).await.unwrap();
-    stream.write_all(b"GET /_emulator/counters HTTP/1.1\r\nhost: x\r\n\r\n").await.unwrap();
+    stream
+        .write_all(b"GET /_emulator/counters HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
     let mut buf = vec![0u8; 4096];
     let n = stream.read(&mut buf).await.unwrap();
     assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
@@ -71,10 +77,23 @@ async fn given_ports_are_used_for_the_global_and_region_endpoints() {
         if port > 60000 {
             continue;
         }
-        let Ok(emu) = EmulatorBuilder::new().regions(["East US", "West US"]).port(port).start().await else { continue };
+        let Ok(emu) = EmulatorBuilder::new()
+            .regions(["East US", "West US"])
+            .port(port)
+            .start()
+            .await
+        else {
+            continue;
+        };
         assert_eq!(emu.endpoint(), format!("http://127.0.0.1:{port}/"));
-        assert_eq!(emu.region_endpoint("East US").unwrap(), format!("http://127.0.0.1:{}/", port + 1));
-        assert_eq!(emu.region_endpoint("West US").unwrap(), format!("http://127.0.0.1:{}/", port + 2));
+        assert_eq!(
+            emu.region_endpoint("East US").unwrap(),
+            format!("http://127.0.0.1:{}/", port + 1)
+        );
+        assert_eq!(
+            emu.region_endpoint("West US").unwrap(),
+            format!("http://127.0.0.1:{}/", port + 2)
+        );
         let c = TestClient::new(WELL_KNOWN_KEY);
         assert_eq!(c.get(emu.endpoint(), "/", &[]).await.status, 200);
         return;
@@ -84,12 +103,41 @@ async fn given_ports_are_used_for_the_global_and_region_endpoints() {
 
 #[tokio::test]
 async fn bad_configurations_do_not_start() {
-    assert!(EmulatorBuilder::new().regions(Vec::<String>::new()).start().await.is_err());
-    assert!(EmulatorBuilder::new().regions(["East US", "east us"]).start().await.is_err());
-    assert!(EmulatorBuilder::new().write_regions(["Mars"]).start().await.is_err());
-    assert!(EmulatorBuilder::new().key("not base64!").start().await.is_err());
-    assert!(EmulatorBuilder::new().profile("no-such-profile").start().await.is_err());
-    assert!(EmulatorBuilder::new().fault_rules_json("{").start().await.is_err());
-    let err = EmulatorBuilder::new().key("not base64!").start().await.unwrap_err().to_string();
+    assert!(EmulatorBuilder::new()
+        .regions(Vec::<String>::new())
+        .start()
+        .await
+        .is_err());
+    assert!(EmulatorBuilder::new()
+        .regions(["East US", "east us"])
+        .start()
+        .await
+        .is_err());
+    assert!(EmulatorBuilder::new()
+        .write_regions(["Mars"])
+        .start()
+        .await
+        .is_err());
+    assert!(EmulatorBuilder::new()
+        .key("not base64!")
+        .start()
+        .await
+        .is_err());
+    assert!(EmulatorBuilder::new()
+        .profile("no-such-profile")
+        .start()
+        .await
+        .is_err());
+    assert!(EmulatorBuilder::new()
+        .fault_rules_json("{")
+        .start()
+        .await
+        .is_err());
+    let err = EmulatorBuilder::new()
+        .key("not base64!")
+        .start()
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(!err.contains("not base64!"), "the key is not echoed: {err}");
 }

@@ -9,8 +9,14 @@ use serde_json::{json, Value};
 
 async fn patch(c: &TestClient, base: &str, body: &Value) -> Resp {
     let pk = pk_header(&json!("p"));
-    c.send(base, Method::PATCH, "/dbs/db/colls/c/docs/a", &[("x-ms-documentdb-partitionkey", &pk)], Some(body.to_string().as_bytes()))
-        .await
+    c.send(
+        base,
+        Method::PATCH,
+        "/dbs/db/colls/c/docs/a",
+        &[("x-ms-documentdb-partitionkey", &pk)],
+        Some(body.to_string().as_bytes()),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -19,7 +25,14 @@ async fn operations_apply_in_order_and_the_condition_guards_them() {
     let c = TestClient::new(WELL_KNOWN_KEY);
     let base = emu.endpoint();
     c.setup(base, "db", "c").await;
-    let created = c.create_item(base, "db", "c", &json!({"id": "a", "pk": "p", "n": 1, "tags": ["x"], "old": true})).await;
+    let created = c
+        .create_item(
+            base,
+            "db",
+            "c",
+            &json!({"id": "a", "pk": "p", "n": 1, "tags": ["x"], "old": true}),
+        )
+        .await;
     let body = json!({"operations": [
         {"op": "incr", "path": "/n", "value": 4},
         {"op": "set", "path": "/s", "value": "hello"},
@@ -37,7 +50,12 @@ async fn operations_apply_in_order_and_the_condition_guards_them() {
     assert!(doc.get("old").is_none() && doc.get("was").is_none());
     assert_eq!(doc["_rid"], created.json()["_rid"]);
     assert_ne!(r.header("etag"), created.header("etag"));
-    assert_eq!(c.read_item(base, "db", "c", "a", &json!("p"), &[]).await.json()["n"], 5);
+    assert_eq!(
+        c.read_item(base, "db", "c", "a", &json!("p"), &[])
+            .await
+            .json()["n"],
+        5
+    );
 
     let guarded = json!({"operations": [{"op": "incr", "path": "/n", "value": 1}], "condition": "from c where c.n = 5 AND c.s = 'hello'"});
     let r = patch(&c, base, &guarded).await;
@@ -47,7 +65,12 @@ async fn operations_apply_in_order_and_the_condition_guards_them() {
     // Same condition is now false: 412, nothing changes.
     let r = patch(&c, base, &guarded).await;
     assert_eq!(r.status, 412);
-    assert_eq!(c.read_item(base, "db", "c", "a", &json!("p"), &[]).await.json()["n"], 6);
+    assert_eq!(
+        c.read_item(base, "db", "c", "a", &json!("p"), &[])
+            .await
+            .json()["n"],
+        6
+    );
 }
 
 #[tokio::test]
@@ -58,19 +81,43 @@ async fn bad_patches_are_400s_and_missing_items_404s() {
     c.setup(base, "db", "c").await;
     let set = json!({"operations": [{"op": "set", "path": "/n", "value": 1}]});
     assert_eq!(patch(&c, base, &set).await.status, 404);
-    c.create_item(base, "db", "c", &json!({"id": "a", "pk": "p", "s": "text"})).await;
-    let eleven: Vec<Value> = (0..11).map(|i| json!({"op": "set", "path": format!("/k{i}"), "value": i})).collect();
+    c.create_item(base, "db", "c", &json!({"id": "a", "pk": "p", "s": "text"}))
+        .await;
+    let eleven: Vec<Value> = (0..11)
+        .map(|i| json!({"op": "set", "path": format!("/k{i}"), "value": i}))
+        .collect();
     let cases: Vec<(Value, &str)> = vec![
         (json!({"operations": eleven}), "at most 10"),
         (json!({"operations": []}), "no operations"),
         (json!({}), "operations"),
-        (json!({"operations": [{"op": "incr", "path": "/s", "value": 1}]}), "not a number"),
-        (json!({"operations": [{"op": "remove", "path": "/missing"}]}), "does not exist"),
-        (json!({"operations": [{"op": "set", "path": "/id", "value": "b"}]}), "cannot be patched"),
-        (json!({"operations": [{"op": "set", "path": "/pk", "value": "q"}]}), "partition key"),
-        (json!({"operations": [{"op": "set", "path": "/_etag", "value": "q"}]}), "cannot be patched"),
-        (json!({"operations": [{"op": "set", "path": "/n", "value": 1}], "condition": "where c.n = 1"}), "condition is invalid"),
-        (json!({"operations": [{"op": "set", "path": "/n", "value": 1}], "condition": 5}), "must be a string"),
+        (
+            json!({"operations": [{"op": "incr", "path": "/s", "value": 1}]}),
+            "not a number",
+        ),
+        (
+            json!({"operations": [{"op": "remove", "path": "/missing"}]}),
+            "does not exist",
+        ),
+        (
+            json!({"operations": [{"op": "set", "path": "/id", "value": "b"}]}),
+            "cannot be patched",
+        ),
+        (
+            json!({"operations": [{"op": "set", "path": "/pk", "value": "q"}]}),
+            "partition key",
+        ),
+        (
+            json!({"operations": [{"op": "set", "path": "/_etag", "value": "q"}]}),
+            "cannot be patched",
+        ),
+        (
+            json!({"operations": [{"op": "set", "path": "/n", "value": 1}], "condition": "where c.n = 1"}),
+            "condition is invalid",
+        ),
+        (
+            json!({"operations": [{"op": "set", "path": "/n", "value": 1}], "condition": 5}),
+            "must be a string",
+        ),
     ];
     for (body, reason) in cases {
         let r = patch(&c, base, &body).await;

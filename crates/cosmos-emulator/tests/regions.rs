@@ -8,50 +8,96 @@ use http::Method;
 use serde_json::json;
 
 fn names(locations: &serde_json::Value) -> Vec<String> {
-    locations.as_array().unwrap().iter().map(|l| l["name"].as_str().unwrap().to_owned()).collect()
+    locations
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 #[tokio::test]
 async fn the_account_document_lists_each_region_with_its_own_endpoint() {
-    let emu = EmulatorBuilder::new().regions(["East US", "West US"]).start().await.unwrap();
+    let emu = EmulatorBuilder::new()
+        .regions(["East US", "West US"])
+        .start()
+        .await
+        .unwrap();
     let c = TestClient::new(WELL_KNOWN_KEY);
     let r = c.get(emu.endpoint(), "/", &[]).await;
     assert_eq!(r.status, 200);
     let doc = r.json();
     assert_eq!(names(&doc["writableLocations"]), vec!["East US"]);
     assert_eq!(names(&doc["readableLocations"]), vec!["East US", "West US"]);
-    assert_eq!(doc["readableLocations"][1]["databaseAccountEndpoint"], emu.region_endpoint("West US").unwrap());
-    assert!(emu.region_endpoint("West US").unwrap().starts_with("http://127.0.0.1:"));
+    assert_eq!(
+        doc["readableLocations"][1]["databaseAccountEndpoint"],
+        emu.region_endpoint("West US").unwrap()
+    );
+    assert!(emu
+        .region_endpoint("West US")
+        .unwrap()
+        .starts_with("http://127.0.0.1:"));
     assert_eq!(doc["enableMultipleWriteLocations"], false);
-    assert_eq!(doc["userConsistencyPolicy"]["defaultConsistencyLevel"], "Session");
-    assert_ne!(emu.region_endpoint("East US"), emu.region_endpoint("West US"));
+    assert_eq!(
+        doc["userConsistencyPolicy"]["defaultConsistencyLevel"],
+        "Session"
+    );
+    assert_ne!(
+        emu.region_endpoint("East US"),
+        emu.region_endpoint("West US")
+    );
     assert_eq!(emu.region_endpoint("Mars"), None);
 }
 
 #[tokio::test]
 async fn writes_to_a_read_region_answer_403_3() {
-    let emu = EmulatorBuilder::new().regions(["East US", "West US"]).start().await.unwrap();
+    let emu = EmulatorBuilder::new()
+        .regions(["East US", "West US"])
+        .start()
+        .await
+        .unwrap();
     let c = TestClient::new(WELL_KNOWN_KEY);
     c.setup(emu.endpoint(), "db", "c").await;
     let west = emu.region_endpoint("West US").unwrap();
-    let r = c.create_item(west, "db", "c", &json!({"id": "a", "pk": "p"})).await;
+    let r = c
+        .create_item(west, "db", "c", &json!({"id": "a", "pk": "p"}))
+        .await;
     assert_eq!((r.status, r.sub_status()), (403, 3), "{r:?}");
     assert_eq!(r.json()["code"], "Forbidden");
     let east = emu.region_endpoint("East US").unwrap();
-    assert_eq!(c.create_item(east, "db", "c", &json!({"id": "a", "pk": "p"})).await.status, 201);
+    assert_eq!(
+        c.create_item(east, "db", "c", &json!({"id": "a", "pk": "p"}))
+            .await
+            .status,
+        201
+    );
     // Reads work in every region.
-    assert_eq!(c.read_item(west, "db", "c", "a", &json!("p"), &[]).await.status, 200);
-    let r = c.post_json(west, "/dbs", &[], &json!({"id": "other"})).await;
+    assert_eq!(
+        c.read_item(west, "db", "c", "a", &json!("p"), &[])
+            .await
+            .status,
+        200
+    );
+    let r = c
+        .post_json(west, "/dbs", &[], &json!({"id": "other"}))
+        .await;
     assert_eq!((r.status, r.sub_status()), (403, 3));
 }
 
 #[tokio::test]
 async fn multi_write_accounts_take_writes_everywhere() {
-    let emu = EmulatorBuilder::new().regions(["East US", "West US"]).multi_write(true).start().await.unwrap();
+    let emu = EmulatorBuilder::new()
+        .regions(["East US", "West US"])
+        .multi_write(true)
+        .start()
+        .await
+        .unwrap();
     let c = TestClient::new(WELL_KNOWN_KEY);
     c.setup(emu.endpoint(), "db", "c").await;
     let west = emu.region_endpoint("West US").unwrap();
-    let r = c.create_item(west, "db", "c", &json!({"id": "a", "pk": "p"})).await;
+    let r = c
+        .create_item(west, "db", "c", &json!({"id": "a", "pk": "p"}))
+        .await;
     assert_eq!(r.status, 201);
     let token = r.header("x-ms-session-token").unwrap();
     assert!(token.contains("#0=") && token.contains("#1="), "{token}");
@@ -67,25 +113,63 @@ async fn failover_moves_writes_from_the_library_and_the_admin_api() {
     c.setup(emu.endpoint(), "db", "c").await;
     let east = emu.region_endpoint("East US").unwrap().to_owned();
     let west = emu.region_endpoint("West US").unwrap().to_owned();
-    assert_eq!(c.create_item(&east, "db", "c", &json!({"id": "a", "pk": "p"})).await.status, 201);
+    assert_eq!(
+        c.create_item(&east, "db", "c", &json!({"id": "a", "pk": "p"}))
+            .await
+            .status,
+        201
+    );
 
     emu.failover("West US").unwrap();
     assert_eq!(emu.write_region(), "West US");
-    let r = c.create_item(&east, "db", "c", &json!({"id": "b", "pk": "p"})).await;
+    let r = c
+        .create_item(&east, "db", "c", &json!({"id": "b", "pk": "p"}))
+        .await;
     assert_eq!((r.status, r.sub_status()), (403, 3));
-    assert_eq!(c.create_item(&west, "db", "c", &json!({"id": "b", "pk": "p"})).await.status, 201);
+    assert_eq!(
+        c.create_item(&west, "db", "c", &json!({"id": "b", "pk": "p"}))
+            .await
+            .status,
+        201
+    );
     let doc = c.get(emu.endpoint(), "/", &[]).await.json();
     assert_eq!(names(&doc["writableLocations"]), vec!["West US"]);
-    assert_eq!(names(&doc["readableLocations"]), vec!["West US", "East US", "North Europe"]);
+    assert_eq!(
+        names(&doc["readableLocations"]),
+        vec!["West US", "East US", "North Europe"]
+    );
     // The global endpoint follows the write region.
-    assert_eq!(c.create_item(emu.endpoint(), "db", "c", &json!({"id": "g", "pk": "p"})).await.status, 201);
+    assert_eq!(
+        c.create_item(emu.endpoint(), "db", "c", &json!({"id": "g", "pk": "p"}))
+            .await
+            .status,
+        201
+    );
 
-    let r = c.send_raw(emu.endpoint(), Method::POST, "/_emulator/failover", &[], Some(br#"{"writeRegion":"North Europe"}"#)).await;
+    let r = c
+        .send_raw(
+            emu.endpoint(),
+            Method::POST,
+            "/_emulator/failover",
+            &[],
+            Some(br#"{"writeRegion":"North Europe"}"#),
+        )
+        .await;
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(names(&r.json()["writableLocations"]), vec!["North Europe"]);
-    let r = c.create_item(&west, "db", "c", &json!({"id": "c", "pk": "p"})).await;
+    let r = c
+        .create_item(&west, "db", "c", &json!({"id": "c", "pk": "p"}))
+        .await;
     assert_eq!((r.status, r.sub_status()), (403, 3));
-    let r = c.send_raw(emu.endpoint(), Method::POST, "/_emulator/failover", &[], Some(br#"{"writeRegion":"Mars"}"#)).await;
+    let r = c
+        .send_raw(
+            emu.endpoint(),
+            Method::POST,
+            "/_emulator/failover",
+            &[],
+            Some(br#"{"writeRegion":"Mars"}"#),
+        )
+        .await;
     assert_eq!(r.status, 400);
     assert!(r.message().contains("East US"));
     assert!(emu.failover("Mars").unwrap_err().contains("unknown region"));
@@ -104,12 +188,26 @@ async fn hub_only_reads_are_refused_outside_the_hub_and_see_committed_state_in_i
     c.setup(emu.endpoint(), "db", "c").await;
     let east = emu.region_endpoint("East US").unwrap();
     let west = emu.region_endpoint("West US").unwrap();
-    assert_eq!(c.create_item(east, "db", "c", &json!({"id": "a", "pk": "p"})).await.status, 201);
+    assert_eq!(
+        c.create_item(east, "db", "c", &json!({"id": "a", "pk": "p"}))
+            .await
+            .status,
+        201
+    );
     let hub_only = [("x-ms-cosmos-hub-region-processing-only", "True")];
-    let r = c.read_item(west, "db", "c", "a", &json!("p"), &hub_only).await;
+    let r = c
+        .read_item(west, "db", "c", "a", &json!("p"), &hub_only)
+        .await;
     assert_eq!((r.status, r.sub_status()), (403, 3));
-    let r = c.read_item(east, "db", "c", "a", &json!("p"), &hub_only).await;
+    let r = c
+        .read_item(east, "db", "c", "a", &json!("p"), &hub_only)
+        .await;
     assert_eq!(r.status, 200);
     // Without the header the lagging West US replica does not have the item yet.
-    assert_eq!(c.read_item(west, "db", "c", "a", &json!("p"), &[]).await.status, 404);
+    assert_eq!(
+        c.read_item(west, "db", "c", "a", &json!("p"), &[])
+            .await
+            .status,
+        404
+    );
 }

@@ -47,13 +47,16 @@ pub fn percent_decode(text: &str) -> Option<String> {
 
 /// Parses the header value; the error says what is malformed (never echoing the secret part).
 pub fn parse(raw: &str) -> Result<AuthHeader, String> {
-    let decoded = percent_decode(raw).ok_or("the authorization header has an invalid percent-encoding")?;
+    let decoded =
+        percent_decode(raw).ok_or("the authorization header has an invalid percent-encoding")?;
     let mut token_type = None;
     let mut version = None;
     let mut signature = None;
     for part in decoded.split('&') {
         let Some((name, value)) = part.split_once('=') else {
-            return Err("the authorization header is malformed: expected type=...&ver=...&sig=...".into());
+            return Err(
+                "the authorization header is malformed: expected type=...&ver=...&sig=...".into(),
+            );
         };
         match name.trim().to_ascii_lowercase().as_str() {
             "type" => {
@@ -71,11 +74,17 @@ pub fn parse(raw: &str) -> Result<AuthHeader, String> {
     }
     let token_type = token_type.ok_or("the authorization header is malformed: no type")?;
     let version = version.ok_or("the authorization header is malformed: no ver")?;
-    let signature = signature.filter(|s| !s.is_empty()).ok_or("the authorization header is malformed: no sig")?;
+    let signature = signature
+        .filter(|s| !s.is_empty())
+        .ok_or("the authorization header is malformed: no sig")?;
     if version != "1.0" {
         return Err("the authorization header is malformed: ver must be 1.0".into());
     }
-    Ok(AuthHeader { token_type, version, signature })
+    Ok(AuthHeader {
+        token_type,
+        version,
+        signature,
+    })
 }
 
 #[cfg(test)]

@@ -69,7 +69,10 @@ mod tests {
         let sig = sign(&key, &fields);
         assert_eq!(sig, "c09PEVJrgp2uQRkr934kFbTqhByc7TVr3OHyqlu+c+c=");
         assert!(verify(&key, &fields, &sig));
-        let other = SignedFields { resource_link: "dbs/todolist", ..fields };
+        let other = SignedFields {
+            resource_link: "dbs/todolist",
+            ..fields
+        };
         assert!(!verify(&key, &other, &sig), "the link is case sensitive");
         assert!(!verify(&key, &fields, "not base64!"));
     }

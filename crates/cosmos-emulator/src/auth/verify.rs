@@ -40,12 +40,18 @@ pub struct Credentials<'a> {
 impl AuthPolicy {
     /// Checks master-key signatures made with `key`, and accepts `aad_token` when given.
     pub fn new(key: hmac::Key, aad_token: Option<String>) -> Self {
-        Self { key: Some(key), aad_token }
+        Self {
+            key: Some(key),
+            aad_token,
+        }
     }
 
     /// Accepts every request (only when explicitly asked for).
     pub fn disabled() -> Self {
-        Self { key: None, aad_token: None }
+        Self {
+            key: None,
+            aad_token: None,
+        }
     }
 
     /// Whether requests are checked at all.
@@ -56,7 +62,9 @@ impl AuthPolicy {
     /// Ok when the request may proceed; otherwise the 401 message saying what was wrong.
     pub fn check(&self, creds: &Credentials<'_>, now: SystemTime) -> Result<(), String> {
         let Some(key) = &self.key else { return Ok(()) };
-        let raw = creds.authorization.ok_or("the request has no authorization header")?;
+        let raw = creds
+            .authorization
+            .ok_or("the request has no authorization header")?;
         let header = parse(raw)?;
         match header.token_type {
             TokenType::Resource => Err("resource tokens are not supported by this emulator".into()),
@@ -81,7 +89,10 @@ impl AuthPolicy {
                     return Ok(());
                 }
                 // Clients that send both dates commonly sign only x-ms-date.
-                let without_http_date = SignedFields { http_date: "", ..fields };
+                let without_http_date = SignedFields {
+                    http_date: "",
+                    ..fields
+                };
                 if creds.x_ms_date.is_some() && verify(key, &without_http_date, &header.signature) {
                     return Ok(());
                 }
@@ -107,7 +118,8 @@ fn check_date(creds: &Credentials<'_>, now: SystemTime) -> Result<(), String> {
         .x_ms_date
         .or(creds.http_date)
         .ok_or("the request has no x-ms-date header (nor a date header)")?;
-    let when = parse_http_date(text).ok_or_else(|| format!("the x-ms-date header {text:?} is not an RFC 1123 date"))?;
+    let when = parse_http_date(text)
+        .ok_or_else(|| format!("the x-ms-date header {text:?} is not an RFC 1123 date"))?;
     let skew = match now.duration_since(when) {
         Ok(d) => d,
         Err(e) => e.duration(),
@@ -128,7 +140,11 @@ pub fn parse_http_date(text: &str) -> Option<SystemTime> {
     let mut word_start = true;
     for c in text.trim().chars() {
         if c.is_ascii_alphabetic() {
-            normalized.push(if word_start { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() });
+            normalized.push(if word_start {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            });
             word_start = false;
         } else {
             normalized.push(c);
@@ -144,13 +160,22 @@ mod tests {
     use super::super::signature::{key_from_base64, sign};
     use super::*;
 
-    const KEY: &str = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
+    const KEY: &str =
+        "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
 
     fn signed(date: &str, link: &str) -> String {
         let key = key_from_base64(KEY).unwrap();
-        let fields =
-            SignedFields { verb: "GET", resource_type: "docs", resource_link: link, x_ms_date: date, http_date: "" };
-        format!("type%3Dmaster%26ver%3D1.0%26sig%3D{}", sign(&key, &fields).replace('+', "%2B"))
+        let fields = SignedFields {
+            verb: "GET",
+            resource_type: "docs",
+            resource_link: link,
+            x_ms_date: date,
+            http_date: "",
+        };
+        format!(
+            "type%3Dmaster%26ver%3D1.0%26sig%3D{}",
+            sign(&key, &fields).replace('+', "%2B")
+        )
     }
 
     fn policy() -> AuthPolicy {
@@ -178,20 +203,30 @@ mod tests {
         let old = signed(&old_date, "dbs/d/colls/c/docs/x");
         let p = policy();
         assert!(p.check(&creds(Some(&good), Some(&date)), now).is_ok());
-        assert!(p.check(&creds(Some(&good), Some(&date.to_lowercase())), now).is_ok());
+        assert!(p
+            .check(&creds(Some(&good), Some(&date.to_lowercase())), now)
+            .is_ok());
         let table: Vec<(Credentials<'_>, &str)> = vec![
             (creds(None, Some(&date)), "no authorization header"),
             (creds(Some("nonsense"), Some(&date)), "malformed"),
             (creds(Some(&wrong), Some(&date)), "signature does not match"),
             (creds(Some(&good), None), "no x-ms-date"),
             (creds(Some(&old), Some(&old_date)), "stale"),
-            (creds(Some("type=aad&ver=1.0&sig=nope"), Some(&date)), "not the one"),
+            (
+                creds(Some("type=aad&ver=1.0&sig=nope"), Some(&date)),
+                "not the one",
+            ),
         ];
         for (c, reason) in table {
             let err = p.check(&c, now).unwrap_err();
             assert!(err.contains(reason), "expected {reason:?} in {err:?}");
         }
-        assert!(p.check(&creds(Some("type=aad&ver=1.0&sig=aad-secret"), Some(&date)), now).is_ok());
+        assert!(p
+            .check(
+                &creds(Some("type=aad&ver=1.0&sig=aad-secret"), Some(&date)),
+                now
+            )
+            .is_ok());
     }
 
     #[test]
@@ -207,7 +242,9 @@ mod tests {
 
     #[test]
     fn disabled_policy_accepts_anything() {
-        assert!(AuthPolicy::disabled().check(&creds(None, None), SystemTime::now()).is_ok());
+        assert!(AuthPolicy::disabled()
+            .check(&creds(None, None), SystemTime::now())
+            .is_ok());
     }
 
     #[test]

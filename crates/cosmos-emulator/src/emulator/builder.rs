@@ -141,7 +141,11 @@ impl EmulatorBuilder {
     }
 
     /// The replication lag of one region (overrides [`Self::replication_lag`] for it).
-    pub fn region_replication_lag(mut self, region: impl Into<String>, lag: ReplicationLag) -> Self {
+    pub fn region_replication_lag(
+        mut self,
+        region: impl Into<String>,
+        lag: ReplicationLag,
+    ) -> Self {
         self.lag_by_region.push((region.into(), lag));
         self
     }
@@ -185,24 +189,45 @@ impl EmulatorBuilder {
         let auth = if self.no_auth {
             AuthPolicy::disabled()
         } else {
-            AuthPolicy::new(key_from_base64(&self.key).map_err(fail)?, self.aad_token.clone())
+            AuthPolicy::new(
+                key_from_base64(&self.key).map_err(fail)?,
+                self.aad_token.clone(),
+            )
         };
         let global = bind(self.host, self.port).await?;
         let mut region_listeners = Vec::new();
         for i in 0..self.regions.len() {
-            let port = if self.port == 0 { 0 } else { self.port.saturating_add(1 + i as u16) };
+            let port = if self.port == 0 {
+                0
+            } else {
+                self.port.saturating_add(1 + i as u16)
+            };
             region_listeners.push(bind(self.host, port).await?);
         }
-        let identity = if self.tls { Some(tls::generate().map_err(fail)?) } else { None };
+        let identity = if self.tls {
+            Some(tls::generate().map_err(fail)?)
+        } else {
+            None
+        };
         let scheme = if self.tls { "https" } else { "http" };
-        let url_host = if self.host.is_unspecified() { "127.0.0.1".to_owned() } else { self.host.to_string() };
+        let url_host = if self.host.is_unspecified() {
+            "127.0.0.1".to_owned()
+        } else {
+            self.host.to_string()
+        };
         let url = |l: &TcpListener| -> Result<String, StartError> {
-            let port = l.local_addr().map_err(|e| StartError(format!("cannot read the bound address: {e}")))?.port();
+            let port = l
+                .local_addr()
+                .map_err(|e| StartError(format!("cannot read the bound address: {e}")))?
+                .port();
             Ok(format!("{scheme}://{url_host}:{port}/"))
         };
         let mut regions = Vec::new();
         for (name, listener) in self.regions.iter().zip(&region_listeners) {
-            regions.push(RegionInfo { name: name.clone(), endpoint: url(listener)? });
+            regions.push(RegionInfo {
+                name: name.clone(),
+                endpoint: url(listener)?,
+            });
         }
         let topology = self.topology(regions)?;
         let lags = self.lags(&topology)?;
@@ -211,10 +236,17 @@ impl EmulatorBuilder {
             faults.set_profile(profile, &self.regions).map_err(fail)?;
         }
         if let Some(rules) = &self.fault_rules {
-            faults.load_json(rules).map_err(|e| fail(format!("the fault rules are invalid: {e}")))?;
+            faults
+                .load_json(rules)
+                .map_err(|e| fail(format!("the fault rules are invalid: {e}")))?;
         }
         let shared = Arc::new(Shared {
-            store: Store { topology, catalog: Catalog::default(), lags, partitions_per_container: self.partitions.clamp(1, 1024) },
+            store: Store {
+                topology,
+                catalog: Catalog::default(),
+                lags,
+                partitions_per_container: self.partitions.clamp(1, 1024),
+            },
             auth,
             faults,
             counters: RequestCounters::default(),
@@ -222,24 +254,47 @@ impl EmulatorBuilder {
             global_endpoint: url(&global)?,
         });
         let acceptor = identity.as_ref().map(|i| i.acceptor.clone());
-        let mut tasks = vec![server::spawn(global, shared.clone(), Port::Global, acceptor.clone())];
+        let mut tasks = vec![server::spawn(
+            global,
+            shared.clone(),
+            Port::Global,
+            acceptor.clone(),
+        )];
         for (i, listener) in region_listeners.into_iter().enumerate() {
-            tasks.push(server::spawn(listener, shared.clone(), Port::Region(i), acceptor.clone()));
+            tasks.push(server::spawn(
+                listener,
+                shared.clone(),
+                Port::Region(i),
+                acceptor.clone(),
+            ));
         }
-        Ok(Emulator::new(shared, tasks, self.regions.clone(), self.key.clone(), identity.map(|i| i.cert_pem)))
+        Ok(Emulator::new(
+            shared,
+            tasks,
+            self.regions.clone(),
+            self.key.clone(),
+            identity.map(|i| i.cert_pem),
+        ))
     }
 
     fn topology(&self, regions: Vec<RegionInfo>) -> Result<Topology, StartError> {
         let probe = Topology::new(regions.clone(), vec![0], false);
         for (i, r) in regions.iter().enumerate() {
             if probe.index_of(&r.name) != Some(i) {
-                return Err(StartError(format!("the region {:?} is listed twice", r.name)));
+                return Err(StartError(format!(
+                    "the region {:?} is listed twice",
+                    r.name
+                )));
             }
         }
         let writes: Vec<usize> = if self.multi_write {
             let mut order: Vec<usize> = Vec::new();
             for name in self.write_regions.iter().flatten() {
-                order.push(probe.index_of(name).ok_or_else(|| StartError(format!("unknown write region {name:?}")))?);
+                order.push(
+                    probe
+                        .index_of(name)
+                        .ok_or_else(|| StartError(format!("unknown write region {name:?}")))?,
+                );
             }
             let rest: Vec<usize> = (0..regions.len()).filter(|i| !order.contains(i)).collect();
             order.extend(rest);
@@ -247,10 +302,16 @@ impl EmulatorBuilder {
         } else {
             match &self.write_regions {
                 None => vec![0],
-                Some(names) if names.is_empty() => return Err(StartError("the write region list is empty".into())),
+                Some(names) if names.is_empty() => {
+                    return Err(StartError("the write region list is empty".into()))
+                }
                 Some(names) => names
                     .iter()
-                    .map(|n| probe.index_of(n).ok_or_else(|| StartError(format!("unknown write region {n:?}"))))
+                    .map(|n| {
+                        probe
+                            .index_of(n)
+                            .ok_or_else(|| StartError(format!("unknown write region {n:?}")))
+                    })
                     .collect::<Result<_, _>>()?,
             }
         };
@@ -260,9 +321,9 @@ impl EmulatorBuilder {
     fn lags(&self, topology: &Topology) -> Result<Vec<ReplicationLag>, StartError> {
         let mut lags = vec![self.lag_all.clone(); topology.regions().len()];
         for (name, lag) in &self.lag_by_region {
-            let i = topology
-                .index_of(name)
-                .ok_or_else(|| StartError(format!("replication lag given for unknown region {name:?}")))?;
+            let i = topology.index_of(name).ok_or_else(|| {
+                StartError(format!("replication lag given for unknown region {name:?}"))
+            })?;
             lags[i] = lag.clone();
         }
         Ok(lags)

@@ -36,7 +36,13 @@ impl Emulator {
         key: String,
         cert_pem: Option<String>,
     ) -> Self {
-        Self { shared, tasks, regions, key, cert_pem }
+        Self {
+            shared,
+            tasks,
+            regions,
+            key,
+            cert_pem,
+        }
     }
 
     /// The global endpoint URL, e.g. `http://127.0.0.1:8081/` (served as the current write region).
@@ -47,7 +53,10 @@ impl Emulator {
     /// The endpoint of region `name` (case and spaces ignored), if the account has it.
     pub fn region_endpoint(&self, name: &str) -> Option<&str> {
         let topology = &self.shared.store.topology;
-        topology.index_of(name).and_then(|i| topology.regions().get(i)).map(|r| r.endpoint.as_str())
+        topology
+            .index_of(name)
+            .and_then(|i| topology.regions().get(i))
+            .map(|r| r.endpoint.as_str())
     }
 
     /// The regions, in the order they were configured.
@@ -58,7 +67,11 @@ impl Emulator {
     /// The current write (hub) region.
     pub fn write_region(&self) -> String {
         let topology = &self.shared.store.topology;
-        topology.regions().get(topology.hub()).map(|r| r.name.clone()).unwrap_or_default()
+        topology
+            .regions()
+            .get(topology.hub())
+            .map(|r| r.name.clone())
+            .unwrap_or_default()
     }
 
     /// The account key (base64) clients sign with.

@@ -13,9 +13,17 @@ pub fn murmur3_x64_128(data: &[u8], seed: u64) -> (u64, u64) {
         let k1 = u64::from_le_bytes(to_array(lo));
         let k2 = u64::from_le_bytes(to_array(hi));
         h1 ^= mix_k1(k1);
-        h1 = h1.rotate_left(27).wrapping_add(h2).wrapping_mul(5).wrapping_add(0x52dc_e729);
+        h1 = h1
+            .rotate_left(27)
+            .wrapping_add(h2)
+            .wrapping_mul(5)
+            .wrapping_add(0x52dc_e729);
         h2 ^= mix_k2(k2);
-        h2 = h2.rotate_left(31).wrapping_add(h1).wrapping_mul(5).wrapping_add(0x3849_5ab5);
+        h2 = h2
+            .rotate_left(31)
+            .wrapping_add(h1)
+            .wrapping_mul(5)
+            .wrapping_add(0x3849_5ab5);
     }
     let tail = blocks.remainder();
     let mut k1 = 0u64;
@@ -82,10 +90,19 @@ mod tests {
         // Widely published x64_128 outputs (seed 0), written as the reference's byte dump h1 || h2.
         let cases: &[(&[u8], u64, u64)] = &[
             (b"hello", 0xcbd8_a7b3_41bd_9b02, 0x5b1e_906a_48ae_1d19),
-            (b"The quick brown fox jumps over the lazy dog", 0xe34b_bc7b_bc07_1b6c, 0x7a43_3ca9_c49a_9347),
+            (
+                b"The quick brown fox jumps over the lazy dog",
+                0xe34b_bc7b_bc07_1b6c,
+                0x7a43_3ca9_c49a_9347,
+            ),
         ];
         for (input, h1, h2) in cases {
-            assert_eq!(murmur3_x64_128(input, 0), (*h1, *h2), "input {:?}", String::from_utf8_lossy(input));
+            assert_eq!(
+                murmur3_x64_128(input, 0),
+                (*h1, *h2),
+                "input {:?}",
+                String::from_utf8_lossy(input)
+            );
         }
     }
 }

@@ -48,7 +48,9 @@ impl PkComponent {
                 .ok_or_else(|| format!("partition key number {n} is out of range")),
             Value::String(s) => Ok(Self::String(s.clone())),
             Value::Object(map) if map.is_empty() => Ok(Self::Undefined),
-            other => Err(format!("partition key component {other} is not a string, number, boolean, null or {{}}")),
+            other => Err(format!(
+                "partition key component {other} is not a string, number, boolean, null or {{}}"
+            )),
         }
     }
 
@@ -77,9 +79,15 @@ impl PartitionKeyValue {
         let parsed: Value = serde_json::from_str(text)
             .map_err(|e| format!("the partition key header {text:?} is not valid JSON: {e}"))?;
         let Value::Array(items) = parsed else {
-            return Err(format!("the partition key header {text:?} is not a JSON array"));
+            return Err(format!(
+                "the partition key header {text:?} is not a JSON array"
+            ));
         };
-        items.iter().map(PkComponent::from_json).collect::<Result<Vec<_>, _>>().map(Self)
+        items
+            .iter()
+            .map(PkComponent::from_json)
+            .collect::<Result<Vec<_>, _>>()
+            .map(Self)
     }
 
     /// Extracts the value at `path` (already split into segments) from a document; absent = Undefined.
@@ -91,7 +99,10 @@ impl PartitionKeyValue {
     }
 
     /// Like [`Self::from_document`], for a document already held as a JSON object.
-    pub fn from_object(doc: &serde_json::Map<String, Value>, path: &[String]) -> Result<Self, String> {
+    pub fn from_object(
+        doc: &serde_json::Map<String, Value>,
+        path: &[String],
+    ) -> Result<Self, String> {
         let Some((first, rest)) = path.split_first() else {
             return Ok(Self(vec![PkComponent::Undefined]));
         };
@@ -146,24 +157,61 @@ mod tests {
     fn matches_published_v2_vectors() {
         let long_a = "a".repeat(1024);
         let cases: Vec<(PkComponent, &str)> = vec![
-            (PkComponent::String(String::new()), "32E9366E637A71B4E710384B2F4970A0"),
-            (PkComponent::String("partitionKey".into()), "013AEFCF77FA271571CF665A58C933F1"),
-            (PkComponent::String(long_a), "332BDF5512AE49615F32C7D98C2DB86C"),
+            (
+                PkComponent::String(String::new()),
+                "32E9366E637A71B4E710384B2F4970A0",
+            ),
+            (
+                PkComponent::String("partitionKey".into()),
+                "013AEFCF77FA271571CF665A58C933F1",
+            ),
+            (
+                PkComponent::String(long_a),
+                "332BDF5512AE49615F32C7D98C2DB86C",
+            ),
             (PkComponent::Null, "378867E4430E67857ACE5C908374FE16"),
             (PkComponent::Undefined, "11622DAA78F835834610ABE56EFF5CB5"),
             (PkComponent::Bool(true), "0E711127C5B5A8E4726AC6DD306A3E59"),
             (PkComponent::Bool(false), "2FE1BE91E90A3439635E0E9E37361EF2"),
-            (PkComponent::Number(-128.0), "01DAEDABF913540367FE219B2AD06148"),
-            (PkComponent::Number(127.0), "0C507ACAC853ECA7977BF4CEFB562A25"),
-            (PkComponent::Number(i64::MIN as f64), "23D5C6395512BDFEAFADAD15328AD2BB"),
-            (PkComponent::Number(i64::MAX as f64), "2EDB959178DFCCA18983F89384D1629B"),
-            (PkComponent::Number(f64::from(i32::MIN)), "0B1660D5233C3171725B30D4A5F4CC1F"),
-            (PkComponent::Number(f64::from(i32::MAX)), "2D9349D64712AEB5EB1406E2F0BE2725"),
-            (PkComponent::Number(f64::from_bits(1)), "0E6CBA63A280927DE485DEF865800139"),
-            (PkComponent::Number(f64::MAX), "31424D996457102634591FF245DBCC4D"),
+            (
+                PkComponent::Number(-128.0),
+                "01DAEDABF913540367FE219B2AD06148",
+            ),
+            (
+                PkComponent::Number(127.0),
+                "0C507ACAC853ECA7977BF4CEFB562A25",
+            ),
+            (
+                PkComponent::Number(i64::MIN as f64),
+                "23D5C6395512BDFEAFADAD15328AD2BB",
+            ),
+            (
+                PkComponent::Number(i64::MAX as f64),
+                "2EDB959178DFCCA18983F89384D1629B",
+            ),
+            (
+                PkComponent::Number(f64::from(i32::MIN)),
+                "0B1660D5233C3171725B30D4A5F4CC1F",
+            ),
+            (
+                PkComponent::Number(f64::from(i32::MAX)),
+                "2D9349D64712AEB5EB1406E2F0BE2725",
+            ),
+            (
+                PkComponent::Number(f64::from_bits(1)),
+                "0E6CBA63A280927DE485DEF865800139",
+            ),
+            (
+                PkComponent::Number(f64::MAX),
+                "31424D996457102634591FF245DBCC4D",
+            ),
         ];
         for (component, expected) in cases {
-            assert_eq!(epk_of(component.clone()), expected, "component {component:?}");
+            assert_eq!(
+                epk_of(component.clone()),
+                expected,
+                "component {component:?}"
+            );
         }
     }
 
@@ -186,7 +234,10 @@ mod tests {
     #[test]
     fn header_parsing_rejects_bad_input() {
         for bad in ["", "\"a\"", "[[1]]", "[{\"a\":1}]", "[", "{}"] {
-            assert!(PartitionKeyValue::from_header(bad).is_err(), "accepted {bad:?}");
+            assert!(
+                PartitionKeyValue::from_header(bad).is_err(),
+                "accepted {bad:?}"
+            );
         }
     }
 

@@ -14,7 +14,9 @@ pub const MAX_EPK: &str = "FF";
 pub fn boundaries(count: usize) -> Vec<Epk> {
     let count = count.max(1) as u128;
     let space: u128 = 1u128 << 126;
-    (1..count).map(|i| space / count * i + (space % count) * i / count).collect()
+    (1..count)
+        .map(|i| space / count * i + (space % count) * i / count)
+        .collect()
 }
 
 /// Index of the range an EPK falls in, given the inner boundaries.
@@ -27,9 +29,15 @@ pub fn range_bounds(index: usize, boundaries: &[Epk]) -> (String, String) {
     let min = if index == 0 {
         MIN_EPK.to_owned()
     } else {
-        boundaries.get(index - 1).map(|b| epk_hex(*b)).unwrap_or_else(|| MAX_EPK.to_owned())
+        boundaries
+            .get(index - 1)
+            .map(|b| epk_hex(*b))
+            .unwrap_or_else(|| MAX_EPK.to_owned())
     };
-    let max = boundaries.get(index).map(|b| epk_hex(*b)).unwrap_or_else(|| MAX_EPK.to_owned());
+    let max = boundaries
+        .get(index)
+        .map(|b| epk_hex(*b))
+        .unwrap_or_else(|| MAX_EPK.to_owned());
     (min, max)
 }
 
@@ -48,8 +56,14 @@ mod tests {
                 "30000000000000000000000000000000"
             ]
         );
-        assert_eq!(range_bounds(0, &b), (String::new(), "10000000000000000000000000000000".into()));
-        assert_eq!(range_bounds(3, &b), ("30000000000000000000000000000000".into(), "FF".into()));
+        assert_eq!(
+            range_bounds(0, &b),
+            (String::new(), "10000000000000000000000000000000".into())
+        );
+        assert_eq!(
+            range_bounds(3, &b),
+            ("30000000000000000000000000000000".into(), "FF".into())
+        );
     }
 
     #[test]
@@ -63,7 +77,13 @@ mod tests {
     #[test]
     fn keys_land_in_the_range_whose_bounds_hold_them() {
         let b = boundaries(3);
-        for (epk, expected) in [(0u128, 0usize), (b[0] - 1, 0), (b[0], 1), (b[1], 2), (u128::MAX >> 2, 2)] {
+        for (epk, expected) in [
+            (0u128, 0usize),
+            (b[0] - 1, 0),
+            (b[0], 1),
+            (b[1], 2),
+            (u128::MAX >> 2, 2),
+        ] {
             assert_eq!(range_of(epk, &b), expected);
             let (min, max) = range_bounds(expected, &b);
             let hex = epk_hex(epk);

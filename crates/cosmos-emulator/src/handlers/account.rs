@@ -14,9 +14,15 @@ pub fn account_document(shared: &Shared) -> Value {
     let topology = &shared.store.topology;
     let regions = topology.regions();
     let location = |i: &usize| {
-        regions.get(*i).map(|r| json!({"name": r.name, "databaseAccountEndpoint": r.endpoint}))
+        regions
+            .get(*i)
+            .map(|r| json!({"name": r.name, "databaseAccountEndpoint": r.endpoint}))
     };
-    let writable: Vec<Value> = topology.write_regions().iter().filter_map(location).collect();
+    let writable: Vec<Value> = topology
+        .write_regions()
+        .iter()
+        .filter_map(location)
+        .collect();
     let readable: Vec<Value> = topology.ordered().iter().filter_map(location).collect();
     json!({
         "_self": "",

@@ -20,13 +20,20 @@ pub fn require_write_region(ctx: &RequestCtx<'_>) -> Result<(), ApiError> {
 /// The LSN a read in the serving region sees in `partition`: the committed state for hub-only reads
 /// (403/3 outside the hub), else the region's replica, which must have reached the session token's
 /// LSN (404/1002 otherwise).
-pub fn read_lsn(ctx: &RequestCtx<'_>, partition: &Partition, range_id: &str) -> Result<u64, ApiError> {
+pub fn read_lsn(
+    ctx: &RequestCtx<'_>,
+    partition: &Partition,
+    range_id: &str,
+) -> Result<u64, ApiError> {
     let topology = &ctx.shared.store.topology;
     if flag(ctx.headers, headers::HUB_REGION_ONLY) {
         if topology.hub() != ctx.region {
             return Err(ApiError::new(
                 403,
-                format!("The read asked for hub-region processing only, and {} is not the hub region.", ctx.region_name()),
+                format!(
+                    "The read asked for hub-region processing only, and {} is not the hub region.",
+                    ctx.region_name()
+                ),
             )
             .with_sub_status(sub_status::WRITE_FORBIDDEN));
         }
@@ -48,7 +55,12 @@ pub fn read_lsn(ctx: &RequestCtx<'_>, partition: &Partition, range_id: &str) -> 
 }
 
 /// The session token for `range_id` at `lsn` (multi-write accounts add each region's progress).
-pub fn session_token(ctx: &RequestCtx<'_>, partition: &Partition, range_id: &str, lsn: u64) -> String {
+pub fn session_token(
+    ctx: &RequestCtx<'_>,
+    partition: &Partition,
+    range_id: &str,
+    lsn: u64,
+) -> String {
     if ctx.shared.store.topology.multi_write() {
         let progress = partition.progress(ctx.now);
         format_token(range_id, lsn, Some(&progress))

@@ -21,14 +21,24 @@ pub fn create(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
 pub fn list(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
     let dbs = ctx.shared.store.catalog.databases();
     let bodies: Vec<&Bytes> = dbs.iter().map(|d| &d.body).collect();
-    Ok(Reply::json(200, feed_body("", "Databases", &bodies), charge::metadata())
-        .header(headers::ITEM_COUNT, bodies.len().to_string()))
+    Ok(
+        Reply::json(200, feed_body("", "Databases", &bodies), charge::metadata())
+            .header(headers::ITEM_COUNT, bodies.len().to_string()),
+    )
 }
 
 /// GET /dbs/{db}
 pub fn read(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
-    let db = ctx.shared.store.catalog.database(db).ok_or_else(ApiError::missing_entity)?;
-    if ctx.header(headers::IF_NONE_MATCH).is_some_and(|t| t.trim() == db.etag) {
+    let db = ctx
+        .shared
+        .store
+        .catalog
+        .database(db)
+        .ok_or_else(ApiError::missing_entity)?;
+    if ctx
+        .header(headers::IF_NONE_MATCH)
+        .is_some_and(|t| t.trim() == db.etag)
+    {
         return Ok(Reply::empty(304, charge::not_modified()).header(headers::ETAG, &db.etag));
     }
     Ok(Reply::json(200, db.body.clone(), charge::metadata()).header(headers::ETAG, &db.etag))

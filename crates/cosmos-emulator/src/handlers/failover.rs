@@ -21,15 +21,23 @@ pub fn failover(shared: &Shared, method: &Method, body: &[u8]) -> Reply {
 
 fn try_failover(shared: &Shared, method: &Method, body: &[u8]) -> Result<Reply, ApiError> {
     if method != Method::POST {
-        return Err(ApiError::new(405, "Use POST /_emulator/failover with {\"writeRegion\": \"<region>\"}."));
+        return Err(ApiError::new(
+            405,
+            "Use POST /_emulator/failover with {\"writeRegion\": \"<region>\"}.",
+        ));
     }
     let parsed: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("The failover body is invalid JSON: {e}")))?;
     let region = parsed
         .get("writeRegion")
         .and_then(Value::as_str)
-        .ok_or_else(|| ApiError::bad_request("The failover body needs \"writeRegion\": \"<region name>\"."))?;
-    shared.store.failover(region).map_err(ApiError::bad_request)?;
+        .ok_or_else(|| {
+            ApiError::bad_request("The failover body needs \"writeRegion\": \"<region name>\".")
+        })?;
+    shared
+        .store
+        .failover(region)
+        .map_err(ApiError::bad_request)?;
     let account = account_document(shared);
     let body = json!({
         "writableLocations": account["writableLocations"],

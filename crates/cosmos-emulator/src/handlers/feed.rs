@@ -31,9 +31,13 @@ fn decode(token: &str) -> Result<Continuation, ApiError> {
     let bytes = URL_SAFE_NO_PAD.decode(token.trim()).map_err(|_| bad())?;
     let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
     let range = value["range"].as_u64().ok_or_else(bad)? as usize;
-    let epk = u128::from_str_radix(value["epk"].as_str().ok_or_else(bad)?, 16).map_err(|_| bad())?;
+    let epk =
+        u128::from_str_radix(value["epk"].as_str().ok_or_else(bad)?, 16).map_err(|_| bad())?;
     let id = value["id"].as_str().ok_or_else(bad)?.to_owned();
-    Ok(Continuation { range, after: Some(DocKey { epk, id }) })
+    Ok(Continuation {
+        range,
+        after: Some(DocKey { epk, id }),
+    })
 }
 
 /// Serves one page of the read feed.
@@ -45,34 +49,58 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
             Ok(n) if n < 0 => MAX_PAGE,
             Ok(0) => DEFAULT_PAGE,
             Ok(n) => (n as usize).min(MAX_PAGE),
-            Err(_) => return Err(ApiError::bad_request(format!("{} must be a number, not {text:?}", headers::MAX_ITEM_COUNT))),
+            Err(_) => {
+                return Err(ApiError::bad_request(format!(
+                    "{} must be a number, not {text:?}",
+                    headers::MAX_ITEM_COUNT
+                )))
+            }
         },
     };
     let only_epk = match ctx.header(headers::PARTITION_KEY) {
-        Some(raw) => Some(PartitionKeyValue::from_header(raw).map_err(ApiError::bad_request)?.epk()),
+        Some(raw) => Some(
+            PartitionKeyValue::from_header(raw)
+                .map_err(ApiError::bad_request)?
+                .epk(),
+        ),
         None => None,
     };
     let ranges: Vec<usize> = match (only_epk, ctx.header(headers::PARTITION_KEY_RANGE_ID)) {
         (Some(epk), _) => vec![container.range_index(epk)],
-        (None, Some(id)) => vec![container
-            .range_by_id(id.trim())
-            .ok_or_else(|| ApiError::new(410, format!("Partition key range {id:?} does not exist.")).with_sub_status(1002))?],
+        (None, Some(id)) => vec![container.range_by_id(id.trim()).ok_or_else(|| {
+            ApiError::new(410, format!("Partition key range {id:?} does not exist."))
+                .with_sub_status(1002)
+        })?],
         (None, None) => (0..container.partitions().len()).collect(),
     };
-    let start = match ctx.header(headers::CONTINUATION).filter(|t| !t.trim().is_empty()) {
+    let start = match ctx
+        .header(headers::CONTINUATION)
+        .filter(|t| !t.trim().is_empty())
+    {
         Some(token) => decode(token)?,
-        None => Continuation { range: ranges.first().copied().unwrap_or(0), after: None },
+        None => Continuation {
+            range: ranges.first().copied().unwrap_or(0),
+            after: None,
+        },
     };
     let mut docs = Vec::new();
     let mut tokens = Vec::new();
     let mut next = None;
     for &range in ranges.iter().filter(|r| **r >= start.range) {
-        let Some(lock) = container.partition(range) else { continue };
-        let partition = lock.read().map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
+        let Some(lock) = container.partition(range) else {
+            continue;
+        };
+        let partition = lock
+            .read()
+            .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
         let range_id = container.range_id(range);
         let lsn = read_lsn(ctx, &partition, range_id)?;
         tokens.push(session_token(ctx, &partition, range_id, lsn));
-        let after = if range == start.range { start.after.as_ref() } else { None };
+        let after = if range == start.range {
+            start.after.as_ref()
+        } else {
+            None
+        };
         let wanted = page_size + 1 - docs.len();
         let found = partition.scan(lsn, after, only_epk, wanted);
         let overflow = docs.len() + found.len() > page_size;

@@ -27,7 +27,10 @@ pub fn item_reply(
         (_, Some(d)) => d.body.clone(),
     };
     let mut reply = Reply::json(status, body, charge)
-        .header(headers::SESSION_TOKEN, session_token(ctx, partition, target.range_id(), lsn))
+        .header(
+            headers::SESSION_TOKEN,
+            session_token(ctx, partition, target.range_id(), lsn),
+        )
         .header(headers::LSN, lsn.to_string())
         .header(headers::PARTITION_KEY_RANGE_ID, target.range_id());
     if let Some(d) = doc {
@@ -48,17 +51,34 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
     let mut partition = target.write()?;
     let existing = partition.latest(&key).cloned();
     if existing.is_some() && !upsert {
-        return Err(ApiError::conflict("Entity with the specified id already exists in the system."));
+        return Err(ApiError::conflict(
+            "Entity with the specified id already exists in the system.",
+        ));
     }
     if upsert && !if_match_ok(ctx, existing.as_ref().map(|d| d.etag.as_str())) {
         return Err(ApiError::precondition_failed());
     }
-    let rid = existing.as_ref().map(|d| d.rid).unwrap_or_else(|| target.container.next_item_rid());
+    let rid = existing
+        .as_ref()
+        .map(|d| d.rid)
+        .unwrap_or_else(|| target.container.next_item_rid());
     let sealed = seal(map, &rid, target.self_link(&rid));
-    let doc = Arc::new(StoredDoc { body: sealed.body, etag: sealed.etag, rid });
+    let doc = Arc::new(StoredDoc {
+        body: sealed.body,
+        etag: sealed.etag,
+        rid,
+    });
     let lsn = commit(ctx, &mut partition, &key, Some(doc.clone()));
     let status = if existing.is_some() { 200 } else { 201 };
-    Ok(item_reply(ctx, &target, &partition, status, Some(&doc), lsn, charge::write(doc.body.len())))
+    Ok(item_reply(
+        ctx,
+        &target,
+        &partition,
+        status,
+        Some(&doc),
+        lsn,
+        charge::write(doc.body.len()),
+    ))
 }
 
 /// GET .../docs/{id}
@@ -66,11 +86,32 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
     let target = Target::locate(ctx, db, coll)?;
     let partition = target.read()?;
     let lsn = read_lsn(ctx, &partition, target.range_id())?;
-    let doc = partition.read_at(&target.key(id), lsn).ok_or_else(ApiError::missing_entity)?;
-    if ctx.header(headers::IF_NONE_MATCH).is_some_and(|tag| tag.trim() == doc.etag) {
-        return Ok(item_reply(ctx, &target, &partition, 304, Some(doc), lsn, charge::not_modified()));
+    let doc = partition
+        .read_at(&target.key(id), lsn)
+        .ok_or_else(ApiError::missing_entity)?;
+    if ctx
+        .header(headers::IF_NONE_MATCH)
+        .is_some_and(|tag| tag.trim() == doc.etag)
+    {
+        return Ok(item_reply(
+            ctx,
+            &target,
+            &partition,
+            304,
+            Some(doc),
+            lsn,
+            charge::not_modified(),
+        ));
     }
-    Ok(item_reply(ctx, &target, &partition, 200, Some(doc), lsn, charge::point_read(doc.body.len())))
+    Ok(item_reply(
+        ctx,
+        &target,
+        &partition,
+        200,
+        Some(doc),
+        lsn,
+        charge::point_read(doc.body.len()),
+    ))
 }
 
 /// PUT .../docs/{id}
@@ -87,14 +128,29 @@ pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<R
     target.check_document_key(&map)?;
     let key = target.key(id);
     let mut partition = target.write()?;
-    let existing = partition.latest(&key).cloned().ok_or_else(ApiError::missing_entity)?;
+    let existing = partition
+        .latest(&key)
+        .cloned()
+        .ok_or_else(ApiError::missing_entity)?;
     if !if_match_ok(ctx, Some(&existing.etag)) {
         return Err(ApiError::precondition_failed());
     }
     let sealed = seal(map, &existing.rid, target.self_link(&existing.rid));
-    let doc = Arc::new(StoredDoc { body: sealed.body, etag: sealed.etag, rid: existing.rid });
+    let doc = Arc::new(StoredDoc {
+        body: sealed.body,
+        etag: sealed.etag,
+        rid: existing.rid,
+    });
     let lsn = commit(ctx, &mut partition, &key, Some(doc.clone()));
-    Ok(item_reply(ctx, &target, &partition, 200, Some(&doc), lsn, charge::write(doc.body.len())))
+    Ok(item_reply(
+        ctx,
+        &target,
+        &partition,
+        200,
+        Some(&doc),
+        lsn,
+        charge::write(doc.body.len()),
+    ))
 }
 
 /// DELETE .../docs/{id}
@@ -103,12 +159,23 @@ pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Re
     let target = Target::locate(ctx, db, coll)?;
     let key = target.key(id);
     let mut partition = target.write()?;
-    let existing = partition.latest(&key).cloned().ok_or_else(ApiError::missing_entity)?;
+    let existing = partition
+        .latest(&key)
+        .cloned()
+        .ok_or_else(ApiError::missing_entity)?;
     if !if_match_ok(ctx, Some(&existing.etag)) {
         return Err(ApiError::precondition_failed());
     }
     let lsn = commit(ctx, &mut partition, &key, None);
-    Ok(item_reply(ctx, &target, &partition, 204, None, lsn, charge::write(existing.body.len())))
+    Ok(item_reply(
+        ctx,
+        &target,
+        &partition,
+        204,
+        None,
+        lsn,
+        charge::write(existing.body.len()),
+    ))
 }
 
 /// Commits a write in the serving region; the partition's clock reading is taken under its lock so

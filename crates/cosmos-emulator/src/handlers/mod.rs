@@ -32,10 +32,14 @@ pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
         Resource::Containers { db } if m == Method::POST => containers::create(ctx, db),
         Resource::Containers { db } if m == Method::GET => containers::list(ctx, db),
         Resource::Container { db, coll } if m == Method::GET => containers::read(ctx, db, coll),
-        Resource::Container { db, coll } if m == Method::DELETE => containers::delete(ctx, db, coll),
+        Resource::Container { db, coll } if m == Method::DELETE => {
+            containers::delete(ctx, db, coll)
+        }
         Resource::PkRanges { db, coll } if m == Method::GET => containers::pkranges(ctx, db, coll),
         Resource::Items { .. } if m == Method::POST && is_query(ctx.headers) => {
-            Err(ApiError::bad_request("Queries are not supported by this emulator; use point reads or the read feed."))
+            Err(ApiError::bad_request(
+                "Queries are not supported by this emulator; use point reads or the read feed.",
+            ))
         }
         Resource::Items { db, coll } if m == Method::POST => items::create(ctx, db, coll),
         Resource::Items { db, coll } if m == Method::GET => feed::read_feed(ctx, db, coll),
@@ -43,7 +47,10 @@ pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
         Resource::Item { db, coll, id } if m == Method::PUT => items::replace(ctx, db, coll, id),
         Resource::Item { db, coll, id } if m == Method::DELETE => items::delete(ctx, db, coll, id),
         Resource::Item { db, coll, id } if m == Method::PATCH => patch::patch(ctx, db, coll, id),
-        _ => Err(ApiError::new(405, format!("The verb {m} is not supported on this resource."))),
+        _ => Err(ApiError::new(
+            405,
+            format!("The verb {m} is not supported on this resource."),
+        )),
     }
 }
 

@@ -21,35 +21,58 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
     let request = parse_object(&ctx.body)?;
     let ops = parse_operations(request.get("operations")).map_err(ApiError::bad_request)?;
     check_protected_paths(&ops, &target.container.pk_segments)?;
-    let condition = match request.get("condition") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(text)) => Some(
-            condition::parse(text).map_err(|e| ApiError::bad_request(format!("The patch condition is invalid: {e}")))?,
-        ),
-        Some(_) => return Err(ApiError::bad_request("The patch \"condition\" must be a string like \"from c where ...\".")),
-    };
+    let condition =
+        match request.get("condition") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(condition::parse(text).map_err(|e| {
+                ApiError::bad_request(format!("The patch condition is invalid: {e}"))
+            })?),
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "The patch \"condition\" must be a string like \"from c where ...\".",
+                ))
+            }
+        };
     let key = target.key(id);
     let mut partition = target.write()?;
-    let existing = partition.latest(&key).cloned().ok_or_else(ApiError::missing_entity)?;
+    let existing = partition
+        .latest(&key)
+        .cloned()
+        .ok_or_else(ApiError::missing_entity)?;
     if !if_match_ok(ctx, Some(&existing.etag)) {
         return Err(ApiError::precondition_failed());
     }
     let mut doc: Value = serde_json::from_slice(&existing.body)
         .map_err(|e| ApiError::new(500, format!("The stored item could not be read: {e}")))?;
     if let Some(cond) = &condition {
-        if !holds(cond, &doc).map_err(|e| ApiError::bad_request(format!("The patch condition is invalid: {e}")))? {
+        if !holds(cond, &doc)
+            .map_err(|e| ApiError::bad_request(format!("The patch condition is invalid: {e}")))?
+        {
             return Err(ApiError::precondition_failed());
         }
     }
-    apply(&mut doc, &ops).map_err(|e| ApiError::bad_request(format!("The patch could not be applied: {e}")))?;
+    apply(&mut doc, &ops)
+        .map_err(|e| ApiError::bad_request(format!("The patch could not be applied: {e}")))?;
     let Value::Object(map) = doc else {
         return Err(ApiError::new(500, "The stored item is not a JSON object."));
     };
     let sealed = seal(map, &existing.rid, target.self_link(&existing.rid));
-    let doc = Arc::new(StoredDoc { body: sealed.body, etag: sealed.etag, rid: existing.rid });
+    let doc = Arc::new(StoredDoc {
+        body: sealed.body,
+        etag: sealed.etag,
+        rid: existing.rid,
+    });
     let lsn = commit(ctx, &mut partition, &key, Some(doc.clone()));
     let charge = charge::patch(doc.body.len(), condition.is_some());
-    Ok(item_reply(ctx, &target, &partition, 200, Some(&doc), lsn, charge))
+    Ok(item_reply(
+        ctx,
+        &target,
+        &partition,
+        200,
+        Some(&doc),
+        lsn,
+        charge,
+    ))
 }
 
 /// 400 for operations on `/id`, system properties or the partition key path.
@@ -58,10 +81,14 @@ fn check_protected_paths(ops: &[PatchOp], pk_segments: &[String]) -> Result<(), 
         for path in op.touched() {
             let root = path.root();
             if root == "id" || SYSTEM_PROPERTIES.contains(&root) {
-                return Err(ApiError::bad_request(format!("The path {path} cannot be patched: it is a system property or the id.")));
+                return Err(ApiError::bad_request(format!(
+                    "The path {path} cannot be patched: it is a system property or the id."
+                )));
             }
             if path.0.len() <= pk_segments.len() && pk_segments.starts_with(&path.0) {
-                return Err(ApiError::bad_request(format!("The path {path} cannot be patched: it holds the partition key.")));
+                return Err(ApiError::bad_request(format!(
+                    "The path {path} cannot be patched: it holds the partition key."
+                )));
             }
         }
     }

@@ -36,12 +36,19 @@ impl Target {
         }
         let epk = pk.epk();
         let range = container.range_index(epk);
-        Ok(Self { container, epk, range })
+        Ok(Self {
+            container,
+            epk,
+            range,
+        })
     }
 
     /// The item's key in its partition.
     pub fn key(&self, id: &str) -> DocKey {
-        DocKey { epk: self.epk, id: id.to_owned() }
+        DocKey {
+            epk: self.epk,
+            id: id.to_owned(),
+        }
     }
 
     /// The partition key range id ("0", "1", ...).
@@ -51,17 +58,24 @@ impl Target {
 
     /// The partition, locked for reading.
     pub fn read(&self) -> Result<RwLockReadGuard<'_, Partition>, ApiError> {
-        self.container.partition(self.range).and_then(|p| p.read().ok()).ok_or_else(lock_error)
+        self.container
+            .partition(self.range)
+            .and_then(|p| p.read().ok())
+            .ok_or_else(lock_error)
     }
 
     /// The partition, locked for writing.
     pub fn write(&self) -> Result<RwLockWriteGuard<'_, Partition>, ApiError> {
-        self.container.partition(self.range).and_then(|p| p.write().ok()).ok_or_else(lock_error)
+        self.container
+            .partition(self.range)
+            .and_then(|p| p.write().ok())
+            .ok_or_else(lock_error)
     }
 
     /// 400 unless the partition key inside `doc` is the one the header named.
     pub fn check_document_key(&self, doc: &Map<String, Value>) -> Result<(), ApiError> {
-        let inside = PartitionKeyValue::from_object(doc, &self.container.pk_segments).map_err(ApiError::bad_request)?;
+        let inside = PartitionKeyValue::from_object(doc, &self.container.pk_segments)
+            .map_err(ApiError::bad_request)?;
         if inside.epk() != self.epk {
             return Err(ApiError::bad_request(
                 "PartitionKey extracted from document doesn't match the one specified in the header.",
@@ -73,10 +87,17 @@ impl Target {
     /// The `_self` link of an item with resource id `rid`.
     pub fn self_link(&self, rid: &[u8; 16]) -> String {
         let db = encode_rid(&self.container.rid_bytes[..4]);
-        format!("dbs/{db}/colls/{}/docs/{}/", self.container.rid, encode_rid(rid))
+        format!(
+            "dbs/{db}/colls/{}/docs/{}/",
+            self.container.rid,
+            encode_rid(rid)
+        )
     }
 }
 
 fn lock_error() -> ApiError {
-    ApiError::new(500, "The partition's lock was poisoned by an earlier failure.")
+    ApiError::new(
+        500,
+        "The partition's lock was poisoned by an earlier failure.",
+    )
 }

@@ -27,30 +27,67 @@ pub fn parse_operations(value: Option<&Value>) -> Result<Vec<PatchOp>, String> {
         return Err("the patch has no operations".into());
     }
     if items.len() > MAX_OPERATIONS {
-        return Err(format!("the patch has {} operations; at most {MAX_OPERATIONS} are allowed", items.len()));
+        return Err(format!(
+            "the patch has {} operations; at most {MAX_OPERATIONS} are allowed",
+            items.len()
+        ));
     }
-    items.iter().enumerate().map(|(i, item)| parse_one(item).map_err(|e| format!("operation {i}: {e}"))).collect()
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| parse_one(item).map_err(|e| format!("operation {i}: {e}")))
+        .collect()
 }
 
 fn parse_one(item: &Value) -> Result<PatchOp, String> {
-    let Value::Object(map) = item else { return Err("each operation must be an object".into()) };
-    let op = map.get("op").and_then(Value::as_str).ok_or("missing \"op\"")?;
-    let path = PatchPath::parse(map.get("path").and_then(Value::as_str).ok_or("missing \"path\"")?)?;
-    let value = || map.get("value").cloned().ok_or_else(|| format!("{op} needs a \"value\""));
+    let Value::Object(map) = item else {
+        return Err("each operation must be an object".into());
+    };
+    let op = map
+        .get("op")
+        .and_then(Value::as_str)
+        .ok_or("missing \"op\"")?;
+    let path = PatchPath::parse(
+        map.get("path")
+            .and_then(Value::as_str)
+            .ok_or("missing \"path\"")?,
+    )?;
+    let value = || {
+        map.get("value")
+            .cloned()
+            .ok_or_else(|| format!("{op} needs a \"value\""))
+    };
     Ok(match op.to_ascii_lowercase().as_str() {
-        "add" => PatchOp::Add { path, value: value()? },
-        "set" => PatchOp::Set { path, value: value()? },
-        "replace" => PatchOp::Replace { path, value: value()? },
+        "add" => PatchOp::Add {
+            path,
+            value: value()?,
+        },
+        "set" => PatchOp::Set {
+            path,
+            value: value()?,
+        },
+        "replace" => PatchOp::Replace {
+            path,
+            value: value()?,
+        },
         "remove" => PatchOp::Remove { path },
         "incr" | "increment" => match value()? {
             Value::Number(n) => PatchOp::Incr { path, value: n },
             other => return Err(format!("incr needs a number value, not {other}")),
         },
         "move" => {
-            let from = PatchPath::parse(map.get("from").and_then(Value::as_str).ok_or("move needs a \"from\" path")?)?;
+            let from = PatchPath::parse(
+                map.get("from")
+                    .and_then(Value::as_str)
+                    .ok_or("move needs a \"from\" path")?,
+            )?;
             PatchOp::Move { from, path }
         }
-        other => return Err(format!("unknown op {other:?}; use add, set, replace, remove, incr or move")),
+        other => {
+            return Err(format!(
+                "unknown op {other:?}; use add, set, replace, remove, incr or move"
+            ))
+        }
     })
 }
 
@@ -58,7 +95,10 @@ impl PatchOp {
     /// The paths the operation writes or removes.
     pub fn touched(&self) -> Vec<&PatchPath> {
         match self {
-            Self::Add { path, .. } | Self::Set { path, .. } | Self::Replace { path, .. } | Self::Remove { path } => {
+            Self::Add { path, .. }
+            | Self::Set { path, .. }
+            | Self::Replace { path, .. }
+            | Self::Remove { path } => {
                 vec![path]
             }
             Self::Incr { path, .. } => vec![path],
@@ -81,7 +121,8 @@ fn apply_one(doc: &mut Value, op: &PatchOp) -> Result<(), String> {
         PatchOp::Set { path, value } => insert(doc, path, value.clone(), ArrayMode::Overwrite),
         PatchOp::Replace { path, value } => {
             let (parent, last) = path.parent_mut(doc)?;
-            let slot = slot_mut(parent, last).ok_or_else(|| format!("replace: the path {path} does not exist"))?;
+            let slot = slot_mut(parent, last)
+                .ok_or_else(|| format!("replace: the path {path} does not exist"))?;
             *slot = value.clone();
             Ok(())
         }
@@ -94,11 +135,19 @@ fn apply_one(doc: &mut Value, op: &PatchOp) -> Result<(), String> {
                     *current = add_numbers(current, value)?;
                     Ok(())
                 }
-                Some(other) => Err(format!("incr: the value at {path} is {other}, not a number")),
-                None if parent_is_array && last != "-" => {
-                    Err(format!("incr: {path} is not an element of the array; use /- to append"))
-                }
-                None => insert_into(parent, last, Value::Number(value.clone()), ArrayMode::Insert, path),
+                Some(other) => Err(format!(
+                    "incr: the value at {path} is {other}, not a number"
+                )),
+                None if parent_is_array && last != "-" => Err(format!(
+                    "incr: {path} is not an element of the array; use /- to append"
+                )),
+                None => insert_into(
+                    parent,
+                    last,
+                    Value::Number(value.clone()),
+                    ArrayMode::Insert,
+                    path,
+                ),
             }
         }
         PatchOp::Move { from, path } => {
@@ -122,7 +171,13 @@ fn insert(doc: &mut Value, path: &PatchPath, value: Value, mode: ArrayMode) -> R
     insert_into(parent, last, value, mode, path)
 }
 
-fn insert_into(parent: &mut Value, last: &str, value: Value, mode: ArrayMode, path: &PatchPath) -> Result<(), String> {
+fn insert_into(
+    parent: &mut Value,
+    last: &str,
+    value: Value,
+    mode: ArrayMode,
+    path: &PatchPath,
+) -> Result<(), String> {
     match parent {
         Value::Object(map) => {
             map.insert(last.to_owned(), value);
@@ -132,21 +187,30 @@ fn insert_into(parent: &mut Value, last: &str, value: Value, mode: ArrayMode, pa
             let index = if last == "-" {
                 items.len()
             } else {
-                last.parse::<usize>().map_err(|_| format!("{last:?} in {path} is not an array index"))?
+                last.parse::<usize>()
+                    .map_err(|_| format!("{last:?} in {path} is not an array index"))?
             };
             match mode {
                 ArrayMode::Overwrite if index < items.len() => items[index] = value,
                 ArrayMode::Overwrite => {
-                    return Err(format!("set cannot grow an array: index {last} in {path} is past its end; use add"))
+                    return Err(format!(
+                        "set cannot grow an array: index {last} in {path} is past its end; use add"
+                    ))
                 }
                 ArrayMode::Insert if index <= items.len() => items.insert(index, value),
                 ArrayMode::Insert => {
-                    return Err(format!("index {index} in {path} is past the end of an array of {}", items.len()))
+                    return Err(format!(
+                        "index {index} in {path} is past the end of an array of {}",
+                        items.len()
+                    ))
                 }
             }
             Ok(())
         }
-        other => Err(format!("the parent of {path} is {}, not an object or array", kind(other))),
+        other => Err(format!(
+            "the parent of {path} is {}, not an object or array",
+            kind(other)
+        )),
     }
 }
 
@@ -212,19 +276,58 @@ mod tests {
     fn each_op_does_what_it_says() {
         let base = json!({"a": 1, "list": [1, 2], "o": {"x": "y"}});
         let table: Vec<(Value, Value)> = vec![
-            (json!([{"op": "add", "path": "/b", "value": 2}]), json!({"a": 1, "list": [1, 2], "o": {"x": "y"}, "b": 2})),
-            (json!([{"op": "add", "path": "/list/1", "value": 9}]), json!({"a": 1, "list": [1, 9, 2], "o": {"x": "y"}})),
-            (json!([{"op": "add", "path": "/list/-", "value": 9}]), json!({"a": 1, "list": [1, 2, 9], "o": {"x": "y"}})),
-            (json!([{"op": "set", "path": "/list/0", "value": 7}]), json!({"a": 1, "list": [7, 2], "o": {"x": "y"}})),
-            (json!([{"op": "incr", "path": "/list/-", "value": 4}]), json!({"a": 1, "list": [1, 2, 4], "o": {"x": "y"}})),
-            (json!([{"op": "move", "from": "/a", "path": "/list/0"}]), json!({"list": [1, 1, 2], "o": {"x": "y"}})),
-            (json!([{"op": "move", "from": "/a", "path": "/o/x"}]), json!({"list": [1, 2], "o": {"x": 1}})),
-            (json!([{"op": "replace", "path": "/a", "value": "z"}]), json!({"a": "z", "list": [1, 2], "o": {"x": "y"}})),
-            (json!([{"op": "remove", "path": "/o/x"}]), json!({"a": 1, "list": [1, 2], "o": {}})),
-            (json!([{"op": "incr", "path": "/a", "value": 5}]), json!({"a": 6, "list": [1, 2], "o": {"x": "y"}})),
-            (json!([{"op": "incr", "path": "/a", "value": 0.5}]), json!({"a": 1.5, "list": [1, 2], "o": {"x": "y"}})),
-            (json!([{"op": "incr", "path": "/n", "value": 3}]), json!({"a": 1, "list": [1, 2], "o": {"x": "y"}, "n": 3})),
-            (json!([{"op": "move", "from": "/a", "path": "/o/a"}]), json!({"list": [1, 2], "o": {"x": "y", "a": 1}})),
+            (
+                json!([{"op": "add", "path": "/b", "value": 2}]),
+                json!({"a": 1, "list": [1, 2], "o": {"x": "y"}, "b": 2}),
+            ),
+            (
+                json!([{"op": "add", "path": "/list/1", "value": 9}]),
+                json!({"a": 1, "list": [1, 9, 2], "o": {"x": "y"}}),
+            ),
+            (
+                json!([{"op": "add", "path": "/list/-", "value": 9}]),
+                json!({"a": 1, "list": [1, 2, 9], "o": {"x": "y"}}),
+            ),
+            (
+                json!([{"op": "set", "path": "/list/0", "value": 7}]),
+                json!({"a": 1, "list": [7, 2], "o": {"x": "y"}}),
+            ),
+            (
+                json!([{"op": "incr", "path": "/list/-", "value": 4}]),
+                json!({"a": 1, "list": [1, 2, 4], "o": {"x": "y"}}),
+            ),
+            (
+                json!([{"op": "move", "from": "/a", "path": "/list/0"}]),
+                json!({"list": [1, 1, 2], "o": {"x": "y"}}),
+            ),
+            (
+                json!([{"op": "move", "from": "/a", "path": "/o/x"}]),
+                json!({"list": [1, 2], "o": {"x": 1}}),
+            ),
+            (
+                json!([{"op": "replace", "path": "/a", "value": "z"}]),
+                json!({"a": "z", "list": [1, 2], "o": {"x": "y"}}),
+            ),
+            (
+                json!([{"op": "remove", "path": "/o/x"}]),
+                json!({"a": 1, "list": [1, 2], "o": {}}),
+            ),
+            (
+                json!([{"op": "incr", "path": "/a", "value": 5}]),
+                json!({"a": 6, "list": [1, 2], "o": {"x": "y"}}),
+            ),
+            (
+                json!([{"op": "incr", "path": "/a", "value": 0.5}]),
+                json!({"a": 1.5, "list": [1, 2], "o": {"x": "y"}}),
+            ),
+            (
+                json!([{"op": "incr", "path": "/n", "value": 3}]),
+                json!({"a": 1, "list": [1, 2], "o": {"x": "y"}, "n": 3}),
+            ),
+            (
+                json!([{"op": "move", "from": "/a", "path": "/o/a"}]),
+                json!({"list": [1, 2], "o": {"x": "y", "a": 1}}),
+            ),
         ];
         for (ops, want) in table {
             assert_eq!(run(base.clone(), ops.clone()).unwrap(), want, "{ops}");
@@ -235,15 +338,39 @@ mod tests {
     fn failures_say_why() {
         let base = json!({"a": 1, "s": "x", "list": [1]});
         let table: Vec<(Value, &str)> = vec![
-            (json!([{"op": "replace", "path": "/zz", "value": 1}]), "does not exist"),
+            (
+                json!([{"op": "replace", "path": "/zz", "value": 1}]),
+                "does not exist",
+            ),
             (json!([{"op": "remove", "path": "/zz"}]), "does not exist"),
-            (json!([{"op": "incr", "path": "/s", "value": 1}]), "not a number"),
-            (json!([{"op": "incr", "path": "/a", "value": "1"}]), "needs a number"),
-            (json!([{"op": "add", "path": "/list/5", "value": 1}]), "past the end"),
-            (json!([{"op": "set", "path": "/list/1", "value": 1}]), "cannot grow"),
-            (json!([{"op": "incr", "path": "/list/3", "value": 1}]), "not an element"),
-            (json!([{"op": "add", "path": "/q/r", "value": 1}]), "does not exist"),
-            (json!([{"op": "move", "from": "/zz", "path": "/b"}]), "does not exist"),
+            (
+                json!([{"op": "incr", "path": "/s", "value": 1}]),
+                "not a number",
+            ),
+            (
+                json!([{"op": "incr", "path": "/a", "value": "1"}]),
+                "needs a number",
+            ),
+            (
+                json!([{"op": "add", "path": "/list/5", "value": 1}]),
+                "past the end",
+            ),
+            (
+                json!([{"op": "set", "path": "/list/1", "value": 1}]),
+                "cannot grow",
+            ),
+            (
+                json!([{"op": "incr", "path": "/list/3", "value": 1}]),
+                "not an element",
+            ),
+            (
+                json!([{"op": "add", "path": "/q/r", "value": 1}]),
+                "does not exist",
+            ),
+            (
+                json!([{"op": "move", "from": "/zz", "path": "/b"}]),
+                "does not exist",
+            ),
             (json!([{"op": "frob", "path": "/a"}]), "unknown op"),
             (json!([]), "no operations"),
         ];
@@ -251,7 +378,11 @@ mod tests {
             let err = run(base.clone(), ops.clone()).unwrap_err();
             assert!(err.contains(reason), "{ops}: {err}");
         }
-        let eleven: Vec<Value> = (0..11).map(|i| json!({"op": "set", "path": format!("/k{i}"), "value": i})).collect();
-        assert!(run(base, Value::Array(eleven)).unwrap_err().contains("at most 10"));
+        let eleven: Vec<Value> = (0..11)
+            .map(|i| json!({"op": "set", "path": format!("/k{i}"), "value": i}))
+            .collect();
+        assert!(run(base, Value::Array(eleven))
+            .unwrap_err()
+            .contains("at most 10"));
     }
 }

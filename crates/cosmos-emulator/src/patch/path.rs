@@ -15,7 +15,10 @@ impl PatchPath {
         if rest.is_empty() {
             return Err("the path \"/\" names the whole document; patch a property instead".into());
         }
-        let segments: Vec<String> = rest.split('/').map(|s| s.replace("~1", "/").replace("~0", "~")).collect();
+        let segments: Vec<String> = rest
+            .split('/')
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect();
         if segments.iter().any(String::is_empty) {
             return Err(format!("the path {text:?} has an empty segment"));
         }
@@ -34,7 +37,8 @@ impl PatchPath {
         };
         let mut current = doc;
         for segment in parents {
-            current = child_mut(current, segment).ok_or_else(|| format!("the path {} does not exist", self))?;
+            current = child_mut(current, segment)
+                .ok_or_else(|| format!("the path {} does not exist", self))?;
         }
         Ok((current, last.as_str()))
     }
@@ -76,7 +80,10 @@ mod tests {
 
     #[test]
     fn parses_and_unescapes() {
-        assert_eq!(PatchPath::parse("/a/b~1c/d~0e").unwrap().0, vec!["a", "b/c", "d~e"]);
+        assert_eq!(
+            PatchPath::parse("/a/b~1c/d~0e").unwrap().0,
+            vec!["a", "b/c", "d~e"]
+        );
         for bad in ["", "/", "a", "/a//b"] {
             assert!(PatchPath::parse(bad).is_err(), "{bad:?}");
         }
@@ -85,7 +92,10 @@ mod tests {
     #[test]
     fn navigates_objects_and_arrays() {
         let doc = serde_json::json!({"a": {"list": [1, {"x": 2}]}});
-        assert_eq!(PatchPath::parse("/a/list/1/x").unwrap().get(&doc), Some(&serde_json::json!(2)));
+        assert_eq!(
+            PatchPath::parse("/a/list/1/x").unwrap().get(&doc),
+            Some(&serde_json::json!(2))
+        );
         assert_eq!(PatchPath::parse("/a/list/9").unwrap().get(&doc), None);
     }
 }

@@ -34,7 +34,11 @@ pub fn patch(doc_bytes: usize, had_condition: bool) -> f64 {
 }
 
 pub fn read_feed(page_bytes: usize) -> f64 {
-    1.0 + if page_bytes == 0 { 0.0 } else { started_kib(page_bytes) }
+    1.0 + if page_bytes == 0 {
+        0.0
+    } else {
+        started_kib(page_bytes)
+    }
 }
 
 pub fn metadata() -> f64 {

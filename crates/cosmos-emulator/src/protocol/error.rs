@@ -23,7 +23,12 @@ pub struct ApiError {
 impl ApiError {
     /// An error with sub-status 0.
     pub fn new(status: u16, message: impl Into<String>) -> Self {
-        Self { status, sub_status: 0, message: message.into(), retry_after_ms: None }
+        Self {
+            status,
+            sub_status: 0,
+            message: message.into(),
+            retry_after_ms: None,
+        }
     }
 
     /// Sets the sub-status.
@@ -98,7 +103,13 @@ mod tests {
 
     #[test]
     fn codes_follow_the_service_words() {
-        for (status, code) in [(400, "BadRequest"), (404, "NotFound"), (412, "PreconditionFailed"), (429, "TooManyRequests"), (599, "ServiceError")] {
+        for (status, code) in [
+            (400, "BadRequest"),
+            (404, "NotFound"),
+            (412, "PreconditionFailed"),
+            (429, "TooManyRequests"),
+            (599, "ServiceError"),
+        ] {
             assert_eq!(code_for(status), code);
         }
         assert_eq!(ApiError::write_forbidden("West US").sub_status, 3);

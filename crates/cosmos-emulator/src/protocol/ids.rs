@@ -12,13 +12,24 @@ pub fn activity_id() -> String {
     let bits: u128 = rand::random();
     let bits = (bits & !(0xF << 76) | (0x4 << 76)) & !(0x3 << 62) | (0x2 << 62);
     let hex = format!("{bits:032x}");
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 /// A new, unique etag, quoted as the service sends it.
 pub fn new_etag() -> String {
     let n = ETAG_COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("\"{:08x}-0000-0200-0000-{:012x}\"", (n >> 48) as u32, n & 0xFFFF_FFFF_FFFF)
+    format!(
+        "\"{:08x}-0000-0200-0000-{:012x}\"",
+        (n >> 48) as u32,
+        n & 0xFFFF_FFFF_FFFF
+    )
 }
 
 /// Encodes resource-id bytes the way the service writes `_rid` ('/' becomes '-').
@@ -28,7 +39,10 @@ pub fn encode_rid(bytes: &[u8]) -> String {
 
 /// Seconds since the Unix epoch (the `_ts` property).
 pub fn unix_seconds() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -19,7 +19,11 @@ pub enum Resource {
     /// `/dbs/{db}/colls/{coll}/docs`
     Items { db: String, coll: String },
     /// `/dbs/{db}/colls/{coll}/docs/{id}`
-    Item { db: String, coll: String, id: String },
+    Item {
+        db: String,
+        coll: String,
+        id: String,
+    },
     /// `/dbs/{db}/colls/{coll}/pkranges`
     PkRanges { db: String, coll: String },
 }
@@ -38,7 +42,11 @@ pub struct Route {
 pub fn parse(path: &str) -> Option<Route> {
     let trimmed = path.trim_matches('/');
     if trimmed.is_empty() {
-        return Some(Route { resource: Resource::Account, resource_type: "", resource_link: String::new() });
+        return Some(Route {
+            resource: Resource::Account,
+            resource_type: "",
+            resource_link: String::new(),
+        });
     }
     let raw: Vec<&str> = trimmed.split('/').collect();
     let mut seg = Vec::with_capacity(raw.len());
@@ -54,24 +62,51 @@ pub fn parse(path: &str) -> Option<Route> {
     let (resource, resource_type, resource_link) = match (kinds.as_slice(), seg.len()) {
         (["dbs"], 1) => (Resource::Databases, "dbs", String::new()),
         (["dbs"], 2) => (Resource::Database { db: seg[1].clone() }, "dbs", link(2)),
-        (["dbs", "colls"], 3) => (Resource::Containers { db: seg[1].clone() }, "colls", link(2)),
-        (["dbs", "colls"], 4) => {
-            (Resource::Container { db: seg[1].clone(), coll: seg[3].clone() }, "colls", link(4))
-        }
-        (["dbs", "colls", "docs"], 5) => {
-            (Resource::Items { db: seg[1].clone(), coll: seg[3].clone() }, "docs", link(4))
-        }
+        (["dbs", "colls"], 3) => (
+            Resource::Containers { db: seg[1].clone() },
+            "colls",
+            link(2),
+        ),
+        (["dbs", "colls"], 4) => (
+            Resource::Container {
+                db: seg[1].clone(),
+                coll: seg[3].clone(),
+            },
+            "colls",
+            link(4),
+        ),
+        (["dbs", "colls", "docs"], 5) => (
+            Resource::Items {
+                db: seg[1].clone(),
+                coll: seg[3].clone(),
+            },
+            "docs",
+            link(4),
+        ),
         (["dbs", "colls", "docs"], 6) => (
-            Resource::Item { db: seg[1].clone(), coll: seg[3].clone(), id: seg[5].clone() },
+            Resource::Item {
+                db: seg[1].clone(),
+                coll: seg[3].clone(),
+                id: seg[5].clone(),
+            },
             "docs",
             link(6),
         ),
-        (["dbs", "colls", "pkranges"], 5) => {
-            (Resource::PkRanges { db: seg[1].clone(), coll: seg[3].clone() }, "pkranges", link(4))
-        }
+        (["dbs", "colls", "pkranges"], 5) => (
+            Resource::PkRanges {
+                db: seg[1].clone(),
+                coll: seg[3].clone(),
+            },
+            "pkranges",
+            link(4),
+        ),
         _ => return None,
     };
-    Some(Route { resource, resource_type, resource_link })
+    Some(Route {
+        resource,
+        resource_type,
+        resource_link,
+    })
 }
 
 /// Why an id cannot name a resource, if it cannot.
@@ -83,7 +118,9 @@ pub fn invalid_id_reason(id: &str) -> Option<String> {
         return Some("The id is longer than 1023 bytes.".into());
     }
     if let Some(c) = id.chars().find(|c| matches!(c, '/' | '\\' | '?' | '#')) {
-        return Some(format!("The resource name presented contains invalid character '{c}'."));
+        return Some(format!(
+            "The resource name presented contains invalid character '{c}'."
+        ));
     }
     if id.ends_with(' ') {
         return Some("The id must not end with a space.".into());
@@ -105,22 +142,42 @@ mod tests {
             ("/dbs/d1/colls", "colls", "dbs/d1"),
             ("/dbs/d1/colls/c1/", "colls", "dbs/d1/colls/c1"),
             ("/dbs/d1/colls/c1/docs", "docs", "dbs/d1/colls/c1"),
-            ("/dbs/d1/colls/c1/docs/a%20b", "docs", "dbs/d1/colls/c1/docs/a b"),
+            (
+                "/dbs/d1/colls/c1/docs/a%20b",
+                "docs",
+                "dbs/d1/colls/c1/docs/a b",
+            ),
             ("/dbs/d1/colls/c1/pkranges", "pkranges", "dbs/d1/colls/c1"),
         ];
         for (path, kind, link) in table {
             let route = parse(path).unwrap_or_else(|| panic!("{path} did not route"));
-            assert_eq!((route.resource_type, route.resource_link.as_str()), (*kind, *link), "{path}");
+            assert_eq!(
+                (route.resource_type, route.resource_link.as_str()),
+                (*kind, *link),
+                "{path}"
+            );
         }
         assert_eq!(
             parse("/dbs/d/colls/c/docs/x").unwrap().resource,
-            Resource::Item { db: "d".into(), coll: "c".into(), id: "x".into() }
+            Resource::Item {
+                db: "d".into(),
+                coll: "c".into(),
+                id: "x".into()
+            }
         );
     }
 
     #[test]
     fn unknown_paths_do_not_route() {
-        for path in ["/foo", "/dbs/d/users", "/dbs/d/colls/c/sprocs", "/dbs/d/colls/c/docs/x/attachments", "/dbs//colls", "/dbs/%zz", "/dbs/d/colls/c/docs/x/y/z"] {
+        for path in [
+            "/foo",
+            "/dbs/d/users",
+            "/dbs/d/colls/c/sprocs",
+            "/dbs/d/colls/c/docs/x/attachments",
+            "/dbs//colls",
+            "/dbs/%zz",
+            "/dbs/d/colls/c/docs/x/y/z",
+        ] {
             assert!(parse(path).is_none(), "{path} routed");
         }
     }

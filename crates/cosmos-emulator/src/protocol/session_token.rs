@@ -9,7 +9,8 @@ pub fn required_lsn(header: &str, range_id: &str) -> Result<Option<u64>, String>
             Some((r, v)) => (Some(r.trim()), v),
             None => (None, entry),
         };
-        let lsn = global_lsn(vector).ok_or_else(|| format!("the session token {entry:?} is malformed"))?;
+        let lsn = global_lsn(vector)
+            .ok_or_else(|| format!("the session token {entry:?} is malformed"))?;
         if range.is_none() || range == Some(range_id) {
             found = Some(found.map_or(lsn, |prev: u64| prev.max(lsn)));
         }
@@ -58,7 +59,11 @@ mod tests {
             ("", "0", None),
         ];
         for (header, range, want) in table {
-            assert_eq!(required_lsn(header, range).unwrap(), *want, "{header} / {range}");
+            assert_eq!(
+                required_lsn(header, range).unwrap(),
+                *want,
+                "{header} / {range}"
+            );
         }
     }
 
@@ -73,6 +78,9 @@ mod tests {
     fn formats_single_and_multi_write_tokens() {
         assert_eq!(format_token("0", 12, None), "0:-1#12");
         assert_eq!(format_token("3", 5, Some(&[5, 4])), "3:-1#5#0=5#1=4");
-        assert_eq!(required_lsn(&format_token("3", 5, Some(&[5, 4])), "3").unwrap(), Some(5));
+        assert_eq!(
+            required_lsn(&format_token("3", 5, Some(&[5, 4])), "3").unwrap(),
+            Some(5)
+        );
     }
 }

@@ -22,10 +22,15 @@ pub async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Api
     match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Err(e) => Err(ApiError::bad_request(format!("The request body could not be read: {e}"))),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "The request body could not be read: {e}"
+        ))),
     }
 }
 
 fn too_large() -> ApiError {
-    ApiError::new(413, format!("The request body is larger than the {MAX_BODY_BYTES} bytes allowed."))
+    ApiError::new(
+        413,
+        format!("The request body is larger than the {MAX_BODY_BYTES} bytes allowed."),
+    )
 }

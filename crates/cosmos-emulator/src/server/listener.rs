@@ -18,11 +18,21 @@ use super::shared::{Port, Shared};
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serves `listener` until the returned task is aborted; aborting it also drops every connection.
-pub fn spawn(listener: TcpListener, shared: Arc<Shared>, port: Port, tls: Option<TlsAcceptor>) -> JoinHandle<()> {
+pub fn spawn(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    port: Port,
+    tls: Option<TlsAcceptor>,
+) -> JoinHandle<()> {
     tokio::spawn(accept_loop(listener, shared, port, tls))
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, port: Port, tls: Option<TlsAcceptor>) {
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    port: Port,
+    tls: Option<TlsAcceptor>,
+) {
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
@@ -42,14 +52,21 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, port: Port, tls
     }
 }
 
-async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, port: Port, tls: Option<TlsAcceptor>) {
+async fn serve_connection(
+    stream: TcpStream,
+    shared: Arc<Shared>,
+    port: Port,
+    tls: Option<TlsAcceptor>,
+) {
     match tls {
         None => serve_http(stream, shared, port).await,
-        Some(acceptor) => match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(stream)).await {
-            Ok(Ok(tls_stream)) => serve_http(tls_stream, shared, port).await,
-            Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
-            Err(_) => tracing::debug!("TLS handshake timed out"),
-        },
+        Some(acceptor) => {
+            match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(stream)).await {
+                Ok(Ok(tls_stream)) => serve_http(tls_stream, shared, port).await,
+                Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
+                Err(_) => tracing::debug!("TLS handshake timed out"),
+            }
+        }
     }
 }
 
@@ -59,7 +76,10 @@ where
 {
     let service = service_fn(move |request| pipeline::handle(shared.clone(), port, request));
     let mut builder = http1::Builder::new();
-    builder.keep_alive(true).timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
+    builder
+        .keep_alive(true)
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
     if let Err(e) = builder.serve_connection(TokioIo::new(io), service).await {
         tracing::debug!(error = %e, "connection ended with an error");
     }

@@ -8,7 +8,9 @@ use crate::protocol::{Resource, Route};
 
 /// Classifies a routed request (unroutable requests count as metadata).
 pub fn op_kind(method: &Method, route: Option<&Route>, headers: &HeaderMap) -> OpKind {
-    let Some(route) = route else { return OpKind::Metadata };
+    let Some(route) = route else {
+        return OpKind::Metadata;
+    };
     match (&route.resource, method) {
         (Resource::Items { .. }, &Method::POST) => {
             if is_query(headers) {
@@ -39,7 +41,10 @@ pub fn is_query(headers: &HeaderMap) -> bool {
 
 /// Whether a boolean header is set to true.
 pub fn flag(headers: &HeaderMap, name: &str) -> bool {
-    headers.get(name).and_then(|v| v.to_str().ok()).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
 }
 
 #[cfg(test)]
@@ -53,12 +58,20 @@ mod tests {
         let mut upsert = HeaderMap::new();
         upsert.insert(headers::IS_UPSERT, "True".parse().unwrap());
         let mut query = HeaderMap::new();
-        query.insert(headers::CONTENT_TYPE, "application/query+json".parse().unwrap());
+        query.insert(
+            headers::CONTENT_TYPE,
+            "application/query+json".parse().unwrap(),
+        );
         let docs = parse("/dbs/d/colls/c/docs");
         let doc = parse("/dbs/d/colls/c/docs/x");
         let table = [
             (Method::GET, parse("/"), &plain, OpKind::Metadata),
-            (Method::GET, parse("/dbs/d/colls/c/pkranges"), &plain, OpKind::Metadata),
+            (
+                Method::GET,
+                parse("/dbs/d/colls/c/pkranges"),
+                &plain,
+                OpKind::Metadata,
+            ),
             (Method::POST, docs.clone(), &plain, OpKind::Create),
             (Method::POST, docs.clone(), &upsert, OpKind::Upsert),
             (Method::POST, docs.clone(), &query, OpKind::Query),
@@ -70,7 +83,11 @@ mod tests {
             (Method::GET, None, &plain, OpKind::Metadata),
         ];
         for (method, route, headers, want) in table {
-            assert_eq!(op_kind(&method, route.as_ref(), headers), want, "{method} {route:?}");
+            assert_eq!(
+                op_kind(&method, route.as_ref(), headers),
+                want,
+                "{method} {route:?}"
+            );
         }
     }
 }

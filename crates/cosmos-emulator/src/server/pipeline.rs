@@ -46,17 +46,29 @@ pub async fn handle(
         Port::Global => topology.hub(),
         Port::Region(i) => i,
     };
-    let region_name = topology.regions().get(region).map(|r| r.name.as_str()).unwrap_or("");
+    let region_name = topology
+        .regions()
+        .get(region)
+        .map(|r| r.name.as_str())
+        .unwrap_or("");
     let route = route::parse(path);
     let op = op_kind(&parts.method, route.as_ref(), &parts.headers);
     shared.counters.record(region_name, op);
-    let verdict = shared.faults.evaluate(&RequestFacts { region: region_name, op, path });
+    let verdict = shared.faults.evaluate(&RequestFacts {
+        region: region_name,
+        op,
+        path,
+    });
     if !verdict.delay.is_zero() {
         tokio::time::sleep(verdict.delay).await;
     }
     match verdict.action {
         Action::Serve => {}
-        Action::Respond { status, sub_status, retry_after_ms } => {
+        Action::Respond {
+            status,
+            sub_status,
+            retry_after_ms,
+        } => {
             let mut e = ApiError::new(status, format!("Injected by an emulator fault rule (status {status}, sub-status {sub_status})."))
                 .with_sub_status(sub_status);
             e.retry_after_ms = retry_after_ms;
@@ -66,7 +78,10 @@ pub async fn handle(
         Action::Stall => std::future::pending::<()>().await,
     }
     let Some(route) = route else {
-        return Ok(error_response(&ApiError::not_found("Server could not parse the Url."), 0.0));
+        return Ok(error_response(
+            &ApiError::not_found("Server could not parse the Url."),
+            0.0,
+        ));
     };
     let body = match read_body(&parts.headers, body).await {
         Ok(b) => b,
@@ -84,16 +99,31 @@ pub async fn handle(
     if let Err(message) = shared.auth.check(&creds, SystemTime::now()) {
         return Ok(error_response(&ApiError::new(401, message), 0.0));
     }
-    let ctx = RequestCtx { shared: &shared, method: &parts.method, headers: &parts.headers, body, region, now: Instant::now() };
+    let ctx = RequestCtx {
+        shared: &shared,
+        method: &parts.method,
+        headers: &parts.headers,
+        body,
+        region,
+        now: Instant::now(),
+    };
     Ok(match handlers::handle(&ctx, &route) {
         Ok(reply) => to_response(reply),
         Err(e) => error_response(&e, crate::protocol::charge::data_error()),
     })
 }
 
-async fn admin_request(shared: &Shared, port: Port, parts: &http::request::Parts, body: Incoming) -> Response<Full<Bytes>> {
+async fn admin_request(
+    shared: &Shared,
+    port: Port,
+    parts: &http::request::Parts,
+    body: Incoming,
+) -> Response<Full<Bytes>> {
     if port != Port::Global {
-        return error_response(&ApiError::not_found("The admin API is served on the global endpoint only."), 0.0);
+        return error_response(
+            &ApiError::not_found("The admin API is served on the global endpoint only."),
+            0.0,
+        );
     }
     let body = match read_body(&parts.headers, body).await {
         Ok(b) => b,
@@ -103,9 +133,22 @@ async fn admin_request(shared: &Shared, port: Port, parts: &http::request::Parts
     if path == "/_emulator/failover" {
         return to_response(handlers::failover(shared, &parts.method, &body));
     }
-    let path_and_query = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or(path);
-    match admin::handle(&parts.method, path_and_query, &body, &shared.faults, &shared.counters) {
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or(path);
+    match admin::handle(
+        &parts.method,
+        path_and_query,
+        &body,
+        &shared.faults,
+        &shared.counters,
+    ) {
         Some(answer) => to_response(Reply::json(answer.status, Bytes::from(answer.body), 0.0)),
-        None => error_response(&ApiError::not_found(format!("Unknown admin path {path}.")), 0.0),
+        None => error_response(
+            &ApiError::not_found(format!("Unknown admin path {path}.")),
+            0.0,
+        ),
     }
 }

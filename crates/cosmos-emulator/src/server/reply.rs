@@ -20,7 +20,12 @@ pub struct Reply {
 impl Reply {
     /// A JSON answer.
     pub fn json(status: u16, body: Bytes, charge: f64) -> Self {
-        Self { status, body, charge, headers: Vec::new() }
+        Self {
+            status,
+            body,
+            charge,
+            headers: Vec::new(),
+        }
     }
 
     /// An answer without a body (204, 304).
@@ -40,10 +45,14 @@ impl Reply {
 /// The HTTP response for a reply.
 pub fn to_response(reply: Reply) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(reply.body));
-    *response.status_mut() = http::StatusCode::from_u16(reply.status).unwrap_or(http::StatusCode::OK);
+    *response.status_mut() =
+        http::StatusCode::from_u16(reply.status).unwrap_or(http::StatusCode::OK);
     let h = response.headers_mut();
     if reply.status != 204 && reply.status != 304 {
-        h.insert(HeaderName::from_static(headers::CONTENT_TYPE), HeaderValue::from_static("application/json"));
+        h.insert(
+            HeaderName::from_static(headers::CONTENT_TYPE),
+            HeaderValue::from_static("application/json"),
+        );
     }
     common_headers(h, reply.charge);
     for (name, value) in reply.headers {

@@ -48,11 +48,19 @@ impl RequestCtx<'_> {
 
     /// The serving region's name.
     pub fn region_name(&self) -> &str {
-        self.shared.store.topology.regions().get(self.region).map(|r| r.name.as_str()).unwrap_or("")
+        self.shared
+            .store
+            .topology
+            .regions()
+            .get(self.region)
+            .map(|r| r.name.as_str())
+            .unwrap_or("")
     }
 }
 
 /// A header's value as UTF-8 text, if present and valid.
 pub fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers.get(name).and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
+    headers
+        .get(name)
+        .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
 }

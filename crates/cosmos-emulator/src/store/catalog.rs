@@ -31,16 +31,28 @@ pub struct Catalog {
     next_database: AtomicU32,
 }
 
-fn lookup<T>(map: &BTreeMap<String, Arc<T>>, name_or_rid: &str, rid: impl Fn(&T) -> &str) -> Option<Arc<T>> {
-    map.get(name_or_rid).cloned().or_else(|| map.values().find(|v| rid(v) == name_or_rid).cloned())
+fn lookup<T>(
+    map: &BTreeMap<String, Arc<T>>,
+    name_or_rid: &str,
+    rid: impl Fn(&T) -> &str,
+) -> Option<Arc<T>> {
+    map.get(name_or_rid)
+        .cloned()
+        .or_else(|| map.values().find(|v| rid(v) == name_or_rid).cloned())
 }
 
 impl Catalog {
     /// Creates a database from a create request's body.
-    pub fn create_database(&self, map: Map<String, Value>, id: String) -> Result<Arc<Database>, ApiError> {
+    pub fn create_database(
+        &self,
+        map: Map<String, Value>,
+        id: String,
+    ) -> Result<Arc<Database>, ApiError> {
         let mut dbs = self.databases.write().map_err(|_| poisoned())?;
         if dbs.contains_key(&id) {
-            return Err(ApiError::conflict("Entity with the specified id already exists in the system."));
+            return Err(ApiError::conflict(
+                "Entity with the specified id already exists in the system.",
+            ));
         }
         let ordinal = self.next_database.fetch_add(1, Ordering::Relaxed) + 1;
         let rid_bytes = ordinal.to_be_bytes();
@@ -70,21 +82,30 @@ impl Catalog {
 
     /// All databases, by id.
     pub fn databases(&self) -> Vec<Arc<Database>> {
-        self.databases.read().map(|d| d.values().cloned().collect()).unwrap_or_default()
+        self.databases
+            .read()
+            .map(|d| d.values().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Deletes a database and its containers.
     pub fn delete_database(&self, name: &str) -> Result<(), ApiError> {
         let mut dbs = self.databases.write().map_err(|_| poisoned())?;
-        let id = lookup(&dbs, name, |d| d.rid.as_str()).map(|d| d.id.clone()).ok_or_else(ApiError::missing_entity)?;
+        let id = lookup(&dbs, name, |d| d.rid.as_str())
+            .map(|d| d.id.clone())
+            .ok_or_else(ApiError::missing_entity)?;
         dbs.remove(&id);
         Ok(())
     }
 
     /// The container `coll` of database `db`; a 404 saying which is missing otherwise.
     pub fn container(&self, db: &str, coll: &str) -> Result<Arc<Container>, ApiError> {
-        let database = self.database(db).ok_or_else(|| ApiError::missing_owner(&format!("database {db}")))?;
-        database.container(coll).ok_or_else(|| ApiError::missing_owner(&format!("container {coll} in database {db}")))
+        let database = self
+            .database(db)
+            .ok_or_else(|| ApiError::missing_owner(&format!("database {db}")))?;
+        database
+            .container(coll)
+            .ok_or_else(|| ApiError::missing_owner(&format!("container {coll} in database {db}")))
     }
 }
 
@@ -97,7 +118,9 @@ impl Database {
     ) -> Result<Arc<Container>, ApiError> {
         let mut colls = self.containers.write().map_err(|_| poisoned())?;
         if colls.contains_key(id) {
-            return Err(ApiError::conflict("Entity with the specified id already exists in the system."));
+            return Err(ApiError::conflict(
+                "Entity with the specified id already exists in the system.",
+            ));
         }
         let container = Arc::new(make(self.next_container.fetch_add(1, Ordering::Relaxed))?);
         colls.insert(id.to_owned(), container.clone());
@@ -112,13 +135,18 @@ impl Database {
 
     /// All containers, by id.
     pub fn containers(&self) -> Vec<Arc<Container>> {
-        self.containers.read().map(|c| c.values().cloned().collect()).unwrap_or_default()
+        self.containers
+            .read()
+            .map(|c| c.values().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Deletes a container.
     pub fn delete_container(&self, name: &str) -> Result<(), ApiError> {
         let mut colls = self.containers.write().map_err(|_| poisoned())?;
-        let id = lookup(&colls, name, |c| c.rid.as_str()).map(|c| c.id.clone()).ok_or_else(ApiError::missing_entity)?;
+        let id = lookup(&colls, name, |c| c.rid.as_str())
+            .map(|c| c.id.clone())
+            .ok_or_else(ApiError::missing_entity)?;
         colls.remove(&id);
         Ok(())
     }
@@ -135,5 +163,8 @@ fn strip_attachments(body: Bytes) -> Bytes {
 }
 
 fn poisoned() -> ApiError {
-    ApiError::new(500, "The emulator's catalog lock was poisoned by an earlier failure.")
+    ApiError::new(
+        500,
+        "The emulator's catalog lock was poisoned by an earlier failure.",
+    )
 }

@@ -40,7 +40,9 @@ fn partition_key_segments(map: &mut Map<String, Value>) -> Result<Vec<String>, A
     };
     let kind = def.get("kind").and_then(Value::as_str).unwrap_or("Hash");
     if kind != "Hash" {
-        return Err(ApiError::bad_request(format!("Partition key kind {kind:?} is not supported; use \"Hash\".")));
+        return Err(ApiError::bad_request(format!(
+            "Partition key kind {kind:?} is not supported; use \"Hash\"."
+        )));
     }
     match def.get("version") {
         None | Some(Value::Null) => {
@@ -59,11 +61,20 @@ fn partition_key_segments(map: &mut Map<String, Value>) -> Result<Vec<String>, A
         _ => Vec::new(),
     };
     let [path] = paths.as_slice() else {
-        return Err(ApiError::bad_request("The partition key definition must have exactly one path."));
+        return Err(ApiError::bad_request(
+            "The partition key definition must have exactly one path.",
+        ));
     };
-    let segments: Vec<String> = path.strip_prefix('/').unwrap_or("").split('/').map(str::to_owned).collect();
+    let segments: Vec<String> = path
+        .strip_prefix('/')
+        .unwrap_or("")
+        .split('/')
+        .map(str::to_owned)
+        .collect();
     if !path.starts_with('/') || segments.iter().any(String::is_empty) {
-        return Err(ApiError::bad_request(format!("The partition key path {path:?} is not a path like \"/pk\".")));
+        return Err(ApiError::bad_request(format!(
+            "The partition key path {path:?} is not a path like \"/pk\"."
+        )));
     }
     Ok(segments)
 }
@@ -91,12 +102,20 @@ impl Container {
         map.entry("conflictResolutionPolicy").or_insert_with(|| {
             json!({"mode": "LastWriterWins", "conflictResolutionPath": "/_ts", "conflictResolutionProcedure": ""})
         });
-        map.entry("geospatialConfig").or_insert_with(|| json!({"type": "Geography"}));
-        let Sealed { body, etag } = seal(map, &rid_bytes, format!("dbs/{db_rid_text}/colls/{rid}/"));
+        map.entry("geospatialConfig")
+            .or_insert_with(|| json!({"type": "Geography"}));
+        let Sealed { body, etag } =
+            seal(map, &rid_bytes, format!("dbs/{db_rid_text}/colls/{rid}/"));
         let mut doc: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         if let Some(obj) = doc.as_object_mut() {
             obj.remove("_attachments");
-            for (k, v) in [("_docs", "docs/"), ("_sprocs", "sprocs/"), ("_triggers", "triggers/"), ("_udfs", "udfs/"), ("_conflicts", "conflicts/")] {
+            for (k, v) in [
+                ("_docs", "docs/"),
+                ("_sprocs", "sprocs/"),
+                ("_triggers", "triggers/"),
+                ("_udfs", "udfs/"),
+                ("_conflicts", "conflicts/"),
+            ] {
                 obj.insert(k.into(), Value::from(v));
             }
         }
@@ -104,7 +123,8 @@ impl Container {
         let count = partition_count.clamp(1, 1024);
         let boundaries = boundaries(count);
         let range_ids: Vec<String> = (0..count).map(|i| i.to_string()).collect();
-        let (pkranges_body, pkranges_etag) = pkranges_feed(&rid, &db_rid_text, &boundaries, &range_ids);
+        let (pkranges_body, pkranges_etag) =
+            pkranges_feed(&rid, &db_rid_text, &boundaries, &range_ids);
         Ok(Self {
             id,
             rid_bytes,
@@ -112,7 +132,9 @@ impl Container {
             body,
             etag,
             pk_segments,
-            partitions: (0..count).map(|_| RwLock::new(Partition::new(regions))).collect(),
+            partitions: (0..count)
+                .map(|_| RwLock::new(Partition::new(regions)))
+                .collect(),
             boundaries,
             range_ids,
             pkranges_body,
@@ -156,7 +178,12 @@ impl Container {
     }
 }
 
-fn pkranges_feed(coll_rid: &str, db_rid: &str, boundaries: &[Epk], ids: &[String]) -> (Bytes, String) {
+fn pkranges_feed(
+    coll_rid: &str,
+    db_rid: &str,
+    boundaries: &[Epk],
+    ids: &[String],
+) -> (Bytes, String) {
     let etag = new_etag();
     let ts = unix_seconds();
     let ranges: Vec<Value> = ids
@@ -181,7 +208,10 @@ fn pkranges_feed(coll_rid: &str, db_rid: &str, boundaries: &[Epk], ids: &[String
         })
         .collect();
     let feed = json!({"_rid": coll_rid, "PartitionKeyRanges": ranges, "_count": ids.len()});
-    (Bytes::from(serde_json::to_vec(&feed).unwrap_or_default()), etag)
+    (
+        Bytes::from(serde_json::to_vec(&feed).unwrap_or_default()),
+        etag,
+    )
 }
 
 #[cfg(test)]

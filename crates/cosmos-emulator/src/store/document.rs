@@ -13,8 +13,12 @@ pub const SYSTEM_PROPERTIES: [&str; 5] = ["_rid", "_self", "_etag", "_attachment
 pub fn parse_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(ApiError::bad_request("The request body must be a JSON object.")),
-        Err(e) => Err(ApiError::bad_request(format!("The request payload is invalid JSON: {e}"))),
+        Ok(_) => Err(ApiError::bad_request(
+            "The request body must be a JSON object.",
+        )),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "The request payload is invalid JSON: {e}"
+        ))),
     }
 }
 
@@ -27,8 +31,12 @@ pub fn id_of(map: &Map<String, Value>) -> Result<String, ApiError> {
             }
             Ok(id.clone())
         }
-        Some(_) => Err(ApiError::bad_request("The input content is invalid because the required property, id, is not a string.")),
-        None => Err(ApiError::bad_request("The input content is invalid because the required property, id, is missing.")),
+        Some(_) => Err(ApiError::bad_request(
+            "The input content is invalid because the required property, id, is not a string.",
+        )),
+        None => Err(ApiError::bad_request(
+            "The input content is invalid because the required property, id, is missing.",
+        )),
     }
 }
 
@@ -50,7 +58,10 @@ pub fn seal(mut map: Map<String, Value>, rid_bytes: &[u8], self_link: String) ->
     map.insert("_attachments".into(), Value::String("attachments/".into()));
     map.insert("_ts".into(), Value::from(unix_seconds()));
     let body = serde_json::to_vec(&Value::Object(map)).unwrap_or_default();
-    Sealed { body: body.into(), etag }
+    Sealed {
+        body: body.into(),
+        etag,
+    }
 }
 
 #[cfg(test)]

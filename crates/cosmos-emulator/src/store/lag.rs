@@ -62,7 +62,10 @@ impl ReplicationLag {
     /// Parses `MS`, `uniform:MIN-MAX` or `lognormal:MEDIAN,SIGMA` (milliseconds).
     pub fn parse(text: &str) -> Result<Self, String> {
         let ms = |s: &str| -> Result<Duration, String> {
-            let v: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number of milliseconds"))?;
+            let v: f64 = s
+                .trim()
+                .parse()
+                .map_err(|_| format!("{s:?} is not a number of milliseconds"))?;
             if !(0.0..=MAX_LAG.as_millis() as f64).contains(&v) {
                 return Err(format!("{v} ms is outside 0..={} ms", MAX_LAG.as_millis()));
             }
@@ -70,7 +73,9 @@ impl ReplicationLag {
         };
         let text = text.trim();
         if let Some(rest) = text.strip_prefix("uniform:") {
-            let (a, b) = rest.split_once('-').ok_or("uniform lag is written uniform:MIN-MAX")?;
+            let (a, b) = rest
+                .split_once('-')
+                .ok_or("uniform lag is written uniform:MIN-MAX")?;
             let (min, max) = (ms(a)?, ms(b)?);
             if min > max {
                 return Err("uniform lag: MIN is larger than MAX".into());
@@ -78,12 +83,20 @@ impl ReplicationLag {
             return Ok(Self::Uniform { min, max });
         }
         if let Some(rest) = text.strip_prefix("lognormal:") {
-            let (a, b) = rest.split_once(',').ok_or("log-normal lag is written lognormal:MEDIAN,SIGMA")?;
-            let sigma: f64 = b.trim().parse().map_err(|_| format!("sigma {b:?} is not a number"))?;
+            let (a, b) = rest
+                .split_once(',')
+                .ok_or("log-normal lag is written lognormal:MEDIAN,SIGMA")?;
+            let sigma: f64 = b
+                .trim()
+                .parse()
+                .map_err(|_| format!("sigma {b:?} is not a number"))?;
             if !(0.0..=10.0).contains(&sigma) {
                 return Err("log-normal sigma must be within 0..=10".into());
             }
-            return Ok(Self::LogNormal { median: ms(a)?, sigma });
+            return Ok(Self::LogNormal {
+                median: ms(a)?,
+                sigma,
+            });
         }
         Ok(Self::Fixed(ms(text)?))
     }
@@ -95,13 +108,29 @@ mod tests {
 
     #[test]
     fn parses_each_form() {
-        assert_eq!(ReplicationLag::parse("250").unwrap(), ReplicationLag::fixed_ms(250));
+        assert_eq!(
+            ReplicationLag::parse("250").unwrap(),
+            ReplicationLag::fixed_ms(250)
+        );
         assert_eq!(
             ReplicationLag::parse("uniform:10-20").unwrap(),
-            ReplicationLag::Uniform { min: Duration::from_millis(10), max: Duration::from_millis(20) }
+            ReplicationLag::Uniform {
+                min: Duration::from_millis(10),
+                max: Duration::from_millis(20)
+            }
         );
-        assert!(matches!(ReplicationLag::parse("lognormal:30,0.5").unwrap(), ReplicationLag::LogNormal { .. }));
-        for bad in ["x", "-5", "uniform:20-10", "uniform:5", "lognormal:5", "lognormal:5,99"] {
+        assert!(matches!(
+            ReplicationLag::parse("lognormal:30,0.5").unwrap(),
+            ReplicationLag::LogNormal { .. }
+        ));
+        for bad in [
+            "x",
+            "-5",
+            "uniform:20-10",
+            "uniform:5",
+            "lognormal:5",
+            "lognormal:5,99",
+        ] {
             assert!(ReplicationLag::parse(bad).is_err(), "accepted {bad}");
         }
     }
@@ -109,13 +138,22 @@ mod tests {
     #[test]
     fn samples_stay_in_bounds() {
         let mut rng = rand::rng();
-        let uniform = ReplicationLag::Uniform { min: Duration::from_millis(10), max: Duration::from_millis(20) };
-        let log_normal = ReplicationLag::LogNormal { median: Duration::from_millis(10), sigma: 1.0 };
+        let uniform = ReplicationLag::Uniform {
+            min: Duration::from_millis(10),
+            max: Duration::from_millis(20),
+        };
+        let log_normal = ReplicationLag::LogNormal {
+            median: Duration::from_millis(10),
+            sigma: 1.0,
+        };
         for _ in 0..1000 {
             let d = uniform.sample(&mut rng);
             assert!(d >= Duration::from_millis(10) && d <= Duration::from_millis(20));
             assert!(log_normal.sample(&mut rng) <= MAX_LAG);
         }
-        assert_eq!(ReplicationLag::fixed_ms(7).sample(&mut rng), Duration::from_millis(7));
+        assert_eq!(
+            ReplicationLag::fixed_ms(7).sample(&mut rng),
+            Duration::from_millis(7)
+        );
     }
 }

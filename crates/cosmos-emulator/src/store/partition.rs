@@ -45,7 +45,10 @@ pub struct Partition {
 impl Partition {
     /// An empty partition replicated to `regions` regions.
     pub fn new(regions: usize) -> Self {
-        Self { log: ReplicaLog::new(regions), docs: BTreeMap::new() }
+        Self {
+            log: ReplicaLog::new(regions),
+            docs: BTreeMap::new(),
+        }
     }
 
     /// LSN of the last committed write.
@@ -84,7 +87,10 @@ impl Partition {
         lags: &[Duration],
     ) -> u64 {
         let lsn = self.log.commit(key.clone(), origin, now, lags);
-        self.docs.entry(key.clone()).or_default().push(Version { lsn, doc });
+        self.docs
+            .entry(key.clone())
+            .or_default()
+            .push(Version { lsn, doc });
         let min = self.log.min_visible(now);
         for applied in self.log.drain_applied(now) {
             self.compact(&applied, min);
@@ -111,7 +117,10 @@ impl Partition {
         let lower = match after {
             Some(k) => Bound::Excluded(k.clone()),
             None => match only_epk {
-                Some(epk) => Bound::Included(DocKey { epk, id: String::new() }),
+                Some(epk) => Bound::Included(DocKey {
+                    epk,
+                    id: String::new(),
+                }),
                 None => Bound::Unbounded,
             },
         };
@@ -135,11 +144,18 @@ impl Partition {
 
     /// Drops versions of `key` no region can read any more.
     fn compact(&mut self, key: &DocKey, min_visible: u64) {
-        let Some(versions) = self.docs.get_mut(key) else { return };
-        let keep_from = versions.iter().rposition(|v| v.lsn <= min_visible).unwrap_or(0);
+        let Some(versions) = self.docs.get_mut(key) else {
+            return;
+        };
+        let keep_from = versions
+            .iter()
+            .rposition(|v| v.lsn <= min_visible)
+            .unwrap_or(0);
         versions.drain(..keep_from);
-        let only_a_replicated_delete =
-            versions.len() == 1 && versions.first().is_some_and(|v| v.doc.is_none() && v.lsn <= min_visible);
+        let only_a_replicated_delete = versions.len() == 1
+            && versions
+                .first()
+                .is_some_and(|v| v.doc.is_none() && v.lsn <= min_visible);
         if versions.is_empty() || only_a_replicated_delete {
             self.docs.remove(key);
         }
@@ -152,7 +168,11 @@ impl Partition {
 }
 
 fn version_at(versions: &[Version], lsn: u64) -> Option<&Arc<StoredDoc>> {
-    versions.iter().rev().find(|v| v.lsn <= lsn).and_then(|v| v.doc.as_ref())
+    versions
+        .iter()
+        .rev()
+        .find(|v| v.lsn <= lsn)
+        .and_then(|v| v.doc.as_ref())
 }
 
 #[cfg(test)]
@@ -160,11 +180,18 @@ mod tests {
     use super::*;
 
     fn key(id: &str) -> DocKey {
-        DocKey { epk: 7, id: id.into() }
+        DocKey {
+            epk: 7,
+            id: id.into(),
+        }
     }
 
     fn doc(text: &str) -> Option<Arc<StoredDoc>> {
-        Some(Arc::new(StoredDoc { body: Bytes::from(text.to_owned()), etag: format!("\"{text}\""), rid: [0; 16] }))
+        Some(Arc::new(StoredDoc {
+            body: Bytes::from(text.to_owned()),
+            etag: format!("\"{text}\""),
+            rid: [0; 16],
+        }))
     }
 
     fn body(d: Option<&Arc<StoredDoc>>) -> Option<&str> {
@@ -177,12 +204,27 @@ mod tests {
         let t0 = Instant::now();
         let lags = [Duration::ZERO, Duration::from_millis(100)];
         p.commit(key("a"), doc("v1"), 0, t0, &lags);
-        p.commit(key("a"), doc("v2"), 0, t0 + Duration::from_millis(200), &lags);
+        p.commit(
+            key("a"),
+            doc("v2"),
+            0,
+            t0 + Duration::from_millis(200),
+            &lags,
+        );
         let now = t0 + Duration::from_millis(250);
-        assert_eq!(body(p.read_at(&key("a"), p.visible_lsn(0, now))), Some("v2"));
-        assert_eq!(body(p.read_at(&key("a"), p.visible_lsn(1, now))), Some("v1"));
+        assert_eq!(
+            body(p.read_at(&key("a"), p.visible_lsn(0, now))),
+            Some("v2")
+        );
+        assert_eq!(
+            body(p.read_at(&key("a"), p.visible_lsn(1, now))),
+            Some("v1")
+        );
         let later = t0 + Duration::from_millis(300);
-        assert_eq!(body(p.read_at(&key("a"), p.visible_lsn(1, later))), Some("v2"));
+        assert_eq!(
+            body(p.read_at(&key("a"), p.visible_lsn(1, later))),
+            Some("v2")
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -200,14 +242,29 @@ mod tests {
         let mut p = Partition::new(1);
         let t0 = Instant::now();
         for (epk, id) in [(1u128, "x"), (2, "a"), (2, "b"), (3, "c")] {
-            p.commit(DocKey { epk, id: id.into() }, doc(id), 0, t0, &[Duration::ZERO]);
+            p.commit(
+                DocKey { epk, id: id.into() },
+                doc(id),
+                0,
+                t0,
+                &[Duration::ZERO],
+            );
         }
         let lsn = p.committed_lsn();
         let first = p.scan(lsn, None, None, 2);
-        assert_eq!(first.iter().map(|(k, _)| k.id.as_str()).collect::<Vec<_>>(), vec!["x", "a"]);
+        assert_eq!(
+            first.iter().map(|(k, _)| k.id.as_str()).collect::<Vec<_>>(),
+            vec!["x", "a"]
+        );
         let rest = p.scan(lsn, Some(&first[1].0), None, 10);
-        assert_eq!(rest.iter().map(|(k, _)| k.id.as_str()).collect::<Vec<_>>(), vec!["b", "c"]);
+        assert_eq!(
+            rest.iter().map(|(k, _)| k.id.as_str()).collect::<Vec<_>>(),
+            vec!["b", "c"]
+        );
         let only = p.scan(lsn, None, Some(2), 10);
-        assert_eq!(only.iter().map(|(k, _)| k.id.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
+        assert_eq!(
+            only.iter().map(|(k, _)| k.id.as_str()).collect::<Vec<_>>(),
+            vec!["a", "b"]
+        );
     }
 }

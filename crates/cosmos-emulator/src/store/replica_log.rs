@@ -27,7 +27,11 @@ pub struct ReplicaLog<K> {
 impl<K> ReplicaLog<K> {
     /// A log for `regions` replicas, all empty.
     pub fn new(regions: usize) -> Self {
-        Self { committed: 0, floor: vec![0; regions], pending: VecDeque::new() }
+        Self {
+            committed: 0,
+            floor: vec![0; regions],
+            pending: VecDeque::new(),
+        }
     }
 
     /// The LSN of the last committed write.
@@ -38,19 +42,30 @@ impl<K> ReplicaLog<K> {
     /// The LSN region `region`'s replica holds at `now`.
     pub fn visible(&self, region: usize, now: Instant) -> u64 {
         let floor = self.floor.get(region).copied().unwrap_or(self.committed);
-        let applied = self.pending.partition_point(|p| p.visible_at.get(region).is_none_or(|at| *at <= now));
-        let from_log = if applied == 0 { 0 } else { self.pending[applied - 1].lsn };
+        let applied = self
+            .pending
+            .partition_point(|p| p.visible_at.get(region).is_none_or(|at| *at <= now));
+        let from_log = if applied == 0 {
+            0
+        } else {
+            self.pending[applied - 1].lsn
+        };
         floor.max(from_log)
     }
 
     /// Every region's replica LSN at `now`.
     pub fn progress(&self, now: Instant) -> Vec<u64> {
-        (0..self.floor.len()).map(|r| self.visible(r, now)).collect()
+        (0..self.floor.len())
+            .map(|r| self.visible(r, now))
+            .collect()
     }
 
     /// The lowest replica LSN across regions: versions at or below it are no longer needed by anyone.
     pub fn min_visible(&self, now: Instant) -> u64 {
-        (0..self.floor.len()).map(|r| self.visible(r, now)).min().unwrap_or(self.committed)
+        (0..self.floor.len())
+            .map(|r| self.visible(r, now))
+            .min()
+            .unwrap_or(self.committed)
     }
 
     /// Commits a write of `key` taken by region `origin`; `lags[r]` is region r's sampled lag.
@@ -65,10 +80,16 @@ impl<K> ReplicaLog<K> {
         let mut all_now = true;
         let visible_at: Box<[Instant]> = (0..self.floor.len())
             .map(|r| {
-                let own = if r == origin { now } else { now + lags.get(r).copied().unwrap_or_default() };
+                let own = if r == origin {
+                    now
+                } else {
+                    now + lags.get(r).copied().unwrap_or_default()
+                };
                 // Kept non-decreasing per region so each replica is a prefix of the log; the origin's
                 // own view comes from its floor.
-                let at = previous.and_then(|p| p.get(r)).map_or(own, |prev| own.max(*prev));
+                let at = previous
+                    .and_then(|p| p.get(r))
+                    .map_or(own, |prev| own.max(*prev));
                 all_now &= at <= now;
                 at
             })
@@ -76,7 +97,11 @@ impl<K> ReplicaLog<K> {
         if all_now && self.pending.is_empty() {
             self.floor.iter_mut().for_each(|f| *f = lsn);
         } else {
-            self.pending.push_back(Pending { lsn, visible_at, key });
+            self.pending.push_back(Pending {
+                lsn,
+                visible_at,
+                key,
+            });
         }
         lsn
     }

@@ -22,7 +22,11 @@ pub struct Topology {
 impl Topology {
     /// `write_regions` are indexes into `regions`, hub first; must not be empty.
     pub fn new(regions: Vec<RegionInfo>, write_regions: Vec<usize>, multi_write: bool) -> Self {
-        Self { regions, multi_write, write_regions: RwLock::new(write_regions) }
+        Self {
+            regions,
+            multi_write,
+            write_regions: RwLock::new(write_regions),
+        }
     }
 
     pub fn regions(&self) -> &[RegionInfo] {
@@ -36,22 +40,34 @@ impl Topology {
     /// The index of the region called `name` (case-insensitive, spaces ignored).
     pub fn index_of(&self, name: &str) -> Option<usize> {
         let wanted = normalize(name);
-        self.regions.iter().position(|r| normalize(&r.name) == wanted)
+        self.regions
+            .iter()
+            .position(|r| normalize(&r.name) == wanted)
     }
 
     /// Indexes of the write regions, hub first.
     pub fn write_regions(&self) -> Vec<usize> {
-        self.write_regions.read().map(|w| w.clone()).unwrap_or_default()
+        self.write_regions
+            .read()
+            .map(|w| w.clone())
+            .unwrap_or_default()
     }
 
     /// The hub (first write) region.
     pub fn hub(&self) -> usize {
-        self.write_regions.read().ok().and_then(|w| w.first().copied()).unwrap_or(0)
+        self.write_regions
+            .read()
+            .ok()
+            .and_then(|w| w.first().copied())
+            .unwrap_or(0)
     }
 
     /// Whether region `index` takes writes.
     pub fn can_write(&self, index: usize) -> bool {
-        self.write_regions.read().map(|w| w.contains(&index)).unwrap_or(false)
+        self.write_regions
+            .read()
+            .map(|w| w.contains(&index))
+            .unwrap_or(false)
     }
 
     /// Regions in the order the account document lists them: write regions first.
@@ -67,9 +83,15 @@ impl Topology {
     pub fn failover(&self, name: &str) -> Result<usize, String> {
         let index = self.index_of(name).ok_or_else(|| {
             let known: Vec<&str> = self.regions.iter().map(|r| r.name.as_str()).collect();
-            format!("unknown region {name:?}; the account's regions are {}", known.join(", "))
+            format!(
+                "unknown region {name:?}; the account's regions are {}",
+                known.join(", ")
+            )
         })?;
-        let mut writes = self.write_regions.write().map_err(|_| "the topology lock was poisoned".to_owned())?;
+        let mut writes = self
+            .write_regions
+            .write()
+            .map_err(|_| "the topology lock was poisoned".to_owned())?;
         if self.multi_write {
             writes.retain(|i| *i != index);
             writes.insert(0, index);
@@ -81,7 +103,10 @@ impl Topology {
 }
 
 fn normalize(name: &str) -> String {
-    name.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect()
+    name.chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 #[cfg(test)]
@@ -91,7 +116,10 @@ mod tests {
     fn topo(multi: bool) -> Topology {
         let regions = ["East US", "West US", "North Europe"]
             .iter()
-            .map(|n| RegionInfo { name: (*n).into(), endpoint: String::new() })
+            .map(|n| RegionInfo {
+                name: (*n).into(),
+                endpoint: String::new(),
+            })
             .collect();
         let writes = if multi { vec![0, 1, 2] } else { vec![0] };
         Topology::new(regions, writes, multi)

@@ -30,9 +30,13 @@ fn eval(expr: &Expr, doc: &Value) -> Result<Option<Value>, String> {
             }
             current.cloned()
         }
-        Expr::Cmp(op, a, b) => compare(*op, eval(a, doc)?.as_ref(), eval(b, doc)?.as_ref()).map(Value::Bool),
+        Expr::Cmp(op, a, b) => {
+            compare(*op, eval(a, doc)?.as_ref(), eval(b, doc)?.as_ref()).map(Value::Bool)
+        }
         Expr::And(a, b) => match (eval(a, doc)?, eval(b, doc)?) {
-            (Some(Value::Bool(false)), _) | (_, Some(Value::Bool(false))) => Some(Value::Bool(false)),
+            (Some(Value::Bool(false)), _) | (_, Some(Value::Bool(false))) => {
+                Some(Value::Bool(false))
+            }
             (Some(Value::Bool(true)), Some(Value::Bool(true))) => Some(Value::Bool(true)),
             _ => None,
         },
@@ -46,7 +50,10 @@ fn eval(expr: &Expr, doc: &Value) -> Result<Option<Value>, String> {
             _ => None,
         },
         Expr::Call(name, args) => {
-            let values = args.iter().map(|a| eval(a, doc)).collect::<Result<Vec<_>, _>>()?;
+            let values = args
+                .iter()
+                .map(|a| eval(a, doc))
+                .collect::<Result<Vec<_>, _>>()?;
             call(name, &values)?
         }
     })
@@ -142,7 +149,11 @@ fn call(name: &str, args: &[Option<Value>]) -> Result<Option<Value>, String> {
             arity(2)?;
             strings(|a, b| a.contains(b))
         }
-        other => return Err(format!("the function {other} is not supported in patch conditions")),
+        other => {
+            return Err(format!(
+                "the function {other} is not supported in patch conditions"
+            ))
+        }
     })
 }
 
@@ -154,7 +165,8 @@ mod tests {
 
     #[test]
     fn evaluates_a_table_of_conditions() {
-        let doc = json!({"n": 5, "s": "abc", "b": true, "z": null, "list": [1, 2], "o": {"k": "v"}});
+        let doc =
+            json!({"n": 5, "s": "abc", "b": true, "z": null, "list": [1, 2], "o": {"k": "v"}});
         let table: &[(&str, bool)] = &[
             ("from c", true),
             ("from c where c.n = 5", true),
@@ -174,9 +186,15 @@ mod tests {
             ("from c where c.o.k = 'v' AND c['o']['k'] = 'v'", true),
             ("from c where c.list[1] = 2", true),
             ("from c where c.o = c.o", true),
-            ("from c where IS_DEFINED(c.o) AND NOT IS_DEFINED(c.nope)", true),
+            (
+                "from c where IS_DEFINED(c.o) AND NOT IS_DEFINED(c.nope)",
+                true,
+            ),
             ("from c where ARRAY_CONTAINS(c.list, 2)", true),
-            ("from c where STARTSWITH(c.s, 'ab') AND LENGTH(c.s) = 3", true),
+            (
+                "from c where STARTSWITH(c.s, 'ab') AND LENGTH(c.s) = 3",
+                true,
+            ),
             ("from c where c.b", true),
             ("from c where c.n", false),
         ];

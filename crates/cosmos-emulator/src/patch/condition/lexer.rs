@@ -71,14 +71,22 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, String> {
                 out.push(Token::Str(s));
                 i = next;
             }
-            c if c.is_ascii_digit() || (c == '-' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit() || *d == '.')) => {
+            c if c.is_ascii_digit()
+                || (c == '-'
+                    && chars
+                        .get(i + 1)
+                        .is_some_and(|d| d.is_ascii_digit() || *d == '.')) =>
+            {
                 let (n, next) = number(&chars, i)?;
                 out.push(Token::Num(n));
                 i = next;
             }
             c if c.is_alphabetic() || c == '_' || c == '@' => {
                 let start = i;
-                while chars.get(i).is_some_and(|c| c.is_alphanumeric() || *c == '_' || *c == '@') {
+                while chars
+                    .get(i)
+                    .is_some_and(|c| c.is_alphanumeric() || *c == '_' || *c == '@')
+                {
                     i += 1;
                 }
                 out.push(Token::Ident(chars[start..i].iter().collect()));
@@ -94,13 +102,18 @@ fn number(chars: &[char], start: usize) -> Result<(f64, usize), String> {
     if chars.get(i) == Some(&'-') {
         i += 1;
     }
-    while chars.get(i).is_some_and(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E'))
-        || (matches!(chars.get(i), Some('+') | Some('-')) && matches!(chars.get(i.wrapping_sub(1)), Some('e') | Some('E')))
+    while chars
+        .get(i)
+        .is_some_and(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E'))
+        || (matches!(chars.get(i), Some('+') | Some('-'))
+            && matches!(chars.get(i.wrapping_sub(1)), Some('e') | Some('E')))
     {
         i += 1;
     }
     let text: String = chars[start..i].iter().collect();
-    text.parse::<f64>().map(|n| (n, i)).map_err(|_| format!("{text:?} is not a number"))
+    text.parse::<f64>()
+        .map(|n| (n, i))
+        .map_err(|_| format!("{text:?} is not a number"))
 }
 
 fn string(chars: &[char], start: usize) -> Result<(String, usize), String> {
@@ -109,10 +122,16 @@ fn string(chars: &[char], start: usize) -> Result<(String, usize), String> {
     let mut i = start + 1;
     loop {
         match chars.get(i) {
-            None => return Err(format!("a string starting at position {start} is not closed")),
+            None => {
+                return Err(format!(
+                    "a string starting at position {start} is not closed"
+                ))
+            }
             Some(c) if *c == quote => return Ok((out, i + 1)),
             Some('\\') => {
-                let escaped = chars.get(i + 1).ok_or("a string ends with a lone backslash")?;
+                let escaped = chars
+                    .get(i + 1)
+                    .ok_or("a string ends with a lone backslash")?;
                 out.push(match escaped {
                     'n' => '\n',
                     't' => '\t',

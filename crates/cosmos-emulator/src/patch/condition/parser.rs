@@ -39,7 +39,12 @@ const MAX_DEPTH: usize = 64;
 /// Parses a condition string.
 pub fn parse(text: &str) -> Result<Condition, String> {
     let tokens = tokenize(text)?;
-    let mut p = Parser { tokens, pos: 0, alias: String::new(), depth: 0 };
+    let mut p = Parser {
+        tokens,
+        pos: 0,
+        alias: String::new(),
+        depth: 0,
+    };
     if !p.keyword("from") {
         return Err("the condition must start with \"from <alias>\"".into());
     }
@@ -47,7 +52,11 @@ pub fn parse(text: &str) -> Result<Condition, String> {
         Some(Token::Ident(a)) => a,
         _ => return Err("\"from\" must be followed by an alias, e.g. \"from c\"".into()),
     };
-    let predicate = if p.keyword("where") { Some(p.or()?) } else { None };
+    let predicate = if p.keyword("where") {
+        Some(p.or()?)
+    } else {
+        None
+    };
     if let Some(t) = p.peek() {
         return Err(format!("unexpected {t:?} after the condition"));
     }
@@ -178,7 +187,10 @@ impl Parser {
             return Ok(Expr::Call(word.to_ascii_uppercase(), args));
         }
         if word != self.alias {
-            return Err(format!("{word:?} is not the alias {:?} declared by \"from\"", self.alias));
+            return Err(format!(
+                "{word:?} is not the alias {:?} declared by \"from\"",
+                self.alias
+            ));
         }
         let mut path = Vec::new();
         loop {
@@ -187,15 +199,25 @@ impl Parser {
                     self.pos += 1;
                     match self.next() {
                         Some(Token::Ident(name)) => path.push(name),
-                        other => return Err(format!("expected a property name after '.', found {other:?}")),
+                        other => {
+                            return Err(format!(
+                                "expected a property name after '.', found {other:?}"
+                            ))
+                        }
                     }
                 }
                 Some(Token::LBracket) => {
                     self.pos += 1;
                     match self.next() {
                         Some(Token::Str(name)) => path.push(name),
-                        Some(Token::Num(n)) if n >= 0.0 && n.fract() == 0.0 => path.push(format!("{}", n as u64)),
-                        other => return Err(format!("expected a property name or index in [], found {other:?}")),
+                        Some(Token::Num(n)) if n >= 0.0 && n.fract() == 0.0 => {
+                            path.push(format!("{}", n as u64))
+                        }
+                        other => {
+                            return Err(format!(
+                                "expected a property name or index in [], found {other:?}"
+                            ))
+                        }
                     }
                     self.expect(Token::RBracket)?;
                 }
@@ -210,7 +232,9 @@ fn number(n: f64) -> serde_json::Value {
     if n.fract() == 0.0 && n.abs() < 9.0e15 {
         serde_json::Value::from(n as i64)
     } else {
-        serde_json::Number::from_f64(n).map(serde_json::Value::Number).unwrap_or(serde_json::Value::Null)
+        serde_json::Number::from_f64(n)
+            .map(serde_json::Value::Number)
+            .unwrap_or(serde_json::Value::Null)
     }
 }
 
@@ -221,12 +245,20 @@ mod tests {
     #[test]
     fn parses_precedence_and_paths() {
         let c = parse("FROM c WHERE NOT c.a = 1 OR c.b['x y'][2] > 3 AND IS_DEFINED(c.d)").unwrap();
-        let Some(Expr::Or(left, right)) = c.predicate else { panic!("not an OR") };
+        let Some(Expr::Or(left, right)) = c.predicate else {
+            panic!("not an OR")
+        };
         assert!(matches!(*left, Expr::Not(_)));
-        let Expr::And(cmp, call) = *right else { panic!("not an AND") };
+        let Expr::And(cmp, call) = *right else {
+            panic!("not an AND")
+        };
         assert_eq!(
             *cmp,
-            Expr::Cmp(CmpOp::Gt, Box::new(Expr::Path(vec!["b".into(), "x y".into(), "2".into()])), Box::new(Expr::Literal(Some(3.into()))))
+            Expr::Cmp(
+                CmpOp::Gt,
+                Box::new(Expr::Path(vec!["b".into(), "x y".into(), "2".into()])),
+                Box::new(Expr::Literal(Some(3.into())))
+            )
         );
         assert!(matches!(*call, Expr::Call(ref name, _) if name == "IS_DEFINED"));
         assert_eq!(parse("from c").unwrap().predicate, None);
@@ -234,7 +266,15 @@ mod tests {
 
     #[test]
     fn rejects_malformed_conditions() {
-        for bad in ["where c.a = 1", "from", "from c where", "from c where d.a = 1", "from c where (c.a = 1", "from c where c.a = 1 extra", "from c where c. = 1"] {
+        for bad in [
+            "where c.a = 1",
+            "from",
+            "from c where",
+            "from c where d.a = 1",
+            "from c where (c.a = 1",
+            "from c where c.a = 1 extra",
+            "from c where c. = 1",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
         let deep = format!("from c where {}c.a = 1{}", "(".repeat(200), ")".repeat(200));
