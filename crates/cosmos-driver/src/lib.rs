@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod diagnostics;
+mod driver;
 mod error;
 pub mod hedging;
 mod operation;
@@ -20,6 +21,7 @@ pub mod transport;
 
 pub use auth::{AccessToken, Credential, TokenCredential};
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
+pub use driver::CosmosDriver;
 pub use error::{CosmosError, ErrorKind};
 pub use operation::{CosmosOperation, OperationTarget, Precondition};
 pub use options::{ConnectionPoolOptions, DriverOptions, OperationOptions};

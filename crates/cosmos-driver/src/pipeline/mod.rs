@@ -1,5 +1,23 @@
 //! How one operation is carried out across attempts and regions.
+//!
+//! - [`retry`]: the pure retry decision (table-tested).
+//! - `leg`: one leg of an operation, with its own routing and retry state ([`run_leg`]).
+//! - `execute`: resolves the options and dispatches (the plain path, or a hedge race).
+//! - `effects`: the one place location effects are applied.
 
+mod attempt;
+mod context;
+mod core;
+mod effects;
+mod execute;
+mod leg;
+mod outcome;
 mod retry;
 
+pub(crate) use self::core::DriverCore;
+pub(crate) use context::OperationContext;
+pub(crate) use execute::execute;
+pub(crate) use leg::{run_leg, LegParams, LegRouting, RetryState};
+pub(crate) use outcome::{LegEnd, LegResult, ServiceResponse};
 pub use retry::LocationEffects;
+pub(crate) use retry::{location_effects, AttemptOutcome, OperationFacts, RetryLimits};

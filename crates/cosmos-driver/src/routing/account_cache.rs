@@ -30,6 +30,8 @@ pub(crate) struct AccountCache {
     allow_insecure_http: bool,
     current: RwLock<Arc<AccountSnapshot>>,
     refresh: tokio::sync::Mutex<()>,
+    /// When the last refresh was attempted (successful or not).
+    last_attempt: std::sync::Mutex<Instant>,
 }
 
 static ROOT: Bytes = Bytes::from_static(b"/");
@@ -69,6 +71,7 @@ impl AccountCache {
             allow_insecure_http,
             current: RwLock::new(Arc::new(snapshot)),
             refresh: tokio::sync::Mutex::new(()),
+            last_attempt: std::sync::Mutex::new(Instant::now()),
         })
     }
 
@@ -80,6 +83,17 @@ impl AccountCache {
         }
     }
 
+    /// Re-reads the metadata unless a refresh was attempted within `min_interval` (for "every
+    /// endpoint looks unhealthy", which every operation would otherwise notice at once).
+    pub(crate) async fn refresh_if_stale(&self, transport: &Transport, min_interval: std::time::Duration) -> Arc<AccountSnapshot> {
+        let recent = self.last_attempt.lock().map(|t| t.elapsed() < min_interval).unwrap_or(false);
+        let current = self.snapshot();
+        if recent {
+            return current;
+        }
+        self.refresh(transport, current.generation).await
+    }
+
     /// Re-reads the metadata unless someone already did since `seen_generation` (concurrent
     /// refreshes coalesce into one request). Tries the global endpoint, then each regional
     /// endpoint. On failure the current metadata stays and is returned.
@@ -88,6 +102,9 @@ impl AccountCache {
         let current = self.snapshot();
         if current.generation > seen_generation {
             return current;
+        }
+        if let Ok(mut t) = self.last_attempt.lock() {
+            *t = Instant::now();
         }
         let mut endpoints = vec![self.global.clone()];
         for r in current.properties.read_regions.iter().chain(&current.properties.write_regions) {

@@ -1,0 +1,128 @@
+//! `CosmosDriver`: built once per account, shared across tasks, runs operations.
+
+use std::sync::{Arc, Weak};
+
+use crate::error::{CosmosError, ErrorKind};
+use crate::hedging::{resolve_consecutive_hedge_win_threshold, HedgingEnv};
+use crate::operation::CosmosOperation;
+use crate::options::{DriverOptions, OperationOptions};
+use crate::pipeline::{self, DriverCore, RetryLimits};
+use crate::protocol::{OperationType, Region};
+use crate::response::CosmosResponse;
+use crate::routing::{AccountCache, AccountProperties, BreakerConfig, EndpointHealth, PartitionBreaker};
+use crate::session::SessionContainer;
+use crate::transport::{Endpoint, HttpClient, Transport};
+
+/// A driver for one Cosmos DB account. Cheap to clone; clones share connections, account metadata,
+/// endpoint health, the partition circuit breaker and session tokens.
+#[derive(Clone, Debug)]
+pub struct CosmosDriver {
+    core: Arc<DriverCore>,
+}
+
+impl CosmosDriver {
+    /// Connects to the account: validates the options, reads the account metadata from the
+    /// endpoint, and starts the background metadata refresh. The hedging environment variables
+    /// are read now, once.
+    pub async fn new(options: DriverOptions) -> Result<Self, CosmosError> {
+        Self::with_hedging_env(options, HedgingEnv::from_process_env()).await
+    }
+
+    /// Like [`CosmosDriver::new`], with the hedging environment given rather than read from the
+    /// process (tests, or applications that configure it another way).
+    pub async fn with_hedging_env(options: DriverOptions, hedging_env: HedgingEnv) -> Result<Self, CosmosError> {
+        let endpoint = Endpoint::parse(options.endpoint(), options.allow_insecure_http())?;
+        let client = HttpClient::new(options.connection_pool(), options.extra_trusted_cert_pem())?;
+        let token_scope = format!("https://{}/.default", endpoint.host());
+        let transport = Transport::new(client, options.credential().clone(), token_scope, options.effective_request_timeout());
+        let account = AccountCache::load(&transport, endpoint, options.allow_insecure_http()).await?;
+        let hedge_win_threshold =
+            resolve_consecutive_hedge_win_threshold(None, options.consecutive_hedge_win_threshold(), &hedging_env);
+        let core = Arc::new(DriverCore {
+            health: EndpointHealth::new(options.endpoint_unavailable_for()),
+            breaker: PartitionBreaker::new(BreakerConfig::default()),
+            sessions: SessionContainer::new(),
+            limits: RetryLimits::default(),
+            hedging_env,
+            hedge_win_threshold,
+            transport,
+            account,
+            options,
+        });
+        spawn_refresh(Arc::downgrade(&core), core.options.account_refresh_interval());
+        Ok(Self { core })
+    }
+
+    /// Runs one operation. Inputs are checked before any request is sent; PATCH is carried out as
+    /// read-modify-write.
+    pub async fn execute(&self, operation: CosmosOperation, options: &OperationOptions) -> Result<CosmosResponse, CosmosError> {
+        operation.validate()?;
+        if operation.operation_type() == OperationType::Patch {
+            return Err(CosmosError::new(
+                ErrorKind::NotSupported,
+                "PATCH is not supported yet: the read-modify-write handler is not wired into the driver",
+            ));
+        }
+        pipeline::execute(&self.core, &operation, options).await
+    }
+
+    /// The options the driver was built from.
+    pub fn options(&self) -> &DriverOptions {
+        &self.core.options
+    }
+
+    /// The account metadata as the driver currently knows it.
+    pub fn account(&self) -> AccountProperties {
+        self.core.account.snapshot().properties.clone()
+    }
+
+    /// The account's read regions, in the account's order.
+    pub fn read_regions(&self) -> Vec<Region> {
+        self.core.account.snapshot().properties.read_regions.iter().map(|r| r.region.clone()).collect()
+    }
+
+    /// The current write (hub) region.
+    pub fn write_region(&self) -> Region {
+        self.core.account.snapshot().properties.hub().region.clone()
+    }
+
+    /// Re-reads the account metadata now.
+    pub async fn refresh_account(&self) -> AccountProperties {
+        let seen = self.core.account.snapshot().generation;
+        self.core.account.refresh(&self.core.transport, seen).await.properties.clone()
+    }
+
+    /// The partition circuit breaker (for inspection).
+    pub fn partition_breaker(&self) -> &PartitionBreaker {
+        &self.core.breaker
+    }
+
+    /// The endpoint health marks (for inspection).
+    pub fn endpoint_health(&self) -> &EndpointHealth {
+        &self.core.health
+    }
+
+    /// The session tokens the driver tracks.
+    pub fn sessions(&self) -> &SessionContainer {
+        &self.core.sessions
+    }
+
+    pub(crate) fn core(&self) -> &DriverCore {
+        &self.core
+    }
+}
+
+/// Re-reads the account metadata every `interval` while the driver lives.
+fn spawn_refresh(core: Weak<DriverCore>, interval: std::time::Duration) {
+    if interval.is_zero() {
+        return;
+    }
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(interval).await;
+            let Some(core) = core.upgrade() else { break };
+            let seen = core.account.snapshot().generation;
+            core.account.refresh(&core.transport, seen).await;
+        }
+    });
+}

@@ -1,0 +1,147 @@
+//! Building one attempt of an operation and reading what came back.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::context::OperationContext;
+use super::leg::RetryState;
+use super::outcome::ServiceResponse;
+use super::retry::AttemptOutcome;
+use crate::diagnostics::{AttemptReason, RequestDiagnostics};
+use crate::error::{CosmosError, ErrorKind};
+use crate::protocol::{header_names as h, OperationType, ResourceType};
+use crate::routing::RegionEndpoint;
+use crate::transport::{AttemptHeaders, AttemptRequest, Endpoint, SendFailure};
+
+/// The request of one attempt of `ctx`'s operation to `endpoint`.
+pub(crate) fn build_attempt<'a>(ctx: &'a OperationContext<'_>, endpoint: &'a Endpoint, hub_region_processing_only: bool) -> AttemptRequest<'a> {
+    let op = ctx.operation;
+    let op_type = op.operation_type();
+    let is_document = op.resource_type() == ResourceType::Document;
+    let session_token = match (&ctx.caller_session_token, ctx.container) {
+        (Some(t), _) if is_document => Some(t.clone()),
+        (None, Some(c)) if ctx.send_tracked_session_token => ctx.core.sessions.header_for(c),
+        _ => None,
+    };
+    AttemptRequest {
+        method: method_of(op_type),
+        endpoint,
+        path: op.path(),
+        resource_type: op.resource_type(),
+        resource_link: op.target().signing_link(),
+        body: op.body(),
+        headers: AttemptHeaders {
+            partition_key: op.partition_key().map(|pk| pk.header_value()),
+            session_token,
+            consistency: ctx.options.consistency_level,
+            precondition: ctx.precondition.clone(),
+            is_upsert: op_type == OperationType::Upsert,
+            hub_region_processing_only,
+            prefer_minimal: is_document && op_type.is_write() && !ctx.options.content_response_on_write,
+            json_body: op.body().is_some(),
+            extra: op.extra_headers(),
+        },
+    }
+}
+
+fn method_of(op: OperationType) -> &'static http::Method {
+    static GET: http::Method = http::Method::GET;
+    static POST: http::Method = http::Method::POST;
+    static PUT: http::Method = http::Method::PUT;
+    static DELETE: http::Method = http::Method::DELETE;
+    static PATCH: http::Method = http::Method::PATCH;
+    match op {
+        OperationType::Read | OperationType::ReadFeed => &GET,
+        OperationType::Create | OperationType::Upsert | OperationType::Query => &POST,
+        OperationType::Replace => &PUT,
+        OperationType::Delete => &DELETE,
+        OperationType::Patch => &PATCH,
+    }
+}
+
+/// The retry outcome and the error to report for an attempt that got no response.
+pub(crate) fn classify(ctx: &OperationContext<'_>, region: &RegionEndpoint, failure: &SendFailure, request_timeout: Duration) -> (AttemptOutcome, CosmosError) {
+    let op = ctx.operation;
+    match failure {
+        SendFailure::Connect(e) => (
+            AttemptOutcome::ConnectFailed,
+            CosmosError::new(
+                ErrorKind::Transport,
+                format!("{op}: could not connect to {} ({}): {e}", region.region, region.endpoint),
+            ),
+        ),
+        SendFailure::Io(e) => (
+            AttemptOutcome::ConnectionLost,
+            CosmosError::new(
+                ErrorKind::Transport,
+                format!("{op}: the connection to {} ({}) failed: {e}", region.region, region.endpoint),
+            ),
+        ),
+        SendFailure::TimedOut => (
+            AttemptOutcome::TimedOut,
+            CosmosError::new(
+                ErrorKind::RequestTimeout,
+                format!("{op}: no response from {} within the request timeout of {request_timeout:?}", region.region),
+            ),
+        ),
+    }
+}
+
+/// Learns from a response: session token, partition key range id, range of the partition key.
+pub(crate) fn record_response_facts(ctx: &OperationContext<'_>, response: &ServiceResponse, state: &mut RetryState) {
+    if let Some(container) = ctx.container {
+        if let Some(token) = response.headers.get(&h::SESSION_TOKEN) {
+            ctx.core.sessions.capture(container, token);
+        }
+        if let Some(range) = response.headers.get(&h::PARTITION_KEY_RANGE_ID) {
+            if state.partition_key_range_id.as_ref() != Some(range) {
+                state.partition_key_range_id = Some(range.clone());
+            }
+            if ctx.core.breaker.is_active() {
+                if let (Some(pk), Ok(range)) = (ctx.operation.partition_key(), range.to_str()) {
+                    ctx.core.breaker.learn_range(container, pk.header_value(), range);
+                }
+            }
+        }
+    }
+}
+
+/// A diagnostics row under construction.
+pub(crate) struct AttemptRecord<'a> {
+    pub region: &'a RegionEndpoint,
+    pub reason: AttemptReason,
+    pub started: Instant,
+    pub started_after: Duration,
+}
+
+impl AttemptRecord<'_> {
+    fn row(&self) -> RequestDiagnostics {
+        RequestDiagnostics {
+            region: Some(self.region.region.clone()),
+            endpoint: self.region.endpoint.clone(),
+            status: None,
+            request_charge: 0.0,
+            started_after: self.started_after,
+            duration: self.started.elapsed(),
+            reason: self.reason,
+            activity_id: None,
+            failure: None,
+        }
+    }
+
+    /// The row of an attempt that got a response.
+    pub(crate) fn answered(&self, response: &ServiceResponse) -> RequestDiagnostics {
+        RequestDiagnostics {
+            status: Some(response.status),
+            request_charge: response.request_charge(),
+            activity_id: response.headers.get(&h::ACTIVITY_ID).cloned(),
+            ..self.row()
+        }
+    }
+
+    /// The row of an attempt that got none.
+    pub(crate) fn failed(&self, why: &'static str) -> RequestDiagnostics {
+        RequestDiagnostics { failure: Some(why), ..self.row() }
+    }
+}

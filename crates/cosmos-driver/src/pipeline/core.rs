@@ -1,0 +1,33 @@
+//! The shared internals of one driver: everything an operation needs, built once.
+
+use std::num::NonZeroU32;
+
+use super::retry::RetryLimits;
+use crate::hedging::HedgingEnv;
+use crate::options::DriverOptions;
+use crate::routing::{AccountCache, EndpointHealth, PartitionBreaker};
+use crate::session::SessionContainer;
+use crate::transport::Transport;
+
+/// One driver's state, shared (behind an `Arc`) by every clone of the driver and every operation.
+#[derive(Debug)]
+pub(crate) struct DriverCore {
+    /// The options the driver was built from (the client layer of every operation's options).
+    pub options: DriverOptions,
+    /// The hedging environment variables, read once at build.
+    pub hedging_env: HedgingEnv,
+    /// The consecutive alternate-win threshold in force (client > environment > 5).
+    pub hedge_win_threshold: NonZeroU32,
+    /// Sends attempts.
+    pub transport: Transport,
+    /// Account metadata.
+    pub account: AccountCache,
+    /// Endpoint health marks.
+    pub health: EndpointHealth,
+    /// The partition circuit breaker.
+    pub breaker: PartitionBreaker,
+    /// Session tokens per container.
+    pub sessions: SessionContainer,
+    /// The retry budget.
+    pub limits: RetryLimits,
+}

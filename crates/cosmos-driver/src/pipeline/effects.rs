@@ -1,0 +1,45 @@
+//! Applying location effects: the one place an attempt's outcome changes shared routing state.
+
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use super::context::OperationContext;
+use super::leg::RetryState;
+use super::retry::LocationEffects;
+use crate::routing::{AccountSnapshot, RegionEndpoint};
+
+/// Applies `effects` of an attempt to `region`. Returns the refreshed account metadata when the
+/// effects asked for a refresh.
+pub(crate) async fn apply(
+    ctx: &OperationContext<'_>,
+    region: &RegionEndpoint,
+    state: &RetryState,
+    effects: &LocationEffects,
+    account: &AccountSnapshot,
+) -> Option<Arc<AccountSnapshot>> {
+    let core = ctx.core;
+    let now = Instant::now();
+    if let Some(scope) = effects.mark_endpoint_unavailable {
+        core.health.mark_unavailable(&region.endpoint, scope, now);
+    }
+    if effects.partition_failure || effects.partition_success {
+        let range = state.partition_key_range_id.as_ref().and_then(|v| v.to_str().ok());
+        if let (Some(container), Some(range)) = (ctx.container, range) {
+            if effects.partition_failure {
+                core.breaker.record_failure(container, range, &region.region, now);
+            } else {
+                core.breaker.record_success(container, range, &region.region, now);
+            }
+        }
+    }
+    if effects.refresh_account {
+        let refresh = core.account.refresh(&core.transport, account.generation);
+        let fresh = match ctx.deadline {
+            Some(d) => tokio::time::timeout_at(d, refresh).await.ok()?,
+            None => refresh.await,
+        };
+        return Some(fresh);
+    }
+    None
+}

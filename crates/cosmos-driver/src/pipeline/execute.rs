@@ -1,0 +1,59 @@
+//! Carrying out one operation: resolve its options, then run it.
+
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use super::context::OperationContext;
+use super::core::DriverCore;
+use super::leg::{run_leg, LegParams};
+use crate::diagnostics::{ActivityId, DiagnosticsRecorder};
+use crate::error::CosmosError;
+use crate::operation::CosmosOperation;
+use crate::options::{EffectiveOptions, OperationOptions};
+use crate::response::CosmosResponse;
+
+/// Runs `operation` with `options` (validated by the caller).
+pub(crate) async fn execute(core: &DriverCore, operation: &CosmosOperation, options: &OperationOptions) -> Result<CosmosResponse, CosmosError> {
+    let effective = EffectiveOptions::resolve(options, core.options.operation_defaults(), core.options.request_timeout());
+    let started = Instant::now();
+    let ctx = OperationContext::new(core, operation, effective, started)?;
+    let diagnostics = DiagnosticsRecorder::start(ActivityId::new(), started);
+    let span = tracing::debug_span!("cosmos.operation", operation = %operation, activity_id = %diagnostics.activity_id());
+    async move {
+        // ── HEDGING DISPATCH POINT ──────────────────────────────────────────────────────────────
+        // The single place where a read may enter a hedge race instead of the plain path. Until the
+        // hedging integration lands, every operation takes the plain path: one leg, free to fail
+        // over within the caller's excluded regions.
+        let leg = run_leg(&ctx, LegParams::plain(&ctx, diagnostics)).await;
+        after_operation(&ctx, leg.into_result())
+    }
+    .instrument(span)
+    .await
+}
+
+/// Bookkeeping after an operation: forget the session of a deleted container; drop the body of a
+/// write response the caller asked not to receive (servers that ignore `Prefer: return=minimal`
+/// still send it).
+pub(crate) fn after_operation(
+    ctx: &OperationContext<'_>,
+    result: Result<CosmosResponse, CosmosError>,
+) -> Result<CosmosResponse, CosmosError> {
+    use crate::operation::OperationTarget;
+    use crate::protocol::{OperationType, ResourceType};
+    let op = ctx.operation;
+    if let (Ok(_), OperationType::Delete, OperationTarget::Container(c)) = (&result, op.operation_type(), op.target()) {
+        ctx.core.sessions.forget(c.link_arc());
+    }
+    match result {
+        Ok(response)
+            if !ctx.options.content_response_on_write
+                && op.resource_type() == ResourceType::Document
+                && op.operation_type().is_write()
+                && !response.body().is_empty() =>
+        {
+            let (status, headers, _, diagnostics) = response.into_parts();
+            Ok(CosmosResponse::new(status, headers, bytes::Bytes::new(), diagnostics))
+        }
+        other => other,
+    }
+}

@@ -1,0 +1,241 @@
+//! One leg: a read or write carried out with its own routing and retry state until the retry
+//! decision completes or aborts. The plain path runs one leg; a hedge race runs two, each pinned
+//! to its region, on the same stack frame.
+
+use std::time::Duration;
+
+use http::HeaderValue;
+use tokio::time::Instant;
+
+use super::attempt::{build_attempt, classify, record_response_facts, AttemptRecord};
+use super::context::OperationContext;
+use super::outcome::{LegEnd, LegResult, ServiceResponse};
+use super::retry::{decide, AttemptOutcome, RetryAction, RetryCounters, RetryDecision, RoutingView, SessionRetryTarget};
+use crate::diagnostics::{AttemptReason, DiagnosticsRecorder};
+use crate::error::{CosmosError, ErrorKind};
+use crate::hedging::{emit_hub_region_header, latch_session_unavailable, HubRegionLatch};
+use crate::protocol::Region;
+use crate::routing::{AccountSnapshot, Candidates, RegionEndpoint};
+use crate::transport::AttemptFailure;
+
+/// The retry state a leg carries: counters, the sticky hub-region latch, the partition key range id.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RetryState {
+    pub counters: RetryCounters,
+    /// Set after the 404/1002 that escalates to the hub region; later hub attempts carry
+    /// `x-ms-cosmos-hub-region-processing-only: True`.
+    pub hub_region_processing_only: bool,
+    /// The partition key range that served the operation, from the response headers.
+    pub partition_key_range_id: Option<HeaderValue>,
+}
+
+/// How a leg may route.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LegRouting<'a> {
+    /// Regions this leg must never use (the caller's, plus the pin of a hedge alternate).
+    pub excluded_regions: &'a [Region],
+    /// Retries stay in the leg's first region (a hedge leg).
+    pub local_only: bool,
+}
+
+/// Everything one leg starts with.
+#[derive(Debug)]
+pub(crate) struct LegParams<'a> {
+    pub routing: LegRouting<'a>,
+    /// The hub-region latch shared with the other leg of a hedge race (`None` outside a race).
+    pub hub_latch: Option<&'a HubRegionLatch>,
+    /// Why the leg's first attempt is sent (`FirstAttempt`, or `Hedge` for a race's alternate).
+    pub first_reason: AttemptReason,
+    pub state: RetryState,
+    pub diagnostics: DiagnosticsRecorder,
+}
+
+impl<'a> LegParams<'a> {
+    /// The plain (unhedged) leg of an operation: the caller's exclusions, free to fail over.
+    pub(crate) fn plain(ctx: &OperationContext<'a>, diagnostics: DiagnosticsRecorder) -> Self {
+        Self {
+            routing: LegRouting { excluded_regions: ctx.options.excluded_regions, local_only: false },
+            hub_latch: None,
+            first_reason: AttemptReason::FirstAttempt,
+            state: RetryState::default(),
+            diagnostics,
+        }
+    }
+}
+
+/// Where the leg is: its candidate regions, its position, and whether it was sent to the hub.
+struct Route {
+    candidates: Candidates,
+    cursor: usize,
+    at_hub: bool,
+}
+
+impl Route {
+    fn new(ctx: &OperationContext<'_>, account: &AccountSnapshot, routing: &LegRouting<'_>) -> Self {
+        let candidates = ctx.candidates(account, routing.excluded_regions);
+        Route { candidates, cursor: 0, at_hub: false }
+    }
+
+    fn current<'s>(&self, ctx: &OperationContext<'_>, account: &'s AccountSnapshot) -> Option<&'s RegionEndpoint> {
+        if self.at_hub {
+            return Some(account.properties.hub());
+        }
+        self.candidates.get(self.cursor).and_then(|i| ctx.region_list(account).get(i))
+    }
+
+    fn view(&self, ctx: &OperationContext<'_>, account: &AccountSnapshot, routing: &LegRouting<'_>) -> RoutingView {
+        let hub = account.properties.hub();
+        let current_is_hub = self.current(ctx, account).is_some_and(|c| c.region == hub.region);
+        RoutingView {
+            has_next_region: !routing.local_only && !self.at_hub && self.cursor + 1 < self.candidates.len(),
+            hub_reachable: !routing.excluded_regions.contains(&hub.region) && (!routing.local_only || current_is_hub),
+        }
+    }
+}
+
+fn no_eligible_region(ctx: &OperationContext<'_>, account: &AccountSnapshot, excluded: &[Region]) -> CosmosError {
+    let all: Vec<String> = ctx.region_list(account).iter().map(|r| r.region.to_string()).collect();
+    let excluded: Vec<String> = excluded.iter().map(|r| r.to_string()).collect();
+    CosmosError::new(
+        ErrorKind::NoEligibleRegion,
+        format!(
+            "every region that could serve {} is excluded (regions: [{}]; excluded: [{}])",
+            ctx.operation,
+            all.join(", "),
+            excluded.join(", ")
+        ),
+    )
+}
+
+fn end_to_end_timeout(ctx: &OperationContext<'_>, diagnostics: &DiagnosticsRecorder, why: Option<&str>) -> CosmosError {
+    let timeout = ctx.options.end_to_end_timeout.unwrap_or_default();
+    let last = diagnostics.rows().last().and_then(|r| r.status());
+    let e = CosmosError::end_to_end_timeout(timeout, diagnostics.rows().len(), last);
+    match why {
+        Some(w) => e.with_context(w),
+        None => e,
+    }
+}
+
+/// Runs one leg to its end. Location effects of every attempt are applied here, as they happen;
+/// session tokens are captured from every response.
+pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -> LegResult {
+    let LegParams { routing, hub_latch, first_reason, mut state, mut diagnostics } = params;
+    let core = ctx.core;
+    let mut account = ctx.account.clone();
+    let mut route = Route::new(ctx, &account, &routing);
+    let mut reason = first_reason;
+    let mut observed_session_unavailable = false;
+    let mut last: Option<(AttemptOutcome, LegEnd)> = None;
+    let mut last_region: Option<RegionEndpoint> = None;
+
+    if route.candidates.all_unavailable() {
+        account = core.account.refresh_if_stale(&core.transport, Duration::from_secs(5)).await;
+        route = Route::new(ctx, &account, &routing);
+    }
+
+    loop {
+        let Some(region) = route.current(ctx, &account).cloned() else {
+            let end = match last.take() {
+                Some((_, end)) => end,
+                None => LegEnd::Error(no_eligible_region(ctx, &account, routing.excluded_regions)),
+            };
+            return LegResult::new(end, state, diagnostics, last_region, observed_session_unavailable);
+        };
+        if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
+            let e = end_to_end_timeout(ctx, &diagnostics, None);
+            return LegResult::new(LegEnd::Error(e), state, diagnostics, Some(region), observed_session_unavailable);
+        }
+        // Once latched, attempts that reach the hub carry the hub-region header; other regions
+        // would refuse it (403/3), so they never get it.
+        let hub_header = region.region == account.properties.hub().region
+            && emit_hub_region_header(state.hub_region_processing_only, hub_latch);
+        let request = build_attempt(ctx, &region.endpoint, hub_header);
+        let started = Instant::now();
+        let sent = core.transport.send(&request, ctx.deadline).await;
+        let record = AttemptRecord { region: &region, reason, started, started_after: started - diagnostics.started() };
+        let (outcome, end) = match sent {
+            Err(AttemptFailure::Local(e)) => {
+                return LegResult::new(LegEnd::Error(e), state, diagnostics, Some(region), observed_session_unavailable);
+            }
+            Err(AttemptFailure::Send(failure)) => {
+                let (outcome, error) = classify(ctx, &region, &failure, core.transport.request_timeout());
+                diagnostics.record(record.failed(failure.describe()));
+                if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
+                    let e = end_to_end_timeout(ctx, &diagnostics, None).with_source(error);
+                    return LegResult::new(LegEnd::Error(e), state, diagnostics, Some(region), observed_session_unavailable);
+                }
+                (outcome, LegEnd::Error(error))
+            }
+            Ok(raw) => {
+                let response = ServiceResponse::from_raw(raw);
+                record_response_facts(ctx, &response, &mut state);
+                diagnostics.record(record.answered(&response));
+                let outcome = AttemptOutcome::Response { status: response.status, retry_after: response.retry_after() };
+                (outcome, LegEnd::Response(response))
+            }
+        };
+        tracing::debug!(
+            target: "cosmos.attempt",
+            region = %region.region,
+            reason = reason.as_str(),
+            outcome = ?outcome,
+            elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
+            "attempt finished"
+        );
+
+        let multi_write = account.properties.multi_write;
+        let facts = ctx.facts(routing.local_only, multi_write);
+        let view = route.view(ctx, &account, &routing);
+        let latched = state.hub_region_processing_only || hub_latch.is_some_and(HubRegionLatch::is_set);
+        let decision: RetryDecision = decide(&facts, view, &outcome, state.counters, latched, &core.limits);
+        state.counters = decision.counters;
+        if decision.latch_hub_region {
+            latch_session_unavailable(&mut state.hub_region_processing_only, hub_latch);
+            observed_session_unavailable = true;
+        }
+        let refreshed = super::effects::apply(ctx, &region, &state, &decision.effects, &account).await;
+        if let Some(fresh) = refreshed {
+            account = fresh;
+        }
+        last_region = Some(region);
+        match decision.action {
+            RetryAction::Complete | RetryAction::Abort(_) => {
+                return LegResult::new(end, state, diagnostics, last_region, observed_session_unavailable);
+            }
+            RetryAction::RetryLocal { delay } => {
+                if let Some(d) = ctx.deadline {
+                    if Instant::now() + delay >= d {
+                        let why = format!("a retry after {delay:?} would start past the deadline");
+                        let e = end_to_end_timeout(ctx, &diagnostics, Some(&why));
+                        return LegResult::new(LegEnd::Error(e), state, diagnostics, last_region, observed_session_unavailable);
+                    }
+                }
+                tokio::time::sleep(delay).await;
+                reason = AttemptReason::Retry;
+            }
+            RetryAction::Failover => {
+                route.cursor += 1;
+                route.at_hub = false;
+                reason = AttemptReason::Failover;
+            }
+            RetryAction::SessionRetry { target } => {
+                match target {
+                    SessionRetryTarget::SameRegion => {}
+                    SessionRetryTarget::HubRegion => route.at_hub = true,
+                    SessionRetryTarget::NextRegion => route.cursor += 1,
+                }
+                reason = AttemptReason::SessionRetry;
+            }
+            RetryAction::RefreshAndReroute => {
+                // Writes of a single-write account re-resolve to the (new) hub by themselves; a
+                // read refused by a moved hub follows the hub when its latch is on.
+                route = Route::new(ctx, &account, &routing);
+                let hub = &account.properties.hub().region;
+                route.at_hub = ctx.is_read() && state.hub_region_processing_only && !routing.excluded_regions.contains(hub);
+                reason = AttemptReason::Failover;
+            }
+        }
+        last = Some((outcome, end));
+    }
+}

@@ -1,0 +1,144 @@
+//! What a leg ends with, and how that becomes the operation's response or error.
+
+use bytes::Bytes;
+use http::HeaderMap;
+
+use super::leg::RetryState;
+use crate::diagnostics::DiagnosticsRecorder;
+use crate::error::{CosmosError, ErrorKind};
+use crate::hedging::{HedgeDiagnostics, HedgeLegOutput};
+use crate::protocol::{header_names as h, CosmosStatus};
+use crate::response::{parse_retry_after, CosmosResponse, ResponseHeaders};
+use crate::routing::RegionEndpoint;
+use crate::transport::RawResponse;
+
+/// A response as the service sent it, any status.
+#[derive(Debug)]
+pub(crate) struct ServiceResponse {
+    pub status: CosmosStatus,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl ServiceResponse {
+    pub(crate) fn from_raw(raw: RawResponse) -> Self {
+        let sub = raw
+            .headers
+            .get(&h::SUB_STATUS)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        Self { status: CosmosStatus::new(raw.status.as_u16(), sub), headers: raw.headers, body: raw.body }
+    }
+
+    /// `x-ms-request-charge`.
+    pub(crate) fn request_charge(&self) -> f64 {
+        self.headers
+            .get(&h::REQUEST_CHARGE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0.0)
+    }
+
+    /// `x-ms-retry-after-ms`.
+    pub(crate) fn retry_after(&self) -> Option<std::time::Duration> {
+        parse_retry_after(self.headers.get(&h::RETRY_AFTER_MS))
+    }
+}
+
+/// How a leg ended: with the service's answer (any status), or without one.
+#[derive(Debug)]
+pub(crate) enum LegEnd {
+    Response(ServiceResponse),
+    Error(CosmosError),
+}
+
+/// A finished leg: its end, its final retry state and its diagnostics rows.
+#[derive(Debug)]
+pub(crate) struct LegResult {
+    pub end: LegEnd,
+    pub state: RetryState,
+    pub diagnostics: DiagnosticsRecorder,
+    /// Where the last attempt went.
+    pub region: Option<RegionEndpoint>,
+    /// The leg turned the hub-region latch on after a 404/1002.
+    pub observed_session_unavailable: bool,
+}
+
+impl LegResult {
+    pub(crate) fn new(
+        end: LegEnd,
+        state: RetryState,
+        diagnostics: DiagnosticsRecorder,
+        region: Option<RegionEndpoint>,
+        observed_session_unavailable: bool,
+    ) -> Self {
+        Self { end, state, diagnostics, region, observed_session_unavailable }
+    }
+
+    /// The status of the leg's end, `None` when no response arrived.
+    pub(crate) fn cosmos_status(&self) -> Option<CosmosStatus> {
+        match &self.end {
+            LegEnd::Response(r) => Some(r.status),
+            LegEnd::Error(e) => e.cosmos_status(),
+        }
+    }
+
+    /// The operation's result from this leg, with `diagnostics` (this leg's, or the merged rows of
+    /// a race) and the race's hedge diagnostics, if any.
+    pub(crate) fn finish(end: LegEnd, diagnostics: DiagnosticsRecorder, hedge: Option<HedgeDiagnostics>) -> Result<CosmosResponse, CosmosError> {
+        match end {
+            LegEnd::Response(r) if r.status.status < 400 => {
+                let charge = r.request_charge();
+                Ok(CosmosResponse::new(r.status, ResponseHeaders::new(r.headers), r.body, diagnostics.finish(charge, hedge)))
+            }
+            LegEnd::Response(r) => {
+                let charge = r.request_charge();
+                let e = CosmosError::service(r.status, ResponseHeaders::new(r.headers), r.body);
+                Err(e.with_diagnostics(diagnostics.finish(charge, hedge)))
+            }
+            LegEnd::Error(e) => Err(e.with_diagnostics(diagnostics.finish(0.0, hedge))),
+        }
+    }
+
+    /// This leg's result as the operation's result (the plain path).
+    pub(crate) fn into_result(self) -> Result<CosmosResponse, CosmosError> {
+        Self::finish(self.end, self.diagnostics, None)
+    }
+}
+
+impl HedgeLegOutput for LegResult {
+    fn status(&self) -> Option<CosmosStatus> {
+        self.cosmos_status()
+    }
+
+    fn partition_key_range_id(&self) -> Option<&str> {
+        match &self.end {
+            LegEnd::Response(r) => r.headers.get(&h::PARTITION_KEY_RANGE_ID).and_then(|v| v.to_str().ok()),
+            LegEnd::Error(_) => self.state.partition_key_range_id.as_ref().and_then(|v| v.to_str().ok()),
+        }
+    }
+
+    fn observed_session_unavailable(&self) -> bool {
+        self.observed_session_unavailable
+    }
+
+    fn request_charge(&self) -> f64 {
+        match &self.end {
+            LegEnd::Response(r) => r.request_charge(),
+            LegEnd::Error(_) => 0.0,
+        }
+    }
+
+    /// Errors made locally (bad input, credential failure) are final: another region would fail
+    /// the same way. Transport failures, timeouts and "no eligible region" are transient.
+    fn is_final(&self) -> bool {
+        match &self.end {
+            LegEnd::Error(e) if e.status().is_none() => matches!(
+                e.kind(),
+                ErrorKind::InvalidInput | ErrorKind::Credential | ErrorKind::NotSupported | ErrorKind::Deserialization
+            ),
+            _ => crate::hedging::classify_hedge_result(self.cosmos_status()) == crate::hedging::LegOutcome::Final,
+        }
+    }
+}
