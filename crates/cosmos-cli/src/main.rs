@@ -1,1 +1,66 @@
-fn main() {}
+//! `cosmos`: items, the emulator, and the tail-latency benchmark.
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, FromArgMatches};
+use cosmos_cli::args::patch_flags::ordered_flags;
+use cosmos_cli::cli::{Cli, Command};
+use cosmos_cli::commands::{self, output, CommandError};
+
+fn report(result: Result<(), CommandError>, diagnostics: bool) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CommandError::Usage(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+        Err(CommandError::Cosmos(e)) => {
+            output::print_error(&e, diagnostics);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The matches of `item patch`, whose operation flags keep their command-line order.
+fn patch_matches(matches: &clap::ArgMatches) -> Option<&clap::ArgMatches> {
+    let (_, item) = matches.subcommand().filter(|(name, _)| *name == "item")?;
+    let (_, patch) = item.subcommand().filter(|(name, _)| *name == "patch")?;
+    Some(patch)
+}
+
+async fn run(cli: Cli, matches: &clap::ArgMatches) -> ExitCode {
+    match cli.command {
+        Command::Emulator(args) => report(cosmos_emulator::run(args).await.map_err(CommandError::Usage), false),
+        Command::Bench(args) => report(commands::bench::run(&args).await.map(|_| ()).map_err(CommandError::Usage), false),
+        Command::Db { target, action } => report(commands::database::run(&target, &action).await, target.diagnostics),
+        Command::Container { target, action } => {
+            report(commands::container::run(&target, &action).await, target.diagnostics)
+        }
+        Command::Item { target, action } => {
+            let flags = patch_matches(matches).map(ordered_flags).unwrap_or_default();
+            report(commands::item::run(&target, &action, &flags).await, target.diagnostics)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(run(cli, &matches))
+}

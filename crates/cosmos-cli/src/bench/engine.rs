@@ -10,7 +10,7 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use super::progress::ProgressCounters;
-use super::schedule::{scheduled_offset, Pacing, Phase, Window};
+use super::schedule::{scheduled_offset, Pacing, Phase, StopAt, Window};
 use super::tally::RunTally;
 use super::workload::{OpReport, Workload};
 
@@ -30,16 +30,20 @@ pub struct EngineConfig {
 pub struct RunMeasurement {
     /// Totals of the measured operations.
     pub tally: RunTally,
-    /// From the start of the measured part to the completion of its last operation.
+    /// The measured time: the measured window when the run stops after a duration; otherwise from
+    /// the start of the measured part to the completion of its last operation.
     pub measured_elapsed: Duration,
+    /// Operations completed within `measured_elapsed` (for a timed run, operations still in flight
+    /// when the window closed count in the latencies but not in the throughput).
+    pub completed_in_time: u64,
 }
 
 impl RunMeasurement {
-    /// Measured operations per second.
+    /// Operations completed per second of measured time.
     pub fn throughput(&self) -> f64 {
         let secs = self.measured_elapsed.as_secs_f64();
         if secs > 0.0 {
-            self.tally.ops as f64 / secs
+            self.completed_in_time as f64 / secs
         } else {
             0.0
         }
@@ -50,6 +54,9 @@ impl RunMeasurement {
 struct Shared {
     tally: Mutex<RunTally>,
     last_measured_completion: Mutex<Option<Instant>>,
+    /// End of the measured window, for timed runs.
+    window_end: Option<Instant>,
+    completed_in_window: AtomicU64,
     progress: Arc<ProgressCounters>,
 }
 
@@ -67,6 +74,9 @@ impl Shared {
             if last.is_none_or(|l| l < now) {
                 *last = Some(now);
             }
+            if self.window_end.is_some_and(|end| now <= end) {
+                self.completed_in_window.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 }
@@ -78,21 +88,36 @@ pub async fn run<W: Workload>(
     config: EngineConfig,
     progress: Arc<ProgressCounters>,
 ) -> RunMeasurement {
+    let origin = Instant::now();
+    let measure_start = origin + config.window.warmup;
+    let window_end = match config.window.stop {
+        StopAt::Elapsed(d) => Some(measure_start + d),
+        StopAt::Ops(_) => None,
+    };
     let shared = Arc::new(Shared {
         tally: Mutex::new(RunTally::default()),
         last_measured_completion: Mutex::new(None),
+        window_end,
+        completed_in_window: AtomicU64::new(0),
         progress,
     });
-    let origin = Instant::now();
     match config.pacing {
         Pacing::Open { rate_per_s } => open_loop(&workload, &config, rate_per_s, origin, &shared).await,
         Pacing::Closed => closed_loop(&workload, &config, origin, &shared).await,
     }
-    let measure_start = origin + config.window.warmup;
-    let last = *shared.last_measured_completion.lock().unwrap_or_else(PoisonError::into_inner);
-    let measured_elapsed = last.map_or(Duration::ZERO, |l| l.saturating_duration_since(measure_start));
     let tally = std::mem::take(&mut *shared.tally.lock().unwrap_or_else(PoisonError::into_inner));
-    RunMeasurement { tally, measured_elapsed }
+    match config.window.stop {
+        StopAt::Elapsed(d) => RunMeasurement {
+            tally,
+            measured_elapsed: d,
+            completed_in_time: shared.completed_in_window.load(Ordering::Relaxed),
+        },
+        StopAt::Ops(_) => {
+            let last = *shared.last_measured_completion.lock().unwrap_or_else(PoisonError::into_inner);
+            let measured_elapsed = last.map_or(Duration::ZERO, |l| l.saturating_duration_since(measure_start));
+            RunMeasurement { completed_in_time: tally.ops, tally, measured_elapsed }
+        }
+    }
 }
 
 /// Open loop: operation `n` is due at `origin + n / rate`. When `concurrency` operations are in

@@ -106,9 +106,33 @@ async fn warmup_ops_run_but_are_not_recorded() {
     let m = go(&w, config(100, 8, Duration::from_secs(1), StopAt::Elapsed(Duration::from_secs(2)))).await;
     assert_eq!(w.starts.lock().unwrap().len(), 300);
     assert_eq!(m.tally.ops, 200);
-    // Last op is due at 2.99 s, completes at 2.991 s: 1.991 s after the measured part began.
-    assert_eq!(m.measured_elapsed, Duration::from_millis(1991));
-    assert!((m.throughput() - 200.0 / 1.991).abs() < 1e-6);
+    // A timed run's measured time is its window; every op completed within it.
+    assert_eq!(m.measured_elapsed, Duration::from_secs(2));
+    assert_eq!(m.completed_in_time, 200);
+    assert!((m.throughput() - 100.0).abs() < 1e-9);
+}
+
+#[tokio::test(start_paused = true)]
+async fn ops_still_in_flight_when_the_window_closes_count_in_latency_not_throughput() {
+    // 10 ops/s for 1 s; the last op (due at 0.9 s) stalls for 5 s.
+    let mut fake = FakeWorkload::new(MS);
+    fake.stall_seq = Some(9);
+    fake.stall = Duration::from_secs(5);
+    let w = Arc::new(fake);
+    let m = go(&w, config(10, 4, Duration::ZERO, StopAt::Elapsed(Duration::from_secs(1)))).await;
+    assert_eq!(m.tally.ops, 10);
+    assert_eq!(m.completed_in_time, 9);
+    assert!((m.throughput() - 9.0).abs() < 1e-9);
+    assert_eq!(m.tally.latency_us.max(), m.tally.latency_us.highest_equivalent(5_000_000));
+}
+
+#[tokio::test(start_paused = true)]
+async fn op_count_runs_last_until_the_final_completion() {
+    let w = Arc::new(FakeWorkload::new(10 * MS));
+    let m = go(&w, config(100, 4, Duration::ZERO, StopAt::Ops(50))).await;
+    // Op 49 is due at 490 ms and completes at 500 ms.
+    assert_eq!(m.measured_elapsed, Duration::from_millis(500));
+    assert!((m.throughput() - 100.0).abs() < 1e-9);
 }
 
 #[tokio::test(start_paused = true)]

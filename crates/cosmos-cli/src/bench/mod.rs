@@ -9,6 +9,7 @@ pub mod schedule;
 pub mod svg;
 pub mod table;
 pub mod tally;
+pub mod workloads;
 pub mod workload;
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ mod tests {
             let ms = if i == 99 { slow_ms } else { 2 };
             tally.record(true, Duration::from_millis(ms), &OpReport::ok());
         }
-        let m = RunMeasurement { tally, measured_elapsed: Duration::from_secs(1) };
+        let m = RunMeasurement { completed_in_time: tally.ops, tally, measured_elapsed: Duration::from_secs(1) };
         let labels = RunLabels {
             workload: "read".into(),
             profile: "slow-primary".into(),

@@ -45,9 +45,10 @@ pub struct RunReport {
     pub ops: u64,
     /// Measured operations that failed.
     pub errors: u64,
-    /// From the start of the measured part to the completion of its last operation.
+    /// Measured time: the `--duration` window, or for `--ops` runs the time until the last
+    /// operation completed.
     pub duration_s: f64,
-    /// `ops / duration_s`.
+    /// Operations completed within `duration_s`, per second.
     pub throughput_ops_s: f64,
     /// Latency percentiles, milliseconds, measured from each operation's scheduled start.
     pub latency_ms: LatencyReport,
@@ -194,7 +195,7 @@ mod tests {
         r.patch_attempts = Some(1);
         tally.record(true, Duration::from_millis(60), &r);
         tally.record(true, Duration::from_millis(2), &OpReport { patch_attempts: Some(3), ..OpReport::ok() });
-        RunMeasurement { tally, measured_elapsed: Duration::from_millis(500) }
+        RunMeasurement { completed_in_time: tally.ops, tally, measured_elapsed: Duration::from_millis(500) }
     }
 
     fn keys(v: &serde_json::Value) -> Vec<&str> {

@@ -1,0 +1,42 @@
+//! Every operation increments one shared counter item with PATCH (a Read-Modify-Write loop in the
+//! driver), so concurrent operations conflict and retry on 412.
+
+use std::time::Duration;
+
+use cosmos_driver::patch::PatchInstructions;
+use cosmos_driver::{CosmosDriver, CosmosOperation, ItemReference, OperationOptions, PartitionKey};
+
+use super::facts::{report_err, report_ok};
+use crate::bench::workload::{OpReport, Workload};
+
+/// Increments `/n` of the counter item by one per operation.
+pub struct PatchCounterWorkload {
+    driver: CosmosDriver,
+    counter: ItemReference,
+    pk: PartitionKey,
+    body: Vec<u8>,
+    options: OperationOptions,
+    slow_after: Duration,
+}
+
+
+impl PatchCounterWorkload {
+    /// Increments `counter` through `driver`.
+    pub fn new(driver: CosmosDriver, counter: ItemReference, pk: PartitionKey, slow_after: Duration) -> Result<Self, String> {
+        let instructions = PatchInstructions::new().increment("/n", 1);
+        let body = serde_json::to_vec(&instructions).map_err(|e| format!("cannot encode the patch: {e}"))?;
+        Ok(Self { driver, counter, pk, body, options: OperationOptions::default(), slow_after })
+    }
+}
+
+impl Workload for PatchCounterWorkload {
+    async fn run_op(&self, _seq: u64) -> OpReport {
+        let op = CosmosOperation::patch_item(self.counter.clone())
+            .with_partition_key(self.pk.clone())
+            .with_body(self.body.clone());
+        match self.driver.execute(op, &self.options).await {
+            Ok(r) => report_ok(&r, self.slow_after, true),
+            Err(e) => report_err(&e, self.slow_after, true),
+        }
+    }
+}

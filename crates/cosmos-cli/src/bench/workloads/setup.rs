@@ -1,0 +1,181 @@
+//! Preparing an account for a benchmark: one driver per run, the database, the container, the
+//! seeded items and the shared counter.
+
+use std::sync::Arc;
+
+use cosmos_driver::hedging::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
+use cosmos_driver::{
+    ContainerReference, CosmosDriver, CosmosError, CosmosOperation, Credential, DatabaseReference, DriverOptions,
+    ItemReference, OperationOptions, PartitionKey, PartitionKeyDefinition,
+};
+use tokio::task::JoinSet;
+
+use crate::args::hedging::HedgingChoice;
+use crate::bench::items::{counter_body, item_body, item_id, COUNTER_ID, PARTITION_KEY_PATH};
+
+/// Where a benchmark runs. `Debug` never shows the key.
+#[derive(Clone)]
+pub struct BenchAccount {
+    /// Account endpoint.
+    pub endpoint: String,
+    /// Account key (base64).
+    pub key: String,
+    /// Preferred regions, most preferred first.
+    pub regions: Vec<String>,
+    /// Database id.
+    pub database: String,
+    /// Container id.
+    pub container: String,
+}
+
+impl std::fmt::Debug for BenchAccount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BenchAccount")
+            .field("endpoint", &self.endpoint)
+            .field("key", &"<redacted>")
+            .field("regions", &self.regions)
+            .field("database", &self.database)
+            .field("container", &self.container)
+            .finish()
+    }
+}
+
+/// A driver error as one line: status, sub-status and message.
+pub fn describe(e: &CosmosError) -> String {
+    match (e.status(), e.sub_status()) {
+        (Some(s), Some(sub)) if sub != 0 => format!("{s}/{sub}: {}", e.message()),
+        (Some(s), _) => format!("{s}: {}", e.message()),
+        _ => e.message().to_string(),
+    }
+}
+
+impl BenchAccount {
+    /// The container reference.
+    pub fn container_ref(&self) -> Result<ContainerReference, String> {
+        DatabaseReference::new(&self.database)
+            .and_then(|db| db.container(&self.container))
+            .map_err(|e| format!("bad database or container id: {}", describe(&e)))
+    }
+
+    /// A driver for this account with `hedging` as its availability strategy.
+    pub async fn driver(&self, hedging: HedgingChoice) -> Result<CosmosDriver, String> {
+        let credential = Credential::master_key(&self.key).map_err(|e| format!("bad key: {}", describe(&e)))?;
+        let mut options = DriverOptions::new(self.endpoint.clone(), credential).with_preferred_regions(self.regions.clone());
+        options = match hedging {
+            HedgingChoice::Off => options.with_availability_strategy(AvailabilityStrategy::Disabled),
+            HedgingChoice::On => options.with_hedging_enabled(true),
+            HedgingChoice::Threshold(t) => {
+                let threshold = HedgeThreshold::new(t).ok_or("a hedging threshold of zero is not allowed")?;
+                options.with_availability_strategy(AvailabilityStrategy::Hedging(HedgingStrategy::new(threshold)))
+            }
+        };
+        CosmosDriver::new(options).await.map_err(|e| format!("cannot connect to {}: {}", self.endpoint, describe(&e)))
+    }
+}
+
+/// Every seeded item's reference and partition key, built once so operations only clone them.
+#[derive(Clone)]
+pub struct SeededItems(Arc<[(ItemReference, PartitionKey)]>);
+
+impl SeededItems {
+    /// References to items `0..count` of `container`.
+    pub fn new(container: &ContainerReference, count: u64) -> Result<Self, String> {
+        let refs: Result<Vec<_>, CosmosError> = (0..count.max(1))
+            .map(|i| {
+                let id = item_id(i);
+                container.item(&id).map(|item| (item, PartitionKey::from(id.as_str())))
+            })
+            .collect();
+        refs.map(|v| Self(v.into())).map_err(|e| format!("bad item id: {}", describe(&e)))
+    }
+
+    /// How many items there are.
+    pub fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    /// True when there are none (never, by construction).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Item `index` (wrapped into range).
+    pub fn get(&self, index: u64) -> &(ItemReference, PartitionKey) {
+        let i = (index % self.len().max(1)) as usize;
+        &self.0[i.min(self.0.len() - 1)]
+    }
+}
+
+/// Creates the database and the container when they are missing (409 is fine).
+pub async fn ensure_container(driver: &CosmosDriver, container: &ContainerReference) -> Result<(), String> {
+    let options = OperationOptions::default();
+    let db = CosmosOperation::create_database(container.database().clone());
+    match driver.execute(db, &options).await {
+        Ok(_) => {}
+        Err(e) if e.is_conflict() => {}
+        Err(e) => return Err(format!("cannot create database {}: {}", container.database().id(), describe(&e))),
+    }
+    let pk = PartitionKeyDefinition::new(PARTITION_KEY_PATH).map_err(|e| describe(&e))?;
+    let coll = CosmosOperation::create_container(container.clone(), pk);
+    match driver.execute(coll, &options).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_conflict() => Ok(()),
+        Err(e) => Err(format!("cannot create container {}: {}", container.id(), describe(&e))),
+    }
+}
+
+/// Upserts items `0..count` (32 at a time) and returns their references.
+pub async fn seed_items(driver: &CosmosDriver, container: &ContainerReference, count: u64) -> Result<SeededItems, String> {
+    let items = SeededItems::new(container, count)?;
+    let mut tasks = JoinSet::new();
+    let mut next = 0u64;
+    let mut failures = Vec::new();
+    loop {
+        while tasks.len() < 32 && next < count {
+            let driver = driver.clone();
+            let op = CosmosOperation::upsert_item(container.clone())
+                .with_partition_key(item_id(next))
+                .with_json_body(&item_body(next));
+            next += 1;
+            tasks.spawn(async move {
+                let op = op.map_err(|e| describe(&e))?;
+                driver.execute(op, &OperationOptions::default()).await.map(|_| ()).map_err(|e| describe(&e))
+            });
+        }
+        match tasks.join_next().await {
+            None => break,
+            Some(Ok(Ok(()))) => {}
+            Some(Ok(Err(e))) => failures.push(e),
+            Some(Err(e)) => failures.push(format!("seeding task failed: {e}")),
+        }
+    }
+    match failures.first() {
+        None => Ok(items),
+        Some(first) => Err(format!("{} of {count} items could not be seeded; first error: {first}", failures.len())),
+    }
+}
+
+/// Writes the shared counter item with `n` = 0 and returns its reference.
+pub async fn reset_counter(
+    driver: &CosmosDriver,
+    container: &ContainerReference,
+) -> Result<(ItemReference, PartitionKey), String> {
+    let op = CosmosOperation::upsert_item(container.clone())
+        .with_partition_key(COUNTER_ID)
+        .with_json_body(&counter_body())
+        .map_err(|e| describe(&e))?;
+    driver
+        .execute(op, &OperationOptions::default())
+        .await
+        .map_err(|e| format!("cannot write the counter item: {}", describe(&e)))?;
+    let item = container.item(COUNTER_ID).map_err(|e| describe(&e))?;
+    Ok((item, PartitionKey::from(COUNTER_ID)))
+}
+
+/// The counter's value read back (`None` when it cannot be read).
+pub async fn read_counter(driver: &CosmosDriver, item: &ItemReference, pk: &PartitionKey) -> Option<i64> {
+    let op = CosmosOperation::read_item(item.clone()).with_partition_key(pk.clone());
+    let response = driver.execute(op, &OperationOptions::default()).await.ok()?;
+    let doc: serde_json::Value = response.json().ok()?;
+    doc.get("n")?.as_i64()
+}

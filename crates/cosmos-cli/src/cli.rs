@@ -1,0 +1,397 @@
+//! The command line: `cosmos emulator|bench|db|container|item ...`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::args::duration::parse_duration;
+use crate::args::hedging::{parse_hedging, HedgingChoice};
+use crate::args::target::TargetArgs;
+
+/// Azure Cosmos DB (NoSQL) from the command line: items, a local multi-region emulator, and a
+/// tail-latency benchmark that shows what cross-region hedging does.
+#[derive(Parser)]
+#[command(name = "cosmos", version, about, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the multi-region emulator in the foreground (same flags as `cosmos-emulator`).
+    Emulator(cosmos_emulator::EmulatorArgs),
+    /// Measure tail latency with and without hedging (starts an emulator when no endpoint is given).
+    Bench(Box<BenchArgs>),
+    /// Databases: create, read, list, delete.
+    Db {
+        /// Which account.
+        #[command(flatten)]
+        target: TargetArgs,
+        /// What to do.
+        #[command(subcommand)]
+        action: DbAction,
+    },
+    /// Containers: create, read, list, delete.
+    Container {
+        /// Which account.
+        #[command(flatten)]
+        target: TargetArgs,
+        /// What to do.
+        #[command(subcommand)]
+        action: ContainerAction,
+    },
+    /// Items: get, create, replace, upsert, delete, patch, list.
+    Item {
+        /// Which account.
+        #[command(flatten)]
+        target: TargetArgs,
+        /// What to do.
+        #[command(subcommand)]
+        action: ItemAction,
+    },
+}
+
+/// Database subcommands.
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
+pub enum DbAction {
+    /// Create a database.
+    Create {
+        /// Database id.
+        id: String,
+    },
+    /// Read a database.
+    Read {
+        /// Database id.
+        id: String,
+    },
+    /// List databases.
+    List,
+    /// Delete a database and everything in it.
+    Delete {
+        /// Database id.
+        id: String,
+    },
+}
+
+/// Container subcommands.
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
+pub enum ContainerAction {
+    /// Create a container.
+    Create {
+        /// Database id.
+        #[arg(long)]
+        db: String,
+        /// Container id.
+        id: String,
+        /// Partition key path(s), e.g. `/pk`; repeat (or separate with commas) for a hierarchical key.
+        #[arg(long = "partition-key", default_value = "/pk", value_delimiter = ',')]
+        partition_key: Vec<String>,
+    },
+    /// Read a container.
+    Read {
+        /// Database id.
+        #[arg(long)]
+        db: String,
+        /// Container id.
+        id: String,
+    },
+    /// List the containers of a database.
+    List {
+        /// Database id.
+        #[arg(long)]
+        db: String,
+    },
+    /// Delete a container and its items.
+    Delete {
+        /// Database id.
+        #[arg(long)]
+        db: String,
+        /// Container id.
+        id: String,
+    },
+}
+
+/// Where an item lives.
+#[derive(Args, Debug, Clone, PartialEq, Eq)]
+pub struct ItemLocation {
+    /// Database id.
+    #[arg(long)]
+    pub db: String,
+    /// Container id.
+    #[arg(long)]
+    pub container: String,
+    /// Partition key value as a string (for a single-path key).
+    #[arg(long, conflicts_with = "pk_json")]
+    pub pk: Option<String>,
+    /// Partition key as JSON: a value (`42`, `true`, `"a"`) or an array for a hierarchical key.
+    #[arg(long = "pk-json", value_name = "JSON")]
+    pub pk_json: Option<String>,
+}
+
+/// The document of a write: inline JSON, `@file.json`, or `-` for standard input.
+#[derive(Args, Debug, Clone, PartialEq, Eq)]
+pub struct BodyArg {
+    /// The document: JSON text, `@PATH` to read a file, or `-` to read standard input.
+    #[arg(long)]
+    pub body: String,
+}
+
+/// Item subcommands.
+#[derive(Subcommand, Debug, Clone, PartialEq)]
+pub enum ItemAction {
+    /// Read one item.
+    Get {
+        /// Where the item lives.
+        #[command(flatten)]
+        at: ItemLocation,
+        /// Item id.
+        id: String,
+    },
+    /// Create an item (the partition key is taken from the body when not given).
+    Create {
+        /// Where the item goes.
+        #[command(flatten)]
+        at: ItemLocation,
+        /// The document.
+        #[command(flatten)]
+        body: BodyArg,
+    },
+    /// Replace an item.
+    Replace {
+        /// Where the item lives.
+        #[command(flatten)]
+        at: ItemLocation,
+        /// The document (its `id` must match).
+        #[command(flatten)]
+        body: BodyArg,
+        /// Only if the item's etag still matches.
+        #[arg(long = "if-match", value_name = "ETAG")]
+        if_match: Option<String>,
+    },
+    /// Create or replace an item.
+    Upsert {
+        /// Where the item goes.
+        #[command(flatten)]
+        at: ItemLocation,
+        /// The document.
+        #[command(flatten)]
+        body: BodyArg,
+    },
+    /// Delete an item.
+    Delete {
+        /// Where the item lives.
+        #[command(flatten)]
+        at: ItemLocation,
+        /// Item id.
+        id: String,
+        /// Only if the item's etag still matches.
+        #[arg(long = "if-match", value_name = "ETAG")]
+        if_match: Option<String>,
+    },
+    /// Partially update an item: `--ops JSON`, or flags applied in the order given.
+    Patch(PatchArgs),
+    /// List the items of a container (read feed).
+    List {
+        /// Database id.
+        #[arg(long)]
+        db: String,
+        /// Container id.
+        #[arg(long)]
+        container: String,
+        /// Stop after this many items.
+        #[arg(long, default_value_t = 100)]
+        max: u64,
+    },
+}
+
+/// `cosmos item patch` flags. Operation flags keep their command-line order.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct PatchArgs {
+    /// Where the item lives.
+    #[command(flatten)]
+    pub at: ItemLocation,
+    /// Item id.
+    pub id: String,
+    /// The operations as JSON: `[{"op":"set","path":"/a","value":1}, ...]` (or `{"operations":[...]}`).
+    #[arg(long, value_name = "JSON")]
+    pub ops: Option<String>,
+    /// `PATH=VALUE`: set a value (VALUE is JSON; anything that is not JSON is a string).
+    #[arg(long, value_name = "PATH=VALUE")]
+    pub set: Vec<String>,
+    /// `PATH=N`: add N to a number.
+    #[arg(long, value_name = "PATH=N")]
+    pub incr: Vec<String>,
+    /// `PATH=VALUE`: add a member or insert into an array (`/list/-` appends).
+    #[arg(long, value_name = "PATH=VALUE")]
+    pub add: Vec<String>,
+    /// `PATH=VALUE`: overwrite a value that must exist.
+    #[arg(long, value_name = "PATH=VALUE")]
+    pub replace: Vec<String>,
+    /// `PATH`: remove a value that must exist.
+    #[arg(long, value_name = "PATH")]
+    pub remove: Vec<String>,
+    /// `FROM:TO`: move a value, e.g. `/a:/b`.
+    #[arg(long = "move", value_name = "FROM:TO")]
+    pub move_: Vec<String>,
+    /// Read-Modify-Write attempts before giving up on conflicts (1-255).
+    #[arg(long, default_value_t = 5)]
+    pub max_attempts: u8,
+}
+
+/// Benchmark workloads.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkloadKind {
+    /// Point reads of seeded items.
+    Read,
+    /// Every operation increments one shared counter item with PATCH.
+    PatchCounter,
+    /// 80% point reads, 10% upserts, 10% patches.
+    Mixed,
+}
+
+impl WorkloadKind {
+    /// The name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::Read => "read",
+            WorkloadKind::PatchCounter => "patch-counter",
+            WorkloadKind::Mixed => "mixed",
+        }
+    }
+}
+
+/// `cosmos bench` flags.
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// The account to measure; without `--endpoint` an embedded emulator is started.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Emulator latency profile (local, geo, slow-primary, slow-both); only without `--endpoint`.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// What each operation does.
+    #[arg(long, value_enum, default_value = "read")]
+    pub workload: WorkloadKind,
+    /// `off`, `on` or a threshold such as `50ms`; repeat for several runs. Default: off and 50ms.
+    #[arg(long, value_parser = parse_hedging)]
+    pub hedging: Vec<HedgingChoice>,
+    /// Operations started per second (open loop); 0 for closed loop.
+    #[arg(long, default_value_t = 500)]
+    pub rate: u64,
+    /// Most operations in flight (the number of workers in closed loop).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub concurrency: u32,
+    /// Measured time per run, e.g. 20s.
+    #[arg(long, value_parser = parse_duration, default_value = "20s", conflicts_with = "ops")]
+    pub duration: Duration,
+    /// Measured operations per run (instead of --duration).
+    #[arg(long)]
+    pub ops: Option<u64>,
+    /// Unrecorded time before each run.
+    #[arg(long, value_parser = parse_duration, default_value = "2s")]
+    pub warmup: Duration,
+    /// Write the runs as JSON here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Draw the latency distribution of every run here (SVG).
+    #[arg(long, value_name = "PATH")]
+    pub svg: Option<PathBuf>,
+    /// Database used (created when missing).
+    #[arg(long, default_value = "cosmos-bench")]
+    pub db: String,
+    /// Container used (created when missing, partition key `/pk`).
+    #[arg(long, default_value = "items")]
+    pub container: String,
+    /// Items seeded for the read workload.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub items: u64,
+    /// Use the database, container and items as they are: no creation, no seeding (with --endpoint).
+    #[arg(long, requires = "endpoint")]
+    pub skip_setup: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::patch_flags::{ordered_flags, PatchFlag};
+    use clap::{CommandFactory, FromArgMatches};
+
+    fn parse(args: &[&str]) -> Result<(Cli, clap::ArgMatches), clap::Error> {
+        let matches = Cli::command().try_get_matches_from(std::iter::once("cosmos").chain(args.iter().copied()))?;
+        Ok((Cli::from_arg_matches(&matches)?, matches))
+    }
+
+    #[test]
+    fn definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn patch_flags_keep_command_line_order() {
+        let (_, m) = parse(&[
+            "item", "patch", "--db", "d", "--container", "c", "--pk", "p", "id1", "--incr", "/n=2", "--set", "/a=1",
+            "--remove", "/x", "--incr", "/m=1", "--move", "/a:/b",
+        ])
+        .unwrap();
+        let (_, item) = m.subcommand().unwrap();
+        let (_, patch) = item.subcommand().unwrap();
+        let flags = ordered_flags(patch);
+        let kinds: Vec<PatchFlag> = flags.iter().map(|(k, _)| *k).collect();
+        assert_eq!(kinds, [PatchFlag::Incr, PatchFlag::Set, PatchFlag::Remove, PatchFlag::Incr, PatchFlag::Move]);
+        assert_eq!(flags[3].1, "/m=1");
+    }
+
+    #[test]
+    fn target_flags_go_anywhere() {
+        let (cli, _) = parse(&["item", "get", "--endpoint", "http://127.0.0.1:8081/", "--db", "d", "--container", "c",
+            "--pk", "p", "id1", "--key", "k", "--diagnostics", "--preferred-regions", "West US,East US"])
+        .unwrap();
+        let Command::Item { target, action } = cli.command else { panic!("not an item command") };
+        assert_eq!(target.endpoint.as_deref(), Some("http://127.0.0.1:8081/"));
+        assert!(target.diagnostics);
+        assert_eq!(target.preferred_regions, ["West US", "East US"]);
+        assert!(matches!(action, ItemAction::Get { ref id, .. } if id == "id1"));
+    }
+
+    #[test]
+    fn bench_defaults_and_choices() {
+        let (cli, _) = parse(&["bench"]).unwrap();
+        let Command::Bench(b) = cli.command else { panic!("not bench") };
+        assert_eq!((b.rate, b.concurrency, b.items), (500, 64, 1000));
+        assert_eq!((b.duration, b.warmup), (Duration::from_secs(20), Duration::from_secs(2)));
+        assert!(b.hedging.is_empty() && b.ops.is_none() && b.profile.is_none());
+        assert_eq!(b.workload, WorkloadKind::Read);
+        let (cli, _) = parse(&["bench", "--hedging", "off", "--hedging", "20ms", "--workload", "patch-counter", "--ops", "100"])
+            .unwrap();
+        let Command::Bench(b) = cli.command else { panic!("not bench") };
+        assert_eq!(b.hedging, [HedgingChoice::Off, HedgingChoice::Threshold(Duration::from_millis(20))]);
+        assert_eq!(b.workload, WorkloadKind::PatchCounter);
+        assert_eq!(b.ops, Some(100));
+    }
+
+    #[test]
+    fn bad_values_are_refused_by_name() {
+        for (args, needle) in [
+            (&["bench", "--hedging", "maybe"][..], "--hedging"),
+            (&["bench", "--duration", "20"][..], "unit"),
+            (&["bench", "--concurrency", "0"][..], "concurrency"),
+            (&["bench", "--duration", "5s", "--ops", "10"][..], "cannot be used with"),
+            (&["item", "get", "--db", "d", "--container", "c", "--pk", "a", "--pk-json", "1", "x"][..], "cannot be used with"),
+        ] {
+            let e = parse(args).err().expect("refused").to_string();
+            assert!(e.contains(needle), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn emulator_takes_the_emulator_flags() {
+        let (cli, _) = parse(&["emulator", "--port", "9000", "--profile", "slow-primary", "--multi-write"]).unwrap();
+        let Command::Emulator(e) = cli.command else { panic!("not emulator") };
+        assert_eq!((e.port, e.multi_write), (9000, true));
+        assert_eq!(e.profile.as_deref(), Some("slow-primary"));
+    }
+}

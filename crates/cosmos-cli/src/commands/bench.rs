@@ -1,0 +1,183 @@
+//! `cosmos bench`: prepare the account (or start an embedded emulator), run the workload once per
+//! hedging setting, then print the table and write the JSON and the SVG.
+
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cosmos_driver::CosmosDriver;
+use cosmos_emulator::{Emulator, EmulatorBuilder};
+
+use crate::args::hedging::HedgingChoice;
+use crate::bench::output::{self, CompletedRun};
+use crate::bench::progress::{ProgressBar, ProgressCounters};
+use crate::bench::workloads::setup::{self, BenchAccount, SeededItems};
+use crate::bench::workloads::{MixedWorkload, PatchCounterWorkload, ReadWorkload};
+use crate::bench::{EngineConfig, Pacing, RunLabels, RunMeasurement, RunReport, StopAt, Window, Workload};
+use crate::cli::{BenchArgs, WorkloadKind};
+
+/// The profile the embedded emulator uses when none is given.
+pub const DEFAULT_PROFILE: &str = "slow-primary";
+/// The threshold compared with hedging off when no `--hedging` is given.
+pub const DEFAULT_THRESHOLD: Duration = Duration::from_millis(50);
+
+/// The hedging settings to run: as given, or off and 50 ms.
+pub fn hedging_runs(given: &[HedgingChoice]) -> Vec<HedgingChoice> {
+    if given.is_empty() {
+        vec![HedgingChoice::Off, HedgingChoice::Threshold(DEFAULT_THRESHOLD)]
+    } else {
+        given.to_vec()
+    }
+}
+
+/// Where the benchmark runs, and the emulator kept alive for it.
+struct Target {
+    account: BenchAccount,
+    profile: String,
+    _emulator: Option<Emulator>,
+}
+
+async fn target(args: &BenchArgs) -> Result<Target, String> {
+    if args.target.endpoint.is_some() {
+        if args.profile.is_some() {
+            return Err("--profile sets the embedded emulator's latency; it cannot apply to --endpoint".into());
+        }
+        let (endpoint, key) = args.target.endpoint_and_key()?;
+        let account = BenchAccount {
+            endpoint: endpoint.to_owned(),
+            key: key.to_owned(),
+            regions: args.target.regions(),
+            database: args.db.clone(),
+            container: args.container.clone(),
+        };
+        return Ok(Target { account, profile: "external".into(), _emulator: None });
+    }
+    let profile = args.profile.clone().unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
+    let emulator = EmulatorBuilder::new()
+        .profile(&profile)
+        .start()
+        .await
+        .map_err(|e| format!("cannot start the embedded emulator: {e}"))?;
+    eprintln!(
+        "embedded emulator at {} (regions {}; profile {profile})",
+        emulator.endpoint(),
+        emulator.regions().join(", ")
+    );
+    let regions = if args.target.preferred_regions.is_empty() { emulator.regions().to_vec() } else { args.target.regions() };
+    let account = BenchAccount {
+        endpoint: emulator.endpoint().to_owned(),
+        key: emulator.key().to_owned(),
+        regions,
+        database: args.db.clone(),
+        container: args.container.clone(),
+    };
+    Ok(Target { account, profile, _emulator: Some(emulator) })
+}
+
+fn engine_config(args: &BenchArgs) -> Result<EngineConfig, String> {
+    let concurrency = usize::try_from(args.concurrency).ok().and_then(NonZeroUsize::new);
+    Ok(EngineConfig {
+        pacing: Pacing::from_rate(args.rate),
+        concurrency: concurrency.ok_or("--concurrency must be at least 1")?,
+        window: Window {
+            warmup: args.warmup,
+            stop: match args.ops {
+                Some(n) => StopAt::Ops(n),
+                None => StopAt::Elapsed(args.duration),
+            },
+        },
+    })
+}
+
+async fn measure<W: Workload>(workload: W, config: EngineConfig, label: String) -> RunMeasurement {
+    let counters = Arc::new(ProgressCounters::default());
+    let bar = ProgressBar::start(label, config.window, counters.clone());
+    let m = crate::bench::run(Arc::new(workload), config, counters).await;
+    drop(bar);
+    m
+}
+
+/// One run at one hedging setting.
+async fn one_run(
+    args: &BenchArgs,
+    target: &Target,
+    items: Option<&SeededItems>,
+    hedging: HedgingChoice,
+) -> Result<CompletedRun, String> {
+    let driver: CosmosDriver = target.account.driver(hedging).await?;
+    let config = engine_config(args)?;
+    let slow_after = match hedging {
+        HedgingChoice::Threshold(t) => t,
+        _ => DEFAULT_THRESHOLD,
+    };
+    let label = format!("hedging {}", hedging.label());
+    let (m, final_counter) = match (args.workload, items) {
+        (WorkloadKind::PatchCounter, _) => {
+            let container = target.account.container_ref()?;
+            let (counter, pk) = setup::reset_counter(&driver, &container).await?;
+            let w = PatchCounterWorkload::new(driver.clone(), counter.clone(), pk.clone(), slow_after)?;
+            let m = measure(w, config, label).await;
+            let final_counter = setup::read_counter(&driver, &counter, &pk).await;
+            (m, Some(final_counter))
+        }
+        (WorkloadKind::Read, Some(items)) => {
+            (measure(ReadWorkload::new(driver, items.clone(), slow_after), config, label).await, None)
+        }
+        (WorkloadKind::Mixed, Some(items)) => {
+            (measure(MixedWorkload::new(driver, items.clone(), slow_after)?, config, label).await, None)
+        }
+        (_, None) => return Err("the items were not seeded".into()),
+    };
+    let labels = RunLabels {
+        workload: args.workload.name().into(),
+        profile: target.profile.clone(),
+        hedging: hedging.label(),
+        rate: args.rate,
+        concurrency: config.concurrency.get(),
+    };
+    Ok(CompletedRun { report: RunReport::new(labels, &m, final_counter), latency_us: m.tally.latency_us.clone() })
+}
+
+/// Runs the benchmark as `args` say; prints the table and writes the files.
+pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
+    let target = target(args).await?;
+    let container = target.account.container_ref()?;
+    let setup_driver = target.account.driver(HedgingChoice::Off).await?;
+    if !args.skip_setup {
+        setup::ensure_container(&setup_driver, &container).await?;
+    }
+    let items = match args.workload {
+        WorkloadKind::PatchCounter => None,
+        WorkloadKind::Read | WorkloadKind::Mixed if args.skip_setup => Some(SeededItems::new(&container, args.items)?),
+        WorkloadKind::Read | WorkloadKind::Mixed => {
+            eprintln!("seeding {} items into {}/{}", args.items, args.db, args.container);
+            Some(setup::seed_items(&setup_driver, &container, args.items).await?)
+        }
+    };
+    let mut runs = Vec::new();
+    for hedging in hedging_runs(&args.hedging) {
+        eprintln!("run: workload {}, hedging {}", args.workload.name(), hedging.label());
+        runs.push(one_run(args, &target, items.as_ref(), hedging).await?);
+    }
+    print!("{}", output::table(&runs));
+    if let Some(path) = &args.json {
+        output::write_json(path, &runs)?;
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.svg {
+        output::write_svg(path, &runs)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_runs_are_off_and_50ms() {
+        assert_eq!(hedging_runs(&[]), [HedgingChoice::Off, HedgingChoice::Threshold(Duration::from_millis(50))]);
+        assert_eq!(hedging_runs(&[HedgingChoice::On]), [HedgingChoice::On]);
+    }
+}

@@ -1,0 +1,172 @@
+//! `cosmos item get|create|replace|upsert|delete|patch|list`.
+
+use std::io::Read;
+use std::num::NonZeroU8;
+
+use cosmos_driver::patch::PatchInstructions;
+use cosmos_driver::{
+    ContainerReference, CosmosDriver, CosmosOperation, DatabaseReference, OperationOptions, PartitionKey, Precondition,
+};
+use serde_json::{json, Value};
+
+use super::output::{body_json, print, success};
+use super::partition_key::{from_document, from_flags, paths_of_container};
+use super::{connect, CommandError};
+use crate::args::patch_flags::{instructions_json, PatchFlag};
+use crate::args::target::TargetArgs;
+use crate::cli::{BodyArg, ItemAction, ItemLocation};
+
+/// The document given by `--body`: JSON text, `@PATH`, or `-` for standard input. It must be an
+/// object with a string `id`.
+pub fn read_body(arg: &BodyArg) -> Result<Value, String> {
+    let text = if arg.body == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("cannot read the body from stdin: {e}"))?;
+        s
+    } else if let Some(path) = arg.body.strip_prefix('@') {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read the body from {path}: {e}"))?
+    } else {
+        arg.body.clone()
+    };
+    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("--body is not valid JSON: {e}"))?;
+    if !doc.is_object() {
+        return Err("--body must be a JSON object".into());
+    }
+    if !doc.get("id").is_some_and(Value::is_string) {
+        return Err("--body needs a string \"id\"".into());
+    }
+    Ok(doc)
+}
+
+fn container_ref(at: &ItemLocation) -> Result<ContainerReference, CommandError> {
+    Ok(DatabaseReference::new(&at.db)?.container(&at.container)?)
+}
+
+/// The key from the flags, or else from the document under the container's partition key paths.
+async fn key_for(
+    driver: &CosmosDriver,
+    at: &ItemLocation,
+    container: &ContainerReference,
+    doc: Option<&Value>,
+) -> Result<PartitionKey, CommandError> {
+    if let Some(pk) = from_flags(at)? {
+        return Ok(pk);
+    }
+    let Some(doc) = doc else {
+        return Err("the partition key is needed: pass --pk VALUE or --pk-json JSON".into());
+    };
+    let response =
+        driver.execute(CosmosOperation::read_container(container.clone()), &OperationOptions::default()).await?;
+    let paths = paths_of_container(&body_json(response.body()))?;
+    Ok(from_document(doc, &paths)?)
+}
+
+/// Runs an item subcommand and prints its result. `patch_flags` are the PATCH flags in command-line
+/// order (empty for other subcommands).
+pub async fn run(target: &TargetArgs, action: &ItemAction, patch_flags: &[(PatchFlag, String)]) -> Result<(), CommandError> {
+    let driver = connect::driver(target).await?;
+    let mut options = OperationOptions::default();
+    let op = match action {
+        ItemAction::List { db, container, max } => return list(&driver, target, db, container, *max).await,
+        ItemAction::Get { at, id } => {
+            let c = container_ref(at)?;
+            let pk = key_for(&driver, at, &c, None).await?;
+            CosmosOperation::read_item(c.item(id)?).with_partition_key(pk)
+        }
+        ItemAction::Delete { at, id, if_match } => {
+            let c = container_ref(at)?;
+            let pk = key_for(&driver, at, &c, None).await?;
+            let mut op = CosmosOperation::delete_item(c.item(id)?).with_partition_key(pk);
+            if let Some(etag) = if_match {
+                op = op.with_precondition(Precondition::IfMatch(etag.clone()));
+            }
+            op
+        }
+        ItemAction::Create { at, body } | ItemAction::Upsert { at, body } | ItemAction::Replace { at, body, .. } => {
+            let doc = read_body(body)?;
+            let c = container_ref(at)?;
+            let pk = key_for(&driver, at, &c, Some(&doc)).await?;
+            let op = match action {
+                ItemAction::Create { .. } => CosmosOperation::create_item(c),
+                ItemAction::Upsert { .. } => CosmosOperation::upsert_item(c),
+                _ => {
+                    let id = doc.get("id").and_then(Value::as_str).unwrap_or_default();
+                    CosmosOperation::replace_item(c.item(id)?)
+                }
+            };
+            let mut op = op.with_partition_key(pk).with_json_body(&doc)?;
+            if let ItemAction::Replace { if_match: Some(etag), .. } = action {
+                op = op.with_precondition(Precondition::IfMatch(etag.clone()));
+            }
+            op
+        }
+        ItemAction::Patch(p) => {
+            let instructions = instructions_json(p.ops.as_deref(), patch_flags)?;
+            let instructions: PatchInstructions =
+                serde_json::from_value(instructions).map_err(|e| format!("bad patch operation: {e}"))?;
+            let attempts = NonZeroU8::new(p.max_attempts).ok_or("--max-attempts must be at least 1")?;
+            options = options.with_patch_max_attempts(attempts);
+            let c = container_ref(&p.at)?;
+            let pk = key_for(&driver, &p.at, &c, None).await?;
+            CosmosOperation::patch_item(c.item(&p.id)?).with_partition_key(pk).with_json_body(&instructions)?
+        }
+    };
+    let response = driver.execute(op, &options).await?;
+    let result = match action {
+        ItemAction::Delete { id, .. } => json!({ "deleted": id }),
+        _ => body_json(response.body()),
+    };
+    print(&success(result, &response, target.diagnostics));
+    Ok(())
+}
+
+/// Reads the container's feed page by page until `max` items.
+async fn list(driver: &CosmosDriver, target: &TargetArgs, db: &str, container: &str, max: u64) -> Result<(), CommandError> {
+    let c = DatabaseReference::new(db)?.container(container)?;
+    let options = OperationOptions::default();
+    let mut items: Vec<Value> = Vec::new();
+    let mut continuation: Option<String> = None;
+    let mut charge = 0.0;
+    loop {
+        let remaining = max.saturating_sub(items.len() as u64);
+        if remaining == 0 {
+            break;
+        }
+        let page = u32::try_from(remaining.min(1000)).unwrap_or(1000);
+        let mut op = CosmosOperation::read_all_items(c.clone()).with_max_item_count(page);
+        if let Some(token) = &continuation {
+            op = op.with_continuation(token)?;
+        }
+        let response = driver.execute(op, &options).await?;
+        charge += response.request_charge();
+        if let Some(Value::Array(docs)) = body_json(response.body()).get_mut("Documents").map(Value::take) {
+            items.extend(docs.into_iter().take(usize::try_from(remaining).unwrap_or(usize::MAX)));
+        }
+        continuation = response.continuation().map(str::to_owned);
+        if continuation.is_none() {
+            break;
+        }
+    }
+    let result = Value::Array(items);
+    if target.diagnostics {
+        print(&json!({ "request_charge": charge, "result": result }));
+    } else {
+        print(&result);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_must_be_objects_with_ids() {
+        let arg = |s: &str| BodyArg { body: s.to_owned() };
+        assert_eq!(read_body(&arg(r#"{"id":"a","pk":"p"}"#)).unwrap()["pk"], "p");
+        assert!(read_body(&arg("{")).unwrap_err().contains("not valid JSON"));
+        assert!(read_body(&arg("[1]")).unwrap_err().contains("JSON object"));
+        assert!(read_body(&arg(r#"{"id":5}"#)).unwrap_err().contains("string \"id\""));
+        assert!(read_body(&arg("@/nonexistent/file.json")).unwrap_err().contains("/nonexistent/file.json"));
+    }
+}

@@ -1,0 +1,38 @@
+//! The subcommands of `cosmos`.
+
+pub mod bench;
+pub mod connect;
+pub mod container;
+pub mod database;
+pub mod item;
+pub mod output;
+pub mod partition_key;
+
+use cosmos_driver::CosmosError;
+
+/// Why a command failed.
+#[derive(Debug)]
+pub enum CommandError {
+    /// Bad input or an unusable setting, caught before or outside an operation.
+    Usage(String),
+    /// The operation failed; printed with its status, sub-status and message.
+    Cosmos(CosmosError),
+}
+
+impl From<String> for CommandError {
+    fn from(message: String) -> Self {
+        CommandError::Usage(message)
+    }
+}
+
+impl From<&str> for CommandError {
+    fn from(message: &str) -> Self {
+        CommandError::Usage(message.to_owned())
+    }
+}
+
+impl From<CosmosError> for CommandError {
+    fn from(e: CosmosError) -> Self {
+        CommandError::Cosmos(e)
+    }
+}
