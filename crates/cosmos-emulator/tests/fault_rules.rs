@@ -544,3 +544,40 @@ async fn the_binary_installs_the_rules_of_its_faults_file() {
     assert!(err.contains("rules[0].reaction.respond.status"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn profiles_switch_over_the_admin_api_without_naming_regions() {
+    let (emu, client) = emulator_with_item().await;
+    let (status, body) = admin(&client, &emu, Method::GET, "/_emulator/profile", None).await;
+    assert_eq!(
+        (status, body),
+        (
+            200,
+            json!({"name": "local", "regions": ["East US", "West US"]})
+        )
+    );
+    let (status, body) = admin(
+        &client,
+        &emu,
+        Method::PUT,
+        "/_emulator/profile",
+        Some(r#"{"name":"geo"}"#),
+    )
+    .await;
+    assert_eq!(
+        (status, body["name"].clone()),
+        (200, json!("geo")),
+        "{body}"
+    );
+    let started = Instant::now();
+    assert_eq!(read_a(&client, &west(&emu)).await.status, 200);
+    assert!(
+        started.elapsed() >= Duration::from_millis(18),
+        "{:?}",
+        started.elapsed()
+    );
+    // Every region is listed in the counters from the start, in account order.
+    let (_, counters) = admin(&client, &emu, Method::GET, "/_emulator/counters", None).await;
+    let regions: Vec<&String> = counters.as_object().unwrap().keys().collect();
+    assert_eq!(regions, ["East US", "West US"]);
+}

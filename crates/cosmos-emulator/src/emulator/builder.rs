@@ -232,9 +232,9 @@ impl EmulatorBuilder {
         let topology = self.topology(regions)?;
         let lags = self.lags(&topology)?;
         let faults = FaultInjector::new();
-        if let Some(profile) = &self.profile {
-            faults.set_profile(profile, &self.regions).map_err(fail)?;
-        }
+        // Always installed (default `local`) so `PUT /_emulator/profile` knows the regions.
+        let profile = self.profile.as_deref().unwrap_or("local");
+        faults.set_profile(profile, &self.regions).map_err(fail)?;
         if let Some(rules) = &self.fault_rules {
             faults
                 .load_json(rules)
@@ -249,7 +249,7 @@ impl EmulatorBuilder {
             },
             auth,
             faults,
-            counters: RequestCounters::default(),
+            counters: RequestCounters::with_regions(&self.regions),
             account_id: self.account_id.clone(),
             global_endpoint: url(&global)?,
         });
