@@ -126,3 +126,22 @@ fn spawn_refresh(core: Weak<DriverCore>, interval: std::time::Duration) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_send_sync_clone<T: Send + Sync + Clone>() {}
+    fn is_send<T: Send>(_: &T) {}
+
+    #[test]
+    fn the_driver_and_its_futures_can_move_across_tasks() {
+        is_send_sync_clone::<CosmosDriver>();
+        fn check(driver: &CosmosDriver, options: &OperationOptions) {
+            let item = crate::DatabaseReference::new("d").unwrap().container("c").unwrap().item("i").unwrap();
+            let fut = driver.execute(CosmosOperation::read_item(item).with_partition_key("p"), options);
+            is_send(&fut);
+        }
+        let _ = check;
+    }
+}

@@ -5,5 +5,5 @@ mod recorder;
 mod request;
 
 pub use context::{ActivityId, DiagnosticsContext};
-pub(crate) use recorder::DiagnosticsRecorder;
+pub(crate) use recorder::{into_recorder, record, sink, DiagnosticsRecorder, DiagnosticsSink};
 pub use request::{AttemptReason, RequestDiagnostics};

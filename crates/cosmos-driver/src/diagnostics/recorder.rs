@@ -1,4 +1,8 @@
 //! Collects the rows of an operation while it runs; becomes a `DiagnosticsContext` at the end.
+//!
+//! The legs of an operation share one recorder through a [`DiagnosticsSink`] (a mutex: both legs of
+//! a hedge race run on one task, so it is never contended), which lets an attempt that is cancelled
+//! mid-flight still leave its row.
 
 use tokio::time::Instant;
 
@@ -20,11 +24,6 @@ impl DiagnosticsRecorder {
         Self { activity_id, started, rows: Vec::with_capacity(1) }
     }
 
-    /// A recorder for a second leg of the same operation, sharing its start and activity id.
-    pub(crate) fn sibling(&self) -> Self {
-        Self { activity_id: self.activity_id, started: self.started, rows: Vec::with_capacity(1) }
-    }
-
     /// When the operation started.
     pub(crate) fn started(&self) -> Instant {
         self.started
@@ -44,14 +43,10 @@ impl DiagnosticsRecorder {
         &self.rows
     }
 
-    /// Folds another leg's rows in, keeping all rows in the order they were sent.
-    pub(crate) fn absorb(&mut self, other: DiagnosticsRecorder) {
-        self.rows.extend(other.rows);
+    /// The finished context, rows in the order they were sent. `returned_charge` is the charge of
+    /// the response handed to the caller.
+    pub(crate) fn finish(mut self, returned_charge: f64, hedge: Option<HedgeDiagnostics>) -> DiagnosticsContext {
         self.rows.sort_by_key(|r| r.started_after);
-    }
-
-    /// The finished context. `returned_charge` is the charge of the response handed to the caller.
-    pub(crate) fn finish(self, returned_charge: f64, hedge: Option<HedgeDiagnostics>) -> DiagnosticsContext {
         DiagnosticsContext {
             activity_id: self.activity_id,
             duration: self.started.elapsed(),
@@ -60,4 +55,25 @@ impl DiagnosticsRecorder {
             request_charge: returned_charge,
         }
     }
+}
+
+/// The recorder shared by the legs of one operation.
+pub(crate) type DiagnosticsSink = std::sync::Mutex<DiagnosticsRecorder>;
+
+/// A new sink for an operation that starts at `started`.
+pub(crate) fn sink(activity_id: ActivityId, started: Instant) -> DiagnosticsSink {
+    std::sync::Mutex::new(DiagnosticsRecorder::start(activity_id, started))
+}
+
+/// Records `row` into `sink`.
+pub(crate) fn record(sink: &DiagnosticsSink, row: RequestDiagnostics) {
+    match sink.lock() {
+        Ok(mut r) => r.record(row),
+        Err(poisoned) => poisoned.into_inner().record(row),
+    }
+}
+
+/// The recorder out of `sink`.
+pub(crate) fn into_recorder(sink: DiagnosticsSink) -> DiagnosticsRecorder {
+    sink.into_inner().unwrap_or_else(|p| p.into_inner())
 }

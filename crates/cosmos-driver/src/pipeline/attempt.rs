@@ -8,7 +8,7 @@ use super::context::OperationContext;
 use super::leg::RetryState;
 use super::outcome::ServiceResponse;
 use super::retry::AttemptOutcome;
-use crate::diagnostics::{AttemptReason, RequestDiagnostics};
+use crate::diagnostics::{record, AttemptReason, DiagnosticsSink, RequestDiagnostics};
 use crate::error::{CosmosError, ErrorKind};
 use crate::protocol::{header_names as h, OperationType, ResourceType};
 use crate::routing::RegionEndpoint;
@@ -107,41 +107,66 @@ pub(crate) fn record_response_facts(ctx: &OperationContext<'_>, response: &Servi
     }
 }
 
-/// A diagnostics row under construction.
-pub(crate) struct AttemptRecord<'a> {
-    pub region: &'a RegionEndpoint,
-    pub reason: AttemptReason,
-    pub started: Instant,
-    pub started_after: Duration,
+/// The row of an attempt in flight. Dropped before it is finished (the leg's future was dropped:
+/// a hedge race's loser, or the caller gave up), it records the attempt as cancelled.
+pub(crate) struct InFlightAttempt<'a> {
+    sink: &'a DiagnosticsSink,
+    row: Option<RequestDiagnostics>,
+    started: Instant,
 }
 
-impl AttemptRecord<'_> {
-    fn row(&self) -> RequestDiagnostics {
-        RequestDiagnostics {
-            region: Some(self.region.region.clone()),
-            endpoint: self.region.endpoint.clone(),
+impl<'a> InFlightAttempt<'a> {
+    /// An attempt to `region`, sent now for `reason`.
+    pub(crate) fn start(sink: &'a DiagnosticsSink, region: &RegionEndpoint, reason: AttemptReason, operation_started: Instant) -> Self {
+        let started = Instant::now();
+        let row = RequestDiagnostics {
+            region: Some(region.region.clone()),
+            endpoint: region.endpoint.clone(),
             status: None,
             request_charge: 0.0,
-            started_after: self.started_after,
-            duration: self.started.elapsed(),
-            reason: self.reason,
+            started_after: started.saturating_duration_since(operation_started),
+            duration: Duration::ZERO,
+            reason,
             activity_id: None,
             failure: None,
+        };
+        Self { sink, row: Some(row), started }
+    }
+
+    /// When the attempt was sent.
+    pub(crate) fn started(&self) -> Instant {
+        self.started
+    }
+
+    fn finish(mut self, f: impl FnOnce(&mut RequestDiagnostics)) {
+        if let Some(mut row) = self.row.take() {
+            row.duration = self.started.elapsed();
+            f(&mut row);
+            record(self.sink, row);
         }
     }
 
-    /// The row of an attempt that got a response.
-    pub(crate) fn answered(&self, response: &ServiceResponse) -> RequestDiagnostics {
-        RequestDiagnostics {
-            status: Some(response.status),
-            request_charge: response.request_charge(),
-            activity_id: response.headers.get(&h::ACTIVITY_ID).cloned(),
-            ..self.row()
-        }
+    /// The attempt got a response.
+    pub(crate) fn answered(self, response: &ServiceResponse) {
+        self.finish(|row| {
+            row.status = Some(response.status);
+            row.request_charge = response.request_charge();
+            row.activity_id = response.headers.get(&h::ACTIVITY_ID).cloned();
+        });
     }
 
-    /// The row of an attempt that got none.
-    pub(crate) fn failed(&self, why: &'static str) -> RequestDiagnostics {
-        RequestDiagnostics { failure: Some(why), ..self.row() }
+    /// The attempt got none.
+    pub(crate) fn failed(self, why: &'static str) {
+        self.finish(|row| row.failure = Some(why));
+    }
+}
+
+impl Drop for InFlightAttempt<'_> {
+    fn drop(&mut self) {
+        if let Some(mut row) = self.row.take() {
+            row.duration = self.started.elapsed();
+            row.failure = Some("cancelled");
+            record(self.sink, row);
+        }
     }
 }

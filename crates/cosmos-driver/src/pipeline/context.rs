@@ -126,10 +126,15 @@ impl<'a> OperationContext<'a> {
         })
     }
 
-    /// The applicable read regions of this operation at its start, in routing order, after the
-    /// caller's excluded regions: what hedging eligibility and alternate selection look at.
-    pub(crate) fn applicable_read_regions(&self) -> impl Iterator<Item = &RegionEndpoint> + '_ {
-        let candidates = self.candidates(&self.account, self.options.excluded_regions);
-        applicable(self.region_list(&self.account), &candidates)
+    /// The candidate regions of this operation at its start, after the caller's excluded regions
+    /// (for a read: the applicable read regions, in routing order).
+    pub(crate) fn start_candidates(&self) -> Candidates {
+        self.candidates(&self.account, self.options.excluded_regions)
+    }
+
+    /// The regions `candidates` (from [`Self::start_candidates`]) name, in order: what hedging
+    /// eligibility and alternate selection look at.
+    pub(crate) fn applicable_regions<'s>(&'s self, candidates: &Candidates) -> impl Iterator<Item = &'s RegionEndpoint> + 's {
+        applicable(self.region_list(&self.account), candidates)
     }
 }

@@ -6,7 +6,8 @@ use tracing::Instrument;
 use super::context::OperationContext;
 use super::core::DriverCore;
 use super::leg::{run_leg, LegParams};
-use crate::diagnostics::{ActivityId, DiagnosticsRecorder};
+use super::outcome::LegResult;
+use crate::diagnostics::{into_recorder, sink, ActivityId};
 use crate::error::CosmosError;
 use crate::operation::CosmosOperation;
 use crate::options::{EffectiveOptions, OperationOptions};
@@ -17,15 +18,16 @@ pub(crate) async fn execute(core: &DriverCore, operation: &CosmosOperation, opti
     let effective = EffectiveOptions::resolve(options, core.options.operation_defaults(), core.options.request_timeout());
     let started = Instant::now();
     let ctx = OperationContext::new(core, operation, effective, started)?;
-    let diagnostics = DiagnosticsRecorder::start(ActivityId::new(), started);
-    let span = tracing::debug_span!("cosmos.operation", operation = %operation, activity_id = %diagnostics.activity_id());
+    let activity_id = ActivityId::new();
+    let diagnostics = sink(activity_id, started);
+    let span = tracing::debug_span!("cosmos.operation", operation = %operation, activity_id = %activity_id);
     async move {
         // ── HEDGING DISPATCH POINT ──────────────────────────────────────────────────────────────
         // The single place where a read may enter a hedge race instead of the plain path. Until the
         // hedging integration lands, every operation takes the plain path: one leg, free to fail
         // over within the caller's excluded regions.
-        let leg = run_leg(&ctx, LegParams::plain(&ctx, diagnostics)).await;
-        after_operation(&ctx, leg.into_result())
+        let leg = run_leg(&ctx, LegParams::plain(&ctx, &diagnostics)).await;
+        after_operation(&ctx, LegResult::finish(leg.end, into_recorder(diagnostics), None))
     }
     .instrument(span)
     .await

@@ -7,14 +7,14 @@ use std::time::Duration;
 use http::HeaderValue;
 use tokio::time::Instant;
 
-use super::attempt::{build_attempt, classify, record_response_facts, AttemptRecord};
+use super::attempt::{build_attempt, classify, record_response_facts, InFlightAttempt};
 use super::context::OperationContext;
 use super::outcome::{LegEnd, LegResult, ServiceResponse};
-use super::retry::{decide, AttemptOutcome, RetryAction, RetryCounters, RetryDecision, RoutingView, SessionRetryTarget};
-use crate::diagnostics::{AttemptReason, DiagnosticsRecorder};
+use super::retry::{decide, AttemptOutcome, RetryAction, RetryCounters, RoutingView, SessionRetryTarget};
+use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{emit_hub_region_header, latch_session_unavailable, HubRegionLatch};
-use crate::protocol::Region;
+use crate::protocol::{CosmosStatus, Region};
 use crate::routing::{AccountSnapshot, Candidates, RegionEndpoint};
 use crate::transport::AttemptFailure;
 
@@ -22,7 +22,7 @@ use crate::transport::AttemptFailure;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RetryState {
     pub counters: RetryCounters,
-    /// Set after the 404/1002 that escalates to the hub region; later hub attempts carry
+    /// Set after the 404/1002 that escalates to the hub region; later attempts to the hub carry
     /// `x-ms-cosmos-hub-region-processing-only: True`.
     pub hub_region_processing_only: bool,
     /// The partition key range that served the operation, from the response headers.
@@ -47,12 +47,13 @@ pub(crate) struct LegParams<'a> {
     /// Why the leg's first attempt is sent (`FirstAttempt`, or `Hedge` for a race's alternate).
     pub first_reason: AttemptReason,
     pub state: RetryState,
-    pub diagnostics: DiagnosticsRecorder,
+    /// Where the leg records its attempts (shared by both legs of a race).
+    pub diagnostics: &'a DiagnosticsSink,
 }
 
 impl<'a> LegParams<'a> {
     /// The plain (unhedged) leg of an operation: the caller's exclusions, free to fail over.
-    pub(crate) fn plain(ctx: &OperationContext<'a>, diagnostics: DiagnosticsRecorder) -> Self {
+    pub(crate) fn plain(ctx: &OperationContext<'a>, diagnostics: &'a DiagnosticsSink) -> Self {
         Self {
             routing: LegRouting { excluded_regions: ctx.options.excluded_regions, local_only: false },
             hub_latch: None,
@@ -72,8 +73,7 @@ struct Route {
 
 impl Route {
     fn new(ctx: &OperationContext<'_>, account: &AccountSnapshot, routing: &LegRouting<'_>) -> Self {
-        let candidates = ctx.candidates(account, routing.excluded_regions);
-        Route { candidates, cursor: 0, at_hub: false }
+        Route { candidates: ctx.candidates(account, routing.excluded_regions), cursor: 0, at_hub: false }
     }
 
     fn current<'s>(&self, ctx: &OperationContext<'_>, account: &'s AccountSnapshot) -> Option<&'s RegionEndpoint> {
@@ -107,27 +107,45 @@ fn no_eligible_region(ctx: &OperationContext<'_>, account: &AccountSnapshot, exc
     )
 }
 
-fn end_to_end_timeout(ctx: &OperationContext<'_>, diagnostics: &DiagnosticsRecorder, why: Option<&str>) -> CosmosError {
-    let timeout = ctx.options.end_to_end_timeout.unwrap_or_default();
-    let last = diagnostics.rows().last().and_then(|r| r.status());
-    let e = CosmosError::end_to_end_timeout(timeout, diagnostics.rows().len(), last);
-    match why {
-        Some(w) => e.with_context(w),
-        None => e,
+/// A leg in progress: what it has done so far.
+struct Progress {
+    state: RetryState,
+    local_only: bool,
+    last_outcome: Option<AttemptOutcome>,
+    attempts: usize,
+    last_status: Option<CosmosStatus>,
+    observed_session_unavailable: bool,
+    region: Option<RegionEndpoint>,
+}
+
+impl Progress {
+    fn end(self, end: LegEnd) -> LegResult {
+        LegResult::new(end, self.state, self.region, self.observed_session_unavailable, self.last_outcome, self.local_only)
+    }
+
+    fn timeout(self, ctx: &OperationContext<'_>, why: Option<&str>, source: Option<CosmosError>) -> LegResult {
+        let timeout = ctx.options.end_to_end_timeout.unwrap_or_default();
+        let mut e = CosmosError::end_to_end_timeout(timeout, self.attempts, self.last_status);
+        if let Some(w) = why {
+            e = e.with_context(w);
+        }
+        if let Some(s) = source {
+            e = e.with_source(s);
+        }
+        self.end(LegEnd::Error(e))
     }
 }
 
 /// Runs one leg to its end. Location effects of every attempt are applied here, as they happen;
 /// session tokens are captured from every response.
 pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -> LegResult {
-    let LegParams { routing, hub_latch, first_reason, mut state, mut diagnostics } = params;
+    let LegParams { routing, hub_latch, first_reason, state, diagnostics } = params;
     let core = ctx.core;
+    let mut p = Progress { state, local_only: routing.local_only, last_outcome: None, attempts: 0, last_status: None, observed_session_unavailable: false, region: None };
     let mut account = ctx.account.clone();
     let mut route = Route::new(ctx, &account, &routing);
     let mut reason = first_reason;
-    let mut observed_session_unavailable = false;
-    let mut last: Option<(AttemptOutcome, LegEnd)> = None;
-    let mut last_region: Option<RegionEndpoint> = None;
+    let mut last_end: Option<LegEnd> = None;
 
     if route.candidates.all_unavailable() {
         account = core.account.refresh_if_stale(&core.transport, Duration::from_secs(5)).await;
@@ -136,45 +154,45 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
 
     loop {
         let Some(region) = route.current(ctx, &account).cloned() else {
-            let end = match last.take() {
-                Some((_, end)) => end,
-                None => LegEnd::Error(no_eligible_region(ctx, &account, routing.excluded_regions)),
-            };
-            return LegResult::new(end, state, diagnostics, last_region, observed_session_unavailable);
+            let end = last_end.unwrap_or_else(|| LegEnd::Error(no_eligible_region(ctx, &account, routing.excluded_regions)));
+            return p.end(end);
         };
         if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
-            let e = end_to_end_timeout(ctx, &diagnostics, None);
-            return LegResult::new(LegEnd::Error(e), state, diagnostics, Some(region), observed_session_unavailable);
+            return p.timeout(ctx, None, None);
         }
         // Once latched, attempts that reach the hub carry the hub-region header; other regions
         // would refuse it (403/3), so they never get it.
         let hub_header = region.region == account.properties.hub().region
-            && emit_hub_region_header(state.hub_region_processing_only, hub_latch);
+            && emit_hub_region_header(p.state.hub_region_processing_only, hub_latch);
         let request = build_attempt(ctx, &region.endpoint, hub_header);
-        let started = Instant::now();
+        let attempt = InFlightAttempt::start(diagnostics, &region, reason, ctx.started);
+        let started = attempt.started();
         let sent = core.transport.send(&request, ctx.deadline).await;
-        let record = AttemptRecord { region: &region, reason, started, started_after: started - diagnostics.started() };
+        p.attempts += 1;
+        p.region = Some(region.clone());
         let (outcome, end) = match sent {
             Err(AttemptFailure::Local(e)) => {
-                return LegResult::new(LegEnd::Error(e), state, diagnostics, Some(region), observed_session_unavailable);
+                attempt.failed("not sent");
+                return p.end(LegEnd::Error(e));
             }
             Err(AttemptFailure::Send(failure)) => {
+                attempt.failed(failure.describe());
                 let (outcome, error) = classify(ctx, &region, &failure, core.transport.request_timeout());
-                diagnostics.record(record.failed(failure.describe()));
                 if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
-                    let e = end_to_end_timeout(ctx, &diagnostics, None).with_source(error);
-                    return LegResult::new(LegEnd::Error(e), state, diagnostics, Some(region), observed_session_unavailable);
+                    return p.timeout(ctx, None, Some(error));
                 }
                 (outcome, LegEnd::Error(error))
             }
             Ok(raw) => {
                 let response = ServiceResponse::from_raw(raw);
-                record_response_facts(ctx, &response, &mut state);
-                diagnostics.record(record.answered(&response));
+                attempt.answered(&response);
+                record_response_facts(ctx, &response, &mut p.state);
+                p.last_status = Some(response.status);
                 let outcome = AttemptOutcome::Response { status: response.status, retry_after: response.retry_after() };
                 (outcome, LegEnd::Response(response))
             }
         };
+        p.last_outcome = Some(outcome);
         tracing::debug!(
             target: "cosmos.attempt",
             region = %region.region,
@@ -184,32 +202,24 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             "attempt finished"
         );
 
-        let multi_write = account.properties.multi_write;
-        let facts = ctx.facts(routing.local_only, multi_write);
+        let facts = ctx.facts(routing.local_only, account.properties.multi_write);
         let view = route.view(ctx, &account, &routing);
-        let latched = state.hub_region_processing_only || hub_latch.is_some_and(HubRegionLatch::is_set);
-        let decision: RetryDecision = decide(&facts, view, &outcome, state.counters, latched, &core.limits);
-        state.counters = decision.counters;
+        let latched = p.state.hub_region_processing_only || hub_latch.is_some_and(HubRegionLatch::is_set);
+        let decision = decide(&facts, view, &outcome, p.state.counters, latched, &core.limits);
+        p.state.counters = decision.counters;
         if decision.latch_hub_region {
-            latch_session_unavailable(&mut state.hub_region_processing_only, hub_latch);
-            observed_session_unavailable = true;
+            latch_session_unavailable(&mut p.state.hub_region_processing_only, hub_latch);
+            p.observed_session_unavailable = true;
         }
-        let refreshed = super::effects::apply(ctx, &region, &state, &decision.effects, &account).await;
-        if let Some(fresh) = refreshed {
+        if let Some(fresh) = super::effects::apply(ctx, &region, &p.state, &decision.effects, &account).await {
             account = fresh;
         }
-        last_region = Some(region);
         match decision.action {
-            RetryAction::Complete | RetryAction::Abort(_) => {
-                return LegResult::new(end, state, diagnostics, last_region, observed_session_unavailable);
-            }
+            RetryAction::Complete | RetryAction::Abort(_) => return p.end(end),
             RetryAction::RetryLocal { delay } => {
-                if let Some(d) = ctx.deadline {
-                    if Instant::now() + delay >= d {
-                        let why = format!("a retry after {delay:?} would start past the deadline");
-                        let e = end_to_end_timeout(ctx, &diagnostics, Some(&why));
-                        return LegResult::new(LegEnd::Error(e), state, diagnostics, last_region, observed_session_unavailable);
-                    }
+                if ctx.deadline.is_some_and(|d| Instant::now() + delay >= d) {
+                    let why = format!("a retry after {delay:?} would start past the deadline");
+                    return p.timeout(ctx, Some(&why), None);
                 }
                 tokio::time::sleep(delay).await;
                 reason = AttemptReason::Retry;
@@ -232,10 +242,11 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
                 // read refused by a moved hub follows the hub when its latch is on.
                 route = Route::new(ctx, &account, &routing);
                 let hub = &account.properties.hub().region;
-                route.at_hub = ctx.is_read() && state.hub_region_processing_only && !routing.excluded_regions.contains(hub);
+                route.at_hub =
+                    ctx.is_read() && p.state.hub_region_processing_only && !routing.excluded_regions.contains(hub);
                 reason = AttemptReason::Failover;
             }
         }
-        last = Some((outcome, end));
+        last_end = Some(end);
     }
 }

@@ -13,6 +13,8 @@ mod execute;
 mod leg;
 mod outcome;
 mod retry;
+#[cfg(test)]
+mod seam_tests;
 
 pub(crate) use self::core::DriverCore;
 pub(crate) use context::OperationContext;

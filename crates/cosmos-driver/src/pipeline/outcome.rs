@@ -3,7 +3,9 @@
 use bytes::Bytes;
 use http::HeaderMap;
 
+use super::context::OperationContext;
 use super::leg::RetryState;
+use super::retry::{location_effects, AttemptOutcome, LocationEffects};
 use crate::diagnostics::DiagnosticsRecorder;
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{HedgeDiagnostics, HedgeLegOutput};
@@ -53,27 +55,43 @@ pub(crate) enum LegEnd {
     Error(CosmosError),
 }
 
-/// A finished leg: its end, its final retry state and its diagnostics rows.
+/// A finished leg: its end and its final retry state (its attempts are in the operation's sink).
 #[derive(Debug)]
 pub(crate) struct LegResult {
     pub end: LegEnd,
     pub state: RetryState,
-    pub diagnostics: DiagnosticsRecorder,
     /// Where the last attempt went.
     pub region: Option<RegionEndpoint>,
     /// The leg turned the hub-region latch on after a 404/1002.
     pub observed_session_unavailable: bool,
+    /// How the leg's last attempt ended (`None` when it sent nothing).
+    pub last_outcome: Option<AttemptOutcome>,
+    /// Whether the leg was pinned to one region.
+    pub local_only: bool,
 }
 
 impl LegResult {
     pub(crate) fn new(
         end: LegEnd,
         state: RetryState,
-        diagnostics: DiagnosticsRecorder,
         region: Option<RegionEndpoint>,
         observed_session_unavailable: bool,
+        last_outcome: Option<AttemptOutcome>,
+        local_only: bool,
     ) -> Self {
-        Self { end, state, diagnostics, region, observed_session_unavailable }
+        Self { end, state, region, observed_session_unavailable, last_outcome, local_only }
+    }
+
+    /// The location effects of the leg's last attempt, computed without consuming the result.
+    ///
+    /// [`super::run_leg`] has already applied the effects of every attempt it made (the last one
+    /// included) to the shared routing state; this is for callers that need to know what they were
+    /// (a hedge race's bookkeeping), not to apply them again.
+    pub(crate) fn location_effects(&self, ctx: &OperationContext<'_>) -> LocationEffects {
+        match &self.last_outcome {
+            Some(outcome) => location_effects(&ctx.facts(self.local_only, ctx.account.properties.multi_write), outcome),
+            None => LocationEffects::default(),
+        }
     }
 
     /// The status of the leg's end, `None` when no response arrived.
@@ -84,8 +102,8 @@ impl LegResult {
         }
     }
 
-    /// The operation's result from this leg, with `diagnostics` (this leg's, or the merged rows of
-    /// a race) and the race's hedge diagnostics, if any.
+    /// The operation's result from a leg's end, with the operation's recorded attempts and the
+    /// race's hedge diagnostics, if any.
     pub(crate) fn finish(end: LegEnd, diagnostics: DiagnosticsRecorder, hedge: Option<HedgeDiagnostics>) -> Result<CosmosResponse, CosmosError> {
         match end {
             LegEnd::Response(r) if r.status.status < 400 => {
@@ -101,10 +119,6 @@ impl LegResult {
         }
     }
 
-    /// This leg's result as the operation's result (the plain path).
-    pub(crate) fn into_result(self) -> Result<CosmosResponse, CosmosError> {
-        Self::finish(self.end, self.diagnostics, None)
-    }
 }
 
 impl HedgeLegOutput for LegResult {
