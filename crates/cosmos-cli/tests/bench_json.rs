@@ -1,0 +1,107 @@
+//! `cosmos bench` end to end: the binary starts its embedded emulator, runs, and writes the JSON and
+//! the SVG. Checks the shape and the internal consistency of the figures, never their speed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cosmos-cli-bench-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn bench(args: &[&str], dir: &Path) -> Value {
+    let json = dir.join("runs.json");
+    let svg = dir.join("runs.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_cosmos"))
+        .arg("bench")
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .arg("--svg")
+        .arg(&svg)
+        .env_remove("COSMOS_ENDPOINT")
+        .env_remove("COSMOS_KEY")
+        .output()
+        .expect("the cosmos binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "bench failed: {stderr}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("p99.9 (ms)") && table.contains("throughput (ops/s)"), "{table}");
+    let svg_text = std::fs::read_to_string(&svg).expect("the SVG was written");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON was written")).unwrap();
+    let runs = report["runs"].as_array().expect("runs is an array").len();
+    let doc = roxmltree::Document::parse(&svg_text).expect("the SVG is well-formed");
+    let lines = doc.descendants().filter(|n| n.attribute("class") == Some("series")).count();
+    assert_eq!(lines, runs, "one line per run");
+    std::fs::remove_dir_all(dir).unwrap();
+    report
+}
+
+fn number(v: &Value, path: &str) -> f64 {
+    let mut at = v;
+    for key in path.split('.') {
+        at = at.get(key).unwrap_or_else(|| panic!("missing {path} in {v}"));
+    }
+    at.as_f64().unwrap_or_else(|| panic!("{path} is not a number in {v}"))
+}
+
+fn check_run_shape(run: &Value) {
+    for key in ["workload", "profile", "hedging"] {
+        assert!(run[key].is_string(), "{key} in {run}");
+    }
+    for key in [
+        "rate",
+        "concurrency",
+        "ops",
+        "errors",
+        "duration_s",
+        "throughput_ops_s",
+        "latency_ms.p50",
+        "latency_ms.p90",
+        "latency_ms.p99",
+        "latency_ms.p999",
+        "latency_ms.max",
+        "hedge.hedged_ops",
+        "hedge.alternate_won",
+        "hedge.extra_requests_fraction",
+        "hedge.primary_over_threshold_fraction",
+        "ru.caller_visible",
+        "ru.total",
+    ] {
+        number(run, key);
+    }
+    let p = |k: &str| number(run, &format!("latency_ms.{k}"));
+    assert!(p("p50") > 0.0, "{run}");
+    assert!(p("p50") <= p("p90") && p("p90") <= p("p99") && p("p99") <= p("p999") && p("p999") <= p("max"), "{run}");
+    assert!(number(run, "hedge.alternate_won") <= number(run, "hedge.hedged_ops"), "{run}");
+    assert!(number(run, "ru.total") >= number(run, "ru.caller_visible"), "{run}");
+}
+
+#[test]
+fn read_bench_writes_both_runs() {
+    let report = bench(
+        &["--duration", "2s", "--warmup", "500ms", "--rate", "200", "--items", "50"],
+        &scratch("read"),
+    );
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "hedging off and 50ms by default");
+    assert_eq!(runs[0]["hedging"], "off");
+    assert_eq!(runs[1]["hedging"], "50ms");
+    for run in runs {
+        check_run_shape(run);
+        assert_eq!(run["workload"], "read");
+        assert_eq!(run["profile"], "slow-primary");
+        assert_eq!(run["rate"], 200);
+        assert_eq!(run["concurrency"], 64);
+        assert_eq!(run["errors"], 0);
+        assert!(run.get("patch").is_none(), "patch only for patch-counter");
+        // 200/s for 2 s, scheduled exactly.
+        assert_eq!(run["ops"], 400);
+        assert_eq!(number(run, "duration_s"), 2.0);
+        assert!(number(run, "ru.caller_visible") > 0.0);
+    }
+    assert_eq!(number(&runs[0], "hedge.hedged_ops"), 0.0, "no race with hedging off");
+}
