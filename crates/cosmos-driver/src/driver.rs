@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Weak};
 
-use crate::error::{CosmosError, ErrorKind};
+use crate::error::CosmosError;
 use crate::hedging::{resolve_consecutive_hedge_win_threshold, HedgingEnv};
 use crate::operation::CosmosOperation;
 use crate::options::{DriverOptions, OperationOptions};
@@ -43,6 +43,7 @@ impl CosmosDriver {
             breaker: PartitionBreaker::new(BreakerConfig::default()),
             sessions: SessionContainer::new(),
             limits: RetryLimits::default(),
+            patch_partition_paths: Default::default(),
             hedging_env,
             hedge_win_threshold,
             transport,
@@ -58,10 +59,7 @@ impl CosmosDriver {
     pub async fn execute(&self, operation: CosmosOperation, options: &OperationOptions) -> Result<CosmosResponse, CosmosError> {
         operation.validate()?;
         if operation.operation_type() == OperationType::Patch {
-            return Err(CosmosError::new(
-                ErrorKind::NotSupported,
-                "PATCH is not supported yet: the read-modify-write handler is not wired into the driver",
-            ));
+            return crate::patch::execute_patch(self, operation, options).await;
         }
         pipeline::execute(&self.core, &operation, options).await
     }

@@ -3,11 +3,20 @@
 //! - [`instructions`]: the wire format (`{"operations":[...]}`) and its builder.
 //! - [`ops`]: RFC 6901 pointers and the all-or-nothing application of operations to a document.
 //! - [`preflight`]: the refusals made before any request goes out.
+//! - `handler`: the loop (Read, apply, Replace with If-Match, again on 412), with
+//!   `session_thread` (the session token carried across attempts), `synthesis` (the response
+//!   built from the sub-operations) and `partition_paths` (the containers' partition key paths).
 
+mod handler;
 pub mod instructions;
 pub mod ops;
+mod partition_paths;
 pub mod preflight;
+mod session_thread;
+mod synthesis;
 
+pub(crate) use handler::execute_patch;
 pub use instructions::{CosmosNumber, PatchInstructions, PatchOpKind, PatchOperation};
 pub use ops::{apply_patch_ops, JsonPointer, PatchError, PatchFailure};
+pub(crate) use partition_paths::PartitionKeyPaths;
 pub use preflight::PatchRefusal;

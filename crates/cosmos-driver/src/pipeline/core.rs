@@ -30,4 +30,6 @@ pub(crate) struct DriverCore {
     pub sessions: SessionContainer,
     /// The retry budget.
     pub limits: RetryLimits,
+    /// The partition key paths of containers PATCH has worked on.
+    pub patch_partition_paths: crate::patch::PartitionKeyPaths,
 }

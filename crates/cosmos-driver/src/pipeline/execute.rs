@@ -45,6 +45,7 @@ pub(crate) fn after_operation(
     let op = ctx.operation;
     if let (Ok(_), OperationType::Delete, OperationTarget::Container(c)) = (&result, op.operation_type(), op.target()) {
         ctx.core.sessions.forget(c.link_arc());
+        ctx.core.patch_partition_paths.forget(c.link());
     }
     match result {
         Ok(response)

@@ -1,0 +1,12 @@
+//! PATCH as a read-modify-write loop, against the embedded emulator over real HTTP: pre-flight
+//! refusals, the loop's rules, session tokens across regions, agreement with native PATCH
+//! implementations, and concurrent increments.
+
+mod common;
+
+#[path = "patch_cases/loop_rules.rs"]
+mod loop_rules;
+#[path = "patch_cases/preflight.rs"]
+mod preflight;
+#[path = "patch_cases/support.rs"]
+mod support;
