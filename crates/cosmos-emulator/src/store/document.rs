@@ -49,7 +49,7 @@ pub struct Sealed {
 /// Writes the system properties into `map` (replacing client-sent ones) and serializes it.
 pub fn seal(mut map: Map<String, Value>, rid_bytes: &[u8], self_link: String) -> Sealed {
     for name in SYSTEM_PROPERTIES {
-        map.remove(name);
+        map.shift_remove(name);
     }
     let etag = new_etag();
     map.insert("_rid".into(), Value::String(encode_rid(rid_bytes)));
