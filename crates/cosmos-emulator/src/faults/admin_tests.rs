@@ -75,6 +75,7 @@ fn add_list_delete_rules() {
         region: "East US",
         op: OpKind::Read,
         path: "/",
+        headers: None,
     });
     let (status, body) = emulator.call(Method::GET, "/_emulator/faults", "");
     assert_eq!(status, 200);
@@ -138,7 +139,8 @@ fn rules_toggle_with_patch() {
         emulator.faults.evaluate(&RequestFacts {
             region: "A",
             op: OpKind::Read,
-            path: "/"
+            path: "/",
+            headers: None,
         }),
         Verdict::SERVE
     );

@@ -10,6 +10,7 @@ use super::{OpKind, PathPattern, RequestFacts};
 ///   spaces, so `"eastus"` matches `"East US"`);
 /// - its operation kind is one of `ops` (empty = any kind);
 /// - its path matches `path` (absent = any path; see [`PathPattern`]);
+/// - it carries the request header `header` with its value (absent = any headers);
 /// - the request is past the first `after` requests that met the checks above (those first ones
 ///   are let through);
 /// - a random draw falls under `probability` (1 = always);
@@ -25,6 +26,8 @@ pub struct Condition {
     pub ops: Vec<OpKind>,
     /// Path pattern the request path must match; `None` = any.
     pub path: Option<PathPattern>,
+    /// A header the request must carry, with this value; `None` = any headers.
+    pub header: Option<HeaderMatch>,
     /// Chance of firing for a request that meets every other check, `0.0..=1.0`.
     pub probability: f64,
     /// Fire at most this many times; `None` = no limit.
@@ -48,6 +51,7 @@ impl Condition {
             regions: Vec::new(),
             ops: Vec::new(),
             path: None,
+            header: None,
             probability: 1.0,
             first: None,
             after: 0,
@@ -55,11 +59,44 @@ impl Condition {
         }
     }
 
-    /// The request-shape checks: region, operation kind and path (not the switch, counts or chance).
+    /// The request-shape checks: region, operation kind, path and header (not the switch, counts
+    /// or chance).
     pub fn matches_request(&self, facts: &RequestFacts<'_>) -> bool {
         (self.regions.is_empty() || self.regions.iter().any(|r| same_region(r, facts.region)))
             && (self.ops.is_empty() || self.ops.contains(&facts.op))
             && self.path.as_ref().is_none_or(|p| p.matches(facts.path))
+            && self.header.as_ref().is_none_or(|h| h.matches(facts.headers))
+    }
+}
+
+/// A request header a rule requires. The name compares ignoring case; the value compares ignoring
+/// ASCII case and surrounding whitespace (`True` matches `true`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeaderMatch {
+    /// The header name.
+    pub name: String,
+    /// The value it must have.
+    pub value: String,
+}
+
+impl HeaderMatch {
+    /// A header `name` with `value`.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        HeaderMatch {
+            name: name.into().to_ascii_lowercase(),
+            value: value.into(),
+        }
+    }
+
+    /// Whether `headers` carry this header with this value.
+    pub fn matches(&self, headers: Option<&http::HeaderMap>) -> bool {
+        headers.is_some_and(|headers| {
+            headers
+                .get_all(self.name.as_str())
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .any(|v| v.trim().eq_ignore_ascii_case(self.value.trim()))
+        })
     }
 }
 
@@ -77,7 +114,12 @@ mod tests {
     use super::*;
 
     fn facts<'a>(region: &'a str, op: OpKind, path: &'a str) -> RequestFacts<'a> {
-        RequestFacts { region, op, path }
+        RequestFacts {
+            region,
+            op,
+            path,
+            headers: None,
+        }
     }
 
     #[test]
@@ -171,6 +213,43 @@ mod tests {
         ];
         for (name, condition, facts, want) in cases {
             assert_eq!(condition.matches_request(&facts), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn header_condition_table() {
+        let hub_only = Condition {
+            header: Some(HeaderMatch::new(
+                "X-Ms-Cosmos-Hub-Region-Processing-Only",
+                "True",
+            )),
+            ..Condition::any()
+        };
+        let with = |value: &'static str| {
+            let mut map = http::HeaderMap::new();
+            map.insert(
+                "x-ms-cosmos-hub-region-processing-only",
+                http::HeaderValue::from_static(value),
+            );
+            map
+        };
+        let (upper, lower, other, none) = (with("True"), with(" true "), with("False"), http::HeaderMap::new());
+        let cases: [(&str, Option<&http::HeaderMap>, bool); 5] = [
+            ("same value", Some(&upper), true),
+            ("value ignoring case and spaces", Some(&lower), true),
+            ("other value", Some(&other), false),
+            ("header absent", Some(&none), false),
+            ("headers unknown", None, false),
+        ];
+        for (name, headers, want) in cases {
+            let facts = RequestFacts {
+                region: "East US",
+                op: OpKind::Read,
+                path: "/",
+                headers,
+            };
+            assert_eq!(hub_only.matches_request(&facts), want, "{name}");
+            assert!(Condition::any().matches_request(&facts), "{name}: no header condition");
         }
     }
 

@@ -16,6 +16,7 @@ fn facts(region: &str, op: OpKind) -> RequestFacts<'_> {
         region,
         op,
         path: "/dbs/db/colls/c/docs/a",
+        headers: None,
     }
 }
 

@@ -97,6 +97,7 @@ mod tests {
         region: "East US",
         op: OpKind::Read,
         path: "/dbs/d",
+        headers: None,
     };
 
     fn fire_pattern(rule: FaultRule, n: usize) -> Vec<bool> {

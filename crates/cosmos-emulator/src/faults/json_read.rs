@@ -19,6 +19,8 @@
 //! - `ops`: array of `read`, `create`, `replace`, `upsert`, `delete`, `patch`, `query`,
 //!   `read-feed`, `metadata`; empty or absent = any;
 //! - `path`: pattern over the request path, `*` matches any run of characters (`/` included);
+//! - `header`: `{"name":"x-ms-...","value":"True"}`, a header the request must carry with this
+//!   value (name and value compare ignoring case);
 //! - `probability`: number in 0..=1 (default 1);
 //! - `first`: fire at most this many times (integer, or null = no limit);
 //! - `after`: let this many matching requests through first (integer, default 0);
@@ -41,13 +43,14 @@ use serde_json::{Map, Value};
 
 use super::condition::clamp_probability;
 use super::text::{cut, quoted};
-use super::{Condition, DelaySpec, FaultRule, OpKind, PathPattern, Reaction};
+use super::{Condition, DelaySpec, FaultRule, HeaderMatch, OpKind, PathPattern, Reaction};
 
-const RULE_FIELDS: [&str; 11] = [
+const RULE_FIELDS: [&str; 12] = [
     "name",
     "regions",
     "ops",
     "path",
+    "header",
     "probability",
     "first",
     "after",
@@ -147,6 +150,20 @@ fn parse_condition(map: &Map<String, Value>, at: &str) -> Result<Condition, Stri
     }
     if let Some(path) = present(map, "path") {
         condition.path = Some(PathPattern::new(string(path, &format!("{at}.path"))?));
+    }
+    if let Some(header) = present(map, "header") {
+        let at = format!("{at}.header");
+        let fields = object(header, &at, "{\"name\":...,\"value\":...}")?;
+        check_fields(fields, &at, &["name", "value"])?;
+        let part = |key: &str| match fields.get(key) {
+            Some(v) => string(v, &format!("{at}.{key}")),
+            None => Err(format!("{at}.{key}: missing")),
+        };
+        let name = part("name")?;
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(format!("{at}.name: not a valid header name: {}", quoted(name)));
+        }
+        condition.header = Some(HeaderMatch::new(name, part("value")?));
     }
     if let Some(p) = present(map, "probability") {
         let p = number(p, &format!("{at}.probability"))?;

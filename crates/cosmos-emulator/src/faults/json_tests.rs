@@ -177,6 +177,22 @@ fn errors_name_the_field() {
             "rules[0].path: expected a string",
         ),
         (
+            r#"{"rules":[{"reaction":"close","header":"x-a"}]}"#,
+            "rules[0].header: expected {\"name\":...,\"value\":...}",
+        ),
+        (
+            r#"{"rules":[{"reaction":"close","header":{"name":"x-a"}}]}"#,
+            "rules[0].header.value: missing",
+        ),
+        (
+            r#"{"rules":[{"reaction":"close","header":{"name":"x a","value":"1"}}]}"#,
+            "rules[0].header.name: not a valid header name",
+        ),
+        (
+            r#"{"rules":[{"reaction":"close","header":{"name":"x-a","value":"1","x":2}}]}"#,
+            "rules[0].header.x: unknown field",
+        ),
+        (
             r#"{"rules":[{"reaction":"explode"}]}"#,
             "rules[0].reaction: unknown reaction \"explode\"",
         ),
@@ -298,6 +314,7 @@ fn written_rules_read_back_identically() {
         }))
         .for_ops([OpKind::Metadata, OpKind::Patch])
         .on_path("/dbs/*/docs/*")
+        .with_header("x-ms-cosmos-hub-region-processing-only", "True")
         .with_probability(0.25),
         FaultRule::new(Reaction::respond_retry_after(429, 3200, 100)),
         FaultRule::new(Reaction::Respond {

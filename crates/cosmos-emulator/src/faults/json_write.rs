@@ -12,6 +12,7 @@ pub fn rule_to_json(rule: &FaultRule) -> Value {
         "regions": condition.regions,
         "ops": condition.ops,
         "path": condition.path.as_ref().map(|p| p.as_str()),
+        "header": condition.header.as_ref().map(|h| json!({"name": h.name, "value": h.value})),
         "probability": condition.probability,
         "first": condition.first,
         "after": condition.after,

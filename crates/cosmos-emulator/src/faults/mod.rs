@@ -1,8 +1,8 @@
 //! Fault rules, latency profiles and request counters.
 //!
-//! A [`FaultRule`] is a [`Condition`] (regions, operation kinds, path pattern, probability, first-N /
-//! after-N, on/off) plus a [`Reaction`] (delay then serve, answer a status, close the connection,
-//! stall). The [`FaultInjector`] evaluates the latency profile's rules and then the user's rules for
+//! A [`FaultRule`] is a [`Condition`] (regions, operation kinds, path pattern, request header,
+//! probability, first-N / after-N, on/off) plus a [`Reaction`] (delay then serve, answer a status,
+//! close the connection, stall). The [`FaultInjector`] evaluates the latency profile's rules and then the user's rules for
 //! every request and returns a [`Verdict`] the server carries out. [`RequestCounters`] count requests
 //! per region and [`OpKind`]. [`admin`] answers the `/_emulator/` HTTP API over both.
 //!
@@ -34,7 +34,7 @@ mod injector_tests;
 #[cfg(test)]
 mod json_tests;
 
-pub use condition::Condition;
+pub use condition::{Condition, HeaderMatch};
 pub use counters::RequestCounters;
 pub use delay::{DelaySpec, MAX_DELAY};
 pub use guard::FaultGuard;

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::condition::clamp_probability;
-use super::{Condition, OpKind, PathPattern, Reaction};
+use super::{Condition, HeaderMatch, OpKind, PathPattern, Reaction};
 
 /// Identifies an installed rule; ids are never reused within one [`super::FaultInjector`].
 #[derive(
@@ -85,6 +85,12 @@ impl FaultRule {
         self
     }
 
+    /// Apply only to requests carrying header `name` with `value` (see [`HeaderMatch`]).
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.condition.header = Some(HeaderMatch::new(name, value));
+        self
+    }
+
     /// Fire with this probability (clamped into `0.0..=1.0`; NaN = never).
     pub fn with_probability(mut self, probability: f64) -> Self {
         self.condition.probability = clamp_probability(probability);
@@ -132,6 +138,7 @@ mod tests {
             .in_regions(["A", "B"])
             .for_ops([OpKind::Read, OpKind::Query])
             .on_path("/dbs/*")
+            .with_header("X-Test", "on")
             .with_probability(0.5)
             .first(10)
             .after(2)
@@ -140,6 +147,7 @@ mod tests {
         assert_eq!(rule.condition.regions, vec!["A".to_owned(), "B".to_owned()]);
         assert_eq!(rule.condition.ops, vec![OpKind::Read, OpKind::Query]);
         assert_eq!(rule.condition.path, Some(PathPattern::new("/dbs/*")));
+        assert_eq!(rule.condition.header, Some(HeaderMatch::new("x-test", "on")));
         assert_eq!(rule.condition.probability, 0.5);
         assert_eq!(rule.condition.first, Some(10));
         assert_eq!(rule.condition.after, 2);

@@ -13,6 +13,8 @@ pub struct RequestFacts<'a> {
     pub op: OpKind,
     /// The request path, without the query string.
     pub path: &'a str,
+    /// The request headers, when the caller has them (a header condition never matches `None`).
+    pub headers: Option<&'a http::HeaderMap>,
 }
 
 /// What the server must do with a request.

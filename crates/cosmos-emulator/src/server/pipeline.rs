@@ -58,6 +58,7 @@ pub async fn handle(
         region: region_name,
         op,
         path,
+        headers: Some(&parts.headers),
     });
     if !verdict.delay.is_zero() {
         tokio::time::sleep(verdict.delay).await;
