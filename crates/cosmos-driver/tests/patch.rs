@@ -4,9 +4,17 @@
 
 mod common;
 
+#[path = "patch_cases/concurrency.rs"]
+mod concurrency;
+#[path = "patch_cases/differential.rs"]
+mod differential;
 #[path = "patch_cases/loop_rules.rs"]
 mod loop_rules;
+#[path = "patch_cases/peer.rs"]
+mod peer;
 #[path = "patch_cases/preflight.rs"]
 mod preflight;
+#[path = "patch_cases/sessions.rs"]
+mod sessions;
 #[path = "patch_cases/support.rs"]
 mod support;

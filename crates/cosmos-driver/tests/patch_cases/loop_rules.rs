@@ -44,6 +44,43 @@ async fn applies_the_documented_example_and_keeps_member_order() {
 }
 
 #[tokio::test]
+async fn untouched_numbers_survive_the_round_trip_exactly() {
+    let (_emu, driver, c) = setup(EmulatorBuilder::new()).await;
+    // Doubles a best-effort float parser reads back one ulp off, integers beyond 2^53, extremes.
+    let texts = [
+        "15638.730045610173",
+        "104870.75450795399",
+        "108991.04681229181",
+        "0.30000000000000004",
+        "2.2250738585072014e-308",
+        "5e-324",
+        "1.7976931348623157e308",
+        "9007199254740993",
+        "-9223372036854775808",
+        "18446744073709551615",
+    ];
+    let fields: Vec<String> = texts.iter().enumerate().map(|(i, t)| format!("\"v{i}\":{t}")).collect();
+    let body = format!("{{\"id\":\"nums\",\"pk\":\"p\",{}}}", fields.join(","));
+    let create = cosmos_driver::CosmosOperation::create_item(c.clone()).with_partition_key("p").with_body(body);
+    driver.execute(create, &OperationOptions::new()).await.unwrap();
+    patch(&driver, &c, "nums", "p", &PatchInstructions::new().set("/touched", json!(true)), &OperationOptions::new())
+        .await
+        .unwrap();
+    let stored = driver.execute(crate::common::read(&c, "nums", "p"), &OperationOptions::new()).await.unwrap();
+    let stored = std::str::from_utf8(stored.body()).unwrap().to_owned();
+    for (i, text) in texts.iter().enumerate() {
+        let start = stored.find(&format!("\"v{i}\":")).expect("the field is kept") + format!("\"v{i}\":").len();
+        let rest = &stored[start..];
+        let end = rest.find([',', '}']).unwrap_or(rest.len());
+        let written = &rest[..end];
+        let same = written == *text
+            || written.parse::<f64>().map(f64::to_bits).ok() == text.parse::<f64>().map(f64::to_bits).ok()
+                && !text.chars().all(|c| c.is_ascii_digit() || c == '-');
+        assert!(same, "v{i}: {text} came back as {written}");
+    }
+}
+
+#[tokio::test]
 async fn the_body_etag_is_the_response_etag_with_and_without_content_response() {
     let (_emu, driver, c) = setup(EmulatorBuilder::new()).await;
     create(&driver, &c, &json!({"id": "a", "pk": "p", "n": 1})).await;
