@@ -3,7 +3,7 @@
 
 use cosmos_driver::patch::PatchInstructions;
 use cosmos_driver::{OperationOptions, SessionToken};
-use cosmos_emulator::faults::OpKind;
+use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
 use cosmos_emulator::{EmulatorBuilder, ReplicationLag};
 use serde_json::json;
 
@@ -71,4 +71,47 @@ async fn consecutive_patches_in_one_session_never_lose_an_update() {
     }
     let (stored, _) = read_doc(&writer, &c, "a", "p").await;
     assert_eq!(stored["n"], json!(5));
+}
+
+/// Counts the requests of `op` that carry exactly `token` (the rule lets them through unchanged).
+fn carrying(emu: &cosmos_emulator::Emulator, op: OpKind, token: &str) -> cosmos_emulator::faults::FaultGuard {
+    emu.faults().add(FaultRule::new(Reaction::delay_ms(0)).for_ops([op]).with_header("x-ms-session-token", token))
+}
+
+#[tokio::test]
+async fn each_sub_operation_carries_the_token_the_spec_names() {
+    let (emu, writer, c) = setup(EmulatorBuilder::new()).await;
+    let created = create(&writer, &c, &json!({"id": "a", "pk": "p", "n": 1})).await;
+    let caller = created.session_token().unwrap().to_owned();
+    // The item moves on after the caller's token was taken.
+    patch(&writer, &c, "a", "p", &PatchInstructions::new().set("/moved", json!(true)), &OperationOptions::new())
+        .await
+        .unwrap();
+    let current = writer.execute(common::read(&c, "a", "p"), &OperationOptions::new()).await.unwrap();
+    let current = current.session_token().unwrap().to_owned();
+    assert_ne!(caller, current);
+
+    // A fresh driver (no tracked tokens) patches with the caller's older token. The first replace
+    // is refused with 412 only if it carries the read's token, so a second round runs.
+    let patcher = common::driver(common::options(&emu)).await;
+    let lose_first = emu.faults().add(
+        FaultRule::new(Reaction::respond(412, 0))
+            .for_ops([OpKind::Replace])
+            .with_header("x-ms-session-token", current.as_str())
+            .first(1),
+    );
+    let replace_with_read_token = carrying(&emu, OpKind::Replace, &current);
+    let replace_with_caller_token = carrying(&emu, OpKind::Replace, &caller);
+    let read_with_caller_token = carrying(&emu, OpKind::Read, &caller);
+    let read_with_advanced_token = carrying(&emu, OpKind::Read, &current);
+
+    let o = OperationOptions::new().with_session_token(SessionToken::parse(&caller).unwrap());
+    let r = patch(&patcher, &c, "a", "p", &PatchInstructions::new().increment("/n", 1), &o).await.unwrap();
+    assert_eq!(r.json::<serde_json::Value>().unwrap()["n"], json!(2));
+
+    assert_eq!(read_with_caller_token.hits(), 1, "the first read carries the caller's token");
+    assert_eq!(lose_first.hits(), 1, "the first replace carries the first read's token");
+    assert_eq!(read_with_advanced_token.hits(), 1, "the second read carries the token the first read advanced to");
+    assert_eq!(replace_with_read_token.hits(), 1, "so does the second replace");
+    assert_eq!(replace_with_caller_token.hits(), 0, "no replace carries the caller's older token");
 }
