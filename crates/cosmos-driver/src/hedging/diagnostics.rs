@@ -88,6 +88,15 @@ impl HedgeDiagnostics {
         }
     }
 
+    /// The same diagnostics with the region that actually served the returned response: the primary
+    /// attempt may have failed over before it answered. Ignored for states without a response.
+    pub(crate) fn served_by(mut self, region: Option<&Region>) -> Self {
+        if let (Some(served), Some(region)) = (self.response_region.as_mut(), region) {
+            *served = region.clone();
+        }
+        self
+    }
+
     /// The strategy in force.
     pub fn strategy_config(&self) -> HedgingStrategyConfig {
         self.strategy_config

@@ -5,6 +5,7 @@ use tracing::Instrument;
 
 use super::context::OperationContext;
 use super::core::DriverCore;
+use super::hedged;
 use super::leg::{run_leg, LegParams};
 use super::outcome::LegResult;
 use crate::diagnostics::{into_recorder, sink, ActivityId};
@@ -23,11 +24,13 @@ pub(crate) async fn execute(core: &DriverCore, operation: &CosmosOperation, opti
     let span = tracing::debug_span!("cosmos.operation", operation = %operation, activity_id = %activity_id);
     async move {
         // ── HEDGING DISPATCH POINT ──────────────────────────────────────────────────────────────
-        // The single place where a read may enter a hedge race instead of the plain path. Until the
-        // hedging integration lands, every operation takes the plain path: one leg, free to fail
-        // over within the caller's excluded regions.
-        let leg = run_leg(&ctx, LegParams::plain(&ctx, &diagnostics)).await;
-        after_operation(&ctx, LegResult::finish(leg.end, into_recorder(diagnostics), None))
+        // The single place where a read may enter a hedge race instead of the plain path (one leg,
+        // free to fail over within the caller's excluded regions).
+        let (end, hedge) = match hedged::plan(&ctx) {
+            Some(plan) => hedged::run_hedged(&ctx, plan, &diagnostics).await,
+            None => (run_leg(&ctx, LegParams::plain(&ctx, &diagnostics)).await.end, None),
+        };
+        after_operation(&ctx, LegResult::finish(end, into_recorder(diagnostics), hedge))
     }
     .instrument(span)
     .await

@@ -247,6 +247,10 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
                 reason = AttemptReason::Failover;
             }
         }
+        if first_reason == AttemptReason::Hedge {
+            // Every attempt of a race's alternate leg is marked as the hedge it belongs to.
+            reason = AttemptReason::Hedge;
+        }
         last_end = Some(end);
     }
 }

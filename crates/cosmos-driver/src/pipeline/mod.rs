@@ -3,6 +3,7 @@
 //! - [`retry`]: the pure retry decision (table-tested).
 //! - `leg`: one leg of an operation, with its own routing and retry state ([`run_leg`]).
 //! - `execute`: resolves the options and dispatches (the plain path, or a hedge race).
+//! - `hedged`: the hedged read: eligibility, the race of two legs, what the operation keeps from it.
 //! - `effects`: the one place location effects are applied.
 
 mod attempt;
@@ -10,6 +11,7 @@ mod context;
 mod core;
 mod effects;
 mod execute;
+mod hedged;
 mod leg;
 mod outcome;
 mod retry;

@@ -154,7 +154,8 @@ impl PartitionBreaker {
     }
 
     /// One more consecutive alternate-region win for the partition whose primary is `region`.
-    /// Returns true when this win reached `threshold` and marked the partition unhealthy there.
+    /// Returns true when this win reached `threshold`, or beat a probe of the region, and marked the
+    /// partition unhealthy there.
     pub fn record_consecutive_hedge_win(
         &self,
         container: &Arc<str>,
@@ -164,8 +165,10 @@ impl PartitionBreaker {
         now: Instant,
     ) -> bool {
         self.update(container, range, region, true, |e| {
+            // A probe the alternate beat again: the region is still slow for this partition.
+            let probing = e.unhealthy_until.is_some_and(|u| u <= now);
             e.hedge_wins += 1;
-            if e.hedge_wins >= threshold.get() {
+            if probing || e.hedge_wins >= threshold.get() {
                 self.trip(e, now);
                 true
             } else {
@@ -316,6 +319,20 @@ mod tests {
             assert_eq!(b.record_consecutive_hedge_win(&c(), "0", &east(), five(), now), i == 5);
         }
         assert!(b.is_unhealthy("dbs/db/colls/c", "0", &east(), now));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_alternate_win_over_a_probe_re_trips_at_once() {
+        let b = PartitionBreaker::new(BreakerConfig { failure_threshold: 5, unhealthy_for: Duration::from_secs(10) });
+        let one = NonZeroU32::new(1).unwrap();
+        assert!(b.record_consecutive_hedge_win(&c(), "0", &east(), one, Instant::now()));
+        tokio::time::advance(Duration::from_secs(11)).await;
+        assert!(!b.is_unhealthy("dbs/db/colls/c", "0", &east(), Instant::now()), "expired: probing");
+        assert!(b.record_consecutive_hedge_win(&c(), "0", &east(), five(), Instant::now()), "the probe lost to the alternate");
+        assert!(b.is_unhealthy("dbs/db/colls/c", "0", &east(), Instant::now()));
+        tokio::time::advance(Duration::from_secs(11)).await;
+        b.record_success(&c(), "0", &east(), Instant::now());
+        assert!(!b.is_active(), "a probe the primary answers clears the partition");
     }
 
     #[tokio::test(start_paused = true)]

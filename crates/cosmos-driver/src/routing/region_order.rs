@@ -40,6 +40,11 @@ impl Candidates {
         self.idx[..self.len as usize].iter().map(|&i| i as usize)
     }
 
+    /// How many leading candidates are not marked unavailable (the rest follow them).
+    pub fn available(&self) -> usize {
+        self.available as usize
+    }
+
     /// Whether every candidate is marked unavailable (they are still tried, as a last resort).
     pub fn all_unavailable(&self) -> bool {
         self.len > 0 && self.available == 0

@@ -1,0 +1,279 @@
+//! The hedged read: the primary leg starts at once with plain routing; if it has no final result
+//! when the threshold fires, one alternate leg pinned to the alternate region starts, and the two
+//! race on this stack frame (`crate::hedging::race_hedged`: no spawn, no boxing). The first final
+//! result is the operation's; the other leg is dropped, which cancels its request.
+//!
+//! What the operation keeps from a race:
+//! - location effects: each leg applied its own as it went (`run_leg`), to the shared routing state,
+//!   so a 503 on either leg marks that leg's endpoint;
+//! - session tokens: each leg merges every response's token into the driver's (highest LSN per
+//!   range wins, so a late answer never moves a token back);
+//! - request charge: the caller is charged the returned response's; the diagnostics rows hold every
+//!   attempt of both legs, so `DiagnosticsContext::total_request_charge` is the race's total;
+//! - circuit-breaker feedback: an alternate win counts against (partition key range, primary
+//!   region); a final answer from the primary region clears the count;
+//! - `HedgeDiagnostics` on the response or the error, whatever the outcome.
+//!
+//! When both legs end transient the race counts as one attempt of the operation: what both legs
+//! learned (the hub-region latch, the partition key range id) moves into the operation's retry
+//! state, and the retry decision over that state says whether another round follows (a race again
+//! when the read is still eligible, a plain leg otherwise) or the last result is returned. The
+//! operation's own retry budget bounds the rounds.
+//!
+//! Before the threshold nothing for the alternate exists: no pinned routing, no shared latch, no
+//! leg. A read that wins in time allocates exactly what the same read without hedging does.
+
+use super::context::OperationContext;
+use super::leg::{run_leg, LegParams, LegRouting, RetryState};
+use super::outcome::{LegEnd, LegResult};
+use super::retry::{decide, RetryAction, RoutingView};
+use crate::diagnostics::{AttemptReason, DiagnosticsSink};
+use crate::error::{CosmosError, ErrorKind};
+use crate::hedging::{
+    apply_hedge_win_feedback, hedge_win_feedback, hub_latch_eligible, latch_session_unavailable,
+    propagate_hedge_session_unavailable, race_hedged, resolve_strategy, select_alternate, should_hedge,
+    AlternateRouting, HedgeDecision, HedgeDiagnostics, HedgeEligibility, HedgeTerminalState, HedgeWinFeedback,
+    HedgedRace, HedgingStrategy, HubRegionLatch, RaceSetup, PHASE_ALLOWED_OPERATIONS,
+};
+use crate::protocol::CosmosStatus;
+use crate::routing::{Candidates, RegionEndpoint};
+
+/// A read the dispatch point hedges: its strategy and the two regions it races.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HedgePlan<'c> {
+    pub strategy: HedgingStrategy,
+    /// Where plain routing sends the read first.
+    pub primary: &'c RegionEndpoint,
+    /// Where the alternate leg goes: distinct from the primary in region and endpoint.
+    pub alternate: &'c RegionEndpoint,
+    /// Applicable read regions after the excluded regions.
+    pub applicable_regions: usize,
+}
+
+/// Whether `ctx`'s operation is hedged, and between which regions. Allocates nothing.
+///
+/// The strategy is resolved from the operation and client layers and the environment read when the
+/// driver was built; eligibility is decided after the excluded regions. The alternate is the next
+/// applicable region not currently marked unavailable (endpoint down, or the partition unhealthy
+/// there): hedging to a region routing already avoids would buy nothing, so a read whose primary
+/// partition the breaker moved away goes to its new primary without hedging.
+pub(crate) fn plan<'c>(ctx: &'c OperationContext<'_>) -> Option<HedgePlan<'c>> {
+    let (resource_type, operation_type) = (ctx.operation.resource_type(), ctx.operation.operation_type());
+    let strategy = resolve_strategy(&ctx.core.hedging_env, &ctx.options.hedging).strategy();
+    // Regions are only worth ordering for an operation this phase hedges at all.
+    let candidates = if strategy.is_some() && PHASE_ALLOWED_OPERATIONS.contains(&(resource_type, operation_type)) {
+        ctx.start_candidates()
+    } else {
+        Candidates::EMPTY
+    };
+    let decision = should_hedge(&HedgeEligibility {
+        strategy,
+        preferred_regions_configured: !ctx.options.preferred_regions.is_empty(),
+        resource_type,
+        operation_type,
+        applicable_read_regions: candidates.len(),
+    });
+    let HedgeDecision::Hedge(strategy) = decision else {
+        return None;
+    };
+    let primary = ctx.applicable_regions(&candidates).next()?;
+    let usable = ctx.applicable_regions(&candidates).take(candidates.available());
+    let alternate = select_alternate(&primary.region, &primary.endpoint, usable)?;
+    Some(HedgePlan { strategy, primary, alternate, applicable_regions: candidates.len() })
+}
+
+/// Runs a hedged read to its end: the final leg's end and the diagnostics of the last race.
+pub(crate) async fn run_hedged<'c>(
+    ctx: &'c OperationContext<'_>,
+    first: HedgePlan<'c>,
+    diagnostics: &DiagnosticsSink,
+) -> (LegEnd, Option<HedgeDiagnostics>) {
+    let op = ctx.operation;
+    let multi_write = ctx.account.properties.multi_write;
+    let latch = HubRegionLatch::new();
+    let latch = hub_latch_eligible(op.resource_type(), op.operation_type(), multi_write).then_some(&latch);
+    let mut parent = RetryState::default();
+    let mut plan = first;
+    loop {
+        let race = race(ctx, &plan, &parent, latch, diagnostics).await;
+        record_feedback(ctx, &plan, &race);
+        let observed_session_unavailable = race.observed_session_unavailable();
+        let range = first_range(&race);
+        let HedgedRace { terminal_state, diagnostics: hedge, output, earlier } = race;
+        let output = output.map(|(_, leg)| leg);
+        match terminal_state {
+            HedgeTerminalState::PrimaryWonPreThreshold
+            | HedgeTerminalState::PrimaryWonAfterHedge
+            | HedgeTerminalState::AlternateWon => {
+                let Some(winner) = output else {
+                    return (LegEnd::Error(no_result()), Some(hedge));
+                };
+                let hedge = hedge.served_by(winner.region.as_ref().map(|r| &r.region));
+                return (winner.end, Some(hedge));
+            }
+            HedgeTerminalState::DeadlineExceededPreThreshold
+            | HedgeTerminalState::CancelledAwaitingPartner
+            | HedgeTerminalState::BothTransient { deadline_elapsed: true } => {
+                let last = output.or(earlier.map(|(_, leg)| leg));
+                return (deadline_end(ctx, &plan, last, diagnostics), Some(hedge));
+            }
+            HedgeTerminalState::BothTransient { deadline_elapsed: false } => {
+                let Some(last) = output else {
+                    return (LegEnd::Error(no_result()), Some(hedge));
+                };
+                // What both legs learned becomes the operation's (§14.1).
+                propagate_hedge_session_unavailable(
+                    &mut parent.hub_region_processing_only,
+                    latch,
+                    observed_session_unavailable,
+                );
+                if parent.partition_key_range_id.is_none() {
+                    parent.partition_key_range_id = range;
+                }
+                let Some(outcome) = last.last_outcome else {
+                    return (last.end, Some(hedge));
+                };
+                // The race was one attempt of the operation. Each leg already walked its own
+                // routing, so the operation has no further region to fail over to: only a retry,
+                // a session retry via the hub, or the end.
+                let hub = &ctx.account.properties.hub().region;
+                let view = RoutingView { has_next_region: false, hub_reachable: !ctx.options.is_excluded(hub) };
+                let latched = parent.hub_region_processing_only || latch.is_some_and(HubRegionLatch::is_set);
+                let decision =
+                    decide(&ctx.facts(false, multi_write), view, &outcome, parent.counters, latched, &ctx.core.limits);
+                parent.counters = decision.counters;
+                if decision.latch_hub_region {
+                    latch_session_unavailable(&mut parent.hub_region_processing_only, latch);
+                }
+                match decision.action {
+                    RetryAction::Complete | RetryAction::Abort(_) => return (last.end, Some(hedge)),
+                    RetryAction::RetryLocal { delay } => {
+                        if ctx.deadline.is_some_and(|d| tokio::time::Instant::now() + delay >= d) {
+                            return (deadline_end(ctx, &plan, Some(last), diagnostics), Some(hedge));
+                        }
+                        tokio::time::sleep(delay).await;
+                    }
+                    RetryAction::Failover | RetryAction::SessionRetry { .. } | RetryAction::RefreshAndReroute => {}
+                }
+                tracing::debug!(
+                    target: "cosmos.hedge",
+                    status = ?last.cosmos_status(),
+                    action = ?decision.action,
+                    "both legs ended transient; the operation tries again"
+                );
+                match self::plan(ctx) {
+                    Some(next) => plan = next,
+                    None => {
+                        let params = LegParams { state: leg_state(&parent), ..LegParams::plain(ctx, diagnostics) };
+                        let leg = run_leg(ctx, params).await;
+                        return (leg.end, Some(hedge));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One race: the primary leg now, the pinned alternate after the threshold.
+async fn race<'c>(
+    ctx: &'c OperationContext<'_>,
+    plan: &HedgePlan<'c>,
+    parent: &RetryState,
+    latch: Option<&HubRegionLatch>,
+    diagnostics: &DiagnosticsSink,
+) -> HedgedRace<LegResult> {
+    let setup = RaceSetup {
+        threshold: plan.strategy.threshold(),
+        deadline: ctx.deadline,
+        primary_region: &plan.primary.region,
+        alternate_region: &plan.alternate.region,
+        applicable_regions: plan.applicable_regions,
+        hub_latch: latch,
+    };
+    let primary = run_leg(ctx, LegParams { hub_latch: latch, state: leg_state(parent), ..LegParams::plain(ctx, diagnostics) });
+    let alternate = plan.alternate;
+    race_hedged(setup, primary, || async move {
+        // Built only now: excluding every other region keeps all of this leg's retries in its region.
+        let pinned =
+            AlternateRouting::pinned(alternate, ctx.options.excluded_regions, ctx.account.properties.all_regions());
+        let params = LegParams {
+            routing: LegRouting { excluded_regions: &pinned.excluded_regions, local_only: true },
+            hub_latch: latch,
+            first_reason: AttemptReason::Hedge,
+            state: leg_state(parent),
+            diagnostics,
+        };
+        run_leg(ctx, params).await
+    })
+    .await
+}
+
+/// A leg's starting state: its own retry budget, with what the operation already knows.
+fn leg_state(parent: &RetryState) -> RetryState {
+    RetryState {
+        counters: Default::default(),
+        hub_region_processing_only: parent.hub_region_processing_only,
+        partition_key_range_id: parent.partition_key_range_id.clone(),
+    }
+}
+
+/// The first partition key range id either leg learned, in the order they finished.
+fn first_range(race: &HedgedRace<LegResult>) -> Option<http::HeaderValue> {
+    race.earlier.iter().chain(race.output.iter()).find_map(|(_, leg)| leg.state.partition_key_range_id.clone())
+}
+
+/// Tells the partition circuit breaker what the race showed about the primary region.
+fn record_feedback(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>, race: &HedgedRace<LegResult>) {
+    let Some(container) = ctx.container else { return };
+    let mut feedback = hedge_win_feedback(race);
+    // A primary leg that failed over answered from another region: nothing to say about its first.
+    let answered_in_primary = matches!(
+        &race.output,
+        Some((_, leg)) if leg.region.as_ref().is_some_and(|r| r.region == plan.primary.region)
+    );
+    if feedback == HedgeWinFeedback::PrimaryFinal && !answered_in_primary {
+        feedback = HedgeWinFeedback::Nothing;
+    }
+    let partition_key = ctx.operation.partition_key().map(|pk| pk.header_value());
+    apply_hedge_win_feedback(
+        &ctx.core.breaker.for_container(container, partition_key),
+        feedback,
+        race.partition_key_range_id(),
+        &plan.primary.region,
+        ctx.core.hedge_win_threshold,
+    );
+}
+
+/// The operation's end when the deadline passed during the race: the leg's own deadline error when
+/// it produced one, else a deadline error naming the race, with the last leg's error as its source.
+fn deadline_end(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>, last: Option<LegResult>, diagnostics: &DiagnosticsSink) -> LegEnd {
+    let mut last_status: Option<CosmosStatus> = None;
+    let mut source: Option<CosmosError> = None;
+    if let Some(leg) = last {
+        match leg.end {
+            LegEnd::Error(e) if e.kind() == ErrorKind::EndToEndTimeout => return LegEnd::Error(e),
+            LegEnd::Error(e) => {
+                last_status = e.cosmos_status();
+                source = Some(e);
+            }
+            LegEnd::Response(r) => last_status = Some(r.status),
+        }
+    }
+    let attempts = match diagnostics.lock() {
+        Ok(recorder) => recorder.rows().len(),
+        Err(poisoned) => poisoned.into_inner().rows().len(),
+    };
+    let timeout = ctx.options.end_to_end_timeout.unwrap_or_default();
+    let mut error = CosmosError::end_to_end_timeout(timeout, attempts, last_status).with_context(format_args!(
+        "hedged read between {} and {}",
+        plan.primary.region, plan.alternate.region
+    ));
+    if let Some(source) = source {
+        error = error.with_source(source);
+    }
+    LegEnd::Error(error)
+}
+
+fn no_result() -> CosmosError {
+    CosmosError::new(ErrorKind::Transport, "the hedged read ended without a result from either region")
+}
