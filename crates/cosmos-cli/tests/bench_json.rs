@@ -105,3 +105,35 @@ fn read_bench_writes_both_runs() {
     }
     assert_eq!(number(&runs[0], "hedge.hedged_ops"), 0.0, "no race with hedging off");
 }
+
+#[test]
+fn patch_counter_reads_back_every_successful_increment() {
+    // Sixteen tasks in closed loop, all incrementing one item.
+    let report = bench(
+        &["--workload", "patch-counter", "--concurrency", "16", "--rate", "0", "--ops", "400", "--warmup", "0s",
+          "--hedging", "off", "--profile", "local"],
+        &scratch("patch"),
+    );
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    check_run_shape(run);
+    assert_eq!(run["workload"], "patch-counter");
+    assert_eq!(run["rate"], 0);
+    assert_eq!(run["concurrency"], 16);
+    assert_eq!(run["ops"], 400);
+    let patch = &run["patch"];
+    let successful = number(patch, "successful");
+    let failed = number(patch, "failed_412") + number(patch, "failed_other");
+    assert_eq!(successful + failed, 400.0, "{patch}");
+    assert_eq!(number(patch, "final_counter"), successful, "no increment lost or invented: {patch}");
+    assert_eq!(number(patch, "failed_other"), 0.0, "{patch}");
+    let attempts = patch["attempts_histogram"].as_object().expect("a histogram object");
+    assert!(attempts.contains_key("1"), "{patch}");
+    let counted: f64 = attempts.values().map(|v| v.as_f64().unwrap()).sum();
+    assert_eq!(counted, 400.0, "{patch}");
+    for k in attempts.keys() {
+        let n: u32 = k.parse().expect("attempt counts are numbers");
+        assert!((1..=5).contains(&n), "{patch}");
+    }
+}

@@ -125,6 +125,21 @@ async fn item_lifecycle() {
     let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(!all.contains(&cli.key), "the key leaked into the output");
 
+    // Patch with flags, applied in the order given.
+    let patched = cli
+        .json(&with(&["item", "patch"], &["--pk", "bob", "o2", "--incr", "/total=3", "--set", "/tags=[\"a\"]",
+            "--add", "/tags/-=b", "--move", "/total:/sum", "--remove", "/tags/0"]))
+        .await;
+    assert_eq!(patched["sum"], 10);
+    assert!(patched.get("total").is_none(), "{patched}");
+    assert_eq!(patched["tags"], serde_json::json!(["b"]));
+    let patched = cli
+        .json(&with(&["item", "patch"], &["--pk", "bob", "o2", "--ops", r#"[{"op":"incr","path":"/sum","value":-1}]"#]))
+        .await;
+    assert_eq!(patched["sum"], 9);
+    let err = cli.fails(&with(&["item", "patch"], &["--pk", "bob", "o2", "--remove", "/absent"])).await;
+    assert!(err.contains("status 400") || err.contains("absent"), "{err}");
+
     // Delete, then the item is gone.
     assert_eq!(cli.json(&with(&["item", "delete"], &["--pk", "ann", "o1"])).await["deleted"], "o1");
     let err = cli.fails(&with(&["item", "get"], &["--pk", "ann", "o1"])).await;

@@ -1,6 +1,7 @@
 //! What one driver operation did, read from its diagnostics: hedge race facts, extra requests,
 //! request charges and PATCH attempts.
 
+use std::num::NonZeroU8;
 use std::time::Duration;
 
 use cosmos_driver::hedging::HedgeTerminalState;
@@ -45,28 +46,39 @@ pub fn patch_attempts(d: &DiagnosticsContext) -> u32 {
     u32::try_from(firsts.div_ceil(2)).unwrap_or(u32::MAX).max(1)
 }
 
-/// The report of a successful operation. Patch operations carry their attempts (`patch` true).
-pub fn report_ok(response: &CosmosResponse, slow_after: Duration, patch: bool) -> OpReport {
+/// Whether an operation is a PATCH, and then its attempt limit.
+pub type PatchLimit = Option<NonZeroU8>;
+
+/// The report of a successful operation. PATCH operations carry their attempts.
+pub fn report_ok(response: &CosmosResponse, slow_after: Duration, patch: PatchLimit) -> OpReport {
     let d = response.diagnostics();
     OpReport {
         hedge: hedge_facts(d, slow_after),
         extra_requests: extra_requests(d),
         ru_caller_visible: response.request_charge(),
         ru_total: d.total_request_charge(),
-        patch_attempts: patch.then(|| patch_attempts(d)),
+        patch_attempts: patch.map(|_| patch_attempts(d)),
         ..OpReport::ok()
     }
 }
 
-/// The report of a failed operation.
-pub fn report_err(error: &CosmosError, slow_after: Duration, patch: bool) -> OpReport {
+/// The report of a failed operation. A PATCH that failed with 412 used up its attempt limit (its
+/// error carries only the last attempt's diagnostics); other failures count the attempts seen.
+pub fn report_err(error: &CosmosError, slow_after: Duration, patch: PatchLimit) -> OpReport {
     let d = error.diagnostics();
+    let attempts = patch.map(|limit| {
+        if error.is_precondition_failed() {
+            u32::from(limit.get())
+        } else {
+            patch_attempts(d)
+        }
+    });
     OpReport {
         hedge: hedge_facts(d, slow_after),
         extra_requests: extra_requests(d),
         ru_caller_visible: 0.0,
         ru_total: d.total_request_charge(),
-        patch_attempts: patch.then(|| patch_attempts(d)),
+        patch_attempts: attempts,
         ..OpReport::failed(error.status())
     }
 }

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use cosmos_driver::patch::PatchInstructions;
+use cosmos_driver::options::DEFAULT_PATCH_MAX_ATTEMPTS;
 use cosmos_driver::{CosmosDriver, CosmosOperation, OperationOptions};
 
 use super::facts::{report_err, report_ok};
@@ -45,7 +46,8 @@ impl MixedWorkload {
     pub fn new(driver: CosmosDriver, items: SeededItems, slow_after: Duration) -> Result<Self, String> {
         let patch_body = serde_json::to_vec(&PatchInstructions::new().increment("/n", 1))
             .map_err(|e| format!("cannot encode the patch: {e}"))?;
-        Ok(Self { driver, items, patch_body, options: OperationOptions::default(), slow_after })
+        let options = OperationOptions::default().with_patch_max_attempts(DEFAULT_PATCH_MAX_ATTEMPTS);
+        Ok(Self { driver, items, patch_body, options, slow_after })
     }
 }
 
@@ -65,9 +67,9 @@ impl Workload for MixedWorkload {
         };
         let op = match op {
             Ok(op) => op,
-            Err(e) => return report_err(&e, self.slow_after, false),
+            Err(e) => return report_err(&e, self.slow_after, None),
         };
-        let patch = kind == MixedOp::Patch;
+        let patch = (kind == MixedOp::Patch).then_some(DEFAULT_PATCH_MAX_ATTEMPTS);
         match self.driver.execute(op, &self.options).await {
             Ok(r) => report_ok(&r, self.slow_after, patch),
             Err(e) => report_err(&e, self.slow_after, patch),

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use cosmos_driver::patch::PatchInstructions;
+use cosmos_driver::options::DEFAULT_PATCH_MAX_ATTEMPTS;
 use cosmos_driver::{CosmosDriver, CosmosOperation, ItemReference, OperationOptions, PartitionKey};
 
 use super::facts::{report_err, report_ok};
@@ -25,7 +26,8 @@ impl PatchCounterWorkload {
     pub fn new(driver: CosmosDriver, counter: ItemReference, pk: PartitionKey, slow_after: Duration) -> Result<Self, String> {
         let instructions = PatchInstructions::new().increment("/n", 1);
         let body = serde_json::to_vec(&instructions).map_err(|e| format!("cannot encode the patch: {e}"))?;
-        Ok(Self { driver, counter, pk, body, options: OperationOptions::default(), slow_after })
+        let options = OperationOptions::default().with_patch_max_attempts(DEFAULT_PATCH_MAX_ATTEMPTS);
+        Ok(Self { driver, counter, pk, body, options, slow_after })
     }
 }
 
@@ -35,8 +37,8 @@ impl Workload for PatchCounterWorkload {
             .with_partition_key(self.pk.clone())
             .with_body(self.body.clone());
         match self.driver.execute(op, &self.options).await {
-            Ok(r) => report_ok(&r, self.slow_after, true),
-            Err(e) => report_err(&e, self.slow_after, true),
+            Ok(r) => report_ok(&r, self.slow_after, Some(DEFAULT_PATCH_MAX_ATTEMPTS)),
+            Err(e) => report_err(&e, self.slow_after, Some(DEFAULT_PATCH_MAX_ATTEMPTS)),
         }
     }
 }

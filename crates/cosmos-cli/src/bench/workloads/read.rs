@@ -30,8 +30,8 @@ impl Workload for ReadWorkload {
         let (item, pk) = self.items.get(item_for(seq, self.items.len()));
         let op = CosmosOperation::read_item(item.clone()).with_partition_key(pk.clone());
         match self.driver.execute(op, &self.options).await {
-            Ok(r) => report_ok(&r, self.slow_after, false),
-            Err(e) => report_err(&e, self.slow_after, false),
+            Ok(r) => report_ok(&r, self.slow_after, None),
+            Err(e) => report_err(&e, self.slow_after, None),
         }
     }
 }
