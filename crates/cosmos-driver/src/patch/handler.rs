@@ -242,3 +242,98 @@ fn exhausted(attempts: NonZeroU8, last: Option<CosmosError>) -> CosmosError {
 fn refused(refusal: preflight::PatchRefusal) -> CosmosError {
     CosmosError::invalid_input(refusal.to_string()).with_source(refusal)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::DatabaseReference;
+
+    fn op(body: &str) -> CosmosOperation {
+        let item = DatabaseReference::new("d").unwrap().container("c").unwrap().item("i").unwrap();
+        CosmosOperation::patch_item(item).with_partition_key("p").with_body(body.to_owned())
+    }
+
+    const ONE: &str = r#"{"operations":[{"op":"incr","path":"/n","value":1}]}"#;
+
+    fn message(result: Result<PatchRequest, CosmosError>) -> String {
+        match result {
+            Ok(_) => panic!("expected a refusal"),
+            Err(e) => {
+                assert!(e.is_invalid_input(), "{e}");
+                e.message().to_owned()
+            }
+        }
+    }
+
+    #[test]
+    fn reads_the_request_and_its_options() {
+        let none = OperationOptions::new();
+        let r = PatchRequest::new(&op(ONE), &none, &none).unwrap();
+        assert_eq!(r.instructions.operations.len(), 1);
+        assert_eq!(r.max_attempts, DEFAULT_PATCH_MAX_ATTEMPTS);
+        assert_eq!((r.caller_session_token.as_ref(), r.end_to_end_timeout), (None, None));
+
+        let three = NonZeroU8::new(3).unwrap();
+        let client = OperationOptions::new()
+            .with_patch_max_attempts(three)
+            .with_end_to_end_timeout(Duration::from_secs(2))
+            .with_session_token(SessionToken::parse("0:1#5").unwrap());
+        let r = PatchRequest::new(&op(ONE), &none, &client).unwrap();
+        assert_eq!(r.max_attempts, three, "the client's default applies");
+        assert_eq!(r.end_to_end_timeout, Some(Duration::from_secs(2)));
+        assert_eq!(r.caller_session_token, Some(SessionToken::parse("0:1#5").unwrap()));
+        let mine = OperationOptions::new()
+            .with_patch_max_attempts(NonZeroU8::MIN)
+            .with_session_token(SessionToken::parse("0:1#9").unwrap());
+        let r = PatchRequest::new(&op(ONE), &mine, &client).unwrap();
+        assert_eq!(r.max_attempts, NonZeroU8::MIN, "the operation's value wins");
+        assert_eq!(r.caller_session_token, Some(SessionToken::parse("0:1#9").unwrap()));
+    }
+
+    #[test]
+    fn a_session_token_header_seeds_the_loop_and_other_headers_pass_on() {
+        let none = OperationOptions::new();
+        let custom = HeaderName::from_static("x-custom");
+        let with_headers = op(ONE)
+            .with_header(h::SESSION_TOKEN, HeaderValue::from_static("0:1#7"))
+            .with_header(custom.clone(), HeaderValue::from_static("v"));
+        let r = PatchRequest::new(&with_headers, &none, &none).unwrap();
+        assert_eq!(r.caller_session_token, Some(SessionToken::parse("0:1#7").unwrap()));
+        assert_eq!(r.headers, vec![(custom.clone(), HeaderValue::from_static("v"))]);
+        let read = r.read();
+        assert!(read.extra_headers().iter().all(|(n, _)| n != h::SESSION_TOKEN));
+        assert!(read.extra_headers().iter().any(|(n, _)| n == custom));
+        let replace = r.replace(b"{}".to_vec(), "\"e\"".to_owned());
+        assert_eq!(replace.precondition(), Some(&Precondition::IfMatch("\"e\"".to_owned())));
+        assert!(replace.extra_headers().iter().any(|(n, _)| n == custom));
+
+        let bad = op(ONE).with_header(h::SESSION_TOKEN, HeaderValue::from_static("nonsense"));
+        assert!(message(PatchRequest::new(&bad, &none, &none)).contains("session token"));
+    }
+
+    #[test]
+    fn refuses_before_anything_is_sent() {
+        let none = OperationOptions::new();
+        let cases = [
+            (op("not json"), "not a list of patch instructions"),
+            (op(r#"{"operations":[]}"#), "no operations"),
+            (op(ONE).with_precondition(Precondition::IfNoneMatch("*".into())), "caller precondition"),
+            (op(ONE).with_header(http::header::IF_MATCH, HeaderValue::from_static("\"e\"")), "caller precondition"),
+            (op(r#"{"operations":[{"op":"set","path":"/_etag","value":1}]}"#), "\"_etag\""),
+        ];
+        for (operation, needle) in cases {
+            let text = message(PatchRequest::new(&operation, &none, &none));
+            assert!(text.contains(needle), "{text}");
+        }
+    }
+
+    #[test]
+    fn exhaustion_keeps_the_last_conflict() {
+        let last = CosmosError::service(CosmosStatus::new(412, 0), Default::default(), bytes::Bytes::new());
+        let e = exhausted(NonZeroU8::new(2).unwrap(), Some(last));
+        assert!(e.is_precondition_failed());
+        assert!(e.message().contains("after 2 read-modify-write attempts"), "{e}");
+        let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<CosmosError>());
+        assert!(source.is_some_and(CosmosError::is_precondition_failed));
+    }
+}
