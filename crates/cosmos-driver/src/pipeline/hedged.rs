@@ -93,6 +93,11 @@ pub(crate) async fn run_hedged<'c>(
     let latch = HubRegionLatch::new();
     let latch = hub_latch_eligible(op.resource_type(), op.operation_type(), multi_write).then_some(&latch);
     let mut parent = RetryState::default();
+    // The partition's range when the breaker already tracks it: failures that bring no header (no
+    // response at all, or an error from a gateway) still count against the right partition.
+    if let Some(range) = ctx.learned_range() {
+        parent.partition_key_range_id = http::HeaderValue::from_str(&range).ok();
+    }
     let mut plan = first;
     loop {
         let race = race(ctx, &plan, &parent, latch, diagnostics).await;

@@ -1,0 +1,16 @@
+//! Cross-region hedging of point reads against the embedded emulator over real HTTP, with fault
+//! rules (delays, 503s, 404/1002, closed connections) and the emulator's per-region request
+//! counters: the race, its cancellations and deadline, what is never hedged, the alternate's pinning
+//! under every retry trigger, the hub-region header across legs, the circuit-breaker feedback,
+//! session tokens and request charges.
+
+mod common;
+
+#[path = "hedging_cases/breaker.rs"]
+mod breaker;
+#[path = "hedging_cases/race.rs"]
+mod race;
+#[path = "hedging_cases/routing.rs"]
+mod routing;
+#[path = "hedging_cases/support.rs"]
+mod support;
