@@ -2,7 +2,7 @@
 //! rules (delays, 503s, 404/1002, closed connections) and the emulator's per-region request
 //! counters: the race, its cancellations and deadline, what is never hedged, the alternate's pinning
 //! under every retry trigger, the hub-region header across legs, the circuit-breaker feedback,
-//! session tokens and request charges.
+//! session tokens and request charges, and the rounds that follow a race both legs lost.
 
 mod common;
 
@@ -10,6 +10,8 @@ mod common;
 mod breaker;
 #[path = "hedging_cases/race.rs"]
 mod race;
+#[path = "hedging_cases/rounds.rs"]
+mod rounds;
 #[path = "hedging_cases/routing.rs"]
 mod routing;
 #[path = "hedging_cases/support.rs"]

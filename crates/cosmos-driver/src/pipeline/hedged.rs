@@ -99,8 +99,9 @@ pub(crate) async fn run_hedged<'c>(
         parent.partition_key_range_id = http::HeaderValue::from_str(&range).ok();
     }
     let mut plan = first;
+    let mut reason = AttemptReason::FirstAttempt;
     loop {
-        let race = race(ctx, &plan, &parent, latch, diagnostics).await;
+        let race = race(ctx, &plan, &parent, reason, latch, diagnostics).await;
         record_feedback(ctx, &plan, &race);
         let observed_session_unavailable = race.observed_session_unavailable();
         let range = first_range(&race);
@@ -166,10 +167,15 @@ pub(crate) async fn run_hedged<'c>(
                     action = ?decision.action,
                     "both legs ended transient; the operation tries again"
                 );
+                reason = AttemptReason::Retry;
                 match self::plan(ctx) {
                     Some(next) => plan = next,
                     None => {
-                        let params = LegParams { state: leg_state(&parent), ..LegParams::plain(ctx, diagnostics) };
+                        let params = LegParams {
+                            first_reason: reason,
+                            state: leg_state(&parent),
+                            ..LegParams::plain(ctx, diagnostics)
+                        };
                         let leg = run_leg(ctx, params).await;
                         return (leg.end, Some(hedge));
                     }
@@ -179,11 +185,13 @@ pub(crate) async fn run_hedged<'c>(
     }
 }
 
-/// One race: the primary leg now, the pinned alternate after the threshold.
+/// One race: the primary leg now (its first attempt sent for `reason`), the pinned alternate after
+/// the threshold.
 async fn race<'c>(
     ctx: &'c OperationContext<'_>,
     plan: &HedgePlan<'c>,
     parent: &RetryState,
+    reason: AttemptReason,
     latch: Option<&HubRegionLatch>,
     diagnostics: &DiagnosticsSink,
 ) -> HedgedRace<LegResult> {
@@ -195,7 +203,10 @@ async fn race<'c>(
         applicable_regions: plan.applicable_regions,
         hub_latch: latch,
     };
-    let primary = run_leg(ctx, LegParams { hub_latch: latch, state: leg_state(parent), ..LegParams::plain(ctx, diagnostics) });
+    let primary = run_leg(
+        ctx,
+        LegParams { hub_latch: latch, first_reason: reason, state: leg_state(parent), ..LegParams::plain(ctx, diagnostics) },
+    );
     let alternate = plan.alternate;
     race_hedged(setup, primary, || async move {
         // Built only now: excluding every other region keeps all of this leg's retries in its region.

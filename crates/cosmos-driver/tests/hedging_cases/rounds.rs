@@ -1,0 +1,76 @@
+//! When both legs end transient: the race counts as one attempt of the operation, what the legs
+//! learned carries over, the operation's retry budget decides whether another round follows, and
+//! the operation always ends.
+
+use std::time::Duration;
+
+use cosmos_driver::hedging::HedgeTerminalState;
+use cosmos_driver::{AttemptReason, OperationOptions};
+use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
+use cosmos_emulator::EmulatorBuilder;
+use tokio::time::Instant;
+
+use super::support::{hedging, rows, Setup, EAST, WEST};
+use crate::common;
+
+const HUB_HEADER: &str = "x-ms-cosmos-hub-region-processing-only";
+
+async fn two_regions(preferred: [&str; 2]) -> Setup {
+    Setup::start(EmulatorBuilder::new().regions([EAST, WEST]), |o| {
+        o.with_preferred_regions(preferred).with_availability_strategy(hedging(100))
+    })
+    .await
+}
+
+fn count(rows: &[super::support::Row], reason: AttemptReason) -> usize {
+    rows.iter().filter(|(_, r, _)| *r == reason).count()
+}
+
+#[tokio::test]
+async fn both_legs_unavailable_retry_once_more_then_end() {
+    let s = two_regions([EAST, WEST]).await;
+    let _down = s.emu.faults().add(FaultRule::new(Reaction::respond(503, 0)).for_ops([OpKind::Read]));
+    let started = Instant::now();
+    let e = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    assert!(e.is_service_unavailable(), "{e}");
+    let h = e.diagnostics().hedge().expect("hedge diagnostics on the error");
+    assert_eq!(h.terminal_state(), HedgeTerminalState::BothTransient { deadline_elapsed: false });
+    assert!(!h.was_hedge());
+    assert_eq!(h.response_region(), None);
+    let got = rows(e.diagnostics());
+    // The primary failed over and retried (East, West x3), so it ended before the threshold and
+    // the alternate went at once (West x3). Both endpoints are now marked, so no usable alternate
+    // is left: the operation's one retry is a plain leg over both regions (East, West x3).
+    assert_eq!(count(&got, AttemptReason::FirstAttempt), 1, "{got:?}");
+    assert_eq!(count(&got, AttemptReason::Hedge), 3, "{got:?}");
+    assert_eq!(got.len(), 4 + 3 + 4, "{got:?}");
+    assert!(got.iter().all(|(_, _, outcome)| outcome == "503"));
+    assert!(s.marked_unavailable(EAST) && s.marked_unavailable(WEST));
+}
+
+#[tokio::test]
+async fn both_legs_behind_the_session_carry_the_hub_latch_and_end() {
+    // Every region answers 404/1002; East is the hub, West the primary.
+    let s = two_regions([WEST, EAST]).await;
+    // The first rule that fires decides, so the one counting hub reads with the header goes first.
+    let hub_with_header = s.emu.faults().add(
+        FaultRule::new(Reaction::respond(404, 1002)).in_regions([EAST]).for_ops([OpKind::Read]).with_header(HUB_HEADER, "True"),
+    );
+    let _lagging = s.emu.faults().add(FaultRule::new(Reaction::respond(404, 1002)).for_ops([OpKind::Read]));
+    let east_before = s.reads(EAST);
+    let e = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap_err();
+    assert!(e.is_read_session_not_available(), "{e}");
+    let h = e.diagnostics().hedge().unwrap();
+    assert_eq!(h.terminal_state(), HedgeTerminalState::BothTransient { deadline_elapsed: false });
+    assert_eq!(h.alternate_region().map(|r| r.as_str()), Some(EAST));
+    let got = rows(e.diagnostics());
+    assert_eq!(count(&got, AttemptReason::FirstAttempt), 1, "{got:?}");
+    assert!(count(&got, AttemptReason::Retry) >= 1, "another round followed: {got:?}");
+    assert!(got.len() <= 3 * 8, "bounded by the operation's session retries: {got:?}");
+    // The primary latched on its way to the hub; from then on every hub read of the operation,
+    // the alternate's first one and every later round's, carried the header.
+    let east_reads = s.reads(EAST) - east_before;
+    assert!(east_reads >= 2);
+    assert_eq!(hub_with_header.hits(), east_reads, "{got:?}");
+}
