@@ -59,7 +59,9 @@ impl CosmosDriver {
     pub async fn execute(&self, operation: CosmosOperation, options: &OperationOptions) -> Result<CosmosResponse, CosmosError> {
         operation.validate()?;
         if operation.operation_type() == OperationType::Patch {
-            return crate::patch::execute_patch(self, operation, options).await;
+            // Boxed: the read-modify-write future holds two whole operations, and keeping it inline
+            // would make every operation's future (and every move of it) that much larger.
+            return Box::pin(crate::patch::execute_patch(self, operation, options)).await;
         }
         pipeline::execute(&self.core, &operation, options).await
     }

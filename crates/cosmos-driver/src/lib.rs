@@ -8,6 +8,7 @@ pub mod auth;
 pub mod diagnostics;
 mod driver;
 mod error;
+mod fast_hash;
 pub mod hedging;
 mod operation;
 pub mod options;

@@ -31,19 +31,20 @@ impl Credential {
         Credential(Kind::Token(Arc::new(TokenAuthorizer::new(credential))))
     }
 
-    /// The `authorization` header of one request. A master key signs synchronously; a token
-    /// credential is asked for a token only when the cached one is near expiry.
-    pub(crate) async fn authorization(
-        &self,
-        verb: &str,
-        resource_type: &str,
-        resource_link: &str,
-        date_lower: &str,
-        token_scope: &str,
-    ) -> Result<HeaderValue, CosmosError> {
+    /// The master key, when this is one (it signs synchronously, per request).
+    pub(crate) fn as_master_key(&self) -> Option<&MasterKey> {
         match &self.0 {
-            Kind::MasterKey(k) => Ok(k.authorization(verb, resource_type, resource_link, date_lower)),
-            Kind::Token(t) => t.authorization(token_scope).await,
+            Kind::MasterKey(k) => Some(k),
+            Kind::Token(_) => None,
+        }
+    }
+
+    /// The `authorization` header of a token credential (cached until near expiry); `None` for a
+    /// master key, which signs each request with [`MasterKey::authorization`].
+    pub(crate) async fn token_authorization(&self, token_scope: &str) -> Option<Result<HeaderValue, CosmosError>> {
+        match &self.0 {
+            Kind::MasterKey(_) => None,
+            Kind::Token(t) => Some(t.authorization(token_scope).await),
         }
     }
 }

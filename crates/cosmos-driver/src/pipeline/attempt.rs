@@ -19,9 +19,9 @@ pub(crate) fn build_attempt<'a>(ctx: &'a OperationContext<'_>, endpoint: &'a End
     let op = ctx.operation;
     let op_type = op.operation_type();
     let is_document = op.resource_type() == ResourceType::Document;
-    let session_token = match (&ctx.caller_session_token, ctx.container) {
+    let session_token = match (&ctx.caller_session_token, &ctx.session) {
         (Some(t), _) if is_document => Some(t.clone()),
-        (None, Some(c)) if ctx.send_tracked_session_token => ctx.core.sessions.header_for(c),
+        (None, Some(session)) if ctx.send_tracked_session_token => session.header(),
         _ => None,
     };
     AttemptRequest {
@@ -90,10 +90,10 @@ pub(crate) fn classify(ctx: &OperationContext<'_>, region: &RegionEndpoint, fail
 
 /// Learns from a response: session token, partition key range id, range of the partition key.
 pub(crate) fn record_response_facts(ctx: &OperationContext<'_>, response: &ServiceResponse, state: &mut RetryState) {
+    if let (Some(session), Some(token)) = (&ctx.session, response.headers.get(&h::SESSION_TOKEN)) {
+        session.capture(token);
+    }
     if let Some(container) = ctx.container {
-        if let Some(token) = response.headers.get(&h::SESSION_TOKEN) {
-            ctx.core.sessions.capture(container, token);
-        }
         if let Some(range) = response.headers.get(&h::PARTITION_KEY_RANGE_ID) {
             if state.partition_key_range_id.as_ref() != Some(range) {
                 state.partition_key_range_id = Some(range.clone());
@@ -150,7 +150,7 @@ impl<'a> InFlightAttempt<'a> {
     pub(crate) fn answered(self, response: &ServiceResponse) {
         self.finish(|row| {
             row.status = Some(response.status);
-            row.request_charge = response.request_charge();
+            row.request_charge = response.request_charge;
             row.activity_id = response.headers.get(&h::ACTIVITY_ID).cloned();
         });
     }

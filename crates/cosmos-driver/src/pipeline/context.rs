@@ -12,6 +12,7 @@ use crate::error::CosmosError;
 use crate::operation::CosmosOperation;
 use crate::options::EffectiveOptions;
 use crate::protocol::{ConsistencyLevel, ResourceType};
+use crate::session::ContainerSession;
 use crate::routing::{applicable, order_regions, AccessScope, AccountSnapshot, Candidates, RegionEndpoint};
 
 /// One operation in flight.
@@ -34,6 +35,8 @@ pub(crate) struct OperationContext<'a> {
     pub caller_session_token: Option<HeaderValue>,
     /// Whether the driver's own session token is sent.
     pub send_tracked_session_token: bool,
+    /// The container's session state (item operations only), looked up once.
+    pub session: Option<ContainerSession>,
 }
 
 impl<'a> OperationContext<'a> {
@@ -59,7 +62,9 @@ impl<'a> OperationContext<'a> {
         let send_tracked_session_token = data_plane
             && consistency == ConsistencyLevel::Session
             && (operation.operation_type().is_read_only() || account.properties.multi_write);
+        let session = if data_plane { container.and_then(|c| core.sessions.session(c)) } else { None };
         Ok(Self {
+            session,
             core,
             operation,
             options,
@@ -112,13 +117,18 @@ impl<'a> OperationContext<'a> {
     /// The candidate regions for this operation from `account`, after `excluded`, with unavailable
     /// endpoints (and, for reads, regions where the partition is marked unhealthy) moved last.
     pub(crate) fn candidates(&self, account: &AccountSnapshot, excluded: &[crate::protocol::Region]) -> Candidates {
-        let now = Instant::now();
         let scope = if self.is_read() { AccessScope::Read } else { AccessScope::Write };
         let list = self.region_list(account);
         let preferred = if self.is_read() || account.properties.multi_write { self.options.preferred_regions } else { &[] };
         let range = if self.is_read() { self.learned_range() } else { None };
+        let health = &self.core.health;
+        // Nothing marked anywhere (the common case): no clock read, no lookups.
+        if !health.any_marked() && range.is_none() {
+            return order_regions(list, preferred, excluded, |_, _| false);
+        }
+        let now = Instant::now();
         order_regions(list, preferred, excluded, |_, r| {
-            self.core.health.is_unavailable(&r.endpoint, scope, now)
+            health.is_unavailable(&r.endpoint, scope, now)
                 || match (&range, self.container) {
                     (Some(range), Some(c)) => self.core.breaker.is_unhealthy(c, range, &r.region, now),
                     _ => false,

@@ -19,11 +19,12 @@ pub(crate) async fn apply(
     account: &AccountSnapshot,
 ) -> Option<Arc<AccountSnapshot>> {
     let core = ctx.core;
-    let now = Instant::now();
     if let Some(scope) = effects.mark_endpoint_unavailable {
-        core.health.mark_unavailable(&region.endpoint, scope, now);
+        core.health.mark_unavailable(&region.endpoint, scope, Instant::now());
     }
-    if effects.partition_failure || effects.partition_success {
+    let breaker_cares = effects.partition_failure || (effects.partition_success && core.breaker.is_active());
+    if breaker_cares {
+        let now = Instant::now();
         let range = state.partition_key_range_id.as_ref().and_then(|v| v.to_str().ok());
         if let (Some(container), Some(range)) = (ctx.container, range) {
             if effects.partition_failure {
@@ -34,7 +35,8 @@ pub(crate) async fn apply(
         }
     }
     if effects.refresh_account {
-        let refresh = core.account.refresh(&core.transport, account.generation);
+        // Boxed (rare path): keeps the leg's future, which every operation moves, small.
+        let refresh = Box::pin(core.account.refresh(&core.transport, account.generation));
         let fresh = match ctx.deadline {
             Some(d) => tokio::time::timeout_at(d, refresh).await.ok()?,
             None => refresh.await,

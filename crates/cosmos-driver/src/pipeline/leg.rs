@@ -16,7 +16,7 @@ use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{emit_hub_region_header, latch_session_unavailable, HubRegionLatch};
 use crate::protocol::{CosmosStatus, Region};
 use crate::routing::{AccountSnapshot, Candidates, RegionEndpoint};
-use crate::transport::AttemptFailure;
+use crate::transport::{sent, AttemptFailure};
 
 /// The retry state a leg carries: counters, the sticky hub-region latch, the partition key range id.
 #[derive(Clone, Debug, Default)]
@@ -145,17 +145,16 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
     let mut account = ctx.account.clone();
     let mut route = Route::new(ctx, &account, &routing);
     let mut reason = first_reason;
-    let mut last_end: Option<LegEnd> = None;
 
     if route.candidates.all_unavailable() {
-        account = core.account.refresh_if_stale(&core.transport, Duration::from_secs(5)).await;
+        // Boxed (rare path): keeps the leg's future, which every operation moves, small.
+        account = Box::pin(core.account.refresh_if_stale(&core.transport, Duration::from_secs(5))).await;
         route = Route::new(ctx, &account, &routing);
     }
 
     loop {
         let Some(region) = route.current(ctx, &account).cloned() else {
-            let end = last_end.unwrap_or_else(|| LegEnd::Error(no_eligible_region(ctx, &account, routing.excluded_regions)));
-            return p.end(end);
+            return p.end(LegEnd::Error(no_eligible_region(ctx, &account, routing.excluded_regions)));
         };
         if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
             return p.timeout(ctx, None, None);
@@ -164,10 +163,14 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         // would refuse it (403/3), so they never get it.
         let hub_header = region.region == account.properties.hub().region
             && emit_hub_region_header(p.state.hub_region_processing_only, hub_latch);
-        let request = build_attempt(ctx, &region.endpoint, hub_header);
+        // The request is built, then only the built request is kept while it is in flight.
+        let built = core.transport.build(&build_attempt(ctx, &region.endpoint, hub_header)).await;
         let attempt = InFlightAttempt::start(diagnostics, &region, reason, ctx.started);
         let started = attempt.started();
-        let sent = core.transport.send(&request, ctx.deadline).await;
+        let sent = match built {
+            Ok(request) => sent(core.transport.send_built(request, ctx.deadline).await).map_err(AttemptFailure::Send),
+            Err(e) => Err(AttemptFailure::Local(e)),
+        };
         p.attempts += 1;
         p.region = Some(region.clone());
         let (outcome, end) = match sent {
@@ -221,7 +224,8 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
                     let why = format!("a retry after {delay:?} would start past the deadline");
                     return p.timeout(ctx, Some(&why), None);
                 }
-                tokio::time::sleep(delay).await;
+                // Boxed (retry path only): keeps the leg's future small.
+                Box::pin(tokio::time::sleep(delay)).await;
                 reason = AttemptReason::Retry;
             }
             RetryAction::Failover => {
@@ -251,6 +255,5 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             // Every attempt of a race's alternate leg is marked as the hedge it belongs to.
             reason = AttemptReason::Hedge;
         }
-        last_end = Some(end);
     }
 }

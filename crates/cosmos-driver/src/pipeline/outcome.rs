@@ -20,6 +20,8 @@ pub(crate) struct ServiceResponse {
     pub status: CosmosStatus,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// `x-ms-request-charge` (0 when absent).
+    pub request_charge: f64,
 }
 
 impl ServiceResponse {
@@ -30,16 +32,13 @@ impl ServiceResponse {
             .and_then(|v| v.to_str().ok())
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(0);
-        Self { status: CosmosStatus::new(raw.status.as_u16(), sub), headers: raw.headers, body: raw.body }
-    }
-
-    /// `x-ms-request-charge`.
-    pub(crate) fn request_charge(&self) -> f64 {
-        self.headers
+        let request_charge = raw
+            .headers
             .get(&h::REQUEST_CHARGE)
             .and_then(|v| v.to_str().ok())
             .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(0.0)
+            .unwrap_or(0.0);
+        Self { status: CosmosStatus::new(raw.status.as_u16(), sub), headers: raw.headers, body: raw.body, request_charge }
     }
 
     /// `x-ms-retry-after-ms`.
@@ -107,11 +106,11 @@ impl LegResult {
     pub(crate) fn finish(end: LegEnd, diagnostics: DiagnosticsRecorder, hedge: Option<HedgeDiagnostics>) -> Result<CosmosResponse, CosmosError> {
         match end {
             LegEnd::Response(r) if r.status.status < 400 => {
-                let charge = r.request_charge();
+                let charge = r.request_charge;
                 Ok(CosmosResponse::new(r.status, ResponseHeaders::new(r.headers), r.body, diagnostics.finish(charge, hedge)))
             }
             LegEnd::Response(r) => {
-                let charge = r.request_charge();
+                let charge = r.request_charge;
                 let e = CosmosError::service(r.status, ResponseHeaders::new(r.headers), r.body);
                 Err(e.with_diagnostics(diagnostics.finish(charge, hedge)))
             }
@@ -139,7 +138,7 @@ impl HedgeLegOutput for LegResult {
 
     fn request_charge(&self) -> f64 {
         match &self.end {
-            LegEnd::Response(r) => r.request_charge(),
+            LegEnd::Response(r) => r.request_charge,
             LegEnd::Error(_) => 0.0,
         }
     }

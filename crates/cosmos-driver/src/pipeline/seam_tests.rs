@@ -88,3 +88,24 @@ async fn two_legs_race_on_one_stack_frame() {
     assert!(d.hedge().unwrap().was_hedge());
     assert_eq!(emu.counters().get("North Europe", OpKind::Read), 0, "the alternate stays pinned");
 }
+
+/// Every operation's future embeds a leg's, and every move of it copies the whole size: the leg
+/// and the in-flight send stay small (measured, with headroom; a regression shows up here).
+#[tokio::test]
+async fn leg_futures_stay_small() {
+    let emu = EmulatorBuilder::new().start().await.unwrap();
+    let driver = CosmosDriver::new(DriverOptions::new(emu.endpoint(), Credential::master_key(emu.key()).unwrap()))
+        .await
+        .unwrap();
+    let o = OperationOptions::new();
+    let item = DatabaseReference::new("db").unwrap().container("c").unwrap().item("a").unwrap();
+    let op = CosmosOperation::read_item(item).with_partition_key("p");
+    let core = driver.core();
+    let effective = EffectiveOptions::resolve(&o, core.options.operation_defaults(), core.options.request_timeout());
+    let ctx = OperationContext::new(core, &op, effective, Instant::now()).unwrap();
+    let diagnostics = sink(ActivityId::new(), ctx.started);
+    let leg = run_leg(&ctx, LegParams::plain(&ctx, &diagnostics));
+    assert!(std::mem::size_of_val(&leg) <= 2048, "run_leg future: {} bytes", std::mem::size_of_val(&leg));
+    let send = core.transport.send_built(http::Request::new(http_body_util::Full::new(bytes::Bytes::new())), None);
+    assert!(std::mem::size_of_val(&send) <= 512, "send future: {} bytes", std::mem::size_of_val(&send));
+}

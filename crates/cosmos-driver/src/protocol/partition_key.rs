@@ -65,11 +65,28 @@ fn write_json_number(out: &mut String, n: f64) {
 
 /// A partition key: one value, or up to three for a hierarchical (MultiHash) container.
 ///
-/// The header form (`["value"]`) is computed once, when the key is built.
+/// Only the header form (`["value"]`) is kept, computed once when the key is built; cloning is a
+/// reference-count increment.
 #[derive(Clone, PartialEq)]
 pub struct PartitionKey {
-    values: Arc<[PartitionKeyValue]>,
     header: HeaderValue,
+}
+
+/// Builds the header from JSON text written by this module (printable ASCII only).
+fn header_from(json: String) -> Result<HeaderValue, CosmosError> {
+    let header = HeaderValue::from_maybe_shared(bytes::Bytes::from(json.into_bytes()))
+        .map_err(|_| CosmosError::invalid_input("the partition key cannot be written as a header value"))?;
+    // Share the bytes now, so that sending the key never copies it.
+    drop(header.clone());
+    Ok(header)
+}
+
+fn single_header(value: &PartitionKeyValue) -> HeaderValue {
+    let mut json = String::with_capacity(16);
+    json.push('[');
+    value.write_json(&mut json);
+    json.push(']');
+    header_from(json).unwrap_or_else(|_| HeaderValue::from_static("[null]"))
 }
 
 impl PartitionKey {
@@ -101,10 +118,7 @@ impl PartitionKey {
             v.write_json(&mut json);
         }
         json.push(']');
-        let header = HeaderValue::from_str(&json).map_err(|_| {
-            CosmosError::invalid_input("the partition key cannot be written as a header value")
-        })?;
-        Ok(Self { values: values.into(), header })
+        Ok(Self { header: header_from(json)? })
     }
 
     /// A single-value key from any component.
@@ -119,7 +133,7 @@ impl PartitionKey {
 
     /// The JSON `null` key.
     pub fn null() -> Self {
-        Self { values: Arc::from(vec![PartitionKeyValue::Null]), header: HeaderValue::from_static("[null]") }
+        Self { header: HeaderValue::from_static("[null]") }
     }
 
     /// A hierarchical key of one to three components, outermost first.
@@ -127,9 +141,18 @@ impl PartitionKey {
         Self::from_values(values.into_iter().collect())
     }
 
-    /// The components, outermost first.
-    pub fn values(&self) -> &[PartitionKeyValue] {
-        &self.values
+    /// The components, outermost first (decoded from the header form).
+    pub fn values(&self) -> Vec<PartitionKeyValue> {
+        let parsed: Vec<serde_json::Value> = serde_json::from_str(self.as_json()).unwrap_or_default();
+        parsed
+            .into_iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => PartitionKeyValue::String(Arc::from(s)),
+                serde_json::Value::Number(n) => PartitionKeyValue::Number(n.as_f64().unwrap_or_default()),
+                serde_json::Value::Bool(b) => PartitionKeyValue::Bool(b),
+                _ => PartitionKeyValue::Null,
+            })
+            .collect()
     }
 
     /// The value of the `x-ms-documentdb-partitionkey` header (`["v"]`).
@@ -155,9 +178,7 @@ impl From<&str> for PartitionKey {
         json.push('[');
         write_json_string(&mut json, s);
         json.push(']');
-        // Only printable ASCII is written above, which is always a valid header value.
-        let header = HeaderValue::from_str(&json).unwrap_or_else(|_| HeaderValue::from_static("[\"\"]"));
-        Self { values: Arc::from(vec![PartitionKeyValue::String(Arc::from(s))]), header }
+        Self { header: header_from(json).unwrap_or_else(|_| HeaderValue::from_static("[\"\"]")) }
     }
 }
 
@@ -175,8 +196,7 @@ impl From<&String> for PartitionKey {
 
 impl From<bool> for PartitionKey {
     fn from(b: bool) -> Self {
-        let header = HeaderValue::from_static(if b { "[true]" } else { "[false]" });
-        Self { values: Arc::from(vec![PartitionKeyValue::Bool(b)]), header }
+        Self { header: HeaderValue::from_static(if b { "[true]" } else { "[false]" }) }
     }
 }
 
@@ -184,9 +204,7 @@ macro_rules! pk_from_int {
     ($($t:ty),*) => {$(
         impl From<$t> for PartitionKey {
             fn from(n: $t) -> Self {
-                let text = format!("[{n}]");
-                let header = HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static("[0]"));
-                Self { values: Arc::from(vec![PartitionKeyValue::Number(n as f64)]), header }
+                Self { header: single_header(&PartitionKeyValue::Number(n as f64)) }
             }
         }
     )*};
@@ -284,6 +302,7 @@ mod tests {
         let h = PartitionKey::hierarchical(["t".into(), PartitionKeyValue::from(7i64), PartitionKeyValue::Null])
             .unwrap();
         assert_eq!(h.as_json(), r#"["t",7,null]"#);
+        assert_eq!(h.values(), vec!["t".into(), PartitionKeyValue::Number(7.0), PartitionKeyValue::Null]);
     }
 
     #[test]

@@ -33,6 +33,8 @@ struct Slot {
 
 /// The shared health marks of every endpoint of an account.
 pub struct EndpointHealth {
+    /// Set by the first mark ever made; while clear, every endpoint is healthy without a lookup.
+    marked: std::sync::atomic::AtomicBool,
     slots: Box<[Slot]>,
     epoch: Instant,
     ttl: Duration,
@@ -41,7 +43,17 @@ pub struct EndpointHealth {
 impl EndpointHealth {
     /// A store whose marks last `ttl`.
     pub fn new(ttl: Duration) -> Self {
-        Self { slots: (0..SLOTS).map(|_| Slot::default()).collect(), epoch: Instant::now(), ttl }
+        Self {
+            marked: std::sync::atomic::AtomicBool::new(false),
+            slots: (0..SLOTS).map(|_| Slot::default()).collect(),
+            epoch: Instant::now(),
+            ttl,
+        }
+    }
+
+    /// Whether any endpoint was ever marked (marks may have expired since).
+    pub fn any_marked(&self) -> bool {
+        self.marked.load(Ordering::Acquire)
     }
 
     fn stamp(&self, at: Instant) -> u64 {
@@ -86,11 +98,15 @@ impl EndpointHealth {
             AccessScope::Write => &slot.write_until,
         };
         cell.fetch_max(until, Ordering::AcqRel);
+        self.marked.store(true, Ordering::Release);
         tracing::debug!(endpoint = %endpoint, ?scope, ttl = ?self.ttl, "endpoint marked unavailable");
     }
 
     /// Whether `endpoint` carries an unexpired mark for `scope` at `now`.
     pub fn is_unavailable(&self, endpoint: &Endpoint, scope: AccessScope, now: Instant) -> bool {
+        if !self.any_marked() {
+            return false;
+        }
         let Some(slot) = self.find(endpoint.health_key()) else {
             return false;
         };
@@ -133,6 +149,7 @@ mod tests {
         let e = ep(1);
         let now = Instant::now();
         assert!(!h.is_unavailable(&e, AccessScope::Read, now));
+        assert!(!h.any_marked());
         h.mark_unavailable(&e, AccessScope::Read, now);
         assert!(h.is_unavailable(&e, AccessScope::Read, now));
         assert!(!h.is_unavailable(&e, AccessScope::Write, now), "scopes are separate");

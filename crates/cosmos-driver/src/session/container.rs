@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use http::HeaderValue;
 
+use crate::fast_hash::FxBuildHasher;
 use crate::protocol::SessionToken;
 
 #[derive(Debug, Default)]
@@ -21,10 +22,40 @@ struct State {
     last_raw: Option<HeaderValue>,
 }
 
+/// The session state of one container, looked up once per operation.
+#[derive(Clone, Debug)]
+pub(crate) struct ContainerSession(Arc<Mutex<State>>);
+
+impl ContainerSession {
+    /// The header to send, if any token is known.
+    pub(crate) fn header(&self) -> Option<HeaderValue> {
+        self.0.lock().ok()?.header.clone()
+    }
+
+    /// Merges a response's `x-ms-session-token` in. Malformed tokens are ignored (and logged).
+    pub(crate) fn capture(&self, raw: &HeaderValue) {
+        let Ok(mut g) = self.0.lock() else { return };
+        if g.last_raw.as_ref() == Some(raw) {
+            return;
+        }
+        let parsed = match raw.to_str().ok().map(SessionToken::parse) {
+            Some(Ok(t)) => t,
+            _ => {
+                tracing::debug!("ignoring a malformed session token");
+                return;
+            }
+        };
+        if g.token.merge_from(&parsed) || g.header.is_none() {
+            g.header = HeaderValue::from_str(&g.token.to_string()).ok();
+        }
+        g.last_raw = Some(raw.clone());
+    }
+}
+
 /// Session tokens of every container the driver has talked to.
 #[derive(Debug, Default)]
 pub struct SessionContainer {
-    containers: RwLock<HashMap<Arc<str>, Arc<Mutex<State>>>>,
+    containers: RwLock<HashMap<Arc<str>, Arc<Mutex<State>>, FxBuildHasher>>,
 }
 
 impl SessionContainer {
@@ -45,6 +76,11 @@ impl SessionContainer {
         Some(map.entry(container.clone()).or_default().clone())
     }
 
+    /// The session state of `container`, created empty when the driver has none yet.
+    pub(crate) fn session(&self, container: &Arc<str>) -> Option<ContainerSession> {
+        self.state_or_insert(container).map(ContainerSession)
+    }
+
     /// The header to send for `container`, if any token is known.
     pub fn header_for(&self, container: &Arc<str>) -> Option<HeaderValue> {
         let state = self.state(container)?;
@@ -62,26 +98,9 @@ impl SessionContainer {
     /// Merges a response's `x-ms-session-token` into `container`'s token. Malformed tokens are
     /// ignored (and logged).
     pub fn capture(&self, container: &Arc<str>, raw: &HeaderValue) {
-        if let Some(state) = self.state(container) {
-            if let Ok(g) = state.lock() {
-                if g.last_raw.as_ref() == Some(raw) {
-                    return;
-                }
-            }
+        if let Some(session) = self.session(container) {
+            session.capture(raw);
         }
-        let parsed = match raw.to_str().ok().map(SessionToken::parse) {
-            Some(Ok(t)) => t,
-            _ => {
-                tracing::debug!(container = %container, "ignoring a malformed session token");
-                return;
-            }
-        };
-        let Some(state) = self.state_or_insert(container) else { return };
-        let Ok(mut g) = state.lock() else { return };
-        if g.token.merge_from(&parsed) || g.header.is_none() {
-            g.header = HeaderValue::from_str(&g.token.to_string()).ok();
-        }
-        g.last_raw = Some(raw.clone());
     }
 
     /// Forgets `container`'s token (it was deleted).

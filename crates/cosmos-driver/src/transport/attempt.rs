@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use super::date::with_request_date;
 use super::endpoint::Endpoint;
-use super::http_client::{HttpClient, RawResponse, SendFailure};
+use super::http_client::{sent, HttpClient, RawResponse, SendFailure};
 use crate::auth::Credential;
 use crate::error::CosmosError;
 use crate::protocol::{header_names as h, ConsistencyLevel, ResourceType};
@@ -91,28 +91,38 @@ impl Transport {
 
     /// Signs and sends one attempt; gives up at the earlier of `deadline` and the request timeout.
     pub(crate) async fn send(&self, req: &AttemptRequest<'_>, deadline: Option<Instant>) -> Result<RawResponse, AttemptFailure> {
+        let request = self.build(req).await.map_err(AttemptFailure::Local)?;
+        sent(self.send_built(request, deadline).await).map_err(AttemptFailure::Send)
+    }
+
+    /// Sends a request made by [`Transport::build`]; gives up at the earlier of `deadline` and the
+    /// request timeout. The request is handed over at once; await the future and pass its output to
+    /// [`sent`]. (No async wrapper here: every layer of one would copy the in-flight state.)
+    pub(crate) fn send_built(
+        &self,
+        request: Request<Full<Bytes>>,
+        deadline: Option<Instant>,
+    ) -> tokio::time::Timeout<impl std::future::Future<Output = Result<RawResponse, SendFailure>> + Send + 'static> {
         let attempt_deadline = {
             let by_timeout = Instant::now() + self.request_timeout;
             deadline.map_or(by_timeout, |d| d.min(by_timeout))
         };
-        let request = self.build(req).await.map_err(AttemptFailure::Local)?;
-        self.client.send(request, attempt_deadline).await.map_err(AttemptFailure::Send)
+        self.client.send(request, attempt_deadline)
     }
 
-    async fn build(&self, req: &AttemptRequest<'_>) -> Result<Request<Full<Bytes>>, CosmosError> {
-        let (date, authorization) = {
-            let (date, lower) = with_request_date(|h, l| (h.clone(), l.to_owned()));
-            let auth = self
-                .credential
-                .authorization(
-                    verb(req.method),
-                    req.resource_type.as_path_segment(),
-                    req.resource_link,
-                    &lower,
-                    &self.token_scope,
-                )
-                .await?;
-            (date, auth)
+    /// The signed HTTP request of one attempt (a master key signs at once; a token credential may
+    /// have to fetch a token).
+    pub(crate) async fn build(&self, req: &AttemptRequest<'_>) -> Result<Request<Full<Bytes>>, CosmosError> {
+        let (date, authorization) = match self.credential.as_master_key() {
+            Some(key) => with_request_date(|date, lower| {
+                let auth = key.authorization(verb(req.method), req.resource_type.as_path_segment(), req.resource_link, lower);
+                (date.clone(), auth)
+            }),
+            None => {
+                let date = with_request_date(|date, _| date.clone());
+                let auth = self.credential.token_authorization(&self.token_scope).await;
+                (date, auth.unwrap_or_else(|| Err(CosmosError::invalid_input("the credential cannot sign")))?)
+            }
         };
         let mut parts = Parts::default();
         parts.scheme = Some(req.endpoint.scheme().clone());

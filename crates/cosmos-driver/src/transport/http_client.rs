@@ -98,11 +98,18 @@ impl HttpClient {
 
     /// Sends `request` and reads the whole response, giving up at `deadline`.
     ///
-    /// Dropping the returned future cancels the request: hyper drops the connection it was using
-    /// instead of returning it to the pool, so nothing leaks.
-    pub(crate) async fn send(&self, request: Request<Full<Bytes>>, deadline: Instant) -> Result<RawResponse, SendFailure> {
-        let exchange = async {
-            let response = self.client.request(request).await.map_err(|e| {
+    /// The request is handed to hyper before the returned future is first polled, so the future
+    /// holds only what is in flight (it is embedded in every operation's future; keeping it small
+    /// keeps every move of those cheap). Dropping it cancels the request: hyper drops the
+    /// connection it was using instead of returning it to the pool, so nothing leaks.
+    pub(crate) fn send(
+        &self,
+        request: Request<Full<Bytes>>,
+        deadline: Instant,
+    ) -> tokio::time::Timeout<impl std::future::Future<Output = Result<RawResponse, SendFailure>> + Send + 'static> {
+        let response = self.client.request(request);
+        tokio::time::timeout_at(deadline, async move {
+            let response = response.await.map_err(|e| {
                 if e.is_connect() {
                     SendFailure::Connect(Box::new(e))
                 } else {
@@ -112,12 +119,15 @@ impl HttpClient {
             let (parts, body) = response.into_parts();
             let body = body.collect().await.map_err(|e| SendFailure::Io(Box::new(e)))?.to_bytes();
             Ok(RawResponse { status: parts.status, headers: parts.headers, body })
-        };
-        match tokio::time::timeout_at(deadline, exchange).await {
-            Ok(result) => result,
-            Err(_) => Err(SendFailure::TimedOut),
-        }
+        })
     }
+}
+
+/// The result of awaiting [`HttpClient::send`]: the response, or why there is none.
+pub(crate) fn sent(
+    result: Result<Result<RawResponse, SendFailure>, tokio::time::error::Elapsed>,
+) -> Result<RawResponse, SendFailure> {
+    result.unwrap_or(Err(SendFailure::TimedOut))
 }
 
 impl std::fmt::Debug for HttpClient {

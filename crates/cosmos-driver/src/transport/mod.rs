@@ -8,4 +8,4 @@ mod http_client;
 pub(crate) use attempt::{AttemptFailure, AttemptHeaders, AttemptRequest, Transport};
 pub use attempt::{API_VERSION, USER_AGENT_VALUE};
 pub use endpoint::Endpoint;
-pub(crate) use http_client::{HttpClient, RawResponse, SendFailure};
+pub(crate) use http_client::{sent, HttpClient, RawResponse, SendFailure};

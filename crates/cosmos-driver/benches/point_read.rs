@@ -1,0 +1,236 @@
+//! Point-read cost on loopback against the embedded emulator (profile `local`): CPU time
+//! (getrusage, client thread only) and heap allocations per read, for the driver next to a minimal
+//! hyper client that sends the same pre-signed request to the same emulator in the same run.
+//!
+//!     cargo bench -p cosmos-driver --bench point_read [-- --reads N --rounds R]
+//!
+//! The emulator runs on its own thread and runtime; both clients run on the main thread's
+//! current-thread runtime, so the thread's CPU time and allocations are the client's alone
+//! (connection tasks included). Rounds alternate between the clients; the median round is reported.
+//! This is a measurement, not a test: nothing fails when the machine is slow.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use cosmos_driver::auth::MasterKey;
+use cosmos_driver::transport::{API_VERSION, USER_AGENT_VALUE};
+use cosmos_driver::{
+    CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions, PartitionKey,
+    PartitionKeyDefinition,
+};
+use http::{HeaderMap, HeaderValue, Request, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+struct CountingAllocator;
+
+thread_local! {
+    static TRACKING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+    static ALLOCATED_BYTES: Cell<u64> = const { Cell::new(0) };
+}
+
+fn note(size: usize) {
+    let _ = TRACKING.try_with(|on| {
+        if on.get() {
+            let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
+            let _ = ALLOCATED_BYTES.try_with(|b| b.set(b.get() + size as u64));
+        }
+    });
+}
+
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+/// CPU time (user + system) of the calling thread.
+fn thread_cpu() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a `rusage` into the pointer it is given.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1_000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Round {
+    cpu: Duration,
+    wall: Duration,
+    allocations: u64,
+    bytes: u64,
+    reads: u64,
+}
+
+impl Round {
+    fn cpu_us(&self) -> f64 {
+        self.cpu.as_secs_f64() * 1e6 / self.reads as f64
+    }
+    fn wall_us(&self) -> f64 {
+        self.wall.as_secs_f64() * 1e6 / self.reads as f64
+    }
+    fn allocs(&self) -> f64 {
+        self.allocations as f64 / self.reads as f64
+    }
+    fn bytes(&self) -> f64 {
+        self.bytes as f64 / self.reads as f64
+    }
+}
+
+async fn measure<F, Fut>(reads: u64, mut read: F) -> Round
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    ALLOCATIONS.with(|a| a.set(0));
+    ALLOCATED_BYTES.with(|b| b.set(0));
+    let cpu0 = thread_cpu();
+    let wall0 = Instant::now();
+    TRACKING.with(|t| t.set(true));
+    for _ in 0..reads {
+        read().await;
+    }
+    TRACKING.with(|t| t.set(false));
+    Round {
+        cpu: thread_cpu() - cpu0,
+        wall: wall0.elapsed(),
+        allocations: ALLOCATIONS.with(Cell::get),
+        bytes: ALLOCATED_BYTES.with(Cell::get),
+        reads,
+    }
+}
+
+fn median(mut rounds: Vec<Round>) -> Round {
+    rounds.sort_by(|a, b| a.cpu.cmp(&b.cpu));
+    rounds[rounds.len() / 2]
+}
+
+fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn start_emulator() -> (String, String) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
+        rt.block_on(async move {
+            let emu = cosmos_emulator::EmulatorBuilder::new().profile("local").start().await.expect("emulator");
+            tx.send((emu.endpoint().to_string(), emu.key().to_string())).expect("send endpoint");
+            std::future::pending::<()>().await;
+        });
+    });
+    rx.recv().expect("the emulator started")
+}
+
+fn main() {
+    let reads = arg("--reads", 5_000);
+    let rounds = arg("--rounds", 5) as usize;
+    let (endpoint, key) = start_emulator();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    rt.block_on(async move {
+        let driver = CosmosDriver::new(DriverOptions::new(&endpoint, Credential::master_key(&key).unwrap())).await.unwrap();
+        let o = OperationOptions::new();
+        let db = DatabaseReference::new("bench").unwrap();
+        driver.execute(CosmosOperation::create_database(db.clone()), &o).await.unwrap();
+        let c = db.container("items").unwrap();
+        driver
+            .execute(CosmosOperation::create_container(c.clone(), PartitionKeyDefinition::new("/pk").unwrap()), &o)
+            .await
+            .unwrap();
+        let doc = serde_json::json!({"id": "item-1", "pk": "p1", "payload": "x".repeat(200), "n": 42});
+        let created = driver
+            .execute(CosmosOperation::create_item(c.clone()).with_partition_key("p1").with_json_body(&doc).unwrap(), &o)
+            .await
+            .unwrap();
+        let session_token = created.session_token().unwrap().to_string();
+        let item = c.item("item-1").unwrap();
+
+        // The minimal client: the same request, signed once, sent as is.
+        let hub = driver.account().hub().endpoint.clone();
+        let uri: Uri = format!("{}{}", hub.as_str().trim_end_matches('/'), item.path()).parse().unwrap();
+        let date = httpdate::fmt_http_date(std::time::SystemTime::now());
+        let auth = MasterKey::new(&key).unwrap().authorization("get", "docs", item.link(), &date.to_ascii_lowercase());
+        let mut headers = HeaderMap::new();
+        headers.insert("x-ms-version", HeaderValue::from_static(API_VERSION));
+        headers.insert("x-ms-date", HeaderValue::from_str(&date).unwrap());
+        headers.insert("authorization", auth);
+        headers.insert("user-agent", HeaderValue::from_static(USER_AGENT_VALUE));
+        headers.insert("accept", HeaderValue::from_static("application/json"));
+        headers.insert("x-ms-documentdb-partitionkey", PartitionKey::from("p1").header_value().clone());
+        headers.insert("x-ms-session-token", HeaderValue::from_str(&session_token).unwrap());
+        let minimal: Client<HttpConnector, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+        let minimal_read = || {
+            let mut req = Request::new(Full::new(Bytes::new()));
+            *req.uri_mut() = uri.clone();
+            *req.headers_mut() = headers.clone();
+            let client = &minimal;
+            async move {
+                let resp = client.request(req).await.expect("minimal read");
+                assert_eq!(resp.status(), 200);
+                let body = resp.into_body().collect().await.expect("body").to_bytes();
+                std::hint::black_box(body);
+            }
+        };
+        let driver_read = || {
+            let op = CosmosOperation::read_item(item.clone()).with_partition_key("p1");
+            let driver = &driver;
+            let o = &o;
+            async move {
+                let r = driver.execute(op, o).await.expect("driver read");
+                std::hint::black_box(r);
+            }
+        };
+
+        measure(reads.min(2_000), minimal_read).await;
+        measure(reads.min(2_000), driver_read).await;
+        let mut minimal_rounds = Vec::new();
+        let mut driver_rounds = Vec::new();
+        for _ in 0..rounds.max(1) {
+            minimal_rounds.push(measure(reads, minimal_read).await);
+            driver_rounds.push(measure(reads, driver_read).await);
+        }
+        let m = median(minimal_rounds);
+        let d = median(driver_rounds);
+        println!("point read, loopback, emulator profile local: {} rounds x {reads} reads per client (median round)", rounds.max(1));
+        println!("{:<22} {:>12} {:>12} {:>12} {:>12}", "client", "cpu/read", "allocs/read", "bytes/read", "wall/read");
+        for (name, r) in [("minimal hyper client", m), ("cosmos-driver", d)] {
+            println!(
+                "{name:<22} {:>9.1} us {:>12.1} {:>12.0} {:>9.1} us",
+                r.cpu_us(),
+                r.allocs(),
+                r.bytes(),
+                r.wall_us()
+            );
+        }
+        println!("driver / minimal CPU per read: {:.2}x (goal: at most 1.25x)", d.cpu_us() / m.cpu_us());
+    });
+}
