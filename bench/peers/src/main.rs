@@ -102,7 +102,10 @@ fn facts(d: &DiagnosticsContext, slow_after: Duration) -> (HedgeFacts, u32, f64)
             }
         }
     };
-    let extra = u32::try_from(d.request_count().saturating_sub(1)).unwrap_or(u32::MAX);
+    // A hedge loser cancelled before it answered is dropped from the SDK's request list, so a race
+    // that sent its alternate counts at least two requests.
+    let sent = d.request_count().max(d.total_requested_regions()).max(1 + usize::from(hedge.alternate_sent));
+    let extra = u32::try_from(sent.saturating_sub(1)).unwrap_or(u32::MAX);
     (hedge, extra, d.total_request_charge().value())
 }
 

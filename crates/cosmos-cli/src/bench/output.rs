@@ -34,8 +34,12 @@ pub fn describe(runs: &[RunReport]) -> String {
     if same(|r| r.concurrency.to_string()) {
         parts.push(format!("≤{} in flight", first.concurrency));
     }
-    let ops: u64 = runs.iter().map(|r| r.ops).sum();
-    parts.push(format!("{ops} ops measured"));
+    if same(|r| r.ops.to_string()) {
+        parts.push(format!("{} ops per run", first.ops));
+    } else {
+        let ops: u64 = runs.iter().map(|r| r.ops).sum();
+        parts.push(format!("{ops} ops measured"));
+    }
     parts.join(" · ")
 }
 
@@ -120,7 +124,7 @@ mod tests {
     #[test]
     fn description_lists_what_runs_share() {
         let runs = [run("off", 5).report, run("50ms", 5).report];
-        assert_eq!(describe(&runs), "workload read · profile slow-primary · 100 req/s open loop · ≤64 in flight · 200 ops measured");
+        assert_eq!(describe(&runs), "workload read · profile slow-primary · 100 req/s open loop · ≤64 in flight · 100 ops per run");
         assert_eq!(describe(&[]), "no runs");
     }
 }
