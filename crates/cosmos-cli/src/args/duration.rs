@@ -31,11 +31,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// Prints a duration the way it would be typed: `50ms`, `2s`, `1.5s`, `250us`.
 pub fn format_duration(d: Duration) -> String {
     let us = d.as_micros();
-    if us % 1_000_000 == 0 {
+    if us.is_multiple_of(1_000_000) {
         format!("{}s", us / 1_000_000)
-    } else if us >= 1_000_000 && us % 100_000 == 0 {
+    } else if us >= 1_000_000 && us.is_multiple_of(100_000) {
         format!("{}s", d.as_secs_f64())
-    } else if us % 1000 == 0 {
+    } else if us.is_multiple_of(1000) {
         format!("{}ms", us / 1000)
     } else {
         format!("{us}us")

@@ -29,7 +29,7 @@ const LEGEND_COLUMNS: usize = 2;
 const MAX_NINES: f64 = 4.0;
 const COLOURS: &[&str] = &["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 const X_TICKS: &[(f64, &str)] =
-    &[(0.0, "0"), (0.301_03, "50"), (1.0, "90"), (2.0, "99"), (3.0, "99.9"), (4.0, "99.99")];
+    &[(0.0, "0"), (std::f64::consts::LOG10_2, "50"), (1.0, "90"), (2.0, "99"), (3.0, "99.9"), (4.0, "99.99")];
 
 /// Percentile (as a quantile, 0..1) at `nines` on the x axis: 0 → 0, 1 → 0.9, 2 → 0.99, ...
 pub fn quantile_at(nines: f64) -> f64 {
