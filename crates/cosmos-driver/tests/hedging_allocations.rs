@@ -11,13 +11,16 @@ use std::cell::Cell;
 use std::future::Future;
 use std::time::Duration;
 
+use cosmos_driver::hedging::AvailabilityStrategy;
 use cosmos_driver::hedging::{
     hub_latch_eligible, race_hedged, HedgeLegOutput, HedgeTerminalState, HedgeThreshold,
     HubRegionLatch, RaceSetup,
 };
 use cosmos_driver::protocol::{CosmosStatus, OperationType, Region, ResourceType};
-use cosmos_driver::{CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions, PartitionKeyDefinition};
-use cosmos_driver::hedging::AvailabilityStrategy;
+use cosmos_driver::{
+    CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions,
+    PartitionKeyDefinition,
+};
 
 struct CountingAllocator;
 
@@ -89,7 +92,10 @@ impl HedgeLegOutput for Read {
 async fn primary_read(latency: Duration) -> Read {
     tokio::time::sleep(latency).await;
     tokio::task::yield_now().await;
-    Read { status: CosmosStatus::new(200, 0), body: vec![7u8; 256] }
+    Read {
+        status: CosmosStatus::new(200, 0),
+        body: vec![7u8; 256],
+    }
 }
 
 fn never_built() -> std::future::Ready<Read> {
@@ -97,7 +103,10 @@ fn never_built() -> std::future::Ready<Read> {
 }
 
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_time().build().expect("runtime")
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime")
 }
 
 #[test]
@@ -106,7 +115,10 @@ fn zero_overhead_happy_path_no_allocs() {
     let (east, west) = (Region::new("East US"), Region::new("West US"));
     let threshold = HedgeThreshold::new(Duration::from_secs(1)).expect("non-zero");
     let eligible = hub_latch_eligible(ResourceType::Document, OperationType::Read, false);
-    assert!(eligible, "the measured read is eligible for the shared latch");
+    assert!(
+        eligible,
+        "the measured read is eligible for the shared latch"
+    );
 
     let hedged = |latency| {
         let (east, west) = (&east, &west);
@@ -121,7 +133,10 @@ fn zero_overhead_happy_path_no_allocs() {
                 hub_latch: eligible.then_some(&latch),
             };
             let race = race_hedged(setup, primary_read(latency), never_built).await;
-            assert!(latch.shared().is_none(), "no shared latch on the happy path");
+            assert!(
+                latch.shared().is_none(),
+                "no shared latch on the happy path"
+            );
             race
         }
     };
@@ -134,9 +149,18 @@ fn zero_overhead_happy_path_no_allocs() {
         let (alone, read) = allocations_of(&rt, primary_read(latency));
         let (raced, race) = allocations_of(&rt, hedged(latency));
         assert_eq!(read.body.len(), 256);
-        assert_eq!(race.terminal_state, HedgeTerminalState::PrimaryWonPreThreshold);
-        assert!(alone >= 1, "the read itself allocates its body: the counter works");
-        assert_eq!(raced, alone, "latency {latency:?}: hedged {raced} vs not hedged {alone} allocations");
+        assert_eq!(
+            race.terminal_state,
+            HedgeTerminalState::PrimaryWonPreThreshold
+        );
+        assert!(
+            alone >= 1,
+            "the read itself allocates its body: the counter works"
+        );
+        assert_eq!(
+            raced, alone,
+            "latency {latency:?}: hedged {raced} vs not hedged {alone} allocations"
+        );
     }
 }
 
@@ -170,12 +194,22 @@ fn a_hedge_that_fires_does_allocate_the_shared_latch() {
     allocations_of(&rt, run(false));
     let (without, ()) = allocations_of(&rt, run(false));
     let (with, ()) = allocations_of(&rt, run(true));
-    assert_eq!(with, without + 1, "exactly one allocation for the shared latch");
+    assert_eq!(
+        with,
+        without + 1,
+        "exactly one allocation for the shared latch"
+    );
 }
 
 /// Allocations of one real read, the fewest over `rounds` reads (a pooled connection's buffers or
 /// a lazily grown table may allocate on some reads and not others; the steady state is the least).
-fn fewest_allocations(rt: &tokio::runtime::Runtime, rounds: usize, read: impl Fn() -> CosmosOperation, driver: &CosmosDriver, options: &OperationOptions) -> u64 {
+fn fewest_allocations(
+    rt: &tokio::runtime::Runtime,
+    rounds: usize,
+    read: impl Fn() -> CosmosOperation,
+    driver: &CosmosDriver,
+    options: &OperationOptions,
+) -> u64 {
     (0..rounds)
         .map(|_| {
             let op = read();
@@ -189,35 +223,81 @@ fn fewest_allocations(rt: &tokio::runtime::Runtime, rounds: usize, read: impl Fn
 
 #[test]
 fn real_read_that_wins_before_the_threshold_allocates_as_the_unhedged_read() {
-    let emulator_rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
-    let emu = emulator_rt.block_on(cosmos_emulator::EmulatorBuilder::new().start()).expect("the emulator starts");
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let emulator_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let emu = emulator_rt
+        .block_on(cosmos_emulator::EmulatorBuilder::new().start())
+        .expect("the emulator starts");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
 
     let threshold = HedgeThreshold::new(Duration::from_secs(5)).expect("non-zero");
-    let options = DriverOptions::new(emu.endpoint(), Credential::master_key(emu.key()).expect("key"))
-        .with_preferred_regions(["East US", "West US"])
-        .with_availability_strategy(AvailabilityStrategy::Hedging(cosmos_driver::hedging::HedgingStrategy::new(threshold)))
-        .with_account_refresh_interval(Duration::ZERO);
-    let driver = rt.block_on(CosmosDriver::new(options)).expect("the driver connects");
+    let options = DriverOptions::new(
+        emu.endpoint(),
+        Credential::master_key(emu.key()).expect("key"),
+    )
+    .with_preferred_regions(["East US", "West US"])
+    .with_availability_strategy(AvailabilityStrategy::Hedging(
+        cosmos_driver::hedging::HedgingStrategy::new(threshold),
+    ))
+    .with_account_refresh_interval(Duration::ZERO);
+    let driver = rt
+        .block_on(CosmosDriver::new(options))
+        .expect("the driver connects");
     let none = OperationOptions::new();
     let c = rt.block_on(async {
         let db = DatabaseReference::new("db").unwrap();
-        driver.execute(CosmosOperation::create_database(db.clone()), &none).await.unwrap();
+        driver
+            .execute(CosmosOperation::create_database(db.clone()), &none)
+            .await
+            .unwrap();
         let c = db.container("c").unwrap();
-        driver.execute(CosmosOperation::create_container(c.clone(), PartitionKeyDefinition::new("/pk").unwrap()), &none).await.unwrap();
+        driver
+            .execute(
+                CosmosOperation::create_container(
+                    c.clone(),
+                    PartitionKeyDefinition::new("/pk").unwrap(),
+                ),
+                &none,
+            )
+            .await
+            .unwrap();
         let doc = serde_json::json!({"id": "a", "pk": "p", "n": 1});
-        driver.execute(CosmosOperation::create_item(c.clone()).with_partition_key("p").with_json_body(&doc).unwrap(), &none).await.unwrap();
+        driver
+            .execute(
+                CosmosOperation::create_item(c.clone())
+                    .with_partition_key("p")
+                    .with_json_body(&doc)
+                    .unwrap(),
+                &none,
+            )
+            .await
+            .unwrap();
         c
     });
     let read = || CosmosOperation::read_item(c.item("a").unwrap()).with_partition_key("p");
     let hedged = OperationOptions::new();
-    let disabled = OperationOptions::new().with_availability_strategy(AvailabilityStrategy::Disabled);
+    let disabled =
+        OperationOptions::new().with_availability_strategy(AvailabilityStrategy::Disabled);
 
     // The two paths really differ: one races (and wins before the threshold), the other does not.
     let r = rt.block_on(driver.execute(read(), &hedged)).unwrap();
     let h = r.diagnostics().hedge().expect("the read is hedged");
-    assert_eq!(h.terminal_state(), HedgeTerminalState::PrimaryWonPreThreshold);
-    assert!(rt.block_on(driver.execute(read(), &disabled)).unwrap().diagnostics().hedge().is_none());
+    assert_eq!(
+        h.terminal_state(),
+        HedgeTerminalState::PrimaryWonPreThreshold
+    );
+    assert!(rt
+        .block_on(driver.execute(read(), &disabled))
+        .unwrap()
+        .diagnostics()
+        .hedge()
+        .is_none());
 
     // Warm up both paths (connections, thread-local state, tracing call sites), then measure them
     // interleaved so that both see the same conditions.
@@ -228,8 +308,14 @@ fn real_read_that_wins_before_the_threshold_allocates_as_the_unhedged_read() {
         with = with.min(fewest_allocations(&rt, 4, read, &driver, &hedged));
         without = without.min(fewest_allocations(&rt, 4, read, &driver, &disabled));
     }
-    assert!(without > 0, "a real read allocates (its request and response): the counter works");
-    assert_eq!(with, without, "per read: hedged {with} vs hedging disabled {without} allocations");
+    assert!(
+        without > 0,
+        "a real read allocates (its request and response): the counter works"
+    );
+    assert_eq!(
+        with, without,
+        "per read: hedged {with} vs hedging disabled {without} allocations"
+    );
     drop(driver);
     drop(rt);
     emulator_rt.block_on(emu.shutdown());

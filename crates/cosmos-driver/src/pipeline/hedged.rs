@@ -31,9 +31,10 @@ use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{
     apply_hedge_win_feedback, hedge_win_feedback, hub_latch_eligible, latch_session_unavailable,
-    propagate_hedge_session_unavailable, race_hedged, resolve_strategy, select_alternate, should_hedge,
-    AlternateRouting, HedgeDecision, HedgeDiagnostics, HedgeEligibility, HedgeTerminalState, HedgeWinFeedback,
-    HedgedRace, HedgingStrategy, HubRegionLatch, RaceSetup, PHASE_ALLOWED_OPERATIONS,
+    propagate_hedge_session_unavailable, race_hedged, resolve_strategy, select_alternate,
+    should_hedge, AlternateRouting, HedgeDecision, HedgeDiagnostics, HedgeEligibility,
+    HedgeTerminalState, HedgeWinFeedback, HedgedRace, HedgingStrategy, HubRegionLatch, RaceSetup,
+    PHASE_ALLOWED_OPERATIONS,
 };
 use crate::protocol::CosmosStatus;
 use crate::routing::{Candidates, RegionEndpoint};
@@ -58,10 +59,15 @@ pub(crate) struct HedgePlan<'c> {
 /// there): hedging to a region routing already avoids would buy nothing, so a read whose primary
 /// partition the breaker moved away goes to its new primary without hedging.
 pub(crate) fn plan<'c>(ctx: &'c OperationContext<'_>) -> Option<HedgePlan<'c>> {
-    let (resource_type, operation_type) = (ctx.operation.resource_type(), ctx.operation.operation_type());
+    let (resource_type, operation_type) = (
+        ctx.operation.resource_type(),
+        ctx.operation.operation_type(),
+    );
     let strategy = resolve_strategy(&ctx.core.hedging_env, &ctx.options.hedging).strategy();
     // Regions are only worth ordering for an operation this phase hedges at all.
-    let candidates = if strategy.is_some() && PHASE_ALLOWED_OPERATIONS.contains(&(resource_type, operation_type)) {
+    let candidates = if strategy.is_some()
+        && PHASE_ALLOWED_OPERATIONS.contains(&(resource_type, operation_type))
+    {
         ctx.start_candidates()
     } else {
         Candidates::EMPTY
@@ -77,9 +83,16 @@ pub(crate) fn plan<'c>(ctx: &'c OperationContext<'_>) -> Option<HedgePlan<'c>> {
         return None;
     };
     let primary = ctx.applicable_regions(&candidates).next()?;
-    let usable = ctx.applicable_regions(&candidates).take(candidates.available());
+    let usable = ctx
+        .applicable_regions(&candidates)
+        .take(candidates.available());
     let alternate = select_alternate(&primary.region, &primary.endpoint, usable)?;
-    Some(HedgePlan { strategy, primary, alternate, applicable_regions: candidates.len() })
+    Some(HedgePlan {
+        strategy,
+        primary,
+        alternate,
+        applicable_regions: candidates.len(),
+    })
 }
 
 /// Runs a hedged read to its end: the final leg's end and the diagnostics of the last race.
@@ -91,7 +104,8 @@ pub(crate) async fn run_hedged<'c>(
     let op = ctx.operation;
     let multi_write = ctx.account.properties.multi_write;
     let latch = HubRegionLatch::new();
-    let latch = hub_latch_eligible(op.resource_type(), op.operation_type(), multi_write).then_some(&latch);
+    let latch =
+        hub_latch_eligible(op.resource_type(), op.operation_type(), multi_write).then_some(&latch);
     let mut parent = RetryState::default();
     // The partition's range when the breaker already tracks it: failures that bring no header (no
     // response at all, or an error from a gateway) still count against the right partition.
@@ -104,8 +118,12 @@ pub(crate) async fn run_hedged<'c>(
         let race = race(ctx, &plan, &parent, reason, latch, diagnostics).await;
         record_feedback(ctx, &plan, &race);
         let observed_session_unavailable = race.observed_session_unavailable();
-        let range = first_range(&race);
-        let HedgedRace { terminal_state, diagnostics: hedge, output, earlier } = race;
+        let HedgedRace {
+            terminal_state,
+            diagnostics: hedge,
+            output,
+            earlier,
+        } = race;
         let output = output.map(|(_, leg)| leg);
         match terminal_state {
             HedgeTerminalState::PrimaryWonPreThreshold
@@ -119,11 +137,15 @@ pub(crate) async fn run_hedged<'c>(
             }
             HedgeTerminalState::DeadlineExceededPreThreshold
             | HedgeTerminalState::CancelledAwaitingPartner
-            | HedgeTerminalState::BothTransient { deadline_elapsed: true } => {
+            | HedgeTerminalState::BothTransient {
+                deadline_elapsed: true,
+            } => {
                 let last = output.or(earlier.map(|(_, leg)| leg));
                 return (deadline_end(ctx, &plan, last, diagnostics), Some(hedge));
             }
-            HedgeTerminalState::BothTransient { deadline_elapsed: false } => {
+            HedgeTerminalState::BothTransient {
+                deadline_elapsed: false,
+            } => {
                 let Some(last) = output else {
                     return (LegEnd::Error(no_result()), Some(hedge));
                 };
@@ -134,7 +156,12 @@ pub(crate) async fn run_hedged<'c>(
                     observed_session_unavailable,
                 );
                 if parent.partition_key_range_id.is_none() {
-                    parent.partition_key_range_id = range;
+                    let mut legs = earlier
+                        .iter()
+                        .map(|(_, leg)| leg)
+                        .chain(std::iter::once(&last));
+                    parent.partition_key_range_id =
+                        legs.find_map(|leg| leg.state.partition_key_range_id.clone());
                 }
                 let Some(outcome) = last.last_outcome else {
                     return (last.end, Some(hedge));
@@ -143,23 +170,43 @@ pub(crate) async fn run_hedged<'c>(
                 // routing, so the operation has no further region to fail over to: only a retry,
                 // a session retry via the hub, or the end.
                 let hub = &ctx.account.properties.hub().region;
-                let view = RoutingView { has_next_region: false, hub_reachable: !ctx.options.is_excluded(hub) };
-                let latched = parent.hub_region_processing_only || latch.is_some_and(HubRegionLatch::is_set);
-                let decision =
-                    decide(&ctx.facts(false, multi_write), view, &outcome, parent.counters, latched, &ctx.core.limits);
+                let view = RoutingView {
+                    has_next_region: false,
+                    hub_reachable: !ctx.options.is_excluded(hub),
+                };
+                let latched =
+                    parent.hub_region_processing_only || latch.is_some_and(HubRegionLatch::is_set);
+                let decision = decide(
+                    &ctx.facts(false, multi_write),
+                    view,
+                    &outcome,
+                    parent.counters,
+                    latched,
+                    &ctx.core.limits,
+                );
                 parent.counters = decision.counters;
                 if decision.latch_hub_region {
                     latch_session_unavailable(&mut parent.hub_region_processing_only, latch);
                 }
                 match decision.action {
-                    RetryAction::Complete | RetryAction::Abort(_) => return (last.end, Some(hedge)),
+                    RetryAction::Complete | RetryAction::Abort(_) => {
+                        return (last.end, Some(hedge))
+                    }
                     RetryAction::RetryLocal { delay } => {
-                        if ctx.deadline.is_some_and(|d| tokio::time::Instant::now() + delay >= d) {
-                            return (deadline_end(ctx, &plan, Some(last), diagnostics), Some(hedge));
+                        if ctx
+                            .deadline
+                            .is_some_and(|d| tokio::time::Instant::now() + delay >= d)
+                        {
+                            return (
+                                deadline_end(ctx, &plan, Some(last), diagnostics),
+                                Some(hedge),
+                            );
                         }
                         tokio::time::sleep(delay).await;
                     }
-                    RetryAction::Failover | RetryAction::SessionRetry { .. } | RetryAction::RefreshAndReroute => {}
+                    RetryAction::Failover
+                    | RetryAction::SessionRetry { .. }
+                    | RetryAction::RefreshAndReroute => {}
                 }
                 tracing::debug!(
                     target: "cosmos.hedge",
@@ -205,15 +252,26 @@ async fn race<'c>(
     };
     let primary = run_leg(
         ctx,
-        LegParams { hub_latch: latch, first_reason: reason, state: leg_state(parent), ..LegParams::plain(ctx, diagnostics) },
+        LegParams {
+            hub_latch: latch,
+            first_reason: reason,
+            state: leg_state(parent),
+            ..LegParams::plain(ctx, diagnostics)
+        },
     );
     let alternate = plan.alternate;
     race_hedged(setup, primary, || async move {
         // Built only now: excluding every other region keeps all of this leg's retries in its region.
-        let pinned =
-            AlternateRouting::pinned(alternate, ctx.options.excluded_regions, ctx.account.properties.all_regions());
+        let pinned = AlternateRouting::pinned(
+            alternate,
+            ctx.options.excluded_regions,
+            ctx.account.properties.all_regions(),
+        );
         let params = LegParams {
-            routing: LegRouting { excluded_regions: &pinned.excluded_regions, local_only: true },
+            routing: LegRouting {
+                excluded_regions: &pinned.excluded_regions,
+                local_only: true,
+            },
             hub_latch: latch,
             first_reason: AttemptReason::Hedge,
             state: leg_state(parent),
@@ -235,12 +293,17 @@ fn leg_state(parent: &RetryState) -> RetryState {
 
 /// The first partition key range id either leg learned, in the order they finished.
 fn first_range(race: &HedgedRace<LegResult>) -> Option<http::HeaderValue> {
-    race.earlier.iter().chain(race.output.iter()).find_map(|(_, leg)| leg.state.partition_key_range_id.clone())
+    race.earlier
+        .iter()
+        .chain(race.output.iter())
+        .find_map(|(_, leg)| leg.state.partition_key_range_id.clone())
 }
 
 /// Tells the partition circuit breaker what the race showed about the primary region.
 fn record_feedback(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>, race: &HedgedRace<LegResult>) {
-    let Some(container) = ctx.container else { return };
+    let Some(container) = ctx.container else {
+        return;
+    };
     let mut feedback = hedge_win_feedback(race);
     // A primary leg that failed over answered from another region: nothing to say about its first.
     let answered_in_primary = matches!(
@@ -251,10 +314,20 @@ fn record_feedback(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>, race: &Hedg
         feedback = HedgeWinFeedback::Nothing;
     }
     let partition_key = ctx.operation.partition_key().map(|pk| pk.header_value());
+    // Answers without the range header (a 404 for a missing item) count for the range the legs
+    // already knew.
+    let known;
+    let range = match race.partition_key_range_id() {
+        Some(range) => Some(range),
+        None => {
+            known = first_range(race);
+            known.as_ref().and_then(|v| v.to_str().ok())
+        }
+    };
     apply_hedge_win_feedback(
         &ctx.core.breaker.for_container(container, partition_key),
         feedback,
-        race.partition_key_range_id(),
+        range,
         &plan.primary.region,
         ctx.core.hedge_win_threshold,
     );
@@ -262,7 +335,12 @@ fn record_feedback(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>, race: &Hedg
 
 /// The operation's end when the deadline passed during the race: the leg's own deadline error when
 /// it produced one, else a deadline error naming the race, with the last leg's error as its source.
-fn deadline_end(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>, last: Option<LegResult>, diagnostics: &DiagnosticsSink) -> LegEnd {
+fn deadline_end(
+    ctx: &OperationContext<'_>,
+    plan: &HedgePlan<'_>,
+    last: Option<LegResult>,
+    diagnostics: &DiagnosticsSink,
+) -> LegEnd {
     let mut last_status: Option<CosmosStatus> = None;
     let mut source: Option<CosmosError> = None;
     if let Some(leg) = last {
@@ -280,10 +358,11 @@ fn deadline_end(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>, last: Option<L
         Err(poisoned) => poisoned.into_inner().rows().len(),
     };
     let timeout = ctx.options.end_to_end_timeout.unwrap_or_default();
-    let mut error = CosmosError::end_to_end_timeout(timeout, attempts, last_status).with_context(format_args!(
-        "hedged read between {} and {}",
-        plan.primary.region, plan.alternate.region
-    ));
+    let mut error =
+        CosmosError::end_to_end_timeout(timeout, attempts, last_status).with_context(format_args!(
+            "hedged read between {} and {}",
+            plan.primary.region, plan.alternate.region
+        ));
     if let Some(source) = source {
         error = error.with_source(source);
     }
@@ -291,5 +370,8 @@ fn deadline_end(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>, last: Option<L
 }
 
 fn no_result() -> CosmosError {
-    CosmosError::new(ErrorKind::Transport, "the hedged read ended without a result from either region")
+    CosmosError::new(
+        ErrorKind::Transport,
+        "the hedged read ended without a result from either region",
+    )
 }

@@ -16,8 +16,15 @@ use crate::common;
 
 /// The container link and the partition key range id of item `a`, learned from a read.
 async fn partition_of(s: &Setup) -> (Arc<str>, String) {
-    let r = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap();
-    let range = r.partition_key_range_id().expect("the emulator names the partition key range").to_string();
+    let r = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap();
+    let range = r
+        .partition_key_range_id()
+        .expect("the emulator names the partition key range")
+        .to_string();
     (Arc::from(s.c.link()), range)
 }
 
@@ -28,21 +35,48 @@ async fn hedging_with_ppcb_existing_failures() {
     let breaker = s.driver.partition_breaker();
     let east = Region::new(EAST);
     for _ in 0..4 {
-        assert!(!breaker.record_failure(&link, &range, &east, Instant::now()), "below the failure threshold");
+        assert!(
+            !breaker.record_failure(&link, &range, &east, Instant::now()),
+            "below the failure threshold"
+        );
     }
 
     let slow = s.emu.faults().add(slow_reads(EAST, 1_500));
-    let r = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap();
-    let h = r.diagnostics().hedge().expect("the partition's failures do not stop hedging");
+    let r = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap();
+    let h = r
+        .diagnostics()
+        .hedge()
+        .expect("the partition's failures do not stop hedging");
     assert_eq!(h.terminal_state(), HedgeTerminalState::AlternateWon);
-    assert_eq!(breaker.consecutive_hedge_wins(&link, &range, &east), 1, "the alternate win is counted");
-    assert!(!breaker.is_unhealthy(&link, &range, &east, Instant::now()), "failures and hedge wins count apart");
+    assert_eq!(
+        breaker.consecutive_hedge_wins(&link, &range, &east),
+        1,
+        "the alternate win is counted"
+    );
+    assert!(
+        !breaker.is_unhealthy(&link, &range, &east, Instant::now()),
+        "failures and hedge wins count apart"
+    );
     drop(slow);
 
     // One more failure trips the breaker on its own count, hedging or not.
-    let _down = s.emu.faults().add(reads_in(EAST, Reaction::respond(503, 0)).first(1));
-    let r = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap();
-    assert_eq!(rows(r.diagnostics()).first(), Some(&row(EAST, AttemptReason::FirstAttempt, "503")));
+    let _down = s
+        .emu
+        .faults()
+        .add(reads_in(EAST, Reaction::respond(503, 0)).first(1));
+    let r = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        rows(r.diagnostics()).first(),
+        Some(&row(EAST, AttemptReason::FirstAttempt, "503"))
+    );
     assert!(breaker.is_unhealthy(&link, &range, &east, Instant::now()));
 }
 
@@ -53,23 +87,86 @@ async fn hedging_failback_to_primary() {
     let east = Region::new(EAST);
     let slow = s.emu.faults().add(slow_reads(EAST, 1_000).first(3));
     for n in 1..=3 {
-        let r = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap();
-        assert!(r.diagnostics().hedge().unwrap().was_hedge(), "read {n} is hedged while East is slow");
-        assert_eq!(s.driver.partition_breaker().consecutive_hedge_wins(&link, &range, &east), n);
+        let r = s
+            .driver
+            .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+            .await
+            .unwrap();
+        assert!(
+            r.diagnostics().hedge().unwrap().was_hedge(),
+            "read {n} is hedged while East is slow"
+        );
+        assert_eq!(
+            s.driver
+                .partition_breaker()
+                .consecutive_hedge_wins(&link, &range, &east),
+            n
+        );
     }
     assert_eq!(slow.hits(), 3);
-    // East is fast again: reads complete there before the threshold, and the count starts over.
+    // East is fast again: a quick final answer from it, even a 404, clears the count.
+    let missing = s
+        .driver
+        .execute(common::read(&s.c, "missing", "p"), &OperationOptions::new())
+        .await
+        .unwrap_err();
+    assert!(missing.is_not_found());
+    assert_eq!(
+        missing.diagnostics().hedge().unwrap().terminal_state(),
+        HedgeTerminalState::PrimaryWonPreThreshold
+    );
+    assert_eq!(
+        s.driver
+            .partition_breaker()
+            .consecutive_hedge_wins(&link, &range, &east),
+        0,
+        "a 404 from the primary resets"
+    );
+    for n in 1..=2 {
+        let _slow_again = s.emu.faults().add(slow_reads(EAST, 1_000).first(1));
+        let r = s
+            .driver
+            .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+            .await
+            .unwrap();
+        assert!(r.diagnostics().hedge().unwrap().was_hedge());
+        assert_eq!(
+            s.driver
+                .partition_breaker()
+                .consecutive_hedge_wins(&link, &range, &east),
+            n
+        );
+    }
+    // Reads now complete in East: reads complete there before the threshold, and the count starts over.
     for _ in 0..2 {
         let started = Instant::now();
-        let r = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap();
+        let r = s
+            .driver
+            .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+            .await
+            .unwrap();
         assert!(started.elapsed() < Duration::from_millis(500));
         let h = r.diagnostics().hedge().unwrap();
-        assert_eq!(h.terminal_state(), HedgeTerminalState::PrimaryWonPreThreshold);
+        assert_eq!(
+            h.terminal_state(),
+            HedgeTerminalState::PrimaryWonPreThreshold
+        );
         assert_eq!(h.response_region().map(|r| r.as_str()), Some(EAST));
-        assert_eq!(rows(r.diagnostics()), [row(EAST, AttemptReason::FirstAttempt, "200")]);
+        assert_eq!(
+            rows(r.diagnostics()),
+            [row(EAST, AttemptReason::FirstAttempt, "200")]
+        );
     }
-    assert_eq!(s.driver.partition_breaker().consecutive_hedge_wins(&link, &range, &east), 0);
-    assert!(!s.driver.partition_breaker().is_unhealthy(&link, &range, &east, Instant::now()));
+    assert_eq!(
+        s.driver
+            .partition_breaker()
+            .consecutive_hedge_wins(&link, &range, &east),
+        0
+    );
+    assert!(!s
+        .driver
+        .partition_breaker()
+        .is_unhealthy(&link, &range, &east, Instant::now()));
 }
 
 #[tokio::test]
@@ -77,11 +174,19 @@ async fn hedging_alternate_wins_trip_ppcb() {
     // The threshold from the option, then from the environment.
     let configurations: [(u32, Option<NonZeroU32>, HedgingEnv); 2] = [
         (3, NonZeroU32::new(3), HedgingEnv::default()),
-        (2, None, HedgingEnv::from_lookup(|k| (k == "AZURE_COSMOS_CONSECUTIVE_HEDGE_WIN_THRESHOLD").then(|| "2".into()))),
+        (
+            2,
+            None,
+            HedgingEnv::from_lookup(|k| {
+                (k == "AZURE_COSMOS_CONSECUTIVE_HEDGE_WIN_THRESHOLD").then(|| "2".into())
+            }),
+        ),
     ];
     for (wins, option, env) in configurations {
         let emu = common::start(EmulatorBuilder::new().regions([EAST, WEST])).await;
-        let mut options = common::options(&emu).with_preferred_regions([EAST, WEST]).with_availability_strategy(hedging(100));
+        let mut options = common::options(&emu)
+            .with_preferred_regions([EAST, WEST])
+            .with_availability_strategy(hedging(100));
         if let Some(n) = option {
             options = options.with_consecutive_hedge_win_threshold(n);
         }
@@ -95,20 +200,42 @@ async fn hedging_alternate_wins_trip_ppcb() {
         let _slow = s.emu.faults().add(slow_reads(EAST, 800));
 
         for n in 1..=wins {
-            let r = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap();
+            let r = s
+                .driver
+                .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+                .await
+                .unwrap();
             assert!(r.diagnostics().hedge().unwrap().was_hedge());
-            assert_eq!(breaker.is_unhealthy(&link, &range, &east, Instant::now()), n == wins, "after win {n} of {wins}");
+            assert_eq!(
+                breaker.is_unhealthy(&link, &range, &east, Instant::now()),
+                n == wins,
+                "after win {n} of {wins}"
+            );
         }
 
         // The partition is unhealthy in East: reads go straight to West, without a race.
         let east_reads = s.reads(EAST);
         for _ in 0..2 {
             let started = Instant::now();
-            let r = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap();
+            let r = s
+                .driver
+                .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+                .await
+                .unwrap();
             assert!(started.elapsed() < Duration::from_millis(500));
-            assert!(r.diagnostics().hedge().is_none(), "no usable alternate: the read is not hedged");
-            assert_eq!(rows(r.diagnostics()), [row(WEST, AttemptReason::FirstAttempt, "200")]);
+            assert!(
+                r.diagnostics().hedge().is_none(),
+                "no usable alternate: the read is not hedged"
+            );
+            assert_eq!(
+                rows(r.diagnostics()),
+                [row(WEST, AttemptReason::FirstAttempt, "200")]
+            );
         }
-        assert_eq!(s.reads(EAST), east_reads, "East is left alone until the breaker probes it");
+        assert_eq!(
+            s.reads(EAST),
+            east_reads,
+            "East is left alone until the breaker probes it"
+        );
     }
 }

@@ -17,7 +17,8 @@ const HUB_HEADER: &str = "x-ms-cosmos-hub-region-processing-only";
 
 async fn two_regions(preferred: [&str; 2]) -> Setup {
     Setup::start(EmulatorBuilder::new().regions([EAST, WEST]), |o| {
-        o.with_preferred_regions(preferred).with_availability_strategy(hedging(100))
+        o.with_preferred_regions(preferred)
+            .with_availability_strategy(hedging(100))
     })
     .await
 }
@@ -29,13 +30,32 @@ fn count(rows: &[super::support::Row], reason: AttemptReason) -> usize {
 #[tokio::test]
 async fn both_legs_unavailable_retry_once_more_then_end() {
     let s = two_regions([EAST, WEST]).await;
-    let _down = s.emu.faults().add(FaultRule::new(Reaction::respond(503, 0)).for_ops([OpKind::Read]));
+    let _down = s
+        .emu
+        .faults()
+        .add(FaultRule::new(Reaction::respond(503, 0)).for_ops([OpKind::Read]));
     let started = Instant::now();
-    let e = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap_err();
-    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    let e = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
     assert!(e.is_service_unavailable(), "{e}");
-    let h = e.diagnostics().hedge().expect("hedge diagnostics on the error");
-    assert_eq!(h.terminal_state(), HedgeTerminalState::BothTransient { deadline_elapsed: false });
+    let h = e
+        .diagnostics()
+        .hedge()
+        .expect("hedge diagnostics on the error");
+    assert_eq!(
+        h.terminal_state(),
+        HedgeTerminalState::BothTransient {
+            deadline_elapsed: false
+        }
+    );
     assert!(!h.was_hedge());
     assert_eq!(h.response_region(), None);
     let got = rows(e.diagnostics());
@@ -55,19 +75,40 @@ async fn both_legs_behind_the_session_carry_the_hub_latch_and_end() {
     let s = two_regions([WEST, EAST]).await;
     // The first rule that fires decides, so the one counting hub reads with the header goes first.
     let hub_with_header = s.emu.faults().add(
-        FaultRule::new(Reaction::respond(404, 1002)).in_regions([EAST]).for_ops([OpKind::Read]).with_header(HUB_HEADER, "True"),
+        FaultRule::new(Reaction::respond(404, 1002))
+            .in_regions([EAST])
+            .for_ops([OpKind::Read])
+            .with_header(HUB_HEADER, "True"),
     );
-    let _lagging = s.emu.faults().add(FaultRule::new(Reaction::respond(404, 1002)).for_ops([OpKind::Read]));
+    let _lagging = s
+        .emu
+        .faults()
+        .add(FaultRule::new(Reaction::respond(404, 1002)).for_ops([OpKind::Read]));
     let east_before = s.reads(EAST);
-    let e = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap_err();
+    let e = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap_err();
     assert!(e.is_read_session_not_available(), "{e}");
     let h = e.diagnostics().hedge().unwrap();
-    assert_eq!(h.terminal_state(), HedgeTerminalState::BothTransient { deadline_elapsed: false });
+    assert_eq!(
+        h.terminal_state(),
+        HedgeTerminalState::BothTransient {
+            deadline_elapsed: false
+        }
+    );
     assert_eq!(h.alternate_region().map(|r| r.as_str()), Some(EAST));
     let got = rows(e.diagnostics());
     assert_eq!(count(&got, AttemptReason::FirstAttempt), 1, "{got:?}");
-    assert!(count(&got, AttemptReason::Retry) >= 1, "another round followed: {got:?}");
-    assert!(got.len() <= 3 * 8, "bounded by the operation's session retries: {got:?}");
+    assert!(
+        count(&got, AttemptReason::Retry) >= 1,
+        "another round followed: {got:?}"
+    );
+    assert!(
+        got.len() <= 3 * 8,
+        "bounded by the operation's session retries: {got:?}"
+    );
     // The primary latched on its way to the hub; from then on every hub read of the operation,
     // the alternate's first one and every later round's, carried the header.
     let east_reads = s.reads(EAST) - east_before;

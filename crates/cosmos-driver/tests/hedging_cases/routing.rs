@@ -21,17 +21,36 @@ const HUB_HEADER: &str = "x-ms-cosmos-hub-region-processing-only";
 async fn hedging_exclude_regions_under_503_retry() {
     let s = Setup::three_regions(150).await;
     let _slow = s.emu.faults().add(slow_reads(EAST, 1_200));
-    let _down = s.emu.faults().add(reads_in(WEST, Reaction::respond(503, 0)));
-    let r = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.expect("the primary answers");
+    let _down = s
+        .emu
+        .faults()
+        .add(reads_in(WEST, Reaction::respond(503, 0)));
+    let r = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+        .await
+        .expect("the primary answers");
     let h = r.diagnostics().hedge().unwrap();
     assert_eq!(h.terminal_state(), HedgeTerminalState::PrimaryWonAfterHedge);
     assert_eq!(
         rows(r.diagnostics()),
-        [row(EAST, FirstAttempt, "200"), row(WEST, Hedge, "503"), row(WEST, Hedge, "503"), row(WEST, Hedge, "503")],
+        [
+            row(EAST, FirstAttempt, "200"),
+            row(WEST, Hedge, "503"),
+            row(WEST, Hedge, "503"),
+            row(WEST, Hedge, "503")
+        ],
         "the alternate retried in its own region only"
     );
-    assert_eq!(s.reads(NORTH), 0, "the healthy third region is excluded for the alternate");
-    assert!(s.marked_unavailable(WEST), "the alternate's 503 marks its endpoint");
+    assert_eq!(
+        s.reads(NORTH),
+        0,
+        "the healthy third region is excluded for the alternate"
+    );
+    assert!(
+        s.marked_unavailable(WEST),
+        "the alternate's 503 marks its endpoint"
+    );
     assert!(!s.marked_unavailable(EAST));
 }
 
@@ -48,8 +67,16 @@ async fn exclude_regions_honored_by_every_retry_trigger() {
         ("429/3092", Reaction::respond_retry_after(429, 3092, 1), 2),
         ("404/1002 session", Reaction::respond(404, 1002), 2),
         ("403/3 write region moved", Reaction::respond(403, 3), 3),
-        ("403/1008 account not in region", Reaction::respond(403, 1008), 1),
-        ("partition marked down mid-hedge", Reaction::respond(503, 0), 3),
+        (
+            "403/1008 account not in region",
+            Reaction::respond(403, 1008),
+            1,
+        ),
+        (
+            "partition marked down mid-hedge",
+            Reaction::respond(503, 0),
+            3,
+        ),
     ];
     for (name, reaction, fewest) in triggers {
         let s = Setup::three_regions(100).await;
@@ -57,14 +84,23 @@ async fn exclude_regions_honored_by_every_retry_trigger() {
         let marked_down = name.starts_with("partition");
         let range = if marked_down {
             // Four failures already: the alternate's first 503 trips the breaker for West.
-            let r = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap();
+            let r = s
+                .driver
+                .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+                .await
+                .unwrap();
             let range = r.partition_key_range_id().unwrap().to_string();
             let link: Arc<str> = Arc::from(s.c.link());
             for _ in 0..4 {
-                s.driver.partition_breaker().record_failure(&link, &range, &west, Instant::now());
+                s.driver
+                    .partition_breaker()
+                    .record_failure(&link, &range, &west, Instant::now());
             }
             // While the breaker tracks something, reads teach it which range the key lives in.
-            s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap();
+            s.driver
+                .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+                .await
+                .unwrap();
             Some(range)
         } else {
             None
@@ -72,21 +108,50 @@ async fn exclude_regions_honored_by_every_retry_trigger() {
         let east_before = s.reads(EAST);
         let _slow = s.emu.faults().add(slow_reads(EAST, 1_000));
         let _trigger = s.emu.faults().add(reads_in(WEST, reaction));
-        let result = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await;
+        let result = s
+            .driver
+            .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+            .await;
         let d = match &result {
             Ok(r) => r.diagnostics(),
             Err(e) => e.diagnostics(),
         };
         let h = d.hedge().unwrap_or_else(|| panic!("{name}: hedged"));
-        assert_eq!(h.alternate_region().map(|r| r.as_str()), Some(WEST), "{name}");
-        let hedge_rows: Vec<_> = rows(d).into_iter().filter(|(_, reason, _)| *reason == Hedge).collect();
+        assert_eq!(
+            h.alternate_region().map(|r| r.as_str()),
+            Some(WEST),
+            "{name}"
+        );
+        let hedge_rows: Vec<_> = rows(d)
+            .into_iter()
+            .filter(|(_, reason, _)| *reason == Hedge)
+            .collect();
         assert!(hedge_rows.len() >= fewest, "{name}: {hedge_rows:?}");
-        assert!(hedge_rows.iter().all(|(region, ..)| region == WEST), "{name}: {hedge_rows:?}");
-        assert_eq!(s.reads(NORTH), 0, "{name}: the alternate never left its region");
-        assert_eq!(s.reads(EAST), east_before + 1, "{name}: only the primary's one attempt went to East");
+        assert!(
+            hedge_rows.iter().all(|(region, ..)| region == WEST),
+            "{name}: {hedge_rows:?}"
+        );
+        assert_eq!(
+            s.reads(NORTH),
+            0,
+            "{name}: the alternate never left its region"
+        );
+        assert_eq!(
+            s.reads(EAST),
+            east_before + 1,
+            "{name}: only the primary's one attempt went to East"
+        );
         if let Some(range) = range {
-            let unhealthy = s.driver.partition_breaker().is_unhealthy(s.c.link(), &range, &west, Instant::now());
-            assert!(unhealthy, "{name}: the partition was marked down in West during the hedge");
+            let unhealthy = s.driver.partition_breaker().is_unhealthy(
+                s.c.link(),
+                &range,
+                &west,
+                Instant::now(),
+            );
+            assert!(
+                unhealthy,
+                "{name}: the partition was marked down in West during the hedge"
+            );
         }
     }
 }
@@ -95,21 +160,45 @@ async fn exclude_regions_honored_by_every_retry_trigger() {
 async fn hedging_hub_region_header_propagates_across_hedges() {
     // East is the hub; reads prefer West, so West is the primary and the hub is the alternate.
     let s = Setup::start(EmulatorBuilder::new().regions([EAST, WEST]), |o| {
-        o.with_preferred_regions([WEST, EAST]).with_availability_strategy(hedging(200))
+        o.with_preferred_regions([WEST, EAST])
+            .with_availability_strategy(hedging(200))
     })
     .await;
-    let _lagging = s.emu.faults().add(reads_in(WEST, Reaction::respond(404, 1002)));
+    let _lagging = s
+        .emu
+        .faults()
+        .add(reads_in(WEST, Reaction::respond(404, 1002)));
     // The primary's escalation to the hub is slow (the first East read with the header); every
     // later East read carrying the header is counted by a second rule.
-    let primary_at_hub =
-        s.emu.faults().add(FaultRule::new(Reaction::delay_ms(1_000)).in_regions([EAST]).for_ops([OpKind::Read]).with_header(HUB_HEADER, "True").first(1));
-    let later_at_hub = s.emu.faults().add(FaultRule::new(Reaction::delay_ms(0)).in_regions([EAST]).for_ops([OpKind::Read]).with_header(HUB_HEADER, "True"));
+    let primary_at_hub = s.emu.faults().add(
+        FaultRule::new(Reaction::delay_ms(1_000))
+            .in_regions([EAST])
+            .for_ops([OpKind::Read])
+            .with_header(HUB_HEADER, "True")
+            .first(1),
+    );
+    let later_at_hub = s.emu.faults().add(
+        FaultRule::new(Reaction::delay_ms(0))
+            .in_regions([EAST])
+            .for_ops([OpKind::Read])
+            .with_header(HUB_HEADER, "True"),
+    );
     let east_before = s.reads(EAST);
 
-    let r = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.expect("the hub answers");
+    let r = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+        .await
+        .expect("the hub answers");
     let h = r.diagnostics().hedge().unwrap();
     assert_eq!(h.terminal_state(), HedgeTerminalState::AlternateWon);
-    assert_eq!((h.primary_region().as_str(), h.alternate_region().map(|r| r.as_str())), (WEST, Some(EAST)));
+    assert_eq!(
+        (
+            h.primary_region().as_str(),
+            h.alternate_region().map(|r| r.as_str())
+        ),
+        (WEST, Some(EAST))
+    );
     assert_eq!(
         rows(r.diagnostics()),
         [
@@ -120,52 +209,110 @@ async fn hedging_hub_region_header_propagates_across_hedges() {
         ],
         "the alternate never saw a 1002 itself"
     );
-    assert_eq!(primary_at_hub.hits(), 1, "the primary's retry to the hub carried the header");
-    assert_eq!(later_at_hub.hits(), 1, "the alternate's first attempt carried the header too");
-    assert_eq!(s.reads(EAST) - east_before, 2, "every hub read of the operation carried it");
+    assert_eq!(
+        primary_at_hub.hits(),
+        1,
+        "the primary's retry to the hub carried the header"
+    );
+    assert_eq!(
+        later_at_hub.hits(),
+        1,
+        "the alternate's first attempt carried the header too"
+    );
+    assert_eq!(
+        s.reads(EAST) - east_before,
+        2,
+        "every hub read of the operation carried it"
+    );
 }
 
 #[tokio::test]
 async fn hedging_charges_the_winner_and_reports_both_legs() {
     // West lags far behind: with the session token it answers 404/1002, which is charged.
-    let builder = EmulatorBuilder::new().region_replication_lag(WEST, ReplicationLag::fixed_ms(60_000));
-    let s = Setup::start(builder, |o| o.with_preferred_regions([EAST, WEST, NORTH]).with_availability_strategy(hedging(100))).await;
+    let builder =
+        EmulatorBuilder::new().region_replication_lag(WEST, ReplicationLag::fixed_ms(60_000));
+    let s = Setup::start(builder, |o| {
+        o.with_preferred_regions([EAST, WEST, NORTH])
+            .with_availability_strategy(hedging(100))
+    })
+    .await;
     let _slow = s.emu.faults().add(slow_reads(EAST, 800));
-    let r = s.driver.execute(common::read(&s.c, "a", "p"), &OperationOptions::new()).await.unwrap();
+    let r = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap();
     let d = r.diagnostics();
-    assert_eq!(d.hedge().unwrap().terminal_state(), HedgeTerminalState::PrimaryWonAfterHedge);
+    assert_eq!(
+        d.hedge().unwrap().terminal_state(),
+        HedgeTerminalState::PrimaryWonAfterHedge
+    );
     assert_eq!(
         rows(d),
-        [row(EAST, FirstAttempt, "200"), row(WEST, Hedge, "404/1002"), row(WEST, Hedge, "404/1002")],
+        [
+            row(EAST, FirstAttempt, "200"),
+            row(WEST, Hedge, "404/1002"),
+            row(WEST, Hedge, "404/1002")
+        ],
         "the alternate stays in West: the hub is excluded for it"
     );
     let winner = d.requests()[0].request_charge();
     assert!(winner > 0.0);
-    assert_eq!(r.request_charge(), winner, "the caller is charged the winner's request units");
+    assert_eq!(
+        r.request_charge(),
+        winner,
+        "the caller is charged the winner's request units"
+    );
     assert_eq!(d.request_charge(), winner);
     let losers: f64 = d.requests()[1..].iter().map(|x| x.request_charge()).sum();
     assert!(losers > 0.0, "the alternate's answers were charged");
-    assert_eq!(d.total_request_charge(), winner + losers, "the diagnostics carry both legs' total");
+    assert_eq!(
+        d.total_request_charge(),
+        winner + losers,
+        "the diagnostics carry both legs' total"
+    );
     assert_eq!(s.reads(NORTH), 0);
 }
 
 #[tokio::test]
 async fn hedged_read_never_moves_the_session_token_back() {
-    let builder = EmulatorBuilder::new().region_replication_lag(WEST, ReplicationLag::fixed_ms(400));
-    let s = Setup::start(builder, |o| o.with_preferred_regions([EAST, WEST, NORTH]).with_availability_strategy(hedging(100))).await;
+    let builder =
+        EmulatorBuilder::new().region_replication_lag(WEST, ReplicationLag::fixed_ms(400));
+    let s = Setup::start(builder, |o| {
+        o.with_preferred_regions([EAST, WEST, NORTH])
+            .with_availability_strategy(hedging(100))
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(600)).await;
     common::create_item(&s.driver, &s.c, "b", "p", 2).await;
     let link: Arc<str> = Arc::from(s.c.link());
-    let before = s.driver.sessions().token_for(&link).expect("the writes left a token").to_string();
+    let before = s
+        .driver
+        .sessions()
+        .token_for(&link)
+        .expect("the writes left a token")
+        .to_string();
 
     // An eventual read sends no token, so lagging West answers with an older one.
     let _slow = s.emu.faults().add(slow_reads(EAST, 1_000));
     let eventual = OperationOptions::new().with_consistency_level(ConsistencyLevel::Eventual);
-    let r = s.driver.execute(common::read(&s.c, "a", "p"), &eventual).await.expect("West has item a");
+    let r = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &eventual)
+        .await
+        .expect("West has item a");
     assert!(r.diagnostics().hedge().unwrap().was_hedge());
-    let west_token = r.headers().session_token().expect("West sends its token").to_string();
+    let west_token = r
+        .headers()
+        .session_token()
+        .expect("West sends its token")
+        .to_string();
     assert_ne!(west_token, before, "West is behind the writes");
-    assert_eq!(s.driver.sessions().token_for(&link).unwrap().to_string(), before, "merged by highest LSN: no regression");
+    assert_eq!(
+        s.driver.sessions().token_for(&link).unwrap().to_string(),
+        before,
+        "merged by highest LSN: no regression"
+    );
 
     // A later answer from the hub moves it forward again.
     drop(_slow);

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use cosmos_driver::hedging::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
 use cosmos_driver::transport::Endpoint;
-use cosmos_driver::{AttemptReason, ContainerReference, CosmosDriver, DiagnosticsContext, DriverOptions};
+use cosmos_driver::{
+    AttemptReason, ContainerReference, CosmosDriver, DiagnosticsContext, DriverOptions,
+};
 use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
 use cosmos_emulator::{Emulator, EmulatorBuilder};
 
@@ -25,7 +27,10 @@ pub struct Setup {
 impl Setup {
     /// Starts `builder`, builds a driver from the default options adjusted by `options`, and seeds
     /// the container.
-    pub async fn start(builder: EmulatorBuilder, options: impl FnOnce(DriverOptions) -> DriverOptions) -> Setup {
+    pub async fn start(
+        builder: EmulatorBuilder,
+        options: impl FnOnce(DriverOptions) -> DriverOptions,
+    ) -> Setup {
         let emu = common::start(builder).await;
         let driver = common::driver(options(common::options(&emu))).await;
         let c = common::container(&driver, "db", "c").await;
@@ -37,7 +42,8 @@ impl Setup {
     /// `threshold_ms`.
     pub async fn three_regions(threshold_ms: u64) -> Setup {
         Setup::start(EmulatorBuilder::new(), |o| {
-            o.with_preferred_regions([EAST, WEST, NORTH]).with_availability_strategy(hedging(threshold_ms))
+            o.with_preferred_regions([EAST, WEST, NORTH])
+                .with_availability_strategy(hedging(threshold_ms))
         })
         .await
     }
@@ -50,30 +56,45 @@ impl Setup {
     /// The endpoint the driver uses for `region`.
     pub fn endpoint(&self, region: &str) -> Endpoint {
         let account = self.driver.account();
-        let found = account.read_regions.iter().find(|r| r.region.as_str() == region);
-        found.map(|r| r.endpoint.clone()).expect("the account has the region")
+        let found = account
+            .read_regions
+            .iter()
+            .find(|r| r.region.as_str() == region);
+        found
+            .map(|r| r.endpoint.clone())
+            .expect("the account has the region")
     }
 
     /// Whether the driver holds `region`'s endpoint unavailable for reads now.
     pub fn marked_unavailable(&self, region: &str) -> bool {
         let now = tokio::time::Instant::now();
-        self.driver.endpoint_health().is_unavailable(&self.endpoint(region), cosmos_driver::routing::AccessScope::Read, now)
+        self.driver.endpoint_health().is_unavailable(
+            &self.endpoint(region),
+            cosmos_driver::routing::AccessScope::Read,
+            now,
+        )
     }
 }
 
 /// Hedging after `ms` milliseconds.
 pub fn hedging(ms: u64) -> AvailabilityStrategy {
-    AvailabilityStrategy::Hedging(HedgingStrategy::new(HedgeThreshold::new(Duration::from_millis(ms)).expect("non-zero")))
+    AvailabilityStrategy::Hedging(HedgingStrategy::new(
+        HedgeThreshold::new(Duration::from_millis(ms)).expect("non-zero"),
+    ))
 }
 
 /// Reads in `region` wait `ms` before they are served.
 pub fn slow_reads(region: &str, ms: u64) -> FaultRule {
-    FaultRule::new(Reaction::delay_ms(ms)).in_regions([region]).for_ops([OpKind::Read])
+    FaultRule::new(Reaction::delay_ms(ms))
+        .in_regions([region])
+        .for_ops([OpKind::Read])
 }
 
 /// Reads in `region` get `reaction`.
 pub fn reads_in(region: &str, reaction: Reaction) -> FaultRule {
-    FaultRule::new(reaction).in_regions([region]).for_ops([OpKind::Read])
+    FaultRule::new(reaction)
+        .in_regions([region])
+        .for_ops([OpKind::Read])
 }
 
 /// One attempt as `(region, reason, outcome)`, the outcome being the status code or why none came.
@@ -90,7 +111,11 @@ pub fn rows(d: &DiagnosticsContext) -> Vec<Row> {
                 (None, Some(why)) => why.to_string(),
                 (None, None) => "?".to_string(),
             };
-            (r.region().map(|g| g.to_string()).unwrap_or_default(), r.reason(), outcome)
+            (
+                r.region().map(|g| g.to_string()).unwrap_or_default(),
+                r.reason(),
+                outcome,
+            )
         })
         .collect()
 }

@@ -65,7 +65,10 @@ impl Condition {
         (self.regions.is_empty() || self.regions.iter().any(|r| same_region(r, facts.region)))
             && (self.ops.is_empty() || self.ops.contains(&facts.op))
             && self.path.as_ref().is_none_or(|p| p.matches(facts.path))
-            && self.header.as_ref().is_none_or(|h| h.matches(facts.headers))
+            && self
+                .header
+                .as_ref()
+                .is_none_or(|h| h.matches(facts.headers))
     }
 }
 
@@ -233,7 +236,12 @@ mod tests {
             );
             map
         };
-        let (upper, lower, other, none) = (with("True"), with(" true "), with("False"), http::HeaderMap::new());
+        let (upper, lower, other, none) = (
+            with("True"),
+            with(" true "),
+            with("False"),
+            http::HeaderMap::new(),
+        );
         let cases: [(&str, Option<&http::HeaderMap>, bool); 5] = [
             ("same value", Some(&upper), true),
             ("value ignoring case and spaces", Some(&lower), true),
@@ -249,7 +257,10 @@ mod tests {
                 headers,
             };
             assert_eq!(hub_only.matches_request(&facts), want, "{name}");
-            assert!(Condition::any().matches_request(&facts), "{name}: no header condition");
+            assert!(
+                Condition::any().matches_request(&facts),
+                "{name}: no header condition"
+            );
         }
     }
 

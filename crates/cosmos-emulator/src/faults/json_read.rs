@@ -161,7 +161,10 @@ fn parse_condition(map: &Map<String, Value>, at: &str) -> Result<Condition, Stri
         };
         let name = part("name")?;
         if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-            return Err(format!("{at}.name: not a valid header name: {}", quoted(name)));
+            return Err(format!(
+                "{at}.name: not a valid header name: {}",
+                quoted(name)
+            ));
         }
         condition.header = Some(HeaderMatch::new(name, part("value")?));
     }

@@ -147,7 +147,10 @@ mod tests {
         assert_eq!(rule.condition.regions, vec!["A".to_owned(), "B".to_owned()]);
         assert_eq!(rule.condition.ops, vec![OpKind::Read, OpKind::Query]);
         assert_eq!(rule.condition.path, Some(PathPattern::new("/dbs/*")));
-        assert_eq!(rule.condition.header, Some(HeaderMatch::new("x-test", "on")));
+        assert_eq!(
+            rule.condition.header,
+            Some(HeaderMatch::new("x-test", "on"))
+        );
         assert_eq!(rule.condition.probability, 0.5);
         assert_eq!(rule.condition.first, Some(10));
         assert_eq!(rule.condition.after, 2);
