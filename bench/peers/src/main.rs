@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use azure_data_cosmos::clients::ContainerClient;
 use azure_data_cosmos::options::{
-    AvailabilityStrategy, BinaryEncodingOptions, ConnectionPoolOptions, HedgeThreshold, HedgingStrategy,
-    OperationOptions, Region, RoutingStrategy,
+    AvailabilityStrategy, BinaryEncodingOptions, ConnectionPoolOptions, HedgeThreshold,
+    HedgingStrategy, OperationOptions, Region, RoutingStrategy,
 };
 use azure_data_cosmos::{AccountEndpoint, AccountReference, CosmosClientBuilder, CosmosRuntime};
 use azure_data_cosmos_driver::diagnostics::HedgeTerminalState;
@@ -24,7 +24,8 @@ use cosmos_cli::args::hedging::{parse_hedging, HedgingChoice};
 use cosmos_cli::bench::items::{item_for, item_id};
 use cosmos_cli::bench::progress::{ProgressBar, ProgressCounters};
 use cosmos_cli::bench::{
-    table, BenchReport, EngineConfig, HedgeFacts, OpReport, Pacing, RunLabels, RunReport, StopAt, Window, Workload,
+    table, BenchReport, EngineConfig, HedgeFacts, OpReport, Pacing, RunLabels, RunReport, StopAt,
+    Window, Workload,
 };
 
 /// The `cosmos bench` read workload with Microsoft's Rust driver.
@@ -38,7 +39,11 @@ struct Args {
     #[arg(long, env = "COSMOS_KEY", hide_env_values = true)]
     key: String,
     /// Preferred regions, in order, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "East US,West US,North Europe")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "East US,West US,North Europe"
+    )]
     preferred_regions: Vec<String>,
     /// `off` or a threshold such as `50ms`; repeat for several runs.
     #[arg(long, value_parser = parse_hedging, default_value = "50ms")]
@@ -89,7 +94,8 @@ fn facts(d: &DiagnosticsContext, slow_after: Duration) -> (HedgeFacts, u32, f64)
                 alternate_won: state == HedgeTerminalState::AlternateWon,
                 primary_over_threshold: !matches!(
                     state,
-                    HedgeTerminalState::PrimaryWonPreThreshold | HedgeTerminalState::DeadlineExceededPreThreshold
+                    HedgeTerminalState::PrimaryWonPreThreshold
+                        | HedgeTerminalState::DeadlineExceededPreThreshold
                 ),
             }
         }
@@ -98,13 +104,17 @@ fn facts(d: &DiagnosticsContext, slow_after: Duration) -> (HedgeFacts, u32, f64)
             HedgeFacts {
                 alternate_sent: d.hedging_started(),
                 alternate_won: false,
-                primary_over_threshold: first.is_some_and(|ms| Duration::from_millis(ms) > slow_after),
+                primary_over_threshold: first
+                    .is_some_and(|ms| Duration::from_millis(ms) > slow_after),
             }
         }
     };
     // A hedge loser cancelled before it answered is dropped from the SDK's request list, so a race
     // that sent its alternate counts at least two requests.
-    let sent = d.request_count().max(d.total_requested_regions()).max(1 + usize::from(hedge.alternate_sent));
+    let sent = d
+        .request_count()
+        .max(d.total_requested_regions())
+        .max(1 + usize::from(hedge.alternate_sent));
     let extra = u32::try_from(sent.saturating_sub(1)).unwrap_or(u32::MAX);
     (hedge, extra, d.total_request_charge().value())
 }
@@ -114,8 +124,12 @@ impl Workload for SdkRead {
         let id = item_id(item_for(seq, self.items));
         match self.container.read_item(id.clone(), &id, None).await {
             Ok(response) => {
-                let caller = response.headers().request_charge().map_or(0.0, |c| c.value());
-                let (hedge, extra_requests, total) = facts(&response.diagnostics(), self.slow_after);
+                let caller = response
+                    .headers()
+                    .request_charge()
+                    .map_or(0.0, |c| c.value());
+                let (hedge, extra_requests, total) =
+                    facts(&response.diagnostics(), self.slow_after);
                 OpReport {
                     hedge,
                     extra_requests,
@@ -140,8 +154,10 @@ impl Workload for SdkRead {
 }
 
 async fn container(args: &Args, hedging: HedgingChoice) -> Result<ContainerClient, String> {
-    let endpoint: AccountEndpoint =
-        args.endpoint.parse().map_err(|e| format!("--endpoint {:?} is not a URL: {e}", args.endpoint))?;
+    let endpoint: AccountEndpoint = args
+        .endpoint
+        .parse()
+        .map_err(|e| format!("--endpoint {:?} is not a URL: {e}", args.endpoint))?;
     let pool = ConnectionPoolOptions::builder()
         .with_is_http2_allowed(false)
         .with_max_idle_connections_per_endpoint(args.concurrency.max(1) * 2)
@@ -158,9 +174,15 @@ async fn container(args: &Args, hedging: HedgingChoice) -> Result<ContainerClien
         HedgingChoice::Threshold(t) => AvailabilityStrategy::Hedging(HedgingStrategy::new(
             HedgeThreshold::new(t).ok_or("a hedging threshold of zero is not allowed")?,
         )),
-        HedgingChoice::On => return Err("give the SDK an explicit threshold, e.g. --hedging 50ms".into()),
+        HedgingChoice::On => {
+            return Err("give the SDK an explicit threshold, e.g. --hedging 50ms".into())
+        }
     });
-    let regions: Vec<Region> = args.preferred_regions.iter().map(|r| Region::new(r.trim().to_owned())).collect();
+    let regions: Vec<Region> = args
+        .preferred_regions
+        .iter()
+        .map(|r| Region::new(r.trim().to_owned()))
+        .collect();
     let account = AccountReference::with_authentication_key(endpoint, args.key.clone());
     let client = CosmosClientBuilder::new()
         .with_runtime(runtime)
@@ -182,20 +204,34 @@ async fn run(args: &Args, hedging: HedgingChoice) -> Result<RunReport, String> {
     container
         .read_item(first.clone(), &first, None)
         .await
-        .map_err(|e| format!("cannot read {first} (seed the items with `cosmos bench` first): {e}"))?;
+        .map_err(|e| {
+            format!("cannot read {first} (seed the items with `cosmos bench` first): {e}")
+        })?;
     let slow_after = match hedging {
         HedgingChoice::Threshold(t) => t,
         _ => Duration::from_millis(50),
     };
-    let workload = Arc::new(SdkRead { container, items: args.items.max(1), slow_after });
-    let window = Window { warmup: args.warmup, stop: StopAt::Elapsed(args.duration) };
+    let workload = Arc::new(SdkRead {
+        container,
+        items: args.items.max(1),
+        slow_after,
+    });
+    let window = Window {
+        warmup: args.warmup,
+        stop: StopAt::Elapsed(args.duration),
+    };
     let config = EngineConfig {
         pacing: Pacing::from_rate(args.rate),
-        concurrency: NonZeroUsize::new(args.concurrency).ok_or("--concurrency must be at least 1")?,
+        concurrency: NonZeroUsize::new(args.concurrency)
+            .ok_or("--concurrency must be at least 1")?,
         window,
     };
     let counters = Arc::new(ProgressCounters::default());
-    let bar = ProgressBar::start(format!("sdk hedging {}", hedging.label()), window, counters.clone());
+    let bar = ProgressBar::start(
+        format!("sdk hedging {}", hedging.label()),
+        window,
+        counters.clone(),
+    );
     let measurement = cosmos_cli::bench::run(workload, config, counters).await;
     drop(bar);
     let labels = RunLabels {

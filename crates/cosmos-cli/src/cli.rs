@@ -321,7 +321,8 @@ mod tests {
     use clap::{CommandFactory, FromArgMatches};
 
     fn parse(args: &[&str]) -> Result<(Cli, clap::ArgMatches), clap::Error> {
-        let matches = Cli::command().try_get_matches_from(std::iter::once("cosmos").chain(args.iter().copied()))?;
+        let matches = Cli::command()
+            .try_get_matches_from(std::iter::once("cosmos").chain(args.iter().copied()))?;
         Ok((Cli::from_arg_matches(&matches)?, matches))
     }
 
@@ -333,24 +334,68 @@ mod tests {
     #[test]
     fn patch_flags_keep_command_line_order() {
         let (_, m) = parse(&[
-            "item", "patch", "--db", "d", "--container", "c", "--pk", "p", "id1", "--incr", "/n=2", "--set", "/a=1",
-            "--remove", "/x", "--incr", "/m=1", "--move", "/a:/b",
+            "item",
+            "patch",
+            "--db",
+            "d",
+            "--container",
+            "c",
+            "--pk",
+            "p",
+            "id1",
+            "--incr",
+            "/n=2",
+            "--set",
+            "/a=1",
+            "--remove",
+            "/x",
+            "--incr",
+            "/m=1",
+            "--move",
+            "/a:/b",
         ])
         .unwrap();
         let (_, item) = m.subcommand().unwrap();
         let (_, patch) = item.subcommand().unwrap();
         let flags = ordered_flags(patch);
         let kinds: Vec<PatchFlag> = flags.iter().map(|(k, _)| *k).collect();
-        assert_eq!(kinds, [PatchFlag::Incr, PatchFlag::Set, PatchFlag::Remove, PatchFlag::Incr, PatchFlag::Move]);
+        assert_eq!(
+            kinds,
+            [
+                PatchFlag::Incr,
+                PatchFlag::Set,
+                PatchFlag::Remove,
+                PatchFlag::Incr,
+                PatchFlag::Move
+            ]
+        );
         assert_eq!(flags[3].1, "/m=1");
     }
 
     #[test]
     fn target_flags_go_anywhere() {
-        let (cli, _) = parse(&["item", "get", "--endpoint", "http://127.0.0.1:8081/", "--db", "d", "--container", "c",
-            "--pk", "p", "id1", "--key", "k", "--diagnostics", "--preferred-regions", "West US,East US"])
+        let (cli, _) = parse(&[
+            "item",
+            "get",
+            "--endpoint",
+            "http://127.0.0.1:8081/",
+            "--db",
+            "d",
+            "--container",
+            "c",
+            "--pk",
+            "p",
+            "id1",
+            "--key",
+            "k",
+            "--diagnostics",
+            "--preferred-regions",
+            "West US,East US",
+        ])
         .unwrap();
-        let Command::Item { target, action } = cli.command else { panic!("not an item command") };
+        let Command::Item { target, action } = cli.command else {
+            panic!("not an item command")
+        };
         assert_eq!(target.endpoint.as_deref(), Some("http://127.0.0.1:8081/"));
         assert!(target.diagnostics);
         assert_eq!(target.preferred_regions, ["West US", "East US"]);
@@ -360,15 +405,38 @@ mod tests {
     #[test]
     fn bench_defaults_and_choices() {
         let (cli, _) = parse(&["bench"]).unwrap();
-        let Command::Bench(b) = cli.command else { panic!("not bench") };
+        let Command::Bench(b) = cli.command else {
+            panic!("not bench")
+        };
         assert_eq!((b.rate, b.concurrency, b.items), (500, 64, 1000));
-        assert_eq!((b.duration, b.warmup), (Duration::from_secs(20), Duration::from_secs(2)));
+        assert_eq!(
+            (b.duration, b.warmup),
+            (Duration::from_secs(20), Duration::from_secs(2))
+        );
         assert!(b.hedging.is_empty() && b.ops.is_none() && b.profile.is_none());
         assert_eq!(b.workload, WorkloadKind::Read);
-        let (cli, _) = parse(&["bench", "--hedging", "off", "--hedging", "20ms", "--workload", "patch-counter", "--ops", "100"])
-            .unwrap();
-        let Command::Bench(b) = cli.command else { panic!("not bench") };
-        assert_eq!(b.hedging, [HedgingChoice::Off, HedgingChoice::Threshold(Duration::from_millis(20))]);
+        let (cli, _) = parse(&[
+            "bench",
+            "--hedging",
+            "off",
+            "--hedging",
+            "20ms",
+            "--workload",
+            "patch-counter",
+            "--ops",
+            "100",
+        ])
+        .unwrap();
+        let Command::Bench(b) = cli.command else {
+            panic!("not bench")
+        };
+        assert_eq!(
+            b.hedging,
+            [
+                HedgingChoice::Off,
+                HedgingChoice::Threshold(Duration::from_millis(20))
+            ]
+        );
         assert_eq!(b.workload, WorkloadKind::PatchCounter);
         assert_eq!(b.ops, Some(100));
     }
@@ -379,8 +447,26 @@ mod tests {
             (&["bench", "--hedging", "maybe"][..], "--hedging"),
             (&["bench", "--duration", "20"][..], "unit"),
             (&["bench", "--concurrency", "0"][..], "concurrency"),
-            (&["bench", "--duration", "5s", "--ops", "10"][..], "cannot be used with"),
-            (&["item", "get", "--db", "d", "--container", "c", "--pk", "a", "--pk-json", "1", "x"][..], "cannot be used with"),
+            (
+                &["bench", "--duration", "5s", "--ops", "10"][..],
+                "cannot be used with",
+            ),
+            (
+                &[
+                    "item",
+                    "get",
+                    "--db",
+                    "d",
+                    "--container",
+                    "c",
+                    "--pk",
+                    "a",
+                    "--pk-json",
+                    "1",
+                    "x",
+                ][..],
+                "cannot be used with",
+            ),
         ] {
             let e = parse(args).err().expect("refused").to_string();
             assert!(e.contains(needle), "{args:?}: {e}");
@@ -389,8 +475,18 @@ mod tests {
 
     #[test]
     fn emulator_takes_the_emulator_flags() {
-        let (cli, _) = parse(&["emulator", "--port", "9000", "--profile", "slow-primary", "--multi-write"]).unwrap();
-        let Command::Emulator(e) = cli.command else { panic!("not emulator") };
+        let (cli, _) = parse(&[
+            "emulator",
+            "--port",
+            "9000",
+            "--profile",
+            "slow-primary",
+            "--multi-write",
+        ])
+        .unwrap();
+        let Command::Emulator(e) = cli.command else {
+            panic!("not emulator")
+        };
         assert_eq!((e.port, e.multi_write), (9000, true));
         assert_eq!(e.profile.as_deref(), Some("slow-primary"));
     }

@@ -30,15 +30,35 @@ fn patch_matches(matches: &clap::ArgMatches) -> Option<&clap::ArgMatches> {
 
 async fn run(cli: Cli, matches: &clap::ArgMatches) -> ExitCode {
     match cli.command {
-        Command::Emulator(args) => report(cosmos_emulator::run(args).await.map_err(CommandError::Usage), false),
-        Command::Bench(args) => report(commands::bench::run(&args).await.map(|_| ()).map_err(CommandError::Usage), false),
-        Command::Db { target, action } => report(commands::database::run(&target, &action).await, target.diagnostics),
-        Command::Container { target, action } => {
-            report(commands::container::run(&target, &action).await, target.diagnostics)
-        }
+        Command::Emulator(args) => report(
+            cosmos_emulator::run(args)
+                .await
+                .map_err(CommandError::Usage),
+            false,
+        ),
+        Command::Bench(args) => report(
+            commands::bench::run(&args)
+                .await
+                .map(|_| ())
+                .map_err(CommandError::Usage),
+            false,
+        ),
+        Command::Db { target, action } => report(
+            commands::database::run(&target, &action).await,
+            target.diagnostics,
+        ),
+        Command::Container { target, action } => report(
+            commands::container::run(&target, &action).await,
+            target.diagnostics,
+        ),
         Command::Item { target, action } => {
-            let flags = patch_matches(matches).map(ordered_flags).unwrap_or_default();
-            report(commands::item::run(&target, &action, &flags).await, target.diagnostics)
+            let flags = patch_matches(matches)
+                .map(ordered_flags)
+                .unwrap_or_default();
+            report(
+                commands::item::run(&target, &action, &flags).await,
+                target.diagnostics,
+            )
         }
     }
 }
@@ -55,7 +75,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

@@ -29,12 +29,20 @@ fn bench(args: &[&str], dir: &Path) -> Value {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "bench failed: {stderr}");
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("p99.9 (ms)") && table.contains("throughput (ops/s)"), "{table}");
+    assert!(
+        table.contains("p99.9 (ms)") && table.contains("throughput (ops/s)"),
+        "{table}"
+    );
     let svg_text = std::fs::read_to_string(&svg).expect("the SVG was written");
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON was written")).unwrap();
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON was written"))
+            .unwrap();
     let runs = report["runs"].as_array().expect("runs is an array").len();
     let doc = roxmltree::Document::parse(&svg_text).expect("the SVG is well-formed");
-    let lines = doc.descendants().filter(|n| n.attribute("class") == Some("series")).count();
+    let lines = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("series"))
+        .count();
     assert_eq!(lines, runs, "one line per run");
     std::fs::remove_dir_all(dir).unwrap();
     report
@@ -43,9 +51,12 @@ fn bench(args: &[&str], dir: &Path) -> Value {
 fn number(v: &Value, path: &str) -> f64 {
     let mut at = v;
     for key in path.split('.') {
-        at = at.get(key).unwrap_or_else(|| panic!("missing {path} in {v}"));
+        at = at
+            .get(key)
+            .unwrap_or_else(|| panic!("missing {path} in {v}"));
     }
-    at.as_f64().unwrap_or_else(|| panic!("{path} is not a number in {v}"))
+    at.as_f64()
+        .unwrap_or_else(|| panic!("{path} is not a number in {v}"))
 }
 
 fn check_run_shape(run: &Value) {
@@ -75,15 +86,36 @@ fn check_run_shape(run: &Value) {
     }
     let p = |k: &str| number(run, &format!("latency_ms.{k}"));
     assert!(p("p50") > 0.0, "{run}");
-    assert!(p("p50") <= p("p90") && p("p90") <= p("p99") && p("p99") <= p("p999") && p("p999") <= p("max"), "{run}");
-    assert!(number(run, "hedge.alternate_won") <= number(run, "hedge.hedged_ops"), "{run}");
-    assert!(number(run, "ru.total") >= number(run, "ru.caller_visible"), "{run}");
+    assert!(
+        p("p50") <= p("p90")
+            && p("p90") <= p("p99")
+            && p("p99") <= p("p999")
+            && p("p999") <= p("max"),
+        "{run}"
+    );
+    assert!(
+        number(run, "hedge.alternate_won") <= number(run, "hedge.hedged_ops"),
+        "{run}"
+    );
+    assert!(
+        number(run, "ru.total") >= number(run, "ru.caller_visible"),
+        "{run}"
+    );
 }
 
 #[test]
 fn read_bench_writes_both_runs() {
     let report = bench(
-        &["--duration", "2s", "--warmup", "500ms", "--rate", "200", "--items", "50"],
+        &[
+            "--duration",
+            "2s",
+            "--warmup",
+            "500ms",
+            "--rate",
+            "200",
+            "--items",
+            "50",
+        ],
         &scratch("read"),
     );
     let runs = report["runs"].as_array().unwrap();
@@ -103,15 +135,33 @@ fn read_bench_writes_both_runs() {
         assert_eq!(number(run, "duration_s"), 2.0);
         assert!(number(run, "ru.caller_visible") > 0.0);
     }
-    assert_eq!(number(&runs[0], "hedge.hedged_ops"), 0.0, "no race with hedging off");
+    assert_eq!(
+        number(&runs[0], "hedge.hedged_ops"),
+        0.0,
+        "no race with hedging off"
+    );
 }
 
 #[test]
 fn patch_counter_reads_back_every_successful_increment() {
     // Sixteen tasks in closed loop, all incrementing one item.
     let report = bench(
-        &["--workload", "patch-counter", "--concurrency", "16", "--rate", "0", "--ops", "400", "--warmup", "0s",
-          "--hedging", "off", "--profile", "local"],
+        &[
+            "--workload",
+            "patch-counter",
+            "--concurrency",
+            "16",
+            "--rate",
+            "0",
+            "--ops",
+            "400",
+            "--warmup",
+            "0s",
+            "--hedging",
+            "off",
+            "--profile",
+            "local",
+        ],
         &scratch("patch"),
     );
     let runs = report["runs"].as_array().unwrap();
@@ -126,9 +176,15 @@ fn patch_counter_reads_back_every_successful_increment() {
     let successful = number(patch, "successful");
     let failed = number(patch, "failed_412") + number(patch, "failed_other");
     assert_eq!(successful + failed, 400.0, "{patch}");
-    assert_eq!(number(patch, "final_counter"), successful, "no increment lost or invented: {patch}");
+    assert_eq!(
+        number(patch, "final_counter"),
+        successful,
+        "no increment lost or invented: {patch}"
+    );
     assert_eq!(number(patch, "failed_other"), 0.0, "{patch}");
-    let attempts = patch["attempts_histogram"].as_object().expect("a histogram object");
+    let attempts = patch["attempts_histogram"]
+        .as_object()
+        .expect("a histogram object");
     assert!(attempts.contains_key("1"), "{patch}");
     let counted: f64 = attempts.values().map(|v| v.as_f64().unwrap()).sum();
     assert_eq!(counted, 400.0, "{patch}");

@@ -6,20 +6,34 @@ use std::time::Duration;
 /// `--duration 20` could mean seconds or operations.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     if number.is_empty() {
-        return Err(format!("{text:?} is not a duration: expected a number and a unit, e.g. 20s or 50ms"));
+        return Err(format!(
+            "{text:?} is not a duration: expected a number and a unit, e.g. 20s or 50ms"
+        ));
     }
-    let value: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration: {number:?} is not a number"))?;
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration: {number:?} is not a number"))?;
     let seconds_per_unit = match unit.trim() {
         "us" | "µs" => 1e-6,
         "ms" => 1e-3,
         "s" | "sec" => 1.0,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        "" => return Err(format!("{text:?} needs a unit: us, ms, s, m or h (e.g. {number}s)")),
-        other => return Err(format!("{text:?} has an unknown unit {other:?}: use us, ms, s, m or h")),
+        "" => {
+            return Err(format!(
+                "{text:?} needs a unit: us, ms, s, m or h (e.g. {number}s)"
+            ))
+        }
+        other => {
+            return Err(format!(
+                "{text:?} has an unknown unit {other:?}: use us, ms, s, m or h"
+            ))
+        }
     };
     let secs = value * seconds_per_unit;
     if !secs.is_finite() || secs > 1e9 {

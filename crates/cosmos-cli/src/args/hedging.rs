@@ -32,9 +32,13 @@ pub fn parse_hedging(text: &str) -> Result<HedgingChoice, String> {
         "off" | "false" | "no" | "none" => Ok(HedgingChoice::Off),
         "on" | "true" | "yes" => Ok(HedgingChoice::On),
         _ => match parse_duration(text) {
-            Ok(d) if d.is_zero() => Err("a hedging threshold of zero is not allowed; use `off` to disable".into()),
+            Ok(d) if d.is_zero() => {
+                Err("a hedging threshold of zero is not allowed; use `off` to disable".into())
+            }
             Ok(d) => Ok(HedgingChoice::Threshold(d)),
-            Err(e) => Err(format!("--hedging takes off, on or a threshold such as 50ms: {e}")),
+            Err(e) => Err(format!(
+                "--hedging takes off, on or a threshold such as 50ms: {e}"
+            )),
         },
     }
 }
@@ -47,10 +51,18 @@ mod tests {
     fn choices() {
         assert_eq!(parse_hedging("off"), Ok(HedgingChoice::Off));
         assert_eq!(parse_hedging("ON"), Ok(HedgingChoice::On));
-        assert_eq!(parse_hedging("50ms"), Ok(HedgingChoice::Threshold(Duration::from_millis(50))));
+        assert_eq!(
+            parse_hedging("50ms"),
+            Ok(HedgingChoice::Threshold(Duration::from_millis(50)))
+        );
         assert!(parse_hedging("0ms").unwrap_err().contains("zero"));
-        assert!(parse_hedging("sometimes").unwrap_err().contains("off, on or a threshold"));
-        assert_eq!(HedgingChoice::Threshold(Duration::from_millis(50)).label(), "50ms");
+        assert!(parse_hedging("sometimes")
+            .unwrap_err()
+            .contains("off, on or a threshold"));
+        assert_eq!(
+            HedgingChoice::Threshold(Duration::from_millis(50)).label(),
+            "50ms"
+        );
         assert_eq!(HedgingChoice::Off.label(), "off");
     }
 }

@@ -48,7 +48,9 @@ impl PatchFlag {
 pub fn ordered_flags(matches: &ArgMatches) -> Vec<(PatchFlag, String)> {
     let mut found: Vec<(usize, PatchFlag, String)> = Vec::new();
     for (flag, id) in PatchFlag::ALL {
-        let (Ok(Some(values)), Some(indices)) = (matches.try_get_many::<String>(id), matches.indices_of(id)) else {
+        let (Ok(Some(values)), Some(indices)) =
+            (matches.try_get_many::<String>(id), matches.indices_of(id))
+        else {
             continue;
         };
         for (value, index) in values.zip(indices) {
@@ -56,7 +58,10 @@ pub fn ordered_flags(matches: &ArgMatches) -> Vec<(PatchFlag, String)> {
         }
     }
     found.sort_by_key(|(index, _, _)| *index);
-    found.into_iter().map(|(_, flag, value)| (flag, value)).collect()
+    found
+        .into_iter()
+        .map(|(_, flag, value)| (flag, value))
+        .collect()
 }
 
 /// A value given on the command line: JSON when it parses as JSON, otherwise the text as a string.
@@ -65,9 +70,13 @@ fn loose_value(text: &str) -> Value {
 }
 
 fn split_path_value(flag: PatchFlag, raw: &str) -> Result<(String, String), String> {
-    let (path, value) = raw
-        .split_once('=')
-        .ok_or_else(|| format!("{} {raw:?}: expected PATH=VALUE, e.g. {} /count=1", flag.flag(), flag.flag()))?;
+    let (path, value) = raw.split_once('=').ok_or_else(|| {
+        format!(
+            "{} {raw:?}: expected PATH=VALUE, e.g. {} /count=1",
+            flag.flag(),
+            flag.flag()
+        )
+    })?;
     check_path(flag, path)?;
     Ok((path.to_owned(), value.to_owned()))
 }
@@ -76,7 +85,10 @@ fn check_path(flag: PatchFlag, path: &str) -> Result<(), String> {
     if path.starts_with('/') {
         Ok(())
     } else {
-        Err(format!("{} {path:?}: a path starts with '/', e.g. /count", flag.flag()))
+        Err(format!(
+            "{} {path:?}: a path starts with '/', e.g. /count",
+            flag.flag()
+        ))
     }
 }
 
@@ -105,9 +117,9 @@ pub fn op_from_flag(flag: PatchFlag, raw: &str) -> Result<Value, String> {
             json!({"op": "remove", "path": raw})
         }
         PatchFlag::Move => {
-            let cut = raw
-                .find(":/")
-                .ok_or_else(|| format!("--move {raw:?}: expected FROM:TO, e.g. --move /old:/new"))?;
+            let cut = raw.find(":/").ok_or_else(|| {
+                format!("--move {raw:?}: expected FROM:TO, e.g. --move /old:/new")
+            })?;
             let (from, to) = (&raw[..cut], &raw[cut + 1..]);
             check_path(flag, from)?;
             json!({"op": "move", "from": from, "path": to})
@@ -117,7 +129,10 @@ pub fn op_from_flag(flag: PatchFlag, raw: &str) -> Result<Value, String> {
 
 /// The PATCH body `{"operations":[...]}` from `--ops` (an array, or an object with `operations`) and
 /// the flags, `--ops` first. Refuses an empty list.
-pub fn instructions_json(ops: Option<&str>, flags: &[(PatchFlag, String)]) -> Result<Value, String> {
+pub fn instructions_json(
+    ops: Option<&str>,
+    flags: &[(PatchFlag, String)],
+) -> Result<Value, String> {
     let mut operations: Vec<Value> = match ops {
         None => Vec::new(),
         Some(text) => match serde_json::from_str::<Value>(text) {
@@ -134,7 +149,9 @@ pub fn instructions_json(ops: Option<&str>, flags: &[(PatchFlag, String)]) -> Re
         operations.push(op_from_flag(*flag, raw)?);
     }
     if operations.is_empty() {
-        return Err("no patch operations: give --ops JSON or flags such as --set /a=1 --incr /n=2".into());
+        return Err(
+            "no patch operations: give --ops JSON or flags such as --set /a=1 --incr /n=2".into(),
+        );
     }
     Ok(json!({ "operations": operations }))
 }
@@ -146,18 +163,62 @@ mod tests {
     #[test]
     fn each_flag_makes_its_operation() {
         let cases: &[(PatchFlag, &str, Value)] = &[
-            (PatchFlag::Set, "/a=1", json!({"op":"set","path":"/a","value":1})),
-            (PatchFlag::Set, "/name=alice", json!({"op":"set","path":"/name","value":"alice"})),
-            (PatchFlag::Set, "/tags=[\"x\",\"y\"]", json!({"op":"set","path":"/tags","value":["x","y"]})),
-            (PatchFlag::Set, "/s=\"42\"", json!({"op":"set","path":"/s","value":"42"})),
-            (PatchFlag::Set, "/e=", json!({"op":"set","path":"/e","value":""})),
-            (PatchFlag::Add, "/list/-=3", json!({"op":"add","path":"/list/-","value":3})),
-            (PatchFlag::Replace, "/ok=true", json!({"op":"replace","path":"/ok","value":true})),
-            (PatchFlag::Incr, "/n=2", json!({"op":"incr","path":"/n","value":2})),
-            (PatchFlag::Incr, "/n=-0.5", json!({"op":"incr","path":"/n","value":-0.5})),
+            (
+                PatchFlag::Set,
+                "/a=1",
+                json!({"op":"set","path":"/a","value":1}),
+            ),
+            (
+                PatchFlag::Set,
+                "/name=alice",
+                json!({"op":"set","path":"/name","value":"alice"}),
+            ),
+            (
+                PatchFlag::Set,
+                "/tags=[\"x\",\"y\"]",
+                json!({"op":"set","path":"/tags","value":["x","y"]}),
+            ),
+            (
+                PatchFlag::Set,
+                "/s=\"42\"",
+                json!({"op":"set","path":"/s","value":"42"}),
+            ),
+            (
+                PatchFlag::Set,
+                "/e=",
+                json!({"op":"set","path":"/e","value":""}),
+            ),
+            (
+                PatchFlag::Add,
+                "/list/-=3",
+                json!({"op":"add","path":"/list/-","value":3}),
+            ),
+            (
+                PatchFlag::Replace,
+                "/ok=true",
+                json!({"op":"replace","path":"/ok","value":true}),
+            ),
+            (
+                PatchFlag::Incr,
+                "/n=2",
+                json!({"op":"incr","path":"/n","value":2}),
+            ),
+            (
+                PatchFlag::Incr,
+                "/n=-0.5",
+                json!({"op":"incr","path":"/n","value":-0.5}),
+            ),
             (PatchFlag::Remove, "/x", json!({"op":"remove","path":"/x"})),
-            (PatchFlag::Move, "/a:/b", json!({"op":"move","from":"/a","path":"/b"})),
-            (PatchFlag::Move, "/a:b:/c", json!({"op":"move","from":"/a:b","path":"/c"})),
+            (
+                PatchFlag::Move,
+                "/a:/b",
+                json!({"op":"move","from":"/a","path":"/b"}),
+            ),
+            (
+                PatchFlag::Move,
+                "/a:b:/c",
+                json!({"op":"move","from":"/a:b","path":"/c"}),
+            ),
         ];
         for (flag, raw, want) in cases {
             assert_eq!(&op_from_flag(*flag, raw).unwrap(), want, "{flag:?} {raw}");
@@ -187,7 +248,8 @@ mod tests {
         let v = instructions_json(Some(r#"[{"op":"set","path":"/a","value":1}]"#), &flags).unwrap();
         assert_eq!(v["operations"].as_array().unwrap().len(), 2);
         assert_eq!(v["operations"][1]["op"], "incr");
-        let v = instructions_json(Some(r#"{"operations":[{"op":"remove","path":"/a"}]}"#), &[]).unwrap();
+        let v = instructions_json(Some(r#"{"operations":[{"op":"remove","path":"/a"}]}"#), &[])
+            .unwrap();
         assert_eq!(v["operations"][0]["op"], "remove");
     }
 

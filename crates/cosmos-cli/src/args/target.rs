@@ -50,7 +50,11 @@ impl TargetArgs {
 
     /// Preferred regions with blanks dropped.
     pub fn regions(&self) -> Vec<String> {
-        self.preferred_regions.iter().map(|r| r.trim().to_owned()).filter(|r| !r.is_empty()).collect()
+        self.preferred_regions
+            .iter()
+            .map(|r| r.trim().to_owned())
+            .filter(|r| !r.is_empty())
+            .collect()
     }
 }
 
@@ -60,7 +64,10 @@ mod tests {
 
     #[test]
     fn debug_never_shows_the_key() {
-        let t = TargetArgs { key: Some("c2VjcmV0LWtleQ==".into()), ..Default::default() };
+        let t = TargetArgs {
+            key: Some("c2VjcmV0LWtleQ==".into()),
+            ..Default::default()
+        };
         let shown = format!("{t:?}");
         assert!(!shown.contains("c2VjcmV0"), "{shown}");
         assert!(shown.contains("<redacted>"));
@@ -70,16 +77,25 @@ mod tests {
     fn missing_parts_are_named() {
         let none = TargetArgs::default();
         assert!(none.endpoint_and_key().unwrap_err().contains("--endpoint"));
-        let no_key = TargetArgs { endpoint: Some("http://127.0.0.1:8081/".into()), ..Default::default() };
+        let no_key = TargetArgs {
+            endpoint: Some("http://127.0.0.1:8081/".into()),
+            ..Default::default()
+        };
         let e = no_key.endpoint_and_key().unwrap_err();
         assert!(e.contains("--key") && e.contains("COSMOS_KEY"), "{e}");
-        let both = TargetArgs { key: Some("k".into()), ..no_key };
+        let both = TargetArgs {
+            key: Some("k".into()),
+            ..no_key
+        };
         assert_eq!(both.endpoint_and_key(), Ok(("http://127.0.0.1:8081/", "k")));
     }
 
     #[test]
     fn blank_regions_are_dropped() {
-        let t = TargetArgs { preferred_regions: vec![" West US".into(), "".into(), "East US ".into()], ..Default::default() };
+        let t = TargetArgs {
+            preferred_regions: vec![" West US".into(), "".into(), "East US ".into()],
+            ..Default::default()
+        };
         assert_eq!(t.regions(), ["West US", "East US"]);
     }
 }

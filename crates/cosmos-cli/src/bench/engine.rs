@@ -36,6 +36,9 @@ pub struct RunMeasurement {
     /// Operations completed within `measured_elapsed` (for a timed run, operations still in flight
     /// when the window closed count in the latencies but not in the throughput).
     pub completed_in_time: u64,
+    /// Open loop: the longest an operation waited past its scheduled start for a free slot. A large
+    /// value means the target could not keep up with the rate (the wait is in the latencies).
+    pub max_start_lag: Duration,
 }
 
 impl RunMeasurement {
@@ -70,7 +73,10 @@ impl Shared {
             .record(measured, now.saturating_duration_since(started), report);
         if measured {
             self.progress.note(report.outcome.is_ok());
-            let mut last = self.last_measured_completion.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut last = self
+                .last_measured_completion
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             if last.is_none_or(|l| l < now) {
                 *last = Some(now);
             }
@@ -101,36 +107,54 @@ pub async fn run<W: Workload>(
         completed_in_window: AtomicU64::new(0),
         progress,
     });
-    match config.pacing {
-        Pacing::Open { rate_per_s } => open_loop(&workload, &config, rate_per_s, origin, &shared).await,
-        Pacing::Closed => closed_loop(&workload, &config, origin, &shared).await,
-    }
+    let max_start_lag = match config.pacing {
+        Pacing::Open { rate_per_s } => {
+            open_loop(&workload, &config, rate_per_s, origin, &shared).await
+        }
+        Pacing::Closed => {
+            closed_loop(&workload, &config, origin, &shared).await;
+            Duration::ZERO
+        }
+    };
     let tally = std::mem::take(&mut *shared.tally.lock().unwrap_or_else(PoisonError::into_inner));
     match config.window.stop {
         StopAt::Elapsed(d) => RunMeasurement {
             tally,
             measured_elapsed: d,
             completed_in_time: shared.completed_in_window.load(Ordering::Relaxed),
+            max_start_lag,
         },
         StopAt::Ops(_) => {
-            let last = *shared.last_measured_completion.lock().unwrap_or_else(PoisonError::into_inner);
-            let measured_elapsed = last.map_or(Duration::ZERO, |l| l.saturating_duration_since(measure_start));
-            RunMeasurement { completed_in_time: tally.ops, tally, measured_elapsed }
+            let last = *shared
+                .last_measured_completion
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let measured_elapsed = last.map_or(Duration::ZERO, |l| {
+                l.saturating_duration_since(measure_start)
+            });
+            RunMeasurement {
+                completed_in_time: tally.ops,
+                tally,
+                measured_elapsed,
+                max_start_lag,
+            }
         }
     }
 }
 
 /// Open loop: operation `n` is due at `origin + n / rate`. When `concurrency` operations are in
-/// flight the next one waits for a slot, and that wait counts in its latency.
+/// flight the next one waits for a slot, and that wait counts in its latency. Returns the longest
+/// such wait.
 async fn open_loop<W: Workload>(
     workload: &Arc<W>,
     config: &EngineConfig,
     rate: NonZeroU64,
     origin: Instant,
     shared: &Arc<Shared>,
-) {
+) -> Duration {
     let slots = Arc::new(Semaphore::new(config.concurrency.get()));
     let mut measured_started = 0u64;
+    let mut max_lag = Duration::ZERO;
     for seq in 0u64.. {
         let offset = scheduled_offset(seq, rate);
         let phase = config.window.classify(offset, measured_started);
@@ -143,7 +167,10 @@ async fn open_loop<W: Workload>(
         if due > Instant::now() {
             tokio::time::sleep_until(due).await;
         }
-        let Ok(slot) = slots.clone().acquire_owned().await else { break };
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            break;
+        };
+        max_lag = max_lag.max(Instant::now().saturating_duration_since(due));
         let workload = Arc::clone(workload);
         let shared = Arc::clone(shared);
         tokio::spawn(async move {
@@ -153,11 +180,17 @@ async fn open_loop<W: Workload>(
         });
     }
     drain(&slots, config.concurrency).await;
+    max_lag
 }
 
 /// Closed loop: `concurrency` workers, each starting its next operation when the last one ends.
 /// Latency is measured from each operation's actual start.
-async fn closed_loop<W: Workload>(workload: &Arc<W>, config: &EngineConfig, origin: Instant, shared: &Arc<Shared>) {
+async fn closed_loop<W: Workload>(
+    workload: &Arc<W>,
+    config: &EngineConfig,
+    origin: Instant,
+    shared: &Arc<Shared>,
+) {
     let next_seq = Arc::new(AtomicU64::new(0));
     let measured_started = Arc::new(AtomicU64::new(0));
     let mut workers = tokio::task::JoinSet::new();

@@ -41,7 +41,11 @@ impl Workload for FakeWorkload {
         self.starts.lock().unwrap().push((seq, Instant::now()));
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
-        let d = if Some(seq) == self.stall_seq { self.stall } else { self.normal };
+        let d = if Some(seq) == self.stall_seq {
+            self.stall
+        } else {
+            self.normal
+        };
         tokio::time::sleep(d).await;
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         OpReport::ok()
@@ -74,6 +78,7 @@ async fn open_loop_starts_each_op_at_its_scheduled_time() {
         assert_eq!(at - origin, 2 * MS * seq as u32, "op {seq}");
     }
     // Fast ops that start on time: every latency is the op's own 5 ms.
+    assert_eq!(m.max_start_lag, Duration::ZERO);
     assert_eq!(m.tally.latency_us.min(), 5000);
     assert!(m.tally.max_latency_ms() < 5.01);
 }
@@ -93,17 +98,31 @@ async fn a_stall_counts_against_every_op_queued_behind_it() {
     assert_eq!(h.max(), h.highest_equivalent(1_000_000));
     // Latency of op j (6 <= j <= 105) is at least 100 ms: 100 queued ops plus the stalled one.
     assert_eq!(h.count_between(100_000, 2_000_000), 101);
-    // Op 6 waited 990 ms for the slot and then ran for 1 ms.
+    // Op 6 waited 990 ms for the slot (the longest wait) and then ran for 1 ms.
+    assert_eq!(m.max_start_lag, Duration::from_millis(990));
     assert_eq!(h.count_between(991_000, 991_000), 1);
     // A closed-loop view would report only the stalled op as slow; this one shows a p50 of 1 ms
     // and a p75 far above it.
-    assert!(m.tally.latency_ms_at(0.75) > 100.0, "p75 {}", m.tally.latency_ms_at(0.75));
+    assert!(
+        m.tally.latency_ms_at(0.75) > 100.0,
+        "p75 {}",
+        m.tally.latency_ms_at(0.75)
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn warmup_ops_run_but_are_not_recorded() {
     let w = Arc::new(FakeWorkload::new(MS));
-    let m = go(&w, config(100, 8, Duration::from_secs(1), StopAt::Elapsed(Duration::from_secs(2)))).await;
+    let m = go(
+        &w,
+        config(
+            100,
+            8,
+            Duration::from_secs(1),
+            StopAt::Elapsed(Duration::from_secs(2)),
+        ),
+    )
+    .await;
     assert_eq!(w.starts.lock().unwrap().len(), 300);
     assert_eq!(m.tally.ops, 200);
     // A timed run's measured time is its window; every op completed within it.
@@ -119,11 +138,23 @@ async fn ops_still_in_flight_when_the_window_closes_count_in_latency_not_through
     fake.stall_seq = Some(9);
     fake.stall = Duration::from_secs(5);
     let w = Arc::new(fake);
-    let m = go(&w, config(10, 4, Duration::ZERO, StopAt::Elapsed(Duration::from_secs(1)))).await;
+    let m = go(
+        &w,
+        config(
+            10,
+            4,
+            Duration::ZERO,
+            StopAt::Elapsed(Duration::from_secs(1)),
+        ),
+    )
+    .await;
     assert_eq!(m.tally.ops, 10);
     assert_eq!(m.completed_in_time, 9);
     assert!((m.throughput() - 9.0).abs() < 1e-9);
-    assert_eq!(m.tally.latency_us.max(), m.tally.latency_us.highest_equivalent(5_000_000));
+    assert_eq!(
+        m.tally.latency_us.max(),
+        m.tally.latency_us.highest_equivalent(5_000_000)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -143,13 +174,25 @@ async fn concurrency_bound_holds_when_ops_outlast_the_interval() {
     assert_eq!(w.max_in_flight.load(Ordering::SeqCst), 8);
     // Slots free up in waves of 8 every 100 ms: op 79 (due at 79 ms) starts in the tenth wave at
     // 907 ms and ends at 1007 ms, so its latency counts the 828 ms it waited for a slot.
-    assert_eq!(m.tally.latency_us.max(), m.tally.latency_us.highest_equivalent(928_000));
+    assert_eq!(
+        m.tally.latency_us.max(),
+        m.tally.latency_us.highest_equivalent(928_000)
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn closed_loop_keeps_every_worker_busy() {
     let w = Arc::new(FakeWorkload::new(10 * MS));
-    let m = go(&w, config(0, 4, Duration::ZERO, StopAt::Elapsed(Duration::from_secs(1)))).await;
+    let m = go(
+        &w,
+        config(
+            0,
+            4,
+            Duration::ZERO,
+            StopAt::Elapsed(Duration::from_secs(1)),
+        ),
+    )
+    .await;
     // Each worker starts ops at 0, 10, ..., 990 ms.
     assert_eq!(m.tally.ops, 400);
     assert_eq!(w.max_in_flight.load(Ordering::SeqCst), 4);

@@ -55,7 +55,11 @@ mod tests {
         }
         assert_eq!(item_for(42, n), item_for(42, n));
         // Every item is read, none more than a few times its share of 10.
-        assert!(seen.iter().all(|&c| (1..=40).contains(&c)), "{:?}", seen.iter().max());
+        assert!(
+            seen.iter().all(|&c| (1..=40).contains(&c)),
+            "{:?}",
+            seen.iter().max()
+        );
         assert_eq!(item_for(7, 0), 0);
     }
 

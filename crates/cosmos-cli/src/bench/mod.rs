@@ -9,8 +9,8 @@ pub mod schedule;
 pub mod svg;
 pub mod table;
 pub mod tally;
-pub mod workloads;
 pub mod workload;
+pub mod workloads;
 
 #[cfg(test)]
 mod engine_tests;

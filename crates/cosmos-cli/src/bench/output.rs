@@ -19,7 +19,9 @@ pub struct CompletedRun {
 
 /// A one-line description of what was run, for the plot's subtitle.
 pub fn describe(runs: &[RunReport]) -> String {
-    let Some(first) = runs.first() else { return "no runs".into() };
+    let Some(first) = runs.first() else {
+        return "no runs".into();
+    };
     let same = |f: fn(&RunReport) -> String| runs.iter().all(|r| f(r) == f(first));
     let mut parts = Vec::new();
     if same(|r| r.workload.clone()) {
@@ -29,7 +31,11 @@ pub fn describe(runs: &[RunReport]) -> String {
         parts.push(format!("profile {}", first.profile));
     }
     if same(|r| r.rate.to_string()) {
-        parts.push(if first.rate == 0 { "closed loop".to_string() } else { format!("{} req/s open loop", first.rate) });
+        parts.push(if first.rate == 0 {
+            "closed loop".to_string()
+        } else {
+            format!("{} req/s open loop", first.rate)
+        });
     }
     if same(|r| r.concurrency.to_string()) {
         parts.push(format!("≤{} in flight", first.concurrency));
@@ -51,8 +57,11 @@ pub fn table(runs: &[CompletedRun]) -> String {
 
 /// Writes `{"runs":[...]}` to `path`.
 pub fn write_json(path: &Path, runs: &[CompletedRun]) -> Result<(), String> {
-    let report = BenchReport { runs: runs.iter().map(|r| r.report.clone()).collect() };
-    std::fs::write(path, report.to_json()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    let report = BenchReport {
+        runs: runs.iter().map(|r| r.report.clone()).collect(),
+    };
+    std::fs::write(path, report.to_json())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// The SVG of every run's latency distribution.
@@ -60,7 +69,10 @@ pub fn svg(runs: &[CompletedRun]) -> String {
     let reports: Vec<RunReport> = runs.iter().map(|r| r.report.clone()).collect();
     let series: Vec<Series<'_>> = runs
         .iter()
-        .map(|r| Series { label: table::run_title(&r.report, &reports), latency_us: &r.latency_us })
+        .map(|r| Series {
+            label: table::run_title(&r.report, &reports),
+            latency_us: &r.latency_us,
+        })
         .collect();
     svg::render("Latency by percentile", &describe(&reports), &series)
 }
@@ -85,7 +97,12 @@ mod tests {
             let ms = if i == 99 { slow_ms } else { 2 };
             tally.record(true, Duration::from_millis(ms), &OpReport::ok());
         }
-        let m = RunMeasurement { completed_in_time: tally.ops, tally, measured_elapsed: Duration::from_secs(1) };
+        let m = RunMeasurement {
+            completed_in_time: tally.ops,
+            tally,
+            measured_elapsed: Duration::from_secs(1),
+            max_start_lag: Duration::ZERO,
+        };
         let labels = RunLabels {
             workload: "read".into(),
             profile: "slow-primary".into(),
@@ -93,7 +110,10 @@ mod tests {
             rate: 100,
             concurrency: 64,
         };
-        CompletedRun { report: RunReport::new(labels, &m, None), latency_us: m.tally.latency_us.clone() }
+        CompletedRun {
+            report: RunReport::new(labels, &m, None),
+            latency_us: m.tally.latency_us.clone(),
+        }
     }
 
     #[test]
@@ -105,13 +125,22 @@ mod tests {
         let svg_path = dir.join("runs.svg");
         write_json(&json, &runs).unwrap();
         write_svg(&svg_path, &runs).unwrap();
-        let back: BenchReport = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let back: BenchReport =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         assert_eq!(back.runs.len(), 2);
         assert_eq!(back.runs[0].hedging, "off");
         let svg_text = std::fs::read_to_string(&svg_path).unwrap();
         let doc = roxmltree::Document::parse(&svg_text).unwrap();
-        assert_eq!(doc.descendants().filter(|n| n.attribute("class") == Some("series")).count(), 2);
-        assert!(svg_text.contains("workload read · profile slow-primary · 100 req/s open loop"), "{svg_text}");
+        assert_eq!(
+            doc.descendants()
+                .filter(|n| n.attribute("class") == Some("series"))
+                .count(),
+            2
+        );
+        assert!(
+            svg_text.contains("workload read · profile slow-primary · 100 req/s open loop"),
+            "{svg_text}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -44,11 +44,21 @@ pub fn fraction_done(window: &Window, elapsed: Duration, completed: u64) -> f64 
 }
 
 /// The progress line for `label`.
-pub fn render_line(label: &str, window: &Window, elapsed: Duration, completed: u64, errors: u64) -> String {
+pub fn render_line(
+    label: &str,
+    window: &Window,
+    elapsed: Duration,
+    completed: u64,
+    errors: u64,
+) -> String {
     const WIDTH: usize = 30;
     let f = fraction_done(window, elapsed, completed);
     let filled = ((f * WIDTH as f64).round() as usize).min(WIDTH);
-    let phase = if elapsed < window.warmup { "warm-up" } else { "measuring" };
+    let phase = if elapsed < window.warmup {
+        "warm-up"
+    } else {
+        "measuring"
+    };
     format!(
         "{label:<16} [{}{}] {:>5.1}s {phase:<9} {completed:>8} ops {errors:>6} errors",
         "#".repeat(filled),
@@ -107,22 +117,44 @@ mod tests {
     #[test]
     fn fraction_follows_time_or_ops() {
         let s = Duration::from_secs;
-        let timed = Window { warmup: s(2), stop: StopAt::Elapsed(s(8)) };
+        let timed = Window {
+            warmup: s(2),
+            stop: StopAt::Elapsed(s(8)),
+        };
         assert_eq!(fraction_done(&timed, s(5), 0), 0.5);
         assert_eq!(fraction_done(&timed, s(50), 0), 1.0);
-        let counted = Window { warmup: s(0), stop: StopAt::Ops(200) };
+        let counted = Window {
+            warmup: s(0),
+            stop: StopAt::Ops(200),
+        };
         assert_eq!(fraction_done(&counted, s(100), 50), 0.25);
-        assert_eq!(fraction_done(&Window { warmup: s(0), stop: StopAt::Ops(0) }, s(0), 0), 1.0);
+        assert_eq!(
+            fraction_done(
+                &Window {
+                    warmup: s(0),
+                    stop: StopAt::Ops(0)
+                },
+                s(0),
+                0
+            ),
+            1.0
+        );
     }
 
     #[test]
     fn line_shows_bar_phase_and_counts() {
         let s = Duration::from_secs;
-        let w = Window { warmup: s(2), stop: StopAt::Elapsed(s(8)) };
+        let w = Window {
+            warmup: s(2),
+            stop: StopAt::Elapsed(s(8)),
+        };
         let line = render_line("hedging off", &w, s(1), 0, 0);
         assert!(line.contains("warm-up"), "{line}");
         let line = render_line("hedging off", &w, s(5), 1500, 3);
         assert!(line.contains("[###############---------------]"), "{line}");
-        assert!(line.contains("measuring") && line.contains("1500 ops") && line.contains("3 errors"), "{line}");
+        assert!(
+            line.contains("measuring") && line.contains("1500 ops") && line.contains("3 errors"),
+            "{line}"
+        );
     }
 }

@@ -147,7 +147,10 @@ impl RunReport {
                 extra_requests_fraction: t.fraction(t.extra_requests),
                 primary_over_threshold_fraction: t.fraction(t.primary_over_threshold),
             },
-            ru: RuReport { caller_visible: ms3(t.ru_caller_visible), total: ms3(t.ru_total) },
+            ru: RuReport {
+                caller_visible: ms3(t.ru_caller_visible),
+                total: ms3(t.ru_total),
+            },
             patch: final_counter.map(|final_counter| PatchReport {
                 successful: t.patch.successful,
                 failed_412: t.patch.failed_412,
@@ -162,7 +165,8 @@ impl RunReport {
 impl BenchReport {
     /// Pretty JSON with a trailing newline.
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+        let mut s =
+            serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
         s.push('\n');
         s
     }
@@ -188,14 +192,30 @@ mod tests {
     fn measurement() -> RunMeasurement {
         let mut tally = RunTally::default();
         let mut r = OpReport::ok();
-        r.hedge = HedgeFacts { alternate_sent: true, alternate_won: false, primary_over_threshold: true };
+        r.hedge = HedgeFacts {
+            alternate_sent: true,
+            alternate_won: false,
+            primary_over_threshold: true,
+        };
         r.extra_requests = 1;
         r.ru_caller_visible = 1.0;
         r.ru_total = 2.0;
         r.patch_attempts = Some(1);
         tally.record(true, Duration::from_millis(60), &r);
-        tally.record(true, Duration::from_millis(2), &OpReport { patch_attempts: Some(3), ..OpReport::ok() });
-        RunMeasurement { completed_in_time: tally.ops, tally, measured_elapsed: Duration::from_millis(500) }
+        tally.record(
+            true,
+            Duration::from_millis(2),
+            &OpReport {
+                patch_attempts: Some(3),
+                ..OpReport::ok()
+            },
+        );
+        RunMeasurement {
+            completed_in_time: tally.ops,
+            tally,
+            measured_elapsed: Duration::from_millis(500),
+            max_start_lag: Duration::ZERO,
+        }
     }
 
     fn keys(v: &serde_json::Value) -> Vec<&str> {
@@ -204,26 +224,57 @@ mod tests {
 
     #[test]
     fn every_field_is_present_with_its_name() {
-        let report = BenchReport { runs: vec![RunReport::new(labels("patch-counter"), &measurement(), Some(Some(2)))] };
+        let report = BenchReport {
+            runs: vec![RunReport::new(
+                labels("patch-counter"),
+                &measurement(),
+                Some(Some(2)),
+            )],
+        };
         let v: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
         assert_eq!(keys(&v), ["runs"]);
         let run = &v["runs"][0];
         assert_eq!(
             keys(run),
             [
-                "workload", "profile", "hedging", "rate", "concurrency", "ops", "errors", "duration_s",
-                "throughput_ops_s", "latency_ms", "hedge", "ru", "patch"
+                "workload",
+                "profile",
+                "hedging",
+                "rate",
+                "concurrency",
+                "ops",
+                "errors",
+                "duration_s",
+                "throughput_ops_s",
+                "latency_ms",
+                "hedge",
+                "ru",
+                "patch"
             ]
         );
-        assert_eq!(keys(&run["latency_ms"]), ["p50", "p90", "p99", "p999", "max"]);
+        assert_eq!(
+            keys(&run["latency_ms"]),
+            ["p50", "p90", "p99", "p999", "max"]
+        );
         assert_eq!(
             keys(&run["hedge"]),
-            ["hedged_ops", "alternate_won", "extra_requests_fraction", "primary_over_threshold_fraction"]
+            [
+                "hedged_ops",
+                "alternate_won",
+                "extra_requests_fraction",
+                "primary_over_threshold_fraction"
+            ]
         );
         assert_eq!(keys(&run["ru"]), ["caller_visible", "total"]);
         assert_eq!(
             keys(&run["patch"]),
-            ["successful", "failed_412", "failed_other", "final_counter", "attempts_histogram"]
+            [
+                "successful",
+                "failed_412",
+                "failed_other",
+                "final_counter",
+                "attempts_histogram"
+            ]
         );
         assert_eq!(run["ops"], 2);
         assert_eq!(run["throughput_ops_s"], 4.0);
@@ -231,13 +282,18 @@ mod tests {
         assert_eq!(run["hedge"]["extra_requests_fraction"], 0.5);
         assert_eq!(run["ru"]["total"], 2.0);
         assert_eq!(run["patch"]["final_counter"], 2);
-        assert_eq!(run["patch"]["attempts_histogram"], serde_json::json!({"1": 1, "3": 1}));
+        assert_eq!(
+            run["patch"]["attempts_histogram"],
+            serde_json::json!({"1": 1, "3": 1})
+        );
         assert!(run["latency_ms"]["max"].as_f64().unwrap() >= 60.0);
     }
 
     #[test]
     fn patch_is_absent_for_other_workloads() {
-        let report = BenchReport { runs: vec![RunReport::new(labels("read"), &measurement(), None)] };
+        let report = BenchReport {
+            runs: vec![RunReport::new(labels("read"), &measurement(), None)],
+        };
         let v: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
         assert!(v["runs"][0].get("patch").is_none());
         let back: BenchReport = serde_json::from_value(v).unwrap();

@@ -121,7 +121,10 @@ mod tests {
     fn no_rounding_drift_over_a_long_run() {
         // 7/s does not divide a second evenly; a summed interval would drift by 7e6 * 1 ns.
         let r = rate(7);
-        assert_eq!(scheduled_offset(7_000_000, r), Duration::from_secs(1_000_000));
+        assert_eq!(
+            scheduled_offset(7_000_000, r),
+            Duration::from_secs(1_000_000)
+        );
         assert!(scheduled_offset(u64::MAX, rate(1)) > Duration::from_secs(1 << 60));
     }
 
@@ -134,7 +137,10 @@ mod tests {
 
     #[test]
     fn classify_by_elapsed_time() {
-        let w = Window { warmup: Duration::from_secs(2), stop: StopAt::Elapsed(Duration::from_secs(20)) };
+        let w = Window {
+            warmup: Duration::from_secs(2),
+            stop: StopAt::Elapsed(Duration::from_secs(20)),
+        };
         let s = Duration::from_secs;
         let ms = Duration::from_millis;
         assert_eq!(w.classify(s(0), 0), Phase::Warmup);
@@ -146,7 +152,10 @@ mod tests {
 
     #[test]
     fn classify_by_op_count() {
-        let w = Window { warmup: Duration::from_secs(1), stop: StopAt::Ops(3) };
+        let w = Window {
+            warmup: Duration::from_secs(1),
+            stop: StopAt::Ops(3),
+        };
         let s = Duration::from_secs;
         assert_eq!(w.classify(Duration::ZERO, 0), Phase::Warmup);
         assert_eq!(w.classify(s(1), 0), Phase::Measured);
@@ -156,7 +165,10 @@ mod tests {
 
     #[test]
     fn no_warmup_measures_from_the_first_op() {
-        let w = Window { warmup: Duration::ZERO, stop: StopAt::Ops(1) };
+        let w = Window {
+            warmup: Duration::ZERO,
+            stop: StopAt::Ops(1),
+        };
         assert_eq!(w.classify(Duration::ZERO, 0), Phase::Measured);
         assert_eq!(w.classify(Duration::ZERO, 1), Phase::Done);
     }

@@ -27,9 +27,17 @@ const LEGEND_ROW_H: f64 = 40.0;
 const LEGEND_COLUMNS: usize = 2;
 /// The x axis ends at 99.99%: four nines.
 const MAX_NINES: f64 = 4.0;
-const COLOURS: &[&str] = &["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
-const X_TICKS: &[(f64, &str)] =
-    &[(0.0, "0"), (std::f64::consts::LOG10_2, "50"), (1.0, "90"), (2.0, "99"), (3.0, "99.9"), (4.0, "99.99")];
+const COLOURS: &[&str] = &[
+    "#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+const X_TICKS: &[(f64, &str)] = &[
+    (0.0, "0"),
+    (std::f64::consts::LOG10_2, "50"),
+    (1.0, "90"),
+    (2.0, "99"),
+    (3.0, "99.9"),
+    (4.0, "99.99"),
+];
 
 /// Percentile (as a quantile, 0..1) at `nines` on the x axis: 0 → 0, 1 → 0.9, 2 → 0.99, ...
 pub fn quantile_at(nines: f64) -> f64 {
@@ -43,7 +51,10 @@ pub fn nines_of(q: f64) -> f64 {
 
 /// Escapes text for an XML text node or attribute.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// A millisecond figure the way people write it: 0.5, 2, 50, 1000.
@@ -71,21 +82,40 @@ fn snap_125(ms: f64, down: bool) -> f64 {
     let base = 10f64.powf(decade);
     let steps = [1.0, 2.0, 5.0, 10.0];
     let pick = if down {
-        steps.iter().rev().find(|&&m| base * m <= ms * (1.0 + 1e-9)).copied().unwrap_or(1.0)
+        steps
+            .iter()
+            .rev()
+            .find(|&&m| base * m <= ms * (1.0 + 1e-9))
+            .copied()
+            .unwrap_or(1.0)
     } else {
-        steps.iter().find(|&&m| base * m >= ms * (1.0 - 1e-9)).copied().unwrap_or(10.0)
+        steps
+            .iter()
+            .find(|&&m| base * m >= ms * (1.0 - 1e-9))
+            .copied()
+            .unwrap_or(10.0)
     };
     (base * pick).log10()
 }
 
 /// The y range as log10 of milliseconds: the 1-2-5 steps around the data.
 fn y_range(series: &[Series<'_>]) -> (f64, f64) {
-    let recorded: Vec<&Histogram<u64>> = series.iter().map(|s| s.latency_us).filter(|h| !h.is_empty()).collect();
+    let recorded: Vec<&Histogram<u64>> = series
+        .iter()
+        .map(|s| s.latency_us)
+        .filter(|h| !h.is_empty())
+        .collect();
     if recorded.is_empty() {
         return (0.0, 3.0);
     }
-    let lo_ms = recorded.iter().map(|h| h.min().max(1) as f64 / 1000.0).fold(f64::INFINITY, f64::min);
-    let hi_ms = recorded.iter().map(|h| h.max().max(1) as f64 / 1000.0).fold(0.0, f64::max);
+    let lo_ms = recorded
+        .iter()
+        .map(|h| h.min().max(1) as f64 / 1000.0)
+        .fold(f64::INFINITY, f64::min);
+    let hi_ms = recorded
+        .iter()
+        .map(|h| h.max().max(1) as f64 / 1000.0)
+        .fold(0.0, f64::max);
     let lo = snap_125(lo_ms, true);
     let mut hi = snap_125(hi_ms, false);
     if hi <= lo {
@@ -152,7 +182,10 @@ fn grid(s: &mut String, f: &Frame) {
             let y = f.y(ms);
             let major = m == 1.0;
             let stroke = if major { "#bbb" } else { "#e4e4e4" };
-            let _ = writeln!(s, r#"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="{stroke}" stroke-width="1"/>"#);
+            let _ = writeln!(
+                s,
+                r#"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="{stroke}" stroke-width="1"/>"#
+            );
             if major || px_per_decade >= 90.0 {
                 let colour = if major { "#333" } else { "#777" };
                 let _ = writeln!(
@@ -167,7 +200,10 @@ fn grid(s: &mut String, f: &Frame) {
     }
     for &(n, label) in X_TICKS {
         let x = f.x(n);
-        let _ = writeln!(s, r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" stroke="#bbb" stroke-width="1"/>"##);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" stroke="#bbb" stroke-width="1"/>"##
+        );
         let _ = writeln!(
             s,
             r##"<text x="{x:.1}" y="{:.1}" font-size="12" text-anchor="middle" fill="#333">{label}</text>"##,
@@ -225,7 +261,13 @@ fn legend(s: &mut String, series: &[Series<'_>]) {
         let figures = if ser.latency_us.is_empty() {
             "no operations recorded".to_string()
         } else {
-            format!("p50 {} · p99 {} · p99.9 {} · max {} ms", q(0.5), q(0.99), q(0.999), figure(ser.latency_us.max() as f64 / 1000.0))
+            format!(
+                "p50 {} · p99 {} · p99.9 {} · max {} ms",
+                q(0.5),
+                q(0.99),
+                q(0.999),
+                figure(ser.latency_us.max() as f64 / 1000.0)
+            )
         };
         let _ = writeln!(
             s,
@@ -265,10 +307,21 @@ mod tests {
 
     #[test]
     fn y_range_snaps_to_125_steps() {
-        let cases = [(1.6, true, 1.0), (2.0, true, 2.0), (4.9, true, 2.0), (0.3, true, 0.2), (1500.0, false, 2000.0),
-            (2000.0, false, 2000.0), (72.0, false, 100.0), (3.0, false, 5.0)];
+        let cases = [
+            (1.6, true, 1.0),
+            (2.0, true, 2.0),
+            (4.9, true, 2.0),
+            (0.3, true, 0.2),
+            (1500.0, false, 2000.0),
+            (2000.0, false, 2000.0),
+            (72.0, false, 100.0),
+            (3.0, false, 5.0),
+        ];
         for (ms, down, want) in cases {
-            assert!((snap_125(ms, down) - f64::log10(want)).abs() < 1e-9, "{ms} {down}");
+            assert!(
+                (snap_125(ms, down) - f64::log10(want)).abs() < 1e-9,
+                "{ms} {down}"
+            );
         }
         assert_eq!(figure(3.44), "3.4");
         assert_eq!(figure(71.6), "72");
@@ -276,7 +329,13 @@ mod tests {
 
     #[test]
     fn nines_axis_maps_percentiles() {
-        for (n, q) in [(0.0, 0.0), (1.0, 0.9), (2.0, 0.99), (3.0, 0.999), (4.0, 0.9999)] {
+        for (n, q) in [
+            (0.0, 0.0),
+            (1.0, 0.9),
+            (2.0, 0.99),
+            (3.0, 0.999),
+            (4.0, 0.9999),
+        ] {
             assert!((quantile_at(n) - q).abs() < 1e-12, "{n}");
             assert!((nines_of(q) - n).abs() < 1e-9, "{q}");
         }
@@ -288,24 +347,52 @@ mod tests {
         let on = hist(&[(2, 9_700), (70, 300)]);
         let empty = latency_histogram();
         let series = [
-            Series { label: "hedging off".into(), latency_us: &off },
-            Series { label: "hedging 50ms".into(), latency_us: &on },
-            Series { label: "a <weird> & \"label\"".into(), latency_us: &empty },
+            Series {
+                label: "hedging off".into(),
+                latency_us: &off,
+            },
+            Series {
+                label: "hedging 50ms".into(),
+                latency_us: &on,
+            },
+            Series {
+                label: "a <weird> & \"label\"".into(),
+                latency_us: &empty,
+            },
         ];
         let svg = render("Read latency", "read · slow-primary", &series);
         let doc = roxmltree::Document::parse(&svg).expect("well-formed XML");
-        let paths: Vec<_> =
-            doc.descendants().filter(|n| n.has_tag_name("path") && n.attribute("class") == Some("series")).collect();
+        let paths: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("path") && n.attribute("class") == Some("series"))
+            .collect();
         // An empty run draws no line but keeps its legend entry.
         assert_eq!(paths.len(), 2);
-        let texts: Vec<String> = doc.descendants().filter_map(|n| n.text()).map(str::to_string).collect();
-        for want in ["percentile (%)", "latency (ms, log scale)", "99.9", "99.99", "hedging off", "hedging 50ms"] {
+        let texts: Vec<String> = doc
+            .descendants()
+            .filter_map(|n| n.text())
+            .map(str::to_string)
+            .collect();
+        for want in [
+            "percentile (%)",
+            "latency (ms, log scale)",
+            "99.9",
+            "99.99",
+            "hedging off",
+            "hedging 50ms",
+        ] {
             assert!(texts.iter().any(|t| t == want), "missing text {want:?}");
         }
         assert!(texts.iter().any(|t| t == "a <weird> & \"label\""));
-        assert!(texts.iter().any(|t| t.contains("p99.9 1200 · max 1200 ms")), "{texts:?}");
+        assert!(
+            texts.iter().any(|t| t.contains("p99.9 1200 · max 1200 ms")),
+            "{texts:?}"
+        );
         // Gridlines cover the data on 1-2-5 steps: 2 ms to 2000 ms.
-        assert!(texts.iter().any(|t| t == "2") && texts.iter().any(|t| t == "2000"), "{texts:?}");
+        assert!(
+            texts.iter().any(|t| t == "2") && texts.iter().any(|t| t == "2000"),
+            "{texts:?}"
+        );
         assert!(!texts.iter().any(|t| t == "1" || t == "5000"), "{texts:?}");
     }
 
@@ -313,10 +400,27 @@ mod tests {
     fn slower_run_is_drawn_higher_at_the_tail() {
         let off = hist(&[(2, 990), (1_000, 10)]);
         let on = hist(&[(2, 990), (60, 10)]);
-        let svg = render("t", "s", &[Series { label: "off".into(), latency_us: &off }, Series { label: "on".into(), latency_us: &on }]);
+        let svg = render(
+            "t",
+            "s",
+            &[
+                Series {
+                    label: "off".into(),
+                    latency_us: &off,
+                },
+                Series {
+                    label: "on".into(),
+                    latency_us: &on,
+                },
+            ],
+        );
         let doc = roxmltree::Document::parse(&svg).unwrap();
         let last_y = |i: usize| -> f64 {
-            let p = doc.descendants().filter(|n| n.attribute("class") == Some("series")).nth(i).unwrap();
+            let p = doc
+                .descendants()
+                .filter(|n| n.attribute("class") == Some("series"))
+                .nth(i)
+                .unwrap();
             let d = p.attribute("d").unwrap();
             d.split_whitespace().last().unwrap().parse().unwrap()
         };

@@ -34,7 +34,9 @@ fn per_op(total: f64, ops: u64) -> String {
 type Row = (&'static str, fn(&RunReport) -> String);
 
 const ROWS: &[Row] = &[
-    ("throughput (ops/s)", |r| format!("{:.1}", r.throughput_ops_s)),
+    ("throughput (ops/s)", |r| {
+        format!("{:.1}", r.throughput_ops_s)
+    }),
     ("ops", |r| r.ops.to_string()),
     ("errors", |r| r.errors.to_string()),
     ("p50 (ms)", |r| format!("{:.2}", r.latency_ms.p50)),
@@ -42,24 +44,58 @@ const ROWS: &[Row] = &[
     ("p99 (ms)", |r| format!("{:.2}", r.latency_ms.p99)),
     ("p99.9 (ms)", |r| format!("{:.2}", r.latency_ms.p999)),
     ("max (ms)", |r| format!("{:.2}", r.latency_ms.max)),
-    ("hedged", |r| pct(if r.ops == 0 { 0.0 } else { r.hedge.hedged_ops as f64 / r.ops as f64 })),
-    ("alternate won", |r| pct(if r.ops == 0 { 0.0 } else { r.hedge.alternate_won as f64 / r.ops as f64 })),
+    ("hedged", |r| {
+        pct(if r.ops == 0 {
+            0.0
+        } else {
+            r.hedge.hedged_ops as f64 / r.ops as f64
+        })
+    }),
+    ("alternate won", |r| {
+        pct(if r.ops == 0 {
+            0.0
+        } else {
+            r.hedge.alternate_won as f64 / r.ops as f64
+        })
+    }),
     ("extra requests", |r| pct(r.hedge.extra_requests_fraction)),
-    ("primary over threshold", |r| pct(r.hedge.primary_over_threshold_fraction)),
-    ("RU/op caller-visible", |r| per_op(r.ru.caller_visible, r.ops)),
+    ("primary over threshold", |r| {
+        pct(r.hedge.primary_over_threshold_fraction)
+    }),
+    ("RU/op caller-visible", |r| {
+        per_op(r.ru.caller_visible, r.ops)
+    }),
     ("RU/op total", |r| per_op(r.ru.total, r.ops)),
 ];
 
 const PATCH_ROWS: &[Row] = &[
-    ("patch successful", |r| r.patch.as_ref().map_or("-".into(), |p| p.successful.to_string())),
-    ("patch failed 412", |r| r.patch.as_ref().map_or("-".into(), |p| p.failed_412.to_string())),
-    ("patch failed other", |r| r.patch.as_ref().map_or("-".into(), |p| p.failed_other.to_string())),
+    ("patch successful", |r| {
+        r.patch
+            .as_ref()
+            .map_or("-".into(), |p| p.successful.to_string())
+    }),
+    ("patch failed 412", |r| {
+        r.patch
+            .as_ref()
+            .map_or("-".into(), |p| p.failed_412.to_string())
+    }),
+    ("patch failed other", |r| {
+        r.patch
+            .as_ref()
+            .map_or("-".into(), |p| p.failed_other.to_string())
+    }),
     ("final counter", |r| {
-        r.patch.as_ref().map_or("-".into(), |p| p.final_counter.map_or("unread".into(), |c| c.to_string()))
+        r.patch.as_ref().map_or("-".into(), |p| {
+            p.final_counter.map_or("unread".into(), |c| c.to_string())
+        })
     }),
     ("patch attempts", |r| {
         r.patch.as_ref().map_or("-".into(), |p| {
-            p.attempts_histogram.iter().map(|(k, v)| format!("{k}:{v}")).collect::<Vec<_>>().join(" ")
+            p.attempts_histogram
+                .iter()
+                .map(|(k, v)| format!("{k}:{v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
         })
     }),
 ];
@@ -71,10 +107,20 @@ pub fn render(runs: &[RunReport]) -> String {
         rows.extend_from_slice(PATCH_ROWS);
     }
     let titles: Vec<String> = runs.iter().map(|r| run_title(r, runs)).collect();
-    let cells: Vec<Vec<String>> = rows.iter().map(|(_, f)| runs.iter().map(f).collect()).collect();
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(_, f)| runs.iter().map(f).collect())
+        .collect();
     let label_w = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
     let col_w: Vec<usize> = (0..runs.len())
-        .map(|i| cells.iter().map(|c| c[i].len()).chain([titles[i].len()]).max().unwrap_or(0))
+        .map(|i| {
+            cells
+                .iter()
+                .map(|c| c[i].len())
+                .chain([titles[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     out.push_str(&format!("{:label_w$}", ""));
@@ -108,14 +154,23 @@ mod tests {
             errors: 0,
             duration_s: 20.0,
             throughput_ops_s: 500.0,
-            latency_ms: LatencyReport { p50: 2.5, p90: 23.0, p99: 900.0, p999, max: 1500.0 },
+            latency_ms: LatencyReport {
+                p50: 2.5,
+                p90: 23.0,
+                p99: 900.0,
+                p999,
+                max: 1500.0,
+            },
             hedge: HedgeReport {
                 hedged_ops: 300,
                 alternate_won: 290,
                 extra_requests_fraction: 0.03,
                 primary_over_threshold_fraction: 0.031,
             },
-            ru: RuReport { caller_visible: 10_000.0, total: 10_300.0 },
+            ru: RuReport {
+                caller_visible: 10_000.0,
+                total: 10_300.0,
+            },
             patch: None,
         }
     }
@@ -125,8 +180,14 @@ mod tests {
         let runs = [run("off", 1400.0), run("50ms", 71.5)];
         let t = render(&runs);
         let lines: Vec<&str> = t.lines().collect();
-        assert!(lines[0].contains("hedging off") && lines[0].contains("hedging 50ms"), "{t}");
-        assert!(!lines[0].contains("read"), "same workload is not repeated: {t}");
+        assert!(
+            lines[0].contains("hedging off") && lines[0].contains("hedging 50ms"),
+            "{t}"
+        );
+        assert!(
+            !lines[0].contains("read"),
+            "same workload is not repeated: {t}"
+        );
         let p999 = lines.iter().find(|l| l.starts_with("p99.9 (ms)")).unwrap();
         assert!(p999.contains("1400.00") && p999.contains("71.50"), "{p999}");
         let hedged = lines.iter().find(|l| l.starts_with("hedged")).unwrap();

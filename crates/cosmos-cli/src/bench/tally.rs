@@ -104,7 +104,8 @@ impl RunTally {
             return;
         }
         let us = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
-        self.latency_us.saturating_record(us.clamp(LATENCY_LOW_US, LATENCY_HIGH_US));
+        self.latency_us
+            .saturating_record(us.clamp(LATENCY_LOW_US, LATENCY_HIGH_US));
         self.ops += 1;
         if !report.outcome.is_ok() {
             self.errors += 1;
@@ -164,7 +165,11 @@ mod tests {
     fn measured_ops_count_every_fact() {
         let mut t = RunTally::default();
         let mut hedged = OpReport::ok();
-        hedged.hedge = HedgeFacts { alternate_sent: true, alternate_won: true, primary_over_threshold: true };
+        hedged.hedge = HedgeFacts {
+            alternate_sent: true,
+            alternate_won: true,
+            primary_over_threshold: true,
+        };
         hedged.extra_requests = 1;
         hedged.ru_caller_visible = 1.0;
         hedged.ru_total = 2.0;
@@ -188,10 +193,17 @@ mod tests {
             (OpOutcome::Failed { status: Some(503) }, 1),
             (OpOutcome::Failed { status: None }, 1),
         ] {
-            let r = OpReport { outcome, patch_attempts: Some(attempts), ..OpReport::ok() };
+            let r = OpReport {
+                outcome,
+                patch_attempts: Some(attempts),
+                ..OpReport::ok()
+            };
             t.record(true, Duration::from_millis(1), &r);
         }
-        assert_eq!((t.patch.successful, t.patch.failed_412, t.patch.failed_other), (1, 1, 2));
+        assert_eq!(
+            (t.patch.successful, t.patch.failed_412, t.patch.failed_other),
+            (1, 1, 2)
+        );
         assert_eq!(t.patch.attempts.get(&1), Some(&3));
         assert_eq!(t.patch.attempts.get(&5), Some(&1));
     }

@@ -64,7 +64,10 @@ impl OpReport {
 
     /// A failed operation with no extra facts.
     pub fn failed(status: Option<u16>) -> Self {
-        Self { outcome: OpOutcome::Failed { status }, ..Self::ok() }
+        Self {
+            outcome: OpOutcome::Failed { status },
+            ..Self::ok()
+        }
     }
 }
 

@@ -13,7 +13,9 @@ use crate::bench::output::{self, CompletedRun};
 use crate::bench::progress::{ProgressBar, ProgressCounters};
 use crate::bench::workloads::setup::{self, BenchAccount, SeededItems};
 use crate::bench::workloads::{MixedWorkload, PatchCounterWorkload, ReadWorkload};
-use crate::bench::{EngineConfig, Pacing, RunLabels, RunMeasurement, RunReport, StopAt, Window, Workload};
+use crate::bench::{
+    EngineConfig, Pacing, RunLabels, RunMeasurement, RunReport, StopAt, Window, Workload,
+};
 use crate::cli::{BenchArgs, WorkloadKind};
 
 /// The profile the embedded emulator uses when none is given.
@@ -24,7 +26,10 @@ pub const DEFAULT_THRESHOLD: Duration = Duration::from_millis(50);
 /// The hedging settings to run: as given, or off and 50 ms.
 pub fn hedging_runs(given: &[HedgingChoice]) -> Vec<HedgingChoice> {
     if given.is_empty() {
-        vec![HedgingChoice::Off, HedgingChoice::Threshold(DEFAULT_THRESHOLD)]
+        vec![
+            HedgingChoice::Off,
+            HedgingChoice::Threshold(DEFAULT_THRESHOLD),
+        ]
     } else {
         given.to_vec()
     }
@@ -40,7 +45,10 @@ struct Target {
 async fn target(args: &BenchArgs) -> Result<Target, String> {
     if args.target.endpoint.is_some() {
         if args.profile.is_some() {
-            return Err("--profile sets the embedded emulator's latency; it cannot apply to --endpoint".into());
+            return Err(
+                "--profile sets the embedded emulator's latency; it cannot apply to --endpoint"
+                    .into(),
+            );
         }
         let (endpoint, key) = args.target.endpoint_and_key()?;
         let account = BenchAccount {
@@ -50,9 +58,16 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
             database: args.db.clone(),
             container: args.container.clone(),
         };
-        return Ok(Target { account, profile: "external".into(), _emulator: None });
+        return Ok(Target {
+            account,
+            profile: "external".into(),
+            _emulator: None,
+        });
     }
-    let profile = args.profile.clone().unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
+    let profile = args
+        .profile
+        .clone()
+        .unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
     let emulator = EmulatorBuilder::new()
         .profile(&profile)
         .start()
@@ -63,7 +78,11 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
         emulator.endpoint(),
         emulator.regions().join(", ")
     );
-    let regions = if args.target.preferred_regions.is_empty() { emulator.regions().to_vec() } else { args.target.regions() };
+    let regions = if args.target.preferred_regions.is_empty() {
+        emulator.regions().to_vec()
+    } else {
+        args.target.regions()
+    };
     let account = BenchAccount {
         endpoint: emulator.endpoint().to_owned(),
         key: emulator.key().to_owned(),
@@ -71,11 +90,17 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
         database: args.db.clone(),
         container: args.container.clone(),
     };
-    Ok(Target { account, profile, _emulator: Some(emulator) })
+    Ok(Target {
+        account,
+        profile,
+        _emulator: Some(emulator),
+    })
 }
 
 fn engine_config(args: &BenchArgs) -> Result<EngineConfig, String> {
-    let concurrency = usize::try_from(args.concurrency).ok().and_then(NonZeroUsize::new);
+    let concurrency = usize::try_from(args.concurrency)
+        .ok()
+        .and_then(NonZeroUsize::new);
     Ok(EngineConfig {
         pacing: Pacing::from_rate(args.rate),
         concurrency: concurrency.ok_or("--concurrency must be at least 1")?,
@@ -115,19 +140,41 @@ async fn one_run(
         (WorkloadKind::PatchCounter, _) => {
             let container = target.account.container_ref()?;
             let (counter, pk) = setup::reset_counter(&driver, &container).await?;
-            let w = PatchCounterWorkload::new(driver.clone(), counter.clone(), pk.clone(), slow_after)?;
+            let w =
+                PatchCounterWorkload::new(driver.clone(), counter.clone(), pk.clone(), slow_after)?;
             let m = measure(w, config, label).await;
             let final_counter = setup::read_counter(&driver, &counter, &pk).await;
             (m, Some(final_counter))
         }
-        (WorkloadKind::Read, Some(items)) => {
-            (measure(ReadWorkload::new(driver, items.clone(), slow_after), config, label).await, None)
-        }
-        (WorkloadKind::Mixed, Some(items)) => {
-            (measure(MixedWorkload::new(driver, items.clone(), slow_after)?, config, label).await, None)
-        }
+        (WorkloadKind::Read, Some(items)) => (
+            measure(
+                ReadWorkload::new(driver, items.clone(), slow_after),
+                config,
+                label,
+            )
+            .await,
+            None,
+        ),
+        (WorkloadKind::Mixed, Some(items)) => (
+            measure(
+                MixedWorkload::new(driver, items.clone(), slow_after)?,
+                config,
+                label,
+            )
+            .await,
+            None,
+        ),
         (_, None) => return Err("the items were not seeded".into()),
     };
+    if m.max_start_lag > Duration::from_secs(1) {
+        eprintln!(
+            "warning: the target could not keep up with {} ops/s: operations waited up to {:.1} s for one of the \
+             {} slots (that wait is part of their latency); lower --rate or raise --concurrency",
+            args.rate,
+            m.max_start_lag.as_secs_f64(),
+            config.concurrency
+        );
+    }
     let labels = RunLabels {
         workload: args.workload.name().into(),
         profile: target.profile.clone(),
@@ -135,7 +182,10 @@ async fn one_run(
         rate: args.rate,
         concurrency: config.concurrency.get(),
     };
-    Ok(CompletedRun { report: RunReport::new(labels, &m, final_counter), latency_us: m.tally.latency_us.clone() })
+    Ok(CompletedRun {
+        report: RunReport::new(labels, &m, final_counter),
+        latency_us: m.tally.latency_us.clone(),
+    })
 }
 
 /// Runs the benchmark as `args` say; prints the table and writes the files.
@@ -148,15 +198,24 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
     }
     let items = match args.workload {
         WorkloadKind::PatchCounter => None,
-        WorkloadKind::Read | WorkloadKind::Mixed if args.skip_setup => Some(SeededItems::new(&container, args.items)?),
+        WorkloadKind::Read | WorkloadKind::Mixed if args.skip_setup => {
+            Some(SeededItems::new(&container, args.items)?)
+        }
         WorkloadKind::Read | WorkloadKind::Mixed => {
-            eprintln!("seeding {} items into {}/{}", args.items, args.db, args.container);
+            eprintln!(
+                "seeding {} items into {}/{}",
+                args.items, args.db, args.container
+            );
             Some(setup::seed_items(&setup_driver, &container, args.items).await?)
         }
     };
     let mut runs = Vec::new();
     for hedging in hedging_runs(&args.hedging) {
-        eprintln!("run: workload {}, hedging {}", args.workload.name(), hedging.label());
+        eprintln!(
+            "run: workload {}, hedging {}",
+            args.workload.name(),
+            hedging.label()
+        );
         runs.push(one_run(args, &target, items.as_ref(), hedging).await?);
     }
     print!("{}", output::table(&runs));
@@ -177,7 +236,13 @@ mod tests {
 
     #[test]
     fn default_runs_are_off_and_50ms() {
-        assert_eq!(hedging_runs(&[]), [HedgingChoice::Off, HedgingChoice::Threshold(Duration::from_millis(50))]);
+        assert_eq!(
+            hedging_runs(&[]),
+            [
+                HedgingChoice::Off,
+                HedgingChoice::Threshold(Duration::from_millis(50))
+            ]
+        );
         assert_eq!(hedging_runs(&[HedgingChoice::On]), [HedgingChoice::On]);
     }
 }

@@ -9,7 +9,9 @@ use crate::args::target::TargetArgs;
 pub async fn driver(target: &TargetArgs) -> Result<CosmosDriver, CommandError> {
     let (endpoint, key) = target.endpoint_and_key()?;
     // The key's text never reaches an error message: a bad key is reported without it.
-    let credential = Credential::master_key(key).map_err(|_| "the account key is not valid base64".to_string())?;
-    let options = DriverOptions::new(endpoint.to_owned(), credential).with_preferred_regions(target.regions());
+    let credential = Credential::master_key(key)
+        .map_err(|_| "the account key is not valid base64".to_string())?;
+    let options = DriverOptions::new(endpoint.to_owned(), credential)
+        .with_preferred_regions(target.regions());
     Ok(CosmosDriver::new(options).await?)
 }

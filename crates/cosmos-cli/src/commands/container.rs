@@ -13,14 +13,28 @@ pub async fn run(target: &TargetArgs, action: &ContainerAction) -> Result<(), Co
     let driver = connect::driver(target).await?;
     let options = OperationOptions::default();
     let op = match action {
-        ContainerAction::Create { db, id, partition_key } => {
-            let paths: Vec<String> =
-                partition_key.iter().map(|p| p.trim().to_owned()).filter(|p| !p.is_empty()).collect();
+        ContainerAction::Create {
+            db,
+            id,
+            partition_key,
+        } => {
+            let paths: Vec<String> = partition_key
+                .iter()
+                .map(|p| p.trim().to_owned())
+                .filter(|p| !p.is_empty())
+                .collect();
             let definition = PartitionKeyDefinition::hierarchical(paths)?;
-            CosmosOperation::create_container(DatabaseReference::new(db)?.container(id)?, definition)
+            CosmosOperation::create_container(
+                DatabaseReference::new(db)?.container(id)?,
+                definition,
+            )
         }
-        ContainerAction::Read { db, id } => CosmosOperation::read_container(DatabaseReference::new(db)?.container(id)?),
-        ContainerAction::List { db } => CosmosOperation::list_containers(DatabaseReference::new(db)?),
+        ContainerAction::Read { db, id } => {
+            CosmosOperation::read_container(DatabaseReference::new(db)?.container(id)?)
+        }
+        ContainerAction::List { db } => {
+            CosmosOperation::list_containers(DatabaseReference::new(db)?)
+        }
         ContainerAction::Delete { db, id } => {
             CosmosOperation::delete_container(DatabaseReference::new(db)?.container(id)?)
         }
@@ -28,9 +42,10 @@ pub async fn run(target: &TargetArgs, action: &ContainerAction) -> Result<(), Co
     let response = driver.execute(op, &options).await?;
     let result = match action {
         ContainerAction::Delete { id, .. } => json!({ "deleted": id }),
-        ContainerAction::List { .. } => {
-            body_json(response.body()).get("DocumentCollections").cloned().unwrap_or(json!([]))
-        }
+        ContainerAction::List { .. } => body_json(response.body())
+            .get("DocumentCollections")
+            .cloned()
+            .unwrap_or(json!([])),
         _ => body_json(response.body()),
     };
     print(&success(result, &response, target.diagnostics));

@@ -13,15 +13,27 @@ pub async fn run(target: &TargetArgs, action: &DbAction) -> Result<(), CommandEr
     let driver = connect::driver(target).await?;
     let options = OperationOptions::default();
     let (op, deleted) = match action {
-        DbAction::Create { id } => (CosmosOperation::create_database(DatabaseReference::new(id)?), None),
-        DbAction::Read { id } => (CosmosOperation::read_database(DatabaseReference::new(id)?), None),
+        DbAction::Create { id } => (
+            CosmosOperation::create_database(DatabaseReference::new(id)?),
+            None,
+        ),
+        DbAction::Read { id } => (
+            CosmosOperation::read_database(DatabaseReference::new(id)?),
+            None,
+        ),
         DbAction::List => (CosmosOperation::list_databases(), None),
-        DbAction::Delete { id } => (CosmosOperation::delete_database(DatabaseReference::new(id)?), Some(id)),
+        DbAction::Delete { id } => (
+            CosmosOperation::delete_database(DatabaseReference::new(id)?),
+            Some(id),
+        ),
     };
     let response = driver.execute(op, &options).await?;
     let result = match (action, deleted) {
         (_, Some(id)) => json!({ "deleted": id }),
-        (DbAction::List, _) => body_json(response.body()).get("Databases").cloned().unwrap_or(json!([])),
+        (DbAction::List, _) => body_json(response.body())
+            .get("Databases")
+            .cloned()
+            .unwrap_or(json!([])),
         _ => body_json(response.body()),
     };
     print(&success(result, &response, target.diagnostics));

@@ -5,7 +5,8 @@ use std::num::NonZeroU8;
 
 use cosmos_driver::patch::PatchInstructions;
 use cosmos_driver::{
-    ContainerReference, CosmosDriver, CosmosOperation, DatabaseReference, OperationOptions, PartitionKey, Precondition,
+    ContainerReference, CosmosDriver, CosmosOperation, DatabaseReference, OperationOptions,
+    PartitionKey, Precondition,
 };
 use serde_json::{json, Value};
 
@@ -21,14 +22,18 @@ use crate::cli::{BodyArg, ItemAction, ItemLocation};
 pub fn read_body(arg: &BodyArg) -> Result<Value, String> {
     let text = if arg.body == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("cannot read the body from stdin: {e}"))?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("cannot read the body from stdin: {e}"))?;
         s
     } else if let Some(path) = arg.body.strip_prefix('@') {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read the body from {path}: {e}"))?
+        std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the body from {path}: {e}"))?
     } else {
         arg.body.clone()
     };
-    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("--body is not valid JSON: {e}"))?;
+    let doc: Value =
+        serde_json::from_str(&text).map_err(|e| format!("--body is not valid JSON: {e}"))?;
     if !doc.is_object() {
         return Err("--body must be a JSON object".into());
     }
@@ -55,19 +60,29 @@ async fn key_for(
     let Some(doc) = doc else {
         return Err("the partition key is needed: pass --pk VALUE or --pk-json JSON".into());
     };
-    let response =
-        driver.execute(CosmosOperation::read_container(container.clone()), &OperationOptions::default()).await?;
+    let response = driver
+        .execute(
+            CosmosOperation::read_container(container.clone()),
+            &OperationOptions::default(),
+        )
+        .await?;
     let paths = paths_of_container(&body_json(response.body()))?;
     Ok(from_document(doc, &paths)?)
 }
 
 /// Runs an item subcommand and prints its result. `patch_flags` are the PATCH flags in command-line
 /// order (empty for other subcommands).
-pub async fn run(target: &TargetArgs, action: &ItemAction, patch_flags: &[(PatchFlag, String)]) -> Result<(), CommandError> {
+pub async fn run(
+    target: &TargetArgs,
+    action: &ItemAction,
+    patch_flags: &[(PatchFlag, String)],
+) -> Result<(), CommandError> {
     let driver = connect::driver(target).await?;
     let mut options = OperationOptions::default();
     let op = match action {
-        ItemAction::List { db, container, max } => return list(&driver, target, db, container, *max).await,
+        ItemAction::List { db, container, max } => {
+            return list(&driver, target, db, container, *max).await
+        }
         ItemAction::Get { at, id } => {
             let c = container_ref(at)?;
             let pk = key_for(&driver, at, &c, None).await?;
@@ -82,7 +97,9 @@ pub async fn run(target: &TargetArgs, action: &ItemAction, patch_flags: &[(Patch
             }
             op
         }
-        ItemAction::Create { at, body } | ItemAction::Upsert { at, body } | ItemAction::Replace { at, body, .. } => {
+        ItemAction::Create { at, body }
+        | ItemAction::Upsert { at, body }
+        | ItemAction::Replace { at, body, .. } => {
             let doc = read_body(body)?;
             let c = container_ref(at)?;
             let pk = key_for(&driver, at, &c, Some(&doc)).await?;
@@ -95,20 +112,27 @@ pub async fn run(target: &TargetArgs, action: &ItemAction, patch_flags: &[(Patch
                 }
             };
             let mut op = op.with_partition_key(pk).with_json_body(&doc)?;
-            if let ItemAction::Replace { if_match: Some(etag), .. } = action {
+            if let ItemAction::Replace {
+                if_match: Some(etag),
+                ..
+            } = action
+            {
                 op = op.with_precondition(Precondition::IfMatch(etag.clone()));
             }
             op
         }
         ItemAction::Patch(p) => {
             let instructions = instructions_json(p.ops.as_deref(), patch_flags)?;
-            let instructions: PatchInstructions =
-                serde_json::from_value(instructions).map_err(|e| format!("bad patch operation: {e}"))?;
-            let attempts = NonZeroU8::new(p.max_attempts).ok_or("--max-attempts must be at least 1")?;
+            let instructions: PatchInstructions = serde_json::from_value(instructions)
+                .map_err(|e| format!("bad patch operation: {e}"))?;
+            let attempts =
+                NonZeroU8::new(p.max_attempts).ok_or("--max-attempts must be at least 1")?;
             options = options.with_patch_max_attempts(attempts);
             let c = container_ref(&p.at)?;
             let pk = key_for(&driver, &p.at, &c, None).await?;
-            CosmosOperation::patch_item(c.item(&p.id)?).with_partition_key(pk).with_json_body(&instructions)?
+            CosmosOperation::patch_item(c.item(&p.id)?)
+                .with_partition_key(pk)
+                .with_json_body(&instructions)?
         }
     };
     let response = driver.execute(op, &options).await?;
@@ -121,7 +145,13 @@ pub async fn run(target: &TargetArgs, action: &ItemAction, patch_flags: &[(Patch
 }
 
 /// Reads the container's feed page by page until `max` items.
-async fn list(driver: &CosmosDriver, target: &TargetArgs, db: &str, container: &str, max: u64) -> Result<(), CommandError> {
+async fn list(
+    driver: &CosmosDriver,
+    target: &TargetArgs,
+    db: &str,
+    container: &str,
+    max: u64,
+) -> Result<(), CommandError> {
     let c = DatabaseReference::new(db)?.container(container)?;
     let options = OperationOptions::default();
     let mut items: Vec<Value> = Vec::new();
@@ -139,8 +169,14 @@ async fn list(driver: &CosmosDriver, target: &TargetArgs, db: &str, container: &
         }
         let response = driver.execute(op, &options).await?;
         charge += response.request_charge();
-        if let Some(Value::Array(docs)) = body_json(response.body()).get_mut("Documents").map(Value::take) {
-            items.extend(docs.into_iter().take(usize::try_from(remaining).unwrap_or(usize::MAX)));
+        if let Some(Value::Array(docs)) = body_json(response.body())
+            .get_mut("Documents")
+            .map(Value::take)
+        {
+            items.extend(
+                docs.into_iter()
+                    .take(usize::try_from(remaining).unwrap_or(usize::MAX)),
+            );
         }
         continuation = response.continuation().map(str::to_owned);
         if continuation.is_none() {
@@ -163,10 +199,17 @@ mod tests {
     #[test]
     fn bodies_must_be_objects_with_ids() {
         let arg = |s: &str| BodyArg { body: s.to_owned() };
-        assert_eq!(read_body(&arg(r#"{"id":"a","pk":"p"}"#)).unwrap()["pk"], "p");
+        assert_eq!(
+            read_body(&arg(r#"{"id":"a","pk":"p"}"#)).unwrap()["pk"],
+            "p"
+        );
         assert!(read_body(&arg("{")).unwrap_err().contains("not valid JSON"));
         assert!(read_body(&arg("[1]")).unwrap_err().contains("JSON object"));
-        assert!(read_body(&arg(r#"{"id":5}"#)).unwrap_err().contains("string \"id\""));
-        assert!(read_body(&arg("@/nonexistent/file.json")).unwrap_err().contains("/nonexistent/file.json"));
+        assert!(read_body(&arg(r#"{"id":5}"#))
+            .unwrap_err()
+            .contains("string \"id\""));
+        assert!(read_body(&arg("@/nonexistent/file.json"))
+            .unwrap_err()
+            .contains("/nonexistent/file.json"));
     }
 }

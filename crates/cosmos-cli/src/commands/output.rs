@@ -8,7 +8,8 @@ pub fn body_json(body: &[u8]) -> Value {
     if body.is_empty() {
         return Value::Null;
     }
-    serde_json::from_slice(body).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
+    serde_json::from_slice(body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
 }
 
 fn diagnostics_json(d: &DiagnosticsContext) -> Value {

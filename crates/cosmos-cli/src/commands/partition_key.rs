@@ -16,16 +16,19 @@ fn component(v: &Value, what: &str) -> Result<PartitionKeyValue, String> {
             .filter(|f| f.is_finite())
             .map(PartitionKeyValue::Number)
             .ok_or_else(|| format!("{what}: {n} is not a usable number")),
-        Value::Array(_) | Value::Object(_) => {
-            Err(format!("{what}: a partition key value is a string, number, boolean or null, not {v}"))
-        }
+        Value::Array(_) | Value::Object(_) => Err(format!(
+            "{what}: a partition key value is a string, number, boolean or null, not {v}"
+        )),
     }
 }
 
 /// A partition key from JSON: one value, or an array of one to three for a hierarchical key.
 pub fn from_json_value(v: &Value, what: &str) -> Result<PartitionKey, String> {
     let values = match v {
-        Value::Array(list) => list.iter().map(|c| component(c, what)).collect::<Result<Vec<_>, _>>()?,
+        Value::Array(list) => list
+            .iter()
+            .map(|c| component(c, what))
+            .collect::<Result<Vec<_>, _>>()?,
         other => vec![component(other, what)?],
     };
     PartitionKey::hierarchical(values).map_err(|e| format!("{what}: {}", e.message()))
@@ -39,7 +42,8 @@ pub fn from_flags(at: &ItemLocation) -> Result<Option<PartitionKey>, String> {
     match &at.pk_json {
         None => Ok(None),
         Some(text) => {
-            let v: Value = serde_json::from_str(text).map_err(|e| format!("--pk-json is not valid JSON: {e}"))?;
+            let v: Value = serde_json::from_str(text)
+                .map_err(|e| format!("--pk-json is not valid JSON: {e}"))?;
             from_json_value(&v, "--pk-json").map(Some)
         }
     }
@@ -75,7 +79,13 @@ pub fn paths_of_container(container: &Value) -> Result<Vec<String>, String> {
         .get("partitionKey")
         .and_then(|pk| pk.get("paths"))
         .and_then(Value::as_array)
-        .map(|paths| paths.iter().filter_map(Value::as_str).map(str::to_owned).collect::<Vec<_>>())
+        .map(|paths| {
+            paths
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
         .filter(|p| !p.is_empty())
         .ok_or_else(|| "the container document has no partitionKey.paths; pass --pk".to_string())
 }
@@ -96,21 +106,54 @@ mod tests {
 
     #[test]
     fn flags() {
-        assert_eq!(from_flags(&loc(Some("123"), None)).unwrap().unwrap().as_json(), r#"["123"]"#);
-        assert_eq!(from_flags(&loc(None, Some("123"))).unwrap().unwrap().as_json(), "[123]");
-        assert_eq!(from_flags(&loc(None, Some(r#"["t", 1, null]"#))).unwrap().unwrap().as_json(), r#"["t",1,null]"#);
+        assert_eq!(
+            from_flags(&loc(Some("123"), None))
+                .unwrap()
+                .unwrap()
+                .as_json(),
+            r#"["123"]"#
+        );
+        assert_eq!(
+            from_flags(&loc(None, Some("123")))
+                .unwrap()
+                .unwrap()
+                .as_json(),
+            "[123]"
+        );
+        assert_eq!(
+            from_flags(&loc(None, Some(r#"["t", 1, null]"#)))
+                .unwrap()
+                .unwrap()
+                .as_json(),
+            r#"["t",1,null]"#
+        );
         assert!(from_flags(&loc(None, None)).unwrap().is_none());
-        assert!(from_flags(&loc(None, Some("{"))).unwrap_err().contains("not valid JSON"));
-        assert!(from_flags(&loc(None, Some(r#"{"a":1}"#))).unwrap_err().contains("not {"));
+        assert!(from_flags(&loc(None, Some("{")))
+            .unwrap_err()
+            .contains("not valid JSON"));
+        assert!(from_flags(&loc(None, Some(r#"{"a":1}"#)))
+            .unwrap_err()
+            .contains("not {"));
         assert!(from_flags(&loc(None, Some("[1,2,3,4]"))).is_err());
     }
 
     #[test]
     fn from_documents() {
         let doc = json!({"id": "1", "pk": "p", "t": {"a/b": 5}, "flag": true});
-        assert_eq!(from_document(&doc, &["/pk".into()]).unwrap().as_json(), r#"["p"]"#);
-        assert_eq!(from_document(&doc, &["/t/a~1b".into()]).unwrap().as_json(), "[5]");
-        assert_eq!(from_document(&doc, &["/pk".into(), "/flag".into()]).unwrap().as_json(), r#"["p",true]"#);
+        assert_eq!(
+            from_document(&doc, &["/pk".into()]).unwrap().as_json(),
+            r#"["p"]"#
+        );
+        assert_eq!(
+            from_document(&doc, &["/t/a~1b".into()]).unwrap().as_json(),
+            "[5]"
+        );
+        assert_eq!(
+            from_document(&doc, &["/pk".into(), "/flag".into()])
+                .unwrap()
+                .as_json(),
+            r#"["p",true]"#
+        );
         let e = from_document(&doc, &["/missing".into()]).unwrap_err();
         assert!(e.contains("/missing") && e.contains("--pk"), "{e}");
         assert!(from_document(&json!({"pk": [1]}), &["/pk".into()]).is_err());
@@ -118,7 +161,8 @@ mod tests {
 
     #[test]
     fn container_paths() {
-        let c = json!({"id": "c", "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}});
+        let c =
+            json!({"id": "c", "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}});
         assert_eq!(paths_of_container(&c).unwrap(), ["/pk"]);
         assert!(paths_of_container(&json!({"id": "c"})).is_err());
     }

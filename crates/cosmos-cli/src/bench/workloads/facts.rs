@@ -19,7 +19,8 @@ pub fn hedge_facts(d: &DiagnosticsContext, slow_after: Duration) -> HedgeFacts {
             alternate_won: h.was_hedge(),
             primary_over_threshold: !matches!(
                 h.terminal_state(),
-                HedgeTerminalState::PrimaryWonPreThreshold | HedgeTerminalState::DeadlineExceededPreThreshold
+                HedgeTerminalState::PrimaryWonPreThreshold
+                    | HedgeTerminalState::DeadlineExceededPreThreshold
             ),
         },
         None => HedgeFacts {
@@ -42,7 +43,11 @@ pub fn extra_requests(d: &DiagnosticsContext) -> u32 {
 /// Read-Modify-Write attempts of a PATCH: each attempt is a Read and a Replace, and each of those
 /// sub-operations opens with one first-attempt row (retries and hedges add rows of other kinds).
 pub fn patch_attempts(d: &DiagnosticsContext) -> u32 {
-    let firsts = d.requests().iter().filter(|r| r.reason() == AttemptReason::FirstAttempt).count();
+    let firsts = d
+        .requests()
+        .iter()
+        .filter(|r| r.reason() == AttemptReason::FirstAttempt)
+        .count();
     u32::try_from(firsts.div_ceil(2)).unwrap_or(u32::MAX).max(1)
 }
 

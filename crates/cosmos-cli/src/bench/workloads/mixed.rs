@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use cosmos_driver::patch::PatchInstructions;
 use cosmos_driver::options::DEFAULT_PATCH_MAX_ATTEMPTS;
+use cosmos_driver::patch::PatchInstructions;
 use cosmos_driver::{CosmosDriver, CosmosOperation, OperationOptions};
 
 use super::facts::{report_err, report_ok};
@@ -43,11 +43,22 @@ pub struct MixedWorkload {
 
 impl MixedWorkload {
     /// The mix over `items` through `driver`.
-    pub fn new(driver: CosmosDriver, items: SeededItems, slow_after: Duration) -> Result<Self, String> {
+    pub fn new(
+        driver: CosmosDriver,
+        items: SeededItems,
+        slow_after: Duration,
+    ) -> Result<Self, String> {
         let patch_body = serde_json::to_vec(&PatchInstructions::new().increment("/n", 1))
             .map_err(|e| format!("cannot encode the patch: {e}"))?;
-        let options = OperationOptions::default().with_patch_max_attempts(DEFAULT_PATCH_MAX_ATTEMPTS);
-        Ok(Self { driver, items, patch_body, options, slow_after })
+        let options =
+            OperationOptions::default().with_patch_max_attempts(DEFAULT_PATCH_MAX_ATTEMPTS);
+        Ok(Self {
+            driver,
+            items,
+            patch_body,
+            options,
+            slow_after,
+        })
     }
 }
 
@@ -57,7 +68,9 @@ impl Workload for MixedWorkload {
         let (item, pk) = self.items.get(index);
         let kind = mixed_op(seq);
         let op = match kind {
-            MixedOp::Read => Ok(CosmosOperation::read_item(item.clone()).with_partition_key(pk.clone())),
+            MixedOp::Read => {
+                Ok(CosmosOperation::read_item(item.clone()).with_partition_key(pk.clone()))
+            }
             MixedOp::Upsert => CosmosOperation::upsert_item(item.container().clone())
                 .with_partition_key(pk.clone())
                 .with_json_body(&item_body(index)),

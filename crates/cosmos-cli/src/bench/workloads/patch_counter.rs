@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use cosmos_driver::patch::PatchInstructions;
 use cosmos_driver::options::DEFAULT_PATCH_MAX_ATTEMPTS;
+use cosmos_driver::patch::PatchInstructions;
 use cosmos_driver::{CosmosDriver, CosmosOperation, ItemReference, OperationOptions, PartitionKey};
 
 use super::facts::{report_err, report_ok};
@@ -20,14 +20,27 @@ pub struct PatchCounterWorkload {
     slow_after: Duration,
 }
 
-
 impl PatchCounterWorkload {
     /// Increments `counter` through `driver`.
-    pub fn new(driver: CosmosDriver, counter: ItemReference, pk: PartitionKey, slow_after: Duration) -> Result<Self, String> {
+    pub fn new(
+        driver: CosmosDriver,
+        counter: ItemReference,
+        pk: PartitionKey,
+        slow_after: Duration,
+    ) -> Result<Self, String> {
         let instructions = PatchInstructions::new().increment("/n", 1);
-        let body = serde_json::to_vec(&instructions).map_err(|e| format!("cannot encode the patch: {e}"))?;
-        let options = OperationOptions::default().with_patch_max_attempts(DEFAULT_PATCH_MAX_ATTEMPTS);
-        Ok(Self { driver, counter, pk, body, options, slow_after })
+        let body = serde_json::to_vec(&instructions)
+            .map_err(|e| format!("cannot encode the patch: {e}"))?;
+        let options =
+            OperationOptions::default().with_patch_max_attempts(DEFAULT_PATCH_MAX_ATTEMPTS);
+        Ok(Self {
+            driver,
+            counter,
+            pk,
+            body,
+            options,
+            slow_after,
+        })
     }
 }
 

@@ -21,7 +21,12 @@ impl ReadWorkload {
     /// Reads `items` through `driver`; a first attempt slower than `slow_after` counts as over the
     /// hedge threshold.
     pub fn new(driver: CosmosDriver, items: SeededItems, slow_after: Duration) -> Self {
-        Self { driver, items, options: OperationOptions::default(), slow_after }
+        Self {
+            driver,
+            items,
+            options: OperationOptions::default(),
+            slow_after,
+        }
     }
 }
 

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use cosmos_driver::hedging::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
 use cosmos_driver::{
-    ContainerReference, CosmosDriver, CosmosError, CosmosOperation, Credential, DatabaseReference, DriverOptions,
-    ItemReference, OperationOptions, PartitionKey, PartitionKeyDefinition,
+    ContainerReference, CosmosDriver, CosmosError, CosmosOperation, Credential, DatabaseReference,
+    DriverOptions, ItemReference, OperationOptions, PartitionKey, PartitionKeyDefinition,
 };
 use tokio::task::JoinSet;
 
@@ -59,17 +59,26 @@ impl BenchAccount {
 
     /// A driver for this account with `hedging` as its availability strategy.
     pub async fn driver(&self, hedging: HedgingChoice) -> Result<CosmosDriver, String> {
-        let credential = Credential::master_key(&self.key).map_err(|e| format!("bad key: {}", describe(&e)))?;
-        let mut options = DriverOptions::new(self.endpoint.clone(), credential).with_preferred_regions(self.regions.clone());
+        let credential =
+            Credential::master_key(&self.key).map_err(|e| format!("bad key: {}", describe(&e)))?;
+        let mut options = DriverOptions::new(self.endpoint.clone(), credential)
+            .with_preferred_regions(self.regions.clone());
         options = match hedging {
-            HedgingChoice::Off => options.with_availability_strategy(AvailabilityStrategy::Disabled),
+            HedgingChoice::Off => {
+                options.with_availability_strategy(AvailabilityStrategy::Disabled)
+            }
             HedgingChoice::On => options.with_hedging_enabled(true),
             HedgingChoice::Threshold(t) => {
-                let threshold = HedgeThreshold::new(t).ok_or("a hedging threshold of zero is not allowed")?;
-                options.with_availability_strategy(AvailabilityStrategy::Hedging(HedgingStrategy::new(threshold)))
+                let threshold =
+                    HedgeThreshold::new(t).ok_or("a hedging threshold of zero is not allowed")?;
+                options.with_availability_strategy(AvailabilityStrategy::Hedging(
+                    HedgingStrategy::new(threshold),
+                ))
             }
         };
-        CosmosDriver::new(options).await.map_err(|e| format!("cannot connect to {}: {}", self.endpoint, describe(&e)))
+        CosmosDriver::new(options)
+            .await
+            .map_err(|e| format!("cannot connect to {}: {}", self.endpoint, describe(&e)))
     }
 }
 
@@ -83,10 +92,13 @@ impl SeededItems {
         let refs: Result<Vec<_>, CosmosError> = (0..count.max(1))
             .map(|i| {
                 let id = item_id(i);
-                container.item(&id).map(|item| (item, PartitionKey::from(id.as_str())))
+                container
+                    .item(&id)
+                    .map(|item| (item, PartitionKey::from(id.as_str())))
             })
             .collect();
-        refs.map(|v| Self(v.into())).map_err(|e| format!("bad item id: {}", describe(&e)))
+        refs.map(|v| Self(v.into()))
+            .map_err(|e| format!("bad item id: {}", describe(&e)))
     }
 
     /// How many items there are.
@@ -107,25 +119,42 @@ impl SeededItems {
 }
 
 /// Creates the database and the container when they are missing (409 is fine).
-pub async fn ensure_container(driver: &CosmosDriver, container: &ContainerReference) -> Result<(), String> {
+pub async fn ensure_container(
+    driver: &CosmosDriver,
+    container: &ContainerReference,
+) -> Result<(), String> {
     let options = OperationOptions::default();
     let db = CosmosOperation::create_database(container.database().clone());
     match driver.execute(db, &options).await {
         Ok(_) => {}
         Err(e) if e.is_conflict() => {}
-        Err(e) => return Err(format!("cannot create database {}: {}", container.database().id(), describe(&e))),
+        Err(e) => {
+            return Err(format!(
+                "cannot create database {}: {}",
+                container.database().id(),
+                describe(&e)
+            ))
+        }
     }
     let pk = PartitionKeyDefinition::new(PARTITION_KEY_PATH).map_err(|e| describe(&e))?;
     let coll = CosmosOperation::create_container(container.clone(), pk);
     match driver.execute(coll, &options).await {
         Ok(_) => Ok(()),
         Err(e) if e.is_conflict() => Ok(()),
-        Err(e) => Err(format!("cannot create container {}: {}", container.id(), describe(&e))),
+        Err(e) => Err(format!(
+            "cannot create container {}: {}",
+            container.id(),
+            describe(&e)
+        )),
     }
 }
 
 /// Upserts items `0..count` (32 at a time) and returns their references.
-pub async fn seed_items(driver: &CosmosDriver, container: &ContainerReference, count: u64) -> Result<SeededItems, String> {
+pub async fn seed_items(
+    driver: &CosmosDriver,
+    container: &ContainerReference,
+    count: u64,
+) -> Result<SeededItems, String> {
     let items = SeededItems::new(container, count)?;
     let mut tasks = JoinSet::new();
     let mut next = 0u64;
@@ -139,7 +168,11 @@ pub async fn seed_items(driver: &CosmosDriver, container: &ContainerReference, c
             next += 1;
             tasks.spawn(async move {
                 let op = op.map_err(|e| describe(&e))?;
-                driver.execute(op, &OperationOptions::default()).await.map(|_| ()).map_err(|e| describe(&e))
+                driver
+                    .execute(op, &OperationOptions::default())
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| describe(&e))
             });
         }
         match tasks.join_next().await {
@@ -151,7 +184,10 @@ pub async fn seed_items(driver: &CosmosDriver, container: &ContainerReference, c
     }
     match failures.first() {
         None => Ok(items),
-        Some(first) => Err(format!("{} of {count} items could not be seeded; first error: {first}", failures.len())),
+        Some(first) => Err(format!(
+            "{} of {count} items could not be seeded; first error: {first}",
+            failures.len()
+        )),
     }
 }
 
@@ -173,9 +209,16 @@ pub async fn reset_counter(
 }
 
 /// The counter's value read back (`None` when it cannot be read).
-pub async fn read_counter(driver: &CosmosDriver, item: &ItemReference, pk: &PartitionKey) -> Option<i64> {
+pub async fn read_counter(
+    driver: &CosmosDriver,
+    item: &ItemReference,
+    pk: &PartitionKey,
+) -> Option<i64> {
     let op = CosmosOperation::read_item(item.clone()).with_partition_key(pk.clone());
-    let response = driver.execute(op, &OperationOptions::default()).await.ok()?;
+    let response = driver
+        .execute(op, &OperationOptions::default())
+        .await
+        .ok()?;
     let doc: serde_json::Value = response.json().ok()?;
     doc.get("n")?.as_i64()
 }
