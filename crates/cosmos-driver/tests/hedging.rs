@@ -2,7 +2,8 @@
 //! rules (delays, 503s, 404/1002, closed connections) and the emulator's per-region request
 //! counters: the race, its cancellations and deadline, what is never hedged, the alternate's pinning
 //! under every retry trigger, the hub-region header across legs, the circuit-breaker feedback,
-//! session tokens and request charges, and the rounds that follow a race both legs lost.
+//! session tokens and request charges, the rounds that follow a race both legs lost, and the
+//! primary's region-changing retries that start the hedge at once.
 
 mod common;
 
@@ -16,3 +17,5 @@ mod rounds;
 mod routing;
 #[path = "hedging_cases/support.rs"]
 mod support;
+#[path = "hedging_cases/upgrade.rs"]
+mod upgrade;

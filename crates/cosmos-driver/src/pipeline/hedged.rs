@@ -3,6 +3,13 @@
 //! race on this stack frame (`crate::hedging::race_hedged`: no spawn, no boxing). The first final
 //! result is the operation's; the other leg is dropped, which cancels its request.
 //!
+//! The primary leg never changes region by itself inside a race (§6.5 #9, §7.2.1): when one of its
+//! attempts calls for a retry in another region (408, 410, 500, 503, no response, 429/3092, the hub
+//! step of 404/1002) the leg ends with that outcome, and the race launches the alternate at once
+//! instead of waiting out the threshold (or keeps waiting for the alternate already out). Retries
+//! in place (a throttle with its retry-after, the first 404/1002) stay in the primary leg, and an
+//! outcome that is final for the race (a 403) keeps the ordinary retry loop.
+//!
 //! What the operation keeps from a race:
 //! - location effects: each leg applied its own as it went (`run_leg`), to the shared routing state,
 //!   so a 503 on either leg marks that leg's endpoint;
@@ -166,9 +173,10 @@ pub(crate) async fn run_hedged<'c>(
                 let Some(outcome) = last.last_outcome else {
                     return (last.end, Some(hedge));
                 };
-                // The race was one attempt of the operation. Each leg already walked its own
-                // routing, so the operation has no further region to fail over to: only a retry,
-                // a session retry via the hub, or the end.
+                // The race was one attempt of the operation. Where the next round goes is planned
+                // afresh from the routing state both legs updated (marked endpoints move last), so
+                // this decision only says whether one follows: a retry, a session retry via the
+                // hub, or the end.
                 let hub = &ctx.account.properties.hub().region;
                 let view = RoutingView {
                     has_next_region: false,
@@ -250,13 +258,20 @@ async fn race<'c>(
         applicable_regions: plan.applicable_regions,
         hub_latch: latch,
     };
+    let plain = LegParams::plain(ctx, diagnostics);
     let primary = run_leg(
         ctx,
         LegParams {
+            // A move to another region is the alternate's job: the primary ends with the outcome
+            // that called for it, and the race launches the alternate at once (§6.5 #9, §7.2.1).
+            routing: LegRouting {
+                region_change_ends_leg: true,
+                ..plain.routing
+            },
             hub_latch: latch,
             first_reason: reason,
             state: leg_state(parent),
-            ..LegParams::plain(ctx, diagnostics)
+            ..plain
         },
     );
     let alternate = plan.alternate;
@@ -271,6 +286,7 @@ async fn race<'c>(
             routing: LegRouting {
                 excluded_regions: &pinned.excluded_regions,
                 local_only: true,
+                region_change_ends_leg: false,
             },
             hub_latch: latch,
             first_reason: AttemptReason::Hedge,

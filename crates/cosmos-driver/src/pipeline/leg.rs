@@ -13,7 +13,7 @@ use super::outcome::{LegEnd, LegResult, ServiceResponse};
 use super::retry::{decide, AttemptOutcome, RetryAction, RetryCounters, RoutingView, SessionRetryTarget};
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
-use crate::hedging::{emit_hub_region_header, latch_session_unavailable, HubRegionLatch};
+use crate::hedging::{emit_hub_region_header, latch_session_unavailable, may_start_hedge_after, HubRegionLatch};
 use crate::protocol::{CosmosStatus, Region};
 use crate::routing::{AccountSnapshot, Candidates, RegionEndpoint};
 use crate::transport::{sent, AttemptFailure};
@@ -36,6 +36,10 @@ pub(crate) struct LegRouting<'a> {
     pub excluded_regions: &'a [Region],
     /// Retries stay in the leg's first region (a hedge leg).
     pub local_only: bool,
+    /// A retry that would move to another region ends the leg instead, with the outcome that
+    /// called for it, when that outcome may start a hedge (the primary leg of a race: the move is
+    /// upgraded to the race's alternate, §6.5 #9). Retries in place stay in the leg.
+    pub region_change_ends_leg: bool,
 }
 
 /// Everything one leg starts with.
@@ -55,7 +59,11 @@ impl<'a> LegParams<'a> {
     /// The plain (unhedged) leg of an operation: the caller's exclusions, free to fail over.
     pub(crate) fn plain(ctx: &OperationContext<'a>, diagnostics: &'a DiagnosticsSink) -> Self {
         Self {
-            routing: LegRouting { excluded_regions: ctx.options.excluded_regions, local_only: false },
+            routing: LegRouting {
+                excluded_regions: ctx.options.excluded_regions,
+                local_only: false,
+                region_change_ends_leg: false,
+            },
             hub_latch: None,
             first_reason: AttemptReason::FirstAttempt,
             state: RetryState::default(),
@@ -65,6 +73,7 @@ impl<'a> LegParams<'a> {
 }
 
 /// Where the leg is: its candidate regions, its position, and whether it was sent to the hub.
+#[derive(Clone, Copy)]
 struct Route {
     candidates: Candidates,
     cursor: usize,
@@ -81,6 +90,21 @@ impl Route {
             return Some(account.properties.hub());
         }
         self.candidates.get(self.cursor).and_then(|i| ctx.region_list(account).get(i))
+    }
+
+    /// Where `action` would send the next attempt (`None`: nowhere, or not another attempt).
+    fn after<'s>(&self, ctx: &OperationContext<'_>, account: &'s AccountSnapshot, action: RetryAction) -> Option<&'s RegionEndpoint> {
+        let mut next = *self;
+        match action {
+            RetryAction::Failover | RetryAction::SessionRetry { target: SessionRetryTarget::NextRegion } => {
+                next.cursor += 1;
+                next.at_hub = false;
+            }
+            RetryAction::SessionRetry { target: SessionRetryTarget::HubRegion } => next.at_hub = true,
+            RetryAction::SessionRetry { target: SessionRetryTarget::SameRegion } | RetryAction::RetryLocal { .. } => {}
+            RetryAction::RefreshAndReroute | RetryAction::Complete | RetryAction::Abort(_) => return None,
+        }
+        next.current(ctx, account)
     }
 
     fn view(&self, ctx: &OperationContext<'_>, account: &AccountSnapshot, routing: &LegRouting<'_>) -> RoutingView {
@@ -216,6 +240,19 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         }
         if let Some(fresh) = super::effects::apply(ctx, &region, &p.state, &decision.effects, &account).await {
             account = fresh;
+        }
+        if routing.region_change_ends_leg
+            && may_start_hedge_after(outcome.status())
+            && route.after(ctx, &account, decision.action).is_some_and(|next| next.region != region.region)
+        {
+            // The primary of a race does not move by itself: the move becomes the alternate.
+            tracing::debug!(
+                target: "cosmos.hedge",
+                region = %region.region,
+                action = ?decision.action,
+                "a region-changing retry ends the primary leg; the alternate takes over"
+            );
+            return p.end(end);
         }
         match decision.action {
             RetryAction::Complete | RetryAction::Abort(_) => return p.end(end),

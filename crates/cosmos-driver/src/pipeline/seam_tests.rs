@@ -56,7 +56,7 @@ async fn two_legs_race_on_one_stack_frame() {
     let race = race_hedged(setup, primary_leg, || async {
         let pinned = AlternateRouting::pinned(alternate, ctx.options.excluded_regions, ctx.account.properties.all_regions());
         let params = LegParams {
-            routing: LegRouting { excluded_regions: &pinned.excluded_regions, local_only: true },
+            routing: LegRouting { excluded_regions: &pinned.excluded_regions, local_only: true, region_change_ends_leg: false },
             hub_latch: Some(&latch),
             first_reason: AttemptReason::Hedge,
             state: RetryState::default(),

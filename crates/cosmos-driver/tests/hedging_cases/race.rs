@@ -73,33 +73,50 @@ async fn hedging_read_primary_fast() {
 
 #[tokio::test]
 async fn hedging_read_primary_503() {
+    // The threshold is far off: the alternate is launched by the 503, not by the timer.
     let s = Setup::three_regions(1_000).await;
     let _down = s
         .emu
         .faults()
         .add(reads_in(EAST, Reaction::respond(503, 0)));
+    let before = (s.reads(EAST), s.reads(WEST), s.reads(NORTH));
+    let started = Instant::now();
     let r = s
         .driver
         .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
         .await
         .expect("West serves it");
-    let h = r.diagnostics().hedge().expect("hedge diagnostics");
-    assert_eq!(h.response_region().map(|r| r.as_str()), Some(WEST), "{h:?}");
-    assert_eq!(
-        r.diagnostics()
-            .requests()
-            .last()
-            .and_then(|x| x.region())
-            .map(|r| r.as_str()),
-        Some(WEST)
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "the alternate did not wait for the threshold: {:?}",
+        started.elapsed()
     );
-    assert!(rows(r.diagnostics()).contains(&row(EAST, FirstAttempt, "503")));
+    let h = r.diagnostics().hedge().expect("hedge diagnostics");
+    // The primary's failover became the hedge: the alternate region won, not a primary that
+    // moved there by itself.
+    assert_eq!(
+        h.terminal_state(),
+        HedgeTerminalState::AlternateWon,
+        "{h:?}"
+    );
+    assert!(h.was_hedge());
+    assert_eq!(h.primary_region().as_str(), EAST);
+    assert_eq!(h.alternate_region().map(|r| r.as_str()), Some(WEST));
+    assert_eq!(h.response_region().map(|r| r.as_str()), Some(WEST));
+    assert_eq!(
+        rows(r.diagnostics()),
+        [row(EAST, FirstAttempt, "503"), row(WEST, Hedge, "200")]
+    );
+    assert_eq!(
+        (s.reads(EAST), s.reads(WEST), s.reads(NORTH)),
+        (before.0 + 1, before.1 + 1, before.2),
+        "East saw only the 503'd attempt, West one read, North nothing"
+    );
     assert!(
         s.marked_unavailable(EAST),
         "a 503 marks the primary's endpoint"
     );
     assert!(!s.marked_unavailable(WEST));
-    assert_eq!(s.reads(NORTH), 0);
 
     // The next read starts where routing now points: West first, the marked region last.
     let r = s

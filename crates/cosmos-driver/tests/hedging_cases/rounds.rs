@@ -59,12 +59,12 @@ async fn both_legs_unavailable_retry_once_more_then_end() {
     assert!(!h.was_hedge());
     assert_eq!(h.response_region(), None);
     let got = rows(e.diagnostics());
-    // The primary failed over and retried (East, West x3), so it ended before the threshold and
-    // the alternate went at once (West x3). Both endpoints are now marked, so no usable alternate
-    // is left: the operation's one retry is a plain leg over both regions (East, West x3).
+    // The primary's 503 would have moved it to West: it ended there instead (East), and the
+    // alternate went at once (West x3). Both endpoints are now marked, so no usable alternate is
+    // left: the operation's one retry is a plain leg over both regions (East, West x3).
     assert_eq!(count(&got, AttemptReason::FirstAttempt), 1, "{got:?}");
     assert_eq!(count(&got, AttemptReason::Hedge), 3, "{got:?}");
-    assert_eq!(got.len(), 4 + 3 + 4, "{got:?}");
+    assert_eq!(got.len(), 1 + 3 + 4, "{got:?}");
     assert!(got.iter().all(|(_, _, outcome)| outcome == "503"));
     assert!(s.marked_unavailable(EAST) && s.marked_unavailable(WEST));
 }

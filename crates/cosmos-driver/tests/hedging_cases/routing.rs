@@ -158,26 +158,19 @@ async fn exclude_regions_honored_by_every_retry_trigger() {
 
 #[tokio::test]
 async fn hedging_hub_region_header_propagates_across_hedges() {
-    // East is the hub; reads prefer West, so West is the primary and the hub is the alternate.
+    // East is the hub; reads prefer West, so West is the primary and the hub is the alternate. The
+    // threshold is far off: the alternate is launched by the primary's escalation, not the timer.
     let s = Setup::start(EmulatorBuilder::new().regions([EAST, WEST]), |o| {
         o.with_preferred_regions([WEST, EAST])
-            .with_availability_strategy(hedging(200))
+            .with_availability_strategy(hedging(1_000))
     })
     .await;
     let _lagging = s
         .emu
         .faults()
         .add(reads_in(WEST, Reaction::respond(404, 1002)));
-    // The primary's escalation to the hub is slow (the first East read with the header); every
-    // later East read carrying the header is counted by a second rule.
-    let primary_at_hub = s.emu.faults().add(
-        FaultRule::new(Reaction::delay_ms(1_000))
-            .in_regions([EAST])
-            .for_ops([OpKind::Read])
-            .with_header(HUB_HEADER, "True")
-            .first(1),
-    );
-    let later_at_hub = s.emu.faults().add(
+    // Counts the hub reads that carry the header (and serves them).
+    let at_hub_with_header = s.emu.faults().add(
         FaultRule::new(Reaction::delay_ms(0))
             .in_regions([EAST])
             .for_ops([OpKind::Read])
@@ -185,11 +178,17 @@ async fn hedging_hub_region_header_propagates_across_hedges() {
     );
     let east_before = s.reads(EAST);
 
+    let started = Instant::now();
     let r = s
         .driver
         .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
         .await
         .expect("the hub answers");
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "took {:?}",
+        started.elapsed()
+    );
     let h = r.diagnostics().hedge().unwrap();
     assert_eq!(h.terminal_state(), HedgeTerminalState::AlternateWon);
     assert_eq!(
@@ -199,31 +198,22 @@ async fn hedging_hub_region_header_propagates_across_hedges() {
         ),
         (WEST, Some(EAST))
     );
+    // The second 1002 latched the primary and would have sent it to the hub: that move became the
+    // alternate, which never saw a 1002 itself.
     assert_eq!(
         rows(r.diagnostics()),
         [
             row(WEST, FirstAttempt, "404/1002"),
             row(WEST, SessionRetry, "404/1002"),
-            row(EAST, SessionRetry, "cancelled"),
             row(EAST, Hedge, "200"),
-        ],
-        "the alternate never saw a 1002 itself"
+        ]
     );
     assert_eq!(
-        primary_at_hub.hits(),
+        at_hub_with_header.hits(),
         1,
-        "the primary's retry to the hub carried the header"
+        "the alternate's attempt carried the header the primary latched"
     );
-    assert_eq!(
-        later_at_hub.hits(),
-        1,
-        "the alternate's first attempt carried the header too"
-    );
-    assert_eq!(
-        s.reads(EAST) - east_before,
-        2,
-        "every hub read of the operation carried it"
-    );
+    assert_eq!(s.reads(EAST) - east_before, 1, "one hub read in all");
 }
 
 #[tokio::test]
