@@ -7,8 +7,9 @@ use super::context::OperationContext;
 use super::core::DriverCore;
 use super::hedged;
 use super::leg::{run_leg, LegParams};
-use super::outcome::LegResult;
-use crate::diagnostics::{into_recorder, sink, ActivityId};
+use super::outcome::{LegEnd, LegResult};
+use crate::diagnostics::{into_recorder, sink, ActivityId, DiagnosticsSink};
+use crate::hedging::HedgeDiagnostics;
 use crate::error::CosmosError;
 use crate::operation::CosmosOperation;
 use crate::options::{EffectiveOptions, OperationOptions};
@@ -22,18 +23,23 @@ pub(crate) async fn execute(core: &DriverCore, operation: &CosmosOperation, opti
     let activity_id = ActivityId::new();
     let diagnostics = sink(activity_id, started);
     let span = tracing::debug_span!("cosmos.operation", operation = %operation, activity_id = %activity_id);
-    async move {
-        // ── HEDGING DISPATCH POINT ──────────────────────────────────────────────────────────────
-        // The single place where a read may enter a hedge race instead of the plain path (one leg,
-        // free to fail over within the caller's excluded regions).
-        let (end, hedge) = match hedged::plan(&ctx) {
-            Some(plan) => hedged::run_hedged(&ctx, plan, &diagnostics).await,
-            None => (run_leg(&ctx, LegParams::plain(&ctx, &diagnostics)).await.end, None),
-        };
-        after_operation(&ctx, LegResult::finish(end, into_recorder(diagnostics), hedge))
+    // Instrumenting wraps (and so copies) the whole in-flight future: only when someone listens.
+    let (end, hedge) = if span.is_disabled() {
+        dispatch(&ctx, &diagnostics).await
+    } else {
+        dispatch(&ctx, &diagnostics).instrument(span).await
+    };
+    after_operation(&ctx, LegResult::finish(end, into_recorder(diagnostics), hedge))
+}
+
+/// ── HEDGING DISPATCH POINT ──────────────────────────────────────────────────────────────────────
+/// The single place where a read may enter a hedge race instead of the plain path (one leg, free to
+/// fail over within the caller's excluded regions).
+async fn dispatch(ctx: &OperationContext<'_>, diagnostics: &DiagnosticsSink) -> (LegEnd, Option<HedgeDiagnostics>) {
+    match hedged::plan(ctx) {
+        Some(plan) => hedged::run_hedged(ctx, plan, diagnostics).await,
+        None => (run_leg(ctx, LegParams::plain(ctx, diagnostics)).await.end, None),
     }
-    .instrument(span)
-    .await
 }
 
 /// Bookkeeping after an operation: forget the session of a deleted container; drop the body of a

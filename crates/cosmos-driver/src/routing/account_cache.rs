@@ -30,8 +30,8 @@ pub(crate) struct AccountCache {
     allow_insecure_http: bool,
     current: RwLock<Arc<AccountSnapshot>>,
     refresh: tokio::sync::Mutex<()>,
-    /// When the last refresh was attempted (successful or not).
-    last_attempt: std::sync::Mutex<Instant>,
+    /// When the last refresh was attempted (successful or not); `None` before the first.
+    last_attempt: std::sync::Mutex<Option<Instant>>,
 }
 
 static ROOT: Bytes = Bytes::from_static(b"/");
@@ -71,7 +71,7 @@ impl AccountCache {
             allow_insecure_http,
             current: RwLock::new(Arc::new(snapshot)),
             refresh: tokio::sync::Mutex::new(()),
-            last_attempt: std::sync::Mutex::new(Instant::now()),
+            last_attempt: std::sync::Mutex::new(None),
         })
     }
 
@@ -86,7 +86,7 @@ impl AccountCache {
     /// Re-reads the metadata unless a refresh was attempted within `min_interval` (for "every
     /// endpoint looks unhealthy", which every operation would otherwise notice at once).
     pub(crate) async fn refresh_if_stale(&self, transport: &Transport, min_interval: std::time::Duration) -> Arc<AccountSnapshot> {
-        let recent = self.last_attempt.lock().map(|t| t.elapsed() < min_interval).unwrap_or(false);
+        let recent = self.last_attempt.lock().map(|t| t.is_some_and(|t| t.elapsed() < min_interval)).unwrap_or(false);
         let current = self.snapshot();
         if recent {
             return current;
@@ -104,7 +104,7 @@ impl AccountCache {
             return current;
         }
         if let Ok(mut t) = self.last_attempt.lock() {
-            *t = Instant::now();
+            *t = Some(Instant::now());
         }
         let mut endpoints = vec![self.global.clone()];
         for r in current.properties.read_regions.iter().chain(&current.properties.write_regions) {

@@ -139,7 +139,9 @@ impl Transport {
         *request.method_mut() = req.method.clone();
         *request.uri_mut() = uri;
         let map = request.headers_mut();
-        map.reserve(12 + req.headers.extra.len());
+        map.reserve(13 + req.headers.extra.len());
+        // Set here (precomputed per endpoint) so that hyper does not format it for every request.
+        map.insert(http::header::HOST, req.endpoint.host_header().clone());
         map.insert(h::VERSION, HeaderValue::from_static(API_VERSION));
         map.insert(h::DATE, date);
         map.insert(http::header::AUTHORIZATION, authorization);

@@ -18,6 +18,8 @@ struct Inner {
     scheme: Scheme,
     authority: Authority,
     host: String,
+    /// The `Host` header: `host` for the scheme's default port, `host:port` otherwise.
+    host_header: http::HeaderValue,
     is_loopback: bool,
     health_key: u64,
 }
@@ -76,11 +78,17 @@ impl Endpoint {
             CosmosError::invalid_input(format!("the endpoint {text:?} has an invalid host"))
         })?;
         let url = format!("{}://{}/", scheme, authority);
+        let default_port = if scheme == Scheme::HTTPS { 443 } else { 80 };
+        let host_text = if port == default_port { authority.host().to_string() } else { authority.as_str().to_string() };
+        let host_header = http::HeaderValue::from_str(&host_text)
+            .map_err(|_| CosmosError::invalid_input(format!("the endpoint {text:?} has an invalid host")))?;
+        // Share the bytes now, so that every request's clone is a reference count increment.
+        drop(host_header.clone());
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         url.to_ascii_lowercase().hash(&mut hasher);
         // 0 marks an empty slot in the health store.
         let health_key = hasher.finish().max(1);
-        Ok(Endpoint(Arc::new(Inner { url, scheme, authority, host, is_loopback, health_key })))
+        Ok(Endpoint(Arc::new(Inner { url, scheme, authority, host, host_header, is_loopback, health_key })))
     }
 
     /// The normalized URL (`scheme://host:port/`).
@@ -101,6 +109,11 @@ impl Endpoint {
     /// The host name or address.
     pub fn host(&self) -> &str {
         &self.0.host
+    }
+
+    /// The `Host` header value for requests to this endpoint.
+    pub(crate) fn host_header(&self) -> &http::HeaderValue {
+        &self.0.host_header
     }
 
     /// Whether the host is a loopback address (or `localhost`).
@@ -144,6 +157,9 @@ mod tests {
         let f = Endpoint::parse("https://ACCT.documents.azure.com", false).unwrap();
         assert_eq!(e, f);
         assert_eq!(e.health_key(), f.health_key());
+        assert_eq!(e.host_header(), "acct.documents.azure.com");
+        let local = Endpoint::parse("http://127.0.0.1:8081/", false).unwrap();
+        assert_eq!(local.host_header(), "127.0.0.1:8081");
         assert_ne!(e.health_key(), 0);
     }
 
