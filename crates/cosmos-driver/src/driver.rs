@@ -3,7 +3,7 @@
 use std::sync::{Arc, Weak};
 
 use crate::error::CosmosError;
-use crate::hedging::{resolve_consecutive_hedge_win_threshold, HedgingEnv};
+use crate::hedging::HedgingEnv;
 use crate::operation::CosmosOperation;
 use crate::options::{DriverOptions, OperationOptions};
 use crate::pipeline::{self, DriverCore, RetryLimits};
@@ -36,8 +36,6 @@ impl CosmosDriver {
         let token_scope = format!("https://{}/.default", endpoint.host());
         let transport = Transport::new(client, options.credential().clone(), token_scope, options.effective_request_timeout());
         let account = AccountCache::load(&transport, endpoint, options.allow_insecure_http()).await?;
-        let hedge_win_threshold =
-            resolve_consecutive_hedge_win_threshold(None, options.consecutive_hedge_win_threshold(), &hedging_env);
         let core = Arc::new(DriverCore {
             health: EndpointHealth::new(options.endpoint_unavailable_for()),
             breaker: PartitionBreaker::new(BreakerConfig::default()),
@@ -45,7 +43,6 @@ impl CosmosDriver {
             limits: RetryLimits::default(),
             patch_partition_paths: Default::default(),
             hedging_env,
-            hedge_win_threshold,
             transport,
             account,
             options,

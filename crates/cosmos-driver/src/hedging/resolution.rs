@@ -49,6 +49,22 @@ pub struct HedgingLayers {
     pub client_strategy: Option<AvailabilityStrategy>,
     /// The client's request timeout, which lowers the driver default threshold.
     pub request_timeout: Option<Duration>,
+    /// The operation's consecutive alternate-win threshold.
+    pub operation_consecutive_hedge_win_threshold: Option<NonZeroU32>,
+    /// The client's consecutive alternate-win threshold.
+    pub client_consecutive_hedge_win_threshold: Option<NonZeroU32>,
+}
+
+impl HedgingLayers {
+    /// The consecutive alternate-win threshold in force for the operation (operation > client >
+    /// environment > 5).
+    pub fn consecutive_hedge_win_threshold(&self, env: &HedgingEnv) -> NonZeroU32 {
+        resolve_consecutive_hedge_win_threshold(
+            self.operation_consecutive_hedge_win_threshold,
+            self.client_consecutive_hedge_win_threshold,
+            env,
+        )
+    }
 }
 
 /// Where a resolved strategy came from.
@@ -421,6 +437,7 @@ mod tests {
                 operation_strategy: op,
                 client_strategy: cl,
                 request_timeout: None,
+                ..Default::default()
             };
             assert_eq!(resolve_strategy(&env(en, ov), &layers), want, "row {i}");
         }
@@ -480,6 +497,34 @@ mod tests {
         );
         assert_eq!(
             resolve_consecutive_hedge_win_threshold(None, None, &HedgingEnv::default()).get(),
+            5
+        );
+    }
+
+    #[test]
+    fn layers_resolve_the_win_threshold_operation_first() {
+        let n = |v| NonZeroU32::new(v);
+        let env = HedgingEnv {
+            consecutive_hedge_win_threshold: n(7),
+            ..Default::default()
+        };
+        let layers = HedgingLayers {
+            operation_consecutive_hedge_win_threshold: n(2),
+            client_consecutive_hedge_win_threshold: n(3),
+            ..Default::default()
+        };
+        assert_eq!(layers.consecutive_hedge_win_threshold(&env).get(), 2);
+        let client = HedgingLayers {
+            operation_consecutive_hedge_win_threshold: None,
+            ..layers
+        };
+        assert_eq!(client.consecutive_hedge_win_threshold(&env).get(), 3);
+        let neither = HedgingLayers::default();
+        assert_eq!(neither.consecutive_hedge_win_threshold(&env).get(), 7);
+        assert_eq!(
+            neither
+                .consecutive_hedge_win_threshold(&HedgingEnv::default())
+                .get(),
             5
         );
     }

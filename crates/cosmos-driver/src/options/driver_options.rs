@@ -35,7 +35,6 @@ pub struct DriverOptions {
     endpoint: String,
     credential: Credential,
     request_timeout: Option<Duration>,
-    consecutive_hedge_win_threshold: Option<NonZeroU32>,
     connection_pool: ConnectionPoolOptions,
     extra_trusted_cert_pem: Option<Vec<u8>>,
     allow_insecure_http: bool,
@@ -51,7 +50,6 @@ impl DriverOptions {
             endpoint: endpoint.into(),
             credential,
             request_timeout: None,
-            consecutive_hedge_win_threshold: None,
             connection_pool: ConnectionPoolOptions::default(),
             extra_trusted_cert_pem: None,
             allow_insecure_http: false,
@@ -85,10 +83,11 @@ impl DriverOptions {
         self.defaults.hedging_enabled = Some(enabled);
         self
     }
-    /// Alternate-region wins before a partition is marked unhealthy in its primary region (default
-    /// 5, or `AZURE_COSMOS_CONSECUTIVE_HEDGE_WIN_THRESHOLD`).
+    /// The client-level consecutive alternate-region wins before a partition is marked unhealthy
+    /// in its primary region (an operation's own value wins; default 5, or
+    /// `AZURE_COSMOS_CONSECUTIVE_HEDGE_WIN_THRESHOLD`).
     pub fn with_consecutive_hedge_win_threshold(mut self, threshold: NonZeroU32) -> Self {
-        self.consecutive_hedge_win_threshold = Some(threshold);
+        self.defaults.consecutive_hedge_win_threshold = Some(threshold);
         self
     }
     /// Connection pool settings.
@@ -155,9 +154,9 @@ impl DriverOptions {
     pub fn hedging_enabled(&self) -> Option<bool> {
         self.defaults.hedging_enabled
     }
-    /// The configured hedge-win threshold, if any.
+    /// The client-level hedge-win threshold, if any.
     pub fn consecutive_hedge_win_threshold(&self) -> Option<NonZeroU32> {
-        self.consecutive_hedge_win_threshold
+        self.defaults.consecutive_hedge_win_threshold
     }
     /// Connection pool settings.
     pub fn connection_pool(&self) -> ConnectionPoolOptions {

@@ -7,7 +7,7 @@ use std::num::NonZeroU8;
 use std::time::Duration;
 
 use super::operation_options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};
-use crate::hedging::{AvailabilityStrategy, HedgingLayers};
+use crate::hedging::HedgingLayers;
 use crate::protocol::{ConsistencyLevel, Region, SessionToken};
 
 /// The options in force for one operation.
@@ -58,6 +58,8 @@ impl<'a> EffectiveOptions<'a> {
                 operation_strategy: operation.availability_strategy,
                 client_strategy: client.availability_strategy,
                 request_timeout,
+                operation_consecutive_hedge_win_threshold: operation.consecutive_hedge_win_threshold,
+                client_consecutive_hedge_win_threshold: client.consecutive_hedge_win_threshold,
             },
             patch_max_attempts: operation
                 .patch_max_attempts
@@ -75,16 +77,22 @@ impl<'a> EffectiveOptions<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hedging::AvailabilityStrategy;
 
     #[test]
     fn operation_wins_over_client_over_default() {
-        let op = OperationOptions::new().with_excluded_regions(["West US"]).with_hedging_enabled(true);
+        let two = std::num::NonZeroU32::new(2).unwrap();
+        let op = OperationOptions::new()
+            .with_excluded_regions(["West US"])
+            .with_hedging_enabled(true)
+            .with_consecutive_hedge_win_threshold(two);
         let client = OperationOptions::new()
             .with_excluded_regions(["East US"])
             .with_application_preferred_regions(["East US", "West US"])
             .with_end_to_end_timeout(Duration::from_secs(3))
             .with_availability_strategy(AvailabilityStrategy::Disabled)
-            .with_hedging_enabled(false);
+            .with_hedging_enabled(false)
+            .with_consecutive_hedge_win_threshold(std::num::NonZeroU32::new(3).unwrap());
         let e = EffectiveOptions::resolve(&op, &client, Some(Duration::from_secs(4)));
         assert_eq!(e.excluded_regions, &[Region::new("West US")]);
         assert_eq!(e.preferred_regions.len(), 2);
@@ -93,6 +101,8 @@ mod tests {
         assert_eq!(e.hedging.client_hedging_enabled, Some(false));
         assert_eq!(e.hedging.client_strategy, Some(AvailabilityStrategy::Disabled));
         assert_eq!(e.hedging.request_timeout, Some(Duration::from_secs(4)));
+        assert_eq!(e.hedging.operation_consecutive_hedge_win_threshold, Some(two));
+        assert_eq!(e.hedging.client_consecutive_hedge_win_threshold.map(|n| n.get()), Some(3));
         assert!(e.content_response_on_write);
         assert_eq!(e.patch_max_attempts.get(), 5);
         assert!(e.is_excluded(&Region::new("westus")));

@@ -1,6 +1,6 @@
 //! Per-operation options. The same type is the client-level default layer inside `DriverOptions`.
 
-use std::num::NonZeroU8;
+use std::num::{NonZeroU32, NonZeroU8};
 use std::time::Duration;
 
 use crate::hedging::AvailabilityStrategy;
@@ -32,6 +32,10 @@ pub struct OperationOptions {
     pub availability_strategy: Option<AvailabilityStrategy>,
     /// Master switch for hedging (see the hedging resolution rules).
     pub hedging_enabled: Option<bool>,
+    /// Consecutive alternate-region wins before the partition is marked unhealthy in its primary
+    /// region (operation > client > `AZURE_COSMOS_CONSECUTIVE_HEDGE_WIN_THRESHOLD` > 5). Applied
+    /// when this operation's race records an alternate win.
+    pub consecutive_hedge_win_threshold: Option<NonZeroU32>,
     /// How many read-modify-write rounds a PATCH may take before giving up with 412.
     pub patch_max_attempts: Option<NonZeroU8>,
 }
@@ -87,6 +91,11 @@ impl OperationOptions {
     /// Sets the hedging master switch.
     pub fn with_hedging_enabled(mut self, enabled: bool) -> Self {
         self.hedging_enabled = Some(enabled);
+        self
+    }
+    /// Sets the consecutive alternate-win threshold for this operation's races.
+    pub fn with_consecutive_hedge_win_threshold(mut self, threshold: NonZeroU32) -> Self {
+        self.consecutive_hedge_win_threshold = Some(threshold);
         self
     }
     /// Sets the PATCH attempt limit.

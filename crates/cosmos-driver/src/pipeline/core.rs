@@ -1,7 +1,5 @@
 //! The shared internals of one driver: everything an operation needs, built once.
 
-use std::num::NonZeroU32;
-
 use super::retry::RetryLimits;
 use crate::hedging::HedgingEnv;
 use crate::options::DriverOptions;
@@ -16,8 +14,6 @@ pub(crate) struct DriverCore {
     pub options: DriverOptions,
     /// The hedging environment variables, read once at build.
     pub hedging_env: HedgingEnv,
-    /// The consecutive alternate-win threshold in force (client > environment > 5).
-    pub hedge_win_threshold: NonZeroU32,
     /// Sends attempts.
     pub transport: Transport,
     /// Account metadata.

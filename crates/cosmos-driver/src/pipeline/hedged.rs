@@ -345,7 +345,9 @@ fn record_feedback(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>, race: &Hedg
         feedback,
         range,
         &plan.primary.region,
-        ctx.core.hedge_win_threshold,
+        ctx.options
+            .hedging
+            .consecutive_hedge_win_threshold(&ctx.core.hedging_env),
     );
 }
 

@@ -239,3 +239,39 @@ async fn hedging_alternate_wins_trip_ppcb() {
         );
     }
 }
+
+#[tokio::test]
+async fn operation_hedge_win_threshold_wins_over_client_and_environment() {
+    let emu = common::start(EmulatorBuilder::new().regions([EAST, WEST])).await;
+    let options = common::options(&emu)
+        .with_preferred_regions([EAST, WEST])
+        .with_availability_strategy(hedging(100))
+        .with_consecutive_hedge_win_threshold(NonZeroU32::new(4).unwrap());
+    let env = HedgingEnv::from_lookup(|k| {
+        (k == "AZURE_COSMOS_CONSECUTIVE_HEDGE_WIN_THRESHOLD").then(|| "3".into())
+    });
+    let driver = CosmosDriver::with_hedging_env(options, env).await.unwrap();
+    let c = common::container(&driver, "db", "c").await;
+    common::create_item(&driver, &c, "a", "p", 1).await;
+    let s = Setup { emu, driver, c };
+    let (link, range) = partition_of(&s).await;
+    let east = Region::new(EAST);
+    let breaker = s.driver.partition_breaker();
+    let _slow = s.emu.faults().add(slow_reads(EAST, 800));
+
+    let two =
+        OperationOptions::new().with_consecutive_hedge_win_threshold(NonZeroU32::new(2).unwrap());
+    for n in 1..=2 {
+        let r = s
+            .driver
+            .execute(common::read(&s.c, "a", "p"), &two)
+            .await
+            .unwrap();
+        assert!(r.diagnostics().hedge().unwrap().was_hedge());
+        assert_eq!(
+            breaker.is_unhealthy(&link, &range, &east, Instant::now()),
+            n == 2,
+            "after win {n}: the operation's threshold of 2 is in force"
+        );
+    }
+}
