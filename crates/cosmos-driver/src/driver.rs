@@ -9,7 +9,7 @@ use crate::options::{DriverOptions, OperationOptions};
 use crate::pipeline::{self, DriverCore, RetryLimits};
 use crate::protocol::{OperationType, Region};
 use crate::response::CosmosResponse;
-use crate::routing::{AccountCache, AccountProperties, BreakerConfig, EndpointHealth, PartitionBreaker};
+use crate::routing::{AccountCache, AccountProperties, EndpointHealth, PartitionBreaker};
 use crate::session::SessionContainer;
 use crate::transport::{Endpoint, HttpClient, Transport};
 
@@ -38,7 +38,7 @@ impl CosmosDriver {
         let account = AccountCache::load(&transport, endpoint, options.allow_insecure_http()).await?;
         let core = Arc::new(DriverCore {
             health: EndpointHealth::new(options.endpoint_unavailable_for()),
-            breaker: PartitionBreaker::new(BreakerConfig::default()),
+            breaker: PartitionBreaker::new(options.partition_breaker()),
             sessions: SessionContainer::new(),
             limits: RetryLimits::default(),
             patch_partition_paths: Default::default(),

@@ -8,6 +8,7 @@ use super::operation_options::OperationOptions;
 use crate::auth::Credential;
 use crate::hedging::AvailabilityStrategy;
 use crate::protocol::{ConsistencyLevel, Region};
+use crate::routing::BreakerConfig;
 
 /// The per-attempt timeout when none is configured.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(65);
@@ -40,6 +41,7 @@ pub struct DriverOptions {
     allow_insecure_http: bool,
     account_refresh_interval: Duration,
     endpoint_unavailable_for: Duration,
+    partition_breaker: BreakerConfig,
     defaults: OperationOptions,
 }
 
@@ -55,6 +57,7 @@ impl DriverOptions {
             allow_insecure_http: false,
             account_refresh_interval: Duration::from_secs(300),
             endpoint_unavailable_for: Duration::from_secs(60),
+            partition_breaker: BreakerConfig::default(),
             defaults: OperationOptions::default(),
         }
     }
@@ -120,6 +123,15 @@ impl DriverOptions {
         self.endpoint_unavailable_for = ttl;
         self
     }
+    /// How long the partition circuit breaker keeps a partition marked unhealthy in a region (after
+    /// consecutive failures there, or consecutive alternate-region hedge wins over it) before
+    /// probing it: when the period ends, reads of the partition go to that region again; a
+    /// successful answer there clears the mark, while another failure or an alternate win over it
+    /// marks it again at once. Default 60 s.
+    pub fn with_partition_unhealthy_for(mut self, period: Duration) -> Self {
+        self.partition_breaker.unhealthy_for = period;
+        self
+    }
     /// Client-level defaults of every operation option (replaces earlier `with_*` defaults).
     pub fn with_operation_defaults(mut self, defaults: OperationOptions) -> Self {
         self.defaults = defaults;
@@ -181,6 +193,10 @@ impl DriverOptions {
     /// How long an endpoint stays marked unavailable.
     pub fn endpoint_unavailable_for(&self) -> Duration {
         self.endpoint_unavailable_for
+    }
+    /// The partition circuit breaker's settings.
+    pub fn partition_breaker(&self) -> BreakerConfig {
+        self.partition_breaker
     }
     /// The client-level operation defaults.
     pub fn operation_defaults(&self) -> &OperationOptions {

@@ -275,3 +275,88 @@ async fn operation_hedge_win_threshold_wins_over_client_and_environment() {
         );
     }
 }
+
+#[tokio::test]
+async fn alternate_wins_trip_the_breaker_until_a_probe_of_the_primary_answers_in_time() {
+    let period = Duration::from_millis(500);
+    let emu = common::start(EmulatorBuilder::new().regions([EAST, WEST])).await;
+    let options = common::options(&emu)
+        .with_preferred_regions([EAST, WEST])
+        .with_availability_strategy(hedging(100))
+        .with_consecutive_hedge_win_threshold(NonZeroU32::new(2).unwrap())
+        .with_partition_unhealthy_for(period);
+    let driver = CosmosDriver::new(options).await.unwrap();
+    let c = common::container(&driver, "db", "c").await;
+    common::create_item(&driver, &c, "a", "p", 1).await;
+    let s = Setup { emu, driver, c };
+    let (link, range) = partition_of(&s).await;
+    let east = Region::new(EAST);
+    let breaker = s.driver.partition_breaker();
+    let none = OperationOptions::new();
+    let read = || s.driver.execute(common::read(&s.c, "a", "p"), &none);
+    let unhealthy = || breaker.is_unhealthy(&link, &range, &east, Instant::now());
+    let slow = s.emu.faults().add(slow_reads(EAST, 1_000));
+
+    // Two alternate wins in a row mark the partition unhealthy in East.
+    for n in 1..=2 {
+        let r = read().await.unwrap();
+        let h = r.diagnostics().hedge().unwrap();
+        assert_eq!(h.terminal_state(), HedgeTerminalState::AlternateWon);
+        assert_eq!(unhealthy(), n == 2, "after win {n}");
+    }
+    let tripped = Instant::now();
+
+    // Within the unhealthy period reads go straight to West: no race, East is left alone.
+    let east_reads = s.reads(EAST);
+    let r = read().await.unwrap();
+    assert!(
+        tripped.elapsed() < period,
+        "the read ended within the unhealthy period ({:?})",
+        tripped.elapsed()
+    );
+    assert!(r.diagnostics().hedge().is_none(), "not hedged");
+    assert_eq!(
+        rows(r.diagnostics()),
+        [row(WEST, AttemptReason::FirstAttempt, "200")]
+    );
+    assert_eq!(s.reads(EAST), east_reads, "East is not asked");
+
+    // The period over, East is probed: the read races from East again. East is still slow, the
+    // alternate beats the probe, and that one win marks the partition unhealthy again at once.
+    tokio::time::sleep_until(tripped + period + Duration::from_millis(50)).await;
+    assert!(!unhealthy(), "probing");
+    let r = read().await.unwrap();
+    let h = r.diagnostics().hedge().unwrap();
+    assert_eq!(h.primary_region().as_str(), EAST, "the probe went to East");
+    assert_eq!(h.terminal_state(), HedgeTerminalState::AlternateWon);
+    assert!(unhealthy(), "a probe the alternate beat marks East again");
+    let retripped = Instant::now();
+    let r = read().await.unwrap();
+    assert!(retripped.elapsed() < period);
+    assert_eq!(
+        rows(r.diagnostics()),
+        [row(WEST, AttemptReason::FirstAttempt, "200")]
+    );
+
+    // East is fast again: the next probe answers before the threshold and reads stay in East.
+    drop(slow);
+    tokio::time::sleep_until(retripped + period + Duration::from_millis(50)).await;
+    for _ in 0..2 {
+        let r = read().await.unwrap();
+        let h = r.diagnostics().hedge().expect("hedging is back");
+        assert_eq!(
+            h.terminal_state(),
+            HedgeTerminalState::PrimaryWonPreThreshold
+        );
+        assert_eq!(
+            rows(r.diagnostics()),
+            [row(EAST, AttemptReason::FirstAttempt, "200")]
+        );
+    }
+    assert!(!unhealthy());
+    assert_eq!(breaker.consecutive_hedge_wins(&link, &range, &east), 0);
+    assert!(
+        !breaker.is_active(),
+        "the probe's answer cleared the partition"
+    );
+}
