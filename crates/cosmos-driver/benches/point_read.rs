@@ -127,7 +127,7 @@ where
 }
 
 fn median(mut rounds: Vec<Round>) -> Round {
-    rounds.sort_by(|a, b| a.cpu.cmp(&b.cpu));
+    rounds.sort_by_key(|r| r.cpu);
     rounds[rounds.len() / 2]
 }
 

@@ -141,10 +141,6 @@ impl CosmosError {
         &self.0.diagnostics
     }
 
-    pub(crate) fn diagnostics_mut(&mut self) -> &mut DiagnosticsContext {
-        &mut self.0.diagnostics
-    }
-
     fn is(&self, code: u16) -> bool {
         self.status() == Some(code)
     }

@@ -24,15 +24,6 @@ impl DiagnosticsRecorder {
         Self { activity_id, started, rows: Vec::with_capacity(1) }
     }
 
-    /// When the operation started.
-    pub(crate) fn started(&self) -> Instant {
-        self.started
-    }
-
-    pub(crate) fn activity_id(&self) -> ActivityId {
-        self.activity_id
-    }
-
     /// Records one attempt.
     pub(crate) fn record(&mut self, row: RequestDiagnostics) {
         self.rows.push(row);

@@ -19,9 +19,6 @@ mod retry;
 mod seam_tests;
 
 pub(crate) use self::core::DriverCore;
-pub(crate) use context::OperationContext;
 pub(crate) use execute::execute;
-pub(crate) use leg::{run_leg, LegParams, LegRouting, RetryState};
-pub(crate) use outcome::{LegEnd, LegResult, ServiceResponse};
 pub use retry::LocationEffects;
-pub(crate) use retry::{location_effects, AttemptOutcome, OperationFacts, RetryLimits};
+pub(crate) use retry::RetryLimits;

@@ -83,9 +83,13 @@ impl LegResult {
 
     /// The location effects of the leg's last attempt, computed without consuming the result.
     ///
+    /// (Part of the seam for a hedge race's bookkeeping; the race in `hedged.rs` does not need it
+    /// today because each leg applies its own effects.)
+    ///
     /// [`super::run_leg`] has already applied the effects of every attempt it made (the last one
     /// included) to the shared routing state; this is for callers that need to know what they were
     /// (a hedge race's bookkeeping), not to apply them again.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn location_effects(&self, ctx: &OperationContext<'_>) -> LocationEffects {
         match &self.last_outcome {
             Some(outcome) => location_effects(&ctx.facts(self.local_only, ctx.account.properties.multi_write), outcome),

@@ -93,6 +93,7 @@ pub(crate) struct RetryCounters {
 
 /// Where a session retry goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names)]
 pub(crate) enum SessionRetryTarget {
     /// The same region again.
     SameRegion,

@@ -118,10 +118,6 @@ impl DatabaseReference {
         &self.address.link
     }
 
-    pub(crate) fn link_arc(&self) -> &Arc<str> {
-        &self.address.link
-    }
-
     /// The percent-encoded request path (`/dbs/{id}`).
     pub fn path(&self) -> &str {
         self.address.path_str()
@@ -212,10 +208,6 @@ impl ItemReference {
 
     /// The resource link (`dbs/{db}/colls/{c}/docs/{id}`).
     pub fn link(&self) -> &str {
-        &self.address.link
-    }
-
-    pub(crate) fn link_arc(&self) -> &Arc<str> {
         &self.address.link
     }
 

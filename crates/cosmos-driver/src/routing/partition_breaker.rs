@@ -65,13 +65,16 @@ impl Entry {
 const MAX_ENTRIES: usize = 1024;
 const MAX_LEARNED: usize = 4096;
 
+/// (container link, partition key header) -> partition key range id.
+type LearnedRanges = HashMap<(Arc<str>, HeaderValue), Arc<str>>;
+
 /// The breaker of one driver.
 #[derive(Debug, Default)]
 pub struct PartitionBreaker {
     config: BreakerConfig,
     entries: Mutex<Vec<Entry>>,
     tracked: AtomicUsize,
-    learned: Mutex<HashMap<(Arc<str>, HeaderValue), Arc<str>>>,
+    learned: Mutex<LearnedRanges>,
 }
 
 impl PartitionBreaker {

@@ -124,7 +124,8 @@ mod tests {
     fn ordering_table() {
         let account = regions(&["East US", "West US", "North Europe"]);
         // (preferred, excluded, unavailable indexes, expected order)
-        let table: &[(&[&str], &[&str], &[usize], &[&str])] = &[
+        type Row<'a> = (&'a [&'a str], &'a [&'a str], &'a [usize], &'a [&'a str]);
+        let table: &[Row] = &[
             (&[], &[], &[], &["East US", "West US", "North Europe"]),
             (&["North Europe"], &[], &[], &["North Europe", "East US", "West US"]),
             (&["West US", "Mars"], &[], &[], &["West US", "East US", "North Europe"]),
