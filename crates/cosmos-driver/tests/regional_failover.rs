@@ -3,6 +3,7 @@
 
 mod common;
 
+use cosmos_driver::hedging::AvailabilityStrategy;
 use cosmos_driver::{AttemptReason, CosmosOperation, OperationOptions};
 use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
 use cosmos_emulator::EmulatorBuilder;
@@ -13,7 +14,9 @@ const REGIONS: [&str; 3] = ["East US", "West US", "North Europe"];
 #[tokio::test]
 async fn a_503_in_the_first_region_fails_over_to_the_second() {
     let emu = common::start(EmulatorBuilder::new()).await;
-    let driver = common::driver(common::options(&emu).with_preferred_regions(REGIONS)).await;
+    // The plain path: a hedged read hands the move to its alternate instead (tests/hedging.rs).
+    let options = common::options(&emu).with_preferred_regions(REGIONS).with_availability_strategy(AvailabilityStrategy::Disabled);
+    let driver = common::driver(options).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
     let _fault = emu.faults().add(FaultRule::new(Reaction::respond(503, 0)).in_regions(["East US"]).for_ops([OpKind::Read]));

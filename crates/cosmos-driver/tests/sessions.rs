@@ -3,6 +3,7 @@
 
 mod common;
 
+use cosmos_driver::hedging::AvailabilityStrategy;
 use cosmos_driver::{AttemptReason, OperationOptions, SessionToken};
 use cosmos_emulator::faults::OpKind;
 use cosmos_emulator::{EmulatorBuilder, ReplicationLag};
@@ -14,7 +15,11 @@ fn lagging() -> EmulatorBuilder {
 #[tokio::test]
 async fn a_lagging_region_never_shows_the_caller_a_1002() {
     let emu = common::start(lagging()).await;
-    let driver = common::driver(common::options(&emu).with_preferred_regions(["West US", "East US"])).await;
+    // The plain path: a hedged read hands the hub step to its alternate instead (tests/hedging.rs).
+    let options = common::options(&emu)
+        .with_preferred_regions(["West US", "East US"])
+        .with_availability_strategy(AvailabilityStrategy::Disabled);
+    let driver = common::driver(options).await;
     let c = common::container(&driver, "db", "c").await;
     let created = common::create_item(&driver, &c, "a", "p", 1).await;
     assert_eq!(common::regions_of(created.diagnostics()), ["East US"], "writes go to the hub");

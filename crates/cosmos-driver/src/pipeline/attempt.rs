@@ -14,8 +14,14 @@ use crate::protocol::{header_names as h, OperationType, ResourceType};
 use crate::routing::RegionEndpoint;
 use crate::transport::{AttemptHeaders, AttemptRequest, Endpoint, SendFailure};
 
-/// The request of one attempt of `ctx`'s operation to `endpoint`.
-pub(crate) fn build_attempt<'a>(ctx: &'a OperationContext<'_>, endpoint: &'a Endpoint, hub_region_processing_only: bool) -> AttemptRequest<'a> {
+/// The request of one attempt of `ctx`'s operation to `endpoint`; `hedge_attempt` marks an attempt
+/// of a hedge race's alternate leg.
+pub(crate) fn build_attempt<'a>(
+    ctx: &'a OperationContext<'_>,
+    endpoint: &'a Endpoint,
+    hub_region_processing_only: bool,
+    hedge_attempt: bool,
+) -> AttemptRequest<'a> {
     let op = ctx.operation;
     let op_type = op.operation_type();
     let is_document = op.resource_type() == ResourceType::Document;
@@ -38,6 +44,7 @@ pub(crate) fn build_attempt<'a>(ctx: &'a OperationContext<'_>, endpoint: &'a End
             precondition: ctx.precondition.clone(),
             is_upsert: op_type == OperationType::Upsert,
             hub_region_processing_only,
+            hedge_attempt,
             prefer_minimal: is_document && op_type.is_write() && !ctx.options.content_response_on_write,
             json_body: op.body().is_some(),
             extra: op.extra_headers(),

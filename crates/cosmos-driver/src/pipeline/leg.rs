@@ -188,7 +188,8 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         let hub_header = region.region == account.properties.hub().region
             && emit_hub_region_header(p.state.hub_region_processing_only, hub_latch);
         // The request is built, then only the built request is kept while it is in flight.
-        let built = core.transport.build(&build_attempt(ctx, &region.endpoint, hub_header)).await;
+        let hedge_attempt = first_reason == AttemptReason::Hedge;
+        let built = core.transport.build(&build_attempt(ctx, &region.endpoint, hub_header, hedge_attempt)).await;
         let attempt = InFlightAttempt::start(diagnostics, &region, reason, ctx.started);
         let started = attempt.started();
         let sent = match built {

@@ -1,4 +1,5 @@
-//! Names of the HTTP headers the driver sends and reads, as the service spells them.
+//! Names of the HTTP headers the driver sends and reads, as the service spells them, and the one
+//! header of the driver's own ([`HEDGE_ATTEMPT`]).
 
 use http::HeaderName;
 
@@ -18,6 +19,12 @@ pub const IS_UPSERT: HeaderName = HeaderName::from_static("x-ms-documentdb-is-up
 /// hub (write) region's state; sent after a 404/1002 on single-write accounts.
 pub const HUB_REGION_PROCESSING_ONLY: HeaderName =
     HeaderName::from_static("x-ms-cosmos-hub-region-processing-only");
+/// `x-cosmos-driver-hedge-attempt`: `1` on every attempt of a hedge race's alternate leg (the
+/// speculative request sent to a second region while the first is slow), absent on every other
+/// request, so that servers, proxies and logs can tell hedged requests apart. The driver's own
+/// header, outside the service's `x-ms-` namespace: neither the service nor the official SDKs
+/// define a wire marker for hedged requests, and the service ignores headers it does not know.
+pub const HEDGE_ATTEMPT: HeaderName = HeaderName::from_static("x-cosmos-driver-hedge-attempt");
 /// `x-ms-continuation`: the continuation token of a feed page (request and response).
 pub const CONTINUATION: HeaderName = HeaderName::from_static("x-ms-continuation");
 /// `x-ms-max-item-count`: the page size of a feed read.

@@ -30,6 +30,8 @@ pub(crate) struct AttemptHeaders<'a> {
     pub precondition: Option<(HeaderName, HeaderValue)>,
     pub is_upsert: bool,
     pub hub_region_processing_only: bool,
+    /// The attempt belongs to a hedge race's alternate leg ([`h::HEDGE_ATTEMPT`]).
+    pub hedge_attempt: bool,
     pub prefer_minimal: bool,
     pub json_body: bool,
     pub extra: &'a [(HeaderName, HeaderValue)],
@@ -139,7 +141,7 @@ impl Transport {
         *request.method_mut() = req.method.clone();
         *request.uri_mut() = uri;
         let map = request.headers_mut();
-        map.reserve(13 + req.headers.extra.len());
+        map.reserve(13 + usize::from(req.headers.hedge_attempt) + req.headers.extra.len());
         // Set here (precomputed per endpoint) so that hyper does not format it for every request.
         map.insert(http::header::HOST, req.endpoint.host_header().clone());
         map.insert(h::VERSION, HeaderValue::from_static(API_VERSION));
@@ -168,6 +170,9 @@ impl Transport {
         }
         if extra.hub_region_processing_only {
             map.insert(h::HUB_REGION_PROCESSING_ONLY, HeaderValue::from_static("True"));
+        }
+        if extra.hedge_attempt {
+            map.insert(h::HEDGE_ATTEMPT, HeaderValue::from_static("1"));
         }
         if extra.prefer_minimal {
             map.insert(h::PREFER, HeaderValue::from_static("return=minimal"));
@@ -224,5 +229,10 @@ mod tests {
         assert_eq!(hs[CONTENT_TYPE], "application/json");
         assert!(hs[USER_AGENT].to_str().unwrap().starts_with("cosmos-driver/"));
         assert!(!hs.contains_key(&h::IS_UPSERT));
+        assert!(!hs.contains_key(&h::HEDGE_ATTEMPT), "only an alternate leg's attempts are marked");
+
+        let hedged = AttemptRequest { headers: AttemptHeaders { hedge_attempt: true, ..Default::default() }, ..req };
+        let built = t.build(&hedged).await.unwrap();
+        assert_eq!(built.headers()[&h::HEDGE_ATTEMPT], "1");
     }
 }

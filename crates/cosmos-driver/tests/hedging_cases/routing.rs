@@ -310,3 +310,73 @@ async fn hedged_read_never_moves_the_session_token_back() {
     let after = s.driver.sessions().token_for(&link).unwrap().to_string();
     assert_ne!(after, before);
 }
+
+/// The request header every attempt of the alternate leg carries (the driver's own; the service
+/// defines none for hedged requests).
+const HEDGE_MARKER: &str = "x-cosmos-driver-hedge-attempt";
+
+#[tokio::test]
+async fn every_attempt_of_the_alternate_carries_the_hedge_marker() {
+    let s = Setup::three_regions(100).await;
+    // Rules fire in order, the first match decides. West refuses the first two marked requests;
+    // the next marked ones are counted and served. Marked requests to East are counted too.
+    let refused = s.emu.faults().add(
+        FaultRule::new(Reaction::respond(503, 0))
+            .in_regions([WEST])
+            .with_header(HEDGE_MARKER, "1")
+            .first(2),
+    );
+    let served = s.emu.faults().add(
+        FaultRule::new(Reaction::delay_ms(0))
+            .in_regions([WEST])
+            .with_header(HEDGE_MARKER, "1"),
+    );
+    let marked_primary = s.emu.faults().add(
+        FaultRule::new(Reaction::delay_ms(0))
+            .in_regions([EAST])
+            .with_header(HEDGE_MARKER, "1"),
+    );
+    let slow = s.emu.faults().add(slow_reads(EAST, 2_000));
+    let (east, west) = (s.reads(EAST), s.reads(WEST));
+
+    let r = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+        .await
+        .expect("the alternate answers on its third attempt");
+    let h = r.diagnostics().hedge().unwrap();
+    assert_eq!(h.terminal_state(), HedgeTerminalState::AlternateWon);
+    assert_eq!(
+        rows(r.diagnostics()),
+        [
+            row(EAST, FirstAttempt, "cancelled"),
+            row(WEST, Hedge, "503"),
+            row(WEST, Hedge, "503"),
+            row(WEST, Hedge, "200"),
+        ]
+    );
+    assert_eq!(s.reads(WEST) - west, 3);
+    assert_eq!(
+        (refused.hits(), served.hits()),
+        (2, 1),
+        "all three alternate attempts carried the marker"
+    );
+    assert_eq!(s.reads(EAST) - east, 1);
+    assert_eq!(
+        marked_primary.hits(),
+        0,
+        "the primary's request is sent as without hedging"
+    );
+
+    // A read that is not hedged carries no marker either.
+    drop(slow);
+    let disabled = OperationOptions::new()
+        .with_availability_strategy(cosmos_driver::hedging::AvailabilityStrategy::Disabled);
+    let r = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &disabled)
+        .await;
+    assert!(r.unwrap().diagnostics().hedge().is_none());
+    assert_eq!(s.reads(EAST) - east, 2);
+    assert_eq!((marked_primary.hits(), served.hits()), (0, 1));
+}
