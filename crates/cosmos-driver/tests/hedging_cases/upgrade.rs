@@ -10,7 +10,7 @@ use cosmos_driver::{AttemptReason, OperationOptions};
 use cosmos_emulator::faults::{DelaySpec, Reaction};
 use tokio::time::Instant;
 
-use super::support::{reads_in, row, rows, slow_reads, Setup, EAST, NORTH, WEST};
+use super::support::{reads_in, row, rows, slow_reads, Row, Setup, EAST, NORTH, WEST};
 use crate::common;
 use AttemptReason::{FirstAttempt, Hedge, Retry, SessionRetry};
 
@@ -74,23 +74,23 @@ async fn region_changing_retries_start_the_hedge_at_once() {
 #[tokio::test]
 async fn retries_in_place_stay_in_the_primary() {
     // (trigger on the primary's first attempt, the rows of the read)
-    let cases: [(&str, Reaction, [(&str, AttemptReason, &str); 2]); 3] = [
+    let cases: [(&str, Reaction, [Row; 2]); 3] = [
         (
             "429 with a retry-after",
             Reaction::respond_retry_after(429, 0, 1),
-            [(EAST, FirstAttempt, "429"), (EAST, Retry, "200")],
+            [row(EAST, FirstAttempt, "429"), row(EAST, Retry, "200")],
         ),
         (
             "429/3200 RU budget",
             Reaction::respond_retry_after(429, 3200, 1),
-            [(EAST, FirstAttempt, "429/3200"), (EAST, Retry, "200")],
+            [row(EAST, FirstAttempt, "429/3200"), row(EAST, Retry, "200")],
         ),
         (
             "404/1002, first in-place retry",
             Reaction::respond(404, 1002),
             [
-                (EAST, FirstAttempt, "404/1002"),
-                (EAST, SessionRetry, "200"),
+                row(EAST, FirstAttempt, "404/1002"),
+                row(EAST, SessionRetry, "200"),
             ],
         ),
     ];
@@ -110,7 +110,6 @@ async fn retries_in_place_stay_in_the_primary() {
             "{name}: no hedge started"
         );
         assert_eq!(h.alternate_region(), None, "{name}");
-        let want: Vec<_> = want.iter().map(|&(g, r, o)| row(g, r, o)).collect();
         assert_eq!(rows(r.diagnostics()), want, "{name}");
         assert_eq!(reads(&s), [east + 2, west, north], "{name}");
     }
