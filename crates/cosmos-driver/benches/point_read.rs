@@ -20,8 +20,8 @@ use bytes::Bytes;
 use cosmos_driver::auth::MasterKey;
 use cosmos_driver::transport::{API_VERSION, USER_AGENT_VALUE};
 use cosmos_driver::{
-    CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions, PartitionKey,
-    PartitionKeyDefinition,
+    CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions,
+    PartitionKey, PartitionKeyDefinition,
 };
 use http::{HeaderMap, HeaderValue, Request, Uri};
 use http_body_util::{BodyExt, Full};
@@ -143,10 +143,19 @@ fn arg(name: &str, default: u64) -> u64 {
 fn start_emulator() -> (String, String) {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
         rt.block_on(async move {
-            let emu = cosmos_emulator::EmulatorBuilder::new().profile("local").start().await.expect("emulator");
-            tx.send((emu.endpoint().to_string(), emu.key().to_string())).expect("send endpoint");
+            let emu = cosmos_emulator::EmulatorBuilder::new()
+                .profile("local")
+                .start()
+                .await
+                .expect("emulator");
+            tx.send((emu.endpoint().to_string(), emu.key().to_string()))
+                .expect("send endpoint");
             std::future::pending::<()>().await;
         });
     });
@@ -157,7 +166,10 @@ fn main() {
     let reads = arg("--reads", 20_000);
     let rounds = arg("--rounds", 5) as usize;
     let (endpoint, key) = start_emulator();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     rt.block_on(async move {
         let driver = CosmosDriver::new(DriverOptions::new(&endpoint, Credential::master_key(&key).unwrap())).await.unwrap();
         let o = OperationOptions::new();

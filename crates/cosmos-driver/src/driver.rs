@@ -30,12 +30,21 @@ impl CosmosDriver {
 
     /// Like [`CosmosDriver::new`], with the hedging environment given rather than read from the
     /// process (tests, or applications that configure it another way).
-    pub async fn with_hedging_env(options: DriverOptions, hedging_env: HedgingEnv) -> Result<Self, CosmosError> {
+    pub async fn with_hedging_env(
+        options: DriverOptions,
+        hedging_env: HedgingEnv,
+    ) -> Result<Self, CosmosError> {
         let endpoint = Endpoint::parse(options.endpoint(), options.allow_insecure_http())?;
         let client = HttpClient::new(options.connection_pool(), options.extra_trusted_cert_pem())?;
         let token_scope = format!("https://{}/.default", endpoint.host());
-        let transport = Transport::new(client, options.credential().clone(), token_scope, options.effective_request_timeout());
-        let account = AccountCache::load(&transport, endpoint, options.allow_insecure_http()).await?;
+        let transport = Transport::new(
+            client,
+            options.credential().clone(),
+            token_scope,
+            options.effective_request_timeout(),
+        );
+        let account =
+            AccountCache::load(&transport, endpoint, options.allow_insecure_http()).await?;
         let core = Arc::new(DriverCore {
             health: EndpointHealth::new(options.endpoint_unavailable_for()),
             breaker: PartitionBreaker::new(options.partition_breaker()),
@@ -47,13 +56,20 @@ impl CosmosDriver {
             account,
             options,
         });
-        spawn_refresh(Arc::downgrade(&core), core.options.account_refresh_interval());
+        spawn_refresh(
+            Arc::downgrade(&core),
+            core.options.account_refresh_interval(),
+        );
         Ok(Self { core })
     }
 
     /// Runs one operation. Inputs are checked before any request is sent; PATCH is carried out as
     /// read-modify-write.
-    pub async fn execute(&self, operation: CosmosOperation, options: &OperationOptions) -> Result<CosmosResponse, CosmosError> {
+    pub async fn execute(
+        &self,
+        operation: CosmosOperation,
+        options: &OperationOptions,
+    ) -> Result<CosmosResponse, CosmosError> {
         operation.validate()?;
         if operation.operation_type() == OperationType::Patch {
             // Boxed: the read-modify-write future holds two whole operations, and keeping it inline
@@ -75,7 +91,14 @@ impl CosmosDriver {
 
     /// The account's read regions, in the account's order.
     pub fn read_regions(&self) -> Vec<Region> {
-        self.core.account.snapshot().properties.read_regions.iter().map(|r| r.region.clone()).collect()
+        self.core
+            .account
+            .snapshot()
+            .properties
+            .read_regions
+            .iter()
+            .map(|r| r.region.clone())
+            .collect()
     }
 
     /// The current write (hub) region.
@@ -86,7 +109,12 @@ impl CosmosDriver {
     /// Re-reads the account metadata now.
     pub async fn refresh_account(&self) -> AccountProperties {
         let seen = self.core.account.snapshot().generation;
-        self.core.account.refresh(&self.core.transport, seen).await.properties.clone()
+        self.core
+            .account
+            .refresh(&self.core.transport, seen)
+            .await
+            .properties
+            .clone()
     }
 
     /// The partition circuit breaker (for inspection).
@@ -135,8 +163,16 @@ mod tests {
     fn the_driver_and_its_futures_can_move_across_tasks() {
         is_send_sync_clone::<CosmosDriver>();
         fn check(driver: &CosmosDriver, options: &OperationOptions) {
-            let item = crate::DatabaseReference::new("d").unwrap().container("c").unwrap().item("i").unwrap();
-            let fut = driver.execute(CosmosOperation::read_item(item).with_partition_key("p"), options);
+            let item = crate::DatabaseReference::new("d")
+                .unwrap()
+                .container("c")
+                .unwrap()
+                .item("i")
+                .unwrap();
+            let fut = driver.execute(
+                CosmosOperation::read_item(item).with_partition_key("p"),
+                options,
+            );
             is_send(&fut);
         }
         let _ = check;

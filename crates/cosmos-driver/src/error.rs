@@ -163,8 +163,10 @@ impl CosmosError {
     }
     /// A timeout: the end-to-end timeout, a request timeout, or a 408 from the service.
     pub fn is_timeout(&self) -> bool {
-        matches!(self.0.kind, ErrorKind::EndToEndTimeout | ErrorKind::RequestTimeout)
-            || self.is(status::REQUEST_TIMEOUT)
+        matches!(
+            self.0.kind,
+            ErrorKind::EndToEndTimeout | ErrorKind::RequestTimeout
+        ) || self.is(status::REQUEST_TIMEOUT)
     }
     /// The end-to-end timeout of the operation elapsed.
     pub fn is_end_to_end_timeout(&self) -> bool {
@@ -188,7 +190,11 @@ impl CosmosError {
     }
     /// 404/1002: no replica had caught up with the session token.
     pub fn is_read_session_not_available(&self) -> bool {
-        self.0.status == Some(CosmosStatus::new(status::NOT_FOUND, sub_status::READ_SESSION_NOT_AVAILABLE))
+        self.0.status
+            == Some(CosmosStatus::new(
+                status::NOT_FOUND,
+                sub_status::READ_SESSION_NOT_AVAILABLE,
+            ))
     }
     /// The input was refused before any request was sent.
     pub fn is_invalid_input(&self) -> bool {
@@ -204,7 +210,11 @@ impl CosmosError {
     }
 
     /// An end-to-end timeout error.
-    pub(crate) fn end_to_end_timeout(timeout: Duration, attempts: usize, last: Option<CosmosStatus>) -> Self {
+    pub(crate) fn end_to_end_timeout(
+        timeout: Duration,
+        attempts: usize,
+        last: Option<CosmosStatus>,
+    ) -> Self {
         let last = match last {
             Some(s) => format!("; the last attempt answered {s}"),
             None => String::new(),
@@ -275,7 +285,10 @@ impl fmt::Debug for CosmosError {
 
 impl StdError for CosmosError {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        self.0.source.as_deref().map(|s| s as &(dyn StdError + 'static))
+        self.0
+            .source
+            .as_deref()
+            .map(|s| s as &(dyn StdError + 'static))
     }
 }
 
@@ -285,22 +298,39 @@ mod tests {
 
     #[test]
     fn service_errors_classify_and_carry_the_message() {
-        let body = Bytes::from_static(br#"{"code":"NotFound","message":"Entity with the specified id does not exist"}"#);
+        let body = Bytes::from_static(
+            br#"{"code":"NotFound","message":"Entity with the specified id does not exist"}"#,
+        );
         let e = CosmosError::service(CosmosStatus::new(404, 0), ResponseHeaders::default(), body);
         assert!(e.is_not_found());
         assert!(!e.is_conflict());
         assert!(e.message().contains("does not exist"), "{}", e.message());
         assert!(e.message().contains("404"));
-        let e = CosmosError::service(CosmosStatus::new(404, 1002), ResponseHeaders::default(), Bytes::new());
+        let e = CosmosError::service(
+            CosmosStatus::new(404, 1002),
+            ResponseHeaders::default(),
+            Bytes::new(),
+        );
         assert!(e.is_read_session_not_available());
-        assert_eq!(e.to_string(), "the service answered 404/1002 (read session not available)");
+        assert_eq!(
+            e.to_string(),
+            "the service answered 404/1002 (read session not available)"
+        );
     }
 
     #[test]
     fn timeouts_say_so() {
-        let e = CosmosError::end_to_end_timeout(Duration::from_millis(500), 3, Some(CosmosStatus::new(503, 0)));
+        let e = CosmosError::end_to_end_timeout(
+            Duration::from_millis(500),
+            3,
+            Some(CosmosStatus::new(503, 0)),
+        );
         assert!(e.is_timeout() && e.is_end_to_end_timeout());
-        assert!(e.message().contains("end-to-end timeout of 500ms"), "{}", e.message());
+        assert!(
+            e.message().contains("end-to-end timeout of 500ms"),
+            "{}",
+            e.message()
+        );
         assert!(e.message().contains("3 attempts"));
     }
 }

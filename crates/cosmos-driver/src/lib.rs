@@ -27,7 +27,8 @@ pub use error::{CosmosError, ErrorKind};
 pub use operation::{CosmosOperation, OperationTarget, Precondition};
 pub use options::{ConnectionPoolOptions, DriverOptions, OperationOptions};
 pub use protocol::{
-    ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference, OperationType,
-    PartitionKey, PartitionKeyDefinition, PartitionKeyValue, Region, ResourceType, SessionToken,
+    ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference,
+    OperationType, PartitionKey, PartitionKeyDefinition, PartitionKeyValue, Region, ResourceType,
+    SessionToken,
 };
 pub use response::{CosmosResponse, ResponseHeaders};

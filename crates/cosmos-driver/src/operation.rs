@@ -7,8 +7,8 @@ use http::{HeaderName, HeaderValue, Method};
 
 use crate::error::CosmosError;
 use crate::protocol::{
-    header_names as h, validate_id, ContainerReference, DatabaseReference, ItemReference, OperationType,
-    PartitionKey, PartitionKeyDefinition, ResourceType,
+    header_names as h, validate_id, ContainerReference, DatabaseReference, ItemReference,
+    OperationType, PartitionKey, PartitionKeyDefinition, ResourceType,
 };
 
 /// A condition on the resource's current ETag.
@@ -28,10 +28,14 @@ impl Precondition {
             Precondition::IfNoneMatch(e) => (http::header::IF_NONE_MATCH, e),
         };
         if etag.is_empty() {
-            return Err(CosmosError::invalid_input(format!("the {name} precondition has an empty ETag")));
+            return Err(CosmosError::invalid_input(format!(
+                "the {name} precondition has an empty ETag"
+            )));
         }
         let value = HeaderValue::from_str(etag).map_err(|_| {
-            CosmosError::invalid_input(format!("the {name} ETag {etag:?} is not a valid header value"))
+            CosmosError::invalid_input(format!(
+                "the {name} ETag {etag:?} is not a valid header value"
+            ))
         })?;
         Ok((name, value))
     }
@@ -65,7 +69,9 @@ impl OperationTarget {
         match self {
             OperationTarget::Account => ResourceType::DatabaseAccount,
             OperationTarget::Databases | OperationTarget::Database(_) => ResourceType::Database,
-            OperationTarget::Containers(_) | OperationTarget::Container(_) => ResourceType::Container,
+            OperationTarget::Containers(_) | OperationTarget::Container(_) => {
+                ResourceType::Container
+            }
             OperationTarget::Items(_) | OperationTarget::Item(_) => ResourceType::Document,
             OperationTarget::PartitionKeyRanges(_) => ResourceType::PartitionKeyRange,
         }
@@ -76,9 +82,9 @@ impl OperationTarget {
         match self {
             OperationTarget::Account | OperationTarget::Databases => "",
             OperationTarget::Database(d) | OperationTarget::Containers(d) => d.link(),
-            OperationTarget::Container(c) | OperationTarget::Items(c) | OperationTarget::PartitionKeyRanges(c) => {
-                c.link()
-            }
+            OperationTarget::Container(c)
+            | OperationTarget::Items(c)
+            | OperationTarget::PartitionKeyRanges(c) => c.link(),
             OperationTarget::Item(i) => i.link(),
         }
     }
@@ -86,9 +92,9 @@ impl OperationTarget {
     /// The container the target lives in, when there is one.
     pub fn container(&self) -> Option<&ContainerReference> {
         match self {
-            OperationTarget::Container(c) | OperationTarget::Items(c) | OperationTarget::PartitionKeyRanges(c) => {
-                Some(c)
-            }
+            OperationTarget::Container(c)
+            | OperationTarget::Items(c)
+            | OperationTarget::PartitionKeyRanges(c) => Some(c),
             OperationTarget::Item(i) => Some(i.container()),
             _ => None,
         }
@@ -129,7 +135,15 @@ impl CosmosOperation {
     /// An operation of `operation_type` on `target`, with no inputs yet.
     pub fn new(operation_type: OperationType, target: OperationTarget) -> Self {
         let path = target.request_path();
-        Self { operation_type, target, path, partition_key: None, body: None, precondition: None, headers: Vec::new() }
+        Self {
+            operation_type,
+            target,
+            path,
+            partition_key: None,
+            body: None,
+            precondition: None,
+            headers: Vec::new(),
+        }
     }
 
     /// Read the database account (regions, consistency).
@@ -162,6 +176,11 @@ impl CosmosOperation {
     pub fn patch_item(item: ItemReference) -> Self {
         Self::new(OperationType::Patch, OperationTarget::Item(item))
     }
+    /// Read a feed (databases, containers, items or partition key ranges), one page per call (see
+    /// `with_continuation` and `with_max_item_count`).
+    pub fn read_feed(target: OperationTarget) -> Self {
+        Self::new(OperationType::ReadFeed, target)
+    }
     /// Read the items of a container, one page per call (see `with_continuation`).
     pub fn read_all_items(container: ContainerReference) -> Self {
         Self::new(OperationType::ReadFeed, OperationTarget::Items(container))
@@ -186,9 +205,18 @@ impl CosmosOperation {
     }
 
     /// Create a container with a partition key definition.
-    pub fn create_container(container: ContainerReference, partition_key: PartitionKeyDefinition) -> Self {
-        let body = serde_json::json!({ "id": container.id(), "partitionKey": partition_key.to_json() }).to_string();
-        Self::new(OperationType::Create, OperationTarget::Containers(container.database().clone())).with_body(body)
+    pub fn create_container(
+        container: ContainerReference,
+        partition_key: PartitionKeyDefinition,
+    ) -> Self {
+        let body =
+            serde_json::json!({ "id": container.id(), "partitionKey": partition_key.to_json() })
+                .to_string();
+        Self::new(
+            OperationType::Create,
+            OperationTarget::Containers(container.database().clone()),
+        )
+        .with_body(body)
     }
     /// Read a container.
     pub fn read_container(container: ContainerReference) -> Self {
@@ -200,12 +228,18 @@ impl CosmosOperation {
     }
     /// List the containers of a database.
     pub fn list_containers(database: DatabaseReference) -> Self {
-        Self::new(OperationType::ReadFeed, OperationTarget::Containers(database))
+        Self::new(
+            OperationType::ReadFeed,
+            OperationTarget::Containers(database),
+        )
     }
 
     /// Read the partition key ranges of a container.
     pub fn read_partition_key_ranges(container: ContainerReference) -> Self {
-        Self::new(OperationType::ReadFeed, OperationTarget::PartitionKeyRanges(container))
+        Self::new(
+            OperationType::ReadFeed,
+            OperationTarget::PartitionKeyRanges(container),
+        )
     }
 
     /// Sets the partition key.
@@ -221,9 +255,13 @@ impl CosmosOperation {
     }
 
     /// Sets the body to `value` serialized as JSON.
-    pub fn with_json_body<T: serde::Serialize + ?Sized>(self, value: &T) -> Result<Self, CosmosError> {
-        let bytes = serde_json::to_vec(value)
-            .map_err(|e| CosmosError::invalid_input(format!("the body cannot be serialized as JSON: {e}")))?;
+    pub fn with_json_body<T: serde::Serialize + ?Sized>(
+        self,
+        value: &T,
+    ) -> Result<Self, CosmosError> {
+        let bytes = serde_json::to_vec(value).map_err(|e| {
+            CosmosError::invalid_input(format!("the body cannot be serialized as JSON: {e}"))
+        })?;
         Ok(self.with_body(bytes))
     }
 
@@ -241,8 +279,9 @@ impl CosmosOperation {
 
     /// Continues a feed read from the continuation token of the previous page.
     pub fn with_continuation(self, continuation: &str) -> Result<Self, CosmosError> {
-        let value = HeaderValue::from_str(continuation)
-            .map_err(|_| CosmosError::invalid_input("the continuation token is not a valid header value"))?;
+        let value = HeaderValue::from_str(continuation).map_err(|_| {
+            CosmosError::invalid_input("the continuation token is not a valid header value")
+        })?;
         Ok(self.with_header(h::CONTINUATION, value))
     }
 
@@ -308,7 +347,8 @@ impl CosmosOperation {
     /// Checks the inputs before any request is sent; the error names what is wrong.
     pub fn validate(&self) -> Result<(), CosmosError> {
         let is_item_op = matches!(self.target, OperationTarget::Item(_))
-            || (matches!(self.target, OperationTarget::Items(_)) && self.operation_type != OperationType::ReadFeed);
+            || (matches!(self.target, OperationTarget::Items(_))
+                && self.operation_type != OperationType::ReadFeed);
         if is_item_op && self.partition_key.is_none() {
             return Err(CosmosError::invalid_input(format!(
                 "{self} needs a partition key (call with_partition_key)"
@@ -317,14 +357,21 @@ impl CosmosOperation {
         if let Some(p) = &self.precondition {
             p.header()?;
         }
-        let needs_document = matches!(self.target, OperationTarget::Item(_) | OperationTarget::Items(_))
-            && matches!(self.operation_type, OperationType::Create | OperationType::Upsert | OperationType::Replace);
+        let needs_document = matches!(
+            self.target,
+            OperationTarget::Item(_) | OperationTarget::Items(_)
+        ) && matches!(
+            self.operation_type,
+            OperationType::Create | OperationType::Upsert | OperationType::Replace
+        );
         if needs_document {
             validate_document(self, self.body.as_deref())?;
         }
         if self.operation_type == OperationType::Patch {
             let body = self.body.as_deref().ok_or_else(|| {
-                CosmosError::invalid_input(format!("{self} needs a body of patch instructions (call with_body)"))
+                CosmosError::invalid_input(format!(
+                    "{self} needs a body of patch instructions (call with_body)"
+                ))
             })?;
             serde_json::from_slice::<serde::de::IgnoredAny>(body).map_err(|e| {
                 CosmosError::invalid_input(format!("the body of {self} is not JSON: {e}"))
@@ -341,12 +388,16 @@ fn validate_document(op: &CosmosOperation, body: Option<&[u8]>) -> Result<(), Co
         #[serde(borrow)]
         id: Option<std::borrow::Cow<'a, str>>,
     }
-    let body = body.ok_or_else(|| CosmosError::invalid_input(format!("{op} needs a JSON document body (call with_body)")))?;
+    let body = body.ok_or_else(|| {
+        CosmosError::invalid_input(format!("{op} needs a JSON document body (call with_body)"))
+    })?;
     let doc: Doc<'_> = serde_json::from_slice(body).map_err(|e| {
         CosmosError::invalid_input(format!("the body of {op} is not a JSON object: {e}"))
     })?;
     let id = doc.id.ok_or_else(|| {
-        CosmosError::invalid_input(format!("the document body of {op} has no string \"id\" property"))
+        CosmosError::invalid_input(format!(
+            "the document body of {op} has no string \"id\" property"
+        ))
     })?;
     validate_id("item", &id)
 }
@@ -386,20 +437,61 @@ mod tests {
     use super::*;
 
     fn container() -> ContainerReference {
-        DatabaseReference::new("db").unwrap().container("c").unwrap()
+        DatabaseReference::new("db")
+            .unwrap()
+            .container("c")
+            .unwrap()
     }
 
     #[test]
     fn targets_map_to_paths_links_and_types() {
         let c = container();
         let cases = [
-            (CosmosOperation::read_account(), "/", "", ResourceType::DatabaseAccount),
-            (CosmosOperation::list_databases(), "/dbs", "", ResourceType::Database),
-            (CosmosOperation::create_item(c.clone()), "/dbs/db/colls/c/docs", "dbs/db/colls/c", ResourceType::Document),
-            (CosmosOperation::read_item(c.item("i").unwrap()), "/dbs/db/colls/c/docs/i", "dbs/db/colls/c/docs/i", ResourceType::Document),
-            (CosmosOperation::read_partition_key_ranges(c.clone()), "/dbs/db/colls/c/pkranges", "dbs/db/colls/c", ResourceType::PartitionKeyRange),
-            (CosmosOperation::list_containers(c.database().clone()), "/dbs/db/colls", "dbs/db", ResourceType::Container),
-            (CosmosOperation::create_container(c.clone(), PartitionKeyDefinition::new("/pk").unwrap()), "/dbs/db/colls", "dbs/db", ResourceType::Container),
+            (
+                CosmosOperation::read_account(),
+                "/",
+                "",
+                ResourceType::DatabaseAccount,
+            ),
+            (
+                CosmosOperation::list_databases(),
+                "/dbs",
+                "",
+                ResourceType::Database,
+            ),
+            (
+                CosmosOperation::create_item(c.clone()),
+                "/dbs/db/colls/c/docs",
+                "dbs/db/colls/c",
+                ResourceType::Document,
+            ),
+            (
+                CosmosOperation::read_item(c.item("i").unwrap()),
+                "/dbs/db/colls/c/docs/i",
+                "dbs/db/colls/c/docs/i",
+                ResourceType::Document,
+            ),
+            (
+                CosmosOperation::read_partition_key_ranges(c.clone()),
+                "/dbs/db/colls/c/pkranges",
+                "dbs/db/colls/c",
+                ResourceType::PartitionKeyRange,
+            ),
+            (
+                CosmosOperation::list_containers(c.database().clone()),
+                "/dbs/db/colls",
+                "dbs/db",
+                ResourceType::Container,
+            ),
+            (
+                CosmosOperation::create_container(
+                    c.clone(),
+                    PartitionKeyDefinition::new("/pk").unwrap(),
+                ),
+                "/dbs/db/colls",
+                "dbs/db",
+                ResourceType::Container,
+            ),
         ];
         for (op, path, link, rt) in cases {
             assert_eq!(op.path().as_ref(), path.as_bytes());
@@ -413,13 +505,42 @@ mod tests {
         let c = container();
         let item = c.item("i").unwrap();
         let cases: Vec<(CosmosOperation, &str)> = vec![
-            (CosmosOperation::read_item(item.clone()), "needs a partition key"),
-            (CosmosOperation::create_item(c.clone()).with_partition_key("p"), "needs a JSON document body"),
-            (CosmosOperation::create_item(c.clone()).with_partition_key("p").with_body("{nope"), "not a JSON object"),
-            (CosmosOperation::create_item(c.clone()).with_partition_key("p").with_body("[1]"), "not a JSON object"),
-            (CosmosOperation::upsert_item(c.clone()).with_partition_key("p").with_body(r#"{"x":1}"#), "no string \"id\""),
-            (CosmosOperation::replace_item(item.clone()).with_partition_key("p").with_body(r#"{"id":"a/b"}"#), "contains '/'"),
-            (CosmosOperation::patch_item(item.clone()).with_partition_key("p"), "patch instructions"),
+            (
+                CosmosOperation::read_item(item.clone()),
+                "needs a partition key",
+            ),
+            (
+                CosmosOperation::create_item(c.clone()).with_partition_key("p"),
+                "needs a JSON document body",
+            ),
+            (
+                CosmosOperation::create_item(c.clone())
+                    .with_partition_key("p")
+                    .with_body("{nope"),
+                "not a JSON object",
+            ),
+            (
+                CosmosOperation::create_item(c.clone())
+                    .with_partition_key("p")
+                    .with_body("[1]"),
+                "not a JSON object",
+            ),
+            (
+                CosmosOperation::upsert_item(c.clone())
+                    .with_partition_key("p")
+                    .with_body(r#"{"x":1}"#),
+                "no string \"id\"",
+            ),
+            (
+                CosmosOperation::replace_item(item.clone())
+                    .with_partition_key("p")
+                    .with_body(r#"{"id":"a/b"}"#),
+                "contains '/'",
+            ),
+            (
+                CosmosOperation::patch_item(item.clone()).with_partition_key("p"),
+                "patch instructions",
+            ),
             (
                 CosmosOperation::read_item(item.clone())
                     .with_partition_key("p")
@@ -432,14 +553,19 @@ mod tests {
             assert!(err.is_invalid_input());
             assert!(err.message().contains(needle), "{op}: {}", err.message());
         }
-        let ok = CosmosOperation::create_item(c.clone()).with_partition_key("p").with_body(r#"{"id":"x","n":1}"#);
+        let ok = CosmosOperation::create_item(c.clone())
+            .with_partition_key("p")
+            .with_body(r#"{"id":"x","n":1}"#);
         assert!(ok.validate().is_ok());
         assert!(CosmosOperation::read_all_items(c).validate().is_ok());
     }
 
     #[test]
     fn create_container_body_carries_the_definition() {
-        let op = CosmosOperation::create_container(container(), PartitionKeyDefinition::new("/pk").unwrap());
+        let op = CosmosOperation::create_container(
+            container(),
+            PartitionKeyDefinition::new("/pk").unwrap(),
+        );
         let v: serde_json::Value = serde_json::from_slice(op.body().unwrap()).unwrap();
         assert_eq!(v["id"], "c");
         assert_eq!(v["partitionKey"]["paths"][0], "/pk");

@@ -47,12 +47,15 @@ impl ResponseHeaders {
 
     /// `x-ms-session-token`, parsed; `None` when absent or malformed.
     pub fn parsed_session_token(&self) -> Option<SessionToken> {
-        self.session_token().and_then(|t| SessionToken::parse(t).ok())
+        self.session_token()
+            .and_then(|t| SessionToken::parse(t).ok())
     }
 
     /// `x-ms-request-charge` in request units (0 when absent).
     pub fn request_charge(&self) -> f64 {
-        self.text(&h::REQUEST_CHARGE).and_then(|t| t.trim().parse().ok()).unwrap_or(0.0)
+        self.text(&h::REQUEST_CHARGE)
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(0.0)
     }
 
     /// `x-ms-activity-id`.
@@ -67,7 +70,9 @@ impl ResponseHeaders {
 
     /// `x-ms-substatus` (0 when absent).
     pub fn sub_status(&self) -> u32 {
-        self.text(&h::SUB_STATUS).and_then(|t| t.trim().parse().ok()).unwrap_or(0)
+        self.text(&h::SUB_STATUS)
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(0)
     }
 
     /// `x-ms-continuation`: present when a feed has more pages.
@@ -77,7 +82,8 @@ impl ResponseHeaders {
 
     /// `x-ms-item-count`.
     pub fn item_count(&self) -> Option<u64> {
-        self.text(&h::ITEM_COUNT).and_then(|t| t.trim().parse().ok())
+        self.text(&h::ITEM_COUNT)
+            .and_then(|t| t.trim().parse().ok())
     }
 
     /// `x-ms-retry-after-ms`.
@@ -107,8 +113,18 @@ pub struct CosmosResponse {
 
 impl CosmosResponse {
     /// A response from its parts.
-    pub fn new(status: CosmosStatus, headers: ResponseHeaders, body: Bytes, diagnostics: DiagnosticsContext) -> Self {
-        Self { status, headers, body, diagnostics }
+    pub fn new(
+        status: CosmosStatus,
+        headers: ResponseHeaders,
+        body: Bytes,
+        diagnostics: DiagnosticsContext,
+    ) -> Self {
+        Self {
+            status,
+            headers,
+            body,
+            diagnostics,
+        }
     }
 
     /// The HTTP status code.
@@ -171,7 +187,10 @@ impl CosmosResponse {
         serde_json::from_slice(&self.body).map_err(|e| {
             CosmosError::new(
                 ErrorKind::Deserialization,
-                format!("the response body ({} bytes) is not the expected JSON: {e}", self.body.len()),
+                format!(
+                    "the response body ({} bytes) is not the expected JSON: {e}",
+                    self.body.len()
+                ),
             )
             .with_source(e)
         })

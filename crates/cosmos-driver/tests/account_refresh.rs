@@ -24,7 +24,10 @@ async fn the_write_region_is_learned_on_the_refresh_interval() {
             break;
         }
     }
-    assert!(learned, "the background refresh picked up the new write region without any request");
+    assert!(
+        learned,
+        "the background refresh picked up the new write region without any request"
+    );
 }
 
 #[tokio::test]
@@ -36,16 +39,39 @@ async fn every_endpoint_unhealthy_triggers_a_refresh() {
     let driver = common::driver(options).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
-    let _down = emu.faults().add(FaultRule::new(Reaction::respond(503, 0)).for_ops([OpKind::Read]));
+    let _down = emu
+        .faults()
+        .add(FaultRule::new(Reaction::respond(503, 0)).for_ops([OpKind::Read]));
 
-    let e = driver.execute(common::read(&c, "a", "p"), &OperationOptions::new()).await.unwrap_err();
+    let e = driver
+        .execute(common::read(&c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap_err();
     assert!(e.is_service_unavailable(), "{e}");
-    assert_eq!(common::regions_of(e.diagnostics()), ["East US", "West US", "North Europe", "North Europe", "North Europe"]);
+    assert_eq!(
+        common::regions_of(e.diagnostics()),
+        [
+            "East US",
+            "West US",
+            "North Europe",
+            "North Europe",
+            "North Europe"
+        ]
+    );
 
     let metadata = |emu: &cosmos_emulator::Emulator| -> u64 {
-        ["East US", "West US", "North Europe"].iter().map(|r| emu.counters().get(r, OpKind::Metadata)).sum()
+        ["East US", "West US", "North Europe"]
+            .iter()
+            .map(|r| emu.counters().get(r, OpKind::Metadata))
+            .sum()
     };
     let before = metadata(&emu);
-    let _ = driver.execute(common::read(&c, "a", "p"), &OperationOptions::new()).await.unwrap_err();
-    assert!(metadata(&emu) > before, "the account was read again once every endpoint was marked");
+    let _ = driver
+        .execute(common::read(&c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap_err();
+    assert!(
+        metadata(&emu) > before,
+        "the account was read again once every endpoint was marked"
+    );
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 
 use cosmos_driver::auth::TokenFuture;
 use cosmos_driver::{
-    AccessToken, CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions,
-    TokenCredential,
+    AccessToken, CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions,
+    OperationOptions, TokenCredential,
 };
 use cosmos_emulator::EmulatorBuilder;
 
@@ -17,7 +17,12 @@ struct FixedToken(&'static str);
 
 impl TokenCredential for FixedToken {
     fn get_token<'a>(&'a self, _scopes: &'a [&'a str]) -> TokenFuture<'a> {
-        Box::pin(async move { Ok(AccessToken::new(self.0, SystemTime::now() + Duration::from_secs(3600))) })
+        Box::pin(async move {
+            Ok(AccessToken::new(
+                self.0,
+                SystemTime::now() + Duration::from_secs(3600),
+            ))
+        })
     }
 }
 
@@ -28,19 +33,33 @@ async fn entra_id_tokens_are_accepted() {
     let driver = common::driver(DriverOptions::new(emu.endpoint(), cred)).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
-    assert_eq!(driver.execute(common::read(&c, "a", "p"), &OperationOptions::new()).await.unwrap().status(), 200);
+    assert_eq!(
+        driver
+            .execute(common::read(&c, "a", "p"), &OperationOptions::new())
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
 
     let bad = Credential::token_credential(Arc::new(FixedToken("bad-token")));
-    let e = CosmosDriver::new(DriverOptions::new(emu.endpoint(), bad)).await.unwrap_err();
+    let e = CosmosDriver::new(DriverOptions::new(emu.endpoint(), bad))
+        .await
+        .unwrap_err();
     assert!(e.is_unauthorized(), "{e}");
-    assert!(!format!("{e:?}").contains("bad-token"), "tokens never reach errors");
+    assert!(
+        !format!("{e:?}").contains("bad-token"),
+        "tokens never reach errors"
+    );
 }
 
 #[tokio::test]
 async fn a_wrong_master_key_is_refused_by_the_service() {
     let emu = common::start(EmulatorBuilder::new()).await;
     let wrong = Credential::master_key("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=").unwrap();
-    let e = CosmosDriver::new(DriverOptions::new(emu.endpoint(), wrong)).await.unwrap_err();
+    let e = CosmosDriver::new(DriverOptions::new(emu.endpoint(), wrong))
+        .await
+        .unwrap_err();
     assert!(e.is_unauthorized(), "{e}");
 }
 
@@ -51,12 +70,20 @@ async fn https_with_the_emulators_certificate() {
     let driver = common::driver(common::options(&emu)).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
-    let r = driver.execute(common::read(&c, "a", "p"), &OperationOptions::new()).await.unwrap();
-    assert!(r.diagnostics().requests()[0].endpoint().starts_with("https://"));
+    let r = driver
+        .execute(common::read(&c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap();
+    assert!(r.diagnostics().requests()[0]
+        .endpoint()
+        .starts_with("https://"));
 
     let untrusted = DriverOptions::new(emu.endpoint(), Credential::master_key(emu.key()).unwrap());
     let e = CosmosDriver::new(untrusted).await.unwrap_err();
-    assert!(e.is_transport(), "a self-signed certificate is not trusted by default: {e}");
+    assert!(
+        e.is_transport(),
+        "a self-signed certificate is not trusted by default: {e}"
+    );
 }
 
 #[tokio::test]
@@ -68,20 +95,60 @@ async fn bad_input_is_refused_before_any_request() {
     let o = OperationOptions::new();
 
     let cases: Vec<(CosmosOperation, &str)> = vec![
-        (CosmosOperation::read_item(c.item("a").unwrap()), "partition key"),
-        (CosmosOperation::create_item(c.clone()).with_partition_key("p").with_body("not json"), "not a JSON object"),
-        (CosmosOperation::create_item(c.clone()).with_partition_key("p").with_body(r#"{"pk":"p"}"#), "\"id\""),
-        (CosmosOperation::create_item(c.clone()).with_partition_key("p").with_body(r#"{"id":"a#b"}"#), "'#'"),
+        (
+            CosmosOperation::read_item(c.item("a").unwrap()),
+            "partition key",
+        ),
+        (
+            CosmosOperation::create_item(c.clone())
+                .with_partition_key("p")
+                .with_body("not json"),
+            "not a JSON object",
+        ),
+        (
+            CosmosOperation::create_item(c.clone())
+                .with_partition_key("p")
+                .with_body(r#"{"pk":"p"}"#),
+            "\"id\"",
+        ),
+        (
+            CosmosOperation::create_item(c.clone())
+                .with_partition_key("p")
+                .with_body(r#"{"id":"a#b"}"#),
+            "'#'",
+        ),
     ];
     for (op, needle) in cases {
         let e = driver.execute(op, &o).await.unwrap_err();
-        assert!(e.is_invalid_input() && e.message().contains(needle), "{needle}: {e}");
+        assert!(
+            e.is_invalid_input() && e.message().contains(needle),
+            "{needle}: {e}"
+        );
     }
-    assert!(DatabaseReference::new("").unwrap_err().message().contains("empty"));
-    assert_eq!(emu.counters().region_total("East US"), before, "nothing was sent");
+    assert!(DatabaseReference::new("")
+        .unwrap_err()
+        .message()
+        .contains("empty"));
+    assert_eq!(
+        emu.counters().region_total("East US"),
+        before,
+        "nothing was sent"
+    );
 
-    for (url, needle) in [("not a url", "not a valid URL"), ("http://example.com/", "plain http"), ("https://h/x", "path")] {
-        let e = CosmosDriver::new(DriverOptions::new(url, Credential::master_key(emu.key()).unwrap())).await.unwrap_err();
-        assert!(e.is_invalid_input() && e.message().contains(needle), "{url}: {e}");
+    for (url, needle) in [
+        ("not a url", "not a valid URL"),
+        ("http://example.com/", "plain http"),
+        ("https://h/x", "path"),
+    ] {
+        let e = CosmosDriver::new(DriverOptions::new(
+            url,
+            Credential::master_key(emu.key()).unwrap(),
+        ))
+        .await
+        .unwrap_err();
+        assert!(
+            e.is_invalid_input() && e.message().contains(needle),
+            "{url}: {e}"
+        );
     }
 }

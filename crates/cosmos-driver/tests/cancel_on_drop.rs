@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use cosmos_driver::{CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions};
+use cosmos_driver::{
+    CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -19,7 +21,9 @@ async fn stalling_server() -> (String, mpsc::UnboundedReceiver<&'static str>) {
     );
     tokio::spawn(async move {
         loop {
-            let Ok((mut socket, _)) = listener.accept().await else { return };
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
             let tx = tx.clone();
             let account = account.clone();
             tokio::spawn(async move {
@@ -66,9 +70,20 @@ async fn stalling_server() -> (String, mpsc::UnboundedReceiver<&'static str>) {
 #[tokio::test]
 async fn dropping_the_future_closes_the_connection() {
     let (url, mut events) = stalling_server().await;
-    let key = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-    let driver = CosmosDriver::new(DriverOptions::new(url, Credential::master_key(key).unwrap())).await.unwrap();
-    let item = DatabaseReference::new("db").unwrap().container("c").unwrap().item("a").unwrap();
+    let key =
+        "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
+    let driver = CosmosDriver::new(DriverOptions::new(
+        url,
+        Credential::master_key(key).unwrap(),
+    ))
+    .await
+    .unwrap();
+    let item = DatabaseReference::new("db")
+        .unwrap()
+        .container("c")
+        .unwrap()
+        .item("a")
+        .unwrap();
     let op = CosmosOperation::read_item(item).with_partition_key("p");
     let options = OperationOptions::new();
     let read = driver.execute(op, &options);
@@ -87,5 +102,9 @@ async fn dropping_the_future_closes_the_connection() {
         false
     })
     .await;
-    assert_eq!(closed, Ok(true), "the held connection was closed once the future was dropped");
+    assert_eq!(
+        closed,
+        Ok(true),
+        "the held connection was closed once the future was dropped"
+    );
 }

@@ -3,7 +3,8 @@
 mod common;
 
 use cosmos_driver::{
-    AttemptReason, CosmosOperation, DatabaseReference, OperationOptions, PartitionKeyDefinition, Precondition,
+    AttemptReason, CosmosOperation, DatabaseReference, OperationOptions, PartitionKeyDefinition,
+    Precondition,
 };
 use cosmos_emulator::EmulatorBuilder;
 use serde_json::{json, Value};
@@ -14,35 +15,93 @@ async fn databases_and_containers() {
     let driver = common::driver(common::options(&emu)).await;
     let o = OperationOptions::new();
     let db = DatabaseReference::new("crud-db").unwrap();
-    let created = driver.execute(CosmosOperation::create_database(db.clone()), &o).await.unwrap();
+    let created = driver
+        .execute(CosmosOperation::create_database(db.clone()), &o)
+        .await
+        .unwrap();
     assert_eq!(created.status(), 201);
-    let again = driver.execute(CosmosOperation::create_database(db.clone()), &o).await.unwrap_err();
+    let again = driver
+        .execute(CosmosOperation::create_database(db.clone()), &o)
+        .await
+        .unwrap_err();
     assert!(again.is_conflict(), "{again}");
-    let read = driver.execute(CosmosOperation::read_database(db.clone()), &o).await.unwrap();
+    let read = driver
+        .execute(CosmosOperation::read_database(db.clone()), &o)
+        .await
+        .unwrap();
     assert_eq!(read.json::<Value>().unwrap()["id"], "crud-db");
-    let list = driver.execute(CosmosOperation::list_databases(), &o).await.unwrap();
+    let list = driver
+        .execute(CosmosOperation::list_databases(), &o)
+        .await
+        .unwrap();
     let dbs = list.json::<Value>().unwrap();
-    assert!(dbs["Databases"].as_array().unwrap().iter().any(|d| d["id"] == "crud-db"), "{dbs}");
+    assert!(
+        dbs["Databases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["id"] == "crud-db"),
+        "{dbs}"
+    );
 
     let c = db.container("items").unwrap();
     let made = driver
-        .execute(CosmosOperation::create_container(c.clone(), PartitionKeyDefinition::new("/pk").unwrap()), &o)
+        .execute(
+            CosmosOperation::create_container(
+                c.clone(),
+                PartitionKeyDefinition::new("/pk").unwrap(),
+            ),
+            &o,
+        )
         .await
         .unwrap();
     assert_eq!(made.status(), 201);
-    let props = driver.execute(CosmosOperation::read_container(c.clone()), &o).await.unwrap().json::<Value>().unwrap();
+    let props = driver
+        .execute(CosmosOperation::read_container(c.clone()), &o)
+        .await
+        .unwrap()
+        .json::<Value>()
+        .unwrap();
     assert_eq!(props["partitionKey"]["paths"][0], "/pk");
-    let colls = driver.execute(CosmosOperation::list_containers(db.clone()), &o).await.unwrap().json::<Value>().unwrap();
-    assert_eq!(colls["DocumentCollections"].as_array().unwrap().len(), 1, "{colls}");
-    let ranges = driver.execute(CosmosOperation::read_partition_key_ranges(c.clone()), &o).await.unwrap();
+    let colls = driver
+        .execute(CosmosOperation::list_containers(db.clone()), &o)
+        .await
+        .unwrap()
+        .json::<Value>()
+        .unwrap();
+    assert_eq!(
+        colls["DocumentCollections"].as_array().unwrap().len(),
+        1,
+        "{colls}"
+    );
+    let ranges = driver
+        .execute(CosmosOperation::read_partition_key_ranges(c.clone()), &o)
+        .await
+        .unwrap();
     let ranges = ranges.json::<Value>().unwrap();
-    assert!(!ranges["PartitionKeyRanges"].as_array().unwrap().is_empty(), "{ranges}");
+    assert!(
+        !ranges["PartitionKeyRanges"].as_array().unwrap().is_empty(),
+        "{ranges}"
+    );
 
-    driver.execute(CosmosOperation::delete_container(c.clone()), &o).await.unwrap();
-    let gone = driver.execute(CosmosOperation::read_container(c), &o).await.unwrap_err();
+    driver
+        .execute(CosmosOperation::delete_container(c.clone()), &o)
+        .await
+        .unwrap();
+    let gone = driver
+        .execute(CosmosOperation::read_container(c), &o)
+        .await
+        .unwrap_err();
     assert!(gone.is_not_found(), "{gone}");
-    driver.execute(CosmosOperation::delete_database(db.clone()), &o).await.unwrap();
-    assert!(driver.execute(CosmosOperation::read_database(db), &o).await.unwrap_err().is_not_found());
+    driver
+        .execute(CosmosOperation::delete_database(db.clone()), &o)
+        .await
+        .unwrap();
+    assert!(driver
+        .execute(CosmosOperation::read_database(db), &o)
+        .await
+        .unwrap_err()
+        .is_not_found());
 }
 
 #[tokio::test]
@@ -59,7 +118,10 @@ async fn items_create_read_replace_upsert_delete() {
     assert!(created.request_charge() > 0.0);
     assert!(created.activity_id().is_some());
 
-    let read = driver.execute(common::read(&c, "a", "p1"), &o).await.unwrap();
+    let read = driver
+        .execute(common::read(&c, "a", "p1"), &o)
+        .await
+        .unwrap();
     assert_eq!(read.status(), 200);
     let doc: Value = read.json().unwrap();
     assert_eq!(doc["n"], 1);
@@ -80,28 +142,62 @@ async fn items_create_read_replace_upsert_delete() {
     assert_eq!(driver.execute(replace, &o).await.unwrap().status(), 200);
 
     let upsert = |n: i64| {
-        CosmosOperation::upsert_item(c.clone()).with_partition_key("p1").with_json_body(&json!({"id": "b", "pk": "p1", "n": n})).unwrap()
+        CosmosOperation::upsert_item(c.clone())
+            .with_partition_key("p1")
+            .with_json_body(&json!({"id": "b", "pk": "p1", "n": n}))
+            .unwrap()
     };
     assert_eq!(driver.execute(upsert(1), &o).await.unwrap().status(), 201);
     assert_eq!(driver.execute(upsert(2), &o).await.unwrap().status(), 200);
 
     let minimal = OperationOptions::new().with_content_response_on_write(false);
     let quiet = driver.execute(upsert(3), &minimal).await.unwrap();
-    assert!(quiet.body().is_empty(), "Prefer: return=minimal suppresses the body");
+    assert!(
+        quiet.body().is_empty(),
+        "Prefer: return=minimal suppresses the body"
+    );
 
-    let feed = driver.execute(CosmosOperation::read_all_items(c.clone()), &o).await.unwrap();
+    let feed = driver
+        .execute(CosmosOperation::read_all_items(c.clone()), &o)
+        .await
+        .unwrap();
     let docs = feed.json::<Value>().unwrap();
     assert_eq!(docs["Documents"].as_array().unwrap().len(), 2, "{docs}");
 
-    let del = driver.execute(CosmosOperation::delete_item(c.item("a").unwrap()).with_partition_key("p1"), &o).await.unwrap();
+    let del = driver
+        .execute(
+            CosmosOperation::delete_item(c.item("a").unwrap()).with_partition_key("p1"),
+            &o,
+        )
+        .await
+        .unwrap();
     assert_eq!(del.status(), 204);
-    let missing = driver.execute(common::read(&c, "a", "p1"), &o).await.unwrap_err();
-    assert!(missing.is_not_found() && missing.sub_status() == Some(0), "{missing}");
-    assert_eq!(missing.diagnostics().requests().len(), 1, "a plain 404 is not retried");
-    let wrong_pk = driver.execute(common::read(&c, "b", "other"), &o).await.unwrap_err();
+    let missing = driver
+        .execute(common::read(&c, "a", "p1"), &o)
+        .await
+        .unwrap_err();
+    assert!(
+        missing.is_not_found() && missing.sub_status() == Some(0),
+        "{missing}"
+    );
+    assert_eq!(
+        missing.diagnostics().requests().len(),
+        1,
+        "a plain 404 is not retried"
+    );
+    let wrong_pk = driver
+        .execute(common::read(&c, "b", "other"), &o)
+        .await
+        .unwrap_err();
     assert!(wrong_pk.is_not_found());
     let dup = driver
-        .execute(CosmosOperation::create_item(c.clone()).with_partition_key("p1").with_json_body(&json!({"id": "b", "pk": "p1"})).unwrap(), &o)
+        .execute(
+            CosmosOperation::create_item(c.clone())
+                .with_partition_key("p1")
+                .with_json_body(&json!({"id": "b", "pk": "p1"}))
+                .unwrap(),
+            &o,
+        )
         .await
         .unwrap_err();
     assert!(dup.is_conflict(), "{dup}");
@@ -113,10 +209,17 @@ async fn preconditions_412_and_304() {
     let driver = common::driver(common::options(&emu)).await;
     let c = common::container(&driver, "db", "c").await;
     let o = OperationOptions::new();
-    let etag = common::create_item(&driver, &c, "a", "p", 1).await.etag().unwrap().to_string();
+    let etag = common::create_item(&driver, &c, "a", "p", 1)
+        .await
+        .etag()
+        .unwrap()
+        .to_string();
 
     let not_modified = driver
-        .execute(common::read(&c, "a", "p").with_precondition(Precondition::IfNoneMatch(etag.clone())), &o)
+        .execute(
+            common::read(&c, "a", "p").with_precondition(Precondition::IfNoneMatch(etag.clone())),
+            &o,
+        )
         .await
         .unwrap();
     assert_eq!(not_modified.status(), 304);
@@ -134,11 +237,18 @@ async fn preconditions_412_and_304() {
     assert_ne!(new_etag, etag);
     let stale = driver.execute(replace(&etag, 3), &o).await.unwrap_err();
     assert!(stale.is_precondition_failed(), "{stale}");
-    assert_eq!(stale.diagnostics().requests().len(), 1, "412 is never retried");
+    assert_eq!(
+        stale.diagnostics().requests().len(),
+        1,
+        "412 is never retried"
+    );
     assert!(stale.headers().is_some());
 
     let fresh = driver
-        .execute(common::read(&c, "a", "p").with_precondition(Precondition::IfNoneMatch(etag)), &o)
+        .execute(
+            common::read(&c, "a", "p").with_precondition(Precondition::IfNoneMatch(etag)),
+            &o,
+        )
         .await
         .unwrap();
     assert_eq!(fresh.status(), 200, "a changed item is returned");
@@ -154,5 +264,8 @@ async fn preconditions_412_and_304() {
         )
         .await
         .unwrap_err();
-    assert!(exists.is_conflict() || exists.is_precondition_failed(), "{exists}");
+    assert!(
+        exists.is_conflict() || exists.is_precondition_failed(),
+        "{exists}"
+    );
 }

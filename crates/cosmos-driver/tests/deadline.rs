@@ -14,15 +14,27 @@ async fn a_slow_region_hits_the_end_to_end_timeout() {
     let driver = common::driver(common::options(&emu)).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
-    let _slow = emu.faults().add(FaultRule::new(Reaction::delay_ms(3_000)).for_ops([OpKind::Read]));
+    let _slow = emu
+        .faults()
+        .add(FaultRule::new(Reaction::delay_ms(3_000)).for_ops([OpKind::Read]));
     let options = OperationOptions::new().with_end_to_end_timeout(Duration::from_millis(300));
     let t = Instant::now();
-    let e = driver.execute(common::read(&c, "a", "p"), &options).await.unwrap_err();
+    let e = driver
+        .execute(common::read(&c, "a", "p"), &options)
+        .await
+        .unwrap_err();
     let elapsed = t.elapsed();
     assert_eq!(e.kind(), ErrorKind::EndToEndTimeout);
     assert!(e.is_timeout() && e.is_end_to_end_timeout());
-    assert!(e.message().contains("end-to-end timeout of 300ms"), "{}", e.message());
-    assert!(elapsed >= Duration::from_millis(300) && elapsed < Duration::from_millis(2_000), "{elapsed:?}");
+    assert!(
+        e.message().contains("end-to-end timeout of 300ms"),
+        "{}",
+        e.message()
+    );
+    assert!(
+        elapsed >= Duration::from_millis(300) && elapsed < Duration::from_millis(2_000),
+        "{elapsed:?}"
+    );
     assert_eq!(e.diagnostics().requests().len(), 1);
 }
 
@@ -32,13 +44,25 @@ async fn retries_stop_at_the_deadline() {
     let driver = common::driver(common::options(&emu)).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
-    let _throttle = emu.faults().add(FaultRule::new(Reaction::respond_retry_after(429, 0, 200)).for_ops([OpKind::Read]));
+    let _throttle = emu
+        .faults()
+        .add(FaultRule::new(Reaction::respond_retry_after(429, 0, 200)).for_ops([OpKind::Read]));
     let options = OperationOptions::new().with_end_to_end_timeout(Duration::from_millis(700));
     let t = Instant::now();
-    let e = driver.execute(common::read(&c, "a", "p"), &options).await.unwrap_err();
+    let e = driver
+        .execute(common::read(&c, "a", "p"), &options)
+        .await
+        .unwrap_err();
     assert!(e.is_end_to_end_timeout(), "{e}");
-    assert!(t.elapsed() < Duration::from_millis(1_500), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(1_500),
+        "{:?}",
+        t.elapsed()
+    );
     let attempts = e.diagnostics().requests().len();
-    assert!((2..=4).contains(&attempts), "{attempts} attempts of 200 ms spacing fit in 700 ms");
+    assert!(
+        (2..=4).contains(&attempts),
+        "{attempts} attempts of 200 ms spacing fit in 700 ms"
+    );
     assert!(e.message().contains("past the deadline"), "{}", e.message());
 }

@@ -30,15 +30,22 @@ async fn reads_never_reach_an_excluded_region_whatever_the_trigger() {
     for excluded in ["West US", "East US"] {
         for (name, reaction) in triggers() {
             let emu = common::start(EmulatorBuilder::new()).await;
-            let driver = common::driver(common::options(&emu).with_preferred_regions(REGIONS)).await;
+            let driver =
+                common::driver(common::options(&emu).with_preferred_regions(REGIONS)).await;
             let c = common::container(&driver, "db", "c").await;
             common::create_item(&driver, &c, "a", "p", 1).await;
-            let _fault = emu.faults().add(FaultRule::new(reaction).for_ops([OpKind::Read]));
+            let _fault = emu
+                .faults()
+                .add(FaultRule::new(reaction).for_ops([OpKind::Read]));
             let options = OperationOptions::new().with_excluded_regions([excluded]);
             let result = driver.execute(common::read(&c, "a", "p"), &options).await;
             let e = result.expect_err(name);
             assert!(!e.diagnostics().requests().is_empty(), "{name}");
-            assert_eq!(emu.counters().get(excluded, OpKind::Read), 0, "trigger {name}, excluded {excluded}: {e}");
+            assert_eq!(
+                emu.counters().get(excluded, OpKind::Read),
+                0,
+                "trigger {name}, excluded {excluded}: {e}"
+            );
             for row in e.diagnostics().requests() {
                 assert_ne!(row.region().unwrap().as_str(), excluded, "{name}");
             }
@@ -48,13 +55,20 @@ async fn reads_never_reach_an_excluded_region_whatever_the_trigger() {
 
 #[tokio::test]
 async fn session_retries_do_not_escalate_to_an_excluded_hub() {
-    let emu = common::start(EmulatorBuilder::new().region_replication_lag("West US", ReplicationLag::fixed_ms(60_000))).await;
-    let driver = common::driver(common::options(&emu).with_preferred_regions(["West US", "East US"])).await;
+    let emu = common::start(
+        EmulatorBuilder::new().region_replication_lag("West US", ReplicationLag::fixed_ms(60_000)),
+    )
+    .await;
+    let driver =
+        common::driver(common::options(&emu).with_preferred_regions(["West US", "East US"])).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
     let before = emu.counters().get("East US", OpKind::Read);
     let options = OperationOptions::new().with_excluded_regions(["East US", "North Europe"]);
-    let e = driver.execute(common::read(&c, "a", "p"), &options).await.unwrap_err();
+    let e = driver
+        .execute(common::read(&c, "a", "p"), &options)
+        .await
+        .unwrap_err();
     assert!(e.is_read_session_not_available(), "{e}");
     assert_eq!(emu.counters().get("East US", OpKind::Read), before);
     assert_eq!(common::regions_of(e.diagnostics()), ["West US", "West US"]);
@@ -69,15 +83,24 @@ async fn all_regions_excluded_ends_at_once_without_a_request() {
     let total_before: u64 = REGIONS.iter().map(|r| emu.counters().region_total(r)).sum();
 
     let all = OperationOptions::new().with_excluded_regions(REGIONS);
-    let e = driver.execute(common::read(&c, "a", "p"), &all).await.unwrap_err();
+    let e = driver
+        .execute(common::read(&c, "a", "p"), &all)
+        .await
+        .unwrap_err();
     assert!(e.is_no_eligible_region(), "{e}");
     assert!(e.message().contains("excluded"), "{}", e.message());
     assert!(e.diagnostics().requests().is_empty());
 
     let hub_only = OperationOptions::new().with_excluded_regions(["East US"]);
-    let write = CosmosOperation::create_item(c.clone()).with_partition_key("p").with_json_body(&json!({"id": "b", "pk": "p"})).unwrap();
+    let write = CosmosOperation::create_item(c.clone())
+        .with_partition_key("p")
+        .with_json_body(&json!({"id": "b", "pk": "p"}))
+        .unwrap();
     let e = driver.execute(write, &hub_only).await.unwrap_err();
-    assert!(e.is_no_eligible_region(), "a single-write account's only write region is excluded: {e}");
+    assert!(
+        e.is_no_eligible_region(),
+        "a single-write account's only write region is excluded: {e}"
+    );
 
     let total_after: u64 = REGIONS.iter().map(|r| emu.counters().region_total(r)).sum();
     assert_eq!(total_before, total_after, "no request was sent");

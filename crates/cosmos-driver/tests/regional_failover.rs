@@ -15,13 +15,22 @@ const REGIONS: [&str; 3] = ["East US", "West US", "North Europe"];
 async fn a_503_in_the_first_region_fails_over_to_the_second() {
     let emu = common::start(EmulatorBuilder::new()).await;
     // The plain path: a hedged read hands the move to its alternate instead (tests/hedging.rs).
-    let options = common::options(&emu).with_preferred_regions(REGIONS).with_availability_strategy(AvailabilityStrategy::Disabled);
+    let options = common::options(&emu)
+        .with_preferred_regions(REGIONS)
+        .with_availability_strategy(AvailabilityStrategy::Disabled);
     let driver = common::driver(options).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
-    let _fault = emu.faults().add(FaultRule::new(Reaction::respond(503, 0)).in_regions(["East US"]).for_ops([OpKind::Read]));
+    let _fault = emu.faults().add(
+        FaultRule::new(Reaction::respond(503, 0))
+            .in_regions(["East US"])
+            .for_ops([OpKind::Read]),
+    );
 
-    let r = driver.execute(common::read(&c, "a", "p"), &OperationOptions::new()).await.unwrap();
+    let r = driver
+        .execute(common::read(&c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200);
     let rows = r.diagnostics().requests();
     assert_eq!(common::regions_of(r.diagnostics()), ["East US", "West US"]);
@@ -31,7 +40,10 @@ async fn a_503_in_the_first_region_fails_over_to_the_second() {
     assert_eq!(emu.counters().get("West US", OpKind::Read), 1);
 
     // The endpoint is marked: the next read goes straight to West US.
-    let r = driver.execute(common::read(&c, "a", "p"), &OperationOptions::new()).await.unwrap();
+    let r = driver
+        .execute(common::read(&c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap();
     assert_eq!(common::regions_of(r.diagnostics()), ["West US"]);
     assert_eq!(emu.counters().get("East US", OpKind::Read), 1);
 }
@@ -42,8 +54,15 @@ async fn a_closed_connection_fails_over_for_reads() {
     let driver = common::driver(common::options(&emu).with_preferred_regions(REGIONS)).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
-    let _fault = emu.faults().add(FaultRule::new(Reaction::Close).in_regions(["East US"]).for_ops([OpKind::Read]));
-    let r = driver.execute(common::read(&c, "a", "p"), &OperationOptions::new()).await.unwrap();
+    let _fault = emu.faults().add(
+        FaultRule::new(Reaction::Close)
+            .in_regions(["East US"])
+            .for_ops([OpKind::Read]),
+    );
+    let r = driver
+        .execute(common::read(&c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap();
     assert_eq!(common::regions_of(r.diagnostics()), ["East US", "West US"]);
     assert!(r.diagnostics().requests()[0].failure().is_some());
 }
@@ -61,7 +80,11 @@ async fn writes_follow_the_write_region_when_it_moves() {
     let d = created.diagnostics();
     assert_eq!(common::regions_of(d), ["East US", "West US"]);
     assert_eq!(d.requests()[0].status().unwrap().to_string(), "403/3");
-    assert_eq!(driver.write_region().as_str(), "West US", "metadata was refreshed");
+    assert_eq!(
+        driver.write_region().as_str(),
+        "West US",
+        "metadata was refreshed"
+    );
 
     // Later writes go straight to the new write region.
     let again = common::create_item(&driver, &c, "moved2", "p", 1).await;
@@ -73,9 +96,17 @@ async fn a_create_is_not_retried_after_a_503() {
     let emu = common::start(EmulatorBuilder::new()).await;
     let driver = common::driver(common::options(&emu).with_preferred_regions(REGIONS)).await;
     let c = common::container(&driver, "db", "c").await;
-    let _fault = emu.faults().add(FaultRule::new(Reaction::respond(503, 0)).for_ops([OpKind::Create]));
-    let op = CosmosOperation::create_item(c.clone()).with_partition_key("p").with_json_body(&json!({"id": "x", "pk": "p"})).unwrap();
-    let e = driver.execute(op, &OperationOptions::new()).await.unwrap_err();
+    let _fault = emu
+        .faults()
+        .add(FaultRule::new(Reaction::respond(503, 0)).for_ops([OpKind::Create]));
+    let op = CosmosOperation::create_item(c.clone())
+        .with_partition_key("p")
+        .with_json_body(&json!({"id": "x", "pk": "p"}))
+        .unwrap();
+    let e = driver
+        .execute(op, &OperationOptions::new())
+        .await
+        .unwrap_err();
     assert!(e.is_service_unavailable(), "{e}");
     assert_eq!(e.diagnostics().requests().len(), 1);
     assert_eq!(emu.counters().get("East US", OpKind::Create), 1);
@@ -87,7 +118,11 @@ async fn a_replace_is_retried_in_place_after_a_503() {
     let driver = common::driver(common::options(&emu).with_preferred_regions(REGIONS)).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
-    let _fault = emu.faults().add(FaultRule::new(Reaction::respond(503, 0)).for_ops([OpKind::Replace]).first(1));
+    let _fault = emu.faults().add(
+        FaultRule::new(Reaction::respond(503, 0))
+            .for_ops([OpKind::Replace])
+            .first(1),
+    );
     let op = CosmosOperation::replace_item(c.item("a").unwrap())
         .with_partition_key("p")
         .with_json_body(&json!({"id": "a", "pk": "p", "n": 2}))

@@ -14,20 +14,32 @@ async fn retry_after_is_respected() {
     let driver = common::driver(common::options(&emu)).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
-    let _fault = emu
-        .faults()
-        .add(FaultRule::new(Reaction::respond_retry_after(429, 3200, 300)).for_ops([OpKind::Read]).first(2));
+    let _fault = emu.faults().add(
+        FaultRule::new(Reaction::respond_retry_after(429, 3200, 300))
+            .for_ops([OpKind::Read])
+            .first(2),
+    );
     let t = Instant::now();
-    let r = driver.execute(common::read(&c, "a", "p"), &OperationOptions::new()).await.unwrap();
+    let r = driver
+        .execute(common::read(&c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap();
     let elapsed = t.elapsed();
-    assert!(elapsed >= Duration::from_millis(600), "waited {elapsed:?}, the service asked for 2 x 300 ms");
+    assert!(
+        elapsed >= Duration::from_millis(600),
+        "waited {elapsed:?}, the service asked for 2 x 300 ms"
+    );
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
     let rows = r.diagnostics().requests();
     assert_eq!(rows.len(), 3);
     assert_eq!(rows[0].status().unwrap().to_string(), "429/3200");
     assert_eq!(rows[2].reason(), AttemptReason::Retry);
     assert!(rows[2].started_after() >= Duration::from_millis(600));
-    assert_eq!(common::regions_of(r.diagnostics()), ["East US"; 3], "throttling never changes region");
+    assert_eq!(
+        common::regions_of(r.diagnostics()),
+        ["East US"; 3],
+        "throttling never changes region"
+    );
     assert_eq!(emu.counters().get("East US", OpKind::Read), 3);
 }
 
@@ -37,9 +49,18 @@ async fn throttling_retries_are_bounded() {
     let driver = common::driver(common::options(&emu)).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
-    let _fault = emu.faults().add(FaultRule::new(Reaction::respond_retry_after(429, 0, 5)).for_ops([OpKind::Read]));
-    let e = driver.execute(common::read(&c, "a", "p"), &OperationOptions::new()).await.unwrap_err();
+    let _fault = emu
+        .faults()
+        .add(FaultRule::new(Reaction::respond_retry_after(429, 0, 5)).for_ops([OpKind::Read]));
+    let e = driver
+        .execute(common::read(&c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap_err();
     assert!(e.is_throttled(), "{e}");
-    assert_eq!(e.diagnostics().requests().len(), 10, "one attempt and nine retries");
+    assert_eq!(
+        e.diagnostics().requests().len(),
+        10,
+        "one attempt and nine retries"
+    );
     assert_eq!(emu.counters().get("East US", OpKind::Read), 10);
 }

@@ -23,7 +23,9 @@ pub struct Credential(Kind);
 impl Credential {
     /// An account key (base64, as shown in the portal).
     pub fn master_key(base64_key: &str) -> Result<Self, CosmosError> {
-        Ok(Credential(Kind::MasterKey(Arc::new(MasterKey::new(base64_key)?))))
+        Ok(Credential(Kind::MasterKey(Arc::new(MasterKey::new(
+            base64_key,
+        )?))))
     }
 
     /// Entra ID tokens from `credential`.
@@ -41,7 +43,10 @@ impl Credential {
 
     /// The `authorization` header of a token credential (cached until near expiry); `None` for a
     /// master key, which signs each request with [`MasterKey::authorization`].
-    pub(crate) async fn token_authorization(&self, token_scope: &str) -> Option<Result<HeaderValue, CosmosError>> {
+    pub(crate) async fn token_authorization(
+        &self,
+        token_scope: &str,
+    ) -> Option<Result<HeaderValue, CosmosError>> {
         match &self.0 {
             Kind::MasterKey(_) => None,
             Kind::Token(t) => Some(t.authorization(token_scope).await),

@@ -20,11 +20,18 @@ impl MasterKey {
     pub fn new(base64_key: &str) -> Result<Self, CosmosError> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(base64_key.trim())
-            .map_err(|_| CosmosError::new(ErrorKind::Credential, "the account key is not valid base64"))?;
+            .map_err(|_| {
+                CosmosError::new(ErrorKind::Credential, "the account key is not valid base64")
+            })?;
         if bytes.is_empty() {
-            return Err(CosmosError::new(ErrorKind::Credential, "the account key is empty"));
+            return Err(CosmosError::new(
+                ErrorKind::Credential,
+                "the account key is empty",
+            ));
         }
-        Ok(Self { key: hmac::Key::new(hmac::HMAC_SHA256, &bytes) })
+        Ok(Self {
+            key: hmac::Key::new(hmac::HMAC_SHA256, &bytes),
+        })
     }
 
     /// The `authorization` header value for one request.
@@ -32,9 +39,24 @@ impl MasterKey {
     /// `verb` is the lowercase HTTP method, `resource_type` the lowercase resource type (`docs`,
     /// `dbs`, ...), `resource_link` the unencoded link as the service names it, and `date_lower` the
     /// `x-ms-date` value in lowercase.
-    pub fn authorization(&self, verb: &str, resource_type: &str, resource_link: &str, date_lower: &str) -> HeaderValue {
+    pub fn authorization(
+        &self,
+        verb: &str,
+        resource_type: &str,
+        resource_link: &str,
+        date_lower: &str,
+    ) -> HeaderValue {
         let mut ctx = hmac::Context::with_key(&self.key);
-        for part in [verb, "\n", resource_type, "\n", resource_link, "\n", date_lower, "\n\n"] {
+        for part in [
+            verb,
+            "\n",
+            resource_type,
+            "\n",
+            resource_link,
+            "\n",
+            date_lower,
+            "\n\n",
+        ] {
             ctx.update(part.as_bytes());
         }
         let tag = ctx.sign();
@@ -56,7 +78,8 @@ impl MasterKey {
             out[len..len + esc.len()].copy_from_slice(esc);
             len += esc.len();
         }
-        let mut value = HeaderValue::from_bytes(&out[..len]).unwrap_or_else(|_| HeaderValue::from_static(""));
+        let mut value =
+            HeaderValue::from_bytes(&out[..len]).unwrap_or_else(|_| HeaderValue::from_static(""));
         value.set_sensitive(true);
         value
     }
@@ -78,7 +101,12 @@ mod tests {
     fn documented_worked_example() {
         let key = MasterKey::new("dsZQi3KtZmCv1ljt3VNWNm7sQUF1y5rJfC6kv5JiwvW0EndXdDku/dkKBp8/ufDToSxLzR4y+O/0H/t4bQtVNw==")
             .unwrap();
-        let v = key.authorization("get", "dbs", "dbs/ToDoList", "thu, 27 apr 2017 00:51:12 gmt");
+        let v = key.authorization(
+            "get",
+            "dbs",
+            "dbs/ToDoList",
+            "thu, 27 apr 2017 00:51:12 gmt",
+        );
         assert_eq!(
             v.to_str().unwrap(),
             "type%3Dmaster%26ver%3D1.0%26sig%3Dc09PEVJrgp2uQRkr934kFbTqhByc7TVr3OHyqlu%2Bc%2Bc%3D"
@@ -101,6 +129,9 @@ mod tests {
     fn bad_keys_are_refused_without_echo() {
         let err = MasterKey::new("not base64 at all!").unwrap_err();
         assert!(!err.message().contains("not base64 at all"));
-        assert_eq!(format!("{:?}", MasterKey::new("AAAA").unwrap()), "MasterKey(<redacted>)");
+        assert_eq!(
+            format!("{:?}", MasterKey::new("AAAA").unwrap()),
+            "MasterKey(<redacted>)"
+        );
     }
 }

@@ -20,7 +20,10 @@ pub struct AccessToken {
 impl AccessToken {
     /// A token valid until `expires_on`.
     pub fn new(token: impl Into<String>, expires_on: SystemTime) -> Self {
-        Self { token: token.into(), expires_on }
+        Self {
+            token: token.into(),
+            expires_on,
+        }
     }
     /// The bearer token text.
     pub fn secret(&self) -> &str {
@@ -34,12 +37,16 @@ impl AccessToken {
 
 impl fmt::Debug for AccessToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AccessToken").field("token", &"<redacted>").field("expires_on", &self.expires_on).finish()
+        f.debug_struct("AccessToken")
+            .field("token", &"<redacted>")
+            .field("expires_on", &self.expires_on)
+            .finish()
     }
 }
 
 /// The future a [`TokenCredential`] returns.
-pub type TokenFuture<'a> = Pin<Box<dyn Future<Output = Result<AccessToken, CosmosError>> + Send + 'a>>;
+pub type TokenFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<AccessToken, CosmosError>> + Send + 'a>>;
 
 /// A source of Entra ID bearer tokens (an `azure_identity` credential can be adapted to this).
 pub trait TokenCredential: Send + Sync {
@@ -58,13 +65,19 @@ pub(crate) struct TokenAuthorizer {
 
 impl TokenAuthorizer {
     pub(crate) fn new(credential: Arc<dyn TokenCredential>) -> Self {
-        Self { credential, cached: Mutex::new(None) }
+        Self {
+            credential,
+            cached: Mutex::new(None),
+        }
     }
 
     fn cached(&self) -> Option<HeaderValue> {
         let guard = self.cached.lock().ok()?;
         let (value, expires) = guard.as_ref()?;
-        let fresh = expires.duration_since(SystemTime::now()).map(|left| left > REFRESH_MARGIN).unwrap_or(false);
+        let fresh = expires
+            .duration_since(SystemTime::now())
+            .map(|left| left > REFRESH_MARGIN)
+            .unwrap_or(false);
         fresh.then(|| value.clone())
     }
 
@@ -75,7 +88,10 @@ impl TokenAuthorizer {
         }
         let scopes = [scope];
         let token = self.credential.get_token(&scopes).await.map_err(|e| {
-            CosmosError::new(ErrorKind::Credential, format!("the token credential failed: {}", e.message()))
+            CosmosError::new(
+                ErrorKind::Credential,
+                format!("the token credential failed: {}", e.message()),
+            )
         })?;
         let value = aad_header(token.secret())?;
         if let Ok(mut guard) = self.cached.lock() {
@@ -96,8 +112,12 @@ pub(crate) fn aad_header(token: &str) -> Result<HeaderValue, CosmosError> {
             out.push_str(&format!("%{b:02X}"));
         }
     }
-    let mut v = HeaderValue::from_str(&out)
-        .map_err(|_| CosmosError::new(ErrorKind::Credential, "the bearer token cannot be sent as a header"))?;
+    let mut v = HeaderValue::from_str(&out).map_err(|_| {
+        CosmosError::new(
+            ErrorKind::Credential,
+            "the bearer token cannot be sent as a header",
+        )
+    })?;
     v.set_sensitive(true);
     Ok(v)
 }
@@ -119,7 +139,10 @@ mod tests {
             Box::pin(async move {
                 assert_eq!(scopes, ["https://acct.example/.default"]);
                 let n = self.0.fetch_add(1, Ordering::SeqCst);
-                Ok(AccessToken::new(format!("eyJ.tok+{n}"), SystemTime::now() + self.1))
+                Ok(AccessToken::new(
+                    format!("eyJ.tok+{n}"),
+                    SystemTime::now() + self.1,
+                ))
             })
         }
     }
@@ -128,9 +151,17 @@ mod tests {
     async fn header_format_and_caching() {
         let cred = Arc::new(Counting(AtomicUsize::new(0), Duration::from_secs(3600)));
         let auth = TokenAuthorizer::new(cred.clone());
-        let v = auth.authorization("https://acct.example/.default").await.unwrap();
-        assert_eq!(v.to_str().unwrap(), "type%3Daad%26ver%3D1.0%26sig%3DeyJ.tok%2B0");
-        auth.authorization("https://acct.example/.default").await.unwrap();
+        let v = auth
+            .authorization("https://acct.example/.default")
+            .await
+            .unwrap();
+        assert_eq!(
+            v.to_str().unwrap(),
+            "type%3Daad%26ver%3D1.0%26sig%3DeyJ.tok%2B0"
+        );
+        auth.authorization("https://acct.example/.default")
+            .await
+            .unwrap();
         assert_eq!(cred.0.load(Ordering::SeqCst), 1, "a fresh token is reused");
         assert!(format!("{v:?}").contains("Sensitive"));
     }
@@ -139,8 +170,12 @@ mod tests {
     async fn near_expiry_tokens_are_refreshed() {
         let cred = Arc::new(Counting(AtomicUsize::new(0), Duration::from_secs(60)));
         let auth = TokenAuthorizer::new(cred.clone());
-        auth.authorization("https://acct.example/.default").await.unwrap();
-        auth.authorization("https://acct.example/.default").await.unwrap();
+        auth.authorization("https://acct.example/.default")
+            .await
+            .unwrap();
+        auth.authorization("https://acct.example/.default")
+            .await
+            .unwrap();
         assert_eq!(cred.0.load(Ordering::SeqCst), 2);
     }
 }

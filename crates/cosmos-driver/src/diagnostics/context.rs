@@ -169,7 +169,10 @@ mod tests {
         };
         let b = DiagnosticsContext {
             duration: Duration::from_millis(5),
-            requests: vec![row(2.0, AttemptReason::FirstAttempt), row(3.0, AttemptReason::Retry)],
+            requests: vec![
+                row(2.0, AttemptReason::FirstAttempt),
+                row(3.0, AttemptReason::Retry),
+            ],
             request_charge: 3.0,
             ..Default::default()
         };

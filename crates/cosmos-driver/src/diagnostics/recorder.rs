@@ -21,7 +21,11 @@ pub(crate) struct DiagnosticsRecorder {
 impl DiagnosticsRecorder {
     /// A recorder for an operation that starts now.
     pub(crate) fn start(activity_id: ActivityId, started: Instant) -> Self {
-        Self { activity_id, started, rows: Vec::with_capacity(1) }
+        Self {
+            activity_id,
+            started,
+            rows: Vec::with_capacity(1),
+        }
     }
 
     /// Records one attempt.
@@ -36,7 +40,11 @@ impl DiagnosticsRecorder {
 
     /// The finished context, rows in the order they were sent. `returned_charge` is the charge of
     /// the response handed to the caller.
-    pub(crate) fn finish(mut self, returned_charge: f64, hedge: Option<HedgeDiagnostics>) -> DiagnosticsContext {
+    pub(crate) fn finish(
+        mut self,
+        returned_charge: f64,
+        hedge: Option<HedgeDiagnostics>,
+    ) -> DiagnosticsContext {
         self.rows.sort_by_key(|r| r.started_after);
         DiagnosticsContext {
             activity_id: self.activity_id,

@@ -99,7 +99,10 @@ impl serde::Serialize for RequestDiagnostics {
         st.serialize_field("status", &self.status.map(|s| s.status))?;
         st.serialize_field("sub_status", &self.status.map(|s| s.sub_status))?;
         st.serialize_field("request_charge", &self.request_charge)?;
-        st.serialize_field("started_after_ms", &(self.started_after.as_secs_f64() * 1e3))?;
+        st.serialize_field(
+            "started_after_ms",
+            &(self.started_after.as_secs_f64() * 1e3),
+        )?;
         st.serialize_field("duration_ms", &(self.duration.as_secs_f64() * 1e3))?;
         st.serialize_field("reason", self.reason.as_str())?;
         st.serialize_field("activity_id", &self.activity_id())?;

@@ -26,7 +26,11 @@ pub struct ConnectionPoolOptions {
 
 impl Default for ConnectionPoolOptions {
     fn default() -> Self {
-        Self { max_idle_per_host: 64, idle_timeout: Duration::from_secs(90), connect_timeout: Duration::from_secs(10) }
+        Self {
+            max_idle_per_host: 64,
+            idle_timeout: Duration::from_secs(90),
+            connect_timeout: Duration::from_secs(10),
+        }
     }
 }
 
@@ -68,7 +72,8 @@ impl DriverOptions {
         I: IntoIterator<Item = R>,
         R: Into<Region>,
     {
-        self.defaults.application_preferred_regions = Some(regions.into_iter().map(Into::into).collect());
+        self.defaults.application_preferred_regions =
+            Some(regions.into_iter().map(Into::into).collect());
         self
     }
     /// Timeout of one HTTP attempt.
@@ -152,11 +157,16 @@ impl DriverOptions {
     }
     /// The per-attempt timeout in force.
     pub fn effective_request_timeout(&self) -> Duration {
-        self.request_timeout.filter(|t| !t.is_zero()).unwrap_or(DEFAULT_REQUEST_TIMEOUT)
+        self.request_timeout
+            .filter(|t| !t.is_zero())
+            .unwrap_or(DEFAULT_REQUEST_TIMEOUT)
     }
     /// The preferred regions.
     pub fn preferred_regions(&self) -> &[Region] {
-        self.defaults.application_preferred_regions.as_deref().unwrap_or(&[])
+        self.defaults
+            .application_preferred_regions
+            .as_deref()
+            .unwrap_or(&[])
     }
     /// The client-level availability strategy.
     pub fn availability_strategy(&self) -> Option<AvailabilityStrategy> {

@@ -34,7 +34,11 @@ pub struct EffectiveOptions<'a> {
 impl<'a> EffectiveOptions<'a> {
     /// Resolves `operation` over `client`; `request_timeout` is the client's (it lowers the default
     /// hedging threshold).
-    pub fn resolve(operation: &'a OperationOptions, client: &'a OperationOptions, request_timeout: Option<Duration>) -> Self {
+    pub fn resolve(
+        operation: &'a OperationOptions,
+        client: &'a OperationOptions,
+        request_timeout: Option<Duration>,
+    ) -> Self {
         fn pick<'b, T>(a: &'b Option<T>, b: &'b Option<T>) -> Option<&'b T> {
             a.as_ref().or(b.as_ref())
         }
@@ -49,16 +53,20 @@ impl<'a> EffectiveOptions<'a> {
                 .content_response_on_write
                 .or(client.content_response_on_write)
                 .unwrap_or(true),
-            preferred_regions: pick(&operation.application_preferred_regions, &client.application_preferred_regions)
-                .map(Vec::as_slice)
-                .unwrap_or(&[]),
+            preferred_regions: pick(
+                &operation.application_preferred_regions,
+                &client.application_preferred_regions,
+            )
+            .map(Vec::as_slice)
+            .unwrap_or(&[]),
             hedging: HedgingLayers {
                 operation_hedging_enabled: operation.hedging_enabled,
                 client_hedging_enabled: client.hedging_enabled,
                 operation_strategy: operation.availability_strategy,
                 client_strategy: client.availability_strategy,
                 request_timeout,
-                operation_consecutive_hedge_win_threshold: operation.consecutive_hedge_win_threshold,
+                operation_consecutive_hedge_win_threshold: operation
+                    .consecutive_hedge_win_threshold,
                 client_consecutive_hedge_win_threshold: client.consecutive_hedge_win_threshold,
             },
             patch_max_attempts: operation
@@ -99,10 +107,21 @@ mod tests {
         assert_eq!(e.end_to_end_timeout, Some(Duration::from_secs(3)));
         assert_eq!(e.hedging.operation_hedging_enabled, Some(true));
         assert_eq!(e.hedging.client_hedging_enabled, Some(false));
-        assert_eq!(e.hedging.client_strategy, Some(AvailabilityStrategy::Disabled));
+        assert_eq!(
+            e.hedging.client_strategy,
+            Some(AvailabilityStrategy::Disabled)
+        );
         assert_eq!(e.hedging.request_timeout, Some(Duration::from_secs(4)));
-        assert_eq!(e.hedging.operation_consecutive_hedge_win_threshold, Some(two));
-        assert_eq!(e.hedging.client_consecutive_hedge_win_threshold.map(|n| n.get()), Some(3));
+        assert_eq!(
+            e.hedging.operation_consecutive_hedge_win_threshold,
+            Some(two)
+        );
+        assert_eq!(
+            e.hedging
+                .client_consecutive_hedge_win_threshold
+                .map(|n| n.get()),
+            Some(3)
+        );
         assert!(e.content_response_on_write);
         assert_eq!(e.patch_max_attempts.get(), 5);
         assert!(e.is_excluded(&Region::new("westus")));

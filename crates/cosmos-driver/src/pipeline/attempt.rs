@@ -45,7 +45,9 @@ pub(crate) fn build_attempt<'a>(
             is_upsert: op_type == OperationType::Upsert,
             hub_region_processing_only,
             hedge_attempt,
-            prefer_minimal: is_document && op_type.is_write() && !ctx.options.content_response_on_write,
+            prefer_minimal: is_document
+                && op_type.is_write()
+                && !ctx.options.content_response_on_write,
             json_body: op.body().is_some(),
             extra: op.extra_headers(),
         },
@@ -68,35 +70,53 @@ fn method_of(op: OperationType) -> &'static http::Method {
 }
 
 /// The retry outcome and the error to report for an attempt that got no response.
-pub(crate) fn classify(ctx: &OperationContext<'_>, region: &RegionEndpoint, failure: &SendFailure, request_timeout: Duration) -> (AttemptOutcome, CosmosError) {
+pub(crate) fn classify(
+    ctx: &OperationContext<'_>,
+    region: &RegionEndpoint,
+    failure: &SendFailure,
+    request_timeout: Duration,
+) -> (AttemptOutcome, CosmosError) {
     let op = ctx.operation;
     match failure {
         SendFailure::Connect(e) => (
             AttemptOutcome::ConnectFailed,
             CosmosError::new(
                 ErrorKind::Transport,
-                format!("{op}: could not connect to {} ({}): {e}", region.region, region.endpoint),
+                format!(
+                    "{op}: could not connect to {} ({}): {e}",
+                    region.region, region.endpoint
+                ),
             ),
         ),
         SendFailure::Io(e) => (
             AttemptOutcome::ConnectionLost,
             CosmosError::new(
                 ErrorKind::Transport,
-                format!("{op}: the connection to {} ({}) failed: {e}", region.region, region.endpoint),
+                format!(
+                    "{op}: the connection to {} ({}) failed: {e}",
+                    region.region, region.endpoint
+                ),
             ),
         ),
         SendFailure::TimedOut => (
             AttemptOutcome::TimedOut,
             CosmosError::new(
                 ErrorKind::RequestTimeout,
-                format!("{op}: no response from {} within the request timeout of {request_timeout:?}", region.region),
+                format!(
+                    "{op}: no response from {} within the request timeout of {request_timeout:?}",
+                    region.region
+                ),
             ),
         ),
     }
 }
 
 /// Learns from a response: session token, partition key range id, range of the partition key.
-pub(crate) fn record_response_facts(ctx: &OperationContext<'_>, response: &ServiceResponse, state: &mut RetryState) {
+pub(crate) fn record_response_facts(
+    ctx: &OperationContext<'_>,
+    response: &ServiceResponse,
+    state: &mut RetryState,
+) {
     if let (Some(session), Some(token)) = (&ctx.session, response.headers.get(&h::SESSION_TOKEN)) {
         session.capture(token);
     }
@@ -107,7 +127,9 @@ pub(crate) fn record_response_facts(ctx: &OperationContext<'_>, response: &Servi
             }
             if ctx.core.breaker.is_active() {
                 if let (Some(pk), Ok(range)) = (ctx.operation.partition_key(), range.to_str()) {
-                    ctx.core.breaker.learn_range(container, pk.header_value(), range);
+                    ctx.core
+                        .breaker
+                        .learn_range(container, pk.header_value(), range);
                 }
             }
         }
@@ -124,7 +146,12 @@ pub(crate) struct InFlightAttempt<'a> {
 
 impl<'a> InFlightAttempt<'a> {
     /// An attempt to `region`, sent now for `reason`.
-    pub(crate) fn start(sink: &'a DiagnosticsSink, region: &RegionEndpoint, reason: AttemptReason, operation_started: Instant) -> Self {
+    pub(crate) fn start(
+        sink: &'a DiagnosticsSink,
+        region: &RegionEndpoint,
+        reason: AttemptReason,
+        operation_started: Instant,
+    ) -> Self {
         let started = Instant::now();
         let row = RequestDiagnostics {
             region: Some(region.region.clone()),
@@ -137,7 +164,11 @@ impl<'a> InFlightAttempt<'a> {
             activity_id: None,
             failure: None,
         };
-        Self { sink, row: Some(row), started }
+        Self {
+            sink,
+            row: Some(row),
+            started,
+        }
     }
 
     /// When the attempt was sent.

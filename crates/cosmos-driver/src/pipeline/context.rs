@@ -12,8 +12,10 @@ use crate::error::CosmosError;
 use crate::operation::CosmosOperation;
 use crate::options::EffectiveOptions;
 use crate::protocol::{ConsistencyLevel, ResourceType};
+use crate::routing::{
+    applicable, order_regions, AccessScope, AccountSnapshot, Candidates, RegionEndpoint,
+};
 use crate::session::ContainerSession;
-use crate::routing::{applicable, order_regions, AccessScope, AccountSnapshot, Candidates, RegionEndpoint};
 
 /// One operation in flight.
 #[derive(Debug)]
@@ -52,17 +54,24 @@ impl<'a> OperationContext<'a> {
         let caller_session_token = options
             .session_token
             .map(|t| {
-                HeaderValue::from_str(&t.to_string())
-                    .map_err(|_| CosmosError::invalid_input("the session token is not a valid header value"))
+                HeaderValue::from_str(&t.to_string()).map_err(|_| {
+                    CosmosError::invalid_input("the session token is not a valid header value")
+                })
             })
             .transpose()?;
         let container = operation.container().map(|c| c.link_arc());
         let data_plane = operation.resource_type() == ResourceType::Document;
-        let consistency = options.consistency_level.unwrap_or(account.properties.default_consistency);
+        let consistency = options
+            .consistency_level
+            .unwrap_or(account.properties.default_consistency);
         let send_tracked_session_token = data_plane
             && consistency == ConsistencyLevel::Session
             && (operation.operation_type().is_read_only() || account.properties.multi_write);
-        let session = if data_plane { container.and_then(|c| core.sessions.session(c)) } else { None };
+        let session = if data_plane {
+            container.and_then(|c| core.sessions.session(c))
+        } else {
+            None
+        };
         Ok(Self {
             session,
             core,
@@ -116,11 +125,27 @@ impl<'a> OperationContext<'a> {
 
     /// The candidate regions for this operation from `account`, after `excluded`, with unavailable
     /// endpoints (and, for reads, regions where the partition is marked unhealthy) moved last.
-    pub(crate) fn candidates(&self, account: &AccountSnapshot, excluded: &[crate::protocol::Region]) -> Candidates {
-        let scope = if self.is_read() { AccessScope::Read } else { AccessScope::Write };
+    pub(crate) fn candidates(
+        &self,
+        account: &AccountSnapshot,
+        excluded: &[crate::protocol::Region],
+    ) -> Candidates {
+        let scope = if self.is_read() {
+            AccessScope::Read
+        } else {
+            AccessScope::Write
+        };
         let list = self.region_list(account);
-        let preferred = if self.is_read() || account.properties.multi_write { self.options.preferred_regions } else { &[] };
-        let range = if self.is_read() { self.learned_range() } else { None };
+        let preferred = if self.is_read() || account.properties.multi_write {
+            self.options.preferred_regions
+        } else {
+            &[]
+        };
+        let range = if self.is_read() {
+            self.learned_range()
+        } else {
+            None
+        };
         let health = &self.core.health;
         // Nothing marked anywhere (the common case): no clock read, no lookups.
         if !health.any_marked() && range.is_none() {
@@ -130,7 +155,9 @@ impl<'a> OperationContext<'a> {
         order_regions(list, preferred, excluded, |_, r| {
             health.is_unavailable(&r.endpoint, scope, now)
                 || match (&range, self.container) {
-                    (Some(range), Some(c)) => self.core.breaker.is_unhealthy(c, range, &r.region, now),
+                    (Some(range), Some(c)) => {
+                        self.core.breaker.is_unhealthy(c, range, &r.region, now)
+                    }
                     _ => false,
                 }
         })
@@ -144,7 +171,10 @@ impl<'a> OperationContext<'a> {
 
     /// The regions `candidates` (from [`Self::start_candidates`]) name, in order: what hedging
     /// eligibility and alternate selection look at.
-    pub(crate) fn applicable_regions<'s>(&'s self, candidates: &Candidates) -> impl Iterator<Item = &'s RegionEndpoint> + 's {
+    pub(crate) fn applicable_regions<'s>(
+        &'s self,
+        candidates: &Candidates,
+    ) -> impl Iterator<Item = &'s RegionEndpoint> + 's {
         applicable(self.region_list(&self.account), candidates)
     }
 }

@@ -20,17 +20,24 @@ pub(crate) async fn apply(
 ) -> Option<Arc<AccountSnapshot>> {
     let core = ctx.core;
     if let Some(scope) = effects.mark_endpoint_unavailable {
-        core.health.mark_unavailable(&region.endpoint, scope, Instant::now());
+        core.health
+            .mark_unavailable(&region.endpoint, scope, Instant::now());
     }
-    let breaker_cares = effects.partition_failure || (effects.partition_success && core.breaker.is_active());
+    let breaker_cares =
+        effects.partition_failure || (effects.partition_success && core.breaker.is_active());
     if breaker_cares {
         let now = Instant::now();
-        let range = state.partition_key_range_id.as_ref().and_then(|v| v.to_str().ok());
+        let range = state
+            .partition_key_range_id
+            .as_ref()
+            .and_then(|v| v.to_str().ok());
         if let (Some(container), Some(range)) = (ctx.container, range) {
             if effects.partition_failure {
-                core.breaker.record_failure(container, range, &region.region, now);
+                core.breaker
+                    .record_failure(container, range, &region.region, now);
             } else {
-                core.breaker.record_success(container, range, &region.region, now);
+                core.breaker
+                    .record_success(container, range, &region.region, now);
             }
         }
     }

@@ -9,15 +9,23 @@ use super::hedged;
 use super::leg::{run_leg, LegParams};
 use super::outcome::{LegEnd, LegResult};
 use crate::diagnostics::{into_recorder, sink, ActivityId, DiagnosticsSink};
-use crate::hedging::HedgeDiagnostics;
 use crate::error::CosmosError;
+use crate::hedging::HedgeDiagnostics;
 use crate::operation::CosmosOperation;
 use crate::options::{EffectiveOptions, OperationOptions};
 use crate::response::CosmosResponse;
 
 /// Runs `operation` with `options` (validated by the caller).
-pub(crate) async fn execute(core: &DriverCore, operation: &CosmosOperation, options: &OperationOptions) -> Result<CosmosResponse, CosmosError> {
-    let effective = EffectiveOptions::resolve(options, core.options.operation_defaults(), core.options.request_timeout());
+pub(crate) async fn execute(
+    core: &DriverCore,
+    operation: &CosmosOperation,
+    options: &OperationOptions,
+) -> Result<CosmosResponse, CosmosError> {
+    let effective = EffectiveOptions::resolve(
+        options,
+        core.options.operation_defaults(),
+        core.options.request_timeout(),
+    );
     let started = Instant::now();
     let ctx = OperationContext::new(core, operation, effective, started)?;
     let activity_id = ActivityId::new();
@@ -29,16 +37,25 @@ pub(crate) async fn execute(core: &DriverCore, operation: &CosmosOperation, opti
     } else {
         dispatch(&ctx, &diagnostics).instrument(span).await
     };
-    after_operation(&ctx, LegResult::finish(end, into_recorder(diagnostics), hedge))
+    after_operation(
+        &ctx,
+        LegResult::finish(end, into_recorder(diagnostics), hedge),
+    )
 }
 
 /// ── HEDGING DISPATCH POINT ──────────────────────────────────────────────────────────────────────
 /// The single place where a read may enter a hedge race instead of the plain path (one leg, free to
 /// fail over within the caller's excluded regions).
-async fn dispatch(ctx: &OperationContext<'_>, diagnostics: &DiagnosticsSink) -> (LegEnd, Option<HedgeDiagnostics>) {
+async fn dispatch(
+    ctx: &OperationContext<'_>,
+    diagnostics: &DiagnosticsSink,
+) -> (LegEnd, Option<HedgeDiagnostics>) {
     match hedged::plan(ctx) {
         Some(plan) => hedged::run_hedged(ctx, plan, diagnostics).await,
-        None => (run_leg(ctx, LegParams::plain(ctx, diagnostics)).await.end, None),
+        None => (
+            run_leg(ctx, LegParams::plain(ctx, diagnostics)).await.end,
+            None,
+        ),
     }
 }
 
@@ -52,7 +69,9 @@ pub(crate) fn after_operation(
     use crate::operation::OperationTarget;
     use crate::protocol::{OperationType, ResourceType};
     let op = ctx.operation;
-    if let (Ok(_), OperationType::Delete, OperationTarget::Container(c)) = (&result, op.operation_type(), op.target()) {
+    if let (Ok(_), OperationType::Delete, OperationTarget::Container(c)) =
+        (&result, op.operation_type(), op.target())
+    {
         ctx.core.sessions.forget(c.link_arc());
         ctx.core.patch_partition_paths.forget(c.link());
     }
@@ -64,7 +83,12 @@ pub(crate) fn after_operation(
                 && !response.body().is_empty() =>
         {
             let (status, headers, _, diagnostics) = response.into_parts();
-            Ok(CosmosResponse::new(status, headers, bytes::Bytes::new(), diagnostics))
+            Ok(CosmosResponse::new(
+                status,
+                headers,
+                bytes::Bytes::new(),
+                diagnostics,
+            ))
         }
         other => other,
     }

@@ -10,10 +10,14 @@ use tokio::time::Instant;
 use super::attempt::{build_attempt, classify, record_response_facts, InFlightAttempt};
 use super::context::OperationContext;
 use super::outcome::{LegEnd, LegResult, ServiceResponse};
-use super::retry::{decide, AttemptOutcome, RetryAction, RetryCounters, RoutingView, SessionRetryTarget};
+use super::retry::{
+    decide, AttemptOutcome, RetryAction, RetryCounters, RoutingView, SessionRetryTarget,
+};
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
-use crate::hedging::{emit_hub_region_header, latch_session_unavailable, may_start_hedge_after, HubRegionLatch};
+use crate::hedging::{
+    emit_hub_region_header, latch_session_unavailable, may_start_hedge_after, HubRegionLatch,
+};
 use crate::protocol::{CosmosStatus, Region};
 use crate::routing::{AccountSnapshot, Candidates, RegionEndpoint};
 use crate::transport::{sent, AttemptFailure};
@@ -81,44 +85,91 @@ struct Route {
 }
 
 impl Route {
-    fn new(ctx: &OperationContext<'_>, account: &AccountSnapshot, routing: &LegRouting<'_>) -> Self {
-        Route { candidates: ctx.candidates(account, routing.excluded_regions), cursor: 0, at_hub: false }
+    fn new(
+        ctx: &OperationContext<'_>,
+        account: &AccountSnapshot,
+        routing: &LegRouting<'_>,
+    ) -> Self {
+        Route {
+            candidates: ctx.candidates(account, routing.excluded_regions),
+            cursor: 0,
+            at_hub: false,
+        }
     }
 
-    fn current<'s>(&self, ctx: &OperationContext<'_>, account: &'s AccountSnapshot) -> Option<&'s RegionEndpoint> {
+    fn current<'s>(
+        &self,
+        ctx: &OperationContext<'_>,
+        account: &'s AccountSnapshot,
+    ) -> Option<&'s RegionEndpoint> {
         if self.at_hub {
             return Some(account.properties.hub());
         }
-        self.candidates.get(self.cursor).and_then(|i| ctx.region_list(account).get(i))
+        self.candidates
+            .get(self.cursor)
+            .and_then(|i| ctx.region_list(account).get(i))
     }
 
     /// Where `action` would send the next attempt (`None`: nowhere, or not another attempt).
-    fn after<'s>(&self, ctx: &OperationContext<'_>, account: &'s AccountSnapshot, action: RetryAction) -> Option<&'s RegionEndpoint> {
+    fn after<'s>(
+        &self,
+        ctx: &OperationContext<'_>,
+        account: &'s AccountSnapshot,
+        action: RetryAction,
+    ) -> Option<&'s RegionEndpoint> {
         let mut next = *self;
         match action {
-            RetryAction::Failover | RetryAction::SessionRetry { target: SessionRetryTarget::NextRegion } => {
+            RetryAction::Failover
+            | RetryAction::SessionRetry {
+                target: SessionRetryTarget::NextRegion,
+            } => {
                 next.cursor += 1;
                 next.at_hub = false;
             }
-            RetryAction::SessionRetry { target: SessionRetryTarget::HubRegion } => next.at_hub = true,
-            RetryAction::SessionRetry { target: SessionRetryTarget::SameRegion } | RetryAction::RetryLocal { .. } => {}
-            RetryAction::RefreshAndReroute | RetryAction::Complete | RetryAction::Abort(_) => return None,
+            RetryAction::SessionRetry {
+                target: SessionRetryTarget::HubRegion,
+            } => next.at_hub = true,
+            RetryAction::SessionRetry {
+                target: SessionRetryTarget::SameRegion,
+            }
+            | RetryAction::RetryLocal { .. } => {}
+            RetryAction::RefreshAndReroute | RetryAction::Complete | RetryAction::Abort(_) => {
+                return None
+            }
         }
         next.current(ctx, account)
     }
 
-    fn view(&self, ctx: &OperationContext<'_>, account: &AccountSnapshot, routing: &LegRouting<'_>) -> RoutingView {
+    fn view(
+        &self,
+        ctx: &OperationContext<'_>,
+        account: &AccountSnapshot,
+        routing: &LegRouting<'_>,
+    ) -> RoutingView {
         let hub = account.properties.hub();
-        let current_is_hub = self.current(ctx, account).is_some_and(|c| c.region == hub.region);
+        let current_is_hub = self
+            .current(ctx, account)
+            .is_some_and(|c| c.region == hub.region);
         RoutingView {
-            has_next_region: !routing.local_only && !self.at_hub && self.cursor + 1 < self.candidates.len(),
-            hub_reachable: !routing.excluded_regions.contains(&hub.region) && (!routing.local_only || current_is_hub),
+            has_next_region: !routing.local_only
+                && !self.at_hub
+                && self.cursor + 1 < self.candidates.len(),
+            hub_reachable: !routing.excluded_regions.contains(&hub.region)
+                && (!routing.local_only || current_is_hub),
         }
     }
 }
 
-fn no_eligible_region(ctx: &OperationContext<'_>, account: &AccountSnapshot, excluded: &[Region]) -> CosmosError {
-    let all: Vec<String> = ctx.region_list(account).iter().map(|r| r.region.to_string()).collect();
+fn no_eligible_region(
+    ctx: &OperationContext<'_>,
+    account: &AccountSnapshot,
+    excluded: &[Region],
+) -> CosmosError {
+    let all: Vec<String> = ctx
+        .region_list(account)
+        .iter()
+        .map(|r| r.region.to_string())
+        .collect();
     let excluded: Vec<String> = excluded.iter().map(|r| r.to_string()).collect();
     CosmosError::new(
         ErrorKind::NoEligibleRegion,
@@ -144,10 +195,22 @@ struct Progress {
 
 impl Progress {
     fn end(self, end: LegEnd) -> LegResult {
-        LegResult::new(end, self.state, self.region, self.observed_session_unavailable, self.last_outcome, self.local_only)
+        LegResult::new(
+            end,
+            self.state,
+            self.region,
+            self.observed_session_unavailable,
+            self.last_outcome,
+            self.local_only,
+        )
     }
 
-    fn timeout(self, ctx: &OperationContext<'_>, why: Option<&str>, source: Option<CosmosError>) -> LegResult {
+    fn timeout(
+        self,
+        ctx: &OperationContext<'_>,
+        why: Option<&str>,
+        source: Option<CosmosError>,
+    ) -> LegResult {
         let timeout = ctx.options.end_to_end_timeout.unwrap_or_default();
         let mut e = CosmosError::end_to_end_timeout(timeout, self.attempts, self.last_status);
         if let Some(w) = why {
@@ -163,22 +226,44 @@ impl Progress {
 /// Runs one leg to its end. Location effects of every attempt are applied here, as they happen;
 /// session tokens are captured from every response.
 pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -> LegResult {
-    let LegParams { routing, hub_latch, first_reason, state, diagnostics } = params;
+    let LegParams {
+        routing,
+        hub_latch,
+        first_reason,
+        state,
+        diagnostics,
+    } = params;
     let core = ctx.core;
-    let mut p = Progress { state, local_only: routing.local_only, last_outcome: None, attempts: 0, last_status: None, observed_session_unavailable: false, region: None };
+    let mut p = Progress {
+        state,
+        local_only: routing.local_only,
+        last_outcome: None,
+        attempts: 0,
+        last_status: None,
+        observed_session_unavailable: false,
+        region: None,
+    };
     let mut account = ctx.account.clone();
     let mut route = Route::new(ctx, &account, &routing);
     let mut reason = first_reason;
 
     if route.candidates.all_unavailable() {
         // Boxed (rare path): keeps the leg's future, which every operation moves, small.
-        account = Box::pin(core.account.refresh_if_stale(&core.transport, Duration::from_secs(5))).await;
+        account = Box::pin(
+            core.account
+                .refresh_if_stale(&core.transport, Duration::from_secs(5)),
+        )
+        .await;
         route = Route::new(ctx, &account, &routing);
     }
 
     loop {
         let Some(region) = route.current(ctx, &account).cloned() else {
-            return p.end(LegEnd::Error(no_eligible_region(ctx, &account, routing.excluded_regions)));
+            return p.end(LegEnd::Error(no_eligible_region(
+                ctx,
+                &account,
+                routing.excluded_regions,
+            )));
         };
         if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
             return p.timeout(ctx, None, None);
@@ -189,11 +274,20 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             && emit_hub_region_header(p.state.hub_region_processing_only, hub_latch);
         // The request is built, then only the built request is kept while it is in flight.
         let hedge_attempt = first_reason == AttemptReason::Hedge;
-        let built = core.transport.build(&build_attempt(ctx, &region.endpoint, hub_header, hedge_attempt)).await;
+        let built = core
+            .transport
+            .build(&build_attempt(
+                ctx,
+                &region.endpoint,
+                hub_header,
+                hedge_attempt,
+            ))
+            .await;
         let attempt = InFlightAttempt::start(diagnostics, &region, reason, ctx.started);
         let started = attempt.started();
         let sent = match built {
-            Ok(request) => sent(core.transport.send_built(request, ctx.deadline).await).map_err(AttemptFailure::Send),
+            Ok(request) => sent(core.transport.send_built(request, ctx.deadline).await)
+                .map_err(AttemptFailure::Send),
             Err(e) => Err(AttemptFailure::Local(e)),
         };
         p.attempts += 1;
@@ -205,7 +299,8 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             }
             Err(AttemptFailure::Send(failure)) => {
                 attempt.failed(failure.describe());
-                let (outcome, error) = classify(ctx, &region, &failure, core.transport.request_timeout());
+                let (outcome, error) =
+                    classify(ctx, &region, &failure, core.transport.request_timeout());
                 if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
                     return p.timeout(ctx, None, Some(error));
                 }
@@ -216,7 +311,10 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
                 attempt.answered(&response);
                 record_response_facts(ctx, &response, &mut p.state);
                 p.last_status = Some(response.status);
-                let outcome = AttemptOutcome::Response { status: response.status, retry_after: response.retry_after() };
+                let outcome = AttemptOutcome::Response {
+                    status: response.status,
+                    retry_after: response.retry_after(),
+                };
                 (outcome, LegEnd::Response(response))
             }
         };
@@ -232,19 +330,31 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
 
         let facts = ctx.facts(routing.local_only, account.properties.multi_write);
         let view = route.view(ctx, &account, &routing);
-        let latched = p.state.hub_region_processing_only || hub_latch.is_some_and(HubRegionLatch::is_set);
-        let decision = decide(&facts, view, &outcome, p.state.counters, latched, &core.limits);
+        let latched =
+            p.state.hub_region_processing_only || hub_latch.is_some_and(HubRegionLatch::is_set);
+        let decision = decide(
+            &facts,
+            view,
+            &outcome,
+            p.state.counters,
+            latched,
+            &core.limits,
+        );
         p.state.counters = decision.counters;
         if decision.latch_hub_region {
             latch_session_unavailable(&mut p.state.hub_region_processing_only, hub_latch);
             p.observed_session_unavailable = true;
         }
-        if let Some(fresh) = super::effects::apply(ctx, &region, &p.state, &decision.effects, &account).await {
+        if let Some(fresh) =
+            super::effects::apply(ctx, &region, &p.state, &decision.effects, &account).await
+        {
             account = fresh;
         }
         if routing.region_change_ends_leg
             && may_start_hedge_after(outcome.status())
-            && route.after(ctx, &account, decision.action).is_some_and(|next| next.region != region.region)
+            && route
+                .after(ctx, &account, decision.action)
+                .is_some_and(|next| next.region != region.region)
         {
             // The primary of a race does not move by itself: the move becomes the alternate.
             tracing::debug!(
@@ -284,8 +394,9 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
                 // read refused by a moved hub follows the hub when its latch is on.
                 route = Route::new(ctx, &account, &routing);
                 let hub = &account.properties.hub().region;
-                route.at_hub =
-                    ctx.is_read() && p.state.hub_region_processing_only && !routing.excluded_regions.contains(hub);
+                route.at_hub = ctx.is_read()
+                    && p.state.hub_region_processing_only
+                    && !routing.excluded_regions.contains(hub);
                 reason = AttemptReason::Failover;
             }
         }

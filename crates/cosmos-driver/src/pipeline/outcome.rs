@@ -38,7 +38,12 @@ impl ServiceResponse {
             .and_then(|v| v.to_str().ok())
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(0.0);
-        Self { status: CosmosStatus::new(raw.status.as_u16(), sub), headers: raw.headers, body: raw.body, request_charge }
+        Self {
+            status: CosmosStatus::new(raw.status.as_u16(), sub),
+            headers: raw.headers,
+            body: raw.body,
+            request_charge,
+        }
     }
 
     /// `x-ms-retry-after-ms`.
@@ -78,7 +83,14 @@ impl LegResult {
         last_outcome: Option<AttemptOutcome>,
         local_only: bool,
     ) -> Self {
-        Self { end, state, region, observed_session_unavailable, last_outcome, local_only }
+        Self {
+            end,
+            state,
+            region,
+            observed_session_unavailable,
+            last_outcome,
+            local_only,
+        }
     }
 
     /// The location effects of the leg's last attempt, computed without consuming the result.
@@ -92,7 +104,10 @@ impl LegResult {
     #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn location_effects(&self, ctx: &OperationContext<'_>) -> LocationEffects {
         match &self.last_outcome {
-            Some(outcome) => location_effects(&ctx.facts(self.local_only, ctx.account.properties.multi_write), outcome),
+            Some(outcome) => location_effects(
+                &ctx.facts(self.local_only, ctx.account.properties.multi_write),
+                outcome,
+            ),
             None => LocationEffects::default(),
         }
     }
@@ -107,11 +122,20 @@ impl LegResult {
 
     /// The operation's result from a leg's end, with the operation's recorded attempts and the
     /// race's hedge diagnostics, if any.
-    pub(crate) fn finish(end: LegEnd, diagnostics: DiagnosticsRecorder, hedge: Option<HedgeDiagnostics>) -> Result<CosmosResponse, CosmosError> {
+    pub(crate) fn finish(
+        end: LegEnd,
+        diagnostics: DiagnosticsRecorder,
+        hedge: Option<HedgeDiagnostics>,
+    ) -> Result<CosmosResponse, CosmosError> {
         match end {
             LegEnd::Response(r) if r.status.status < 400 => {
                 let charge = r.request_charge;
-                Ok(CosmosResponse::new(r.status, ResponseHeaders::new(r.headers), r.body, diagnostics.finish(charge, hedge)))
+                Ok(CosmosResponse::new(
+                    r.status,
+                    ResponseHeaders::new(r.headers),
+                    r.body,
+                    diagnostics.finish(charge, hedge),
+                ))
             }
             LegEnd::Response(r) => {
                 let charge = r.request_charge;
@@ -121,7 +145,6 @@ impl LegResult {
             LegEnd::Error(e) => Err(e.with_diagnostics(diagnostics.finish(0.0, hedge))),
         }
     }
-
 }
 
 impl HedgeLegOutput for LegResult {
@@ -131,8 +154,15 @@ impl HedgeLegOutput for LegResult {
 
     fn partition_key_range_id(&self) -> Option<&str> {
         match &self.end {
-            LegEnd::Response(r) => r.headers.get(&h::PARTITION_KEY_RANGE_ID).and_then(|v| v.to_str().ok()),
-            LegEnd::Error(_) => self.state.partition_key_range_id.as_ref().and_then(|v| v.to_str().ok()),
+            LegEnd::Response(r) => r
+                .headers
+                .get(&h::PARTITION_KEY_RANGE_ID)
+                .and_then(|v| v.to_str().ok()),
+            LegEnd::Error(_) => self
+                .state
+                .partition_key_range_id
+                .as_ref()
+                .and_then(|v| v.to_str().ok()),
         }
     }
 
@@ -153,9 +183,15 @@ impl HedgeLegOutput for LegResult {
         match &self.end {
             LegEnd::Error(e) if e.status().is_none() => matches!(
                 e.kind(),
-                ErrorKind::InvalidInput | ErrorKind::Credential | ErrorKind::NotSupported | ErrorKind::Deserialization
+                ErrorKind::InvalidInput
+                    | ErrorKind::Credential
+                    | ErrorKind::NotSupported
+                    | ErrorKind::Deserialization
             ),
-            _ => crate::hedging::classify_hedge_result(self.cosmos_status()) == crate::hedging::LegOutcome::Final,
+            _ => {
+                crate::hedging::classify_hedge_result(self.cosmos_status())
+                    == crate::hedging::LegOutcome::Final
+            }
         }
     }
 }

@@ -50,7 +50,10 @@ impl OperationFacts {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum AttemptOutcome {
     /// The service answered.
-    Response { status: CosmosStatus, retry_after: Option<Duration> },
+    Response {
+        status: CosmosStatus,
+        retry_after: Option<Duration>,
+    },
     /// No connection: the request never reached the server.
     ConnectFailed,
     /// The connection failed after the request may have been sent.
@@ -64,7 +67,9 @@ impl AttemptOutcome {
     pub(crate) fn status(&self) -> Option<CosmosStatus> {
         match *self {
             AttemptOutcome::Response { status, .. } => Some(status),
-            AttemptOutcome::ConnectFailed | AttemptOutcome::ConnectionLost | AttemptOutcome::TimedOut => None,
+            AttemptOutcome::ConnectFailed
+            | AttemptOutcome::ConnectionLost
+            | AttemptOutcome::TimedOut => None,
         }
     }
 }
@@ -192,13 +197,19 @@ pub(crate) struct RetryDecision {
 fn is_transient_status(s: CosmosStatus) -> bool {
     matches!(
         s.status,
-        status::REQUEST_TIMEOUT | status::INTERNAL_SERVER_ERROR | status::SERVICE_UNAVAILABLE | status::GONE
+        status::REQUEST_TIMEOUT
+            | status::INTERNAL_SERVER_ERROR
+            | status::SERVICE_UNAVAILABLE
+            | status::GONE
     )
 }
 
 /// The location effects of an attempt's outcome, without deciding anything else. Non-consuming and
 /// pure: a hedge race can ask it about either leg's result.
-pub(crate) fn location_effects(facts: &OperationFacts, outcome: &AttemptOutcome) -> LocationEffects {
+pub(crate) fn location_effects(
+    facts: &OperationFacts,
+    outcome: &AttemptOutcome,
+) -> LocationEffects {
     let mut e = LocationEffects::default();
     match *outcome {
         AttemptOutcome::Response { status: s, .. } if s.status < 400 => e.partition_success = true,
@@ -206,16 +217,20 @@ pub(crate) fn location_effects(facts: &OperationFacts, outcome: &AttemptOutcome)
             e.mark_endpoint_unavailable = Some(facts.scope());
             e.partition_failure = true;
         }
-        AttemptOutcome::Response { status: s, .. } if s.status == status::FORBIDDEN => match s.sub_status {
-            sub_status::WRITE_FORBIDDEN => e.refresh_account = true,
-            sub_status::DATABASE_ACCOUNT_NOT_FOUND => {
-                e.refresh_account = true;
-                e.mark_endpoint_unavailable = Some(facts.scope());
+        AttemptOutcome::Response { status: s, .. } if s.status == status::FORBIDDEN => {
+            match s.sub_status {
+                sub_status::WRITE_FORBIDDEN => e.refresh_account = true,
+                sub_status::DATABASE_ACCOUNT_NOT_FOUND => {
+                    e.refresh_account = true;
+                    e.mark_endpoint_unavailable = Some(facts.scope());
+                }
+                _ => {}
             }
-            _ => {}
-        },
+        }
         AttemptOutcome::Response { .. } => {}
-        AttemptOutcome::ConnectFailed | AttemptOutcome::ConnectionLost | AttemptOutcome::TimedOut => {
+        AttemptOutcome::ConnectFailed
+        | AttemptOutcome::ConnectionLost
+        | AttemptOutcome::TimedOut => {
             e.mark_endpoint_unavailable = Some(facts.scope());
             e.partition_failure = true;
         }
@@ -227,7 +242,13 @@ fn throttle_backoff(retries: u8) -> Duration {
     Duration::from_millis(50u64 << retries.min(7)).min(Duration::from_secs(5))
 }
 
-fn transient(facts: &OperationFacts, routing: RoutingView, c: &mut RetryCounters, reached_server: bool, limits: &RetryLimits) -> RetryAction {
+fn transient(
+    facts: &OperationFacts,
+    routing: RoutingView,
+    c: &mut RetryCounters,
+    reached_server: bool,
+    limits: &RetryLimits,
+) -> RetryAction {
     if reached_server && !facts.operation_type.is_idempotent() {
         return RetryAction::Abort(AbortReason::UnsafeToRetry);
     }
@@ -238,7 +259,9 @@ fn transient(facts: &OperationFacts, routing: RoutingView, c: &mut RetryCounters
     }
     if c.local_retries < limits.max_local_retries {
         c.local_retries += 1;
-        return RetryAction::RetryLocal { delay: limits.local_retry_delay * u32::from(c.local_retries) };
+        return RetryAction::RetryLocal {
+            delay: limits.local_retry_delay * u32::from(c.local_retries),
+        };
     }
     RetryAction::Abort(AbortReason::RetriesExhausted)
 }
@@ -259,8 +282,13 @@ pub(crate) fn decide(
     let mut latch_hub_region = false;
     let action = match *outcome {
         AttemptOutcome::ConnectFailed => transient(facts, routing, &mut c, false, limits),
-        AttemptOutcome::ConnectionLost | AttemptOutcome::TimedOut => transient(facts, routing, &mut c, true, limits),
-        AttemptOutcome::Response { status: s, retry_after } => match (s.status, s.sub_status) {
+        AttemptOutcome::ConnectionLost | AttemptOutcome::TimedOut => {
+            transient(facts, routing, &mut c, true, limits)
+        }
+        AttemptOutcome::Response {
+            status: s,
+            retry_after,
+        } => match (s.status, s.sub_status) {
             (code, _) if code < 400 => RetryAction::Complete,
             (status::TOO_MANY_REQUESTS, sub) => {
                 if sub == sub_status::SYSTEM_RESOURCE_UNAVAILABLE
@@ -273,7 +301,9 @@ pub(crate) fn decide(
                     RetryAction::Failover
                 } else {
                     let delay = retry_after.unwrap_or_else(|| throttle_backoff(c.throttle_retries));
-                    if c.throttle_retries < limits.max_throttle_retries && c.throttle_wait + delay <= limits.max_throttle_wait {
+                    if c.throttle_retries < limits.max_throttle_retries
+                        && c.throttle_wait + delay <= limits.max_throttle_wait
+                    {
                         c.throttle_retries += 1;
                         c.throttle_wait += delay;
                         RetryAction::RetryLocal { delay }
@@ -285,7 +315,9 @@ pub(crate) fn decide(
             (status::NOT_FOUND, sub_status::READ_SESSION_NOT_AVAILABLE) => {
                 if c.session_retries == 0 {
                     c.session_retries = 1;
-                    RetryAction::SessionRetry { target: SessionRetryTarget::SameRegion }
+                    RetryAction::SessionRetry {
+                        target: SessionRetryTarget::SameRegion,
+                    }
                 } else if !facts.multi_write {
                     if c.hub_escalations == 0 && routing.hub_reachable {
                         latch_hub_region = crate::hedging::hub_latch_triggers(
@@ -296,14 +328,21 @@ pub(crate) fn decide(
                         );
                         c.hub_escalations = 1;
                         c.session_retries += 1;
-                        RetryAction::SessionRetry { target: SessionRetryTarget::HubRegion }
+                        RetryAction::SessionRetry {
+                            target: SessionRetryTarget::HubRegion,
+                        }
                     } else {
                         RetryAction::Abort(AbortReason::RetriesExhausted)
                     }
-                } else if !facts.local_only && routing.has_next_region && c.failovers < limits.max_failovers {
+                } else if !facts.local_only
+                    && routing.has_next_region
+                    && c.failovers < limits.max_failovers
+                {
                     c.failovers += 1;
                     c.session_retries += 1;
-                    RetryAction::SessionRetry { target: SessionRetryTarget::NextRegion }
+                    RetryAction::SessionRetry {
+                        target: SessionRetryTarget::NextRegion,
+                    }
                 } else {
                     RetryAction::Abort(AbortReason::RetriesExhausted)
                 }
@@ -317,7 +356,10 @@ pub(crate) fn decide(
                 }
             }
             (status::FORBIDDEN, sub_status::DATABASE_ACCOUNT_NOT_FOUND) => {
-                if !facts.local_only && routing.has_next_region && c.refreshes < limits.max_refreshes {
+                if !facts.local_only
+                    && routing.has_next_region
+                    && c.refreshes < limits.max_refreshes
+                {
                     c.refreshes += 1;
                     c.failovers += 1;
                     RetryAction::Failover
@@ -334,7 +376,12 @@ pub(crate) fn decide(
     } else {
         action
     };
-    RetryDecision { action, effects, counters: c, latch_hub_region }
+    RetryDecision {
+        action,
+        effects,
+        counters: c,
+        latch_hub_region,
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,12 @@ use super::*;
 const MS: fn(u64) -> Duration = Duration::from_millis;
 
 fn facts(op: OperationType, multi_write: bool, local_only: bool) -> OperationFacts {
-    OperationFacts { operation_type: op, resource_type: ResourceType::Document, multi_write, local_only }
+    OperationFacts {
+        operation_type: op,
+        resource_type: ResourceType::Document,
+        multi_write,
+        local_only,
+    }
 }
 fn read() -> OperationFacts {
     facts(OperationType::Read, false, false)
@@ -23,15 +28,30 @@ fn mw(op: OperationType) -> OperationFacts {
     facts(op, true, false)
 }
 
-const NEXT: RoutingView = RoutingView { has_next_region: true, hub_reachable: true };
-const LAST: RoutingView = RoutingView { has_next_region: false, hub_reachable: true };
-const NO_HUB: RoutingView = RoutingView { has_next_region: false, hub_reachable: false };
+const NEXT: RoutingView = RoutingView {
+    has_next_region: true,
+    hub_reachable: true,
+};
+const LAST: RoutingView = RoutingView {
+    has_next_region: false,
+    hub_reachable: true,
+};
+const NO_HUB: RoutingView = RoutingView {
+    has_next_region: false,
+    hub_reachable: false,
+};
 
 fn resp(status: u16, sub: u32) -> AttemptOutcome {
-    AttemptOutcome::Response { status: CosmosStatus::new(status, sub), retry_after: None }
+    AttemptOutcome::Response {
+        status: CosmosStatus::new(status, sub),
+        retry_after: None,
+    }
 }
 fn throttled(sub: u32, after: Option<u64>) -> AttemptOutcome {
-    AttemptOutcome::Response { status: CosmosStatus::new(429, sub), retry_after: after.map(MS) }
+    AttemptOutcome::Response {
+        status: CosmosStatus::new(429, sub),
+        retry_after: after.map(MS),
+    }
 }
 
 fn counters(f: impl FnOnce(&mut RetryCounters)) -> RetryCounters {
@@ -54,8 +74,22 @@ struct Row {
     action: RetryAction,
 }
 
-fn row(name: &'static str, facts: OperationFacts, routing: RoutingView, outcome: AttemptOutcome, action: RetryAction) -> Row {
-    Row { name, facts, routing, outcome, before: RetryCounters::default(), latched: false, action }
+fn row(
+    name: &'static str,
+    facts: OperationFacts,
+    routing: RoutingView,
+    outcome: AttemptOutcome,
+    action: RetryAction,
+) -> Row {
+    Row {
+        name,
+        facts,
+        routing,
+        outcome,
+        before: RetryCounters::default(),
+        latched: false,
+        action,
+    }
 }
 
 #[test]
@@ -64,92 +98,421 @@ fn retry_table() {
         row("200 completes", read(), NEXT, resp(200, 0), Complete),
         row("201 completes", create(), NEXT, resp(201, 0), Complete),
         row("304 completes", read(), NEXT, resp(304, 0), Complete),
-        row("404/0 aborts", read(), NEXT, resp(404, 0), Abort(NotRetryable)),
-        row("409 aborts", create(), NEXT, resp(409, 0), Abort(NotRetryable)),
-        row("412 aborts", replace(), NEXT, resp(412, 0), Abort(NotRetryable)),
-        row("400 aborts", read(), NEXT, resp(400, 0), Abort(NotRetryable)),
-        row("401 aborts", read(), NEXT, resp(401, 0), Abort(NotRetryable)),
-        row("403/0 aborts", read(), NEXT, resp(403, 0), Abort(NotRetryable)),
-        row("413 aborts", create(), NEXT, resp(413, 0), Abort(NotRetryable)),
+        row(
+            "404/0 aborts",
+            read(),
+            NEXT,
+            resp(404, 0),
+            Abort(NotRetryable),
+        ),
+        row(
+            "409 aborts",
+            create(),
+            NEXT,
+            resp(409, 0),
+            Abort(NotRetryable),
+        ),
+        row(
+            "412 aborts",
+            replace(),
+            NEXT,
+            resp(412, 0),
+            Abort(NotRetryable),
+        ),
+        row(
+            "400 aborts",
+            read(),
+            NEXT,
+            resp(400, 0),
+            Abort(NotRetryable),
+        ),
+        row(
+            "401 aborts",
+            read(),
+            NEXT,
+            resp(401, 0),
+            Abort(NotRetryable),
+        ),
+        row(
+            "403/0 aborts",
+            read(),
+            NEXT,
+            resp(403, 0),
+            Abort(NotRetryable),
+        ),
+        row(
+            "413 aborts",
+            create(),
+            NEXT,
+            resp(413, 0),
+            Abort(NotRetryable),
+        ),
         // 429
-        row("429 waits retry-after", read(), NEXT, throttled(0, Some(100)), RetryLocal { delay: MS(100) }),
-        row("429 without retry-after backs off", read(), NEXT, throttled(0, None), RetryLocal { delay: MS(50) }),
-        row("429 on a create retries in place", create(), NEXT, throttled(3200, Some(10)), RetryLocal { delay: MS(10) }),
-        row("429/3092 read fails over", read(), NEXT, throttled(3092, Some(10)), Failover),
-        row("429/3092 pinned read waits in place", pinned_read(), NEXT, throttled(3092, Some(10)), RetryLocal { delay: MS(10) }),
-        row("429/3092 read in the last region waits", read(), LAST, throttled(3092, Some(10)), RetryLocal { delay: MS(10) }),
-        Row { before: counters(|c| c.throttle_retries = 9), ..row("429 budget exhausted", read(), NEXT, throttled(0, Some(1)), Abort(RetriesExhausted)) },
+        row(
+            "429 waits retry-after",
+            read(),
+            NEXT,
+            throttled(0, Some(100)),
+            RetryLocal { delay: MS(100) },
+        ),
+        row(
+            "429 without retry-after backs off",
+            read(),
+            NEXT,
+            throttled(0, None),
+            RetryLocal { delay: MS(50) },
+        ),
+        row(
+            "429 on a create retries in place",
+            create(),
+            NEXT,
+            throttled(3200, Some(10)),
+            RetryLocal { delay: MS(10) },
+        ),
+        row(
+            "429/3092 read fails over",
+            read(),
+            NEXT,
+            throttled(3092, Some(10)),
+            Failover,
+        ),
+        row(
+            "429/3092 pinned read waits in place",
+            pinned_read(),
+            NEXT,
+            throttled(3092, Some(10)),
+            RetryLocal { delay: MS(10) },
+        ),
+        row(
+            "429/3092 read in the last region waits",
+            read(),
+            LAST,
+            throttled(3092, Some(10)),
+            RetryLocal { delay: MS(10) },
+        ),
+        Row {
+            before: counters(|c| c.throttle_retries = 9),
+            ..row(
+                "429 budget exhausted",
+                read(),
+                NEXT,
+                throttled(0, Some(1)),
+                Abort(RetriesExhausted),
+            )
+        },
         Row {
             before: counters(|c| c.throttle_wait = Duration::from_secs(29)),
-            ..row("429 total wait bounded", read(), NEXT, throttled(0, Some(2000)), Abort(RetriesExhausted))
+            ..row(
+                "429 total wait bounded",
+                read(),
+                NEXT,
+                throttled(0, Some(2000)),
+                Abort(RetriesExhausted),
+            )
         },
         // 408/500/503/410 and connections
         row("503 read fails over", read(), NEXT, resp(503, 0), Failover),
         row("408 read fails over", read(), NEXT, resp(408, 0), Failover),
         row("500 read fails over", read(), NEXT, resp(500, 0), Failover),
-        row("410 read fails over", read(), NEXT, resp(410, 1002), Failover),
-        row("503 read in the last region retries in place", read(), LAST, resp(503, 0), RetryLocal { delay: MS(20) }),
-        Row { before: counters(|c| c.local_retries = 1), ..row("second local retry waits longer", read(), LAST, resp(503, 0), RetryLocal { delay: MS(40) }) },
-        Row { before: counters(|c| c.local_retries = 2), ..row("local retries bounded", read(), LAST, resp(503, 0), Abort(RetriesExhausted)) },
-        row("503 pinned read never leaves its region", pinned_read(), NEXT, resp(503, 0), RetryLocal { delay: MS(20) }),
-        Row { before: counters(|c| c.failovers = 8), ..row("failover budget exhausted", read(), NEXT, resp(503, 0), RetryLocal { delay: MS(20) }) },
-        row("503 create is unsafe to retry", create(), NEXT, resp(503, 0), Abort(UnsafeToRetry)),
-        row("503 multi-write create is unsafe too", mw(OperationType::Create), NEXT, resp(503, 0), Abort(UnsafeToRetry)),
-        row("503 upsert is unsafe to retry", facts(OperationType::Upsert, false, false), NEXT, resp(503, 0), Abort(UnsafeToRetry)),
-        row("503 replace retries in the write region", replace(), NEXT, resp(503, 0), RetryLocal { delay: MS(20) }),
-        row("503 multi-write replace fails over", mw(OperationType::Replace), NEXT, resp(503, 0), Failover),
-        row("503 delete retries in place", facts(OperationType::Delete, false, false), NEXT, resp(503, 0), RetryLocal { delay: MS(20) }),
-        row("refused connection: create retries (nothing was sent)", create(), NEXT, AttemptOutcome::ConnectFailed, RetryLocal { delay: MS(20) }),
-        row("refused connection: multi-write create fails over", mw(OperationType::Create), NEXT, AttemptOutcome::ConnectFailed, Failover),
-        row("refused connection: read fails over", read(), NEXT, AttemptOutcome::ConnectFailed, Failover),
-        row("lost connection: create may have landed", create(), NEXT, AttemptOutcome::ConnectionLost, Abort(UnsafeToRetry)),
-        row("lost connection: read fails over", read(), NEXT, AttemptOutcome::ConnectionLost, Failover),
-        row("timeout: read fails over", read(), NEXT, AttemptOutcome::TimedOut, Failover),
-        row("timeout: create may have landed", create(), NEXT, AttemptOutcome::TimedOut, Abort(UnsafeToRetry)),
-        row("timeout: replace retries", replace(), NEXT, AttemptOutcome::TimedOut, RetryLocal { delay: MS(20) }),
+        row(
+            "410 read fails over",
+            read(),
+            NEXT,
+            resp(410, 1002),
+            Failover,
+        ),
+        row(
+            "503 read in the last region retries in place",
+            read(),
+            LAST,
+            resp(503, 0),
+            RetryLocal { delay: MS(20) },
+        ),
+        Row {
+            before: counters(|c| c.local_retries = 1),
+            ..row(
+                "second local retry waits longer",
+                read(),
+                LAST,
+                resp(503, 0),
+                RetryLocal { delay: MS(40) },
+            )
+        },
+        Row {
+            before: counters(|c| c.local_retries = 2),
+            ..row(
+                "local retries bounded",
+                read(),
+                LAST,
+                resp(503, 0),
+                Abort(RetriesExhausted),
+            )
+        },
+        row(
+            "503 pinned read never leaves its region",
+            pinned_read(),
+            NEXT,
+            resp(503, 0),
+            RetryLocal { delay: MS(20) },
+        ),
+        Row {
+            before: counters(|c| c.failovers = 8),
+            ..row(
+                "failover budget exhausted",
+                read(),
+                NEXT,
+                resp(503, 0),
+                RetryLocal { delay: MS(20) },
+            )
+        },
+        row(
+            "503 create is unsafe to retry",
+            create(),
+            NEXT,
+            resp(503, 0),
+            Abort(UnsafeToRetry),
+        ),
+        row(
+            "503 multi-write create is unsafe too",
+            mw(OperationType::Create),
+            NEXT,
+            resp(503, 0),
+            Abort(UnsafeToRetry),
+        ),
+        row(
+            "503 upsert is unsafe to retry",
+            facts(OperationType::Upsert, false, false),
+            NEXT,
+            resp(503, 0),
+            Abort(UnsafeToRetry),
+        ),
+        row(
+            "503 replace retries in the write region",
+            replace(),
+            NEXT,
+            resp(503, 0),
+            RetryLocal { delay: MS(20) },
+        ),
+        row(
+            "503 multi-write replace fails over",
+            mw(OperationType::Replace),
+            NEXT,
+            resp(503, 0),
+            Failover,
+        ),
+        row(
+            "503 delete retries in place",
+            facts(OperationType::Delete, false, false),
+            NEXT,
+            resp(503, 0),
+            RetryLocal { delay: MS(20) },
+        ),
+        row(
+            "refused connection: create retries (nothing was sent)",
+            create(),
+            NEXT,
+            AttemptOutcome::ConnectFailed,
+            RetryLocal { delay: MS(20) },
+        ),
+        row(
+            "refused connection: multi-write create fails over",
+            mw(OperationType::Create),
+            NEXT,
+            AttemptOutcome::ConnectFailed,
+            Failover,
+        ),
+        row(
+            "refused connection: read fails over",
+            read(),
+            NEXT,
+            AttemptOutcome::ConnectFailed,
+            Failover,
+        ),
+        row(
+            "lost connection: create may have landed",
+            create(),
+            NEXT,
+            AttemptOutcome::ConnectionLost,
+            Abort(UnsafeToRetry),
+        ),
+        row(
+            "lost connection: read fails over",
+            read(),
+            NEXT,
+            AttemptOutcome::ConnectionLost,
+            Failover,
+        ),
+        row(
+            "timeout: read fails over",
+            read(),
+            NEXT,
+            AttemptOutcome::TimedOut,
+            Failover,
+        ),
+        row(
+            "timeout: create may have landed",
+            create(),
+            NEXT,
+            AttemptOutcome::TimedOut,
+            Abort(UnsafeToRetry),
+        ),
+        row(
+            "timeout: replace retries",
+            replace(),
+            NEXT,
+            AttemptOutcome::TimedOut,
+            RetryLocal { delay: MS(20) },
+        ),
         // 404/1002
-        row("first 1002 retries in place", read(), NEXT, resp(404, 1002), SessionRetry { target: SameRegion }),
-        row("first 1002 retries in place when pinned", pinned_read(), NO_HUB, resp(404, 1002), SessionRetry { target: SameRegion }),
-        Row { before: counters(|c| c.session_retries = 1), ..row("second 1002 goes to the hub", read(), NEXT, resp(404, 1002), SessionRetry { target: HubRegion }) },
-        Row { before: counters(|c| c.session_retries = 1), ..row("second 1002 without a reachable hub stops", pinned_read(), NO_HUB, resp(404, 1002), Abort(RetriesExhausted)) },
+        row(
+            "first 1002 retries in place",
+            read(),
+            NEXT,
+            resp(404, 1002),
+            SessionRetry { target: SameRegion },
+        ),
+        row(
+            "first 1002 retries in place when pinned",
+            pinned_read(),
+            NO_HUB,
+            resp(404, 1002),
+            SessionRetry { target: SameRegion },
+        ),
+        Row {
+            before: counters(|c| c.session_retries = 1),
+            ..row(
+                "second 1002 goes to the hub",
+                read(),
+                NEXT,
+                resp(404, 1002),
+                SessionRetry { target: HubRegion },
+            )
+        },
+        Row {
+            before: counters(|c| c.session_retries = 1),
+            ..row(
+                "second 1002 without a reachable hub stops",
+                pinned_read(),
+                NO_HUB,
+                resp(404, 1002),
+                Abort(RetriesExhausted),
+            )
+        },
         Row {
             before: counters(|c| {
                 c.session_retries = 2;
                 c.hub_escalations = 1
             }),
-            ..row("1002 from the hub stops", read(), NEXT, resp(404, 1002), Abort(RetriesExhausted))
+            ..row(
+                "1002 from the hub stops",
+                read(),
+                NEXT,
+                resp(404, 1002),
+                Abort(RetriesExhausted),
+            )
         },
         Row {
             before: counters(|c| c.session_retries = 1),
-            ..row("multi-write 1002 tries the next region", mw(OperationType::Read), NEXT, resp(404, 1002), SessionRetry { target: NextRegion })
+            ..row(
+                "multi-write 1002 tries the next region",
+                mw(OperationType::Read),
+                NEXT,
+                resp(404, 1002),
+                SessionRetry { target: NextRegion },
+            )
         },
         Row {
             before: counters(|c| c.session_retries = 1),
-            ..row("multi-write 1002 in the last region stops", mw(OperationType::Read), LAST, resp(404, 1002), Abort(RetriesExhausted))
+            ..row(
+                "multi-write 1002 in the last region stops",
+                mw(OperationType::Read),
+                LAST,
+                resp(404, 1002),
+                Abort(RetriesExhausted),
+            )
         },
         // 403
-        row("403/3 refreshes and reroutes", create(), NEXT, resp(403, 3), RefreshAndReroute),
-        Row { before: counters(|c| c.refreshes = 2), ..row("403/3 refreshes bounded", create(), NEXT, resp(403, 3), Abort(RetriesExhausted)) },
-        row("403/1008 fails over", read(), NEXT, resp(403, 1008), Failover),
-        row("403/1008 pinned stops", pinned_read(), NEXT, resp(403, 1008), Abort(RetriesExhausted)),
+        row(
+            "403/3 refreshes and reroutes",
+            create(),
+            NEXT,
+            resp(403, 3),
+            RefreshAndReroute,
+        ),
+        Row {
+            before: counters(|c| c.refreshes = 2),
+            ..row(
+                "403/3 refreshes bounded",
+                create(),
+                NEXT,
+                resp(403, 3),
+                Abort(RetriesExhausted),
+            )
+        },
+        row(
+            "403/1008 fails over",
+            read(),
+            NEXT,
+            resp(403, 1008),
+            Failover,
+        ),
+        row(
+            "403/1008 pinned stops",
+            pinned_read(),
+            NEXT,
+            resp(403, 1008),
+            Abort(RetriesExhausted),
+        ),
         // global bound
-        Row { before: counters(|c| c.attempts = 31), ..row("attempt ceiling", read(), NEXT, resp(503, 0), Abort(RetriesExhausted)) },
+        Row {
+            before: counters(|c| c.attempts = 31),
+            ..row(
+                "attempt ceiling",
+                read(),
+                NEXT,
+                resp(503, 0),
+                Abort(RetriesExhausted),
+            )
+        },
     ];
     let limits = RetryLimits::default();
     for r in rows {
-        let d = decide(&r.facts, r.routing, &r.outcome, r.before, r.latched, &limits);
+        let d = decide(
+            &r.facts, r.routing, &r.outcome, r.before, r.latched, &limits,
+        );
         assert_eq!(d.action, r.action, "row: {}", r.name);
-        assert_eq!(d.counters.attempts, r.before.attempts + 1, "row: {}", r.name);
+        assert_eq!(
+            d.counters.attempts,
+            r.before.attempts + 1,
+            "row: {}",
+            r.name
+        );
     }
 }
 
 #[test]
 fn effects_table() {
     let none = LocationEffects::default();
-    let mark_read = LocationEffects { mark_endpoint_unavailable: Some(AccessScope::Read), partition_failure: true, ..none };
-    let mark_write = LocationEffects { mark_endpoint_unavailable: Some(AccessScope::Write), partition_failure: true, ..none };
+    let mark_read = LocationEffects {
+        mark_endpoint_unavailable: Some(AccessScope::Read),
+        partition_failure: true,
+        ..none
+    };
+    let mark_write = LocationEffects {
+        mark_endpoint_unavailable: Some(AccessScope::Write),
+        partition_failure: true,
+        ..none
+    };
     let table: Vec<(&str, OperationFacts, AttemptOutcome, LocationEffects)> = vec![
-        ("success", read(), resp(200, 0), LocationEffects { partition_success: true, ..none }),
+        (
+            "success",
+            read(),
+            resp(200, 0),
+            LocationEffects {
+                partition_success: true,
+                ..none
+            },
+        ),
         ("503 read", read(), resp(503, 0), mark_read),
         ("503 write", create(), resp(503, 0), mark_write),
         ("410", read(), resp(410, 0), mark_read),
@@ -158,8 +521,25 @@ fn effects_table() {
         ("refused", read(), AttemptOutcome::ConnectFailed, mark_read),
         ("lost", create(), AttemptOutcome::ConnectionLost, mark_write),
         ("timeout", read(), AttemptOutcome::TimedOut, mark_read),
-        ("403/3", create(), resp(403, 3), LocationEffects { refresh_account: true, ..none }),
-        ("403/1008", read(), resp(403, 1008), LocationEffects { refresh_account: true, mark_endpoint_unavailable: Some(AccessScope::Read), ..none }),
+        (
+            "403/3",
+            create(),
+            resp(403, 3),
+            LocationEffects {
+                refresh_account: true,
+                ..none
+            },
+        ),
+        (
+            "403/1008",
+            read(),
+            resp(403, 1008),
+            LocationEffects {
+                refresh_account: true,
+                mark_endpoint_unavailable: Some(AccessScope::Read),
+                ..none
+            },
+        ),
         ("403/0", read(), resp(403, 0), none),
         ("404", read(), resp(404, 0), none),
         ("1002", read(), resp(404, 1002), none),
@@ -167,7 +547,14 @@ fn effects_table() {
     ];
     for (name, f, outcome, want) in table {
         assert_eq!(location_effects(&f, &outcome), want, "{name}");
-        let d = decide(&f, NEXT, &outcome, RetryCounters::default(), false, &RetryLimits::default());
+        let d = decide(
+            &f,
+            NEXT,
+            &outcome,
+            RetryCounters::default(),
+            false,
+            &RetryLimits::default(),
+        );
         assert_eq!(d.effects, want, "decide carries the same effects: {name}");
     }
 }
@@ -181,11 +568,24 @@ fn hub_latch_turns_on_once_for_data_plane_single_write() {
     assert_eq!(d.counters.hub_escalations, 1);
     let d = decide(&read(), NEXT, &resp(404, 1002), second, true, &limits);
     assert!(!d.latch_hub_region, "already latched");
-    let metadata = OperationFacts { resource_type: ResourceType::Container, ..read() };
+    let metadata = OperationFacts {
+        resource_type: ResourceType::Container,
+        ..read()
+    };
     let d = decide(&metadata, NEXT, &resp(404, 1002), second, false, &limits);
     assert!(!d.latch_hub_region, "metadata operations never latch");
-    let d = decide(&read(), NEXT, &resp(404, 1002), RetryCounters::default(), false, &limits);
-    assert!(!d.latch_hub_region, "the first 1002 retries in place without the header");
+    let d = decide(
+        &read(),
+        NEXT,
+        &resp(404, 1002),
+        RetryCounters::default(),
+        false,
+        &limits,
+    );
+    assert!(
+        !d.latch_hub_region,
+        "the first 1002 retries in place without the header"
+    );
 }
 
 #[test]
@@ -202,7 +602,11 @@ fn throttle_waits_accumulate() {
         }
         c = d.counters;
     }
-    assert_eq!(waited, Duration::from_secs(28), "seven 4 s waits fit in 30 s, the eighth does not");
+    assert_eq!(
+        waited,
+        Duration::from_secs(28),
+        "seven 4 s waits fit in 30 s, the eighth does not"
+    );
 }
 
 #[test]
@@ -227,7 +631,12 @@ fn pinned_legs_never_fail_over_under_any_trigger() {
         for _ in 0..40 {
             let d = decide(&pinned_read(), NO_HUB, &outcome, c, false, &limits);
             assert!(
-                !matches!(d.action, Failover | SessionRetry { target: NextRegion } | SessionRetry { target: HubRegion }),
+                !matches!(
+                    d.action,
+                    Failover
+                        | SessionRetry { target: NextRegion }
+                        | SessionRetry { target: HubRegion }
+                ),
                 "{outcome:?} -> {:?}",
                 d.action
             );

@@ -14,10 +14,14 @@ use super::leg::{run_leg, LegParams, LegRouting, RetryState};
 use super::outcome::LegResult;
 use crate::diagnostics::{into_recorder, sink, ActivityId, AttemptReason};
 use crate::hedging::{
-    race_hedged, select_alternate, AlternateRouting, HedgeTerminalState, HedgeThreshold, HubRegionLatch, RaceSetup,
+    race_hedged, select_alternate, AlternateRouting, HedgeTerminalState, HedgeThreshold,
+    HubRegionLatch, RaceSetup,
 };
 use crate::options::EffectiveOptions;
-use crate::{CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions, PartitionKeyDefinition};
+use crate::{
+    CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions,
+    PartitionKeyDefinition,
+};
 
 #[tokio::test]
 async fn two_legs_race_on_one_stack_frame() {
@@ -27,22 +31,50 @@ async fn two_legs_race_on_one_stack_frame() {
     let driver = CosmosDriver::new(options).await.unwrap();
     let o = OperationOptions::new();
     let db = DatabaseReference::new("db").unwrap();
-    driver.execute(CosmosOperation::create_database(db.clone()), &o).await.unwrap();
+    driver
+        .execute(CosmosOperation::create_database(db.clone()), &o)
+        .await
+        .unwrap();
     let c = db.container("c").unwrap();
     let pk = PartitionKeyDefinition::new("/pk").unwrap();
-    driver.execute(CosmosOperation::create_container(c.clone(), pk), &o).await.unwrap();
+    driver
+        .execute(CosmosOperation::create_container(c.clone(), pk), &o)
+        .await
+        .unwrap();
     let doc = serde_json::json!({"id": "a", "pk": "p"});
-    driver.execute(CosmosOperation::create_item(c.clone()).with_partition_key("p").with_json_body(&doc).unwrap(), &o).await.unwrap();
-    let _slow = emu.faults().add(FaultRule::new(Reaction::delay_ms(2_000)).in_regions(["East US"]).for_ops([OpKind::Read]));
+    driver
+        .execute(
+            CosmosOperation::create_item(c.clone())
+                .with_partition_key("p")
+                .with_json_body(&doc)
+                .unwrap(),
+            &o,
+        )
+        .await
+        .unwrap();
+    let _slow = emu.faults().add(
+        FaultRule::new(Reaction::delay_ms(2_000))
+            .in_regions(["East US"])
+            .for_ops([OpKind::Read]),
+    );
 
     let op = CosmosOperation::read_item(c.item("a").unwrap()).with_partition_key("p");
     let core = driver.core();
-    let effective = EffectiveOptions::resolve(&o, core.options.operation_defaults(), core.options.request_timeout());
+    let effective = EffectiveOptions::resolve(
+        &o,
+        core.options.operation_defaults(),
+        core.options.request_timeout(),
+    );
     let ctx = OperationContext::new(core, &op, effective, Instant::now()).unwrap();
     let diagnostics = sink(ActivityId::new(), ctx.started);
     let candidates = ctx.start_candidates();
     let primary = ctx.applicable_regions(&candidates).next().unwrap();
-    let alternate = select_alternate(&primary.region, &primary.endpoint, ctx.applicable_regions(&candidates)).unwrap();
+    let alternate = select_alternate(
+        &primary.region,
+        &primary.endpoint,
+        ctx.applicable_regions(&candidates),
+    )
+    .unwrap();
     let latch = HubRegionLatch::new();
     let setup = RaceSetup {
         threshold: HedgeThreshold::new(Duration::from_millis(100)).unwrap(),
@@ -52,11 +84,25 @@ async fn two_legs_race_on_one_stack_frame() {
         applicable_regions: candidates.len(),
         hub_latch: Some(&latch),
     };
-    let primary_leg = run_leg(&ctx, LegParams { hub_latch: Some(&latch), ..LegParams::plain(&ctx, &diagnostics) });
+    let primary_leg = run_leg(
+        &ctx,
+        LegParams {
+            hub_latch: Some(&latch),
+            ..LegParams::plain(&ctx, &diagnostics)
+        },
+    );
     let race = race_hedged(setup, primary_leg, || async {
-        let pinned = AlternateRouting::pinned(alternate, ctx.options.excluded_regions, ctx.account.properties.all_regions());
+        let pinned = AlternateRouting::pinned(
+            alternate,
+            ctx.options.excluded_regions,
+            ctx.account.properties.all_regions(),
+        );
         let params = LegParams {
-            routing: LegRouting { excluded_regions: &pinned.excluded_regions, local_only: true, region_change_ends_leg: false },
+            routing: LegRouting {
+                excluded_regions: &pinned.excluded_regions,
+                local_only: true,
+                region_change_ends_leg: false,
+            },
             hub_latch: Some(&latch),
             first_reason: AttemptReason::Hedge,
             state: RetryState::default(),
@@ -70,7 +116,12 @@ async fn two_legs_race_on_one_stack_frame() {
     let (_, winner) = race.output.unwrap();
     assert!(winner.location_effects(&ctx).partition_success);
     assert_eq!(winner.region.as_ref().unwrap().region.as_str(), "West US");
-    let response = LegResult::finish(winner.end, into_recorder(diagnostics), Some(race.diagnostics)).unwrap();
+    let response = LegResult::finish(
+        winner.end,
+        into_recorder(diagnostics),
+        Some(race.diagnostics),
+    )
+    .unwrap();
     let d = response.diagnostics();
     let rows: Vec<(String, AttemptReason, Option<&str>)> = d
         .requests()
@@ -80,13 +131,21 @@ async fn two_legs_race_on_one_stack_frame() {
     assert_eq!(
         rows,
         [
-            ("East US".to_string(), AttemptReason::FirstAttempt, Some("cancelled")),
+            (
+                "East US".to_string(),
+                AttemptReason::FirstAttempt,
+                Some("cancelled")
+            ),
             ("West US".to_string(), AttemptReason::Hedge, None),
         ],
         "the loser's in-flight attempt is recorded as cancelled"
     );
     assert!(d.hedge().unwrap().was_hedge());
-    assert_eq!(emu.counters().get("North Europe", OpKind::Read), 0, "the alternate stays pinned");
+    assert_eq!(
+        emu.counters().get("North Europe", OpKind::Read),
+        0,
+        "the alternate stays pinned"
+    );
 }
 
 /// Every operation's future embeds a leg's, and every move of it copies the whole size: the leg
@@ -94,18 +153,41 @@ async fn two_legs_race_on_one_stack_frame() {
 #[tokio::test]
 async fn leg_futures_stay_small() {
     let emu = EmulatorBuilder::new().start().await.unwrap();
-    let driver = CosmosDriver::new(DriverOptions::new(emu.endpoint(), Credential::master_key(emu.key()).unwrap()))
-        .await
-        .unwrap();
+    let driver = CosmosDriver::new(DriverOptions::new(
+        emu.endpoint(),
+        Credential::master_key(emu.key()).unwrap(),
+    ))
+    .await
+    .unwrap();
     let o = OperationOptions::new();
-    let item = DatabaseReference::new("db").unwrap().container("c").unwrap().item("a").unwrap();
+    let item = DatabaseReference::new("db")
+        .unwrap()
+        .container("c")
+        .unwrap()
+        .item("a")
+        .unwrap();
     let op = CosmosOperation::read_item(item).with_partition_key("p");
     let core = driver.core();
-    let effective = EffectiveOptions::resolve(&o, core.options.operation_defaults(), core.options.request_timeout());
+    let effective = EffectiveOptions::resolve(
+        &o,
+        core.options.operation_defaults(),
+        core.options.request_timeout(),
+    );
     let ctx = OperationContext::new(core, &op, effective, Instant::now()).unwrap();
     let diagnostics = sink(ActivityId::new(), ctx.started);
     let leg = run_leg(&ctx, LegParams::plain(&ctx, &diagnostics));
-    assert!(std::mem::size_of_val(&leg) <= 2048, "run_leg future: {} bytes", std::mem::size_of_val(&leg));
-    let send = core.transport.send_built(http::Request::new(http_body_util::Full::new(bytes::Bytes::new())), None);
-    assert!(std::mem::size_of_val(&send) <= 512, "send future: {} bytes", std::mem::size_of_val(&send));
+    assert!(
+        std::mem::size_of_val(&leg) <= 2048,
+        "run_leg future: {} bytes",
+        std::mem::size_of_val(&leg)
+    );
+    let send = core.transport.send_built(
+        http::Request::new(http_body_util::Full::new(bytes::Bytes::new())),
+        None,
+    );
+    assert!(
+        std::mem::size_of_val(&send) <= 512,
+        "send future: {} bytes",
+        std::mem::size_of_val(&send)
+    );
 }

@@ -62,10 +62,17 @@ mod tests {
 
     #[test]
     fn parse_round_trips() {
-        for l in [ConsistencyLevel::Strong, ConsistencyLevel::Session, ConsistencyLevel::Eventual] {
+        for l in [
+            ConsistencyLevel::Strong,
+            ConsistencyLevel::Session,
+            ConsistencyLevel::Eventual,
+        ] {
             assert_eq!(ConsistencyLevel::parse(l.as_str()), Some(l));
         }
-        assert_eq!(ConsistencyLevel::parse("session"), Some(ConsistencyLevel::Session));
+        assert_eq!(
+            ConsistencyLevel::parse("session"),
+            Some(ConsistencyLevel::Session)
+        );
         assert_eq!(ConsistencyLevel::parse("nope"), None);
     }
 }

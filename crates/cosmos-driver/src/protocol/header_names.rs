@@ -39,7 +39,8 @@ pub const REQUEST_CHARGE: HeaderName = HeaderName::from_static("x-ms-request-cha
 /// `x-ms-activity-id`: the service's id of the request.
 pub const ACTIVITY_ID: HeaderName = HeaderName::from_static("x-ms-activity-id");
 /// `x-ms-documentdb-partitionkeyrangeid`: the partition key range that served the request.
-pub const PARTITION_KEY_RANGE_ID: HeaderName = HeaderName::from_static("x-ms-documentdb-partitionkeyrangeid");
+pub const PARTITION_KEY_RANGE_ID: HeaderName =
+    HeaderName::from_static("x-ms-documentdb-partitionkeyrangeid");
 /// `x-ms-retry-after-ms`: how long to wait before retrying a throttled request.
 pub const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("x-ms-retry-after-ms");
 /// `x-ms-item-count`: the number of resources in a feed page.

@@ -13,7 +13,11 @@ mod session_token;
 pub use consistency::ConsistencyLevel;
 pub use cosmos_status::{status, sub_status, CosmosStatus};
 pub use operation_type::{OperationType, ResourceType};
-pub use partition_key::{PartitionKey, PartitionKeyDefinition, PartitionKeyValue, MAX_HIERARCHY_DEPTH};
+pub use partition_key::{
+    PartitionKey, PartitionKeyDefinition, PartitionKeyValue, MAX_HIERARCHY_DEPTH,
+};
 pub use region::Region;
-pub use resource_link::{validate_id, ContainerReference, DatabaseReference, ItemReference, MAX_ID_LENGTH};
+pub use resource_link::{
+    validate_id, ContainerReference, DatabaseReference, ItemReference, MAX_ID_LENGTH,
+};
 pub use session_token::{PartitionSessionToken, SessionToken};

@@ -74,8 +74,10 @@ pub struct PartitionKey {
 
 /// Builds the header from JSON text written by this module (printable ASCII only).
 fn header_from(json: String) -> Result<HeaderValue, CosmosError> {
-    let header = HeaderValue::from_maybe_shared(bytes::Bytes::from(json.into_bytes()))
-        .map_err(|_| CosmosError::invalid_input("the partition key cannot be written as a header value"))?;
+    let header =
+        HeaderValue::from_maybe_shared(bytes::Bytes::from(json.into_bytes())).map_err(|_| {
+            CosmosError::invalid_input("the partition key cannot be written as a header value")
+        })?;
     // Share the bytes now, so that sending the key never copies it.
     drop(header.clone());
     Ok(header)
@@ -92,7 +94,9 @@ fn single_header(value: &PartitionKeyValue) -> HeaderValue {
 impl PartitionKey {
     fn from_values(values: Vec<PartitionKeyValue>) -> Result<Self, CosmosError> {
         if values.is_empty() {
-            return Err(CosmosError::invalid_input("a partition key needs at least one value"));
+            return Err(CosmosError::invalid_input(
+                "a partition key needs at least one value",
+            ));
         }
         if values.len() > MAX_HIERARCHY_DEPTH {
             return Err(CosmosError::invalid_input(format!(
@@ -118,7 +122,9 @@ impl PartitionKey {
             v.write_json(&mut json);
         }
         json.push(']');
-        Ok(Self { header: header_from(json)? })
+        Ok(Self {
+            header: header_from(json)?,
+        })
     }
 
     /// A single-value key from any component.
@@ -133,22 +139,29 @@ impl PartitionKey {
 
     /// The JSON `null` key.
     pub fn null() -> Self {
-        Self { header: HeaderValue::from_static("[null]") }
+        Self {
+            header: HeaderValue::from_static("[null]"),
+        }
     }
 
     /// A hierarchical key of one to three components, outermost first.
-    pub fn hierarchical(values: impl IntoIterator<Item = PartitionKeyValue>) -> Result<Self, CosmosError> {
+    pub fn hierarchical(
+        values: impl IntoIterator<Item = PartitionKeyValue>,
+    ) -> Result<Self, CosmosError> {
         Self::from_values(values.into_iter().collect())
     }
 
     /// The components, outermost first (decoded from the header form).
     pub fn values(&self) -> Vec<PartitionKeyValue> {
-        let parsed: Vec<serde_json::Value> = serde_json::from_str(self.as_json()).unwrap_or_default();
+        let parsed: Vec<serde_json::Value> =
+            serde_json::from_str(self.as_json()).unwrap_or_default();
         parsed
             .into_iter()
             .map(|v| match v {
                 serde_json::Value::String(s) => PartitionKeyValue::String(Arc::from(s)),
-                serde_json::Value::Number(n) => PartitionKeyValue::Number(n.as_f64().unwrap_or_default()),
+                serde_json::Value::Number(n) => {
+                    PartitionKeyValue::Number(n.as_f64().unwrap_or_default())
+                }
                 serde_json::Value::Bool(b) => PartitionKeyValue::Bool(b),
                 _ => PartitionKeyValue::Null,
             })
@@ -178,7 +191,9 @@ impl From<&str> for PartitionKey {
         json.push('[');
         write_json_string(&mut json, s);
         json.push(']');
-        Self { header: header_from(json).unwrap_or_else(|_| HeaderValue::from_static("[\"\"]")) }
+        Self {
+            header: header_from(json).unwrap_or_else(|_| HeaderValue::from_static("[\"\"]")),
+        }
     }
 }
 
@@ -196,7 +211,9 @@ impl From<&String> for PartitionKey {
 
 impl From<bool> for PartitionKey {
     fn from(b: bool) -> Self {
-        Self { header: HeaderValue::from_static(if b { "[true]" } else { "[false]" }) }
+        Self {
+            header: HeaderValue::from_static(if b { "[true]" } else { "[false]" }),
+        }
     }
 }
 
@@ -280,7 +297,11 @@ impl PartitionKeyDefinition {
 
     /// The definition as the service's JSON (`{"paths":[..],"kind":"Hash","version":2}`).
     pub fn to_json(&self) -> serde_json::Value {
-        let kind = if self.paths.len() == 1 { "Hash" } else { "MultiHash" };
+        let kind = if self.paths.len() == 1 {
+            "Hash"
+        } else {
+            "MultiHash"
+        };
         serde_json::json!({ "paths": self.paths, "kind": kind, "version": 2 })
     }
 }
@@ -293,16 +314,30 @@ mod tests {
     fn header_forms() {
         assert_eq!(PartitionKey::from("v").as_json(), r#"["v"]"#);
         assert_eq!(PartitionKey::from("a\"b\\c").as_json(), r#"["a\"b\\c"]"#);
-        assert_eq!(PartitionKey::from("é😀").as_json(), r#"["\u00e9\ud83d\ude00"]"#);
+        assert_eq!(
+            PartitionKey::from("é😀").as_json(),
+            r#"["\u00e9\ud83d\ude00"]"#
+        );
         assert_eq!(PartitionKey::from(5i64).as_json(), "[5]");
         assert_eq!(PartitionKey::number(5.0).unwrap().as_json(), "[5]");
         assert_eq!(PartitionKey::number(2.5).unwrap().as_json(), "[2.5]");
         assert_eq!(PartitionKey::from(true).as_json(), "[true]");
         assert_eq!(PartitionKey::null().as_json(), "[null]");
-        let h = PartitionKey::hierarchical(["t".into(), PartitionKeyValue::from(7i64), PartitionKeyValue::Null])
-            .unwrap();
+        let h = PartitionKey::hierarchical([
+            "t".into(),
+            PartitionKeyValue::from(7i64),
+            PartitionKeyValue::Null,
+        ])
+        .unwrap();
         assert_eq!(h.as_json(), r#"["t",7,null]"#);
-        assert_eq!(h.values(), vec!["t".into(), PartitionKeyValue::Number(7.0), PartitionKeyValue::Null]);
+        assert_eq!(
+            h.values(),
+            vec![
+                "t".into(),
+                PartitionKeyValue::Number(7.0),
+                PartitionKeyValue::Null
+            ]
+        );
     }
 
     #[test]
@@ -314,10 +349,16 @@ mod tests {
 
     #[test]
     fn bad_keys_are_refused() {
-        assert!(PartitionKey::number(f64::NAN).unwrap_err().message().contains("not finite"));
+        assert!(PartitionKey::number(f64::NAN)
+            .unwrap_err()
+            .message()
+            .contains("not finite"));
         assert!(PartitionKey::hierarchical([]).is_err());
         let four = (0..4).map(|i| PartitionKeyValue::from(i as i64));
-        assert!(PartitionKey::hierarchical(four).unwrap_err().message().contains("at most 3"));
+        assert!(PartitionKey::hierarchical(four)
+            .unwrap_err()
+            .message()
+            .contains("at most 3"));
     }
 
     #[test]
@@ -326,6 +367,9 @@ mod tests {
         assert_eq!(d.to_json()["kind"], "Hash");
         let h = PartitionKeyDefinition::hierarchical(["/a", "/b"]).unwrap();
         assert_eq!(h.to_json()["kind"], "MultiHash");
-        assert!(PartitionKeyDefinition::new("pk").unwrap_err().message().contains("must start with '/'"));
+        assert!(PartitionKeyDefinition::new("pk")
+            .unwrap_err()
+            .message()
+            .contains("must start with '/'"));
     }
 }

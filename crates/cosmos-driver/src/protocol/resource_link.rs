@@ -19,7 +19,9 @@ pub const MAX_ID_LENGTH: usize = 255;
 /// `what` names the kind of resource for the error message ("database", "container", "item").
 pub fn validate_id(what: &str, id: &str) -> Result<(), CosmosError> {
     if id.is_empty() {
-        return Err(CosmosError::invalid_input(format!("the {what} id is empty")));
+        return Err(CosmosError::invalid_input(format!(
+            "the {what} id is empty"
+        )));
     }
     let chars = id.chars().count();
     if chars > MAX_ID_LENGTH {
@@ -79,7 +81,10 @@ impl Address {
         path.push_str(kind);
         path.push('/');
         push_encoded(&mut path, id);
-        Address { link: Arc::from(link), path: Bytes::from(path) }
+        Address {
+            link: Arc::from(link),
+            path: Bytes::from(path),
+        }
     }
 
     fn path_str(&self) -> &str {
@@ -100,7 +105,10 @@ impl DatabaseReference {
     pub fn new(id: impl AsRef<str>) -> Result<Self, CosmosError> {
         let id = id.as_ref();
         validate_id("database", id)?;
-        Ok(Self { id: Arc::from(id), address: Address::child(None, "dbs", id) })
+        Ok(Self {
+            id: Arc::from(id),
+            address: Address::child(None, "dbs", id),
+        })
     }
 
     /// A container of this database.
@@ -142,7 +150,11 @@ impl ContainerReference {
         let id = id.as_ref();
         validate_id("container", id)?;
         let address = Address::child(Some(&database.address), "colls", id);
-        Ok(Self { database, id: Arc::from(id), address })
+        Ok(Self {
+            database,
+            id: Arc::from(id),
+            address,
+        })
     }
 
     /// An item of this container.
@@ -193,7 +205,11 @@ impl ItemReference {
         let id = id.as_ref();
         validate_id("item", id)?;
         let address = Address::child(Some(&container.address), "docs", id);
-        Ok(Self { container, id: Arc::from(id), address })
+        Ok(Self {
+            container,
+            id: Arc::from(id),
+            address,
+        })
     }
 
     /// The container the item belongs to.
@@ -270,8 +286,15 @@ mod tests {
             assert!(err.message().contains("database"), "{}", err.message());
         }
         let long = "x".repeat(MAX_ID_LENGTH + 1);
-        let err = DatabaseReference::new("db").unwrap().container(&long).unwrap_err();
-        assert!(err.message().contains("256 characters"), "{}", err.message());
+        let err = DatabaseReference::new("db")
+            .unwrap()
+            .container(&long)
+            .unwrap_err();
+        assert!(
+            err.message().contains("256 characters"),
+            "{}",
+            err.message()
+        );
         assert!(err.message().contains("container"), "{}", err.message());
         assert!(DatabaseReference::new("x".repeat(MAX_ID_LENGTH)).is_ok());
     }

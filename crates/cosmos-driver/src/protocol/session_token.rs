@@ -29,12 +29,24 @@ pub struct PartitionSessionToken {
 impl PartitionSessionToken {
     /// A simple token carrying only an LSN.
     pub fn simple(lsn: i64) -> Self {
-        Self { version: None, global_lsn: lsn, regional: Vec::new() }
+        Self {
+            version: None,
+            global_lsn: lsn,
+            regional: Vec::new(),
+        }
     }
 
     /// A vector token.
-    pub fn vector(version: i64, global_lsn: i64, regional: impl IntoIterator<Item = (u32, i64)>) -> Self {
-        let mut out = Self { version: Some(version), global_lsn, regional: Vec::new() };
+    pub fn vector(
+        version: i64,
+        global_lsn: i64,
+        regional: impl IntoIterator<Item = (u32, i64)>,
+    ) -> Self {
+        let mut out = Self {
+            version: Some(version),
+            global_lsn,
+            regional: Vec::new(),
+        };
         for (region, lsn) in regional {
             out.raise_region(region, lsn);
         }
@@ -89,18 +101,33 @@ impl PartitionSessionToken {
         let mut parts = text.split('#');
         let first = parts.next().unwrap_or_default();
         let Some(second) = parts.next() else {
-            let lsn = first.trim().parse::<i64>().map_err(|_| format!("{first:?} is not an LSN"))?;
+            let lsn = first
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| format!("{first:?} is not an LSN"))?;
             return Ok(Self::simple(lsn));
         };
-        let version = first.parse::<i64>().map_err(|_| format!("version {first:?} is not a number"))?;
-        let global = second.parse::<i64>().map_err(|_| format!("global LSN {second:?} is not a number"))?;
-        let mut out = Self { version: Some(version), global_lsn: global, regional: Vec::new() };
+        let version = first
+            .parse::<i64>()
+            .map_err(|_| format!("version {first:?} is not a number"))?;
+        let global = second
+            .parse::<i64>()
+            .map_err(|_| format!("global LSN {second:?} is not a number"))?;
+        let mut out = Self {
+            version: Some(version),
+            global_lsn: global,
+            regional: Vec::new(),
+        };
         for part in parts {
             let (region, lsn) = part
                 .split_once('=')
                 .ok_or_else(|| format!("regional entry {part:?} is not region=lsn"))?;
-            let region = region.parse::<u32>().map_err(|_| format!("region id {region:?} is not a number"))?;
-            let lsn = lsn.parse::<i64>().map_err(|_| format!("regional LSN {lsn:?} is not a number"))?;
+            let region = region
+                .parse::<u32>()
+                .map_err(|_| format!("region id {region:?} is not a number"))?;
+            let lsn = lsn
+                .parse::<i64>()
+                .map_err(|_| format!("regional LSN {lsn:?} is not a number"))?;
             out.raise_region(region, lsn);
         }
         Ok(out)
@@ -150,7 +177,9 @@ impl SessionToken {
                 )));
             }
             let token = PartitionSessionToken::parse(token).map_err(|why| {
-                CosmosError::invalid_input(format!("the session token entry {entry:?} is malformed: {why}"))
+                CosmosError::invalid_input(format!(
+                    "the session token entry {entry:?} is malformed: {why}"
+                ))
             })?;
             out.merge_partition(range, &token);
         }
@@ -246,7 +275,10 @@ mod tests {
     fn parses_simple_and_vector_forms() {
         let t = SessionToken::parse("0:-1#12").unwrap();
         let p = t.get("0").unwrap();
-        assert_eq!((p.version(), p.global_lsn(), p.regional_lsns()), (Some(-1), 12, &[][..]));
+        assert_eq!(
+            (p.version(), p.global_lsn(), p.regional_lsns()),
+            (Some(-1), 12, &[][..])
+        );
         let t = SessionToken::parse("0:1#12#1=10#2=8").unwrap();
         let p = t.get("0").unwrap();
         assert_eq!(p.regional_lsns(), &[(1, 10), (2, 8)]);
@@ -271,7 +303,11 @@ mod tests {
             ("0:1#2#1=b", "regional LSN"),
         ] {
             let err = SessionToken::parse(text).unwrap_err();
-            assert!(err.message().contains(needle), "{text:?}: {}", err.message());
+            assert!(
+                err.message().contains(needle),
+                "{text:?}: {}",
+                err.message()
+            );
         }
     }
 
@@ -279,11 +315,17 @@ mod tests {
     fn merge_takes_the_higher_version_and_max_lsns() {
         let a = PartitionSessionToken::vector(1, 10, [(1, 5), (2, 7)]);
         let b = PartitionSessionToken::vector(1, 12, [(1, 9)]);
-        assert_eq!(a.merge(&b), PartitionSessionToken::vector(1, 12, [(1, 9), (2, 7)]));
+        assert_eq!(
+            a.merge(&b),
+            PartitionSessionToken::vector(1, 12, [(1, 9), (2, 7)])
+        );
         let c = PartitionSessionToken::vector(2, 3, [(1, 1)]);
         assert_eq!(a.merge(&c), PartitionSessionToken::vector(2, 10, [(1, 1)]));
         let s = PartitionSessionToken::simple(50);
-        assert_eq!(s.merge(&a), PartitionSessionToken::vector(1, 50, [(1, 5), (2, 7)]));
+        assert_eq!(
+            s.merge(&a),
+            PartitionSessionToken::vector(1, 50, [(1, 5), (2, 7)])
+        );
     }
 
     #[test]
@@ -297,7 +339,11 @@ mod tests {
     fn partition() -> impl Strategy<Value = PartitionSessionToken> {
         prop_oneof![
             (0i64..50).prop_map(PartitionSessionToken::simple),
-            (-1i64..3, 0i64..50, proptest::collection::vec((0u32..4, 0i64..50), 0..4))
+            (
+                -1i64..3,
+                0i64..50,
+                proptest::collection::vec((0u32..4, 0i64..50), 0..4)
+            )
                 .prop_map(|(v, g, r)| PartitionSessionToken::vector(v, g, r)),
         ]
     }

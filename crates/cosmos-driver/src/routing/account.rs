@@ -69,10 +69,17 @@ pub const GLOBAL_REGION_NAME: &str = "global";
 impl AccountProperties {
     /// Parses the account document. Locations whose endpoint is not a valid (or allowed) URL are
     /// skipped with a warning; an account without usable locations is served by `global`.
-    pub fn parse(body: &[u8], global: &Endpoint, allow_insecure_http: bool) -> Result<Self, CosmosError> {
+    pub fn parse(
+        body: &[u8],
+        global: &Endpoint,
+        allow_insecure_http: bool,
+    ) -> Result<Self, CosmosError> {
         let doc: AccountDocument = serde_json::from_slice(body).map_err(|e| {
-            CosmosError::new(ErrorKind::Deserialization, format!("the database account document is not valid: {e}"))
-                .with_source(e)
+            CosmosError::new(
+                ErrorKind::Deserialization,
+                format!("the database account document is not valid: {e}"),
+            )
+            .with_source(e)
         })?;
         let convert = |locations: &[Location]| -> Vec<RegionEndpoint> {
             let mut out: Vec<RegionEndpoint> = Vec::with_capacity(locations.len());
@@ -84,14 +91,21 @@ impl AccountProperties {
                             out.push(RegionEndpoint { region, endpoint });
                         }
                     }
-                    Err(e) => tracing::warn!(region = %l.name, error = %e, "skipping an account location"),
+                    Err(e) => {
+                        tracing::warn!(region = %l.name, error = %e, "skipping an account location")
+                    }
                 }
             }
             out
         };
         let mut write_regions = convert(&doc.writable_locations);
         let mut read_regions = convert(&doc.readable_locations);
-        let fallback = || vec![RegionEndpoint { region: Region::new(GLOBAL_REGION_NAME), endpoint: global.clone() }];
+        let fallback = || {
+            vec![RegionEndpoint {
+                region: Region::new(GLOBAL_REGION_NAME),
+                endpoint: global.clone(),
+            }]
+        };
         if write_regions.is_empty() && read_regions.is_empty() {
             write_regions = fallback();
             read_regions = fallback();
@@ -105,7 +119,12 @@ impl AccountProperties {
             .and_then(|p| p.default_consistency_level)
             .and_then(|l| ConsistencyLevel::parse(&l))
             .unwrap_or(ConsistencyLevel::Session);
-        Ok(Self { write_regions, read_regions, multi_write: doc.enable_multiple_write_locations, default_consistency })
+        Ok(Self {
+            write_regions,
+            read_regions,
+            multi_write: doc.enable_multiple_write_locations,
+            default_consistency,
+        })
     }
 
     /// The hub: the region that takes writes on a single-write account.
@@ -116,10 +135,12 @@ impl AccountProperties {
 
     /// Every region the account has (read regions, then write-only regions).
     pub fn all_regions(&self) -> impl Iterator<Item = &Region> {
-        self.read_regions
-            .iter()
-            .map(|r| &r.region)
-            .chain(self.write_regions.iter().map(|r| &r.region).filter(|w| !self.read_regions.iter().any(|r| &r.region == *w)))
+        self.read_regions.iter().map(|r| &r.region).chain(
+            self.write_regions
+                .iter()
+                .map(|r| &r.region)
+                .filter(|w| !self.read_regions.iter().any(|r| &r.region == *w)),
+        )
     }
 }
 
@@ -145,7 +166,11 @@ mod tests {
         }"#;
         let a = AccountProperties::parse(body, &global(), false).unwrap();
         assert_eq!(a.hub().region, Region::new("eastus"));
-        assert_eq!(a.read_regions.len(), 2, "the plain-http location is skipped");
+        assert_eq!(
+            a.read_regions.len(),
+            2,
+            "the plain-http location is skipped"
+        );
         assert!(!a.multi_write);
         assert_eq!(a.default_consistency, ConsistencyLevel::Session);
         assert_eq!(a.all_regions().count(), 2);

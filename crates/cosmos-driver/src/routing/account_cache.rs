@@ -36,7 +36,12 @@ pub(crate) struct AccountCache {
 
 static ROOT: Bytes = Bytes::from_static(b"/");
 
-async fn fetch_from(transport: &Transport, endpoint: &Endpoint, global: &Endpoint, allow_insecure_http: bool) -> Result<AccountProperties, CosmosError> {
+async fn fetch_from(
+    transport: &Transport,
+    endpoint: &Endpoint,
+    global: &Endpoint,
+    allow_insecure_http: bool,
+) -> Result<AccountProperties, CosmosError> {
     let req = AttemptRequest {
         method: &Method::GET,
         endpoint,
@@ -47,25 +52,47 @@ async fn fetch_from(transport: &Transport, endpoint: &Endpoint, global: &Endpoin
         headers: AttemptHeaders::default(),
     };
     match transport.send(&req, None).await {
-        Ok(raw) if raw.status.is_success() => AccountProperties::parse(&raw.body, global, allow_insecure_http),
+        Ok(raw) if raw.status.is_success() => {
+            AccountProperties::parse(&raw.body, global, allow_insecure_http)
+        }
         Ok(raw) => {
-            let sub = raw.headers.get("x-ms-substatus").and_then(|v| v.to_str().ok()).and_then(|s| s.parse().ok()).unwrap_or(0);
-            Err(CosmosError::service(CosmosStatus::new(raw.status.as_u16(), sub), ResponseHeaders::new(raw.headers), raw.body)
-                .with_context(format!("reading the database account from {endpoint}")))
+            let sub = raw
+                .headers
+                .get("x-ms-substatus")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            Err(CosmosError::service(
+                CosmosStatus::new(raw.status.as_u16(), sub),
+                ResponseHeaders::new(raw.headers),
+                raw.body,
+            )
+            .with_context(format!("reading the database account from {endpoint}")))
         }
         Err(AttemptFailure::Local(e)) => Err(e),
         Err(AttemptFailure::Send(f)) => Err(CosmosError::new(
             ErrorKind::Transport,
-            format!("reading the database account from {endpoint} failed: {}", f.describe()),
+            format!(
+                "reading the database account from {endpoint} failed: {}",
+                f.describe()
+            ),
         )),
     }
 }
 
 impl AccountCache {
     /// Reads the account from `global`; fails when it cannot be read.
-    pub(crate) async fn load(transport: &Transport, global: Endpoint, allow_insecure_http: bool) -> Result<Self, CosmosError> {
+    pub(crate) async fn load(
+        transport: &Transport,
+        global: Endpoint,
+        allow_insecure_http: bool,
+    ) -> Result<Self, CosmosError> {
         let properties = fetch_from(transport, &global, &global, allow_insecure_http).await?;
-        let snapshot = AccountSnapshot { properties, generation: 1, fetched_at: Instant::now() };
+        let snapshot = AccountSnapshot {
+            properties,
+            generation: 1,
+            fetched_at: Instant::now(),
+        };
         Ok(Self {
             global,
             allow_insecure_http,
@@ -85,8 +112,16 @@ impl AccountCache {
 
     /// Re-reads the metadata unless a refresh was attempted within `min_interval` (for "every
     /// endpoint looks unhealthy", which every operation would otherwise notice at once).
-    pub(crate) async fn refresh_if_stale(&self, transport: &Transport, min_interval: std::time::Duration) -> Arc<AccountSnapshot> {
-        let recent = self.last_attempt.lock().map(|t| t.is_some_and(|t| t.elapsed() < min_interval)).unwrap_or(false);
+    pub(crate) async fn refresh_if_stale(
+        &self,
+        transport: &Transport,
+        min_interval: std::time::Duration,
+    ) -> Arc<AccountSnapshot> {
+        let recent = self
+            .last_attempt
+            .lock()
+            .map(|t| t.is_some_and(|t| t.elapsed() < min_interval))
+            .unwrap_or(false);
         let current = self.snapshot();
         if recent {
             return current;
@@ -97,7 +132,11 @@ impl AccountCache {
     /// Re-reads the metadata unless someone already did since `seen_generation` (concurrent
     /// refreshes coalesce into one request). Tries the global endpoint, then each regional
     /// endpoint. On failure the current metadata stays and is returned.
-    pub(crate) async fn refresh(&self, transport: &Transport, seen_generation: u64) -> Arc<AccountSnapshot> {
+    pub(crate) async fn refresh(
+        &self,
+        transport: &Transport,
+        seen_generation: u64,
+    ) -> Arc<AccountSnapshot> {
         let _guard = self.refresh.lock().await;
         let current = self.snapshot();
         if current.generation > seen_generation {
@@ -107,7 +146,12 @@ impl AccountCache {
             *t = Some(Instant::now());
         }
         let mut endpoints = vec![self.global.clone()];
-        for r in current.properties.read_regions.iter().chain(&current.properties.write_regions) {
+        for r in current
+            .properties
+            .read_regions
+            .iter()
+            .chain(&current.properties.write_regions)
+        {
             if !endpoints.contains(&r.endpoint) {
                 endpoints.push(r.endpoint.clone());
             }
@@ -129,7 +173,9 @@ impl AccountCache {
                     }
                     return next;
                 }
-                Err(e) => tracing::warn!(endpoint = %endpoint, error = %e, "account metadata refresh failed"),
+                Err(e) => {
+                    tracing::warn!(endpoint = %endpoint, error = %e, "account metadata refresh failed")
+                }
             }
         }
         current

@@ -77,7 +77,10 @@ impl EndpointHealth {
         let start = (key as usize) % SLOTS;
         for n in 0..SLOTS {
             let slot = &self.slots[(start + n) % SLOTS];
-            match slot.key.compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire) {
+            match slot
+                .key
+                .compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire)
+            {
                 Ok(_) => return Some(slot),
                 Err(k) if k == key => return Some(slot),
                 Err(_) => {}
@@ -130,7 +133,9 @@ impl EndpointHealth {
 
 impl std::fmt::Debug for EndpointHealth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EndpointHealth").field("ttl", &self.ttl).finish_non_exhaustive()
+        f.debug_struct("EndpointHealth")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
     }
 }
 
@@ -152,7 +157,10 @@ mod tests {
         assert!(!h.any_marked());
         h.mark_unavailable(&e, AccessScope::Read, now);
         assert!(h.is_unavailable(&e, AccessScope::Read, now));
-        assert!(!h.is_unavailable(&e, AccessScope::Write, now), "scopes are separate");
+        assert!(
+            !h.is_unavailable(&e, AccessScope::Write, now),
+            "scopes are separate"
+        );
         assert!(!h.is_unavailable(&ep(2), AccessScope::Read, now));
         tokio::time::advance(Duration::from_secs(59)).await;
         assert!(h.is_unavailable(&e, AccessScope::Read, Instant::now()));
@@ -178,7 +186,15 @@ mod tests {
                 let h = h.clone();
                 std::thread::spawn(move || {
                     for n in 0..20 {
-                        h.mark_unavailable(&ep(n), if t % 2 == 0 { AccessScope::Read } else { AccessScope::Write }, now);
+                        h.mark_unavailable(
+                            &ep(n),
+                            if t % 2 == 0 {
+                                AccessScope::Read
+                            } else {
+                                AccessScope::Write
+                            },
+                            now,
+                        );
                     }
                 })
             })

@@ -37,7 +37,10 @@ pub struct BreakerConfig {
 
 impl Default for BreakerConfig {
     fn default() -> Self {
-        Self { failure_threshold: 5, unhealthy_for: Duration::from_secs(60) }
+        Self {
+            failure_threshold: 5,
+            unhealthy_for: Duration::from_secs(60),
+        }
     }
 }
 
@@ -80,7 +83,10 @@ pub struct PartitionBreaker {
 impl PartitionBreaker {
     /// A breaker with `config`.
     pub fn new(config: BreakerConfig) -> Self {
-        Self { config, ..Default::default() }
+        Self {
+            config,
+            ..Default::default()
+        }
     }
 
     /// Whether any partition is tracked (a failure count, a hedge-win count or a mark).
@@ -88,7 +94,14 @@ impl PartitionBreaker {
         self.tracked.load(Ordering::Acquire) > 0
     }
 
-    fn update<R>(&self, container: &Arc<str>, range: &str, region: &Region, create: bool, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
+    fn update<R>(
+        &self,
+        container: &Arc<str>,
+        range: &str,
+        region: &Region,
+        create: bool,
+        f: impl FnOnce(&mut Entry) -> R,
+    ) -> Option<R> {
         let mut entries = self.entries.lock().ok()?;
         let pos = match entries.iter().position(|e| e.is(container, range, region)) {
             Some(p) => p,
@@ -128,7 +141,13 @@ impl PartitionBreaker {
 
     /// One more failure of the partition in `region`. Returns true when it marked the partition
     /// unhealthy (threshold reached, or a failed probe).
-    pub fn record_failure(&self, container: &Arc<str>, range: &str, region: &Region, now: Instant) -> bool {
+    pub fn record_failure(
+        &self,
+        container: &Arc<str>,
+        range: &str,
+        region: &Region,
+        now: Instant,
+    ) -> bool {
         let threshold = self.config.failure_threshold.max(1);
         self.update(container, range, region, true, |e| {
             let probing = e.unhealthy_until.is_some_and(|u| u <= now);
@@ -194,21 +213,32 @@ impl PartitionBreaker {
         self.entries
             .lock()
             .ok()
-            .and_then(|es| es.iter().find(|e| e.is(container, range, region)).map(|e| e.hedge_wins))
+            .and_then(|es| {
+                es.iter()
+                    .find(|e| e.is(container, range, region))
+                    .map(|e| e.hedge_wins)
+            })
             .unwrap_or(0)
     }
 
     /// Whether the partition is marked unhealthy in `region` at `now` (an expired mark is a probe:
     /// not unhealthy).
-    pub fn is_unhealthy(&self, container: &str, range: &str, region: &Region, now: Instant) -> bool {
+    pub fn is_unhealthy(
+        &self,
+        container: &str,
+        range: &str,
+        region: &Region,
+        now: Instant,
+    ) -> bool {
         if !self.is_active() {
             return false;
         }
         self.entries
             .lock()
             .map(|es| {
-                es.iter()
-                    .any(|e| e.is(container, range, region) && e.unhealthy_until.is_some_and(|u| u > now))
+                es.iter().any(|e| {
+                    e.is(container, range, region) && e.unhealthy_until.is_some_and(|u| u > now)
+                })
             })
             .unwrap_or(false)
     }
@@ -238,8 +268,16 @@ impl PartitionBreaker {
 
     /// A view of the breaker scoped to one container (and partition key, so that a recorded win
     /// also teaches which range the key lives in), for the hedging feedback.
-    pub fn for_container<'a>(&'a self, container: &'a Arc<str>, partition_key: Option<&'a HeaderValue>) -> ContainerBreaker<'a> {
-        ContainerBreaker { breaker: self, container, partition_key }
+    pub fn for_container<'a>(
+        &'a self,
+        container: &'a Arc<str>,
+        partition_key: Option<&'a HeaderValue>,
+    ) -> ContainerBreaker<'a> {
+        ContainerBreaker {
+            breaker: self,
+            container,
+            partition_key,
+        }
     }
 }
 
@@ -252,15 +290,27 @@ pub struct ContainerBreaker<'a> {
 }
 
 impl HedgeWinRecorder for ContainerBreaker<'_> {
-    fn record_consecutive_hedge_win(&self, range: &str, primary_region: &Region, threshold: NonZeroU32) -> bool {
+    fn record_consecutive_hedge_win(
+        &self,
+        range: &str,
+        primary_region: &Region,
+        threshold: NonZeroU32,
+    ) -> bool {
         if let Some(pk) = self.partition_key {
             self.breaker.learn_range(self.container, pk, range);
         }
-        self.breaker.record_consecutive_hedge_win(self.container, range, primary_region, threshold, Instant::now())
+        self.breaker.record_consecutive_hedge_win(
+            self.container,
+            range,
+            primary_region,
+            threshold,
+            Instant::now(),
+        )
     }
 
     fn reset_consecutive_hedge_wins(&self, range: &str, primary_region: &Region) {
-        self.breaker.reset_consecutive_hedge_wins(self.container, range, primary_region);
+        self.breaker
+            .reset_consecutive_hedge_wins(self.container, range, primary_region);
     }
 }
 
@@ -280,20 +330,38 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn failures_trip_then_probe_back() {
-        let b = PartitionBreaker::new(BreakerConfig { failure_threshold: 3, unhealthy_for: Duration::from_secs(10) });
+        let b = PartitionBreaker::new(BreakerConfig {
+            failure_threshold: 3,
+            unhealthy_for: Duration::from_secs(10),
+        });
         let now = Instant::now();
         assert!(!b.is_active());
         assert!(!b.record_failure(&c(), "0", &east(), now));
         assert!(!b.record_failure(&c(), "0", &east(), now));
         assert!(b.is_active());
-        assert!(b.record_failure(&c(), "0", &east(), now), "third failure trips");
+        assert!(
+            b.record_failure(&c(), "0", &east(), now),
+            "third failure trips"
+        );
         assert!(b.is_unhealthy("dbs/db/colls/c", "0", &east(), now));
-        assert!(!b.is_unhealthy("dbs/db/colls/c", "1", &east(), now), "other ranges unaffected");
-        assert!(!b.is_unhealthy("dbs/db/colls/c", "0", &Region::new("West US"), now), "other regions unaffected");
+        assert!(
+            !b.is_unhealthy("dbs/db/colls/c", "1", &east(), now),
+            "other ranges unaffected"
+        );
+        assert!(
+            !b.is_unhealthy("dbs/db/colls/c", "0", &Region::new("West US"), now),
+            "other regions unaffected"
+        );
         tokio::time::advance(Duration::from_secs(11)).await;
         let later = Instant::now();
-        assert!(!b.is_unhealthy("dbs/db/colls/c", "0", &east(), later), "expired: probing");
-        assert!(b.record_failure(&c(), "0", &east(), later), "a failed probe re-trips at once");
+        assert!(
+            !b.is_unhealthy("dbs/db/colls/c", "0", &east(), later),
+            "expired: probing"
+        );
+        assert!(
+            b.record_failure(&c(), "0", &east(), later),
+            "a failed probe re-trips at once"
+        );
         tokio::time::advance(Duration::from_secs(11)).await;
         b.record_success(&c(), "0", &east(), Instant::now());
         assert!(!b.is_active(), "a successful probe clears the entry");
@@ -301,7 +369,10 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn success_resets_failure_counts() {
-        let b = PartitionBreaker::new(BreakerConfig { failure_threshold: 2, unhealthy_for: Duration::from_secs(10) });
+        let b = PartitionBreaker::new(BreakerConfig {
+            failure_threshold: 2,
+            unhealthy_for: Duration::from_secs(10),
+        });
         let now = Instant::now();
         b.record_failure(&c(), "0", &east(), now);
         b.record_success(&c(), "0", &east(), now);
@@ -319,23 +390,38 @@ mod tests {
         assert_eq!(b.consecutive_hedge_wins("dbs/db/colls/c", "0", &east()), 0);
         assert!(!b.is_active(), "a reset entry is dropped");
         for i in 1..=5 {
-            assert_eq!(b.record_consecutive_hedge_win(&c(), "0", &east(), five(), now), i == 5);
+            assert_eq!(
+                b.record_consecutive_hedge_win(&c(), "0", &east(), five(), now),
+                i == 5
+            );
         }
         assert!(b.is_unhealthy("dbs/db/colls/c", "0", &east(), now));
     }
 
     #[tokio::test(start_paused = true)]
     async fn an_alternate_win_over_a_probe_re_trips_at_once() {
-        let b = PartitionBreaker::new(BreakerConfig { failure_threshold: 5, unhealthy_for: Duration::from_secs(10) });
+        let b = PartitionBreaker::new(BreakerConfig {
+            failure_threshold: 5,
+            unhealthy_for: Duration::from_secs(10),
+        });
         let one = NonZeroU32::new(1).unwrap();
         assert!(b.record_consecutive_hedge_win(&c(), "0", &east(), one, Instant::now()));
         tokio::time::advance(Duration::from_secs(11)).await;
-        assert!(!b.is_unhealthy("dbs/db/colls/c", "0", &east(), Instant::now()), "expired: probing");
-        assert!(b.record_consecutive_hedge_win(&c(), "0", &east(), five(), Instant::now()), "the probe lost to the alternate");
+        assert!(
+            !b.is_unhealthy("dbs/db/colls/c", "0", &east(), Instant::now()),
+            "expired: probing"
+        );
+        assert!(
+            b.record_consecutive_hedge_win(&c(), "0", &east(), five(), Instant::now()),
+            "the probe lost to the alternate"
+        );
         assert!(b.is_unhealthy("dbs/db/colls/c", "0", &east(), Instant::now()));
         tokio::time::advance(Duration::from_secs(11)).await;
         b.record_success(&c(), "0", &east(), Instant::now());
-        assert!(!b.is_active(), "a probe the primary answers clears the partition");
+        assert!(
+            !b.is_active(),
+            "a probe the primary answers clears the partition"
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -348,6 +434,10 @@ mod tests {
         view.record_consecutive_hedge_win("3", &east(), five());
         assert_eq!(b.range_of(&c(), &pk).as_deref(), Some("3"));
         view.reset_consecutive_hedge_wins("3", &east());
-        assert_eq!(b.range_of(&c(), &pk), None, "inactive breaker answers nothing");
+        assert_eq!(
+            b.range_of(&c(), &pk),
+            None,
+            "inactive breaker answers nothing"
+        );
     }
 }

@@ -18,7 +18,11 @@ pub struct Candidates {
 
 impl Candidates {
     /// No candidates.
-    pub const EMPTY: Candidates = Candidates { idx: [0; MAX_CANDIDATES], len: 0, available: 0 };
+    pub const EMPTY: Candidates = Candidates {
+        idx: [0; MAX_CANDIDATES],
+        len: 0,
+        available: 0,
+    };
 
     /// The number of candidates.
     pub fn len(&self) -> usize {
@@ -51,7 +55,10 @@ impl Candidates {
     }
 
     fn push(&mut self, i: usize) {
-        if (self.len as usize) < MAX_CANDIDATES && i <= u8::MAX as usize && !self.iter().any(|j| j == i) {
+        if (self.len as usize) < MAX_CANDIDATES
+            && i <= u8::MAX as usize
+            && !self.iter().any(|j| j == i)
+        {
             self.idx[self.len as usize] = i as u8;
             self.len += 1;
         }
@@ -81,18 +88,27 @@ pub fn order_regions(
     }
     let mut out = Candidates::EMPTY;
     let allowed = |i: usize| !excluded.contains(&regions[i].region);
-    for i in ordered.iter().filter(|&i| allowed(i) && !is_unavailable(i, &regions[i])) {
+    for i in ordered
+        .iter()
+        .filter(|&i| allowed(i) && !is_unavailable(i, &regions[i]))
+    {
         out.push(i);
     }
     out.available = out.len;
-    for i in ordered.iter().filter(|&i| allowed(i) && is_unavailable(i, &regions[i])) {
+    for i in ordered
+        .iter()
+        .filter(|&i| allowed(i) && is_unavailable(i, &regions[i]))
+    {
         out.push(i);
     }
     out
 }
 
 /// The applicable read regions after exclusions, in order (for hedging eligibility).
-pub fn applicable<'a>(regions: &'a [RegionEndpoint], candidates: &Candidates) -> impl Iterator<Item = &'a RegionEndpoint> + 'a {
+pub fn applicable<'a>(
+    regions: &'a [RegionEndpoint],
+    candidates: &Candidates,
+) -> impl Iterator<Item = &'a RegionEndpoint> + 'a {
     let c = *candidates;
     (0..c.len()).filter_map(move |p| c.get(p).and_then(|i| regions.get(i)))
 }
@@ -107,7 +123,11 @@ mod tests {
             .iter()
             .map(|n| RegionEndpoint {
                 region: Region::new(n),
-                endpoint: Endpoint::parse(&format!("https://{}.example/", n.replace(' ', "")), false).unwrap(),
+                endpoint: Endpoint::parse(
+                    &format!("https://{}.example/", n.replace(' ', "")),
+                    false,
+                )
+                .unwrap(),
             })
             .collect()
     }
@@ -127,17 +147,48 @@ mod tests {
         type Row<'a> = (&'a [&'a str], &'a [&'a str], &'a [usize], &'a [&'a str]);
         let table: &[Row] = &[
             (&[], &[], &[], &["East US", "West US", "North Europe"]),
-            (&["North Europe"], &[], &[], &["North Europe", "East US", "West US"]),
-            (&["West US", "Mars"], &[], &[], &["West US", "East US", "North Europe"]),
-            (&["West US"], &["East US"], &[], &["West US", "North Europe"]),
+            (
+                &["North Europe"],
+                &[],
+                &[],
+                &["North Europe", "East US", "West US"],
+            ),
+            (
+                &["West US", "Mars"],
+                &[],
+                &[],
+                &["West US", "East US", "North Europe"],
+            ),
+            (
+                &["West US"],
+                &["East US"],
+                &[],
+                &["West US", "North Europe"],
+            ),
             (&[], &["East US", "West US", "North Europe"], &[], &[]),
-            (&["West US"], &[], &[1], &["East US", "North Europe", "West US"]),
+            (
+                &["West US"],
+                &[],
+                &[1],
+                &["East US", "North Europe", "West US"],
+            ),
             (&[], &["North Europe"], &[0, 1], &["East US", "West US"]),
-            (&["westus", "EAST-US"], &[], &[], &["West US", "East US", "North Europe"]),
+            (
+                &["westus", "EAST-US"],
+                &[],
+                &[],
+                &["West US", "East US", "North Europe"],
+            ),
         ];
         for (preferred, excluded, down, want) in table {
-            let c = order_regions(&account, &r(preferred), &r(excluded), |i, _| down.contains(&i));
-            assert_eq!(names(&account, &c), want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{preferred:?} {excluded:?} {down:?}");
+            let c = order_regions(&account, &r(preferred), &r(excluded), |i, _| {
+                down.contains(&i)
+            });
+            assert_eq!(
+                names(&account, &c),
+                want.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                "{preferred:?} {excluded:?} {down:?}"
+            );
         }
     }
 
@@ -156,8 +207,12 @@ mod tests {
     fn excluded_regions_are_never_returned() {
         let account = regions(&["A", "B", "C"]);
         for mask in 0u8..8 {
-            let excluded: Vec<Region> =
-                ["A", "B", "C"].iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, n)| Region::new(n)).collect();
+            let excluded: Vec<Region> = ["A", "B", "C"]
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(_, n)| Region::new(n))
+                .collect();
             let c = order_regions(&account, &r(&["C", "B", "A"]), &excluded, |i, _| i == 1);
             for i in c.iter() {
                 assert!(!excluded.contains(&account[i].region));

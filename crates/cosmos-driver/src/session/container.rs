@@ -127,7 +127,11 @@ mod tests {
         s.capture(&c(), &HeaderValue::from_static("1:-1#3"));
         assert_eq!(s.header_for(&c()).unwrap(), "0:-1#10,1:-1#3");
         s.capture(&c(), &HeaderValue::from_static("0:-1#7"));
-        assert_eq!(s.header_for(&c()).unwrap(), "0:-1#10,1:-1#3", "a late response cannot move a token back");
+        assert_eq!(
+            s.header_for(&c()).unwrap(),
+            "0:-1#10,1:-1#3",
+            "a late response cannot move a token back"
+        );
         s.capture(&c(), &HeaderValue::from_static("0:-1#12"));
         assert_eq!(s.header_for(&c()).unwrap(), "0:-1#12,1:-1#3");
         s.capture(&c(), &HeaderValue::from_static("garbage"));

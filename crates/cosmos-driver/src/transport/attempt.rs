@@ -82,8 +82,18 @@ const fn verb(method: &Method) -> &'static str {
 impl Transport {
     /// A transport over `client` signing with `credential`; Entra ID tokens are requested for
     /// `token_scope` (`https://{account-host}/.default`).
-    pub(crate) fn new(client: HttpClient, credential: Credential, token_scope: String, request_timeout: Duration) -> Self {
-        Self { client, credential, token_scope, request_timeout }
+    pub(crate) fn new(
+        client: HttpClient,
+        credential: Credential,
+        token_scope: String,
+        request_timeout: Duration,
+    ) -> Self {
+        Self {
+            client,
+            credential,
+            token_scope,
+            request_timeout,
+        }
     }
 
     /// The per-attempt timeout.
@@ -92,7 +102,11 @@ impl Transport {
     }
 
     /// Signs and sends one attempt; gives up at the earlier of `deadline` and the request timeout.
-    pub(crate) async fn send(&self, req: &AttemptRequest<'_>, deadline: Option<Instant>) -> Result<RawResponse, AttemptFailure> {
+    pub(crate) async fn send(
+        &self,
+        req: &AttemptRequest<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<RawResponse, AttemptFailure> {
         let request = self.build(req).await.map_err(AttemptFailure::Local)?;
         sent(self.send_built(request, deadline).await).map_err(AttemptFailure::Send)
     }
@@ -104,7 +118,9 @@ impl Transport {
         &self,
         request: Request<Full<Bytes>>,
         deadline: Option<Instant>,
-    ) -> tokio::time::Timeout<impl std::future::Future<Output = Result<RawResponse, SendFailure>> + Send + 'static> {
+    ) -> tokio::time::Timeout<
+        impl std::future::Future<Output = Result<RawResponse, SendFailure>> + Send + 'static,
+    > {
         let attempt_deadline = {
             let by_timeout = Instant::now() + self.request_timeout;
             deadline.map_or(by_timeout, |d| d.min(by_timeout))
@@ -114,27 +130,40 @@ impl Transport {
 
     /// The signed HTTP request of one attempt (a master key signs at once; a token credential may
     /// have to fetch a token).
-    pub(crate) async fn build(&self, req: &AttemptRequest<'_>) -> Result<Request<Full<Bytes>>, CosmosError> {
+    pub(crate) async fn build(
+        &self,
+        req: &AttemptRequest<'_>,
+    ) -> Result<Request<Full<Bytes>>, CosmosError> {
         let (date, authorization) = match self.credential.as_master_key() {
             Some(key) => with_request_date(|date, lower| {
-                let auth = key.authorization(verb(req.method), req.resource_type.as_path_segment(), req.resource_link, lower);
+                let auth = key.authorization(
+                    verb(req.method),
+                    req.resource_type.as_path_segment(),
+                    req.resource_link,
+                    lower,
+                );
                 (date.clone(), auth)
             }),
             None => {
                 let date = with_request_date(|date, _| date.clone());
                 let auth = self.credential.token_authorization(&self.token_scope).await;
-                (date, auth.unwrap_or_else(|| Err(CosmosError::invalid_input("the credential cannot sign")))?)
+                (
+                    date,
+                    auth.unwrap_or_else(|| {
+                        Err(CosmosError::invalid_input("the credential cannot sign"))
+                    })?,
+                )
             }
         };
         let mut parts = Parts::default();
         parts.scheme = Some(req.endpoint.scheme().clone());
         parts.authority = Some(req.endpoint.authority().clone());
-        parts.path_and_query = Some(
-            PathAndQuery::from_maybe_shared(req.path.clone())
-                .map_err(|e| CosmosError::invalid_input(format!("the request path is not valid: {e}")))?,
-        );
-        let uri = Uri::from_parts(parts)
-            .map_err(|e| CosmosError::invalid_input(format!("the request URI is not valid: {e}")))?;
+        parts.path_and_query = Some(PathAndQuery::from_maybe_shared(req.path.clone()).map_err(
+            |e| CosmosError::invalid_input(format!("the request path is not valid: {e}")),
+        )?);
+        let uri = Uri::from_parts(parts).map_err(|e| {
+            CosmosError::invalid_input(format!("the request URI is not valid: {e}"))
+        })?;
 
         let body = req.body.cloned().unwrap_or_default();
         let mut request = Request::new(Full::new(body));
@@ -169,7 +198,10 @@ impl Transport {
             map.insert(h::IS_UPSERT, HeaderValue::from_static("True"));
         }
         if extra.hub_region_processing_only {
-            map.insert(h::HUB_REGION_PROCESSING_ONLY, HeaderValue::from_static("True"));
+            map.insert(
+                h::HUB_REGION_PROCESSING_ONLY,
+                HeaderValue::from_static("True"),
+            );
         }
         if extra.hedge_attempt {
             map.insert(h::HEDGE_ATTEMPT, HeaderValue::from_static("1"));
@@ -193,7 +225,12 @@ mod tests {
     async fn builds_signed_requests_with_the_protocol_headers() {
         let client = HttpClient::new(ConnectionPoolOptions::default(), None).unwrap();
         let cred = Credential::master_key("C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==").unwrap();
-        let t = Transport::new(client, cred, "https://localhost/.default".into(), Duration::from_secs(5));
+        let t = Transport::new(
+            client,
+            cred,
+            "https://localhost/.default".into(),
+            Duration::from_secs(5),
+        );
         let endpoint = Endpoint::parse("http://127.0.0.1:9/", false).unwrap();
         let path = Bytes::from_static(b"/dbs/db/colls/c/docs/a%20b");
         let pk = HeaderValue::from_static("[\"p\"]");
@@ -216,10 +253,16 @@ mod tests {
             },
         };
         let built = t.build(&req).await.unwrap();
-        assert_eq!(built.uri().to_string(), "http://127.0.0.1:9/dbs/db/colls/c/docs/a%20b");
+        assert_eq!(
+            built.uri().to_string(),
+            "http://127.0.0.1:9/dbs/db/colls/c/docs/a%20b"
+        );
         let hs = built.headers();
         assert_eq!(hs[&h::VERSION], API_VERSION);
-        assert!(hs[http::header::AUTHORIZATION].to_str().unwrap().starts_with("type%3Dmaster%26ver%3D1.0%26sig%3D"));
+        assert!(hs[http::header::AUTHORIZATION]
+            .to_str()
+            .unwrap()
+            .starts_with("type%3Dmaster%26ver%3D1.0%26sig%3D"));
         assert!(httpdate::parse_http_date(hs[&h::DATE].to_str().unwrap()).is_ok());
         assert_eq!(hs[&h::PARTITION_KEY], "[\"p\"]");
         assert_eq!(hs[&h::SESSION_TOKEN], "0:-1#5");
@@ -227,11 +270,23 @@ mod tests {
         assert_eq!(hs[http::header::IF_MATCH], "\"e\"");
         assert_eq!(hs[&h::HUB_REGION_PROCESSING_ONLY], "True");
         assert_eq!(hs[CONTENT_TYPE], "application/json");
-        assert!(hs[USER_AGENT].to_str().unwrap().starts_with("cosmos-driver/"));
+        assert!(hs[USER_AGENT]
+            .to_str()
+            .unwrap()
+            .starts_with("cosmos-driver/"));
         assert!(!hs.contains_key(&h::IS_UPSERT));
-        assert!(!hs.contains_key(&h::HEDGE_ATTEMPT), "only an alternate leg's attempts are marked");
+        assert!(
+            !hs.contains_key(&h::HEDGE_ATTEMPT),
+            "only an alternate leg's attempts are marked"
+        );
 
-        let hedged = AttemptRequest { headers: AttemptHeaders { hedge_attempt: true, ..Default::default() }, ..req };
+        let hedged = AttemptRequest {
+            headers: AttemptHeaders {
+                hedge_attempt: true,
+                ..Default::default()
+            },
+            ..req
+        };
         let built = t.build(&hedged).await.unwrap();
         assert_eq!(built.headers()[&h::HEDGE_ATTEMPT], "1");
     }

@@ -18,14 +18,22 @@ thread_local! {
 /// Calls `f` with the current RFC 1123 date as a header value and in lowercase (for signing).
 pub(crate) fn with_request_date<R>(f: impl FnOnce(&HeaderValue, &str) -> R) -> R {
     let now = SystemTime::now();
-    let second = now.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let second = now
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     CACHE.with(|cell| {
         let mut slot = cell.borrow_mut();
         let fresh = matches!(&*slot, Some(c) if c.second == second);
         if !fresh {
             let text = httpdate::fmt_http_date(UNIX_EPOCH + std::time::Duration::from_secs(second));
-            let header = HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""));
-            *slot = Some(Cached { second, header, lower: text.to_ascii_lowercase() });
+            let header =
+                HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""));
+            *slot = Some(Cached {
+                second,
+                header,
+                lower: text.to_ascii_lowercase(),
+            });
         }
         match &*slot {
             Some(c) => f(&c.header, &c.lower),

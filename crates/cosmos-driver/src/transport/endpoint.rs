@@ -29,7 +29,9 @@ fn host_is_loopback(host: &str) -> bool {
     if bare.eq_ignore_ascii_case("localhost") {
         return true;
     }
-    bare.parse::<IpAddr>().map(|ip| ip.is_loopback()).unwrap_or(false)
+    bare.parse::<IpAddr>()
+        .map(|ip| ip.is_loopback())
+        .unwrap_or(false)
 }
 
 impl Endpoint {
@@ -42,7 +44,9 @@ impl Endpoint {
             CosmosError::invalid_input(format!("the endpoint {text:?} is not a valid URL: {e}"))
         })?;
         let scheme = uri.scheme().cloned().ok_or_else(|| {
-            CosmosError::invalid_input(format!("the endpoint {text:?} has no scheme (expected https://host)"))
+            CosmosError::invalid_input(format!(
+                "the endpoint {text:?} has no scheme (expected https://host)"
+            ))
         })?;
         let authority = uri.authority().cloned().ok_or_else(|| {
             CosmosError::invalid_input(format!("the endpoint {text:?} has no host"))
@@ -54,7 +58,9 @@ impl Endpoint {
         }
         let host = authority.host().to_string();
         if host.is_empty() {
-            return Err(CosmosError::invalid_input(format!("the endpoint {text:?} has no host")));
+            return Err(CosmosError::invalid_input(format!(
+                "the endpoint {text:?} has no host"
+            )));
         }
         if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
             return Err(CosmosError::invalid_input(format!(
@@ -73,22 +79,40 @@ impl Endpoint {
                 "the endpoint {text:?} uses scheme {scheme}; only https (and http on loopback) are supported"
             )));
         }
-        let port = authority.port_u16().unwrap_or(if scheme == Scheme::HTTPS { 443 } else { 80 });
-        let authority: Authority = format!("{}:{port}", authority.host()).parse().map_err(|_| {
-            CosmosError::invalid_input(format!("the endpoint {text:?} has an invalid host"))
-        })?;
+        let port = authority
+            .port_u16()
+            .unwrap_or(if scheme == Scheme::HTTPS { 443 } else { 80 });
+        let authority: Authority =
+            format!("{}:{port}", authority.host())
+                .parse()
+                .map_err(|_| {
+                    CosmosError::invalid_input(format!("the endpoint {text:?} has an invalid host"))
+                })?;
         let url = format!("{}://{}/", scheme, authority);
         let default_port = if scheme == Scheme::HTTPS { 443 } else { 80 };
-        let host_text = if port == default_port { authority.host().to_string() } else { authority.as_str().to_string() };
-        let host_header = http::HeaderValue::from_str(&host_text)
-            .map_err(|_| CosmosError::invalid_input(format!("the endpoint {text:?} has an invalid host")))?;
+        let host_text = if port == default_port {
+            authority.host().to_string()
+        } else {
+            authority.as_str().to_string()
+        };
+        let host_header = http::HeaderValue::from_str(&host_text).map_err(|_| {
+            CosmosError::invalid_input(format!("the endpoint {text:?} has an invalid host"))
+        })?;
         // Share the bytes now, so that every request's clone is a reference count increment.
         drop(host_header.clone());
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         url.to_ascii_lowercase().hash(&mut hasher);
         // 0 marks an empty slot in the health store.
         let health_key = hasher.finish().max(1);
-        Ok(Endpoint(Arc::new(Inner { url, scheme, authority, host, host_header, is_loopback, health_key })))
+        Ok(Endpoint(Arc::new(Inner {
+            url,
+            scheme,
+            authority,
+            host,
+            host_header,
+            is_loopback,
+            health_key,
+        })))
     }
 
     /// The normalized URL (`scheme://host:port/`).
@@ -165,7 +189,9 @@ mod tests {
 
     #[test]
     fn http_only_on_loopback_or_when_allowed() {
-        assert!(Endpoint::parse("http://127.0.0.1:8081/", false).unwrap().is_loopback());
+        assert!(Endpoint::parse("http://127.0.0.1:8081/", false)
+            .unwrap()
+            .is_loopback());
         assert!(Endpoint::parse("http://localhost:8081", false).is_ok());
         assert!(Endpoint::parse("http://[::1]:8081/", false).is_ok());
         let err = Endpoint::parse("http://example.com/", false).unwrap_err();

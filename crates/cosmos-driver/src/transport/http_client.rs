@@ -55,21 +55,32 @@ pub(crate) struct HttpClient {
 impl HttpClient {
     /// A client trusting the webpki roots plus `extra_pem` (certificates in PEM), with `pool`'s
     /// settings.
-    pub(crate) fn new(pool: ConnectionPoolOptions, extra_pem: Option<&[u8]>) -> Result<Self, CosmosError> {
-        let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    pub(crate) fn new(
+        pool: ConnectionPoolOptions,
+        extra_pem: Option<&[u8]>,
+    ) -> Result<Self, CosmosError> {
+        let mut roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
         if let Some(pem) = extra_pem {
             let mut added = 0;
             for cert in CertificateDer::pem_slice_iter(pem) {
                 let cert = cert.map_err(|e| {
-                    CosmosError::invalid_input(format!("the extra trusted certificate is not valid PEM: {e}"))
+                    CosmosError::invalid_input(format!(
+                        "the extra trusted certificate is not valid PEM: {e}"
+                    ))
                 })?;
                 roots.add(cert).map_err(|e| {
-                    CosmosError::invalid_input(format!("the extra trusted certificate was refused: {e}"))
+                    CosmosError::invalid_input(format!(
+                        "the extra trusted certificate was refused: {e}"
+                    ))
                 })?;
                 added += 1;
             }
             if added == 0 {
-                return Err(CosmosError::invalid_input("the extra trusted certificate PEM holds no certificate"));
+                return Err(CosmosError::invalid_input(
+                    "the extra trusted certificate PEM holds no certificate",
+                ));
             }
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -106,7 +117,9 @@ impl HttpClient {
         &self,
         request: Request<Full<Bytes>>,
         deadline: Instant,
-    ) -> tokio::time::Timeout<impl std::future::Future<Output = Result<RawResponse, SendFailure>> + Send + 'static> {
+    ) -> tokio::time::Timeout<
+        impl std::future::Future<Output = Result<RawResponse, SendFailure>> + Send + 'static,
+    > {
         let response = self.client.request(request);
         tokio::time::timeout_at(deadline, async move {
             let response = response.await.map_err(|e| {
@@ -117,8 +130,16 @@ impl HttpClient {
                 }
             })?;
             let (parts, body) = response.into_parts();
-            let body = body.collect().await.map_err(|e| SendFailure::Io(Box::new(e)))?.to_bytes();
-            Ok(RawResponse { status: parts.status, headers: parts.headers, body })
+            let body = body
+                .collect()
+                .await
+                .map_err(|e| SendFailure::Io(Box::new(e)))?
+                .to_bytes();
+            Ok(RawResponse {
+                status: parts.status,
+                headers: parts.headers,
+                body,
+            })
         })
     }
 }

@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use cosmos_driver::{
-    ContainerReference, CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions,
-    PartitionKeyDefinition,
+    ContainerReference, CosmosDriver, CosmosOperation, Credential, DatabaseReference,
+    DriverOptions, OperationOptions, PartitionKeyDefinition,
 };
 use cosmos_emulator::{Emulator, EmulatorBuilder};
 use serde_json::json;
@@ -15,7 +15,10 @@ pub async fn start(builder: EmulatorBuilder) -> Emulator {
 
 /// Driver options for `emu`'s global endpoint and key.
 pub fn options(emu: &Emulator) -> DriverOptions {
-    let mut o = DriverOptions::new(emu.endpoint(), Credential::master_key(emu.key()).expect("valid key"));
+    let mut o = DriverOptions::new(
+        emu.endpoint(),
+        Credential::master_key(emu.key()).expect("valid key"),
+    );
     if let Some(pem) = emu.tls_cert_pem() {
         o = o.with_extra_trusted_cert_pem(pem.as_bytes().to_vec());
     }
@@ -24,17 +27,28 @@ pub fn options(emu: &Emulator) -> DriverOptions {
 
 /// A driver for `emu` built from `options`.
 pub async fn driver(options: DriverOptions) -> CosmosDriver {
-    CosmosDriver::new(options).await.expect("the driver connects")
+    CosmosDriver::new(options)
+        .await
+        .expect("the driver connects")
 }
 
 /// Creates database `db` and container `c` partitioned on `/pk`.
 pub async fn container(driver: &CosmosDriver, db: &str, c: &str) -> ContainerReference {
     let dbr = DatabaseReference::new(db).unwrap();
-    driver.execute(CosmosOperation::create_database(dbr.clone()), &OperationOptions::new()).await.expect("create database");
+    driver
+        .execute(
+            CosmosOperation::create_database(dbr.clone()),
+            &OperationOptions::new(),
+        )
+        .await
+        .expect("create database");
     let cr = dbr.container(c).unwrap();
     driver
         .execute(
-            CosmosOperation::create_container(cr.clone(), PartitionKeyDefinition::new("/pk").unwrap()),
+            CosmosOperation::create_container(
+                cr.clone(),
+                PartitionKeyDefinition::new("/pk").unwrap(),
+            ),
             &OperationOptions::new(),
         )
         .await
@@ -43,11 +57,20 @@ pub async fn container(driver: &CosmosDriver, db: &str, c: &str) -> ContainerRef
 }
 
 /// Creates item `id` with partition key `pk` and `extra` fields.
-pub async fn create_item(driver: &CosmosDriver, c: &ContainerReference, id: &str, pk: &str, n: i64) -> cosmos_driver::CosmosResponse {
+pub async fn create_item(
+    driver: &CosmosDriver,
+    c: &ContainerReference,
+    id: &str,
+    pk: &str,
+    n: i64,
+) -> cosmos_driver::CosmosResponse {
     let body = json!({ "id": id, "pk": pk, "n": n });
     driver
         .execute(
-            CosmosOperation::create_item(c.clone()).with_partition_key(pk).with_json_body(&body).unwrap(),
+            CosmosOperation::create_item(c.clone())
+                .with_partition_key(pk)
+                .with_json_body(&body)
+                .unwrap(),
             &OperationOptions::new(),
         )
         .await
@@ -61,5 +84,8 @@ pub fn read(c: &ContainerReference, id: &str, pk: &str) -> CosmosOperation {
 
 /// The regions the attempts of a diagnostics context went to.
 pub fn regions_of(d: &cosmos_driver::DiagnosticsContext) -> Vec<String> {
-    d.requests().iter().map(|r| r.region().map(|r| r.to_string()).unwrap_or_default()).collect()
+    d.requests()
+        .iter()
+        .map(|r| r.region().map(|r| r.to_string()).unwrap_or_default())
+        .collect()
 }
