@@ -81,8 +81,13 @@ async fn bad_patches_are_400s_and_missing_items_404s() {
     c.setup(base, "db", "c").await;
     let set = json!({"operations": [{"op": "set", "path": "/n", "value": 1}]});
     assert_eq!(patch(&c, base, &set).await.status, 404);
-    c.create_item(base, "db", "c", &json!({"id": "a", "pk": "p", "s": "text"}))
-        .await;
+    c.create_item(
+        base,
+        "db",
+        "c",
+        &json!({"id": "a", "pk": "p", "s": "text", "list": [1]}),
+    )
+    .await;
     let eleven: Vec<Value> = (0..11)
         .map(|i| json!({"op": "set", "path": format!("/k{i}"), "value": i}))
         .collect();
@@ -97,6 +102,10 @@ async fn bad_patches_are_400s_and_missing_items_404s() {
         (
             json!({"operations": [{"op": "remove", "path": "/missing"}]}),
             "does not exist",
+        ),
+        (
+            json!({"operations": [{"op": "incr", "path": "/list/-", "value": 1}]}),
+            "end of an array",
         ),
         (
             json!({"operations": [{"op": "set", "path": "/id", "value": "b"}]}),
@@ -124,4 +133,27 @@ async fn bad_patches_are_400s_and_missing_items_404s() {
         assert_eq!(r.status, 400, "{body}: {r:?}");
         assert!(r.message().contains(reason), "{body}: {}", r.message());
     }
+}
+
+#[tokio::test]
+async fn a_move_onto_its_own_path_leaves_the_item_as_it_was() {
+    let emu = EmulatorBuilder::new().start().await.unwrap();
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let base = emu.endpoint();
+    c.setup(base, "db", "c").await;
+    c.create_item(
+        base,
+        "db",
+        "c",
+        &json!({"id": "a", "pk": "p", "first": 1, "second": 2}),
+    )
+    .await;
+    let body = json!({"operations": [{"op": "move", "from": "/first", "path": "/first"}]});
+    let r = patch(&c, base, &body).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let text = std::str::from_utf8(&r.body).unwrap();
+    let first = text.find("\"first\"").unwrap();
+    let second = text.find("\"second\"").unwrap();
+    assert!(first < second, "the field moved: {text}");
+    assert_eq!(r.json()["first"], 1);
 }

@@ -1,4 +1,10 @@
 //! Patch operations (add, set, replace, remove, incr, move) applied to a document.
+//!
+//! `incr` follows the service's partial document update documentation: it adds the value to a
+//! number, and a missing field is created holding the value. The documentation gives `incr` no
+//! array-append form (the `-` position belongs to `add`), so `incr` on an array's `-`, or on an
+//! index past its end, answers 400 rather than appending. A `move` onto its own path changes
+//! nothing, as in RFC 6902: the field keeps its place in the object.
 
 use serde_json::{Number, Value};
 
@@ -138,8 +144,12 @@ fn apply_one(doc: &mut Value, op: &PatchOp) -> Result<(), String> {
                 Some(other) => Err(format!(
                     "incr: the value at {path} is {other}, not a number"
                 )),
-                None if parent_is_array && last != "-" => Err(format!(
-                    "incr: {path} is not an element of the array; use /- to append"
+                None if parent_is_array && last == "-" => Err(format!(
+                    "incr: {path} names the end of an array, not a number to increment; \
+                     append with add"
+                )),
+                None if parent_is_array => Err(format!(
+                    "incr: {path} is not an element of the array"
                 )),
                 None => insert_into(
                     parent,
@@ -151,6 +161,14 @@ fn apply_one(doc: &mut Value, op: &PatchOp) -> Result<(), String> {
             }
         }
         PatchOp::Move { from, path } => {
+            if path == from {
+                // RFC 6902: a move onto its own location leaves the document as it was (the field
+                // keeps its place); the location must still exist.
+                return from
+                    .get(doc)
+                    .map(|_| ())
+                    .ok_or_else(|| format!("move: the path {from} does not exist"));
+            }
             if path.0.starts_with(&from.0) && path.0.len() > from.0.len() {
                 return Err(format!("move: {path} lies inside {from}"));
             }
@@ -293,8 +311,12 @@ mod tests {
                 json!({"a": 1, "list": [7, 2], "o": {"x": "y"}}),
             ),
             (
-                json!([{"op": "incr", "path": "/list/-", "value": 4}]),
-                json!({"a": 1, "list": [1, 2, 4], "o": {"x": "y"}}),
+                json!([{"op": "incr", "path": "/list/1", "value": 4}]),
+                json!({"a": 1, "list": [1, 6], "o": {"x": "y"}}),
+            ),
+            (
+                json!([{"op": "move", "from": "/list/0", "path": "/list/0"}]),
+                json!({"a": 1, "list": [1, 2], "o": {"x": "y"}}),
             ),
             (
                 json!([{"op": "move", "from": "/a", "path": "/list/0"}]),
@@ -335,6 +357,29 @@ mod tests {
     }
 
     #[test]
+    fn a_move_onto_its_own_path_keeps_the_field_in_place() {
+        let base = json!({"a": 1, "b": 2, "c": {"x": 1, "y": 2}});
+        for path in ["/a", "/b", "/c", "/c/x"] {
+            let ops = json!([{"op": "move", "from": path, "path": path}]);
+            let out = run(base.clone(), ops).unwrap();
+            // Compare the text: map equality ignores key order.
+            assert_eq!(out.to_string(), base.to_string(), "move {path} onto itself");
+        }
+    }
+
+    #[test]
+    fn incr_creates_a_missing_field_but_never_appends_to_an_array() {
+        let base = json!({"list": [1], "o": {}});
+        let out = run(base.clone(), json!([{"op": "incr", "path": "/o/n", "value": -2}])).unwrap();
+        assert_eq!(out["o"]["n"], -2);
+        // On an object, "-" is an ordinary member name.
+        let out = run(base.clone(), json!([{"op": "incr", "path": "/o/-", "value": 1}])).unwrap();
+        assert_eq!(out["o"]["-"], 1);
+        let err = run(base, json!([{"op": "incr", "path": "/list/-", "value": 1}])).unwrap_err();
+        assert!(err.contains("append with add"), "{err}");
+    }
+
+    #[test]
     fn failures_say_why() {
         let base = json!({"a": 1, "s": "x", "list": [1]});
         let table: Vec<(Value, &str)> = vec![
@@ -362,6 +407,14 @@ mod tests {
             (
                 json!([{"op": "incr", "path": "/list/3", "value": 1}]),
                 "not an element",
+            ),
+            (
+                json!([{"op": "incr", "path": "/list/-", "value": 1}]),
+                "end of an array",
+            ),
+            (
+                json!([{"op": "move", "from": "/zz", "path": "/zz"}]),
+                "does not exist",
             ),
             (
                 json!([{"op": "add", "path": "/q/r", "value": 1}]),
