@@ -6,12 +6,16 @@
 # COSMOS_PEER_ENDPOINT set, and stops it. Exits non-zero when a test fails or the server does not
 # come up.
 #
-# Environment: PEER_SRC (default <repo>/../shared/third-party: package.json and serve.js),
+# Environment: PEER_SRC (the directory holding package.json and serve.js; default
+# <repo>/../shared/third-party, then /work/shared/third-party for clones made elsewhere),
 # PEER_DIR (default /tmp/cosmos-peer).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 src=${PEER_SRC:-$root/../shared/third-party}
+if [ -z "${PEER_SRC:-}" ] && [ ! -f "$src/serve.js" ] && [ -f /work/shared/third-party/serve.js ]; then
+    src=/work/shared/third-party
+fi
 dir=${PEER_DIR:-/tmp/cosmos-peer}
 
 if [ ! -f "$src/serve.js" ] || [ ! -f "$src/package.json" ]; then
