@@ -10,7 +10,27 @@ use crate::protocol::{charge, headers, ApiError};
 use crate::server::op_kind::flag;
 use crate::server::{Reply, RequestCtx};
 use crate::store::document::{id_of, parse_object, seal};
-use crate::store::{Partition, StoredDoc};
+use crate::store::{DocKey, Partition, StoredDoc};
+
+/// The partition's headers on an item answer: session token and `lsn` at `lsn`, and the range id.
+fn partition_headers(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &Partition,
+    lsn: u64,
+) -> [(&'static str, String); 3] {
+    [
+        (
+            headers::SESSION_TOKEN,
+            session_token(ctx, partition, target.range_id(), lsn),
+        ),
+        (headers::LSN, lsn.to_string()),
+        (
+            headers::PARTITION_KEY_RANGE_ID,
+            target.range_id().to_owned(),
+        ),
+    ]
+}
 
 /// The headers every item answer carries.
 pub fn item_reply(
@@ -26,17 +46,39 @@ pub fn item_reply(
         (204 | 304, _) | (_, None) => bytes::Bytes::new(),
         (_, Some(d)) => d.body.clone(),
     };
-    let mut reply = Reply::json(status, body, charge)
-        .header(
-            headers::SESSION_TOKEN,
-            session_token(ctx, partition, target.range_id(), lsn),
-        )
-        .header(headers::LSN, lsn.to_string())
-        .header(headers::PARTITION_KEY_RANGE_ID, target.range_id());
+    let mut reply = Reply::json(status, body, charge);
+    for (name, value) in partition_headers(ctx, target, partition, lsn) {
+        reply = reply.header(name, value);
+    }
     if let Some(d) = doc {
         reply = reply.header(headers::ETAG, &d.etag);
     }
     reply
+}
+
+/// An error the partition itself decided (409, 412, a missing item's 404, a patch the item
+/// refused): like a success it carries the session token, `lsn` and range id, at `lsn` (the state
+/// the decision saw).
+pub fn partition_error(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &Partition,
+    lsn: u64,
+    error: ApiError,
+) -> ApiError {
+    partition_headers(ctx, target, partition, lsn)
+        .into_iter()
+        .fold(error, |e, (name, value)| e.with_header(name, value))
+}
+
+/// [`partition_error`] for a write, decided on the committed state.
+pub fn write_error(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &Partition,
+    error: ApiError,
+) -> ApiError {
+    partition_error(ctx, target, partition, partition.committed_lsn(), error)
 }
 
 /// POST .../docs: create, or upsert with `x-ms-documentdb-is-upsert: true`.
@@ -51,12 +93,20 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
     let mut partition = target.write()?;
     let existing = partition.latest(&key).cloned();
     if existing.is_some() && !upsert {
-        return Err(ApiError::conflict(
-            "Entity with the specified id already exists in the system.",
+        return Err(write_error(
+            ctx,
+            &target,
+            &partition,
+            ApiError::conflict("Entity with the specified id already exists in the system."),
         ));
     }
     if upsert && !if_match_ok(ctx, existing.as_ref().map(|d| d.etag.as_str())) {
-        return Err(ApiError::precondition_failed());
+        return Err(write_error(
+            ctx,
+            &target,
+            &partition,
+            ApiError::precondition_failed(),
+        ));
     }
     let rid = existing
         .as_ref()
@@ -86,9 +136,9 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
     let target = Target::locate(ctx, db, coll)?;
     let partition = target.read()?;
     let lsn = read_lsn(ctx, &partition, target.range_id())?;
-    let doc = partition
-        .read_at(&target.key(id), lsn)
-        .ok_or_else(ApiError::missing_entity)?;
+    let doc = partition.read_at(&target.key(id), lsn).ok_or_else(|| {
+        partition_error(ctx, &target, &partition, lsn, ApiError::missing_entity())
+    })?;
     if ctx
         .header(headers::IF_NONE_MATCH)
         .is_some_and(|tag| tag.trim() == doc.etag)
@@ -128,13 +178,7 @@ pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<R
     target.check_document_key(&map)?;
     let key = target.key(id);
     let mut partition = target.write()?;
-    let existing = partition
-        .latest(&key)
-        .cloned()
-        .ok_or_else(ApiError::missing_entity)?;
-    if !if_match_ok(ctx, Some(&existing.etag)) {
-        return Err(ApiError::precondition_failed());
-    }
+    let existing = current_for_write(ctx, &target, &partition, &key)?;
     let sealed = seal(map, &existing.rid, target.self_link(&existing.rid));
     let doc = Arc::new(StoredDoc {
         body: sealed.body,
@@ -159,13 +203,7 @@ pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Re
     let target = Target::locate(ctx, db, coll)?;
     let key = target.key(id);
     let mut partition = target.write()?;
-    let existing = partition
-        .latest(&key)
-        .cloned()
-        .ok_or_else(ApiError::missing_entity)?;
-    if !if_match_ok(ctx, Some(&existing.etag)) {
-        return Err(ApiError::precondition_failed());
-    }
+    let existing = current_for_write(ctx, &target, &partition, &key)?;
     let lsn = commit(ctx, &mut partition, &key, None);
     Ok(item_reply(
         ctx,
@@ -178,12 +216,31 @@ pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Re
     ))
 }
 
+/// The item a replace, delete or patch changes, in the committed state: 404 when it is missing,
+/// 412 when an `If-Match` names another version (both with the partition's headers).
+pub fn current_for_write(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &Partition,
+    key: &DocKey,
+) -> Result<Arc<StoredDoc>, ApiError> {
+    let refuse = |error| write_error(ctx, target, partition, error);
+    let existing = partition
+        .latest(key)
+        .cloned()
+        .ok_or_else(|| refuse(ApiError::missing_entity()))?;
+    if !if_match_ok(ctx, Some(&existing.etag)) {
+        return Err(refuse(ApiError::precondition_failed()));
+    }
+    Ok(existing)
+}
+
 /// Commits a write in the serving region; the partition's clock reading is taken under its lock so
 /// commits stay in time order.
 pub fn commit(
     ctx: &RequestCtx<'_>,
     partition: &mut Partition,
-    key: &crate::store::DocKey,
+    key: &DocKey,
     doc: Option<Arc<StoredDoc>>,
 ) -> u64 {
     let lags = ctx.shared.store.sample_lags();

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::consistency::{if_match_ok, require_write_region};
-use super::items::{commit, item_reply};
+use super::consistency::require_write_region;
+use super::items::{commit, current_for_write, item_reply, write_error};
 use super::target::Target;
 use crate::patch::condition::{self, holds};
 use crate::patch::{apply, parse_operations, PatchOp};
@@ -35,24 +35,25 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
         };
     let key = target.key(id);
     let mut partition = target.write()?;
-    let existing = partition
-        .latest(&key)
-        .cloned()
-        .ok_or_else(ApiError::missing_entity)?;
-    if !if_match_ok(ctx, Some(&existing.etag)) {
-        return Err(ApiError::precondition_failed());
-    }
+    let existing = current_for_write(ctx, &target, &partition, &key)?;
+    let refuse = |error| write_error(ctx, &target, &partition, error);
     let mut doc: Value = serde_json::from_slice(&existing.body)
         .map_err(|e| ApiError::new(500, format!("The stored item could not be read: {e}")))?;
     if let Some(cond) = &condition {
-        if !holds(cond, &doc)
-            .map_err(|e| ApiError::bad_request(format!("The patch condition is invalid: {e}")))?
-        {
-            return Err(ApiError::precondition_failed());
+        let held = holds(cond, &doc).map_err(|e| {
+            refuse(ApiError::bad_request(format!(
+                "The patch condition is invalid: {e}"
+            )))
+        })?;
+        if !held {
+            return Err(refuse(ApiError::precondition_failed()));
         }
     }
-    apply(&mut doc, &ops)
-        .map_err(|e| ApiError::bad_request(format!("The patch could not be applied: {e}")))?;
+    apply(&mut doc, &ops).map_err(|e| {
+        refuse(ApiError::bad_request(format!(
+            "The patch could not be applied: {e}"
+        )))
+    })?;
     let Value::Object(map) = doc else {
         return Err(ApiError::new(500, "The stored item is not a JSON object."));
     };

@@ -18,6 +18,9 @@ pub struct ApiError {
     pub message: String,
     /// Sent as `x-ms-retry-after-ms` (429s).
     pub retry_after_ms: Option<u64>,
+    /// Further response headers: the session token, `lsn` and range id when the request reached a
+    /// partition (412, 409, a missing item's 404, a patch the item refused).
+    pub headers: Vec<(&'static str, String)>,
 }
 
 impl ApiError {
@@ -28,7 +31,14 @@ impl ApiError {
             sub_status: 0,
             message: message.into(),
             retry_after_ms: None,
+            headers: Vec::new(),
         }
+    }
+
+    /// Adds a response header (`name` is one of [`crate::protocol::headers`]).
+    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
     }
 
     /// Sets the sub-status.

@@ -69,6 +69,9 @@ pub fn error_response(error: &ApiError, charge: f64) -> Response<Full<Bytes>> {
     if let Some(ms) = error.retry_after_ms {
         reply = reply.header(headers::RETRY_AFTER_MS, ms.to_string());
     }
+    for (name, value) in &error.headers {
+        reply = reply.header(*name, value);
+    }
     to_response(reply)
 }
 
@@ -101,6 +104,17 @@ mod tests {
         assert_eq!(r.headers()[headers::RETRY_AFTER_MS], "15");
         assert_eq!(r.headers()[headers::REQUEST_CHARGE], "0");
         assert_eq!(r.headers()[headers::CONTENT_TYPE], "application/json");
+    }
+
+    #[test]
+    fn errors_carry_their_extra_headers() {
+        let e = ApiError::precondition_failed()
+            .with_header(headers::SESSION_TOKEN, "0:-1#7")
+            .with_header(headers::LSN, "7");
+        let r = error_response(&e, 1.0);
+        assert_eq!(r.status(), 412);
+        assert_eq!(r.headers()[headers::SESSION_TOKEN], "0:-1#7");
+        assert_eq!(r.headers()[headers::LSN], "7");
     }
 
     #[test]

@@ -242,6 +242,32 @@ impl TestClient {
     }
 }
 
+impl TestClient {
+    /// Sends `method` to `path` with partition key `pk`, `extra` headers and an optional JSON body.
+    pub async fn send_with_pk(
+        &self,
+        base: &str,
+        method: Method,
+        path: &str,
+        pk: &Value,
+        extra: &[(&str, &str)],
+        body: Option<&Value>,
+    ) -> Resp {
+        let pk = pk_header(pk);
+        let mut headers = vec![("x-ms-documentdb-partitionkey", pk.as_str())];
+        headers.extend_from_slice(extra);
+        let body = body.map(Value::to_string);
+        self.send(
+            base,
+            method,
+            path,
+            &headers,
+            body.as_deref().map(str::as_bytes),
+        )
+        .await
+    }
+}
+
 /// The partition key header for a single value.
 pub fn pk_header(value: &Value) -> String {
     Value::Array(vec![value.clone()]).to_string()
