@@ -148,9 +148,9 @@ fn apply_one(doc: &mut Value, op: &PatchOp) -> Result<(), String> {
                     "incr: {path} names the end of an array, not a number to increment; \
                      append with add"
                 )),
-                None if parent_is_array => Err(format!(
-                    "incr: {path} is not an element of the array"
-                )),
+                None if parent_is_array => {
+                    Err(format!("incr: {path} is not an element of the array"))
+                }
                 None => insert_into(
                     parent,
                     last,
@@ -370,10 +370,18 @@ mod tests {
     #[test]
     fn incr_creates_a_missing_field_but_never_appends_to_an_array() {
         let base = json!({"list": [1], "o": {}});
-        let out = run(base.clone(), json!([{"op": "incr", "path": "/o/n", "value": -2}])).unwrap();
+        let out = run(
+            base.clone(),
+            json!([{"op": "incr", "path": "/o/n", "value": -2}]),
+        )
+        .unwrap();
         assert_eq!(out["o"]["n"], -2);
         // On an object, "-" is an ordinary member name.
-        let out = run(base.clone(), json!([{"op": "incr", "path": "/o/-", "value": 1}])).unwrap();
+        let out = run(
+            base.clone(),
+            json!([{"op": "incr", "path": "/o/-", "value": 1}]),
+        )
+        .unwrap();
         assert_eq!(out["o"]["-"], 1);
         let err = run(base, json!([{"op": "incr", "path": "/list/-", "value": 1}])).unwrap_err();
         assert!(err.contains("append with add"), "{err}");
