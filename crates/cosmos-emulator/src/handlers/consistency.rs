@@ -69,6 +69,12 @@ pub fn session_token(
     }
 }
 
+/// Whether an `If-None-Match` header names `etag` (the answer is then 304).
+pub fn if_none_match_hit(ctx: &RequestCtx<'_>, etag: &str) -> bool {
+    ctx.header(headers::IF_NONE_MATCH)
+        .is_some_and(|tag| tag.trim() == etag)
+}
+
 /// Whether an `If-Match` header (when present) matches `etag`; `*` matches anything.
 pub fn if_match_ok(ctx: &RequestCtx<'_>, etag: Option<&str>) -> bool {
     match ctx.header(headers::IF_MATCH) {

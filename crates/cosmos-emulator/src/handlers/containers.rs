@@ -3,7 +3,7 @@
 use bytes::Bytes;
 
 use super::consistency::require_write_region;
-use super::feed_body;
+use super::{etag_read, feed_body};
 use crate::protocol::{charge, headers, ApiError};
 use crate::server::{Reply, RequestCtx};
 use crate::store::document::{id_of, parse_object};
@@ -13,10 +13,7 @@ use crate::store::Container;
 pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let store = &ctx.shared.store;
-    let database = store
-        .catalog
-        .database(db)
-        .ok_or_else(|| ApiError::missing_owner(&format!("database {db}")))?;
+    let database = store.catalog.owner_database(db)?;
     let map = parse_object(&ctx.body)?;
     let id = id_of(&map)?;
     let regions = store.topology.regions().len();
@@ -54,62 +51,34 @@ pub fn list(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
 
 /// GET /dbs/{db}/colls/{coll}
 pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
-    let container = lookup(ctx, db, coll)?;
-    if ctx
-        .header(headers::IF_NONE_MATCH)
-        .is_some_and(|t| t.trim() == container.etag)
-    {
-        return Ok(Reply::empty(304, charge::not_modified()).header(headers::ETAG, &container.etag));
-    }
-    Ok(Reply::json(200, container.body.clone(), charge::metadata())
-        .header(headers::ETAG, &container.etag))
+    let container = ctx
+        .shared
+        .store
+        .catalog
+        .owner_database(db)?
+        .container(coll)
+        .ok_or_else(ApiError::missing_entity)?;
+    Ok(etag_read(ctx, &container.body, &container.etag))
 }
 
 /// DELETE /dbs/{db}/colls/{coll}
 pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
-    let database = ctx
-        .shared
+    ctx.shared
         .store
         .catalog
-        .database(db)
-        .ok_or_else(|| ApiError::missing_owner(&format!("database {db}")))?;
-    database.delete_container(coll)?;
+        .owner_database(db)?
+        .delete_container(coll)?;
     Ok(Reply::empty(204, charge::metadata()))
 }
 
 /// GET /dbs/{db}/colls/{coll}/pkranges (304 when `If-None-Match` carries the current etag).
 pub fn pkranges(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
-    if ctx
-        .header(headers::IF_NONE_MATCH)
-        .is_some_and(|t| t.trim() == container.pkranges_etag)
-    {
-        return Ok(Reply::empty(304, charge::not_modified())
-            .header(headers::ETAG, &container.pkranges_etag));
+    let reply = etag_read(ctx, &container.pkranges_body, &container.pkranges_etag);
+    if reply.status == 304 {
+        return Ok(reply);
     }
-    Ok(
-        Reply::json(200, container.pkranges_body.clone(), charge::metadata())
-            .header(headers::ETAG, &container.pkranges_etag)
-            .header(
-                headers::ITEM_COUNT,
-                container.partitions().len().to_string(),
-            ),
-    )
-}
-
-fn lookup(
-    ctx: &RequestCtx<'_>,
-    db: &str,
-    coll: &str,
-) -> Result<std::sync::Arc<Container>, ApiError> {
-    let database = ctx
-        .shared
-        .store
-        .catalog
-        .database(db)
-        .ok_or_else(|| ApiError::missing_owner(&format!("database {db}")))?;
-    database
-        .container(coll)
-        .ok_or_else(ApiError::missing_entity)
+    let count = container.partitions().len();
+    Ok(reply.header(headers::ITEM_COUNT, count.to_string()))
 }

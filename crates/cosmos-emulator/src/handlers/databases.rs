@@ -3,7 +3,7 @@
 use bytes::Bytes;
 
 use super::consistency::require_write_region;
-use super::feed_body;
+use super::{etag_read, feed_body};
 use crate::protocol::{charge, headers, ApiError};
 use crate::server::{Reply, RequestCtx};
 use crate::store::document::{id_of, parse_object};
@@ -35,13 +35,7 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
         .catalog
         .database(db)
         .ok_or_else(ApiError::missing_entity)?;
-    if ctx
-        .header(headers::IF_NONE_MATCH)
-        .is_some_and(|t| t.trim() == db.etag)
-    {
-        return Ok(Reply::empty(304, charge::not_modified()).header(headers::ETAG, &db.etag));
-    }
-    Ok(Reply::json(200, db.body.clone(), charge::metadata()).header(headers::ETAG, &db.etag))
+    Ok(etag_read(ctx, &db.body, &db.etag))
 }
 
 /// DELETE /dbs/{db}

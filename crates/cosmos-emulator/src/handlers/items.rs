@@ -2,84 +2,17 @@
 
 use std::sync::Arc;
 
+use serde_json::{Map, Value};
 use tokio::time::Instant;
 
-use super::consistency::{if_match_ok, read_lsn, require_write_region, session_token};
+use super::consistency::{if_match_ok, if_none_match_hit, read_lsn, require_write_region};
+use super::item_reply::{item_reply, partition_error, write_error};
 use super::target::Target;
 use crate::protocol::{charge, headers, ApiError};
 use crate::server::op_kind::flag;
 use crate::server::{Reply, RequestCtx};
 use crate::store::document::{id_of, parse_object, seal};
 use crate::store::{DocKey, Partition, StoredDoc};
-
-/// The partition's headers on an item answer: session token and `lsn` at `lsn`, and the range id.
-fn partition_headers(
-    ctx: &RequestCtx<'_>,
-    target: &Target,
-    partition: &Partition,
-    lsn: u64,
-) -> [(&'static str, String); 3] {
-    [
-        (
-            headers::SESSION_TOKEN,
-            session_token(ctx, partition, target.range_id(), lsn),
-        ),
-        (headers::LSN, lsn.to_string()),
-        (
-            headers::PARTITION_KEY_RANGE_ID,
-            target.range_id().to_owned(),
-        ),
-    ]
-}
-
-/// The headers every item answer carries.
-pub fn item_reply(
-    ctx: &RequestCtx<'_>,
-    target: &Target,
-    partition: &Partition,
-    status: u16,
-    doc: Option<&StoredDoc>,
-    lsn: u64,
-    charge: f64,
-) -> Reply {
-    let body = match (status, doc) {
-        (204 | 304, _) | (_, None) => bytes::Bytes::new(),
-        (_, Some(d)) => d.body.clone(),
-    };
-    let mut reply = Reply::json(status, body, charge);
-    for (name, value) in partition_headers(ctx, target, partition, lsn) {
-        reply = reply.header(name, value);
-    }
-    if let Some(d) = doc {
-        reply = reply.header(headers::ETAG, &d.etag);
-    }
-    reply
-}
-
-/// An error the partition itself decided (409, 412, a missing item's 404, a patch the item
-/// refused): like a success it carries the session token, `lsn` and range id, at `lsn` (the state
-/// the decision saw).
-pub fn partition_error(
-    ctx: &RequestCtx<'_>,
-    target: &Target,
-    partition: &Partition,
-    lsn: u64,
-    error: ApiError,
-) -> ApiError {
-    partition_headers(ctx, target, partition, lsn)
-        .into_iter()
-        .fold(error, |e, (name, value)| e.with_header(name, value))
-}
-
-/// [`partition_error`] for a write, decided on the committed state.
-pub fn write_error(
-    ctx: &RequestCtx<'_>,
-    target: &Target,
-    partition: &Partition,
-    error: ApiError,
-) -> ApiError {
-    partition_error(ctx, target, partition, partition.committed_lsn(), error)
-}
 
 /// POST .../docs: create, or upsert with `x-ms-documentdb-is-upsert: true`.
 pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
@@ -92,33 +25,18 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
     let key = target.key(&id);
     let mut partition = target.write()?;
     let existing = partition.latest(&key).cloned();
+    let refuse = |error| write_error(ctx, &target, &partition, error);
     if existing.is_some() && !upsert {
-        return Err(write_error(
-            ctx,
-            &target,
-            &partition,
-            ApiError::conflict("Entity with the specified id already exists in the system."),
-        ));
+        return Err(refuse(ApiError::already_exists()));
     }
     if upsert && !if_match_ok(ctx, existing.as_ref().map(|d| d.etag.as_str())) {
-        return Err(write_error(
-            ctx,
-            &target,
-            &partition,
-            ApiError::precondition_failed(),
-        ));
+        return Err(refuse(ApiError::precondition_failed()));
     }
     let rid = existing
         .as_ref()
         .map(|d| d.rid)
         .unwrap_or_else(|| target.container.next_item_rid());
-    let sealed = seal(map, &rid, target.self_link(&rid));
-    let doc = Arc::new(StoredDoc {
-        body: sealed.body,
-        etag: sealed.etag,
-        rid,
-    });
-    let lsn = commit(ctx, &mut partition, &key, Some(doc.clone()));
+    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, rid);
     let status = if existing.is_some() { 200 } else { 201 };
     Ok(item_reply(
         ctx,
@@ -139,10 +57,7 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
     let doc = partition.read_at(&target.key(id), lsn).ok_or_else(|| {
         partition_error(ctx, &target, &partition, lsn, ApiError::missing_entity())
     })?;
-    if ctx
-        .header(headers::IF_NONE_MATCH)
-        .is_some_and(|tag| tag.trim() == doc.etag)
-    {
+    if if_none_match_hit(ctx, &doc.etag) {
         return Ok(item_reply(
             ctx,
             &target,
@@ -179,13 +94,7 @@ pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<R
     let key = target.key(id);
     let mut partition = target.write()?;
     let existing = current_for_write(ctx, &target, &partition, &key)?;
-    let sealed = seal(map, &existing.rid, target.self_link(&existing.rid));
-    let doc = Arc::new(StoredDoc {
-        body: sealed.body,
-        etag: sealed.etag,
-        rid: existing.rid,
-    });
-    let lsn = commit(ctx, &mut partition, &key, Some(doc.clone()));
+    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, existing.rid);
     Ok(item_reply(
         ctx,
         &target,
@@ -233,6 +142,26 @@ pub fn current_for_write(
         return Err(refuse(ApiError::precondition_failed()));
     }
     Ok(existing)
+}
+
+/// Seals `map` (system properties added) as the item with resource id `rid` and commits it;
+/// returns the stored item and its LSN.
+pub fn commit_item(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &mut Partition,
+    key: &DocKey,
+    map: Map<String, Value>,
+    rid: [u8; 16],
+) -> (Arc<StoredDoc>, u64) {
+    let sealed = seal(map, &rid, target.self_link(&rid));
+    let doc = Arc::new(StoredDoc {
+        body: sealed.body,
+        etag: sealed.etag,
+        rid,
+    });
+    let lsn = commit(ctx, partition, key, Some(doc.clone()));
+    (doc, lsn)
 }
 
 /// Commits a write in the serving region; the partition's clock reading is taken under its lock so

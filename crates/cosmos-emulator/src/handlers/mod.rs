@@ -6,6 +6,7 @@ mod containers;
 mod databases;
 mod failover;
 mod feed;
+mod item_reply;
 mod items;
 mod patch;
 mod target;
@@ -52,6 +53,16 @@ pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
             format!("The verb {m} is not supported on this resource."),
         )),
     }
+}
+
+/// A metadata read: 304 when `If-None-Match` names `etag`, else `body`; both carry the etag.
+pub fn etag_read(ctx: &RequestCtx<'_>, body: &Bytes, etag: &str) -> Reply {
+    let reply = if consistency::if_none_match_hit(ctx, etag) {
+        Reply::empty(304, crate::protocol::charge::not_modified())
+    } else {
+        Reply::json(200, body.clone(), crate::protocol::charge::metadata())
+    };
+    reply.header(crate::protocol::headers::ETAG, etag)
 }
 
 /// A feed body: `{"_rid": rid, "<name>": [bodies...], "_count": n}` without re-serializing bodies.

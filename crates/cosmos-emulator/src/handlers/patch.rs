@@ -1,18 +1,16 @@
 //! PATCH .../docs/{id}: native partial update with an optional `from c where ...` condition.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
 use super::consistency::require_write_region;
-use super::items::{commit, current_for_write, item_reply, write_error};
+use super::item_reply::{item_reply, write_error};
+use super::items::{commit_item, current_for_write};
 use super::target::Target;
 use crate::patch::condition::{self, holds};
 use crate::patch::{apply, parse_operations, PatchOp};
 use crate::protocol::{charge, ApiError};
 use crate::server::{Reply, RequestCtx};
-use crate::store::document::{parse_object, seal, SYSTEM_PROPERTIES};
-use crate::store::StoredDoc;
+use crate::store::document::{parse_object, SYSTEM_PROPERTIES};
 
 /// Applies a patch request to one item.
 pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
@@ -57,13 +55,7 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
     let Value::Object(map) = doc else {
         return Err(ApiError::new(500, "The stored item is not a JSON object."));
     };
-    let sealed = seal(map, &existing.rid, target.self_link(&existing.rid));
-    let doc = Arc::new(StoredDoc {
-        body: sealed.body,
-        etag: sealed.etag,
-        rid: existing.rid,
-    });
-    let lsn = commit(ctx, &mut partition, &key, Some(doc.clone()));
+    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, existing.rid);
     let charge = charge::patch(doc.body.len(), condition.is_some());
     Ok(item_reply(
         ctx,

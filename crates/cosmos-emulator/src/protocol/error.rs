@@ -59,6 +59,11 @@ impl ApiError {
         Self::new(409, message)
     }
 
+    /// 409: a resource with that id exists already.
+    pub fn already_exists() -> Self {
+        Self::conflict("Entity with the specified id already exists in the system.")
+    }
+
     pub fn precondition_failed() -> Self {
         Self::new(412, "One of the specified pre-condition is not met.")
     }

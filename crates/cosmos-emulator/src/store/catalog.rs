@@ -41,6 +41,24 @@ fn lookup<T>(
         .or_else(|| map.values().find(|v| rid(v) == name_or_rid).cloned())
 }
 
+/// Removes the entry named (or with `_rid`) `name_or_rid`; 404 when there is none.
+fn remove<T>(
+    map: &mut BTreeMap<String, Arc<T>>,
+    name_or_rid: &str,
+    rid: impl Fn(&T) -> &str,
+) -> Result<(), ApiError> {
+    let key = if map.contains_key(name_or_rid) {
+        name_or_rid.to_owned()
+    } else {
+        map.iter()
+            .find(|(_, v)| rid(v) == name_or_rid)
+            .map(|(k, _)| k.clone())
+            .ok_or_else(ApiError::missing_entity)?
+    };
+    map.remove(&key);
+    Ok(())
+}
+
 impl Catalog {
     /// Creates a database from a create request's body.
     pub fn create_database(
@@ -50,9 +68,7 @@ impl Catalog {
     ) -> Result<Arc<Database>, ApiError> {
         let mut dbs = self.databases.write().map_err(|_| poisoned())?;
         if dbs.contains_key(&id) {
-            return Err(ApiError::conflict(
-                "Entity with the specified id already exists in the system.",
-            ));
+            return Err(ApiError::already_exists());
         }
         let ordinal = self.next_database.fetch_add(1, Ordering::Relaxed) + 1;
         let rid_bytes = ordinal.to_be_bytes();
@@ -91,19 +107,18 @@ impl Catalog {
     /// Deletes a database and its containers.
     pub fn delete_database(&self, name: &str) -> Result<(), ApiError> {
         let mut dbs = self.databases.write().map_err(|_| poisoned())?;
-        let id = lookup(&dbs, name, |d| d.rid.as_str())
-            .map(|d| d.id.clone())
-            .ok_or_else(ApiError::missing_entity)?;
-        dbs.remove(&id);
-        Ok(())
+        remove(&mut dbs, name, |d| d.rid.as_str())
+    }
+
+    /// The database a request on its containers names; 404/1003 (owner missing) otherwise.
+    pub fn owner_database(&self, db: &str) -> Result<Arc<Database>, ApiError> {
+        self.database(db)
+            .ok_or_else(|| ApiError::missing_owner(&format!("database {db}")))
     }
 
     /// The container `coll` of database `db`; a 404 saying which is missing otherwise.
     pub fn container(&self, db: &str, coll: &str) -> Result<Arc<Container>, ApiError> {
-        let database = self
-            .database(db)
-            .ok_or_else(|| ApiError::missing_owner(&format!("database {db}")))?;
-        database
+        self.owner_database(db)?
             .container(coll)
             .ok_or_else(|| ApiError::missing_owner(&format!("container {coll} in database {db}")))
     }
@@ -118,9 +133,7 @@ impl Database {
     ) -> Result<Arc<Container>, ApiError> {
         let mut colls = self.containers.write().map_err(|_| poisoned())?;
         if colls.contains_key(id) {
-            return Err(ApiError::conflict(
-                "Entity with the specified id already exists in the system.",
-            ));
+            return Err(ApiError::already_exists());
         }
         let container = Arc::new(make(self.next_container.fetch_add(1, Ordering::Relaxed))?);
         colls.insert(id.to_owned(), container.clone());
@@ -144,11 +157,7 @@ impl Database {
     /// Deletes a container.
     pub fn delete_container(&self, name: &str) -> Result<(), ApiError> {
         let mut colls = self.containers.write().map_err(|_| poisoned())?;
-        let id = lookup(&colls, name, |c| c.rid.as_str())
-            .map(|c| c.id.clone())
-            .ok_or_else(ApiError::missing_entity)?;
-        colls.remove(&id);
-        Ok(())
+        remove(&mut colls, name, |c| c.rid.as_str())
     }
 }
 

@@ -1,0 +1,77 @@
+//! What an item answer carries from its partition: the session token, `lsn` and range id, on
+//! successes and on the errors the partition itself decided.
+
+use super::consistency::session_token;
+use super::target::Target;
+use crate::protocol::{headers, ApiError};
+use crate::server::{Reply, RequestCtx};
+use crate::store::{Partition, StoredDoc};
+
+/// The partition's headers on an item answer: session token and `lsn` at `lsn`, and the range id.
+fn partition_headers(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &Partition,
+    lsn: u64,
+) -> [(&'static str, String); 3] {
+    [
+        (
+            headers::SESSION_TOKEN,
+            session_token(ctx, partition, target.range_id(), lsn),
+        ),
+        (headers::LSN, lsn.to_string()),
+        (
+            headers::PARTITION_KEY_RANGE_ID,
+            target.range_id().to_owned(),
+        ),
+    ]
+}
+
+/// The headers every item answer carries.
+pub fn item_reply(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &Partition,
+    status: u16,
+    doc: Option<&StoredDoc>,
+    lsn: u64,
+    charge: f64,
+) -> Reply {
+    let body = match (status, doc) {
+        (204 | 304, _) | (_, None) => bytes::Bytes::new(),
+        (_, Some(d)) => d.body.clone(),
+    };
+    let mut reply = Reply::json(status, body, charge);
+    for (name, value) in partition_headers(ctx, target, partition, lsn) {
+        reply = reply.header(name, value);
+    }
+    if let Some(d) = doc {
+        reply = reply.header(headers::ETAG, &d.etag);
+    }
+    reply
+}
+
+/// An error the partition itself decided (409, 412, a missing item's 404, a patch the item
+/// refused): like a success it carries the session token, `lsn` and range id, at `lsn` (the state
+/// the decision saw).
+pub fn partition_error(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &Partition,
+    lsn: u64,
+    error: ApiError,
+) -> ApiError {
+    partition_headers(ctx, target, partition, lsn)
+        .into_iter()
+        .fold(error, |e, (name, value)| e.with_header(name, value))
+}
+
+/// [`partition_error`] for a write, decided on the committed state.
+pub fn write_error(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &Partition,
+    error: ApiError,
+) -> ApiError {
+    partition_error(ctx, target, partition, partition.committed_lsn(), error)
+}
