@@ -1,5 +1,16 @@
 //! Tokens of the patch condition language (a subset of the NoSQL query grammar).
 
+/// A comparison operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
 /// One token.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Token {
@@ -12,12 +23,7 @@ pub enum Token {
     RBracket,
     Dot,
     Comma,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
+    Cmp(CmpOp),
 }
 
 /// Splits `text` into tokens.
@@ -42,27 +48,27 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>, String> {
                     ']' => Token::RBracket,
                     '.' => Token::Dot,
                     ',' => Token::Comma,
-                    _ => Token::Eq,
+                    _ => Token::Cmp(CmpOp::Eq),
                 });
                 i += 1;
             }
             '!' if chars.get(i + 1) == Some(&'=') => {
-                out.push(Token::Ne);
+                out.push(Token::Cmp(CmpOp::Ne));
                 i += 2;
             }
             '<' => {
                 match chars.get(i + 1) {
-                    Some('=') => (out.push(Token::Le), i += 2),
-                    Some('>') => (out.push(Token::Ne), i += 2),
-                    _ => (out.push(Token::Lt), i += 1),
+                    Some('=') => (out.push(Token::Cmp(CmpOp::Le)), i += 2),
+                    Some('>') => (out.push(Token::Cmp(CmpOp::Ne)), i += 2),
+                    _ => (out.push(Token::Cmp(CmpOp::Lt)), i += 1),
                 };
             }
             '>' => {
                 if chars.get(i + 1) == Some(&'=') {
-                    out.push(Token::Ge);
+                    out.push(Token::Cmp(CmpOp::Ge));
                     i += 2;
                 } else {
-                    out.push(Token::Gt);
+                    out.push(Token::Cmp(CmpOp::Gt));
                     i += 1;
                 }
             }
@@ -167,13 +173,13 @@ mod tests {
                 Token::LBracket,
                 Token::Str("b".into()),
                 Token::RBracket,
-                Token::Ge,
+                Token::Cmp(CmpOp::Ge),
                 Token::Num(-1.5),
                 Token::Ident("AND".into()),
                 Token::Ident("c".into()),
                 Token::Dot,
                 Token::Ident("s".into()),
-                Token::Ne,
+                Token::Cmp(CmpOp::Ne),
                 Token::Str("x\"y".into()),
             ]
         );

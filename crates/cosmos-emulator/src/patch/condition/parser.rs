@@ -1,17 +1,7 @@
 //! Parsing `from <alias> [where <predicate>]` into an expression tree.
 
+pub use super::lexer::CmpOp;
 use super::lexer::{tokenize, Token};
-
-/// A comparison operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CmpOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
 
 /// An expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -134,14 +124,8 @@ impl Parser {
 
     fn comparison(&mut self) -> Result<Expr, String> {
         let left = self.primary()?;
-        let op = match self.peek() {
-            Some(Token::Eq) => CmpOp::Eq,
-            Some(Token::Ne) => CmpOp::Ne,
-            Some(Token::Lt) => CmpOp::Lt,
-            Some(Token::Le) => CmpOp::Le,
-            Some(Token::Gt) => CmpOp::Gt,
-            Some(Token::Ge) => CmpOp::Ge,
-            _ => return Ok(left),
+        let Some(&Token::Cmp(op)) = self.peek() else {
+            return Ok(left);
         };
         self.pos += 1;
         let right = self.primary()?;
