@@ -149,17 +149,7 @@ async fn entra_id_tokens_are_accepted_only_when_configured() {
 async fn no_auth_accepts_unsigned_requests_only_when_asked() {
     let open = EmulatorBuilder::new().no_auth(true).start().await.unwrap();
     let c = TestClient::new(WELL_KNOWN_KEY);
-    assert_eq!(
-        c.send_raw(open.endpoint(), Method::GET, "/dbs", &[], None)
-            .await
-            .status,
-        200
-    );
+    assert_eq!(c.get_unsigned(open.endpoint(), "/dbs").await.status, 200);
     let closed = EmulatorBuilder::new().start().await.unwrap();
-    assert_eq!(
-        c.send_raw(closed.endpoint(), Method::GET, "/dbs", &[], None)
-            .await
-            .status,
-        401
-    );
+    assert_eq!(c.get_unsigned(closed.endpoint(), "/dbs").await.status, 401);
 }

@@ -2,17 +2,15 @@
 
 mod common;
 
-use common::TestClient;
+use common::{start_with_container, TestClient};
 use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
 use http::Method;
 use serde_json::json;
 
 #[tokio::test]
 async fn each_kind_of_bad_request_gets_a_clear_answer() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     let pk = [("x-ms-documentdb-partitionkey", "[\"p\"]")];
 
     let r = c
@@ -102,37 +100,19 @@ async fn each_kind_of_bad_request_gets_a_clear_answer() {
 async fn admin_paths_answer_only_on_the_global_port() {
     let emu = EmulatorBuilder::new().start().await.unwrap();
     let c = TestClient::new(WELL_KNOWN_KEY);
-    let r = c
-        .send_raw(
-            emu.endpoint(),
-            Method::GET,
-            "/_emulator/counters",
-            &[],
-            None,
-        )
-        .await;
+    let r = c.get_unsigned(emu.endpoint(), "/_emulator/counters").await;
     assert_eq!(r.status, 200);
     let west = emu.region_endpoint("West US").unwrap();
     assert_eq!(
-        c.send_raw(west, Method::GET, "/_emulator/counters", &[], None)
-            .await
-            .status,
+        c.get_unsigned(west, "/_emulator/counters").await.status,
         404
     );
     assert_eq!(
-        c.send_raw(emu.endpoint(), Method::GET, "/_emulator/nothing", &[], None)
+        c.get_unsigned(emu.endpoint(), "/_emulator/nothing")
             .await
             .status,
         404
     );
-    let r = c
-        .send_raw(
-            emu.endpoint(),
-            Method::GET,
-            "/_emulator/failover",
-            &[],
-            None,
-        )
-        .await;
+    let r = c.get_unsigned(emu.endpoint(), "/_emulator/failover").await;
     assert_eq!(r.status, 405);
 }

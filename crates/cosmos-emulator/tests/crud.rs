@@ -2,8 +2,8 @@
 
 mod common;
 
-use common::{pk_header, TestClient};
-use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
+use common::{pk_header, start_with_container, TestClient};
+use cosmos_emulator::EmulatorBuilder;
 use http::Method;
 use serde_json::json;
 
@@ -77,10 +77,8 @@ async fn databases_and_containers_round_trip() {
 
 #[tokio::test]
 async fn items_create_read_replace_upsert_delete() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     let r = c
         .create_item(base, "db", "c", &json!({"id": "a", "pk": "p", "n": 1}))
         .await;
@@ -101,7 +99,7 @@ async fn items_create_read_replace_upsert_delete() {
         409
     );
 
-    let read = c.read_item(base, "db", "c", "a", &json!("p"), &[]).await;
+    let read = c.read_a(base, &[]).await;
     assert_eq!(read.status, 200);
     assert_eq!(read.json()["n"], 1);
     assert_eq!(read.header("x-ms-request-charge"), Some("1"));
@@ -160,12 +158,7 @@ async fn items_create_read_replace_upsert_delete() {
         )
         .await;
     assert_eq!(r.status, 201);
-    assert_eq!(
-        c.read_item(base, "db", "c", "a", &json!("p"), &[])
-            .await
-            .json()["n"],
-        3
-    );
+    assert_eq!(c.read_a(base, &[]).await.json()["n"], 3);
 
     let r = c
         .send(
@@ -178,12 +171,7 @@ async fn items_create_read_replace_upsert_delete() {
         .await;
     assert_eq!(r.status, 204);
     assert!(r.body.is_empty());
-    assert_eq!(
-        c.read_item(base, "db", "c", "a", &json!("p"), &[])
-            .await
-            .status,
-        404
-    );
+    assert_eq!(c.read_a(base, &[]).await.status, 404);
     assert_eq!(
         c.send(
             base,
@@ -200,10 +188,8 @@ async fn items_create_read_replace_upsert_delete() {
 
 #[tokio::test]
 async fn item_rules_are_checked() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     for id in ["a/b", "a\\b", "a?b", "a#b"] {
         let r = c
             .create_item(base, "db", "c", &json!({"id": id, "pk": "p"}))
@@ -242,10 +228,8 @@ async fn item_rules_are_checked() {
 
 #[tokio::test]
 async fn non_ascii_partition_keys_and_ids_work_escaped_or_raw() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     let r = c
         .create_item(base, "db", "c", &json!({"id": "café", "pk": "Zürich"}))
         .await;

@@ -6,8 +6,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Resp, TestClient};
-use cosmos_emulator::{EmulatorBuilder, ReplicationLag, WELL_KNOWN_KEY};
+use common::{east_and_lagging_west, east_west, start_with_container, Resp};
+use cosmos_emulator::EmulatorBuilder;
 use http::Method;
 use serde_json::{json, Value};
 
@@ -36,10 +36,8 @@ fn lsn_of(r: &Resp) -> u64 {
 
 #[tokio::test]
 async fn conflicts_stale_preconditions_and_missing_items_carry_the_committed_session() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     let pk = json!("p");
     let doc = json!({"id": "a", "pk": "p", "n": 1});
     let created = c.create_item(base, "db", "c", &doc).await;
@@ -175,16 +173,8 @@ async fn conflicts_stale_preconditions_and_missing_items_carry_the_committed_ses
 #[tokio::test]
 async fn a_missing_item_read_in_a_lagging_region_carries_that_replica_lsn() {
     const LAG_MS: u64 = 300;
-    let emu = EmulatorBuilder::new()
-        .regions(["East US", "West US"])
-        .region_replication_lag("West US", ReplicationLag::fixed_ms(LAG_MS))
-        .start()
-        .await
-        .unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
-    c.setup(emu.endpoint(), "db", "c").await;
-    let east = emu.region_endpoint("East US").unwrap();
-    let west = emu.region_endpoint("West US").unwrap();
+    let (emu, c) = start_with_container(east_and_lagging_west(LAG_MS)).await;
+    let (east, west) = east_west(&emu);
     let pk = json!("p");
     let created = c
         .create_item(east, "db", "c", &json!({"id": "a", "pk": "p"}))

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Resp, TestClient};
+use common::{assert_delayed, start_with_container, timed, TestClient};
 use cosmos_emulator::faults::{DelaySpec, FaultRule, OpKind, Reaction};
 use cosmos_emulator::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};
 use http::Method;
@@ -16,13 +16,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// An emulator (East US, West US) with database `db`, container `c` and item `a` in partition `p`.
 async fn emulator_with_item() -> (Emulator, TestClient) {
-    let emu = EmulatorBuilder::new()
-        .regions(["East US", "West US"])
-        .start()
-        .await
-        .unwrap();
-    let client = TestClient::new(WELL_KNOWN_KEY);
-    client.setup(emu.endpoint(), "db", "c").await;
+    let (emu, client) =
+        start_with_container(EmulatorBuilder::new().regions(["East US", "West US"])).await;
     let created = client
         .create_item(emu.endpoint(), "db", "c", &json!({"id": "a", "pk": "p"}))
         .await;
@@ -36,12 +31,6 @@ fn west(emu: &Emulator) -> String {
 
 fn east(emu: &Emulator) -> String {
     emu.region_endpoint("East US").unwrap().to_owned()
-}
-
-async fn read_a(client: &TestClient, base: &str) -> Resp {
-    client
-        .read_item(base, "db", "c", "a", &json!("p"), &[])
-        .await
 }
 
 /// Sends one unsigned GET over a fresh TCP connection and returns every byte the server sent
@@ -63,20 +52,15 @@ async fn delay_reaction_delays_then_serves() {
     let fixed = emu
         .faults()
         .add(FaultRule::new(Reaction::delay_ms(300)).in_regions(["West US"]));
-    let started = Instant::now();
-    let read = read_a(&client, &west).await;
-    let elapsed = started.elapsed();
+    let (read, elapsed) = timed(client.read_a(&west, &[])).await;
     assert_eq!(read.status, 200);
     assert_eq!(read.json()["id"], "a");
-    assert!(
-        elapsed >= Duration::from_millis(300) && elapsed < Duration::from_secs(10),
-        "{elapsed:?}"
-    );
+    assert_delayed(elapsed, 300);
     assert_eq!(fixed.hits(), 1);
 
     // Only the region named is slowed.
     let started = Instant::now();
-    assert_eq!(read_a(&client, &east(&emu)).await.status, 200);
+    assert_eq!(client.read_a(&east(&emu), &[]).await.status, 200);
     assert!(
         started.elapsed() < Duration::from_millis(300),
         "{:?}",
@@ -88,13 +72,9 @@ async fn delay_reaction_delays_then_serves() {
     let _uniform = emu
         .faults()
         .add(FaultRule::new(Reaction::Delay(uniform)).for_ops([OpKind::Read]));
-    let started = Instant::now();
-    assert_eq!(read_a(&client, &west).await.status, 200);
-    let elapsed = started.elapsed();
-    assert!(
-        elapsed >= Duration::from_millis(200) && elapsed < Duration::from_secs(10),
-        "{elapsed:?}"
-    );
+    let (read, elapsed) = timed(client.read_a(&west, &[])).await;
+    assert_eq!(read.status, 200);
+    assert_delayed(elapsed, 200);
 }
 
 #[tokio::test]
@@ -139,15 +119,10 @@ async fn respond_429_carries_retry_after_and_can_wait_first() {
     let _guard = emu
         .faults()
         .add(FaultRule::new(throttled).in_regions(["West US"]));
-    let started = Instant::now();
-    let read = read_a(&client, &west).await;
-    let elapsed = started.elapsed();
+    let (read, elapsed) = timed(client.read_a(&west, &[])).await;
     assert_eq!((read.status, read.sub_status()), (429, 3200));
     assert_eq!(read.header("x-ms-retry-after-ms"), Some("40"));
-    assert!(
-        elapsed >= Duration::from_millis(200) && elapsed < Duration::from_secs(10),
-        "{elapsed:?}"
-    );
+    assert_delayed(elapsed, 200);
 }
 
 #[tokio::test]
@@ -173,7 +148,7 @@ async fn close_drops_the_connection_without_an_answer() {
         "{:?}",
         String::from_utf8_lossy(&received)
     );
-    assert_eq!(read_a(&client, &west).await.status, 200);
+    assert_eq!(client.read_a(&west, &[]).await.status, 200);
 }
 
 #[tokio::test]
@@ -184,18 +159,18 @@ async fn stall_holds_the_request_until_the_client_gives_up() {
         .faults()
         .add(FaultRule::new(Reaction::Stall).in_regions(["West US"]));
     let started = Instant::now();
-    let stalled = tokio::time::timeout(Duration::from_millis(500), read_a(&client, &west)).await;
+    let stalled = tokio::time::timeout(Duration::from_millis(500), client.read_a(&west, &[])).await;
     assert!(stalled.is_err(), "a stalled request must not be answered");
     assert!(started.elapsed() >= Duration::from_millis(500));
     // A raw connection sees no byte at all, and other regions answer meanwhile.
     assert!(raw_get(&west, "/dbs", Duration::from_millis(300))
         .await
         .is_empty());
-    assert_eq!(read_a(&client, &east(&emu)).await.status, 200);
+    assert_eq!(client.read_a(&east(&emu), &[]).await.status, 200);
     assert_eq!(stall.hits(), 2);
     drop(stall);
     assert_eq!(
-        read_a(&client, &west).await.status,
+        client.read_a(&west, &[]).await.status,
         200,
         "served again once the rule is gone"
     );
@@ -218,9 +193,9 @@ async fn the_first_matching_rule_wins_and_counts_its_hits() {
         .add(FaultRule::new(Reaction::respond(429, 3200)).on_path("/dbs/*/docs/*"));
     let everything = emu.faults().add(FaultRule::new(Reaction::respond(500, 0)));
 
-    assert_eq!(read_a(&client, &west).await.status, 503);
-    assert_eq!(read_a(&client, &west).await.status, 503);
-    assert_eq!(read_a(&client, &east).await.status, 429);
+    assert_eq!(client.read_a(&west, &[]).await.status, 503);
+    assert_eq!(client.read_a(&west, &[]).await.status, 503);
+    assert_eq!(client.read_a(&east, &[]).await.status, 429);
     assert_eq!(client.get(&east, "/dbs/db", &[]).await.status, 500);
     assert_eq!(
         (
@@ -246,7 +221,7 @@ async fn first_n_and_after_n_shape_when_a_rule_fires() {
     let guard = emu.faults().add(rule);
     let mut statuses = Vec::new();
     for _ in 0..5 {
-        statuses.push(read_a(&client, &west).await.status);
+        statuses.push(client.read_a(&west, &[]).await.status);
     }
     assert_eq!(statuses, [200, 503, 503, 200, 200]);
     assert_eq!(guard.hits(), 2);
@@ -257,38 +232,32 @@ async fn guards_remove_their_rules_and_can_switch_them_off() {
     let (emu, client) = emulator_with_item().await;
     let west = west(&emu);
     let guard = emu.faults().add(FaultRule::new(Reaction::respond(503, 0)));
-    assert_eq!(read_a(&client, &west).await.status, 503);
+    assert_eq!(client.read_a(&west, &[]).await.status, 503);
     guard.set_enabled(false);
-    assert_eq!(read_a(&client, &west).await.status, 200);
+    assert_eq!(client.read_a(&west, &[]).await.status, 200);
     guard.set_enabled(true);
-    assert_eq!(read_a(&client, &west).await.status, 503);
+    assert_eq!(client.read_a(&west, &[]).await.status, 503);
     drop(guard);
     assert!(emu.faults().rules().is_empty());
-    assert_eq!(read_a(&client, &west).await.status, 200);
+    assert_eq!(client.read_a(&west, &[]).await.status, 200);
 }
 
 #[tokio::test]
 async fn geo_profile_slows_item_reads_by_region() {
-    let emu = EmulatorBuilder::new()
-        .regions(["East US", "West US"])
-        .profile("geo")
-        .start()
-        .await
-        .unwrap();
-    let client = TestClient::new(WELL_KNOWN_KEY);
-    client.setup(emu.endpoint(), "db", "c").await;
+    let (emu, client) = start_with_container(
+        EmulatorBuilder::new()
+            .regions(["East US", "West US"])
+            .profile("geo"),
+    )
+    .await;
     client
         .create_item(emu.endpoint(), "db", "c", &json!({"id": "a", "pk": "p"}))
         .await;
     let west = west(&emu);
     for _ in 0..3 {
-        let started = Instant::now();
-        assert_eq!(read_a(&client, &west).await.status, 200);
-        let elapsed = started.elapsed();
-        assert!(
-            elapsed >= Duration::from_millis(18) && elapsed < Duration::from_secs(10),
-            "{elapsed:?}"
-        );
+        let (read, elapsed) = timed(client.read_a(&west, &[])).await;
+        assert_eq!(read.status, 200);
+        assert_delayed(elapsed, 18);
     }
     assert_eq!(emu.faults().profile_name(), "geo");
     assert_eq!(emu.faults().profile_rules()[1].hits, 3);
@@ -331,8 +300,8 @@ async fn admin_api_adds_lists_toggles_and_deletes_rules() {
         .collect();
     assert_eq!(ids.len(), 2);
 
-    assert_eq!(read_a(&client, &west).await.status, 503);
-    assert_eq!(read_a(&client, &east(&emu)).await.status, 200);
+    assert_eq!(client.read_a(&west, &[]).await.status, 503);
+    assert_eq!(client.read_a(&east(&emu), &[]).await.status, 200);
     let (status, listed) = admin(&client, &emu, Method::GET, "/_emulator/faults", None).await;
     assert_eq!(status, 200);
     assert_eq!(listed["profile"], "local");
@@ -357,7 +326,7 @@ async fn admin_api_adds_lists_toggles_and_deletes_rules() {
     )
     .await;
     assert_eq!((status, body["enabled"].clone()), (200, json!(false)));
-    assert_eq!(read_a(&client, &west).await.status, 200);
+    assert_eq!(client.read_a(&west, &[]).await.status, 200);
 
     let (status, _) = admin(&client, &emu, Method::DELETE, &one, None).await;
     assert_eq!(status, 200);
@@ -392,9 +361,9 @@ async fn admin_api_reads_and_resets_counters_and_switches_profiles() {
     let (emu, client) = emulator_with_item().await;
     let (status, _) = admin(&client, &emu, Method::DELETE, "/_emulator/counters", None).await;
     assert_eq!(status, 200);
-    read_a(&client, &west(&emu)).await;
-    read_a(&client, &west(&emu)).await;
-    read_a(&client, &east(&emu)).await;
+    client.read_a(&west(&emu), &[]).await;
+    client.read_a(&west(&emu), &[]).await;
+    client.read_a(&east(&emu), &[]).await;
     let (status, counters) = admin(&client, &emu, Method::GET, "/_emulator/counters", None).await;
     assert_eq!(status, 200);
     assert_eq!(counters["West US"]["read"], 2);
@@ -411,7 +380,7 @@ async fn admin_api_reads_and_resets_counters_and_switches_profiles() {
     .await;
     assert_eq!((status, body["name"].clone()), (200, json!("geo")));
     let started = Instant::now();
-    assert_eq!(read_a(&client, &west(&emu)).await.status, 200);
+    assert_eq!(client.read_a(&west(&emu), &[]).await.status, 200);
     assert!(
         started.elapsed() >= Duration::from_millis(18),
         "{:?}",
@@ -521,13 +490,7 @@ async fn the_binary_installs_the_rules_of_its_faults_file() {
         200
     );
     let listed = client
-        .send_raw(
-            &binary.endpoint,
-            Method::GET,
-            "/_emulator/faults",
-            &[],
-            None,
-        )
+        .get_unsigned(&binary.endpoint, "/_emulator/faults")
         .await
         .json();
     assert_eq!(listed["rules"][0]["name"], "west-metadata");
@@ -570,7 +533,7 @@ async fn profiles_switch_over_the_admin_api_without_naming_regions() {
         "{body}"
     );
     let started = Instant::now();
-    assert_eq!(read_a(&client, &west(&emu)).await.status, 200);
+    assert_eq!(client.read_a(&west(&emu), &[]).await.status, 200);
     assert!(
         started.elapsed() >= Duration::from_millis(18),
         "{:?}",

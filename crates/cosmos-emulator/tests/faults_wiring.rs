@@ -4,17 +4,14 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::TestClient;
+use common::{start_with_container, TestClient};
 use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
 use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
-use http::Method;
 use serde_json::json;
 
 #[tokio::test]
 async fn respond_close_stall_and_delay_reach_the_client() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
-    c.setup(emu.endpoint(), "db", "c").await;
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     c.create_item(emu.endpoint(), "db", "c", &json!({"id": "a", "pk": "p"}))
         .await;
     let west = emu.region_endpoint("West US").unwrap().to_owned();
@@ -24,29 +21,19 @@ async fn respond_close_stall_and_delay_reach_the_client() {
             .in_regions(["West US"])
             .for_ops([OpKind::Read]),
     );
-    let r = c.read_item(&west, "db", "c", "a", &json!("p"), &[]).await;
+    let r = c.read_a(&west, &[]).await;
     assert_eq!((r.status, r.sub_status()), (429, 3200));
     assert_eq!(r.header("x-ms-retry-after-ms"), Some("25"));
     assert_eq!(r.json()["code"], "TooManyRequests");
     assert_eq!(throttle.hits(), 1);
     drop(throttle);
-    assert_eq!(
-        c.read_item(&west, "db", "c", "a", &json!("p"), &[])
-            .await
-            .status,
-        200
-    );
+    assert_eq!(c.read_a(&west, &[]).await.status, 200);
 
     let delay = emu
         .faults()
         .add(FaultRule::new(Reaction::delay_ms(250)).in_regions(["West US"]));
     let started = Instant::now();
-    assert_eq!(
-        c.read_item(&west, "db", "c", "a", &json!("p"), &[])
-            .await
-            .status,
-        200
-    );
+    assert_eq!(c.read_a(&west, &[]).await.status, 200);
     assert!(started.elapsed() >= Duration::from_millis(250));
     drop(delay);
 
@@ -86,19 +73,16 @@ async fn respond_close_stall_and_delay_reach_the_client() {
 
 #[tokio::test]
 async fn requests_are_counted_per_region_and_kind() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
-    c.setup(emu.endpoint(), "db", "c").await;
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     emu.counters().reset();
     let east = emu.region_endpoint("East US").unwrap().to_owned();
     let west = emu.region_endpoint("West US").unwrap().to_owned();
     c.create_item(&east, "db", "c", &json!({"id": "a", "pk": "p"}))
         .await;
-    c.read_item(&west, "db", "c", "a", &json!("p"), &[]).await;
+    c.read_a(&west, &[]).await;
     c.get(&west, "/dbs/db/colls/c/docs", &[]).await;
     // The global endpoint counts as the write region.
-    c.read_item(emu.endpoint(), "db", "c", "a", &json!("p"), &[])
-        .await;
+    c.read_a(emu.endpoint(), &[]).await;
     let counters = emu.counters();
     assert_eq!(counters.get("West US", OpKind::Read), 1);
     assert_eq!(counters.get("West US", OpKind::ReadFeed), 1);
@@ -106,15 +90,7 @@ async fn requests_are_counted_per_region_and_kind() {
     assert_eq!(counters.get("East US", OpKind::Read), 1);
     assert_eq!(counters.region_total("North Europe"), 0);
     // Admin requests are not counted.
-    let r = c
-        .send_raw(
-            emu.endpoint(),
-            Method::GET,
-            "/_emulator/counters",
-            &[],
-            None,
-        )
-        .await;
+    let r = c.get_unsigned(emu.endpoint(), "/_emulator/counters").await;
     assert_eq!(r.json()["West US"]["read"], 1);
     assert_eq!(counters.region_total("East US"), 2);
 }

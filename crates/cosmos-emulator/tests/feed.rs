@@ -4,8 +4,8 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::{pk_header, TestClient};
-use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
+use common::{pk_header, start_with_container, TestClient};
+use cosmos_emulator::EmulatorBuilder;
 use serde_json::json;
 
 async fn read_all(
@@ -41,10 +41,8 @@ async fn read_all(
 
 #[tokio::test]
 async fn pages_cover_every_item_exactly_once() {
-    let emu = EmulatorBuilder::new().partitions(4).start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(4)).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     for i in 0..23 {
         let r = c
             .create_item(
@@ -100,9 +98,7 @@ async fn pages_cover_every_item_exactly_once() {
 
 #[tokio::test]
 async fn bad_paging_headers_are_400s() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
-    c.setup(emu.endpoint(), "db", "c").await;
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let r = c
         .get(
             emu.endpoint(),

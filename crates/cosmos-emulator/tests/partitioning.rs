@@ -2,8 +2,8 @@
 
 mod common;
 
-use common::TestClient;
-use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
+use common::start_with_container;
+use cosmos_emulator::EmulatorBuilder;
 use serde_json::{json, Value};
 
 /// (partition key value, its published V2 EPK).
@@ -24,10 +24,8 @@ fn vectors() -> Vec<(Value, &'static str)> {
 
 #[tokio::test]
 async fn each_item_lands_in_the_range_holding_its_epk() {
-    let emu = EmulatorBuilder::new().partitions(4).start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(4)).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     let feed = c.get(base, "/dbs/db/colls/c/pkranges", &[]).await.json();
     let ranges: Vec<(String, String, String)> = feed["PartitionKeyRanges"]
         .as_array()
@@ -84,10 +82,8 @@ async fn each_item_lands_in_the_range_holding_its_epk() {
 
 #[tokio::test]
 async fn items_without_the_key_property_use_the_undefined_key() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     let headers = [("x-ms-documentdb-partitionkey", "[{}]")];
     let r = c
         .post_json(

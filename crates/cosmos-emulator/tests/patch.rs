@@ -2,8 +2,8 @@
 
 mod common;
 
-use common::{pk_header, Resp, TestClient};
-use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
+use common::{pk_header, start_with_container, Resp, TestClient};
+use cosmos_emulator::EmulatorBuilder;
 use http::Method;
 use serde_json::{json, Value};
 
@@ -21,10 +21,8 @@ async fn patch(c: &TestClient, base: &str, body: &Value) -> Resp {
 
 #[tokio::test]
 async fn operations_apply_in_order_and_the_condition_guards_them() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     let created = c
         .create_item(
             base,
@@ -50,12 +48,7 @@ async fn operations_apply_in_order_and_the_condition_guards_them() {
     assert!(doc.get("old").is_none() && doc.get("was").is_none());
     assert_eq!(doc["_rid"], created.json()["_rid"]);
     assert_ne!(r.header("etag"), created.header("etag"));
-    assert_eq!(
-        c.read_item(base, "db", "c", "a", &json!("p"), &[])
-            .await
-            .json()["n"],
-        5
-    );
+    assert_eq!(c.read_a(base, &[]).await.json()["n"], 5);
 
     let guarded = json!({"operations": [{"op": "incr", "path": "/n", "value": 1}], "condition": "from c where c.n = 5 AND c.s = 'hello'"});
     let r = patch(&c, base, &guarded).await;
@@ -65,20 +58,13 @@ async fn operations_apply_in_order_and_the_condition_guards_them() {
     // Same condition is now false: 412, nothing changes.
     let r = patch(&c, base, &guarded).await;
     assert_eq!(r.status, 412);
-    assert_eq!(
-        c.read_item(base, "db", "c", "a", &json!("p"), &[])
-            .await
-            .json()["n"],
-        6
-    );
+    assert_eq!(c.read_a(base, &[]).await.json()["n"], 6);
 }
 
 #[tokio::test]
 async fn bad_patches_are_400s_and_missing_items_404s() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     let set = json!({"operations": [{"op": "set", "path": "/n", "value": 1}]});
     assert_eq!(patch(&c, base, &set).await.status, 404);
     c.create_item(
@@ -137,10 +123,8 @@ async fn bad_patches_are_400s_and_missing_items_404s() {
 
 #[tokio::test]
 async fn a_move_onto_its_own_path_leaves_the_item_as_it_was() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     c.create_item(
         base,
         "db",

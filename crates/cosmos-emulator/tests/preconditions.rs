@@ -3,17 +3,15 @@
 
 mod common;
 
-use common::{pk_header, TestClient};
-use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
+use common::{pk_header, start_with_container};
+use cosmos_emulator::EmulatorBuilder;
 use http::Method;
 use serde_json::json;
 
 #[tokio::test]
 async fn stale_if_match_answers_412_and_current_one_succeeds() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     let first = c
         .create_item(base, "db", "c", &json!({"id": "a", "pk": "p", "n": 1}))
         .await;
@@ -97,46 +95,24 @@ async fn stale_if_match_answers_412_and_current_one_succeeds() {
 
 #[tokio::test]
 async fn if_none_match_on_reads_answers_304() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     let created = c
         .create_item(base, "db", "c", &json!({"id": "a", "pk": "p"}))
         .await;
     let etag = created.header("etag").unwrap().to_owned();
-    let r = c
-        .read_item(
-            base,
-            "db",
-            "c",
-            "a",
-            &json!("p"),
-            &[("if-none-match", &etag)],
-        )
-        .await;
+    let r = c.read_a(base, &[("if-none-match", &etag)]).await;
     assert_eq!(r.status, 304);
     assert!(r.body.is_empty());
     assert_eq!(r.header("etag"), Some(etag.as_str()));
-    let r = c
-        .read_item(
-            base,
-            "db",
-            "c",
-            "a",
-            &json!("p"),
-            &[("if-none-match", "\"other\"")],
-        )
-        .await;
+    let r = c.read_a(base, &[("if-none-match", "\"other\"")]).await;
     assert_eq!(r.status, 200);
 }
 
 #[tokio::test]
 async fn partition_key_ranges_answer_304_for_their_etag() {
-    let emu = EmulatorBuilder::new().partitions(3).start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(3)).await;
     let base = emu.endpoint();
-    c.setup(base, "db", "c").await;
     let r = c.get(base, "/dbs/db/colls/c/pkranges", &[]).await;
     assert_eq!(r.status, 200);
     let feed = r.json();

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::TestClient;
+use common::{east_west, start_with_container, TestClient};
 use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
 use http::Method;
 use serde_json::json;
@@ -51,13 +51,8 @@ async fn the_account_document_lists_each_region_with_its_own_endpoint() {
 
 #[tokio::test]
 async fn writes_to_a_read_region_answer_403_3() {
-    let emu = EmulatorBuilder::new()
-        .regions(["East US", "West US"])
-        .start()
-        .await
-        .unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
-    c.setup(emu.endpoint(), "db", "c").await;
+    let (emu, c) =
+        start_with_container(EmulatorBuilder::new().regions(["East US", "West US"])).await;
     let west = emu.region_endpoint("West US").unwrap();
     let r = c
         .create_item(west, "db", "c", &json!({"id": "a", "pk": "p"}))
@@ -72,12 +67,7 @@ async fn writes_to_a_read_region_answer_403_3() {
         201
     );
     // Reads work in every region.
-    assert_eq!(
-        c.read_item(west, "db", "c", "a", &json!("p"), &[])
-            .await
-            .status,
-        200
-    );
+    assert_eq!(c.read_a(west, &[]).await.status, 200);
     let r = c
         .post_json(west, "/dbs", &[], &json!({"id": "other"}))
         .await;
@@ -86,14 +76,12 @@ async fn writes_to_a_read_region_answer_403_3() {
 
 #[tokio::test]
 async fn multi_write_accounts_take_writes_everywhere() {
-    let emu = EmulatorBuilder::new()
-        .regions(["East US", "West US"])
-        .multi_write(true)
-        .start()
-        .await
-        .unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
-    c.setup(emu.endpoint(), "db", "c").await;
+    let (emu, c) = start_with_container(
+        EmulatorBuilder::new()
+            .regions(["East US", "West US"])
+            .multi_write(true),
+    )
+    .await;
     let west = emu.region_endpoint("West US").unwrap();
     let r = c
         .create_item(west, "db", "c", &json!({"id": "a", "pk": "p"}))
@@ -108,9 +96,7 @@ async fn multi_write_accounts_take_writes_everywhere() {
 
 #[tokio::test]
 async fn failover_moves_writes_from_the_library_and_the_admin_api() {
-    let emu = EmulatorBuilder::new().start().await.unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
-    c.setup(emu.endpoint(), "db", "c").await;
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let east = emu.region_endpoint("East US").unwrap().to_owned();
     let west = emu.region_endpoint("West US").unwrap().to_owned();
     assert_eq!(
@@ -177,17 +163,14 @@ async fn failover_moves_writes_from_the_library_and_the_admin_api() {
 
 #[tokio::test]
 async fn hub_only_reads_are_refused_outside_the_hub_and_see_committed_state_in_it() {
-    let emu = EmulatorBuilder::new()
-        .regions(["East US", "West US"])
-        .region_replication_lag("East US", cosmos_emulator::ReplicationLag::fixed_ms(60_000))
-        .region_replication_lag("West US", cosmos_emulator::ReplicationLag::fixed_ms(60_000))
-        .start()
-        .await
-        .unwrap();
-    let c = TestClient::new(WELL_KNOWN_KEY);
-    c.setup(emu.endpoint(), "db", "c").await;
-    let east = emu.region_endpoint("East US").unwrap();
-    let west = emu.region_endpoint("West US").unwrap();
+    let (emu, c) = start_with_container(
+        EmulatorBuilder::new()
+            .regions(["East US", "West US"])
+            .region_replication_lag("East US", cosmos_emulator::ReplicationLag::fixed_ms(60_000))
+            .region_replication_lag("West US", cosmos_emulator::ReplicationLag::fixed_ms(60_000)),
+    )
+    .await;
+    let (east, west) = east_west(&emu);
     assert_eq!(
         c.create_item(east, "db", "c", &json!({"id": "a", "pk": "p"}))
             .await
@@ -195,19 +178,10 @@ async fn hub_only_reads_are_refused_outside_the_hub_and_see_committed_state_in_i
         201
     );
     let hub_only = [("x-ms-cosmos-hub-region-processing-only", "True")];
-    let r = c
-        .read_item(west, "db", "c", "a", &json!("p"), &hub_only)
-        .await;
+    let r = c.read_a(west, &hub_only).await;
     assert_eq!((r.status, r.sub_status()), (403, 3));
-    let r = c
-        .read_item(east, "db", "c", "a", &json!("p"), &hub_only)
-        .await;
+    let r = c.read_a(east, &hub_only).await;
     assert_eq!(r.status, 200);
     // Without the header the lagging West US replica does not have the item yet.
-    assert_eq!(
-        c.read_item(west, "db", "c", "a", &json!("p"), &[])
-            .await
-            .status,
-        404
-    );
+    assert_eq!(c.read_a(west, &[]).await.status, 404);
 }

@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use bytes::Bytes;
+use cosmos_emulator::{Emulator, EmulatorBuilder, ReplicationLag, WELL_KNOWN_KEY};
 use http::{HeaderMap, Method, Request};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -178,6 +179,11 @@ impl TestClient {
         }
     }
 
+    /// An unsigned GET without headers (the admin API takes no auth).
+    pub async fn get_unsigned(&self, base: &str, path: &str) -> Resp {
+        self.send_raw(base, Method::GET, path, &[], None).await
+    }
+
     pub async fn get(&self, base: &str, path: &str, headers: &[(&str, &str)]) -> Resp {
         self.send(base, Method::GET, path, headers, None).await
     }
@@ -224,6 +230,12 @@ impl TestClient {
         .await
     }
 
+    /// Reads item `a` of partition `p` in `db/c` (the item most tests create) with extra headers.
+    pub async fn read_a(&self, base: &str, extra: &[(&str, &str)]) -> Resp {
+        let pk = serde_json::json!("p");
+        self.read_item(base, "db", "c", "a", &pk, extra).await
+    }
+
     /// Reads an item with extra headers.
     pub async fn read_item(
         &self,
@@ -266,6 +278,43 @@ impl TestClient {
         )
         .await
     }
+}
+
+/// Starts `builder`'s emulator and creates database `db` with container `c` (partition key `/pk`)
+/// through its global endpoint; returns it with a client signing with the well-known key.
+pub async fn start_with_container(builder: EmulatorBuilder) -> (Emulator, TestClient) {
+    let emu = builder.start().await.expect("the emulator starts");
+    let client = TestClient::new(WELL_KNOWN_KEY);
+    client.setup(emu.endpoint(), "db", "c").await;
+    (emu, client)
+}
+
+/// Runs `request`; returns its answer and how long it took.
+pub async fn timed<T>(request: impl std::future::Future<Output = T>) -> (T, Duration) {
+    let started = std::time::Instant::now();
+    let answer = request.await;
+    (answer, started.elapsed())
+}
+
+/// Asserts that a request was held at least `min_ms` (and answered well before any timeout).
+pub fn assert_delayed(elapsed: Duration, min_ms: u64) {
+    assert!(
+        elapsed >= Duration::from_millis(min_ms) && elapsed < Duration::from_secs(10),
+        "held {elapsed:?}, expected at least {min_ms} ms"
+    );
+}
+
+/// East US (the write region) and West US, whose replica applies each write `lag_ms` later.
+pub fn east_and_lagging_west(lag_ms: u64) -> EmulatorBuilder {
+    EmulatorBuilder::new()
+        .regions(["East US", "West US"])
+        .region_replication_lag("West US", ReplicationLag::fixed_ms(lag_ms))
+}
+
+/// The East US and West US endpoints.
+pub fn east_west(emu: &Emulator) -> (&str, &str) {
+    let endpoint = |name| emu.region_endpoint(name).expect("the region exists");
+    (endpoint("East US"), endpoint("West US"))
 }
 
 /// The partition key header for a single value.
