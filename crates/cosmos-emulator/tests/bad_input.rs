@@ -2,26 +2,24 @@
 
 mod common;
 
-use common::{start_with_container, TestClient};
+use common::{start_with_container, Resp, TestClient};
 use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
 use http::Method;
 use serde_json::json;
+
+/// Posts `body` as-is as a new item of partition `p` in `db/c`.
+async fn post_doc(c: &TestClient, base: &str, body: &[u8]) -> Resp {
+    let pk = [("x-ms-documentdb-partitionkey", "[\"p\"]")];
+    c.send(base, Method::POST, "/dbs/db/colls/c/docs", &pk, Some(body))
+        .await
+}
 
 #[tokio::test]
 async fn each_kind_of_bad_request_gets_a_clear_answer() {
     let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    let pk = [("x-ms-documentdb-partitionkey", "[\"p\"]")];
 
-    let r = c
-        .send(
-            base,
-            Method::POST,
-            "/dbs/db/colls/c/docs",
-            &pk,
-            Some(b"{\"id\": \"a\", "),
-        )
-        .await;
+    let r = post_doc(&c, base, b"{\"id\": \"a\", ").await;
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["code"], "BadRequest");
     assert!(
@@ -34,15 +32,7 @@ async fn each_kind_of_bad_request_gets_a_clear_answer() {
         "{{\"id\":\"big\",\"pk\":\"p\",\"blob\":\"{}\"}}",
         "x".repeat(2 * 1024 * 1024)
     );
-    let r = c
-        .send(
-            base,
-            Method::POST,
-            "/dbs/db/colls/c/docs",
-            &pk,
-            Some(big.as_bytes()),
-        )
-        .await;
+    let r = post_doc(&c, base, big.as_bytes()).await;
     assert_eq!(r.status, 413);
     assert_eq!(r.json()["code"], "RequestEntityTooLarge");
 

@@ -2,8 +2,8 @@
 
 mod common;
 
-use common::{east_west, start_with_container, TestClient};
-use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
+use common::{east_west, start_with_container, Resp, TestClient};
+use cosmos_emulator::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};
 use http::Method;
 use serde_json::json;
 
@@ -14,6 +14,18 @@ fn names(locations: &serde_json::Value) -> Vec<String> {
         .iter()
         .map(|l| l["name"].as_str().unwrap().to_owned())
         .collect()
+}
+
+/// Asks the admin API to move the write region.
+async fn failover_request(c: &TestClient, emu: &Emulator, body: &[u8]) -> Resp {
+    c.send_raw(
+        emu.endpoint(),
+        Method::POST,
+        "/_emulator/failover",
+        &[],
+        Some(body),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -132,30 +144,14 @@ async fn failover_moves_writes_from_the_library_and_the_admin_api() {
         201
     );
 
-    let r = c
-        .send_raw(
-            emu.endpoint(),
-            Method::POST,
-            "/_emulator/failover",
-            &[],
-            Some(br#"{"writeRegion":"North Europe"}"#),
-        )
-        .await;
+    let r = failover_request(&c, &emu, br#"{"writeRegion":"North Europe"}"#).await;
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(names(&r.json()["writableLocations"]), vec!["North Europe"]);
     let r = c
         .create_item(&west, "db", "c", &json!({"id": "c", "pk": "p"}))
         .await;
     assert_eq!((r.status, r.sub_status()), (403, 3));
-    let r = c
-        .send_raw(
-            emu.endpoint(),
-            Method::POST,
-            "/_emulator/failover",
-            &[],
-            Some(br#"{"writeRegion":"Mars"}"#),
-        )
-        .await;
+    let r = failover_request(&c, &emu, br#"{"writeRegion":"Mars"}"#).await;
     assert_eq!(r.status, 400);
     assert!(r.message().contains("East US"));
     assert!(emu.failover("Mars").unwrap_err().contains("unknown region"));
