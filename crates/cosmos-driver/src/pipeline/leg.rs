@@ -185,7 +185,6 @@ fn no_eligible_region(
 /// A leg in progress: what it has done so far.
 struct Progress {
     state: RetryState,
-    local_only: bool,
     last_outcome: Option<AttemptOutcome>,
     attempts: usize,
     last_status: Option<CosmosStatus>,
@@ -201,7 +200,6 @@ impl Progress {
             self.region,
             self.observed_session_unavailable,
             self.last_outcome,
-            self.local_only,
         )
     }
 
@@ -236,7 +234,6 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
     let core = ctx.core;
     let mut p = Progress {
         state,
-        local_only: routing.local_only,
         last_outcome: None,
         attempts: 0,
         last_status: None,

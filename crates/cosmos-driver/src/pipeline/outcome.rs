@@ -3,9 +3,8 @@
 use bytes::Bytes;
 use http::HeaderMap;
 
-use super::context::OperationContext;
 use super::leg::RetryState;
-use super::retry::{location_effects, AttemptOutcome, LocationEffects};
+use super::retry::AttemptOutcome;
 use crate::diagnostics::DiagnosticsRecorder;
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{HedgeDiagnostics, HedgeLegOutput};
@@ -70,8 +69,6 @@ pub(crate) struct LegResult {
     pub observed_session_unavailable: bool,
     /// How the leg's last attempt ended (`None` when it sent nothing).
     pub last_outcome: Option<AttemptOutcome>,
-    /// Whether the leg was pinned to one region.
-    pub local_only: bool,
 }
 
 impl LegResult {
@@ -81,7 +78,6 @@ impl LegResult {
         region: Option<RegionEndpoint>,
         observed_session_unavailable: bool,
         last_outcome: Option<AttemptOutcome>,
-        local_only: bool,
     ) -> Self {
         Self {
             end,
@@ -89,26 +85,6 @@ impl LegResult {
             region,
             observed_session_unavailable,
             last_outcome,
-            local_only,
-        }
-    }
-
-    /// The location effects of the leg's last attempt, computed without consuming the result.
-    ///
-    /// (Part of the seam for a hedge race's bookkeeping; the race in `hedged.rs` does not need it
-    /// today because each leg applies its own effects.)
-    ///
-    /// [`super::run_leg`] has already applied the effects of every attempt it made (the last one
-    /// included) to the shared routing state; this is for callers that need to know what they were
-    /// (a hedge race's bookkeeping), not to apply them again.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn location_effects(&self, ctx: &OperationContext<'_>) -> LocationEffects {
-        match &self.last_outcome {
-            Some(outcome) => location_effects(
-                &ctx.facts(self.local_only, ctx.account.properties.multi_write),
-                outcome,
-            ),
-            None => LocationEffects::default(),
         }
     }
 

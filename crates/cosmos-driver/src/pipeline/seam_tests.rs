@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use super::context::OperationContext;
 use super::leg::{run_leg, LegParams, LegRouting, RetryState};
 use super::outcome::LegResult;
+use super::retry::{location_effects, LocationEffects};
 use crate::diagnostics::{into_recorder, sink, ActivityId, AttemptReason};
 use crate::hedging::{
     race_hedged, select_alternate, AlternateRouting, HedgeTerminalState, HedgeThreshold,
@@ -114,7 +115,7 @@ async fn two_legs_race_on_one_stack_frame() {
 
     assert_eq!(race.terminal_state, HedgeTerminalState::AlternateWon);
     let (_, winner) = race.output.unwrap();
-    assert!(winner.location_effects(&ctx).partition_success);
+    assert!(pinned_leg_location_effects(&ctx, &winner).partition_success);
     assert_eq!(winner.region.as_ref().unwrap().region.as_str(), "West US");
     let response = LegResult::finish(
         winner.end,
@@ -190,4 +191,16 @@ async fn leg_futures_stay_small() {
         "send future: {} bytes",
         std::mem::size_of_val(&send)
     );
+}
+
+/// The location effects of a pinned leg's last attempt, recomputed for inspection (the leg has
+/// already applied them to the shared routing state).
+fn pinned_leg_location_effects(ctx: &OperationContext<'_>, leg: &LegResult) -> LocationEffects {
+    match &leg.last_outcome {
+        Some(outcome) => location_effects(
+            &ctx.facts(true, ctx.account.properties.multi_write),
+            outcome,
+        ),
+        None => LocationEffects::default(),
+    }
 }
