@@ -14,6 +14,16 @@ use serde_json::{json, Value};
 const DOC: &str = "/dbs/db/colls/c/docs/a";
 const MISSING: &str = "/dbs/db/colls/c/docs/zz";
 
+/// A request (method, path, extra headers, body), the status it gets and what it is.
+type Case<'a> = (
+    Method,
+    &'a str,
+    &'a [(&'a str, &'a str)],
+    Option<&'a Value>,
+    u16,
+    &'a str,
+);
+
 /// Asserts `r` has `status` and the partition's headers at `lsn` in `range`.
 fn assert_partition_headers(r: &Resp, status: u16, range: &str, lsn: u64, what: &str) {
     assert_eq!(r.status, status, "{what}: {r:?}");
@@ -66,7 +76,7 @@ async fn conflicts_stale_preconditions_and_missing_items_carry_the_committed_ses
     let false_condition = json!({"operations": [{"op": "set", "path": "/n", "value": 2}],
         "condition": "from c where c.n = 5"});
     let other = json!({"id": "zz", "pk": "p"});
-    let cases: Vec<(Method, &str, &[(&str, &str)], Option<&Value>, u16, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             Method::PUT,
             DOC,

@@ -70,7 +70,7 @@ pub fn error_response(error: &ApiError, charge: f64) -> Response<Full<Bytes>> {
         reply = reply.header(headers::RETRY_AFTER_MS, ms.to_string());
     }
     for (name, value) in &error.headers {
-        reply = reply.header(*name, value);
+        reply = reply.header(name, value);
     }
     to_response(reply)
 }
