@@ -33,6 +33,13 @@ impl Credential {
         Credential(Kind::Token(Arc::new(TokenAuthorizer::new(credential))))
     }
 
+    /// Entra ID tokens from an `azure_core` token credential, such as the `azure_identity` crate's
+    /// `DeveloperToolsCredential`, `ManagedIdentityCredential` or `ClientSecretCredential`.
+    #[cfg(feature = "azure-identity")]
+    pub fn from_azure_core(credential: Arc<dyn azure_core::credentials::TokenCredential>) -> Self {
+        Self::token_credential(Arc::new(super::AzureCoreCredential::new(credential)))
+    }
+
     /// The master key, when this is one (it signs synchronously, per request).
     pub(crate) fn as_master_key(&self) -> Option<&MasterKey> {
         match &self.0 {
