@@ -1,7 +1,8 @@
 //! The hedged read: the primary leg starts at once with plain routing; if it has no final result
 //! when the threshold fires, one alternate leg pinned to the alternate region starts, and the two
-//! race on this stack frame (`crate::hedging::race_hedged`: no spawn, no boxing). The first final
-//! result is the operation's; the other leg is dropped, which cancels its request.
+//! race on this stack frame (`crate::hedging::race_hedged`: no spawn). Only the alternate leg is
+//! boxed, when it is built. The first final result is the operation's; the other leg is dropped,
+//! which cancels its request.
 //!
 //! The primary leg never changes region by itself inside a race (§6.5 #9, §7.2.1): when one of its
 //! attempts calls for a retry in another region (408, 410, 500, 503, no response, 429/3092, the hub
@@ -27,8 +28,8 @@
 //! when the read is still eligible, a plain leg otherwise) or the last result is returned. The
 //! operation's own retry budget bounds the rounds.
 //!
-//! Before the threshold nothing for the alternate exists: no pinned routing, no shared latch, no
-//! leg. A read that wins in time allocates exactly what the same read without hedging does.
+//! Before the threshold nothing for the alternate exists: no pinned routing, no boxed leg. A read
+//! that wins in time allocates exactly what the same read without hedging does.
 
 use super::context::OperationContext;
 use super::leg::{run_leg, LegParams, LegRouting, RetryState};
@@ -71,8 +72,11 @@ pub(crate) fn plan<'c>(ctx: &'c OperationContext<'_>) -> Option<HedgePlan<'c>> {
         ctx.operation.operation_type(),
     );
     let strategy = resolve_strategy(&ctx.core.hedging_env, &ctx.options.hedging).strategy();
-    // Regions are only worth ordering for an operation this phase hedges at all.
+    let preferred_regions_configured = !ctx.options.preferred_regions.is_empty();
+    // Regions are only worth ordering when the rows before the region count (a strategy, preferred
+    // regions, an operation this phase hedges) have not already said no.
     let candidates = if strategy.is_some()
+        && preferred_regions_configured
         && PHASE_ALLOWED_OPERATIONS.contains(&(resource_type, operation_type))
     {
         ctx.start_candidates()
@@ -81,7 +85,7 @@ pub(crate) fn plan<'c>(ctx: &'c OperationContext<'_>) -> Option<HedgePlan<'c>> {
     };
     let decision = should_hedge(&HedgeEligibility {
         strategy,
-        preferred_regions_configured: !ctx.options.preferred_regions.is_empty(),
+        preferred_regions_configured,
         resource_type,
         operation_type,
         applicable_read_regions: candidates.len(),
@@ -275,25 +279,31 @@ async fn race<'c>(
         },
     );
     let alternate = plan.alternate;
-    race_hedged(setup, primary, || async move {
-        // Built only now: excluding every other region keeps all of this leg's retries in its region.
-        let pinned = AlternateRouting::pinned(
-            alternate,
-            ctx.options.excluded_regions,
-            ctx.account.properties.all_regions(),
-        );
-        let params = LegParams {
-            routing: LegRouting {
-                excluded_regions: &pinned.excluded_regions,
-                local_only: true,
-                region_change_ends_leg: false,
-            },
-            hub_latch: latch,
-            first_reason: AttemptReason::Hedge,
-            state: leg_state(parent),
-            diagnostics,
-        };
-        run_leg(ctx, params).await
+    // Boxed inside the closure: the alternate's future is allocated only once the threshold fires
+    // (or the primary asks for another region), and the operation's future stays near a plain
+    // leg's size instead of carrying a second leg inline.
+    race_hedged(setup, primary, || {
+        Box::pin(async move {
+            // Built only now: excluding every other region keeps all of this leg's retries in its
+            // region.
+            let pinned = AlternateRouting::pinned(
+                alternate,
+                ctx.options.excluded_regions,
+                ctx.account.properties.all_regions(),
+            );
+            let params = LegParams {
+                routing: LegRouting {
+                    excluded_regions: &pinned.excluded_regions,
+                    local_only: true,
+                    region_change_ends_leg: false,
+                },
+                hub_latch: latch,
+                first_reason: AttemptReason::Hedge,
+                state: leg_state(parent),
+                diagnostics,
+            };
+            run_leg(ctx, params).await
+        })
     })
     .await
 }
