@@ -56,9 +56,10 @@ fn push_encoded(out: &mut String, segment: &str) {
     }
 }
 
-/// A link and its request path, built together.
+/// An id with its link and request path, built together.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Address {
+    id: Arc<str>,
     /// Unencoded resource link without a leading slash, as signed.
     link: Arc<str>,
     /// Percent-encoded request path with a leading slash.
@@ -66,7 +67,15 @@ struct Address {
 }
 
 impl Address {
-    fn child(parent: Option<&Address>, kind: &str, id: &str) -> Address {
+    /// Checks `id` (`what` names the resource in the error) and builds its `kind/{id}` link and path
+    /// under `parent`.
+    fn child(
+        parent: Option<&Address>,
+        what: &str,
+        kind: &str,
+        id: &str,
+    ) -> Result<Address, CosmosError> {
+        validate_id(what, id)?;
         let mut link = String::new();
         let mut path = String::new();
         if let Some(p) = parent {
@@ -81,10 +90,11 @@ impl Address {
         path.push_str(kind);
         path.push('/');
         push_encoded(&mut path, id);
-        Address {
+        Ok(Address {
+            id: Arc::from(id),
             link: Arc::from(link),
             path: Bytes::from(path),
-        }
+        })
     }
 
     fn path_str(&self) -> &str {
@@ -96,43 +106,19 @@ impl Address {
 /// A database, by id.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct DatabaseReference {
-    id: Arc<str>,
     address: Address,
 }
 
 impl DatabaseReference {
     /// A reference to the database `id`; fails when the id is empty, too long or holds `/ \ ? #`.
     pub fn new(id: impl AsRef<str>) -> Result<Self, CosmosError> {
-        let id = id.as_ref();
-        validate_id("database", id)?;
-        Ok(Self {
-            id: Arc::from(id),
-            address: Address::child(None, "dbs", id),
-        })
+        let address = Address::child(None, "database", "dbs", id.as_ref())?;
+        Ok(Self { address })
     }
 
     /// A container of this database.
     pub fn container(&self, id: impl AsRef<str>) -> Result<ContainerReference, CosmosError> {
         ContainerReference::new(self.clone(), id)
-    }
-
-    /// The database id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The resource link (`dbs/{id}`).
-    pub fn link(&self) -> &str {
-        &self.address.link
-    }
-
-    /// The percent-encoded request path (`/dbs/{id}`).
-    pub fn path(&self) -> &str {
-        self.address.path_str()
-    }
-
-    pub(crate) fn path_bytes(&self) -> &Bytes {
-        &self.address.path
     }
 }
 
@@ -140,21 +126,14 @@ impl DatabaseReference {
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct ContainerReference {
     database: DatabaseReference,
-    id: Arc<str>,
     address: Address,
 }
 
 impl ContainerReference {
     /// A reference to container `id` in `database`.
     pub fn new(database: DatabaseReference, id: impl AsRef<str>) -> Result<Self, CosmosError> {
-        let id = id.as_ref();
-        validate_id("container", id)?;
-        let address = Address::child(Some(&database.address), "colls", id);
-        Ok(Self {
-            database,
-            id: Arc::from(id),
-            address,
-        })
+        let address = Address::child(Some(&database.address), "container", "colls", id.as_ref())?;
+        Ok(Self { database, address })
     }
 
     /// An item of this container.
@@ -167,27 +146,8 @@ impl ContainerReference {
         &self.database
     }
 
-    /// The container id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The resource link (`dbs/{db}/colls/{id}`).
-    pub fn link(&self) -> &str {
-        &self.address.link
-    }
-
     pub(crate) fn link_arc(&self) -> &Arc<str> {
         &self.address.link
-    }
-
-    /// The percent-encoded request path.
-    pub fn path(&self) -> &str {
-        self.address.path_str()
-    }
-
-    pub(crate) fn path_bytes(&self) -> &Bytes {
-        &self.address.path
     }
 }
 
@@ -195,55 +155,52 @@ impl ContainerReference {
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct ItemReference {
     container: ContainerReference,
-    id: Arc<str>,
     address: Address,
 }
 
 impl ItemReference {
     /// A reference to item `id` in `container`.
     pub fn new(container: ContainerReference, id: impl AsRef<str>) -> Result<Self, CosmosError> {
-        let id = id.as_ref();
-        validate_id("item", id)?;
-        let address = Address::child(Some(&container.address), "docs", id);
-        Ok(Self {
-            container,
-            id: Arc::from(id),
-            address,
-        })
+        let address = Address::child(Some(&container.address), "item", "docs", id.as_ref())?;
+        Ok(Self { container, address })
     }
 
     /// The container the item belongs to.
     pub fn container(&self) -> &ContainerReference {
         &self.container
     }
-
-    /// The item id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The resource link (`dbs/{db}/colls/{c}/docs/{id}`).
-    pub fn link(&self) -> &str {
-        &self.address.link
-    }
-
-    /// The percent-encoded request path.
-    pub fn path(&self) -> &str {
-        self.address.path_str()
-    }
-
-    pub(crate) fn path_bytes(&self) -> &Bytes {
-        &self.address.path
-    }
 }
 
-macro_rules! debug_as_link {
-    ($($t:ty),*) => {$(
+/// What every reference answers from its address: id, link, request path, `Debug` and `Display`.
+macro_rules! reference_address {
+    ($($t:ty, $what:literal, $link:literal;)*) => {$(
+        impl $t {
+            #[doc = concat!("The ", $what, " id.")]
+            pub fn id(&self) -> &str {
+                &self.address.id
+            }
+
+            #[doc = concat!("The resource link (`", $link, "`).")]
+            pub fn link(&self) -> &str {
+                &self.address.link
+            }
+
+            /// The percent-encoded request path.
+            pub fn path(&self) -> &str {
+                self.address.path_str()
+            }
+
+            pub(crate) fn path_bytes(&self) -> &Bytes {
+                &self.address.path
+            }
+        }
+
         impl fmt::Debug for $t {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(f, "{}({:?})", stringify!($t), self.link())
             }
         }
+
         impl fmt::Display for $t {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(self.link())
@@ -251,7 +208,11 @@ macro_rules! debug_as_link {
         }
     )*};
 }
-debug_as_link!(DatabaseReference, ContainerReference, ItemReference);
+reference_address! {
+    DatabaseReference, "database", "dbs/{id}";
+    ContainerReference, "container", "dbs/{db}/colls/{id}";
+    ItemReference, "item", "dbs/{db}/colls/{c}/docs/{id}";
+}
 
 #[cfg(test)]
 mod tests {
