@@ -291,17 +291,12 @@ async fn race<'c>(
                 ctx.options.excluded_regions,
                 ctx.account.properties.all_regions(),
             );
-            let params = LegParams {
-                routing: LegRouting {
-                    excluded_regions: &pinned.excluded_regions,
-                    local_only: true,
-                    region_change_ends_leg: false,
-                },
-                hub_latch: latch,
-                first_reason: AttemptReason::Hedge,
-                state: leg_state(parent),
+            let params = LegParams::hedge_alternate(
+                &pinned.excluded_regions,
+                latch,
+                leg_state(parent),
                 diagnostics,
-            };
+            );
             run_leg(ctx, params).await
         })
     })

@@ -74,6 +74,27 @@ impl<'a> LegParams<'a> {
             diagnostics,
         }
     }
+
+    /// A hedge race's alternate leg: pinned to its region by `excluded_regions` (every other
+    /// region), with all its retries kept there, sharing the race's hub-region latch.
+    pub(crate) fn hedge_alternate(
+        excluded_regions: &'a [Region],
+        hub_latch: Option<&'a HubRegionLatch>,
+        state: RetryState,
+        diagnostics: &'a DiagnosticsSink,
+    ) -> Self {
+        Self {
+            routing: LegRouting {
+                excluded_regions,
+                local_only: true,
+                region_change_ends_leg: false,
+            },
+            hub_latch,
+            first_reason: AttemptReason::Hedge,
+            state,
+            diagnostics,
+        }
+    }
 }
 
 /// Where the leg is: its candidate regions, its position, and whether it was sent to the hub.

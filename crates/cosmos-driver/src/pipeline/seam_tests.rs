@@ -10,7 +10,7 @@ use cosmos_emulator::EmulatorBuilder;
 use tokio::time::Instant;
 
 use super::context::OperationContext;
-use super::leg::{run_leg, LegParams, LegRouting, RetryState};
+use super::leg::{run_leg, LegParams, RetryState};
 use super::outcome::LegResult;
 use super::retry::{location_effects, LocationEffects};
 use crate::diagnostics::{into_recorder, sink, ActivityId, AttemptReason};
@@ -98,17 +98,12 @@ async fn two_legs_race_on_one_stack_frame() {
             ctx.options.excluded_regions,
             ctx.account.properties.all_regions(),
         );
-        let params = LegParams {
-            routing: LegRouting {
-                excluded_regions: &pinned.excluded_regions,
-                local_only: true,
-                region_change_ends_leg: false,
-            },
-            hub_latch: Some(&latch),
-            first_reason: AttemptReason::Hedge,
-            state: RetryState::default(),
-            diagnostics: &diagnostics,
-        };
+        let params = LegParams::hedge_alternate(
+            &pinned.excluded_regions,
+            Some(&latch),
+            RetryState::default(),
+            &diagnostics,
+        );
         run_leg(&ctx, params).await
     })
     .await;
