@@ -25,25 +25,37 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let threshold = HedgeThreshold::new(Duration::from_millis(50)).ok_or("zero threshold")?;
     let options = DriverOptions::new(emulator.endpoint(), Credential::master_key(emulator.key())?)
         .with_preferred_regions(["East US", "West US", "North Europe"])
-        .with_availability_strategy(AvailabilityStrategy::Hedging(HedgingStrategy::new(threshold)));
+        .with_availability_strategy(AvailabilityStrategy::Hedging(HedgingStrategy::new(
+            threshold,
+        )));
     let driver = CosmosDriver::new(options).await?;
 
     let none = OperationOptions::new();
     let db = DatabaseReference::new("shop")?;
-    driver.execute(CosmosOperation::create_database(db.clone()), &none).await?;
+    driver
+        .execute(CosmosOperation::create_database(db.clone()), &none)
+        .await?;
     let orders = db.container("orders")?;
     let pk = PartitionKeyDefinition::new("/customer")?;
-    driver.execute(CosmosOperation::create_container(orders.clone(), pk), &none).await?;
+    driver
+        .execute(CosmosOperation::create_container(orders.clone(), pk), &none)
+        .await?;
 
     let order = json!({ "id": "o-1", "customer": "c-7", "items": 2 });
-    let create = CosmosOperation::create_item(orders.clone()).with_partition_key("c-7").with_json_body(&order)?;
+    let create = CosmosOperation::create_item(orders.clone())
+        .with_partition_key("c-7")
+        .with_json_body(&order)?;
     driver.execute(create, &none).await?;
 
     // PATCH runs as Read-Modify-Write with If-Match; no update is lost under concurrency.
-    let patch = PatchInstructions::new().increment("/items", 1).set("/status", json!("paid"));
+    let patch = PatchInstructions::new()
+        .increment("/items", 1)
+        .set("/status", json!("paid"));
     let patched = driver
         .execute(
-            CosmosOperation::patch_item(orders.item("o-1")?).with_partition_key("c-7").with_json_body(&patch)?,
+            CosmosOperation::patch_item(orders.item("o-1")?)
+                .with_partition_key("c-7")
+                .with_json_body(&patch)?,
             &none,
         )
         .await?;
@@ -55,7 +67,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let response = driver.execute(read, &none).await?;
         let diagnostics = response.diagnostics();
         slowest = slowest.max(diagnostics.duration());
-        if let Some(hedge) = diagnostics.hedge().filter(|h| h.alternate_region().is_some()) {
+        if let Some(hedge) = diagnostics
+            .hedge()
+            .filter(|h| h.alternate_region().is_some())
+        {
             hedged += 1;
             println!(
                 "read took {:>6.1?}: {} (primary {}, alternate {:?}), {} RU to the caller, {} RU in all",

@@ -24,7 +24,9 @@ use crate::error::{CosmosError, ErrorKind};
 use crate::operation::{CosmosOperation, Precondition};
 use crate::options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};
 use crate::pipeline;
-use crate::protocol::{header_names as h, status, CosmosStatus, ItemReference, PartitionKey, SessionToken};
+use crate::protocol::{
+    header_names as h, status, CosmosStatus, ItemReference, PartitionKey, SessionToken,
+};
 use crate::response::CosmosResponse;
 
 /// Carries out a PATCH operation (already validated by the driver). Refusals are made before any
@@ -57,18 +59,22 @@ struct PatchRequest {
 
 impl PatchRequest {
     /// Parses the body and runs the pre-flight checks that need nothing from the service.
-    fn new(operation: &CosmosOperation, options: &OperationOptions, defaults: &OperationOptions) -> Result<Self, CosmosError> {
-        let item = operation
-            .item()
-            .cloned()
-            .ok_or_else(|| CosmosError::invalid_input(format!("{operation} does not name one item")))?;
-        let partition_key = operation
-            .partition_key()
-            .cloned()
-            .ok_or_else(|| CosmosError::invalid_input(format!("{operation} needs a partition key")))?;
+    fn new(
+        operation: &CosmosOperation,
+        options: &OperationOptions,
+        defaults: &OperationOptions,
+    ) -> Result<Self, CosmosError> {
+        let item = operation.item().cloned().ok_or_else(|| {
+            CosmosError::invalid_input(format!("{operation} does not name one item"))
+        })?;
+        let partition_key = operation.partition_key().cloned().ok_or_else(|| {
+            CosmosError::invalid_input(format!("{operation} needs a partition key"))
+        })?;
         let body = operation.body().map(|b| b.as_ref()).unwrap_or_default();
         let instructions: PatchInstructions = serde_json::from_slice(body).map_err(|e| {
-            CosmosError::invalid_input(format!("the body of {operation} is not a list of patch instructions: {e}"))
+            CosmosError::invalid_input(format!(
+                "the body of {operation} is not a list of patch instructions: {e}"
+            ))
         })?;
         let mut caller_precondition = operation.precondition().is_some();
         let mut header_token = None;
@@ -83,14 +89,22 @@ impl PatchRequest {
             }
         }
         preflight::check(&instructions, caller_precondition, &[]).map_err(refused)?;
-        let caller_session_token = match options.session_token.as_ref().or(defaults.session_token.as_ref()) {
+        let caller_session_token = match options
+            .session_token
+            .as_ref()
+            .or(defaults.session_token.as_ref())
+        {
             Some(token) => Some(token.clone()),
             None => header_token
                 .map(|v| {
                     v.to_str()
                         .ok()
                         .and_then(|t| SessionToken::parse(t).ok())
-                        .ok_or_else(|| CosmosError::invalid_input("the session token header of the PATCH is malformed"))
+                        .ok_or_else(|| {
+                            CosmosError::invalid_input(
+                                "the session token header of the PATCH is malformed",
+                            )
+                        })
                 })
                 .transpose()?,
         };
@@ -116,7 +130,10 @@ impl PatchRequest {
     }
 
     fn read(&self) -> CosmosOperation {
-        self.with_headers(CosmosOperation::read_item(self.item.clone()).with_partition_key(self.partition_key.clone()))
+        self.with_headers(
+            CosmosOperation::read_item(self.item.clone())
+                .with_partition_key(self.partition_key.clone()),
+        )
     }
 
     fn replace(&self, body: Vec<u8>, etag: String) -> CosmosOperation {
@@ -137,12 +154,19 @@ struct Budget {
 
 impl Budget {
     fn start(timeout: Option<Duration>) -> Self {
-        Self { timeout, deadline: timeout.map(|t| Instant::now() + t) }
+        Self {
+            timeout,
+            deadline: timeout.map(|t| Instant::now() + t),
+        }
     }
 
     /// The caller's options for one sub-operation: its session token replaced by `session_token`
     /// and its end-to-end timeout by the time left.
-    fn sub_options(&self, caller: &OperationOptions, session_token: Option<SessionToken>) -> Result<OperationOptions, CosmosError> {
+    fn sub_options(
+        &self,
+        caller: &OperationOptions,
+        session_token: Option<SessionToken>,
+    ) -> Result<OperationOptions, CosmosError> {
         let mut options = caller.clone();
         options.session_token = session_token;
         if let (Some(timeout), Some(deadline)) = (self.timeout, self.deadline) {
@@ -170,7 +194,12 @@ async fn read_modify_write(
     let mut spent: Vec<DiagnosticsContext> = Vec::new();
     let mut last_conflict: Option<CosmosError> = None;
     for _ in 0..request.max_attempts.get() {
-        let read = pipeline::execute(core, &read_op, &budget.sub_options(caller, thread.current().cloned())?).await?;
+        let read = pipeline::execute(
+            core,
+            &read_op,
+            &budget.sub_options(caller, thread.current().cloned())?,
+        )
+        .await?;
         thread.advance(read.session_token());
         let etag = read.etag().map(str::to_owned).ok_or_else(|| {
             CosmosError::new(
@@ -181,7 +210,8 @@ async fn read_modify_write(
         })?;
         let replace_session = replace_token(read.session_token(), &thread);
         let (_, _, read_body, read_diagnostics) = read.into_parts();
-        let mut doc = parse_document(&read_body).map_err(|e| e.with_diagnostics(read_diagnostics.clone()))?;
+        let mut doc =
+            parse_document(&read_body).map_err(|e| e.with_diagnostics(read_diagnostics.clone()))?;
         apply_patch_ops(&mut doc, &request.instructions.operations).map_err(|e| {
             CosmosError::invalid_input(format!("the patch does not apply to the item as read: {e}"))
                 .with_status(CosmosStatus::new(status::BAD_REQUEST, 0))
@@ -189,11 +219,20 @@ async fn read_modify_write(
                 .with_source(e)
         })?;
         let merged = serde_json::to_vec(&doc).map_err(|e| {
-            CosmosError::new(ErrorKind::Deserialization, format!("the patched item cannot be serialized: {e}"))
+            CosmosError::new(
+                ErrorKind::Deserialization,
+                format!("the patched item cannot be serialized: {e}"),
+            )
         })?;
         spent.push(read_diagnostics);
         let replace_op = request.replace(merged, etag);
-        match pipeline::execute(core, &replace_op, &budget.sub_options(caller, replace_session)?).await {
+        match pipeline::execute(
+            core,
+            &replace_op,
+            &budget.sub_options(caller, replace_session)?,
+        )
+        .await
+        {
             Ok(replace) => {
                 thread.advance(replace.session_token());
                 return patch_response(doc, replace, spent);
@@ -213,7 +252,10 @@ async fn read_modify_write(
 fn parse_document(body: &[u8]) -> Result<Value, CosmosError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(doc @ Value::Object(_)) => Ok(doc),
-        Ok(_) => Err(CosmosError::new(ErrorKind::Deserialization, "the item as read is not a JSON object")),
+        Ok(_) => Err(CosmosError::new(
+            ErrorKind::Deserialization,
+            "the item as read is not a JSON object",
+        )),
         Err(e) => Err(CosmosError::new(
             ErrorKind::Deserialization,
             format!("the item as read ({} bytes) is not JSON: {e}", body.len()),
@@ -234,7 +276,9 @@ fn exhausted(attempts: NonZeroU8, last: Option<CosmosError>) -> CosmosError {
         .unwrap_or(CosmosStatus::new(status::PRECONDITION_FAILED, 0));
     let error = CosmosError::new(ErrorKind::Service, message).with_status(status);
     match last {
-        Some(last) => error.with_diagnostics(last.diagnostics().clone()).with_source(last),
+        Some(last) => error
+            .with_diagnostics(last.diagnostics().clone())
+            .with_source(last),
         None => error,
     }
 }
@@ -249,8 +293,15 @@ mod tests {
     use crate::protocol::DatabaseReference;
 
     fn op(body: &str) -> CosmosOperation {
-        let item = DatabaseReference::new("d").unwrap().container("c").unwrap().item("i").unwrap();
-        CosmosOperation::patch_item(item).with_partition_key("p").with_body(body.to_owned())
+        let item = DatabaseReference::new("d")
+            .unwrap()
+            .container("c")
+            .unwrap()
+            .item("i")
+            .unwrap();
+        CosmosOperation::patch_item(item)
+            .with_partition_key("p")
+            .with_body(body.to_owned())
     }
 
     const ONE: &str = r#"{"operations":[{"op":"incr","path":"/n","value":1}]}"#;
@@ -271,7 +322,10 @@ mod tests {
         let r = PatchRequest::new(&op(ONE), &none, &none).unwrap();
         assert_eq!(r.instructions.operations.len(), 1);
         assert_eq!(r.max_attempts, DEFAULT_PATCH_MAX_ATTEMPTS);
-        assert_eq!((r.caller_session_token.as_ref(), r.end_to_end_timeout), (None, None));
+        assert_eq!(
+            (r.caller_session_token.as_ref(), r.end_to_end_timeout),
+            (None, None)
+        );
 
         let three = NonZeroU8::new(3).unwrap();
         let client = OperationOptions::new()
@@ -281,13 +335,19 @@ mod tests {
         let r = PatchRequest::new(&op(ONE), &none, &client).unwrap();
         assert_eq!(r.max_attempts, three, "the client's default applies");
         assert_eq!(r.end_to_end_timeout, Some(Duration::from_secs(2)));
-        assert_eq!(r.caller_session_token, Some(SessionToken::parse("0:1#5").unwrap()));
+        assert_eq!(
+            r.caller_session_token,
+            Some(SessionToken::parse("0:1#5").unwrap())
+        );
         let mine = OperationOptions::new()
             .with_patch_max_attempts(NonZeroU8::MIN)
             .with_session_token(SessionToken::parse("0:1#9").unwrap());
         let r = PatchRequest::new(&op(ONE), &mine, &client).unwrap();
         assert_eq!(r.max_attempts, NonZeroU8::MIN, "the operation's value wins");
-        assert_eq!(r.caller_session_token, Some(SessionToken::parse("0:1#9").unwrap()));
+        assert_eq!(
+            r.caller_session_token,
+            Some(SessionToken::parse("0:1#9").unwrap())
+        );
     }
 
     #[test]
@@ -298,13 +358,25 @@ mod tests {
             .with_header(h::SESSION_TOKEN, HeaderValue::from_static("0:1#7"))
             .with_header(custom.clone(), HeaderValue::from_static("v"));
         let r = PatchRequest::new(&with_headers, &none, &none).unwrap();
-        assert_eq!(r.caller_session_token, Some(SessionToken::parse("0:1#7").unwrap()));
-        assert_eq!(r.headers, vec![(custom.clone(), HeaderValue::from_static("v"))]);
+        assert_eq!(
+            r.caller_session_token,
+            Some(SessionToken::parse("0:1#7").unwrap())
+        );
+        assert_eq!(
+            r.headers,
+            vec![(custom.clone(), HeaderValue::from_static("v"))]
+        );
         let read = r.read();
-        assert!(read.extra_headers().iter().all(|(n, _)| n != h::SESSION_TOKEN));
+        assert!(read
+            .extra_headers()
+            .iter()
+            .all(|(n, _)| n != h::SESSION_TOKEN));
         assert!(read.extra_headers().iter().any(|(n, _)| n == custom));
         let replace = r.replace(b"{}".to_vec(), "\"e\"".to_owned());
-        assert_eq!(replace.precondition(), Some(&Precondition::IfMatch("\"e\"".to_owned())));
+        assert_eq!(
+            replace.precondition(),
+            Some(&Precondition::IfMatch("\"e\"".to_owned()))
+        );
         assert!(replace.extra_headers().iter().any(|(n, _)| n == custom));
 
         let bad = op(ONE).with_header(h::SESSION_TOKEN, HeaderValue::from_static("nonsense"));
@@ -317,9 +389,18 @@ mod tests {
         let cases = [
             (op("not json"), "not a list of patch instructions"),
             (op(r#"{"operations":[]}"#), "no operations"),
-            (op(ONE).with_precondition(Precondition::IfNoneMatch("*".into())), "caller precondition"),
-            (op(ONE).with_header(http::header::IF_MATCH, HeaderValue::from_static("\"e\"")), "caller precondition"),
-            (op(r#"{"operations":[{"op":"set","path":"/_etag","value":1}]}"#), "\"_etag\""),
+            (
+                op(ONE).with_precondition(Precondition::IfNoneMatch("*".into())),
+                "caller precondition",
+            ),
+            (
+                op(ONE).with_header(http::header::IF_MATCH, HeaderValue::from_static("\"e\"")),
+                "caller precondition",
+            ),
+            (
+                op(r#"{"operations":[{"op":"set","path":"/_etag","value":1}]}"#),
+                "\"_etag\"",
+            ),
         ];
         for (operation, needle) in cases {
             let text = message(PatchRequest::new(&operation, &none, &none));
@@ -329,10 +410,17 @@ mod tests {
 
     #[test]
     fn exhaustion_keeps_the_last_conflict() {
-        let last = CosmosError::service(CosmosStatus::new(412, 0), Default::default(), bytes::Bytes::new());
+        let last = CosmosError::service(
+            CosmosStatus::new(412, 0),
+            Default::default(),
+            bytes::Bytes::new(),
+        );
         let e = exhausted(NonZeroU8::new(2).unwrap(), Some(last));
         assert!(e.is_precondition_failed());
-        assert!(e.message().contains("after 2 read-modify-write attempts"), "{e}");
+        assert!(
+            e.message().contains("after 2 read-modify-write attempts"),
+            "{e}"
+        );
         let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<CosmosError>());
         assert!(source.is_some_and(CosmosError::is_precondition_failed));
     }

@@ -66,7 +66,8 @@ pub(crate) async fn partition_key_paths(
             .with_diagnostics(response.diagnostics().clone())
         })?
         .into();
-    core.patch_partition_paths.insert(container.link_arc().clone(), paths.clone());
+    core.patch_partition_paths
+        .insert(container.link_arc().clone(), paths.clone());
     Ok(paths)
 }
 
@@ -94,8 +95,14 @@ mod tests {
     #[test]
     fn reads_the_paths_of_a_container_document() {
         let body = br#"{"id":"c","partitionKey":{"paths":["/tenant","/user"],"kind":"MultiHash","version":2},"_rid":"x"}"#;
-        assert_eq!(parse_paths(body).unwrap(), vec!["/tenant".to_owned(), "/user".to_owned()]);
-        assert_eq!(parse_paths(br#"{"id":"legacy"}"#).unwrap(), Vec::<String>::new());
+        assert_eq!(
+            parse_paths(body).unwrap(),
+            vec!["/tenant".to_owned(), "/user".to_owned()]
+        );
+        assert_eq!(
+            parse_paths(br#"{"id":"legacy"}"#).unwrap(),
+            Vec::<String>::new()
+        );
         assert!(parse_paths(br#"{"partitionKey":{"paths":"/pk"}}"#).is_err());
         assert!(parse_paths(b"not json").is_err());
     }
@@ -104,8 +111,14 @@ mod tests {
     fn cache_remembers_and_forgets() {
         let cache = PartitionKeyPaths::default();
         assert!(cache.get("dbs/d/colls/c").is_none());
-        cache.insert(Arc::from("dbs/d/colls/c"), Arc::from(vec!["/pk".to_owned()]));
-        assert_eq!(cache.get("dbs/d/colls/c").as_deref(), Some(&["/pk".to_owned()][..]));
+        cache.insert(
+            Arc::from("dbs/d/colls/c"),
+            Arc::from(vec!["/pk".to_owned()]),
+        );
+        assert_eq!(
+            cache.get("dbs/d/colls/c").as_deref(),
+            Some(&["/pk".to_owned()][..])
+        );
         cache.forget("dbs/d/colls/c");
         assert!(cache.get("dbs/d/colls/c").is_none());
     }

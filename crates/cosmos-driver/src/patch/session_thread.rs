@@ -16,7 +16,9 @@ pub(crate) struct SessionThread {
 impl SessionThread {
     /// Starts from the caller's token, if any.
     pub(crate) fn seed(caller: Option<SessionToken>) -> Self {
-        Self { token: caller.filter(|t| !t.is_empty()) }
+        Self {
+            token: caller.filter(|t| !t.is_empty()),
+        }
     }
 
     /// The token to send on the next Read (`None`: let the driver's own tracking decide).
@@ -26,7 +28,9 @@ impl SessionThread {
 
     /// Folds in a response's `x-ms-session-token`; a missing or malformed one changes nothing.
     pub(crate) fn advance(&mut self, raw: Option<&str>) {
-        let Some(seen) = raw.and_then(|t| SessionToken::parse(t).ok()) else { return };
+        let Some(seen) = raw.and_then(|t| SessionToken::parse(t).ok()) else {
+            return;
+        };
         match &mut self.token {
             Some(token) => {
                 token.merge_from(&seen);
@@ -39,7 +43,10 @@ impl SessionThread {
 /// The token the Replace carries: the Read response's own token (it pins the Replace to the view
 /// just read, and is by construction at least as fresh as anything the caller supplied), or the
 /// loop's token when the Read answered without one.
-pub(crate) fn replace_token(read_response_token: Option<&str>, thread: &SessionThread) -> Option<SessionToken> {
+pub(crate) fn replace_token(
+    read_response_token: Option<&str>,
+    thread: &SessionThread,
+) -> Option<SessionToken> {
     read_response_token
         .and_then(|t| SessionToken::parse(t).ok())
         .or_else(|| thread.current().cloned())
@@ -80,7 +87,10 @@ mod tests {
         assert_eq!(thread.current(), None);
         thread.advance(Some("0:1#4"));
         assert_eq!(thread.current(), Some(&t("0:1#4")));
-        assert_eq!(SessionThread::seed(Some(SessionToken::default())).current(), None);
+        assert_eq!(
+            SessionThread::seed(Some(SessionToken::default())).current(),
+            None
+        );
     }
 
     #[test]

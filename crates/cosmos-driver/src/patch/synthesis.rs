@@ -23,11 +23,16 @@ pub(crate) fn patch_response(
     let (status, headers, body, replace_diagnostics) = replace.into_parts();
     let activity_id = replace_diagnostics.activity_id;
     let hedge = replace_diagnostics.hedge.clone();
-    let mut diagnostics = DiagnosticsContext::aggregate(earlier.into_iter().chain(std::iter::once(replace_diagnostics)));
+    let mut diagnostics = DiagnosticsContext::aggregate(
+        earlier
+            .into_iter()
+            .chain(std::iter::once(replace_diagnostics)),
+    );
     diagnostics.activity_id = activity_id;
     diagnostics.hedge = hedge;
     let body = if body.is_empty() {
-        reconciled_body(merged, headers.etag()).map_err(|e| e.with_diagnostics(diagnostics.clone()))?
+        reconciled_body(merged, headers.etag())
+            .map_err(|e| e.with_diagnostics(diagnostics.clone()))?
     } else {
         body
     };
@@ -38,12 +43,18 @@ pub(crate) fn patch_response(
 /// stale once the Replace commits). `_rid`, `_self` and `_attachments` do not change across edits
 /// of one item; `_ts` is not in the Replace's headers, so the Read's value stays (it may lag the
 /// true one by the Read-to-Replace round trip, never more).
-pub(crate) fn reconciled_body(mut merged: Value, replace_etag: Option<&str>) -> Result<Bytes, CosmosError> {
+pub(crate) fn reconciled_body(
+    mut merged: Value,
+    replace_etag: Option<&str>,
+) -> Result<Bytes, CosmosError> {
     if let (Value::Object(map), Some(etag)) = (&mut merged, replace_etag) {
         map.insert("_etag".to_owned(), Value::String(etag.to_owned()));
     }
     serde_json::to_vec(&merged).map(Bytes::from).map_err(|e| {
-        CosmosError::new(ErrorKind::Deserialization, format!("the patched document cannot be serialized: {e}"))
+        CosmosError::new(
+            ErrorKind::Deserialization,
+            format!("the patched document cannot be serialized: {e}"),
+        )
     })
 }
 
@@ -59,20 +70,34 @@ mod tests {
     use crate::response::ResponseHeaders;
 
     fn context(ms: u64, charge: f64) -> DiagnosticsContext {
-        DiagnosticsContext { duration: Duration::from_millis(ms), request_charge: charge, ..Default::default() }
+        DiagnosticsContext {
+            duration: Duration::from_millis(ms),
+            request_charge: charge,
+            ..Default::default()
+        }
     }
 
     fn replace(body: &'static [u8], ms: u64) -> CosmosResponse {
         let mut map = HeaderMap::new();
         map.insert(h::ETAG, HeaderValue::from_static("\"new-etag\""));
         map.insert(h::SESSION_TOKEN, HeaderValue::from_static("0:1#9"));
-        CosmosResponse::new(CosmosStatus::new(200, 0), ResponseHeaders::new(map), Bytes::from_static(body), context(ms, 10.0))
+        CosmosResponse::new(
+            CosmosStatus::new(200, 0),
+            ResponseHeaders::new(map),
+            Bytes::from_static(body),
+            context(ms, 10.0),
+        )
     }
 
     #[test]
     fn merged_body_gets_the_replace_etag_and_keeps_member_order() {
         let merged = json!({"id": "a", "z": 1, "_etag": "\"old\"", "_ts": 5, "a": [1]});
-        let response = patch_response(merged, replace(b"", 4), vec![context(3, 1.0), context(2, 1.0)]).unwrap();
+        let response = patch_response(
+            merged,
+            replace(b"", 4),
+            vec![context(3, 1.0), context(2, 1.0)],
+        )
+        .unwrap();
         assert_eq!(
             std::str::from_utf8(response.body()).unwrap(),
             r#"{"id":"a","z":1,"_etag":"\"new-etag\"","_ts":5,"a":[1]}"#
@@ -84,7 +109,12 @@ mod tests {
 
     #[test]
     fn a_replace_body_is_returned_verbatim() {
-        let response = patch_response(json!({"id": "a"}), replace(br#"{"id":"a","_ts":7}"#, 1), vec![]).unwrap();
+        let response = patch_response(
+            json!({"id": "a"}),
+            replace(br#"{"id":"a","_ts":7}"#, 1),
+            vec![],
+        )
+        .unwrap();
         assert_eq!(response.body().as_ref(), br#"{"id":"a","_ts":7}"#);
     }
 

@@ -57,7 +57,10 @@ pub enum OperationType {
 impl OperationType {
     /// Operations that change nothing on the service.
     pub const fn is_read_only(self) -> bool {
-        matches!(self, OperationType::Read | OperationType::ReadFeed | OperationType::Query)
+        matches!(
+            self,
+            OperationType::Read | OperationType::ReadFeed | OperationType::Query
+        )
     }
 
     /// Operations that may be sent twice with the same effect as once.

@@ -23,7 +23,10 @@ impl Region {
             .filter(|c| !matches!(c, ' ' | '_' | '-'))
             .flat_map(char::to_lowercase)
             .collect();
-        Self { display, key: Arc::from(key) }
+        Self {
+            display,
+            key: Arc::from(key),
+        }
     }
 
     /// The name as given.

@@ -25,9 +25,27 @@ struct Figures {
 }
 
 /// One PATCH's outcome: the rounds it took, or the 412 it gave up with.
-async fn increment(driver: &CosmosDriver, c: &ContainerReference, id: &str, o: &OperationOptions) -> Result<usize, CosmosError> {
-    let r = patch(driver, c, id, "p", &PatchInstructions::new().increment("/n", 1), o).await?;
-    let lost = r.diagnostics().requests().iter().filter(|row| row.status().is_some_and(|s| s.status == 412)).count();
+async fn increment(
+    driver: &CosmosDriver,
+    c: &ContainerReference,
+    id: &str,
+    o: &OperationOptions,
+) -> Result<usize, CosmosError> {
+    let r = patch(
+        driver,
+        c,
+        id,
+        "p",
+        &PatchInstructions::new().increment("/n", 1),
+        o,
+    )
+    .await?;
+    let lost = r
+        .diagnostics()
+        .requests()
+        .iter()
+        .filter(|row| row.status().is_some_and(|s| s.status == 412))
+        .count();
     Ok(lost + 1)
 }
 
@@ -56,15 +74,28 @@ async fn run(driver: &CosmosDriver, c: &ContainerReference, id: &str, max_attemp
                 }
                 Err(e) => {
                     assert!(e.is_precondition_failed(), "only lost races may fail: {e}");
-                    assert!(e.message().contains(&format!("after {max_attempts} read-modify-write attempts")), "{e}");
-                    let last = e.source().and_then(|s| s.downcast_ref::<CosmosError>()).expect("the last 412");
+                    assert!(
+                        e.message()
+                            .contains(&format!("after {max_attempts} read-modify-write attempts")),
+                        "{e}"
+                    );
+                    let last = e
+                        .source()
+                        .and_then(|s| s.downcast_ref::<CosmosError>())
+                        .expect("the last 412");
                     assert!(last.is_precondition_failed());
                     figures.exhausted_412s += 1;
                 }
             }
         }
     }
-    assert!(figures.attempts.keys().all(|&rounds| rounds <= usize::from(max_attempts)), "{figures:?}");
+    assert!(
+        figures
+            .attempts
+            .keys()
+            .all(|&rounds| rounds <= usize::from(max_attempts)),
+        "{figures:?}"
+    );
     figures
 }
 
@@ -83,14 +114,28 @@ async fn concurrent_increments_are_never_lost_nor_invented() {
     let (_emu, driver, c) = setup(EmulatorBuilder::new()).await;
 
     let default_limit = run(&driver, &c, "counter-default", 5).await;
-    print("16 tasks x 50 increments, default limit (5 rounds)", &default_limit);
+    print(
+        "16 tasks x 50 increments, default limit (5 rounds)",
+        &default_limit,
+    );
     let (stored, _) = read_doc(&driver, &c, "counter-default", "p").await;
-    assert_eq!(stored["n"], json!(default_limit.successes), "the counter equals the PATCH calls that succeeded");
-    assert_eq!(default_limit.successes + default_limit.exhausted_412s, (TASKS * PER_TASK) as u64);
+    assert_eq!(
+        stored["n"],
+        json!(default_limit.successes),
+        "the counter equals the PATCH calls that succeeded"
+    );
+    assert_eq!(
+        default_limit.successes + default_limit.exhausted_412s,
+        (TASKS * PER_TASK) as u64
+    );
 
     let high_limit = run(&driver, &c, "counter-high", 255).await;
     print("16 tasks x 50 increments, limit 255 rounds", &high_limit);
     let (stored, _) = read_doc(&driver, &c, "counter-high", "p").await;
     assert_eq!(high_limit.exhausted_412s, 0, "{high_limit:?}");
-    assert_eq!(stored["n"], json!(TASKS * PER_TASK), "all 800 increments landed");
+    assert_eq!(
+        stored["n"],
+        json!(TASKS * PER_TASK),
+        "all 800 increments landed"
+    );
 }

@@ -23,20 +23,48 @@ pub fn base_doc(id: &str) -> Value {
 pub fn table() -> Vec<PatchInstructions> {
     let p = PatchInstructions::new;
     vec![
-        p().add("/color", json!("silver")).remove("/flag").set("/f", json!(3.25)).increment("/n", 10),
-        p().add("/arr/-", json!(4)).add("/arr/0", json!(0)).add("/arr/5", json!(9)),
+        p().add("/color", json!("silver"))
+            .remove("/flag")
+            .set("/f", json!(3.25))
+            .increment("/n", 10),
+        p().add("/arr/-", json!(4))
+            .add("/arr/0", json!(0))
+            .add("/arr/5", json!(9)),
         p().add("/arr/1", json!({"x": [1]})),
-        p().add("/o/b/c/1", json!(15)).add("/o/new", json!([])).add("/o/new/-", json!(1)),
-        p().set("/arr/1", json!("two")).set("/o/a", json!({"deep": true})),
-        p().set("/objs/0/k", json!(7)).set("/objs/1/extra", json!(null)),
-        p().replace("/s", json!("new")).replace("/arr/2", json!(30)).replace("/nul", json!(0)),
-        p().remove("/arr/0").remove("/o/b").remove("/a~1b").remove("/m~0n"),
-        p().increment("/n", -7).increment("/f", 1).increment("/o/b/c/0", 5).increment("/fresh", 2),
-        p().increment("/n", 0.5).increment("/arr/1", 0.25).increment("/newf", 1.5),
-        p().move_from("/s", "/o/s").move_from("/arr/0", "/arr/-").move_from("/objs/1", "/objs/0"),
-        p().move_from("/o/b/c", "/c").move_from("/o", "/e/o").add("/e/o/z", json!(1)),
-        p().move_from("/arr/2", "/ea/0").move_from("/objs", "/o/objs"),
-        p().add("/x", json!(1)).add("/y", json!(2)).add("/z", json!(3)).remove("/x").add("/x", json!(4)),
+        p().add("/o/b/c/1", json!(15))
+            .add("/o/new", json!([]))
+            .add("/o/new/-", json!(1)),
+        p().set("/arr/1", json!("two"))
+            .set("/o/a", json!({"deep": true})),
+        p().set("/objs/0/k", json!(7))
+            .set("/objs/1/extra", json!(null)),
+        p().replace("/s", json!("new"))
+            .replace("/arr/2", json!(30))
+            .replace("/nul", json!(0)),
+        p().remove("/arr/0")
+            .remove("/o/b")
+            .remove("/a~1b")
+            .remove("/m~0n"),
+        p().increment("/n", -7)
+            .increment("/f", 1)
+            .increment("/o/b/c/0", 5)
+            .increment("/fresh", 2),
+        p().increment("/n", 0.5)
+            .increment("/arr/1", 0.25)
+            .increment("/newf", 1.5),
+        p().move_from("/s", "/o/s")
+            .move_from("/arr/0", "/arr/-")
+            .move_from("/objs/1", "/objs/0"),
+        p().move_from("/o/b/c", "/c")
+            .move_from("/o", "/e/o")
+            .add("/e/o/z", json!(1)),
+        p().move_from("/arr/2", "/ea/0")
+            .move_from("/objs", "/o/objs"),
+        p().add("/x", json!(1))
+            .add("/y", json!(2))
+            .add("/z", json!(3))
+            .remove("/x")
+            .add("/x", json!(4)),
         // Refused by both: the whole list is undone.
         p().add("/ok", json!(1)).replace("/missing", json!(1)),
         p().increment("/s", 1),
@@ -57,22 +85,40 @@ pub fn table() -> Vec<PatchInstructions> {
 }
 
 /// Member names and array positions random paths are built from.
-const KEYS: &[&str] = &["n", "f", "s", "flag", "nul", "arr", "objs", "o", "a", "b", "c", "k", "e", "ea", "a/b", "m~n", "new"];
+const KEYS: &[&str] = &[
+    "n", "f", "s", "flag", "nul", "arr", "objs", "o", "a", "b", "c", "k", "e", "ea", "a/b", "m~n",
+    "new",
+];
 const POSITIONS: &[&str] = &["0", "1", "2", "3", "-"];
 
 /// Pointers to every value of the base document (except the root), and for each container one
 /// fresh child (a new member, or the array's end).
 fn base_paths() -> (Vec<String>, Vec<String>) {
-    fn walk(value: &Value, tokens: &mut Vec<String>, existing: &mut Vec<String>, fresh: &mut Vec<String>) {
+    fn walk(
+        value: &Value,
+        tokens: &mut Vec<String>,
+        existing: &mut Vec<String>,
+        fresh: &mut Vec<String>,
+    ) {
         let pointer = |tokens: &[String]| {
-            cosmos_driver::patch::JsonPointer::from_tokens(tokens.iter().map(String::as_str)).as_str().to_owned()
+            cosmos_driver::patch::JsonPointer::from_tokens(tokens.iter().map(String::as_str))
+                .as_str()
+                .to_owned()
         };
         let children: Vec<(String, &Value)> = match value {
             Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
-            Value::Array(items) => items.iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect(),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i.to_string(), v))
+                .collect(),
             _ => return,
         };
-        tokens.push(if value.is_array() { "-".to_owned() } else { "new".to_owned() });
+        tokens.push(if value.is_array() {
+            "-".to_owned()
+        } else {
+            "new".to_owned()
+        });
         fresh.push(pointer(tokens));
         tokens.pop();
         for (token, child) in children {
@@ -106,7 +152,9 @@ fn random_path(rng: &mut StdRng, existing: &[String], fresh: &[String]) -> Strin
                     }
                 })
                 .collect();
-            cosmos_driver::patch::JsonPointer::from_tokens(tokens).as_str().to_owned()
+            cosmos_driver::patch::JsonPointer::from_tokens(tokens)
+                .as_str()
+                .to_owned()
         }
     }
 }
@@ -131,16 +179,27 @@ pub fn random_list(rng: &mut StdRng, existing: &[String], fresh: &[String]) -> P
     while spec.operations.len() < count {
         let path = random_path(rng, existing, fresh);
         let op = match rng.random_range(0..6) {
-            0 => PatchOperation::Add { path, value: random_value(rng) },
-            1 => PatchOperation::Set { path, value: random_value(rng) },
-            2 => PatchOperation::Replace { path, value: random_value(rng) },
+            0 => PatchOperation::Add {
+                path,
+                value: random_value(rng),
+            },
+            1 => PatchOperation::Set {
+                path,
+                value: random_value(rng),
+            },
+            2 => PatchOperation::Replace {
+                path,
+                value: random_value(rng),
+            },
             3 => PatchOperation::Remove { path },
             4 if path.ends_with("/-") => continue,
             4 => {
                 let by = if rng.random_bool(0.7) {
                     cosmos_driver::patch::CosmosNumber::Int(rng.random_range(-50..50))
                 } else {
-                    cosmos_driver::patch::CosmosNumber::Float(f64::from(rng.random_range(-8..8)) / 8.0)
+                    cosmos_driver::patch::CosmosNumber::Float(
+                        f64::from(rng.random_range(-8..8)) / 8.0,
+                    )
                 };
                 PatchOperation::Increment { path, value: by }
             }
@@ -189,9 +248,16 @@ pub async fn run_case(
     let ours = match patch(driver, c, &ours_id, "p", spec, &OperationOptions::new()).await {
         Ok(_) => Outcome::Applied(comparable(&read_doc(driver, c, &ours_id, "p").await.0)),
         Err(e) => {
-            assert!(e.is_invalid_input(), "case {n}: the loop failed for another reason: {e}");
+            assert!(
+                e.is_invalid_input(),
+                "case {n}: the loop failed for another reason: {e}"
+            );
             let (unchanged, _) = read_doc(driver, c, &ours_id, "p").await;
-            assert_eq!(comparable(&unchanged), comparable(&base_doc("x")), "case {n}: a refused patch changed the item");
+            assert_eq!(
+                comparable(&unchanged),
+                comparable(&base_doc("x")),
+                "case {n}: a refused patch changed the item"
+            );
             Outcome::Refused
         }
     };
@@ -216,7 +282,12 @@ pub struct Tally {
 }
 
 /// Runs every list and tallies agreement.
-pub async fn compare_all(driver: &CosmosDriver, endpoint: &str, c: &ContainerReference, lists: &[PatchInstructions]) -> Tally {
+pub async fn compare_all(
+    driver: &CosmosDriver,
+    endpoint: &str,
+    c: &ContainerReference,
+    lists: &[PatchInstructions],
+) -> Tally {
     let mut tally = Tally::default();
     for (n, spec) in lists.iter().enumerate() {
         let (ours, native) = run_case(driver, endpoint, c, n, spec).await;
@@ -239,7 +310,9 @@ pub async fn compare_all(driver: &CosmosDriver, endpoint: &str, c: &ContainerRef
 pub fn random_lists(seed: u64, count: usize) -> Vec<PatchInstructions> {
     let mut rng = StdRng::seed_from_u64(seed);
     let (existing, fresh) = base_paths();
-    (0..count).map(|_| random_list(&mut rng, &existing, &fresh)).collect()
+    (0..count)
+        .map(|_| random_list(&mut rng, &existing, &fresh))
+        .collect()
 }
 
 mod emulator {
@@ -261,7 +334,14 @@ mod emulator {
             tally.refused,
             tally.disagreements.len()
         );
-        assert!(tally.disagreements.is_empty(), "{}", tally.disagreements.join("\n"));
-        assert!(tally.applied >= lists.len() / 4, "too few lists applied to mean much: {tally:?}");
+        assert!(
+            tally.disagreements.is_empty(),
+            "{}",
+            tally.disagreements.join("\n")
+        );
+        assert!(
+            tally.applied >= lists.len() / 4,
+            "too few lists applied to mean much: {tally:?}"
+        );
     }
 }

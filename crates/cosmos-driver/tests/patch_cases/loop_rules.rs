@@ -31,15 +31,25 @@ async fn applies_the_documented_example_and_keeps_member_order() {
         .move_from("/color", "/inventory/color")
         .add("/a_new", json!(1))
         .add("/z_new", json!(2));
-    let r = patch(&driver, &c, "bike", "road", &spec, &OperationOptions::new()).await.unwrap();
+    let r = patch(&driver, &c, "bike", "road", &spec, &OperationOptions::new())
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200);
     let expected = json!({"id": "bike", "pk": "road", "name": "R-410", "price": 355.45,
                           "inventory": {"quantity": 25, "color": "silver"}, "tags": ["r-series", "featured-bikes"],
                           "a_new": 1, "z_new": 2});
     let returned: Value = r.json().unwrap();
-    assert_eq!(user_part(&returned).to_string(), expected.to_string(), "member order is kept");
+    assert_eq!(
+        user_part(&returned).to_string(),
+        expected.to_string(),
+        "member order is kept"
+    );
     let (stored, etag) = read_doc(&driver, &c, "bike", "road").await;
-    assert_eq!(user_part(&stored).to_string(), expected.to_string(), "the store keeps the order too");
+    assert_eq!(
+        user_part(&stored).to_string(),
+        expected.to_string(),
+        "the store keeps the order too"
+    );
     assert_eq!(r.etag(), Some(etag.as_str()));
 }
 
@@ -59,22 +69,48 @@ async fn untouched_numbers_survive_the_round_trip_exactly() {
         "-9223372036854775808",
         "18446744073709551615",
     ];
-    let fields: Vec<String> = texts.iter().enumerate().map(|(i, t)| format!("\"v{i}\":{t}")).collect();
+    let fields: Vec<String> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("\"v{i}\":{t}"))
+        .collect();
     let body = format!("{{\"id\":\"nums\",\"pk\":\"p\",{}}}", fields.join(","));
-    let create = cosmos_driver::CosmosOperation::create_item(c.clone()).with_partition_key("p").with_body(body);
-    driver.execute(create, &OperationOptions::new()).await.unwrap();
-    patch(&driver, &c, "nums", "p", &PatchInstructions::new().set("/touched", json!(true)), &OperationOptions::new())
+    let create = cosmos_driver::CosmosOperation::create_item(c.clone())
+        .with_partition_key("p")
+        .with_body(body);
+    driver
+        .execute(create, &OperationOptions::new())
         .await
         .unwrap();
-    let stored = driver.execute(crate::common::read(&c, "nums", "p"), &OperationOptions::new()).await.unwrap();
+    patch(
+        &driver,
+        &c,
+        "nums",
+        "p",
+        &PatchInstructions::new().set("/touched", json!(true)),
+        &OperationOptions::new(),
+    )
+    .await
+    .unwrap();
+    let stored = driver
+        .execute(
+            crate::common::read(&c, "nums", "p"),
+            &OperationOptions::new(),
+        )
+        .await
+        .unwrap();
     let stored = std::str::from_utf8(stored.body()).unwrap().to_owned();
     for (i, text) in texts.iter().enumerate() {
-        let start = stored.find(&format!("\"v{i}\":")).expect("the field is kept") + format!("\"v{i}\":").len();
+        let start = stored
+            .find(&format!("\"v{i}\":"))
+            .expect("the field is kept")
+            + format!("\"v{i}\":").len();
         let rest = &stored[start..];
         let end = rest.find([',', '}']).unwrap_or(rest.len());
         let written = &rest[..end];
         let same = written == *text
-            || written.parse::<f64>().map(f64::to_bits).ok() == text.parse::<f64>().map(f64::to_bits).ok()
+            || written.parse::<f64>().map(f64::to_bits).ok()
+                == text.parse::<f64>().map(f64::to_bits).ok()
                 && !text.chars().all(|c| c.is_ascii_digit() || c == '-');
         assert!(same, "v{i}: {text} came back as {written}");
     }
@@ -86,7 +122,16 @@ async fn the_body_etag_is_the_response_etag_with_and_without_content_response() 
     create(&driver, &c, &json!({"id": "a", "pk": "p", "n": 1})).await;
     for on in [true, false] {
         let o = OperationOptions::new().with_content_response_on_write(on);
-        let r = patch(&driver, &c, "a", "p", &PatchInstructions::new().increment("/n", 1), &o).await.unwrap();
+        let r = patch(
+            &driver,
+            &c,
+            "a",
+            "p",
+            &PatchInstructions::new().increment("/n", 1),
+            &o,
+        )
+        .await
+        .unwrap();
         let body: Value = r.json().unwrap();
         let etag = r.etag().expect("the replace's etag");
         assert_eq!(body["_etag"], json!(etag), "content_response_on_write={on}");
@@ -98,8 +143,13 @@ async fn the_body_etag_is_the_response_etag_with_and_without_content_response() 
             .with_partition_key("p")
             .with_json_body(&user_part(&stored))
             .unwrap()
-            .with_precondition(cosmos_driver::Precondition::IfMatch(body["_etag"].as_str().unwrap().to_owned()));
-        driver.execute(replace, &OperationOptions::new()).await.expect("the body's etag is current");
+            .with_precondition(cosmos_driver::Precondition::IfMatch(
+                body["_etag"].as_str().unwrap().to_owned(),
+            ));
+        driver
+            .execute(replace, &OperationOptions::new())
+            .await
+            .expect("the body's etag is current");
     }
 }
 
@@ -107,36 +157,84 @@ async fn the_body_etag_is_the_response_etag_with_and_without_content_response() 
 async fn one_lost_race_then_success_aggregates_every_sub_operation() {
     let (emu, driver, c) = setup(EmulatorBuilder::new()).await;
     create(&driver, &c, &json!({"id": "a", "pk": "p", "n": 1})).await;
-    let _lose_once = emu.faults().add(FaultRule::new(Reaction::respond(412, 0)).for_ops([OpKind::Replace]).first(1));
+    let _lose_once = emu.faults().add(
+        FaultRule::new(Reaction::respond(412, 0))
+            .for_ops([OpKind::Replace])
+            .first(1),
+    );
     emu.counters().reset();
-    let r = patch(&driver, &c, "a", "p", &PatchInstructions::new().increment("/n", 5), &OperationOptions::new())
-        .await
-        .unwrap();
+    let r = patch(
+        &driver,
+        &c,
+        "a",
+        "p",
+        &PatchInstructions::new().increment("/n", 5),
+        &OperationOptions::new(),
+    )
+    .await
+    .unwrap();
     assert_eq!(r.json::<Value>().unwrap()["n"], json!(6));
     let rows = r.diagnostics().requests();
-    let statuses: Vec<String> = rows.iter().map(|r| r.status().unwrap().to_string()).collect();
-    assert_eq!(statuses, ["200", "412", "200", "200"], "read, lost replace, read, replace in dispatch order");
+    let statuses: Vec<String> = rows
+        .iter()
+        .map(|r| r.status().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["200", "412", "200", "200"],
+        "read, lost replace, read, replace in dispatch order"
+    );
     let summed: Duration = rows.iter().map(|r| r.duration()).sum();
-    assert!(r.diagnostics().duration() >= summed, "{:?} < {summed:?}", r.diagnostics().duration());
-    assert_eq!((requests_of(&emu, OpKind::Read), requests_of(&emu, OpKind::Replace)), (2, 2));
+    assert!(
+        r.diagnostics().duration() >= summed,
+        "{:?} < {summed:?}",
+        r.diagnostics().duration()
+    );
+    assert_eq!(
+        (
+            requests_of(&emu, OpKind::Read),
+            requests_of(&emu, OpKind::Replace)
+        ),
+        (2, 2)
+    );
 }
 
 #[tokio::test]
 async fn exhaustion_is_a_412_with_the_last_412_as_its_source() {
     let (emu, driver, c) = setup(EmulatorBuilder::new()).await;
     create(&driver, &c, &json!({"id": "a", "pk": "p", "n": 1})).await;
-    let _always = emu.faults().add(FaultRule::new(Reaction::respond(412, 0)).for_ops([OpKind::Replace]));
+    let _always = emu
+        .faults()
+        .add(FaultRule::new(Reaction::respond(412, 0)).for_ops([OpKind::Replace]));
     for limit in [1u8, 3, 5] {
         emu.counters().reset();
-        let e = patch(&driver, &c, "a", "p", &PatchInstructions::new().increment("/n", 1), &attempts(limit))
-            .await
-            .unwrap_err();
+        let e = patch(
+            &driver,
+            &c,
+            "a",
+            "p",
+            &PatchInstructions::new().increment("/n", 1),
+            &attempts(limit),
+        )
+        .await
+        .unwrap_err();
         assert!(e.is_precondition_failed(), "{e}");
         assert_eq!(e.kind(), ErrorKind::Service);
-        assert!(e.message().contains(&format!("after {limit} read-modify-write attempt")), "{e}");
-        let source = e.source().and_then(|s| s.downcast_ref::<CosmosError>()).expect("the last 412 is the source");
+        assert!(
+            e.message()
+                .contains(&format!("after {limit} read-modify-write attempt")),
+            "{e}"
+        );
+        let source = e
+            .source()
+            .and_then(|s| s.downcast_ref::<CosmosError>())
+            .expect("the last 412 is the source");
         assert!(source.is_precondition_failed());
-        assert_eq!(e.diagnostics().requests().len(), 1, "the last 412's own diagnostics");
+        assert_eq!(
+            e.diagnostics().requests().len(),
+            1,
+            "the last 412's own diagnostics"
+        );
         assert_eq!(requests_of(&emu, OpKind::Read), u64::from(limit));
         assert_eq!(requests_of(&emu, OpKind::Replace), u64::from(limit));
     }
@@ -148,11 +246,20 @@ async fn exhaustion_is_a_412_with_the_last_412_as_its_source() {
 async fn the_default_limit_is_five_attempts() {
     let (emu, driver, c) = setup(EmulatorBuilder::new()).await;
     create(&driver, &c, &json!({"id": "a", "pk": "p", "n": 1})).await;
-    let _always = emu.faults().add(FaultRule::new(Reaction::respond(412, 0)).for_ops([OpKind::Replace]));
+    let _always = emu
+        .faults()
+        .add(FaultRule::new(Reaction::respond(412, 0)).for_ops([OpKind::Replace]));
     emu.counters().reset();
-    let e = patch(&driver, &c, "a", "p", &PatchInstructions::new().increment("/n", 1), &OperationOptions::new())
-        .await
-        .unwrap_err();
+    let e = patch(
+        &driver,
+        &c,
+        "a",
+        "p",
+        &PatchInstructions::new().increment("/n", 1),
+        &OperationOptions::new(),
+    )
+    .await
+    .unwrap_err();
     assert!(e.is_precondition_failed());
     assert_eq!(requests_of(&emu, OpKind::Replace), 5);
 }
@@ -164,27 +271,41 @@ async fn sub_operation_errors_are_returned_verbatim() {
     let inc = PatchInstructions::new().increment("/n", 1);
     let o = OperationOptions::new();
 
-    let e = patch(&driver, &c, "missing", "p", &inc, &o).await.unwrap_err();
+    let e = patch(&driver, &c, "missing", "p", &inc, &o)
+        .await
+        .unwrap_err();
     assert!(e.is_not_found() && e.kind() == ErrorKind::Service, "{e}");
-    assert_eq!(e.diagnostics().requests().len(), 1, "the read's own diagnostics");
+    assert_eq!(
+        e.diagnostics().requests().len(),
+        1,
+        "the read's own diagnostics"
+    );
     assert!(e.body().is_some(), "the service's error body is kept");
 
     {
-        let _deny = emu.faults().add(FaultRule::new(Reaction::respond(403, 0)).for_ops([OpKind::Replace]));
+        let _deny = emu
+            .faults()
+            .add(FaultRule::new(Reaction::respond(403, 0)).for_ops([OpKind::Replace]));
         let e = patch(&driver, &c, "a", "p", &inc, &o).await.unwrap_err();
         assert!(e.is_forbidden() && e.sub_status() == Some(0), "{e}");
         assert!(!e.diagnostics().requests().is_empty());
     }
     {
-        let _throttle =
-            emu.faults().add(FaultRule::new(Reaction::respond_retry_after(429, 3200, 5)).for_ops([OpKind::Read]));
+        let _throttle = emu.faults().add(
+            FaultRule::new(Reaction::respond_retry_after(429, 3200, 5)).for_ops([OpKind::Read]),
+        );
         let e = patch(&driver, &c, "a", "p", &inc, &o).await.unwrap_err();
         assert!(e.is_throttled() && e.sub_status() == Some(3200), "{e}");
-        assert_eq!(e.diagnostics().requests().len(), 10, "the driver's own throttling retries ran first");
+        assert_eq!(
+            e.diagnostics().requests().len(),
+            10,
+            "the driver's own throttling retries ran first"
+        );
     }
     {
-        let _throttle =
-            emu.faults().add(FaultRule::new(Reaction::respond_retry_after(429, 3200, 5)).for_ops([OpKind::Replace]));
+        let _throttle = emu.faults().add(
+            FaultRule::new(Reaction::respond_retry_after(429, 3200, 5)).for_ops([OpKind::Replace]),
+        );
         let e = patch(&driver, &c, "a", "p", &inc, &o).await.unwrap_err();
         assert!(e.is_throttled(), "{e}");
         assert_eq!(e.diagnostics().requests().len(), 10);
@@ -196,20 +317,50 @@ async fn sub_operation_errors_are_returned_verbatim() {
 #[tokio::test]
 async fn a_patch_that_does_not_fit_the_item_is_a_bad_request_and_changes_nothing() {
     let (emu, driver, c) = setup(EmulatorBuilder::new()).await;
-    create(&driver, &c, &json!({"id": "a", "pk": "p", "n": 1, "s": "text"})).await;
+    create(
+        &driver,
+        &c,
+        &json!({"id": "a", "pk": "p", "n": 1, "s": "text"}),
+    )
+    .await;
     emu.counters().reset();
     let cases = [
-        (PatchInstructions::new().increment("/n", 1).increment("/s", 1), "#1 (increment"),
-        (PatchInstructions::new().replace("/missing", json!(1)), "nothing exists"),
-        (PatchInstructions::new().set("/n", json!(i64::MAX)).increment("/n", 1), "overflows"),
-        (PatchInstructions::new().add("/no/parent", json!(1)), "does not exist"),
+        (
+            PatchInstructions::new()
+                .increment("/n", 1)
+                .increment("/s", 1),
+            "#1 (increment",
+        ),
+        (
+            PatchInstructions::new().replace("/missing", json!(1)),
+            "nothing exists",
+        ),
+        (
+            PatchInstructions::new()
+                .set("/n", json!(i64::MAX))
+                .increment("/n", 1),
+            "overflows",
+        ),
+        (
+            PatchInstructions::new().add("/no/parent", json!(1)),
+            "does not exist",
+        ),
     ];
     for (spec, needle) in cases {
-        let e = patch(&driver, &c, "a", "p", &spec, &OperationOptions::new()).await.unwrap_err();
+        let e = patch(&driver, &c, "a", "p", &spec, &OperationOptions::new())
+            .await
+            .unwrap_err();
         assert!(e.is_bad_request() && e.is_invalid_input(), "{e}");
         assert!(e.message().contains(needle), "{}", e.message());
-        assert!(e.source().and_then(|s| s.downcast_ref::<cosmos_driver::patch::PatchError>()).is_some());
-        assert_eq!(e.diagnostics().requests().len(), 1, "the read's diagnostics");
+        assert!(e
+            .source()
+            .and_then(|s| s.downcast_ref::<cosmos_driver::patch::PatchError>())
+            .is_some());
+        assert_eq!(
+            e.diagnostics().requests().len(),
+            1,
+            "the read's diagnostics"
+        );
     }
     assert_eq!(requests_of(&emu, OpKind::Replace), 0, "no replace was sent");
     let (stored, _) = read_doc(&driver, &c, "a", "p").await;
@@ -231,8 +382,20 @@ async fn the_end_to_end_timeout_bounds_the_whole_loop() {
     );
     let o = attempts(50).with_end_to_end_timeout(Duration::from_millis(500));
     let started = std::time::Instant::now();
-    let e = patch(&driver, &c, "a", "p", &PatchInstructions::new().increment("/n", 1), &o).await.unwrap_err();
+    let e = patch(
+        &driver,
+        &c,
+        "a",
+        "p",
+        &PatchInstructions::new().increment("/n", 1),
+        &o,
+    )
+    .await
+    .unwrap_err();
     let took = started.elapsed();
     assert!(e.is_end_to_end_timeout(), "{e}");
-    assert!(took < Duration::from_secs(3), "the budget bounds the loop, not each sub-operation: {took:?}");
+    assert!(
+        took < Duration::from_secs(3),
+        "the budget bounds the loop, not each sub-operation: {took:?}"
+    );
 }

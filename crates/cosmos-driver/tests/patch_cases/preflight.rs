@@ -13,10 +13,24 @@ use crate::common;
 #[tokio::test]
 async fn refusals_send_no_request() {
     let (emu, driver, c) = setup(EmulatorBuilder::new()).await;
-    create(&driver, &c, &json!({"id": "a", "pk": "p", "n": 1, "nested": {"k": 1}})).await;
+    create(
+        &driver,
+        &c,
+        &json!({"id": "a", "pk": "p", "n": 1, "nested": {"k": 1}}),
+    )
+    .await;
     let o = OperationOptions::new();
     // One PATCH learns the container's partition key paths; after it, nothing else is needed.
-    patch(&driver, &c, "a", "p", &PatchInstructions::new().increment("/n", 1), &o).await.unwrap();
+    patch(
+        &driver,
+        &c,
+        "a",
+        "p",
+        &PatchInstructions::new().increment("/n", 1),
+        &o,
+    )
+    .await
+    .unwrap();
     emu.counters().reset();
 
     let p = PatchInstructions::new;
@@ -62,8 +76,17 @@ async fn refusals_send_no_request() {
         let e = driver.execute(op, &o).await.expect_err(name);
         assert!(e.is_invalid_input(), "{name}: {e}");
         assert!(e.message().contains(needle), "{name}: {}", e.message());
-        assert!(e.diagnostics().requests().is_empty(), "{name}: {:?}", e.diagnostics().requests());
-        assert_eq!(all_requests(&emu), 0, "{name}: a request went out: {}", emu.counters().snapshot());
+        assert!(
+            e.diagnostics().requests().is_empty(),
+            "{name}: {:?}",
+            e.diagnostics().requests()
+        );
+        assert_eq!(
+            all_requests(&emu),
+            0,
+            "{name}: a request went out: {}",
+            emu.counters().snapshot()
+        );
     }
 }
 
@@ -73,17 +96,38 @@ async fn partition_key_refusal_on_a_new_driver_sends_no_item_request() {
     create(&driver, &c, &json!({"id": "a", "pk": "p", "n": 1})).await;
     let fresh = common::driver(common::options(&emu)).await;
     emu.counters().reset();
-    let e = patch(&fresh, &c, "a", "p", &PatchInstructions::new().remove("/pk"), &OperationOptions::new())
-        .await
-        .unwrap_err();
-    assert!(e.is_invalid_input() && e.message().contains("partition key"), "{e}");
+    let e = patch(
+        &fresh,
+        &c,
+        "a",
+        "p",
+        &PatchInstructions::new().remove("/pk"),
+        &OperationOptions::new(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e.is_invalid_input() && e.message().contains("partition key"),
+        "{e}"
+    );
     assert_eq!(item_requests(&emu), 0, "{}", emu.counters().snapshot());
-    assert_eq!(requests_of(&emu, OpKind::Metadata), 1, "one read of the container's definition");
+    assert_eq!(
+        requests_of(&emu, OpKind::Metadata),
+        1,
+        "one read of the container's definition"
+    );
     // The definition is kept: the next refusal sends nothing at all.
     emu.counters().reset();
-    patch(&fresh, &c, "a", "p", &PatchInstructions::new().set("/pk", json!(1)), &OperationOptions::new())
-        .await
-        .unwrap_err();
+    patch(
+        &fresh,
+        &c,
+        "a",
+        "p",
+        &PatchInstructions::new().set("/pk", json!(1)),
+        &OperationOptions::new(),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(all_requests(&emu), 0, "{}", emu.counters().snapshot());
 }
 
@@ -93,19 +137,36 @@ async fn a_nested_partition_key_path_protects_its_ancestors() {
     let driver = common::driver(common::options(&emu)).await;
     let db = cosmos_driver::DatabaseReference::new("db").unwrap();
     let o = OperationOptions::new();
-    driver.execute(CosmosOperation::create_database(db.clone()), &o).await.unwrap();
+    driver
+        .execute(CosmosOperation::create_database(db.clone()), &o)
+        .await
+        .unwrap();
     let c = db.container("nested").unwrap();
     let def = PartitionKeyDefinition::new("/user/id").unwrap();
-    driver.execute(CosmosOperation::create_container(c.clone(), def), &o).await.unwrap();
+    driver
+        .execute(CosmosOperation::create_container(c.clone(), def), &o)
+        .await
+        .unwrap();
     let doc = json!({"id": "a", "user": {"id": "u", "name": "x"}});
-    let create = CosmosOperation::create_item(c.clone()).with_partition_key("u").with_json_body(&doc).unwrap();
+    let create = CosmosOperation::create_item(c.clone())
+        .with_partition_key("u")
+        .with_json_body(&doc)
+        .unwrap();
     driver.execute(create, &o).await.unwrap();
     let run = |spec: PatchInstructions| {
-        let op = CosmosOperation::patch_item(c.item("a").unwrap()).with_partition_key("u").with_json_body(&spec).unwrap();
+        let op = CosmosOperation::patch_item(c.item("a").unwrap())
+            .with_partition_key("u")
+            .with_json_body(&spec)
+            .unwrap();
         driver.execute(op, &o)
     };
-    let ok = run(PatchInstructions::new().set("/user/name", json!("y"))).await.unwrap();
-    assert_eq!(ok.json::<serde_json::Value>().unwrap()["user"], json!({"id": "u", "name": "y"}));
+    let ok = run(PatchInstructions::new().set("/user/name", json!("y")))
+        .await
+        .unwrap();
+    assert_eq!(
+        ok.json::<serde_json::Value>().unwrap()["user"],
+        json!({"id": "u", "name": "y"})
+    );
     for spec in [
         PatchInstructions::new().set("/user", json!({})),
         PatchInstructions::new().remove("/user/id"),
@@ -113,7 +174,10 @@ async fn a_nested_partition_key_path_protects_its_ancestors() {
     ] {
         emu.counters().reset();
         let e = run(spec).await.unwrap_err();
-        assert!(e.is_invalid_input() && e.message().contains("partition key path \"/user/id\""), "{e}");
+        assert!(
+            e.is_invalid_input() && e.message().contains("partition key path \"/user/id\""),
+            "{e}"
+        );
         assert_eq!(all_requests(&emu), 0);
     }
 }

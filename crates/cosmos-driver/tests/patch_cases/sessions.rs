@@ -18,15 +18,22 @@ fn lagging_west() -> EmulatorBuilder {
 async fn the_caller_token_seeds_the_read_in_a_lagging_region() {
     let (emu, writer, c) = setup(lagging_west()).await;
     let created = create(&writer, &c, &json!({"id": "a", "pk": "p", "n": 1})).await;
-    let token = SessionToken::parse(created.session_token().expect("the create's session token")).unwrap();
+    let token =
+        SessionToken::parse(created.session_token().expect("the create's session token")).unwrap();
     // A second driver (no tracked tokens) that reads from West US first, where the item has not
     // arrived and will not for a minute.
-    let reader = common::driver(common::options(&emu).with_preferred_regions(["West US", "East US"])).await;
+    let reader =
+        common::driver(common::options(&emu).with_preferred_regions(["West US", "East US"])).await;
     let inc = PatchInstructions::new().increment("/n", 1);
 
     // Without the caller's token the Read has no way to know West US is behind: a plain 404.
-    let e = patch(&reader, &c, "a", "p", &inc, &OperationOptions::new()).await.unwrap_err();
-    assert!(e.is_not_found() && !e.is_read_session_not_available(), "{e}");
+    let e = patch(&reader, &c, "a", "p", &inc, &OperationOptions::new())
+        .await
+        .unwrap_err();
+    assert!(
+        e.is_not_found() && !e.is_read_session_not_available(),
+        "{e}"
+    );
     assert_eq!(common::regions_of(e.diagnostics()), ["West US"]);
 
     // With it, West US answers 404/1002 and the Read moves on until it sees the write.
@@ -37,10 +44,23 @@ async fn the_caller_token_seeds_the_read_in_a_lagging_region() {
     let rows = r.diagnostics().requests();
     let seen: Vec<(String, String)> = rows
         .iter()
-        .map(|row| (row.region().map(|r| r.to_string()).unwrap_or_default(), row.status().unwrap().to_string()))
+        .map(|row| {
+            (
+                row.region().map(|r| r.to_string()).unwrap_or_default(),
+                row.status().unwrap().to_string(),
+            )
+        })
         .collect();
-    assert_eq!(seen.first().map(|s| s.1.as_str()), Some("404/1002"), "{seen:?}");
-    assert_eq!(seen.last(), Some(&("East US".to_owned(), "200".to_owned())), "the replace goes to the hub: {seen:?}");
+    assert_eq!(
+        seen.first().map(|s| s.1.as_str()),
+        Some("404/1002"),
+        "{seen:?}"
+    );
+    assert_eq!(
+        seen.last(),
+        Some(&("East US".to_owned(), "200".to_owned())),
+        "the replace goes to the hub: {seen:?}"
+    );
     assert_eq!(emu.counters().get("East US", OpKind::Replace), 1);
     assert_eq!(emu.counters().get("West US", OpKind::Replace), 0);
 
@@ -56,17 +76,32 @@ async fn the_caller_token_seeds_the_read_in_a_lagging_region() {
 async fn consecutive_patches_in_one_session_never_lose_an_update() {
     // The lagging region serves reads first; every PATCH must still read the latest version,
     // because each one carries the session the previous one produced.
-    let builder = EmulatorBuilder::new().region_replication_lag("West US", ReplicationLag::fixed_ms(2_000));
+    let builder =
+        EmulatorBuilder::new().region_replication_lag("West US", ReplicationLag::fixed_ms(2_000));
     let emu = common::start(builder).await;
     let writer = common::driver(common::options(&emu)).await;
     let c = common::container(&writer, "db", "c").await;
     let created = create(&writer, &c, &json!({"id": "a", "pk": "p", "n": 0})).await;
-    let reader = common::driver(common::options(&emu).with_preferred_regions(["West US", "East US"])).await;
+    let reader =
+        common::driver(common::options(&emu).with_preferred_regions(["West US", "East US"])).await;
     let mut token = SessionToken::parse(created.session_token().unwrap()).unwrap();
     for i in 1..=5 {
         let o = OperationOptions::new().with_session_token(token.clone());
-        let r = patch(&reader, &c, "a", "p", &PatchInstructions::new().increment("/n", 1), &o).await.unwrap();
-        assert_eq!(r.json::<serde_json::Value>().unwrap()["n"], json!(i), "PATCH {i} read the latest version");
+        let r = patch(
+            &reader,
+            &c,
+            "a",
+            "p",
+            &PatchInstructions::new().increment("/n", 1),
+            &o,
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            r.json::<serde_json::Value>().unwrap()["n"],
+            json!(i),
+            "PATCH {i} read the latest version"
+        );
         token = token.merge(&SessionToken::parse(r.session_token().unwrap()).unwrap());
     }
     let (stored, _) = read_doc(&writer, &c, "a", "p").await;
@@ -74,8 +109,16 @@ async fn consecutive_patches_in_one_session_never_lose_an_update() {
 }
 
 /// Counts the requests of `op` that carry exactly `token` (the rule lets them through unchanged).
-fn carrying(emu: &cosmos_emulator::Emulator, op: OpKind, token: &str) -> cosmos_emulator::faults::FaultGuard {
-    emu.faults().add(FaultRule::new(Reaction::delay_ms(0)).for_ops([op]).with_header("x-ms-session-token", token))
+fn carrying(
+    emu: &cosmos_emulator::Emulator,
+    op: OpKind,
+    token: &str,
+) -> cosmos_emulator::faults::FaultGuard {
+    emu.faults().add(
+        FaultRule::new(Reaction::delay_ms(0))
+            .for_ops([op])
+            .with_header("x-ms-session-token", token),
+    )
 }
 
 #[tokio::test]
@@ -84,10 +127,20 @@ async fn each_sub_operation_carries_the_token_the_spec_names() {
     let created = create(&writer, &c, &json!({"id": "a", "pk": "p", "n": 1})).await;
     let caller = created.session_token().unwrap().to_owned();
     // The item moves on after the caller's token was taken.
-    patch(&writer, &c, "a", "p", &PatchInstructions::new().set("/moved", json!(true)), &OperationOptions::new())
+    patch(
+        &writer,
+        &c,
+        "a",
+        "p",
+        &PatchInstructions::new().set("/moved", json!(true)),
+        &OperationOptions::new(),
+    )
+    .await
+    .unwrap();
+    let current = writer
+        .execute(common::read(&c, "a", "p"), &OperationOptions::new())
         .await
         .unwrap();
-    let current = writer.execute(common::read(&c, "a", "p"), &OperationOptions::new()).await.unwrap();
     let current = current.session_token().unwrap().to_owned();
     assert_ne!(caller, current);
 
@@ -106,12 +159,41 @@ async fn each_sub_operation_carries_the_token_the_spec_names() {
     let read_with_advanced_token = carrying(&emu, OpKind::Read, &current);
 
     let o = OperationOptions::new().with_session_token(SessionToken::parse(&caller).unwrap());
-    let r = patch(&patcher, &c, "a", "p", &PatchInstructions::new().increment("/n", 1), &o).await.unwrap();
+    let r = patch(
+        &patcher,
+        &c,
+        "a",
+        "p",
+        &PatchInstructions::new().increment("/n", 1),
+        &o,
+    )
+    .await
+    .unwrap();
     assert_eq!(r.json::<serde_json::Value>().unwrap()["n"], json!(2));
 
-    assert_eq!(read_with_caller_token.hits(), 1, "the first read carries the caller's token");
-    assert_eq!(lose_first.hits(), 1, "the first replace carries the first read's token");
-    assert_eq!(read_with_advanced_token.hits(), 1, "the second read carries the token the first read advanced to");
-    assert_eq!(replace_with_read_token.hits(), 1, "so does the second replace");
-    assert_eq!(replace_with_caller_token.hits(), 0, "no replace carries the caller's older token");
+    assert_eq!(
+        read_with_caller_token.hits(),
+        1,
+        "the first read carries the caller's token"
+    );
+    assert_eq!(
+        lose_first.hits(),
+        1,
+        "the first replace carries the first read's token"
+    );
+    assert_eq!(
+        read_with_advanced_token.hits(),
+        1,
+        "the second read carries the token the first read advanced to"
+    );
+    assert_eq!(
+        replace_with_read_token.hits(),
+        1,
+        "so does the second replace"
+    );
+    assert_eq!(
+        replace_with_caller_token.hits(),
+        0,
+        "no replace carries the caller's older token"
+    );
 }
