@@ -20,6 +20,7 @@ pub fn hedge_facts(d: &DiagnosticsContext, slow_after: Duration) -> HedgeFacts {
             primary_over_threshold: !matches!(
                 h.terminal_state(),
                 HedgeTerminalState::PrimaryWonPreThreshold
+                    | HedgeTerminalState::PrimaryTransientPreThreshold
                     | HedgeTerminalState::DeadlineExceededPreThreshold
             ),
         },
