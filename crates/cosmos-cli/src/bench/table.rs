@@ -152,6 +152,7 @@ mod tests {
             concurrency: 64,
             ops: 10_000,
             errors: 0,
+            errors_by_status: Default::default(),
             duration_s: 20.0,
             throughput_ops_s: 500.0,
             latency_ms: LatencyReport {
