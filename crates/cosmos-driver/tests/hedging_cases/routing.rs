@@ -159,10 +159,12 @@ async fn exclude_regions_honored_by_every_retry_trigger() {
 #[tokio::test]
 async fn hedging_hub_region_header_propagates_across_hedges() {
     // East is the hub; reads prefer West, so West is the primary and the hub is the alternate.
-    // West lags (404/1002); the hub answers after 300 ms, the threshold is 100 ms.
+    // West lags (404/1002); the hub answers after 1 s, the threshold is 300 ms: the primary's two
+    // West reads are long done (and the latch set) when the alternate goes, and the primary's hub
+    // read answers well before the alternate's.
     let s = Setup::start(EmulatorBuilder::new().regions([EAST, WEST]), |o| {
         o.with_preferred_regions([WEST, EAST])
-            .with_availability_strategy(hedging(100))
+            .with_availability_strategy(hedging(300))
     })
     .await;
     let _lagging = s
@@ -171,7 +173,7 @@ async fn hedging_hub_region_header_propagates_across_hedges() {
         .add(reads_in(WEST, Reaction::respond(404, 1002)));
     // Counts the hub reads that carry the header (and serves them, late).
     let at_hub_with_header = s.emu.faults().add(
-        FaultRule::new(Reaction::delay_ms(300))
+        FaultRule::new(Reaction::delay_ms(1_000))
             .in_regions([EAST])
             .for_ops([OpKind::Read])
             .with_header(HUB_HEADER, "True"),
