@@ -1,6 +1,7 @@
 //! Request handlers, one file per resource; [`handle`] picks one by route and method.
 
 mod account;
+mod change_feed;
 mod consistency;
 mod containers;
 mod databases;
@@ -17,7 +18,7 @@ pub use failover::failover;
 use bytes::Bytes;
 use http::Method;
 
-use crate::protocol::{ApiError, Resource, Route};
+use crate::protocol::{headers, ApiError, Resource, Route};
 use crate::server::op_kind::is_query;
 use crate::server::{Reply, RequestCtx};
 
@@ -43,7 +44,10 @@ pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
             ))
         }
         Resource::Items { db, coll } if m == Method::POST => items::create(ctx, db, coll),
-        Resource::Items { db, coll } if m == Method::GET => feed::read_feed(ctx, db, coll),
+        Resource::Items { db, coll } if m == Method::GET => match ctx.header(headers::A_IM) {
+            Some(a_im) => change_feed::read(ctx, db, coll, a_im),
+            None => feed::read_feed(ctx, db, coll),
+        },
         Resource::Item { db, coll, id } if m == Method::GET => items::read(ctx, db, coll, id),
         Resource::Item { db, coll, id } if m == Method::PUT => items::replace(ctx, db, coll, id),
         Resource::Item { db, coll, id } if m == Method::DELETE => items::delete(ctx, db, coll, id),

@@ -1,5 +1,6 @@
 //! The service's wire vocabulary: header names, routes, errors, session tokens, charges, ids.
 
+pub mod change_feed_request;
 pub mod charge;
 mod error;
 pub mod headers;

@@ -3,6 +3,7 @@
 mod catalog;
 mod container;
 pub mod document;
+mod history;
 mod lag;
 mod partition;
 mod replica_log;
@@ -10,8 +11,9 @@ mod topology;
 
 pub use catalog::{Catalog, Database};
 pub use container::Container;
+pub use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
 pub use lag::ReplicationLag;
-pub use partition::{DocKey, Partition, StoredDoc};
+pub use partition::{Change, DocKey, Partition, StoredDoc};
 pub use replica_log::ReplicaLog;
 pub use topology::{RegionInfo, Topology};
 
