@@ -244,7 +244,7 @@ impl EmulatorBuilder {
             store: Store {
                 topology,
                 catalog: Catalog::default(),
-                lags,
+                lags: std::sync::RwLock::new(lags),
                 partitions_per_container: self.partitions.clamp(1, 1024),
             },
             auth,

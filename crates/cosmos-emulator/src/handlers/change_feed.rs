@@ -77,7 +77,14 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Re
             headers::SESSION_TOKEN,
             session_token(ctx, &partition, range_id, upto),
         )
-        .header(headers::PARTITION_KEY_RANGE_ID, range_id);
+        .header(headers::PARTITION_KEY_RANGE_ID, range_id)
+        .header(headers::CONTENT_PATH, &container.rid);
+    if let Some(database) = ctx.shared.store.catalog.database(db) {
+        reply = reply.header(
+            headers::ALT_CONTENT_PATH,
+            format!("dbs/{}/colls/{}", database.id, container.id),
+        );
+    }
     Ok(reply)
 }
 

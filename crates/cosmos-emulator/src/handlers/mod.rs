@@ -9,11 +9,13 @@ mod failover;
 mod feed;
 mod item_reply;
 mod items;
+mod lag_admin;
 mod patch;
 mod target;
 
 pub use account::account_document;
 pub use failover::failover;
+pub use lag_admin::replication_lag;
 
 use bytes::Bytes;
 use http::Method;

@@ -13,6 +13,8 @@ use crate::store::{Container, DocKey, Partition};
 /// Where a point operation lands.
 pub struct Target {
     pub container: Arc<Container>,
+    /// The owning database's id (the request may have named it by `_rid`).
+    pub db_id: String,
     pub epk: Epk,
     pub range: usize,
 }
@@ -36,8 +38,15 @@ impl Target {
         }
         let epk = pk.epk();
         let range = container.range_index(epk);
+        let db_id = ctx
+            .shared
+            .store
+            .catalog
+            .database(db)
+            .map_or_else(|| db.to_owned(), |d| d.id.clone());
         Ok(Self {
             container,
+            db_id,
             epk,
             range,
         })
@@ -49,6 +58,11 @@ impl Target {
             epk: self.epk,
             id: id.to_owned(),
         }
+    }
+
+    /// The container's name-based path, `dbs/{db}/colls/{coll}` (`x-ms-alt-content-path`).
+    pub fn alt_content_path(&self) -> String {
+        format!("dbs/{}/colls/{}", self.db_id, self.container.id)
     }
 
     /// The partition key range id ("0", "1", ...).
