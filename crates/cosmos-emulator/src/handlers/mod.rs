@@ -1,6 +1,8 @@
 //! Request handlers, one file per resource; [`handle`] picks one by route and method.
 
 mod account;
+mod batch;
+mod batch_ops;
 mod change_feed;
 mod consistency;
 mod containers;
@@ -44,6 +46,9 @@ pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
             Err(ApiError::bad_request(
                 "Queries are not supported by this emulator; use point reads or the read feed.",
             ))
+        }
+        Resource::Items { db, coll } if m == Method::POST && batch::is_batch(ctx) => {
+            batch::execute(ctx, db, coll)
         }
         Resource::Items { db, coll } if m == Method::POST => items::create(ctx, db, coll),
         Resource::Items { db, coll } if m == Method::GET => match ctx.header(headers::A_IM) {

@@ -5,7 +5,6 @@ use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
 use serde_json::{Map, Value};
 
 use crate::epk::{Epk, PartitionKeyValue};
-use crate::protocol::ids::encode_rid;
 use crate::protocol::{headers, ApiError};
 use crate::server::RequestCtx;
 use crate::store::{Container, DocKey, Partition};
@@ -100,12 +99,7 @@ impl Target {
 
     /// The `_self` link of an item with resource id `rid`.
     pub fn self_link(&self, rid: &[u8; 16]) -> String {
-        let db = encode_rid(&self.container.rid_bytes[..4]);
-        format!(
-            "dbs/{db}/colls/{}/docs/{}/",
-            self.container.rid,
-            encode_rid(rid)
-        )
+        self.container.item_self_link(rid)
     }
 }
 

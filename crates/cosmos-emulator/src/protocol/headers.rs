@@ -31,3 +31,5 @@ pub const READ_KEY_TYPE: &str = "x-ms-read-key-type";
 pub const CHANGE_FEED_WIRE_FORMAT: &str = "x-ms-cosmos-changefeed-wire-format-version";
 pub const CONTENT_PATH: &str = "x-ms-content-path";
 pub const ALT_CONTENT_PATH: &str = "x-ms-alt-content-path";
+pub const IS_BATCH_REQUEST: &str = "x-ms-cosmos-is-batch-request";
+pub const IS_BATCH_ATOMIC: &str = "x-ms-cosmos-batch-atomic";
