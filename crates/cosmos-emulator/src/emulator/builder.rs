@@ -245,6 +245,7 @@ impl EmulatorBuilder {
                 topology,
                 catalog: Catalog::default(),
                 lags: std::sync::RwLock::new(lags),
+                offers: Default::default(),
                 partitions_per_container: self.partitions.clamp(1, 1024),
             },
             auth,

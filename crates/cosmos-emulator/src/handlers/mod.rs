@@ -12,6 +12,7 @@ mod feed;
 mod item_reply;
 mod items;
 mod lag_admin;
+mod offers;
 mod patch;
 mod target;
 
@@ -42,6 +43,10 @@ pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
             containers::delete(ctx, db, coll)
         }
         Resource::PkRanges { db, coll } if m == Method::GET => containers::pkranges(ctx, db, coll),
+        Resource::Offers if m == Method::GET => Ok(offers::list(ctx)),
+        Resource::Offers if m == Method::POST && is_query(ctx.headers) => offers::query(ctx),
+        Resource::Offer { id } if m == Method::GET => offers::read(ctx, id),
+        Resource::Offer { id } if m == Method::PUT => offers::replace(ctx, id),
         Resource::Items { .. } if m == Method::POST && is_query(ctx.headers) => {
             Err(ApiError::bad_request(
                 "Queries are not supported by this emulator; use point reads or the read feed.",

@@ -33,3 +33,5 @@ pub const CONTENT_PATH: &str = "x-ms-content-path";
 pub const ALT_CONTENT_PATH: &str = "x-ms-alt-content-path";
 pub const IS_BATCH_REQUEST: &str = "x-ms-cosmos-is-batch-request";
 pub const IS_BATCH_ATOMIC: &str = "x-ms-cosmos-batch-atomic";
+pub const OFFER_THROUGHPUT: &str = "x-ms-offer-throughput";
+pub const OFFER_AUTOPILOT: &str = "x-ms-cosmos-offer-autopilot-settings";

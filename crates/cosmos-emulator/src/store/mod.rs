@@ -5,6 +5,7 @@ mod container;
 pub mod document;
 mod history;
 mod lag;
+mod offers;
 mod partition;
 mod replica_log;
 mod topology;
@@ -13,6 +14,7 @@ pub use catalog::{Catalog, Database};
 pub use container::Container;
 pub use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
 pub use lag::ReplicationLag;
+pub use offers::{Offer, Offers, Throughput};
 pub use partition::{Change, DocKey, Partition, StoredDoc};
 pub use replica_log::ReplicaLog;
 pub use topology::{RegionInfo, Topology};
@@ -26,6 +28,8 @@ pub struct Store {
     pub catalog: Catalog,
     /// Per region (same order as the topology), the lag of writes reaching it.
     pub lags: RwLock<Vec<ReplicationLag>>,
+    /// Throughput offers of databases and containers.
+    pub offers: Offers,
     /// Physical partitions per new container.
     pub partitions_per_container: usize,
 }
