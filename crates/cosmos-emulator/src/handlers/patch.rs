@@ -32,7 +32,7 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
             }
         };
     let key = target.key(id);
-    let mut partition = target.write()?;
+    let mut partition = target.write(ctx)?;
     let existing = current_for_write(ctx, &target, &partition, &key)?;
     let refuse = |error| write_error(ctx, &target, &partition, error);
     let mut doc: Value = serde_json::from_slice(&existing.body)
@@ -55,7 +55,8 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
     let Value::Object(map) = doc else {
         return Err(ApiError::new(500, "The stored item is not a JSON object."));
     };
-    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, existing.rid);
+    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, existing.rid)
+        .map_err(|e| write_error(ctx, &target, &partition, e))?;
     let charge = charge::patch(doc.body.len(), condition.is_some());
     Ok(item_reply(
         ctx,
