@@ -417,7 +417,6 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             && next.is_some_and(|next| next != region.region)
         {
             p.moved_on = true;
-            // The primary of a race does not move by itself: the move becomes the alternate.
             tracing::debug!(
                 target: "cosmos.hedge",
                 region = %region.region,
