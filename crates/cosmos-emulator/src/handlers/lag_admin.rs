@@ -7,8 +7,8 @@ use http::Method;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::exchange::{Reply, Shared};
 use crate::protocol::ApiError;
-use crate::server::{Reply, Shared};
 use crate::store::ReplicationLag;
 
 #[derive(Deserialize)]

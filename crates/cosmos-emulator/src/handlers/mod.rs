@@ -23,9 +23,9 @@ pub use lag_admin::replication_lag;
 use bytes::Bytes;
 use http::Method;
 
+use crate::exchange::request_class::is_query;
+use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, Resource, Route};
-use crate::server::op_kind::is_query;
-use crate::server::{Reply, RequestCtx};
 
 /// Serves a routed, authenticated request.
 pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {

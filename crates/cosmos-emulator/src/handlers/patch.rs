@@ -8,10 +8,10 @@ use super::consistency::require_write_region;
 use super::item_reply::{item_reply, write_error};
 use super::items::{commit_item, current_for_write};
 use super::target::Target;
+use crate::exchange::{Reply, RequestCtx};
 use crate::patch::condition::{self, holds, Condition};
 use crate::patch::{apply, parse_operations, PatchOp};
 use crate::protocol::{charge, ApiError};
-use crate::server::{Reply, RequestCtx};
 use crate::store::document::SYSTEM_PROPERTIES;
 use crate::store::{DocKey, Partition, StoredDoc};
 
