@@ -38,6 +38,7 @@ pub struct EmulatorBuilder {
     port: u16,
     host: IpAddr,
     account_id: String,
+    enforce_throughput: bool,
 }
 
 impl std::fmt::Debug for EmulatorBuilder {
@@ -75,6 +76,7 @@ impl Default for EmulatorBuilder {
             port: 0,
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             account_id: "cosmos-emulator".into(),
+            enforce_throughput: false,
         }
     }
 }
@@ -126,6 +128,13 @@ impl EmulatorBuilder {
     /// Fault rules in the `--faults` file format, installed at start.
     pub fn fault_rules_json(mut self, json: impl Into<Vec<u8>>) -> Self {
         self.fault_rules = Some(json.into());
+        self
+    }
+
+    /// Holds each partition key range to its share of the provisioned RU/s per second; past it,
+    /// requests answer 429 with sub-status 3200 and `x-ms-retry-after-ms`.
+    pub fn enforce_throughput(mut self, on: bool) -> Self {
+        self.enforce_throughput = on;
         self
     }
 
@@ -247,6 +256,7 @@ impl EmulatorBuilder {
                 catalog: Catalog::default(),
                 lags: std::sync::RwLock::new(lags),
                 offers: Default::default(),
+                ru_meter: self.enforce_throughput.then(Default::default),
                 partitions_per_container: self.partitions.clamp(1, 1024),
             },
             auth,

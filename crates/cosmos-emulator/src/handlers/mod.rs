@@ -15,6 +15,7 @@ mod lag_admin;
 mod offers;
 mod patch;
 mod target;
+mod throttle;
 
 pub use account::account_document;
 pub use failover::failover;
@@ -27,8 +28,12 @@ use crate::exchange::request_class::is_query;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, Resource, Route};
 
-/// Serves a routed, authenticated request.
+/// Serves a routed, authenticated request (held to its range's throughput when enforced).
 pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
+    throttle::metered(ctx, route, || dispatch(ctx, route))
+}
+
+fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
     let m = ctx.method;
     match &route.resource {
         Resource::Account if m == Method::GET => account::read(ctx),
