@@ -96,15 +96,14 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
         };
         let partition = lock
             .read()
-            .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
+            .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
+            .and_then(super::target::live)?;
         let range_id = container.range_id(range);
         let lsn = read_lsn(ctx, &partition, range_id)?;
         tokens.push(session_token(ctx, &partition, range_id, lsn));
-        let after = if range == start.range {
-            start.after.as_ref()
-        } else {
-            None
-        };
+        // Keys ascend across ranges, so the last key returned bounds every later range too (a
+        // split since the continuation was issued may have moved that key to the next range).
+        let after = start.after.as_ref();
         let wanted = page_size + 1 - docs.len();
         let found = partition.scan(lsn, after, only_epk, wanted);
         let overflow = docs.len() + found.len() > page_size;

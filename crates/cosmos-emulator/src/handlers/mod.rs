@@ -14,12 +14,14 @@ mod items;
 mod lag_admin;
 mod offers;
 mod patch;
+mod split_admin;
 mod target;
 mod throttle;
 
 pub use account::account_document;
 pub use failover::failover;
 pub use lag_admin::replication_lag;
+pub use split_admin::split;
 
 use bytes::Bytes;
 use http::Method;

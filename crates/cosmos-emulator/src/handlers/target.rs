@@ -75,6 +75,7 @@ impl Target {
             .partition(self.range)
             .and_then(|p| p.read().ok())
             .ok_or_else(lock_error)
+            .and_then(live)
     }
 
     /// The partition, locked for writing.
@@ -83,6 +84,7 @@ impl Target {
             .partition(self.range)
             .and_then(|p| p.write().ok())
             .ok_or_else(lock_error)
+            .and_then(live)
     }
 
     /// 400 unless the partition key inside `doc` is the one the header named.
@@ -101,6 +103,19 @@ impl Target {
     pub fn self_link(&self, rid: &[u8; 16]) -> String {
         self.container.item_self_link(rid)
     }
+}
+
+/// `partition` unless a split has retired it: 410 with sub-status 1002 (the range is gone; the
+/// client refreshes its partition key ranges and retries).
+pub fn live<P: std::ops::Deref<Target = Partition>>(partition: P) -> Result<P, ApiError> {
+    if partition.is_retired() {
+        return Err(ApiError::new(
+            410,
+            "The partition key range is gone: it was split. Read the pkranges feed again.",
+        )
+        .with_sub_status(1002));
+    }
+    Ok(partition)
 }
 
 fn lock_error() -> ApiError {

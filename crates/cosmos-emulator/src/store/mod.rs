@@ -9,6 +9,7 @@ mod offers;
 mod partition;
 mod replica_log;
 mod ru_meter;
+mod split;
 mod topology;
 
 pub use catalog::{Catalog, Database};
