@@ -3,7 +3,7 @@
 
 import { ChangeFeedMode, ChangeFeedStartFrom } from "@azure/cosmos";
 
-import { client, expect } from "./harness.mjs";
+import { admin, client, expect } from "./harness.mjs";
 
 /** Reads a change-feed iterator until it answers 304; returns the items and the last continuation. */
 async function drain(iterator) {
@@ -65,6 +65,26 @@ export function feedChecks(state) {
         feed.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning("p2") }),
       );
       expect(JSON.stringify(sorted(items)) === '["f2","f5"]', `p2's changes: ${sorted(items)}`);
+    }],
+    ["change feed continues across a partition split", async () => {
+      const { continuation } = await drain(
+        feed.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning() }),
+      );
+      await admin("POST", "/_emulator/split", { db: state.dbName, container: "feed", range: "1" });
+      const fresh = [];
+      for (let i = 0; i < 8; i++) {
+        fresh.push(`after-split-${i}`);
+        await feed.items.upsert({ id: `after-split-${i}`, pk: `s${i}` });
+      }
+      const { items } = await drain(
+        feed.items.getChangeFeedIterator({
+          changeFeedStartFrom: ChangeFeedStartFrom.Continuation(continuation),
+        }),
+      );
+      expect(JSON.stringify(sorted(items)) === JSON.stringify(fresh.sort()),
+        `changes after the split: ${sorted(items)}`);
+      const { resource } = await feed.item("f0", "p0").read();
+      expect(resource && resource.v === 2, `f0 after the split: ${JSON.stringify(resource)}`);
     }],
     ["all-versions-and-deletes change feed from now", async () => {
       const iterator = feed.items.getChangeFeedIterator({
