@@ -57,8 +57,25 @@ pub fn page_size(ctx: &RequestCtx<'_>) -> Result<usize, ApiError> {
     }
 }
 
+/// Headers that would narrow or date a feed but that the plain read feed does not implement: a
+/// request carrying one gets a 400 instead of an answer that ignores it.
+const NOT_FOR_THE_READ_FEED: [&str; 4] = [
+    headers::START_EPK,
+    headers::END_EPK,
+    headers::READ_KEY_TYPE,
+    headers::IF_MODIFIED_SINCE,
+];
+
 /// Serves one page of the read feed.
 pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+    if let Some(name) = NOT_FOR_THE_READ_FEED
+        .iter()
+        .find(|h| ctx.header(h).is_some())
+    {
+        return Err(ApiError::bad_request(format!(
+            "The read feed does not implement {name}; it is served with the change feed (A-IM: Incremental feed)."
+        )));
+    }
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let page_size = page_size(ctx)?;
     let only_epk = match ctx.header(headers::PARTITION_KEY) {
