@@ -240,7 +240,12 @@ mod tests {
 
     #[test]
     fn throughput_comes_from_one_header_within_limits() {
-        let table: Vec<(Option<&str>, Option<&str>, Result<Option<Throughput>, &str>)> = vec![
+        type Row<'a> = (
+            Option<&'a str>,
+            Option<&'a str>,
+            Result<Option<Throughput>, &'a str>,
+        );
+        let table: Vec<Row> = vec![
             (None, None, Ok(None)),
             (Some("400"), None, Ok(Some(Throughput::Manual(400)))),
             (
