@@ -79,7 +79,8 @@ for _ in $(seq 1 100); do
     if ! kill -0 "$emulator_pid" 2>/dev/null; then
         break
     fi
-    if "$venv/bin/python" -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1] + '_emulator/counters', timeout=2)" "$endpoint" 2>/dev/null; then
+    # Any HTTP answer (the unsigned request gets 401) means the emulator is up.
+    if "$venv/bin/python" -c "import http.client,sys,urllib.parse; u = urllib.parse.urlsplit(sys.argv[1]); c = http.client.HTTPConnection(u.hostname, u.port, timeout=2); c.request('GET', '/'); c.getresponse()" "$endpoint" 2>/dev/null; then
         ready=1
         break
     fi
