@@ -82,8 +82,14 @@ async fn the_admin_api_changes_a_regions_lag_for_later_writes() {
         let r = set_lag(&c, base, body).await;
         assert_eq!(r.status, status, "{body}: {r:?}");
     }
-    let wrong_verb = c.admin_get(base, "/_emulator/replication-lag").await;
+    let wrong_verb = c
+        .admin(base, Method::GET, "/_emulator/replication-lag", None)
+        .await;
     assert_eq!(wrong_verb.status, 405);
+    let unauthenticated = c
+        .send_raw(base, Method::GET, "/_emulator/replication-lag", &[], None)
+        .await;
+    assert_eq!(unauthenticated.status, 401);
     // A region endpoint does not serve the admin API.
     assert_eq!(
         set_lag(&c, west, r#"{"region": "West US", "lag": "0"}"#)

@@ -35,7 +35,7 @@ export function client({ key = KEY, preferredLocations } = {}) {
   });
 }
 
-/** Calls the emulator's admin API (the account key as a bearer credential) and returns the decoded JSON body. */
+/** Calls the emulator's admin API (the account key as its credential) and returns the decoded JSON body. */
 export async function admin(method, path, body) {
   const headers = { authorization: `Bearer ${KEY}` };
   if (body !== undefined) {

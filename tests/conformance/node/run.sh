@@ -82,7 +82,6 @@ for _ in $(seq 1 100); do
     if ! kill -0 "$emulator_pid" 2>/dev/null; then
         break
     fi
-    # Any HTTP answer (the unsigned request gets 401) means the emulator is up.
     if "$node" -e 'fetch(process.argv[1]).then(() => process.exit(0), () => process.exit(1))' "$endpoint" 2>/dev/null; then
         ready=1
         break

@@ -5,6 +5,7 @@ the container "items" (partition key /pk) exists.
 """
 
 import json
+import os
 import urllib.request
 import uuid
 
@@ -13,11 +14,14 @@ from azure.cosmos import CosmosClient, PartitionKey, exceptions
 LAGGING_MS = 3000
 
 
-def _admin(endpoint, key, method, path, body=None):
+def _admin(endpoint, method, path, body=None):
+    """Call the emulator's admin API with the account key as the admin credential."""
     data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": "Bearer " + os.environ["COSMOS_KEY"]}
+    if data is not None:
+        headers["content-type"] = "application/json"
     request = urllib.request.Request(endpoint.rstrip("/") + path, data=data, method=method,
-                                     headers={"content-type": "application/json",
-                                              "authorization": "Bearer " + key})
+                                     headers=headers)
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read() or b"null")
 
@@ -119,7 +123,7 @@ def feed_checks(endpoint, key, regions, db_name, client_options):
 
     def session_reads_its_own_write_from_a_lagging_region():
         lagging = regions[1]
-        _admin(endpoint, key, "PUT", "/_emulator/replication-lag", {"region": lagging, "lag": str(LAGGING_MS)})
+        _admin(endpoint, "PUT", "/_emulator/replication-lag", {"region": lagging, "lag": str(LAGGING_MS)})
         try:
             regional = CosmosClient(endpoint, credential=key, preferred_locations=[lagging], **client_options)
             c = regional.get_database_client(db_name).get_container_client("feed")
@@ -137,7 +141,7 @@ def feed_checks(endpoint, key, regions, db_name, client_options):
             except exceptions.CosmosResourceNotFoundError:
                 pass
         finally:
-            _admin(endpoint, key, "PUT", "/_emulator/replication-lag", {"region": lagging, "lag": "0"})
+            _admin(endpoint, "PUT", "/_emulator/replication-lag", {"region": lagging, "lag": "0"})
 
     return [
         ("query_items_change_feed from the beginning", change_feed_from_the_beginning),

@@ -79,8 +79,7 @@ for _ in $(seq 1 100); do
     if ! kill -0 "$emulator_pid" 2>/dev/null; then
         break
     fi
-    # Any HTTP answer (the unsigned request gets 401) means the emulator is up.
-    if "$venv/bin/python" -c "import http.client,sys,urllib.parse; u = urllib.parse.urlsplit(sys.argv[1]); c = http.client.HTTPConnection(u.hostname, u.port, timeout=2); c.request('GET', '/'); c.getresponse()" "$endpoint" 2>/dev/null; then
+    if "$venv/bin/python" -c "import socket,sys,urllib.parse; u = urllib.parse.urlparse(sys.argv[1]); socket.create_connection((u.hostname, u.port), timeout=2).close()" "$endpoint" 2>/dev/null; then
         ready=1
         break
     fi

@@ -51,21 +51,6 @@ fn decode(token: &str) -> Result<Continuation, ApiError> {
     })
 }
 
-/// How many of the items (by their sizes, in order) one page holds: at most `page_size`, and it ends
-/// with the item that reaches [`MAX_PAGE_BYTES`] (at least one item).
-fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
-    let mut bytes = 0;
-    let mut count = 0;
-    for size in sizes {
-        if count == page_size || (count > 0 && bytes >= MAX_PAGE_BYTES) {
-            break;
-        }
-        bytes += size;
-        count += 1;
-    }
-    count
-}
-
 /// The page size `x-ms-max-item-count` asks for (default when absent or 0, the largest when
 /// negative); 400 when it is not a number.
 pub fn page_size(ctx: &RequestCtx<'_>) -> Result<usize, ApiError> {
@@ -81,6 +66,21 @@ pub fn page_size(ctx: &RequestCtx<'_>) -> Result<usize, ApiError> {
             ))),
         },
     }
+}
+
+/// How many of the items (by their sizes, in order) one page holds: at most `page_size`, and it ends
+/// with the item that reaches [`MAX_PAGE_BYTES`] (at least one item).
+fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
+    let mut bytes = 0;
+    let mut count = 0;
+    for size in sizes {
+        if count == page_size || (count > 0 && bytes >= MAX_PAGE_BYTES) {
+            break;
+        }
+        bytes += size;
+        count += 1;
+    }
+    count
 }
 
 /// Serves one page of the read feed.
