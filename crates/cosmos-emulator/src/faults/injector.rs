@@ -10,7 +10,7 @@ use super::installed_rule::InstalledRule;
 use super::profiles::profile_rules;
 use super::rule_limits::{check_count, check_rule, MAX_DOCUMENT_BYTES};
 use super::{
-    rule_json, Action, FaultGuard, FaultRule, RequestFacts, RuleId, RuleSnapshot, Verdict,
+    rule_json, FaultGuard, FaultRule, Reaction, RequestFacts, RuleId, RuleSnapshot, Verdict,
 };
 
 /// Decides, per request, whether and how to delay or break it.
@@ -141,16 +141,16 @@ impl FaultInjector {
         }
         for rule in &layers.user {
             if rule.fires(facts, rng) {
-                let (extra, action) = rule.rule().reaction.outcome(rng);
+                let (extra, reaction) = rule.rule().reaction.outcome(rng);
                 return Verdict {
                     delay: delay + extra,
-                    action,
+                    reaction,
                 };
             }
         }
         Verdict {
             delay,
-            action: Action::Serve,
+            reaction: Reaction::SERVE,
         }
     }
 

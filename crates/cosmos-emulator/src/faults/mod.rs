@@ -7,7 +7,7 @@
 //! per region and [`OpKind`]. [`admin`] answers the `/_emulator/` HTTP API over both.
 //!
 //! The server calls, per request: [`RequestCounters::record`], then [`FaultInjector::evaluate`]; it
-//! sleeps [`Verdict::delay`] and applies [`Verdict::action`].
+//! sleeps [`Verdict::delay`] and applies [`Verdict::reaction`].
 
 pub mod admin;
 mod condition;
@@ -45,4 +45,4 @@ pub use profiles::PROFILE_NAMES;
 pub use reaction::Reaction;
 pub use region::same_region;
 pub use rule::{FaultRule, RuleId, RuleSnapshot};
-pub use verdict::{Action, RequestFacts, Verdict};
+pub use verdict::{RequestFacts, Verdict};
