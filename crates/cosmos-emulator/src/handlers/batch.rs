@@ -86,6 +86,8 @@ fn atomic_batch(
     }
     let range = container.range_index(epk);
     let mut partition = lock(container, range)?;
+    // Checked again under the lock: a failover in between must not let the old hub commit.
+    require_write_region(ctx)?;
     let mut results: Vec<Result<OpResult, ApiError>> = Vec::with_capacity(ops.len());
     {
         let mut staged = Staged::new(&partition);
@@ -187,6 +189,12 @@ fn bulk(ctx: &RequestCtx<'_>, container: &Container, ops: &[BatchOp]) -> Result<
             continue;
         }
         let mut partition = lock(container, range)?;
+        // Checked again under the lock: a failover in between must not let the old hub commit.
+        if let Err(e) = require_write_region(ctx) {
+            any_failed = true;
+            entries.push(entry(&Err(e), false));
+            continue;
+        }
         let result = evaluate(op, epk, container, &Staged::new(&partition));
         if let Ok(OpResult {
             write: Some((key, doc)),
