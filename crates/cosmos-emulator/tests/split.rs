@@ -14,14 +14,8 @@ use serde_json::{json, Value};
 const DOCS: &str = "/dbs/db/colls/c/docs";
 
 async fn split(c: &TestClient, base: &str, body: &str) -> Resp {
-    c.send_raw(
-        base,
-        Method::POST,
-        "/_emulator/split",
-        &[("content-type", "application/json")],
-        Some(body.as_bytes()),
-    )
-    .await
+    c.admin(base, Method::POST, "/_emulator/split", Some(body))
+        .await
 }
 
 async fn ranges(c: &TestClient, base: &str) -> Vec<Value> {
@@ -192,8 +186,6 @@ async fn bad_split_requests_are_refused() {
         assert_eq!(r.status, status, "{body}: {r:?}");
     }
     assert_eq!(ranges(&c, base).await.len(), 1);
-    let wrong_verb = c
-        .send_raw(base, Method::GET, "/_emulator/split", &[], None)
-        .await;
+    let wrong_verb = c.admin(base, Method::GET, "/_emulator/split", None).await;
     assert_eq!(wrong_verb.status, 405);
 }

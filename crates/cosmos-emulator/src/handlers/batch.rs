@@ -85,7 +85,7 @@ fn atomic_batch(
         }
     }
     let range = container.range_index(epk);
-    let mut partition = lock(container, range)?;
+    let mut partition = lock(ctx, container, range)?;
     let mut results: Vec<Result<OpResult, ApiError>> = Vec::with_capacity(ops.len());
     {
         let mut staged = Staged::new(&partition);
@@ -186,7 +186,7 @@ fn bulk(ctx: &RequestCtx<'_>, container: &Container, ops: &[BatchOp]) -> Result<
             entries.push(entry(&Err(e), false));
             continue;
         }
-        let mut partition = lock(container, range)?;
+        let mut partition = lock(ctx, container, range)?;
         let result = evaluate(op, epk, container, &Staged::new(&partition));
         if let Ok(OpResult {
             write: Some((key, doc)),
@@ -221,11 +221,14 @@ fn bulk(ctx: &RequestCtx<'_>, container: &Container, ops: &[BatchOp]) -> Result<
     Ok(reply)
 }
 
-fn lock(
-    container: &Container,
+/// The partition of `range`, locked for writing, once the serving region is checked again under
+/// the lock (a failover in between refuses the batch rather than losing it).
+fn lock<'c>(
+    ctx: &RequestCtx<'_>,
+    container: &'c Container,
     range: usize,
-) -> Result<std::sync::RwLockWriteGuard<'_, crate::store::Partition>, ApiError> {
-    container
+) -> Result<std::sync::RwLockWriteGuard<'c, crate::store::Partition>, ApiError> {
+    let partition = container
         .partition(range)
         .and_then(|p| p.write().ok())
         .ok_or_else(|| {
@@ -234,6 +237,9 @@ fn lock(
                 "The partition's lock was poisoned by an earlier failure.",
             )
         })
+        .and_then(super::target::live)?;
+    require_write_region(ctx)?;
+    Ok(partition)
 }
 
 /// One operation's entry in the answer; in a failed atomic batch, successes become 424.
