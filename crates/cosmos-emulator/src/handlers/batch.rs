@@ -162,22 +162,29 @@ fn bulk(ctx: &RequestCtx<'_>, container: &Container, ops: &[BatchOp]) -> Result<
             )))
         }
     };
+    // Every operation's partition key is read before any applies: a 400 leaves nothing half done.
+    let epks = ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            op_epk(op)?.or(header_epk).ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "Operation {i} has no partitionKey and the request has no {} header.",
+                    headers::PARTITION_KEY
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut entries = Vec::with_capacity(ops.len());
     let mut charge = 0.0;
     let mut tokens = Vec::new();
     let mut any_failed = false;
-    for (i, op) in ops.iter().enumerate() {
+    for (op, epk) in ops.iter().zip(epks) {
         if any_failed && !continue_on_error {
             // Told to stop at the first failure: the rest are not attempted.
             entries.push(not_applied());
             continue;
         }
-        let epk = op_epk(op)?.or(header_epk).ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "Operation {i} has no partitionKey and the request has no {} header.",
-                headers::PARTITION_KEY
-            ))
-        })?;
         let range = container.range_index(epk);
         if named_range.is_some_and(|r| r != range) {
             let e = ApiError::new(410, "The operation's partition key is not in the partition key range the request names.")
