@@ -6,10 +6,10 @@ use super::consistency::require_write_region;
 use super::item_reply::{item_reply, write_error};
 use super::items::{commit_item, current_for_write};
 use super::target::Target;
-use crate::patch::condition::{self, holds};
 use crate::patch::{apply, parse_operations, PatchOp};
 use crate::protocol::{charge, ApiError};
 use crate::server::{Reply, RequestCtx};
+use crate::sql::condition::Condition;
 use crate::store::document::{parse_object, SYSTEM_PROPERTIES};
 
 /// Applies a patch request to one item.
@@ -22,7 +22,7 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
     let condition =
         match request.get("condition") {
             None | Some(Value::Null) => None,
-            Some(Value::String(text)) => Some(condition::parse(text).map_err(|e| {
+            Some(Value::String(text)) => Some(Condition::parse(text).map_err(|e| {
                 ApiError::bad_request(format!("The patch condition is invalid: {e}"))
             })?),
             Some(_) => {
@@ -38,7 +38,7 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
     let mut doc: Value = serde_json::from_slice(&existing.body)
         .map_err(|e| ApiError::new(500, format!("The stored item could not be read: {e}")))?;
     if let Some(cond) = &condition {
-        let held = holds(cond, &doc).map_err(|e| {
+        let held = cond.holds(&doc).map_err(|e| {
             refuse(ApiError::bad_request(format!(
                 "The patch condition is invalid: {e}"
             )))
