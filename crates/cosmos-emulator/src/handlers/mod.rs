@@ -9,6 +9,9 @@ mod feed;
 mod item_reply;
 mod items;
 mod patch;
+mod query;
+mod query_page;
+mod query_token;
 mod target;
 
 pub use account::account_document;
@@ -37,10 +40,8 @@ pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
             containers::delete(ctx, db, coll)
         }
         Resource::PkRanges { db, coll } if m == Method::GET => containers::pkranges(ctx, db, coll),
-        Resource::Items { .. } if m == Method::POST && is_query(ctx.headers) => {
-            Err(ApiError::bad_request(
-                "Queries are not supported by this emulator; use point reads or the read feed.",
-            ))
+        Resource::Items { db, coll } if m == Method::POST && is_query(ctx.headers) => {
+            query::query(ctx, db, coll)
         }
         Resource::Items { db, coll } if m == Method::POST => items::create(ctx, db, coll),
         Resource::Items { db, coll } if m == Method::GET => feed::read_feed(ctx, db, coll),

@@ -12,7 +12,7 @@ pub const MAX_TOKENS: usize = 200_000;
 /// and non-associative binary operators); also bounds the evaluator's recursion.
 pub const MAX_DEPTH: usize = 32;
 /// Most operators, function calls and operands of AND/OR in one text.
-pub const MAX_OPERATORS: usize = 20_000;
+pub const MAX_OPERATORS: usize = 50_000;
 /// Most JOINs in one query (the service allows 10).
 pub const MAX_JOINS: usize = 10;
 /// Most rows one document may produce through JOINs before a page is cut.

@@ -15,6 +15,7 @@ mod lexer;
 pub mod limits;
 mod parse_expr;
 mod parser;
+pub mod partition_filter;
 mod regex_cache;
 pub mod value;
 mod walk;
