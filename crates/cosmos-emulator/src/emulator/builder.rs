@@ -8,8 +8,9 @@ use tokio::net::TcpListener;
 use super::handle::Emulator;
 use super::StartError;
 use crate::auth::{key_from_base64, AuthPolicy};
+use crate::exchange::Shared;
 use crate::faults::{FaultInjector, RequestCounters};
-use crate::server::{self, Port, Shared};
+use crate::server::{self, Port};
 use crate::store::{Catalog, RegionInfo, ReplicationLag, Store, Topology};
 use crate::tls;
 
@@ -244,7 +245,8 @@ impl EmulatorBuilder {
             store: Store {
                 topology,
                 catalog: Catalog::default(),
-                lags,
+                lags: std::sync::RwLock::new(lags),
+                offers: Default::default(),
                 partitions_per_container: self.partitions.clamp(1, 1024),
             },
             auth,

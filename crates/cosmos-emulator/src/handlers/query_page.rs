@@ -20,8 +20,8 @@ use serde_json::Value;
 use super::consistency::{read_lsn, session_token};
 use super::query_token::{Position, QueryToken, SortKey};
 use crate::epk::Epk;
+use crate::exchange::RequestCtx;
 use crate::protocol::ApiError;
-use crate::server::RequestCtx;
 use crate::sql::ast::Query;
 use crate::sql::eval::Ctx;
 use crate::sql::exec::{
