@@ -354,3 +354,85 @@ async fn a_2_mb_condition_or_query_is_refused_and_long_or_chains_are_answered() 
         .await;
     assert_eq!(r.status, 200, "{}", r.message());
 }
+
+#[tokio::test]
+async fn a_query_plan_names_the_work_and_its_rewritten_query_runs_on_each_range() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(3)).await;
+    let base = emu.endpoint();
+    fill(&c, base, 20).await;
+    let text = "SELECT c.id FROM c WHERE c.n > @min ORDER BY c.n DESC";
+    let body = json!({"query": text, "parameters": [{"name": "@min", "value": 2}]});
+    let r = c
+        .send(
+            base,
+            Method::POST,
+            DOCS,
+            &[
+                ("x-ms-cosmos-is-query-plan-request", "True"),
+                ("content-type", "application/query+json"),
+                ("x-ms-cosmos-supported-query-features", "OrderBy,Aggregate"),
+            ],
+            Some(body.to_string().as_bytes()),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.message());
+    let plan = r.json();
+    assert_eq!(plan["partitionedQueryExecutionInfoVersion"], 2);
+    assert_eq!(plan["queryInfo"]["orderBy"], json!(["Descending"]));
+    assert_eq!(
+        plan["queryRanges"],
+        json!([{"min": "", "max": "FF", "isMinInclusive": true, "isMaxInclusive": false}])
+    );
+    let rewritten = plan["queryInfo"]["rewrittenQuery"]
+        .as_str()
+        .unwrap()
+        .replace("{documentdb-formattableorderbyquery-filter}", "true");
+    let mut merged = Vec::new();
+    for range in ["0", "1", "2"] {
+        let per_range = json!({"query": rewritten, "parameters": [{"name": "@min", "value": 2}]});
+        let (rows, _) = all_pages(
+            &c,
+            base,
+            &per_range,
+            &[
+                ("x-ms-documentdb-partitionkeyrangeid", range),
+                ("x-ms-max-item-count", "2"),
+            ],
+            |_| None,
+        )
+        .await;
+        let keys: Vec<i64> = rows
+            .iter()
+            .map(|r| r["orderByItems"][0]["item"].as_i64().unwrap())
+            .collect();
+        assert!(
+            keys.windows(2).all(|w| w[0] >= w[1]),
+            "range {range} is not in order: {keys:?}"
+        );
+        assert!(rows
+            .iter()
+            .all(|r| r["_rid"].is_string() && r["payload"]["id"].is_string()));
+        merged.extend(rows);
+    }
+    let want = (0..20).filter(|i| (i * 7) % 11 > 2).count();
+    assert_eq!(merged.len(), want);
+
+    let pinned = json!({"query": "SELECT VALUE COUNT(1) FROM c WHERE c.pk = 'k1'"});
+    let r = c
+        .send(
+            base,
+            Method::POST,
+            DOCS,
+            &[
+                ("x-ms-cosmos-is-query-plan-request", "True"),
+                ("content-type", "application/query+json"),
+            ],
+            Some(pinned.to_string().as_bytes()),
+        )
+        .await;
+    let plan = r.json();
+    assert_eq!(plan["queryInfo"]["aggregates"], json!(["Count"]));
+    let range = &plan["queryRanges"][0];
+    assert_eq!(range["min"], range["max"]);
+    assert_eq!(range["min"].as_str().unwrap().len(), 32);
+}

@@ -16,6 +16,7 @@ mod offers;
 mod patch;
 mod query;
 mod query_page;
+mod query_plan;
 mod query_token;
 mod target;
 
@@ -26,7 +27,7 @@ pub use lag_admin::replication_lag;
 use bytes::Bytes;
 use http::Method;
 
-use crate::exchange::request_class::is_query;
+use crate::exchange::request_class::{flag, is_query};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, Resource, Route};
 
@@ -50,6 +51,11 @@ pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
         Resource::Offers if m == Method::POST && is_query(ctx.headers) => offers::query(ctx),
         Resource::Offer { id } if m == Method::GET => offers::read(ctx, id),
         Resource::Offer { id } if m == Method::PUT => offers::replace(ctx, id),
+        Resource::Items { db, coll }
+            if m == Method::POST && flag(ctx.headers, headers::IS_QUERY_PLAN) =>
+        {
+            query_plan::query_plan(ctx, db, coll)
+        }
         Resource::Items { db, coll } if m == Method::POST && is_query(ctx.headers) => {
             query::query(ctx, db, coll)
         }

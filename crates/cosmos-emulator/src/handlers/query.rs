@@ -56,6 +56,7 @@ pub struct Parameter {
 
 /// A parsed query request: the query and its parameters.
 pub struct QueryRequest {
+    pub text: String,
     pub query: Query,
     pub params: HashMap<String, Value>,
 }
@@ -98,7 +99,11 @@ pub fn read_request(ctx: &RequestCtx<'_>) -> Result<QueryRequest, ApiError> {
     }
     let query = parse_query(&body.query)
         .map_err(|e| ApiError::bad_request(format!("The query is invalid: {e}")))?;
-    Ok(QueryRequest { query, params })
+    Ok(QueryRequest {
+        text: body.query,
+        query,
+        params,
+    })
 }
 
 /// Serves one page of a query.

@@ -21,6 +21,25 @@ pub struct Query {
     /// The aggregate calls of this query level, in the order they appear; [`Expr::Aggregate`]
     /// holds an index into this list.
     pub aggregates: Vec<AggregateCall>,
+    /// Where the clauses are in the text (for the rewritten queries of a plan).
+    pub spans: Spans,
+}
+
+/// A range of character offsets in the query text.
+pub type Span = (usize, usize);
+
+/// Where each part of a query is in its text.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Spans {
+    /// Each select item's expression, or the VALUE expression.
+    pub items: Vec<Span>,
+    /// What follows FROM, up to the next clause.
+    pub from: Option<Span>,
+    pub filter: Option<Span>,
+    pub group_by: Vec<Span>,
+    pub order_by: Vec<Span>,
+    /// Where the OFFSET keyword starts.
+    pub offset_at: Option<usize>,
 }
 
 /// What a query returns per row.
@@ -129,6 +148,8 @@ impl AggregateKind {
 pub struct AggregateCall {
     pub kind: AggregateKind,
     pub arg: Expr,
+    /// The argument's place in the text.
+    pub span: Span,
 }
 
 /// A step of a property path.

@@ -16,6 +16,7 @@ pub mod limits;
 mod parse_expr;
 mod parser;
 pub mod partition_filter;
+pub mod plan;
 mod regex_cache;
 pub mod value;
 mod walk;

@@ -378,9 +378,12 @@ impl Parser {
         let outer_allowed = self.aggregates_allowed;
         self.aggregates_allowed = false;
         let mut args = Vec::new();
+        let arg_start = self.position();
+        let mut arg_end = arg_start;
         if !self.sym(Sym::RParen) {
             loop {
                 args.push(self.expr()?);
+                arg_end = self.position();
                 if !self.sym(Sym::Comma) {
                     break;
                 }
@@ -395,7 +398,11 @@ impl Parser {
             let list = self.aggregates.last_mut().ok_or_else(|| {
                 SqlError::at(at, format!("The aggregate {upper} is not allowed here."))
             })?;
-            list.push(AggregateCall { kind, arg });
+            list.push(AggregateCall {
+                kind,
+                arg,
+                span: (arg_start, arg_end),
+            });
             return Ok(Expr::Aggregate(list.len() - 1));
         }
         functions::check_arity(&upper, args.len()).map_err(|m| SqlError::at(at, m))?;

@@ -5,7 +5,9 @@
 //! unary operators), counts that nesting against [`MAX_DEPTH`], checks every tree it builds stays
 //! within the same height, and counts operators against [`MAX_OPERATORS`].
 
-use super::ast::{AggregateCall, From, OrderKey, Projection, Query, SelectItem, Source, Step};
+use super::ast::{
+    AggregateCall, From, OrderKey, Projection, Query, SelectItem, Source, Span, Spans, Step,
+};
 use super::error::SqlError;
 use super::lexer::{tokenize, Sym, Tok, Token};
 use super::limits::{MAX_DEPTH, MAX_JOINS, MAX_OPERATORS};
@@ -61,6 +63,7 @@ pub fn parse_condition(text: &str) -> Result<Query, SqlError> {
     }
     p.aggregates.push(Vec::new());
     let mut query = p.clauses(false, None, Projection::Star)?;
+    query.spans = Default::default();
     p.end()?;
     if query.from.as_ref().is_some_and(|f| !f.joins.is_empty()) {
         return Err(SqlError::new("A condition cannot JOIN."));
@@ -232,9 +235,11 @@ impl Parser {
             None
         };
         self.aggregates_allowed = true;
-        let projection = self.projection()?;
+        let mut item_spans = Vec::new();
+        let projection = self.projection(&mut item_spans)?;
         self.aggregates_allowed = false;
         let mut query = self.clauses(distinct, top, projection)?;
+        query.spans.items = item_spans;
         query.aggregates = self.aggregates.pop().unwrap_or_default();
         if matches!(query.projection, Projection::Star) && query.from.is_none() {
             return Err(SqlError::new(
@@ -258,13 +263,20 @@ impl Parser {
         top: Option<super::ast::Expr>,
         projection: Projection,
     ) -> Result<Query, SqlError> {
+        let mut spans = Spans::default();
         let from = if self.keyword("FROM") {
-            Some(self.from()?)
+            let start = self.position();
+            let from = self.from()?;
+            spans.from = Some((start, self.position()));
+            Some(from)
         } else {
             None
         };
         let filter = if self.keyword("WHERE") {
-            Some(self.expr()?)
+            let start = self.position();
+            let filter = self.expr()?;
+            spans.filter = Some((start, self.position()));
+            Some(filter)
         } else {
             None
         };
@@ -272,7 +284,9 @@ impl Parser {
         if self.keyword("GROUP") {
             self.expect_keyword("BY")?;
             loop {
+                let start = self.position();
                 group_by.push(self.expr()?);
+                spans.group_by.push((start, self.position()));
                 if !self.sym(Sym::Comma) {
                     break;
                 }
@@ -283,7 +297,9 @@ impl Parser {
             self.expect_keyword("BY")?;
             self.aggregates_allowed = true;
             loop {
+                let start = self.position();
                 let expr = self.expr()?;
+                spans.order_by.push((start, self.position()));
                 let descending = if self.keyword("DESC") {
                     true
                 } else {
@@ -296,6 +312,9 @@ impl Parser {
                 }
             }
             self.aggregates_allowed = false;
+        }
+        if self.peek_keyword("OFFSET") {
+            spans.offset_at = Some(self.position());
         }
         let (offset, limit) = if self.keyword("OFFSET") {
             let offset = self.count_literal("OFFSET")?;
@@ -315,6 +334,7 @@ impl Parser {
             offset,
             limit,
             aggregates: Vec::new(),
+            spans,
         })
     }
 
@@ -332,16 +352,21 @@ impl Parser {
         }
     }
 
-    fn projection(&mut self) -> Result<Projection, SqlError> {
+    fn projection(&mut self, spans: &mut Vec<Span>) -> Result<Projection, SqlError> {
         if self.sym(Sym::Star) {
             return Ok(Projection::Star);
         }
         if self.keyword("VALUE") {
-            return Ok(Projection::Value(self.expr()?));
+            let start = self.position();
+            let expr = self.expr()?;
+            spans.push((start, self.position()));
+            return Ok(Projection::Value(expr));
         }
         let mut items = Vec::new();
         loop {
+            let start = self.position();
             let expr = self.expr()?;
+            spans.push((start, self.position()));
             let alias = if self.keyword("AS") {
                 Some(self.name("an alias after AS")?)
             } else {
