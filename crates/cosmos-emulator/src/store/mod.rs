@@ -135,6 +135,7 @@ mod tests {
             lags: RwLock::new(vec![ReplicationLag::default(); 2]),
             offers: Offers::default(),
             partitions_per_container: 1,
+            ru_meter: None,
         };
         let db = store
             .catalog
