@@ -188,4 +188,8 @@ async fn bad_split_requests_are_refused() {
     assert_eq!(ranges(&c, base).await.len(), 1);
     let wrong_verb = c.admin(base, Method::GET, "/_emulator/split", None).await;
     assert_eq!(wrong_verb.status, 405);
+    let unauthenticated = c
+        .send_raw(base, Method::GET, "/_emulator/split", &[], None)
+        .await;
+    assert_eq!(unauthenticated.status, 401);
 }
