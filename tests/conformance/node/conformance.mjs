@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 
 import { Checks, client, expect, expectError, REGIONS } from "./harness.mjs";
 import { pointChecks } from "./checks_points.mjs";
+import { queryChecks } from "./checks_query.mjs";
 
 async function main() {
   expect(REGIONS.length >= 2, "COSMOS_REGIONS must name at least two regions");
@@ -17,7 +18,7 @@ async function main() {
   const [first, ...rest] = pointChecks(state);
   await checks.run(...first);
   if (state.container) {
-    const families = [rest];
+    const families = [rest, queryChecks(state)];
     for (const family of families) {
       for (const [name, check] of family) {
         await checks.run(name, check);
