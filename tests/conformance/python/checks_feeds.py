@@ -5,6 +5,7 @@ the container "items" (partition key /pk) exists.
 """
 
 import json
+import os
 import urllib.request
 import uuid
 
@@ -14,9 +15,13 @@ LAGGING_MS = 3000
 
 
 def _admin(endpoint, method, path, body=None):
+    """Call the emulator's admin API with the account key as the admin credential."""
     data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": "Bearer " + os.environ["COSMOS_KEY"]}
+    if data is not None:
+        headers["content-type"] = "application/json"
     request = urllib.request.Request(endpoint.rstrip("/") + path, data=data, method=method,
-                                     headers={"content-type": "application/json"})
+                                     headers=headers)
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read() or b"null")
 
@@ -65,6 +70,21 @@ def feed_checks(endpoint, key, regions, db_name, client_options):
         items = list(c.query_items_change_feed(start_time="Beginning", partition_key="p2"))
         ids = sorted(item["id"] for item in items)
         _expect(ids == ["f2", "f5"], f"partition key p2's changes: {ids}")
+
+    def change_feed_continues_across_a_split():
+        c = container()
+        pager = c.query_items_change_feed(start_time="Beginning").by_page()
+        for page in pager:
+            list(page)
+        token = pager.continuation_token
+        _admin(endpoint, "POST", "/_emulator/split", {"db": db_name, "container": "feed", "range": "0"})
+        new_ids = [f"after-split-{i}" for i in range(8)]
+        for i, item_id in enumerate(new_ids):
+            c.upsert_item({"id": item_id, "pk": f"s{i}"})
+        items = list(c.query_items_change_feed(continuation=token))
+        ids = sorted(item["id"] for item in items)
+        _expect(ids == sorted(new_ids), f"changes after the split: {ids}")
+        _expect(c.read_item("f0", partition_key="p0")["v"] == 2, "f0 is not readable after the split")
 
     def batch_commits():
         c = container()
@@ -142,6 +162,7 @@ def feed_checks(endpoint, key, regions, db_name, client_options):
         ("query_items_change_feed from the beginning", change_feed_from_the_beginning),
         ("query_items_change_feed from a continuation", change_feed_from_a_continuation),
         ("query_items_change_feed of one partition key", change_feed_of_one_partition_key),
+        ("query_items_change_feed continues across a partition split", change_feed_continues_across_a_split),
         ("execute_item_batch commits every operation", batch_commits),
         ("execute_item_batch rolls back on a conflict", batch_rolls_back),
         ("get_throughput and replace_throughput", throughput_read_and_replace),

@@ -4,6 +4,7 @@ use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
 
 use serde_json::{Map, Value};
 
+use super::consistency::require_write_region;
 use crate::epk::{Epk, PartitionKeyValue};
 use crate::exchange::RequestCtx;
 use crate::protocol::{headers, ApiError};
@@ -75,14 +76,21 @@ impl Target {
             .partition(self.range)
             .and_then(|p| p.read().ok())
             .ok_or_else(lock_error)
+            .and_then(live)
     }
 
-    /// The partition, locked for writing.
-    pub fn write(&self) -> Result<RwLockWriteGuard<'_, Partition>, ApiError> {
-        self.container
+    /// The partition, locked for writing, once the serving region is checked again under the lock
+    /// (403/3 otherwise): a failover locks every partition before it moves the write region, so a
+    /// write either commits before the switch or is refused after it.
+    pub fn write(&self, ctx: &RequestCtx<'_>) -> Result<RwLockWriteGuard<'_, Partition>, ApiError> {
+        let partition = self
+            .container
             .partition(self.range)
             .and_then(|p| p.write().ok())
             .ok_or_else(lock_error)
+            .and_then(live)?;
+        require_write_region(ctx)?;
+        Ok(partition)
     }
 
     /// 400 unless the partition key inside `doc` is the one the header named.
@@ -101,6 +109,19 @@ impl Target {
     pub fn self_link(&self, rid: &[u8; 16]) -> String {
         self.container.item_self_link(rid)
     }
+}
+
+/// `partition` unless a split has retired it: 410 with sub-status 1002 (the range is gone; the
+/// client refreshes its partition key ranges and retries).
+pub fn live<P: std::ops::Deref<Target = Partition>>(partition: P) -> Result<P, ApiError> {
+    if partition.is_retired() {
+        return Err(ApiError::new(
+            410,
+            "The partition key range is gone: it was split. Read the pkranges feed again.",
+        )
+        .with_sub_status(1002));
+    }
+    Ok(partition)
 }
 
 fn lock_error() -> ApiError {

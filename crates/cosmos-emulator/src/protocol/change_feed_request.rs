@@ -169,9 +169,12 @@ mod tests {
         })
     }
 
+    /// Request headers of a table row.
+    type Headers = Vec<(&'static str, &'static str)>;
+
     #[test]
     fn reads_mode_start_and_filters() {
-        let table: Vec<(&str, Vec<(&str, &str)>, FeedMode, FeedStart)> = vec![
+        let table: Vec<(&str, Headers, FeedMode, FeedStart)> = vec![
             (
                 "Incremental feed",
                 vec![],
@@ -226,7 +229,7 @@ mod tests {
 
     #[test]
     fn refuses_what_it_does_not_implement_or_cannot_read() {
-        let table: Vec<(&str, Vec<(&str, &str)>, &str)> = vec![
+        let table: Vec<(&str, Headers, &str)> = vec![
             ("Snapshot", vec![], "A-IM"),
             (
                 "Incremental feed",

@@ -15,9 +15,9 @@ use crate::auth::Credentials;
 use crate::exchange::reply::{error_response, to_response};
 use crate::exchange::request_class::op_kind;
 use crate::exchange::{header_text, Reply, RequestCtx, Shared};
-use crate::faults::{admin, Action, RequestFacts};
+use crate::faults::{admin, Reaction, RequestFacts};
 use crate::handlers;
-use crate::protocol::{headers, route, ApiError};
+use crate::protocol::{headers, route, ApiError, RouteError};
 
 /// Returned to hyper to make it drop the connection without answering.
 #[derive(Debug)]
@@ -31,7 +31,8 @@ impl std::fmt::Display for CloseConnection {
 
 impl std::error::Error for CloseConnection {}
 
-/// Serves one request.
+/// Serves one request: route (bad segments refused), auth, then counters and fault rules, then
+/// the body (with a timeout), then the handler. Nothing but routing happens before auth.
 pub async fn handle(
     shared: Arc<Shared>,
     port: Port,
@@ -42,52 +43,17 @@ pub async fn handle(
     if path.starts_with("/_emulator") {
         return Ok(admin_request(&shared, port, &parts, body).await);
     }
-    let topology = &shared.store.topology;
-    let region = match port {
-        Port::Global => topology.hub(),
-        Port::Region(i) => i,
-    };
-    let region_name = topology
-        .regions()
-        .get(region)
-        .map(|r| r.name.as_str())
-        .unwrap_or("");
-    let route = route::parse(path);
-    let op = op_kind(&parts.method, route.as_ref(), &parts.headers);
-    shared.counters.record(region_name, op);
-    let verdict = shared.faults.evaluate(&RequestFacts {
-        region: region_name,
-        op,
-        path,
-        headers: Some(&parts.headers),
-    });
-    if !verdict.delay.is_zero() {
-        tokio::time::sleep(verdict.delay).await;
-    }
-    match verdict.action {
-        Action::Serve => {}
-        Action::Respond {
-            status,
-            sub_status,
-            retry_after_ms,
-        } => {
-            let mut e = ApiError::new(status, format!("Injected by an emulator fault rule (status {status}, sub-status {sub_status})."))
-                .with_sub_status(sub_status);
-            e.retry_after_ms = retry_after_ms;
-            return Ok(error_response(&e, 0.0));
+    let route = match route::parse(path) {
+        Ok(route) => route,
+        Err(RouteError::NotServed) => {
+            return Ok(error_response(
+                &ApiError::not_found("Server could not parse the Url."),
+                0.0,
+            ))
         }
-        Action::CloseConnection => return Err(CloseConnection),
-        Action::Stall => std::future::pending::<()>().await,
-    }
-    let Some(route) = route else {
-        return Ok(error_response(
-            &ApiError::not_found("Server could not parse the Url."),
-            0.0,
-        ));
-    };
-    let body = match read_body(&parts.headers, body).await {
-        Ok(b) => b,
-        Err(e) => return Ok(error_response(&e, 0.0)),
+        Err(RouteError::BadSegment(message)) => {
+            return Ok(error_response(&ApiError::bad_request(message), 0.0))
+        }
     };
     let header = |name: &str| header_text(&parts.headers, name);
     let creds = Credentials {
@@ -101,6 +67,47 @@ pub async fn handle(
     if let Err(message) = shared.auth.check(&creds, SystemTime::now()) {
         return Ok(error_response(&ApiError::new(401, message), 0.0));
     }
+    let topology = &shared.store.topology;
+    let region = match port {
+        Port::Global => topology.hub(),
+        Port::Region(i) => i,
+    };
+    let region_name = topology
+        .regions()
+        .get(region)
+        .map(|r| r.name.as_str())
+        .unwrap_or("");
+    let op = op_kind(&parts.method, &route, &parts.headers);
+    shared.counters.record(region_name, op);
+    let verdict = shared.faults.evaluate(&RequestFacts {
+        region: region_name,
+        op,
+        path,
+        headers: Some(&parts.headers),
+    });
+    if !verdict.delay.is_zero() {
+        tokio::time::sleep(verdict.delay).await;
+    }
+    match verdict.reaction {
+        Reaction::Delay(_) => {}
+        Reaction::Respond {
+            status,
+            sub_status,
+            retry_after_ms,
+            ..
+        } => {
+            let mut e = ApiError::new(status, format!("Injected by an emulator fault rule (status {status}, sub-status {sub_status})."))
+                .with_sub_status(sub_status);
+            e.retry_after_ms = retry_after_ms;
+            return Ok(error_response(&e, 0.0));
+        }
+        Reaction::Close => return Err(CloseConnection),
+        Reaction::Stall => std::future::pending::<()>().await,
+    }
+    let body = match read_body(&parts.headers, body, shared.body_read_timeout).await {
+        Ok(b) => b,
+        Err(e) => return Ok(error_response(&e, 0.0)),
+    };
     let ctx = RequestCtx {
         shared: &shared,
         method: &parts.method,
@@ -127,7 +134,10 @@ async fn admin_request(
             0.0,
         );
     }
-    let body = match read_body(&parts.headers, body).await {
+    if let Err(e) = shared.admin.check(&parts.method, &parts.headers) {
+        return error_response(&e, 0.0);
+    }
+    let body = match read_body(&parts.headers, body, shared.body_read_timeout).await {
         Ok(b) => b,
         Err(e) => return error_response(&e, 0.0),
     };
@@ -137,6 +147,9 @@ async fn admin_request(
     }
     if path == "/_emulator/replication-lag" {
         return to_response(handlers::replication_lag(shared, &parts.method, &body));
+    }
+    if path == "/_emulator/split" {
+        return to_response(handlers::split(shared, &parts.method, &body));
     }
     let path_and_query = parts
         .uri

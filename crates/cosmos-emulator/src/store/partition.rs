@@ -32,6 +32,7 @@ pub struct StoredDoc {
     pub rid: [u8; 16],
 }
 
+#[derive(Clone)]
 struct Version {
     lsn: u64,
     /// None marks a delete.
@@ -46,6 +47,8 @@ pub struct Partition {
     by_lsn: BTreeMap<u64, Committed>,
     /// Every change within the retention window, deletes included (all-versions feeds).
     history: ChangeHistory,
+    /// Set once a split has moved this partition's items to its children.
+    retired: bool,
 }
 
 /// What the change feed knows of a commit.
@@ -71,7 +74,45 @@ impl Partition {
             docs: BTreeMap::new(),
             by_lsn: BTreeMap::new(),
             history: ChangeHistory::default(),
+            retired: false,
         }
+    }
+
+    /// Whether a split has moved this partition's items away (requests on it answer 410).
+    pub fn is_retired(&self) -> bool {
+        self.retired
+    }
+
+    /// Moves the items out into two children, `lower` taking the keys `in_lower` accepts; both
+    /// keep the replication log, so LSNs, session tokens and change-feed etags carry on. This
+    /// partition is left empty and retired.
+    pub fn split(&mut self, in_lower: impl Fn(&DocKey) -> bool) -> (Partition, Partition) {
+        let regions = 0;
+        let parent = std::mem::replace(self, Partition::new(regions));
+        self.retired = true;
+        let child = |lower: bool| {
+            let keep = |k: &DocKey| in_lower(k) == lower;
+            let mut history = parent.history.clone();
+            history.retain(keep);
+            Partition {
+                log: parent.log.clone(),
+                docs: parent
+                    .docs
+                    .iter()
+                    .filter(|(k, _)| keep(k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                by_lsn: parent
+                    .by_lsn
+                    .iter()
+                    .filter(|(_, c)| keep(&c.key))
+                    .map(|(l, c)| (*l, c.clone()))
+                    .collect(),
+                history,
+                retired: false,
+            }
+        };
+        (child(true), child(false))
     }
 
     /// LSN of the last committed write.
@@ -129,12 +170,24 @@ impl Partition {
             .entry(key.clone())
             .or_default()
             .push(Version { lsn, doc });
+        self.clean_up(now);
+        self.compact(&key, self.log.min_visible(now));
+        lsn
+    }
+
+    /// Drops the replica-log entries every region has applied by `now` and the item versions no
+    /// region can read any more. Runs on every commit and on the store's cleanup timer, so a
+    /// partition that goes quiet does not keep what its writes left behind.
+    pub fn clean_up(&mut self, now: Instant) {
         let min = self.log.min_visible(now);
         for applied in self.log.drain_applied(now) {
             self.compact(&applied, min);
         }
-        self.compact(&key, self.log.min_visible(now));
-        lsn
+    }
+
+    /// Whether replica-log entries are still on their way to some region.
+    pub fn has_pending(&self) -> bool {
+        self.log.has_pending()
     }
 
     /// Brings `region`'s replica up to date (it became the write region).
@@ -352,6 +405,22 @@ mod tests {
         p.commit(key("a"), None, 0, t0, &[Duration::ZERO]);
         assert!(p.latest(&key("a")).is_none());
         assert_eq!(p.key_count(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn clean_up_drops_what_a_quiet_partition_left_behind() {
+        let mut p = Partition::new(2);
+        let t0 = Instant::now();
+        let lags = [Duration::ZERO, Duration::from_millis(100)];
+        p.commit(key("a"), doc("v1"), 0, t0, &lags);
+        p.commit(key("a"), None, 0, t0 + Duration::from_millis(10), &lags);
+        assert_eq!(p.key_count(), 1, "the delete has not reached region 1 yet");
+        assert!(p.has_pending());
+        p.clean_up(t0 + Duration::from_millis(50));
+        assert_eq!(p.key_count(), 1);
+        p.clean_up(t0 + Duration::from_millis(200));
+        assert_eq!(p.key_count(), 0, "no further commit was needed");
+        assert!(!p.has_pending());
     }
 
     #[tokio::test(start_paused = true)]
