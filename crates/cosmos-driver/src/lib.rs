@@ -13,6 +13,7 @@ mod event_capture;
 mod fast_hash;
 pub mod hedging;
 mod operation;
+mod operations;
 pub mod options;
 pub mod patch;
 pub mod pipeline;
@@ -27,6 +28,7 @@ pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
 pub use error::{CosmosError, ErrorKind};
 pub use operation::{CosmosOperation, OperationTarget, Precondition};
+pub use operations::Pager;
 pub use options::{ConnectionPoolOptions, DriverOptions, OperationOptions};
 pub use protocol::{
     ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference,

@@ -36,3 +36,10 @@ impl From<CosmosError> for CommandError {
         CommandError::Cosmos(e)
     }
 }
+
+/// A value refused by the protocol's rules (an id, a partition key definition).
+impl From<cosmos_driver::protocol::ProtocolError> for CommandError {
+    fn from(e: cosmos_driver::protocol::ProtocolError) -> Self {
+        CommandError::Cosmos(e.into())
+    }
+}

@@ -143,7 +143,7 @@ mod tests {
     use super::*;
     use crate::diagnostics::AttemptReason;
     use crate::protocol::CosmosStatus;
-    use crate::transport::Endpoint;
+    use crate::protocol::Endpoint;
 
     fn row(charge: f64, reason: AttemptReason) -> RequestDiagnostics {
         RequestDiagnostics {

@@ -10,9 +10,10 @@ use super::outcome::ServiceResponse;
 use super::retry::AttemptOutcome;
 use crate::diagnostics::{record, AttemptReason, DiagnosticsSink, RequestDiagnostics};
 use crate::error::{CosmosError, ErrorKind};
+use crate::protocol::Endpoint;
 use crate::protocol::{header_names as h, OperationType, ResourceType};
 use crate::routing::RegionEndpoint;
-use crate::transport::{AttemptHeaders, AttemptRequest, Endpoint, SendFailure};
+use crate::transport::{AttemptHeaders, AttemptRequest, SendFailure};
 
 /// The request of one attempt of `ctx`'s operation to `endpoint`; `hedge_attempt` marks an attempt
 /// of a hedge race's alternate leg.

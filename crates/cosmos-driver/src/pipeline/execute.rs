@@ -73,7 +73,7 @@ pub(crate) fn after_operation(
         (&result, op.operation_type(), op.target())
     {
         ctx.core.sessions.forget(c.link_arc());
-        ctx.core.patch_partition_paths.forget(c.link());
+        ctx.core.containers.forget(c.link());
     }
     match result {
         Ok(response)

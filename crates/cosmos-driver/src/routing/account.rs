@@ -3,8 +3,8 @@
 use serde::Deserialize;
 
 use crate::error::{CosmosError, ErrorKind};
+use crate::protocol::Endpoint;
 use crate::protocol::{ConsistencyLevel, Region};
-use crate::transport::Endpoint;
 
 /// A region and the endpoint that serves it.
 #[derive(Clone, Debug, PartialEq, Eq)]

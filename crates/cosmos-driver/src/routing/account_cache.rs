@@ -8,9 +8,10 @@ use tokio::time::Instant;
 
 use super::account::AccountProperties;
 use crate::error::{CosmosError, ErrorKind};
+use crate::protocol::Endpoint;
 use crate::protocol::{CosmosStatus, ResourceType};
 use crate::response::ResponseHeaders;
-use crate::transport::{AttemptFailure, AttemptHeaders, AttemptRequest, Endpoint, Transport};
+use crate::transport::{AttemptFailure, AttemptHeaders, AttemptRequest, Transport};
 
 /// One version of the account metadata.
 #[derive(Debug)]

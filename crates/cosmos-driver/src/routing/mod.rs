@@ -1,8 +1,9 @@
-//! Where the next attempt goes: account metadata, region order, exclusions, endpoint health and the
-//! partition circuit breaker. Shared state here is lock-free on the read path.
+//! Where the next attempt goes: account metadata, region order, exclusions, endpoint health, the
+//! partition circuit breaker, and the container metadata cache. Shared state here is lock-free on the read path.
 
 mod account;
 mod account_cache;
+mod container_metadata;
 mod endpoint_health;
 mod partition_breaker;
 mod region_order;
@@ -10,6 +11,7 @@ mod region_order;
 pub use account::{AccountProperties, RegionEndpoint, GLOBAL_REGION_NAME};
 pub(crate) use account_cache::AccountCache;
 pub use account_cache::AccountSnapshot;
+pub use container_metadata::ContainerMetadata;
 pub use endpoint_health::{AccessScope, EndpointHealth};
 pub use partition_breaker::{BreakerConfig, ContainerBreaker, PartitionBreaker};
 pub use region_order::{applicable, order_regions, Candidates, MAX_CANDIDATES};

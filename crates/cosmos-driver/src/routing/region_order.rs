@@ -116,7 +116,7 @@ pub fn applicable<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::Endpoint;
+    use crate::protocol::Endpoint;
 
     fn regions(names: &[&str]) -> Vec<RegionEndpoint> {
         names

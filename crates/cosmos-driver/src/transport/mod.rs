@@ -2,10 +2,9 @@
 
 mod attempt;
 mod date;
-mod endpoint;
 mod http_client;
 
 pub(crate) use attempt::{AttemptFailure, AttemptHeaders, AttemptRequest, Transport};
 pub use attempt::{API_VERSION, USER_AGENT_VALUE};
-pub use endpoint::Endpoint;
+pub use http_client::ConnectionPoolOptions;
 pub(crate) use http_client::{sent, HttpClient, RawResponse, SendFailure};

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use cosmos_driver::hedging::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
-use cosmos_driver::transport::Endpoint;
+use cosmos_driver::protocol::Endpoint;
 use cosmos_driver::{
     AttemptReason, ContainerReference, CosmosDriver, DiagnosticsContext, DriverOptions,
 };
