@@ -10,7 +10,6 @@ mod driver;
 mod error;
 #[cfg(test)]
 mod event_capture;
-mod fast_hash;
 pub mod hedging;
 mod operation;
 mod operations;

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use http::HeaderValue;
 
-use crate::fast_hash::FxBuildHasher;
+use rustc_hash::FxBuildHasher;
 use crate::protocol::SessionToken;
 
 #[derive(Debug, Default)]
