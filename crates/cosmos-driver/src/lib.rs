@@ -4,6 +4,8 @@
 //! `CosmosOperation`, options, response, error), the operation pipeline (retry decisions, routing,
 //! hedging, PATCH), the transport (one HTTP attempt), the protocol vocabulary, and diagnostics.
 
+#![deny(missing_docs)]
+
 pub mod auth;
 pub mod diagnostics;
 mod driver;
@@ -15,12 +17,12 @@ mod operation;
 mod operations;
 pub mod options;
 pub mod patch;
-pub mod pipeline;
+mod pipeline;
 pub mod protocol;
 mod response;
-pub mod routing;
-pub mod session;
-pub mod transport;
+mod routing;
+mod session;
+mod transport;
 
 pub use auth::{AccessToken, Credential, TokenCredential};
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
@@ -35,3 +37,9 @@ pub use protocol::{
     SessionToken,
 };
 pub use response::{CosmosResponse, ResponseHeaders};
+pub use routing::{
+    AccessScope, AccountProperties, ContainerBreaker, EndpointHealth, PartitionBreaker,
+    RegionEndpoint,
+};
+pub use session::SessionContainer;
+pub use transport::{API_VERSION, USER_AGENT_VALUE};

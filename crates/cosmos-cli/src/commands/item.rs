@@ -10,8 +10,8 @@ use cosmos_driver::{
 };
 use serde_json::{json, Value};
 
-use super::output::{body_json, print, success};
 use super::partition_key::{from_document, from_flags, paths_of_container};
+use super::printing::{body_json, print, success};
 use super::{connect, CommandError};
 use crate::args::patch_flags::{instructions_json, PatchFlag};
 use crate::args::target::TargetArgs;

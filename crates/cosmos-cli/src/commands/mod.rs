@@ -5,8 +5,8 @@ pub mod connect;
 pub mod container;
 pub mod database;
 pub mod item;
-pub mod output;
 pub mod partition_key;
+pub mod printing;
 
 use cosmos_driver::CosmosError;
 

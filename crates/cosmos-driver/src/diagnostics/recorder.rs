@@ -6,7 +6,7 @@
 
 use tokio::time::Instant;
 
-use super::context::{ActivityId, DiagnosticsContext};
+use super::diagnostics_context::{ActivityId, DiagnosticsContext};
 use super::request::RequestDiagnostics;
 use crate::hedging::HedgeDiagnostics;
 

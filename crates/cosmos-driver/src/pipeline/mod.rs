@@ -20,5 +20,4 @@ mod seam_tests;
 
 pub(crate) use self::core::DriverCore;
 pub(crate) use execute::execute;
-pub use retry::LocationEffects;
 pub(crate) use retry::RetryLimits;

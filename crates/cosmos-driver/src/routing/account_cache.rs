@@ -20,8 +20,6 @@ pub struct AccountSnapshot {
     pub properties: AccountProperties,
     /// Increases with every refresh.
     pub generation: u64,
-    /// When it was read.
-    pub fetched_at: Instant,
 }
 
 /// The account metadata of one driver; readers take a cheap snapshot (`Arc` clone).
@@ -92,7 +90,6 @@ impl AccountCache {
         let snapshot = AccountSnapshot {
             properties,
             generation: 1,
-            fetched_at: Instant::now(),
         };
         Ok(Self {
             global,
@@ -164,7 +161,6 @@ impl AccountCache {
                     let next = Arc::new(AccountSnapshot {
                         properties,
                         generation: current.generation + 1,
-                        fetched_at: Instant::now(),
                     });
                     if let Ok(mut g) = self.current.write() {
                         *g = next.clone();

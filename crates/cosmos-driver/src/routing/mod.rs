@@ -8,10 +8,10 @@ mod endpoint_health;
 mod partition_breaker;
 mod region_order;
 
-pub use account::{AccountProperties, RegionEndpoint, GLOBAL_REGION_NAME};
+pub use account::{AccountProperties, RegionEndpoint};
 pub(crate) use account_cache::AccountCache;
 pub use account_cache::AccountSnapshot;
 pub use container_metadata::ContainerMetadata;
 pub use endpoint_health::{AccessScope, EndpointHealth};
 pub use partition_breaker::{BreakerConfig, ContainerBreaker, PartitionBreaker};
-pub use region_order::{applicable, order_regions, Candidates, MAX_CANDIDATES};
+pub use region_order::{applicable, order_regions, Candidates};

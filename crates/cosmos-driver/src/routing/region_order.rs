@@ -29,11 +29,6 @@ impl Candidates {
         self.len as usize
     }
 
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The index (into the region list the candidates were computed from) at `position`.
     pub fn get(&self, position: usize) -> Option<usize> {
         (position < self.len as usize).then(|| self.idx[position] as usize)

@@ -70,7 +70,7 @@ impl Setup {
         let now = tokio::time::Instant::now();
         self.driver.endpoint_health().is_unavailable(
             &self.endpoint(region),
-            cosmos_driver::routing::AccessScope::Read,
+            cosmos_driver::AccessScope::Read,
             now,
         )
     }
