@@ -4,15 +4,17 @@ use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
 
 use serde_json::{Map, Value};
 
+use super::consistency::require_write_region;
 use crate::epk::{Epk, PartitionKeyValue};
-use crate::protocol::ids::encode_rid;
+use crate::exchange::RequestCtx;
 use crate::protocol::{headers, ApiError};
-use crate::server::RequestCtx;
 use crate::store::{Container, DocKey, Partition};
 
 /// Where a point operation lands.
 pub struct Target {
     pub container: Arc<Container>,
+    /// The owning database's id (the request may have named it by `_rid`).
+    pub db_id: String,
     pub epk: Epk,
     pub range: usize,
 }
@@ -36,8 +38,15 @@ impl Target {
         }
         let epk = pk.epk();
         let range = container.range_index(epk);
+        let db_id = ctx
+            .shared
+            .store
+            .catalog
+            .database(db)
+            .map_or_else(|| db.to_owned(), |d| d.id.clone());
         Ok(Self {
             container,
+            db_id,
             epk,
             range,
         })
@@ -49,6 +58,11 @@ impl Target {
             epk: self.epk,
             id: id.to_owned(),
         }
+    }
+
+    /// The container's name-based path, `dbs/{db}/colls/{coll}` (`x-ms-alt-content-path`).
+    pub fn alt_content_path(&self) -> String {
+        format!("dbs/{}/colls/{}", self.db_id, self.container.id)
     }
 
     /// The partition key range id ("0", "1", ...).
@@ -64,12 +78,17 @@ impl Target {
             .ok_or_else(lock_error)
     }
 
-    /// The partition, locked for writing.
-    pub fn write(&self) -> Result<RwLockWriteGuard<'_, Partition>, ApiError> {
-        self.container
+    /// The partition, locked for writing, once the serving region is checked again under the lock
+    /// (403/3 otherwise): a failover locks every partition before it moves the write region, so a
+    /// write either commits before the switch or is refused after it.
+    pub fn write(&self, ctx: &RequestCtx<'_>) -> Result<RwLockWriteGuard<'_, Partition>, ApiError> {
+        let partition = self
+            .container
             .partition(self.range)
             .and_then(|p| p.write().ok())
-            .ok_or_else(lock_error)
+            .ok_or_else(lock_error)?;
+        require_write_region(ctx)?;
+        Ok(partition)
     }
 
     /// 400 unless the partition key inside `doc` is the one the header named.
@@ -86,12 +105,7 @@ impl Target {
 
     /// The `_self` link of an item with resource id `rid`.
     pub fn self_link(&self, rid: &[u8; 16]) -> String {
-        let db = encode_rid(&self.container.rid_bytes[..4]);
-        format!(
-            "dbs/{db}/colls/{}/docs/{}/",
-            self.container.rid,
-            encode_rid(rid)
-        )
+        self.container.item_self_link(rid)
     }
 }
 
