@@ -1,8 +1,23 @@
 //! An Azure Cosmos DB (NoSQL API) driver over HTTP whose reads stay fast when a region is slow.
 //!
-//! Layers, top to bottom (a lower layer never reaches up): the API (`CosmosDriver`,
-//! `CosmosOperation`, options, response, error), the operation pipeline (retry decisions, routing,
-//! hedging, PATCH), the transport (one HTTP attempt), the protocol vocabulary, and diagnostics.
+//! Build one [`CosmosDriver`] per account, describe each operation as a [`CosmosOperation`], and
+//! run it with [`CosmosDriver::execute`] (or [`CosmosDriver::pages`] for every page of a feed).
+//!
+//! Layers, top to bottom; a module imports its own layer and those below, never one above (the
+//! `layers` test keeps it so):
+//!
+//! - api: `driver` ([`CosmosDriver`]).
+//! - operations: `operations` (one dispatcher by kind: single request, read-modify-write, paged
+//!   feed with [`Pager`], fan-out over partition key ranges) and [`patch`].
+//! - pipeline: one request across attempts and regions (retry decisions, the hedged read).
+//! - operation data: [`CosmosOperation`] and [`options`].
+//! - [`hedging`]: strategy, eligibility, the race, win feedback.
+//! - routing and sessions: account metadata, region candidates, endpoint health, the partition
+//!   breaker, container metadata, session tokens.
+//! - transport: one HTTP attempt. [`auth`]: credentials.
+//! - errors and responses: [`CosmosError`], [`CosmosResponse`].
+//! - [`diagnostics`]: what happened.
+//! - [`protocol`]: the service's vocabulary, with no I/O and no import of any other module.
 
 #![deny(missing_docs)]
 

@@ -5,6 +5,7 @@ mod account;
 mod account_cache;
 mod container_metadata;
 mod endpoint_health;
+mod operation_route;
 mod partition_breaker;
 mod region_order;
 
@@ -13,5 +14,6 @@ pub(crate) use account_cache::AccountCache;
 pub use account_cache::AccountSnapshot;
 pub use container_metadata::ContainerMetadata;
 pub use endpoint_health::{AccessScope, EndpointHealth};
+pub(crate) use operation_route::{region_list, route_candidates, RouteQuery};
 pub use partition_breaker::{BreakerConfig, ContainerBreaker, PartitionBreaker};
-pub use region_order::{applicable, order_regions, Candidates};
+pub use region_order::{applicable, Candidates};

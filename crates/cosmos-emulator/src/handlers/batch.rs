@@ -10,9 +10,9 @@ use super::batch_ops::{evaluate, op_epk, BatchOp, OpResult, Staged};
 use super::consistency::{require_write_region, session_token};
 use super::items::commit;
 use crate::epk::PartitionKeyValue;
-use crate::protocol::{headers, ApiError};
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
+use crate::protocol::{headers, ApiError};
 use crate::store::Container;
 
 /// At most this many operations in one batch.

@@ -10,9 +10,9 @@ use serde_json::{json, Map, Value};
 use super::consistency::{read_lsn, session_token};
 use super::feed::page_size;
 use crate::epk::{epk_hex, PartitionKeyValue};
+use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::change_feed_request::{self, epk_in, etag, FeedMode, FeedStart};
 use crate::protocol::{charge, headers, ApiError};
-use crate::exchange::{Reply, RequestCtx};
 use crate::store::{Container, DocKey, HistoryEntry, Partition};
 
 /// Serves one change-feed page; `a_im` is the request's `A-IM` value.
