@@ -12,6 +12,7 @@ mod protocol_error;
 mod region;
 mod resource_link;
 mod session_token;
+mod status_class;
 
 pub use consistency::ConsistencyLevel;
 pub use cosmos_status::{status, sub_status, CosmosStatus};
@@ -26,3 +27,4 @@ pub use resource_link::{
     validate_id, ContainerReference, DatabaseReference, ItemReference, MAX_ID_LENGTH,
 };
 pub use session_token::{PartitionSessionToken, SessionToken};
+pub use status_class::StatusClass;
