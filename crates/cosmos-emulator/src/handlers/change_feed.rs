@@ -35,7 +35,8 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Re
         .ok_or_else(|| ApiError::new(500, "The partition key range has no partition."))?;
     let partition = lock
         .read()
-        .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
+        .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
+        .and_then(super::target::live)?;
     let range_id = container.range_id(range);
     let upto = read_lsn(ctx, &partition, range_id)?;
     let wanted = |key: &DocKey| {
