@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::ser::SerializeStruct;
 
+use super::hedge_diagnostics::HedgeDiagnostics;
 use super::request::RequestDiagnostics;
-use crate::hedging::HedgeDiagnostics;
 
 /// A client-side id of one operation, shown in diagnostics and logs.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

@@ -9,11 +9,11 @@ mod operation_route;
 mod partition_breaker;
 mod region_order;
 
-pub use account::{AccountProperties, RegionEndpoint};
+pub use account::{AccountProperties, RegionEndpoint, RegionalEndpoint};
 pub(crate) use account_cache::AccountCache;
 pub use account_cache::AccountSnapshot;
 pub use container_metadata::ContainerMetadata;
 pub use endpoint_health::{AccessScope, EndpointHealth};
 pub(crate) use operation_route::{region_list, route_candidates, RouteQuery};
-pub use partition_breaker::{BreakerConfig, ContainerBreaker, PartitionBreaker};
+pub use partition_breaker::{BreakerConfig, ContainerBreaker, HedgeWinRecorder, PartitionBreaker};
 pub use region_order::{applicable, Candidates};
