@@ -341,13 +341,7 @@ impl CosmosOperation {
     }
     /// The HTTP method.
     pub fn method(&self) -> Method {
-        match self.operation_type {
-            OperationType::Read | OperationType::ReadFeed => Method::GET,
-            OperationType::Create | OperationType::Upsert | OperationType::Query => Method::POST,
-            OperationType::Replace => Method::PUT,
-            OperationType::Delete => Method::DELETE,
-            OperationType::Patch => Method::PATCH,
-        }
+        self.operation_type.http_method().clone()
     }
     /// The percent-encoded request path.
     pub(crate) fn path(&self) -> &Bytes {

@@ -12,11 +12,11 @@ mod eligibility;
 mod env;
 mod events;
 mod feedback;
+mod final_result;
 mod hub_latch;
-mod outcome;
 mod race;
-mod resolution;
 mod strategy;
+mod strategy_resolution;
 
 pub use crate::diagnostics::{HedgeDiagnostics, HedgeTerminalState, HedgingStrategyConfig};
 pub use crate::routing::{HedgeWinRecorder, RegionalEndpoint};
@@ -30,15 +30,15 @@ pub use env::{
 };
 pub use events::{CancelReason, Leg, TARGET as EVENT_TARGET};
 pub use feedback::{apply_hedge_win_feedback, hedge_win_feedback, HedgeWinFeedback};
+pub use final_result::{classify_hedge_result, is_final_result, may_start_hedge_after, LegOutcome};
 pub use hub_latch::{
     emit_hub_region_header, hub_latch_eligible, hub_latch_triggers, latch_session_unavailable,
     propagate_hedge_session_unavailable, HubRegionLatch,
 };
-pub use outcome::{classify_hedge_result, is_final_result, may_start_hedge_after, LegOutcome};
 pub use race::{race_hedged, HedgeLegOutput, HedgedRace, RaceSetup, HARVEST_WINDOW};
-pub use resolution::{
+pub use strategy::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
+pub use strategy_resolution::{
     default_threshold, resolve_consecutive_hedge_win_threshold, resolve_hedging_enabled,
     resolve_strategy, HedgingLayers, HedgingOff, ResolvedStrategy, StrategySource,
     DEFAULT_HEDGE_THRESHOLD,
 };
-pub use strategy::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};

@@ -17,8 +17,8 @@ use std::time::Duration;
 use tokio::time::{sleep, sleep_until, Instant};
 
 use super::events::{self, CancelReason, Leg};
+use super::final_result::{classify_hedge_result, may_start_hedge_after, LegOutcome};
 use super::hub_latch::HubRegionLatch;
-use super::outcome::{classify_hedge_result, may_start_hedge_after, LegOutcome};
 use super::strategy::HedgeThreshold;
 use crate::diagnostics::{HedgeDiagnostics, HedgeTerminalState};
 use crate::protocol::{CosmosStatus, Region};

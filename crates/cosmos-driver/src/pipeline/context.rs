@@ -6,7 +6,7 @@ use std::sync::Arc;
 use http::{HeaderName, HeaderValue};
 use tokio::time::Instant;
 
-use super::core::DriverCore;
+use super::driver_core::DriverCore;
 use super::retry::OperationFacts;
 use crate::error::CosmosError;
 use crate::operation::CosmosOperation;

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use super::attempt::{build_attempt, classify, record_response_facts, InFlightAttempt};
 use super::context::OperationContext;
-use super::outcome::{LegEnd, LegResult, ServiceResponse};
+use super::leg_result::{LegEnd, LegResult, ServiceResponse};
 use super::retry::{
     decide, AttemptOutcome, RetryAction, RetryCounters, RoutingView, SessionRetryTarget,
 };
