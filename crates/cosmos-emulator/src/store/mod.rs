@@ -136,7 +136,6 @@ mod tests {
             offers: Offers::default(),
             ru_meter: None,
             partitions_per_container: 1,
-            ru_meter: None,
         };
         let db = store
             .catalog
