@@ -8,17 +8,21 @@
 //! - [`race_hedged`]: the race itself, with [`HubRegionLatch`] shared by its two attempts.
 //! - [`hedge_win_feedback`]: what the partition circuit breaker learns from a race.
 
+mod adaptive;
 mod diagnostics;
 mod eligibility;
 mod env;
 mod events;
 mod feedback;
 mod hub_latch;
+mod latency_window;
 mod outcome;
 mod race;
+mod region_latencies;
 mod resolution;
 mod strategy;
 
+pub use adaptive::AdaptiveThreshold;
 pub use diagnostics::{HedgeDiagnostics, HedgeTerminalState, HedgingStrategyConfig};
 pub use eligibility::{
     select_alternate, should_hedge, AlternateRouting, HedgeDecision, HedgeEligibility, NoHedge,
@@ -38,6 +42,7 @@ pub use hub_latch::{
 };
 pub use outcome::{classify_hedge_result, is_final_result, may_start_hedge_after, LegOutcome};
 pub use race::{race_hedged, HedgeLegOutput, HedgedRace, RaceSetup, HARVEST_WINDOW};
+pub use region_latencies::{RegionLatencies, MAX_TRACKED_REGIONS, ROTATION_PERIOD};
 pub use resolution::{
     default_threshold, resolve_consecutive_hedge_win_threshold, resolve_hedging_enabled,
     resolve_strategy, HedgingLayers, HedgingOff, ResolvedStrategy, StrategySource,
