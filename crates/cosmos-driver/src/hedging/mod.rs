@@ -7,8 +7,11 @@
 //! - [`is_final_result`]: which results end a race, and which may start one.
 //! - [`race_hedged`]: the race itself, with [`HubRegionLatch`] shared by its two attempts.
 //! - [`hedge_win_feedback`]: what the partition circuit breaker learns from a race.
+//! - [`RegionLatencies`] and [`AdaptiveThreshold`]: adaptive thresholds from recent latencies.
+//! - [`HedgeBudget`]: the token bucket that bounds hedged requests to a share of reads.
 
 mod adaptive;
+mod budget;
 mod diagnostics;
 mod eligibility;
 mod env;
@@ -23,6 +26,7 @@ mod resolution;
 mod strategy;
 
 pub use adaptive::AdaptiveThreshold;
+pub use budget::{HedgeBudget, HedgeBudgetConfig};
 pub use diagnostics::{HedgeDiagnostics, HedgeTerminalState, HedgingStrategyConfig};
 pub use eligibility::{
     select_alternate, should_hedge, AlternateRouting, HedgeDecision, HedgeEligibility, NoHedge,
