@@ -270,13 +270,16 @@ pub struct BenchArgs {
     /// The account to measure; without `--endpoint` an embedded emulator is started.
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Emulator latency profile (local, geo, slow-primary, slow-both); only without `--endpoint`.
+    /// Emulator latency profile (local, geo, slow-primary, slow-both, brownout, blackhole); only
+    /// without `--endpoint`. The 10 s episode of brownout and blackhole is centred in each run.
     #[arg(long)]
     pub profile: Option<String>,
     /// What each operation does.
     #[arg(long, value_enum, default_value = "read")]
     pub workload: WorkloadKind,
-    /// `off`, `on` or a threshold such as `50ms`; repeat for several runs. Default: off and 50ms.
+    /// `off`, `on`, a threshold such as `50ms`, or `adaptive` (p95 of the primary region's recent
+    /// latencies within 5ms..1s; `adaptive:p99`, `adaptive:p90:10ms..200ms` change that); repeat
+    /// for several runs. Default: off and 50ms.
     #[arg(long, value_parser = parse_hedging)]
     pub hedging: Vec<HedgingChoice>,
     /// Operations started per second (open loop); 0 for closed loop.

@@ -1,8 +1,17 @@
-//! `--hedging off|on|<threshold>`.
+//! `--hedging off|on|<threshold>|adaptive[:pQ][:MIN..MAX]`.
 
 use std::time::Duration;
 
+use cosmos_driver::hedging::AdaptiveThreshold;
+
 use super::duration::{format_duration, parse_duration};
+
+/// The quantile of `--hedging adaptive`.
+pub const ADAPTIVE_QUANTILE: f64 = 0.95;
+/// The lowest threshold of `--hedging adaptive`.
+pub const ADAPTIVE_MIN: Duration = Duration::from_millis(5);
+/// The highest threshold of `--hedging adaptive`: the driver default threshold.
+pub const ADAPTIVE_MAX: Duration = Duration::from_millis(1000);
 
 /// What hedging a benchmark run uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,22 +22,92 @@ pub enum HedgingChoice {
     On,
     /// Hedging at this threshold.
     Threshold(Duration),
+    /// Hedging at an adaptive threshold: a quantile of the primary region's recent latencies.
+    Adaptive(AdaptiveThreshold),
 }
 
 impl HedgingChoice {
-    /// The label used in the table and the JSON: `off`, `on` or e.g. `50ms`.
+    /// The label used in the table and the JSON: `off`, `on`, e.g. `50ms`, or `adaptive` (with
+    /// what differs from its defaults, e.g. `adaptive:p99` or `adaptive:p95:10ms..200ms`).
     pub fn label(self) -> String {
         match self {
             HedgingChoice::Off => "off".into(),
             HedgingChoice::On => "on".into(),
             HedgingChoice::Threshold(d) => format_duration(d),
+            HedgingChoice::Adaptive(a) => {
+                let mut label = String::from("adaptive");
+                let default_bounds = a.min() == ADAPTIVE_MIN && a.max() == ADAPTIVE_MAX;
+                if a.quantile() != ADAPTIVE_QUANTILE || !default_bounds {
+                    label.push(':');
+                    label.push_str(&a.label());
+                }
+                if !default_bounds {
+                    label.push_str(&format!(
+                        ":{}..{}",
+                        format_duration(a.min()),
+                        format_duration(a.max())
+                    ));
+                }
+                label
+            }
         }
     }
 }
 
-/// Parses `off`, `on` or a threshold such as `50ms`.
+/// Parses what follows `adaptive`: nothing, `:pQ`, `:MIN..MAX` or `:pQ:MIN..MAX`.
+fn parse_adaptive(rest: &str) -> Result<AdaptiveThreshold, String> {
+    let usage = "--hedging adaptive takes an optional percentile and bounds, e.g. adaptive, \
+                 adaptive:p99, adaptive:p95:10ms..500ms";
+    let mut quantile = ADAPTIVE_QUANTILE;
+    let (mut min, mut max) = (ADAPTIVE_MIN, ADAPTIVE_MAX);
+    let parts: Vec<&str> = if rest.is_empty() {
+        Vec::new()
+    } else {
+        match rest.strip_prefix(':') {
+            Some(r) => r.split(':').collect(),
+            None => return Err(usage.into()),
+        }
+    };
+    if parts.len() > 2 {
+        return Err(usage.into());
+    }
+    for part in parts {
+        if let Some(p) = part.strip_prefix('p') {
+            let percent: f64 = p
+                .parse()
+                .map_err(|_| format!("{part:?} is not a percentile such as p95 or p99.9"))?;
+            if !(percent > 0.0 && percent < 100.0) {
+                return Err(format!(
+                    "{part:?}: the percentile must lie between 0 and 100"
+                ));
+            }
+            quantile = percent / 100.0;
+        } else if let Some((lo, hi)) = part.split_once("..") {
+            min = parse_duration(lo)?;
+            max = parse_duration(hi)?;
+        } else {
+            return Err(format!(
+                "{part:?} is neither a percentile nor bounds: {usage}"
+            ));
+        }
+    }
+    AdaptiveThreshold::new(quantile, min, max).ok_or_else(|| {
+        format!(
+            "adaptive bounds {}..{} must be non-zero with the lower one first",
+            format_duration(min),
+            format_duration(max)
+        )
+    })
+}
+
+/// Parses `off`, `on`, a threshold such as `50ms`, or `adaptive` with an optional percentile and
+/// bounds (`adaptive:p99`, `adaptive:p95:10ms..500ms`).
 pub fn parse_hedging(text: &str) -> Result<HedgingChoice, String> {
-    match text.trim().to_ascii_lowercase().as_str() {
+    let lower = text.trim().to_ascii_lowercase();
+    if let Some(rest) = lower.strip_prefix("adaptive") {
+        return parse_adaptive(rest).map(HedgingChoice::Adaptive);
+    }
+    match lower.as_str() {
         "off" | "false" | "no" | "none" => Ok(HedgingChoice::Off),
         "on" | "true" | "yes" => Ok(HedgingChoice::On),
         _ => match parse_duration(text) {
@@ -37,7 +116,7 @@ pub fn parse_hedging(text: &str) -> Result<HedgingChoice, String> {
             }
             Ok(d) => Ok(HedgingChoice::Threshold(d)),
             Err(e) => Err(format!(
-                "--hedging takes off, on or a threshold such as 50ms: {e}"
+                "--hedging takes off, on, a threshold such as 50ms, or adaptive: {e}"
             )),
         },
     }
@@ -58,11 +137,65 @@ mod tests {
         assert!(parse_hedging("0ms").unwrap_err().contains("zero"));
         assert!(parse_hedging("sometimes")
             .unwrap_err()
-            .contains("off, on or a threshold"));
+            .contains("off, on, a threshold such as 50ms, or adaptive"));
         assert_eq!(
             HedgingChoice::Threshold(Duration::from_millis(50)).label(),
             "50ms"
         );
         assert_eq!(HedgingChoice::Off.label(), "off");
+    }
+
+    #[test]
+    fn adaptive_choices() {
+        let ms = Duration::from_millis;
+        // (text, quantile, min ms, max ms, label)
+        let ok: &[(&str, f64, u64, u64, &str)] = &[
+            ("adaptive", 0.95, 5, 1000, "adaptive"),
+            ("Adaptive", 0.95, 5, 1000, "adaptive"),
+            ("adaptive:p99", 0.99, 5, 1000, "adaptive:p99"),
+            ("adaptive:p99.9", 0.999, 5, 1000, "adaptive:p99.9"),
+            ("adaptive:p95", 0.95, 5, 1000, "adaptive"),
+            (
+                "adaptive:p90:10ms..200ms",
+                0.9,
+                10,
+                200,
+                "adaptive:p90:10ms..200ms",
+            ),
+            ("adaptive:1ms..1s", 0.95, 1, 1000, "adaptive:p95:1ms..1s"),
+        ];
+        for &(text, q, min, max, label) in ok {
+            let choice = parse_hedging(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let HedgingChoice::Adaptive(a) = choice else {
+                panic!("{text}: {choice:?}");
+            };
+            assert_eq!(
+                (a.quantile(), a.min(), a.max()),
+                (q, ms(min), ms(max)),
+                "{text}"
+            );
+            assert_eq!(choice.label(), label, "{text}");
+            assert_eq!(
+                parse_hedging(label),
+                Ok(choice),
+                "the label {label} reads back"
+            );
+        }
+        // (text, part of the error)
+        let bad: &[(&str, &str)] = &[
+            ("adaptive:p100", "between 0 and 100"),
+            ("adaptive:p0", "between 0 and 100"),
+            ("adaptive:pxx", "not a percentile"),
+            ("adaptive:fast", "neither a percentile nor bounds"),
+            ("adaptive:200ms..10ms", "lower one first"),
+            ("adaptive:0ms..10ms", "non-zero"),
+            ("adaptive:p9:1ms..2ms:x", "optional percentile"),
+            ("adaptivep95", "optional percentile"),
+            ("adaptive:1ms..", "not a duration"),
+        ];
+        for &(text, want) in bad {
+            let err = parse_hedging(text).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+        }
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cosmos_driver::CosmosDriver;
+use cosmos_emulator::faults::profiles::{EPISODE_LENGTH, EPISODE_START};
 use cosmos_emulator::{Emulator, EmulatorBuilder};
 
 use crate::args::hedging::HedgingChoice;
@@ -39,7 +40,31 @@ pub fn hedging_runs(given: &[HedgingChoice]) -> Vec<HedgingChoice> {
 struct Target {
     account: BenchAccount,
     profile: String,
-    _emulator: Option<Emulator>,
+    emulator: Option<Emulator>,
+}
+
+/// Where the profile's clock must read zero for its episode (`brownout`, `blackhole`: from
+/// [`EPISODE_START`] for [`EPISODE_LENGTH`]) to be centred in a run that starts at `run_start` and
+/// measures `measured` after `warmup`.
+pub fn episode_clock_zero(
+    run_start: tokio::time::Instant,
+    warmup: Duration,
+    measured: Duration,
+) -> tokio::time::Instant {
+    let centre = run_start + warmup + measured / 2;
+    let offset = EPISODE_START + EPISODE_LENGTH / 2;
+    centre.checked_sub(offset).unwrap_or(run_start)
+}
+
+impl Target {
+    /// Restarts the embedded emulator's profile clock so that its episode, if it has one, falls in
+    /// the middle of the run about to start.
+    fn centre_episode(&self, args: &BenchArgs) {
+        if let Some(emulator) = &self.emulator {
+            let zero = episode_clock_zero(tokio::time::Instant::now(), args.warmup, args.duration);
+            emulator.faults().restart_profile_clock(zero);
+        }
+    }
 }
 
 async fn target(args: &BenchArgs) -> Result<Target, String> {
@@ -61,7 +86,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
         return Ok(Target {
             account,
             profile: "external".into(),
-            _emulator: None,
+            emulator: None,
         });
     }
     let profile = args
@@ -93,7 +118,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
     Ok(Target {
         account,
         profile,
-        _emulator: Some(emulator),
+        emulator: Some(emulator),
     })
 }
 
@@ -136,6 +161,7 @@ async fn one_run(
         _ => DEFAULT_THRESHOLD,
     };
     let label = format!("hedging {}", hedging.label());
+    target.centre_episode(args);
     let (m, final_counter) = match (args.workload, items) {
         (WorkloadKind::PatchCounter, _) => {
             let container = target.account.container_ref()?;
@@ -233,6 +259,22 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn episodes_are_centred_in_the_measured_window() {
+        let start = tokio::time::Instant::now() + Duration::from_secs(100);
+        let s = Duration::from_secs;
+        // (warm-up s, measured s): the episode's middle (15 s on the clock) is the measured
+        // window's middle, before or after the run's start.
+        for (warmup, measured) in [(0, 30), (2, 25), (2, 40), (5, 4)] {
+            let zero = episode_clock_zero(start, s(warmup), s(measured));
+            assert_eq!(
+                zero + EPISODE_START + EPISODE_LENGTH / 2,
+                start + s(warmup) + s(measured) / 2,
+                "{warmup}+{measured}"
+            );
+        }
+    }
 
     #[test]
     fn default_runs_are_off_and_50ms() {

@@ -59,6 +59,12 @@ impl HedgeThreshold {
     }
 }
 
+impl From<AdaptiveThreshold> for HedgeThreshold {
+    fn from(adaptive: AdaptiveThreshold) -> Self {
+        Self(Kind::Adaptive(adaptive))
+    }
+}
+
 /// Cross-region hedging: when the primary attempt has not produced a final result within the
 /// threshold, one speculative attempt goes to the next applicable preferred region; the first final
 /// result wins and the other attempt is cancelled. At most two attempts are ever in flight.

@@ -75,6 +75,9 @@ impl BenchAccount {
                     HedgingStrategy::new(threshold),
                 ))
             }
+            HedgingChoice::Adaptive(a) => options.with_availability_strategy(
+                AvailabilityStrategy::Hedging(HedgingStrategy::new(HedgeThreshold::from(a))),
+            ),
         };
         CosmosDriver::new(options)
             .await
