@@ -51,6 +51,10 @@ impl CosmosDriver {
             sessions: SessionContainer::new(),
             limits: RetryLimits::default(),
             patch_partition_paths: Default::default(),
+            latencies: Default::default(),
+            hedge_budget: options.hedge_budget().map(crate::hedging::HedgeBudget::new),
+            #[cfg(feature = "otel")]
+            telemetry: options.telemetry(),
             hedging_env,
             transport,
             account,

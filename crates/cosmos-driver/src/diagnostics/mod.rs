@@ -1,6 +1,8 @@
 //! What happened: per-attempt rows, the operation's context, and the recorder the pipeline fills.
 
 mod context;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod recorder;
 mod request;
 

@@ -12,7 +12,6 @@
 //! compare-and-swap loops, so the read path takes no lock and allocates nothing.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
-use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -154,14 +153,15 @@ impl HedgeBudget {
 
     /// How long after `origin` the floor has been counted (for tests).
     #[cfg(test)]
-    fn floor_counted(&self) -> Duration {
-        Duration::from_millis(self.floor_until_ms.load(Relaxed))
+    fn floor_counted(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.floor_until_ms.load(Relaxed))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn budget(ratio: f64, floor: u32, cap: u32) -> HedgeBudget {
         HedgeBudget::new(HedgeBudgetConfig::new(ratio, floor, cap).unwrap())

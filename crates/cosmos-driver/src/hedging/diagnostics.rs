@@ -59,6 +59,7 @@ pub struct HedgeDiagnostics {
     alternate_region: Option<Region>,
     response_region: Option<Region>,
     terminal_state: HedgeTerminalState,
+    budget_denied: bool,
 }
 
 impl HedgeDiagnostics {
@@ -85,7 +86,20 @@ impl HedgeDiagnostics {
             alternate_region,
             response_region,
             terminal_state,
+            budget_denied: false,
         }
+    }
+
+    /// The same diagnostics, marked as a race whose alternate the hedge budget refused: the
+    /// threshold passed, but no alternate was sent and the primary ran alone.
+    pub(crate) fn with_budget_denied(mut self) -> Self {
+        self.budget_denied = true;
+        self
+    }
+
+    /// Whether the hedge budget refused the alternate (see `HedgeBudget`).
+    pub fn budget_denied(&self) -> bool {
+        self.budget_denied
     }
 
     /// The same diagnostics with the region that actually served the returned response: the primary
@@ -126,7 +140,7 @@ impl HedgeDiagnostics {
 impl serde::Serialize for HedgeDiagnostics {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("HedgeDiagnostics", 6)?;
+        let mut st = s.serialize_struct("HedgeDiagnostics", 7)?;
         st.serialize_field(
             "threshold_ms",
             &(self.strategy_config.threshold.get().as_secs_f64() * 1e3),
@@ -136,6 +150,7 @@ impl serde::Serialize for HedgeDiagnostics {
         st.serialize_field("response_region", &self.response_region)?;
         st.serialize_field("terminal_state", self.terminal_state.as_str())?;
         st.serialize_field("was_hedge", &self.was_hedge())?;
+        st.serialize_field("budget_denied", &self.budget_denied)?;
         st.end()
     }
 }

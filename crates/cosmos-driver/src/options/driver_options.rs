@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::operation_options::OperationOptions;
 use crate::auth::Credential;
-use crate::hedging::AvailabilityStrategy;
+use crate::hedging::{AvailabilityStrategy, HedgeBudgetConfig};
 use crate::protocol::{ConsistencyLevel, Region};
 use crate::routing::BreakerConfig;
 
@@ -47,6 +47,9 @@ pub struct DriverOptions {
     endpoint_unavailable_for: Duration,
     partition_breaker: BreakerConfig,
     defaults: OperationOptions,
+    hedge_budget: Option<HedgeBudgetConfig>,
+    #[cfg(feature = "otel")]
+    telemetry: Option<std::sync::Arc<crate::diagnostics::otel::Telemetry>>,
 }
 
 impl DriverOptions {
@@ -63,7 +66,40 @@ impl DriverOptions {
             endpoint_unavailable_for: Duration::from_secs(60),
             partition_breaker: BreakerConfig::default(),
             defaults: OperationOptions::default(),
+            hedge_budget: None,
+            #[cfg(feature = "otel")]
+            telemetry: None,
         }
+    }
+
+    /// Bounds hedging with a budget (a token bucket of the driver, see
+    /// [`crate::hedging::HedgeBudget`]): a read whose threshold passes when the budget is spent
+    /// waits on its primary alone, and its `HedgeDiagnostics` say so. Without it (the default)
+    /// every read whose threshold passes is hedged.
+    pub fn with_hedge_budget(mut self, budget: HedgeBudgetConfig) -> Self {
+        self.hedge_budget = Some(budget);
+        self
+    }
+
+    /// The hedge budget, if any.
+    pub fn hedge_budget(&self) -> Option<HedgeBudgetConfig> {
+        self.hedge_budget
+    }
+
+    /// Where the driver's OpenTelemetry metrics and spans go (feature `otel`); by default the
+    /// global meter and tracer providers.
+    #[cfg(feature = "otel")]
+    pub fn with_telemetry(mut self, telemetry: crate::diagnostics::otel::Telemetry) -> Self {
+        self.telemetry = Some(std::sync::Arc::new(telemetry));
+        self
+    }
+
+    /// The telemetry the driver records to (feature `otel`).
+    #[cfg(feature = "otel")]
+    pub fn telemetry(&self) -> std::sync::Arc<crate::diagnostics::otel::Telemetry> {
+        self.telemetry
+            .clone()
+            .unwrap_or_else(|| std::sync::Arc::new(crate::diagnostics::otel::Telemetry::global()))
     }
 
     /// Preferred regions, most preferred first (filtered by what the account has).

@@ -17,6 +17,8 @@ mod outcome;
 mod retry;
 #[cfg(test)]
 mod seam_tests;
+#[cfg(feature = "otel")]
+mod telemetry;
 
 pub(crate) use self::core::DriverCore;
 pub(crate) use execute::execute;
