@@ -22,6 +22,10 @@ pub enum HedgeTerminalState {
     },
     /// One attempt ended transient and the deadline fired while waiting for the other.
     CancelledAwaitingPartner,
+    /// The threshold passed but the hedge budget was spent: no alternate was sent, the primary ran
+    /// alone, and its result (an answer, or an error no other region was asked to improve on) is
+    /// the operation's.
+    BudgetDenied,
 }
 
 impl HedgeTerminalState {
@@ -39,6 +43,7 @@ impl HedgeTerminalState {
                 deadline_elapsed: false,
             } => "both_transient",
             HedgeTerminalState::CancelledAwaitingPartner => "cancelled_awaiting_partner",
+            HedgeTerminalState::BudgetDenied => "budget_denied",
         }
     }
 }
@@ -76,7 +81,8 @@ impl HedgeDiagnostics {
     ) -> Self {
         let response_region = match terminal_state {
             HedgeTerminalState::PrimaryWonPreThreshold
-            | HedgeTerminalState::PrimaryWonAfterHedge => Some(primary_region.clone()),
+            | HedgeTerminalState::PrimaryWonAfterHedge
+            | HedgeTerminalState::BudgetDenied => Some(primary_region.clone()),
             HedgeTerminalState::AlternateWon => alternate_region.clone(),
             _ => None,
         };
@@ -178,6 +184,7 @@ mod tests {
                 deadline_elapsed: false,
             },
             HedgeTerminalState::CancelledAwaitingPartner,
+            HedgeTerminalState::BudgetDenied,
         ];
         for state in all {
             let d = HedgeDiagnostics::new(t(), "A".into(), Some("B".into()), state);

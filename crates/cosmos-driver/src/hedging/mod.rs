@@ -45,7 +45,9 @@ pub use hub_latch::{
     propagate_hedge_session_unavailable, HubRegionLatch,
 };
 pub use outcome::{classify_hedge_result, is_final_result, may_start_hedge_after, LegOutcome};
-pub use race::{race_hedged, HedgeLegOutput, HedgedRace, RaceSetup, HARVEST_WINDOW};
+pub use race::{
+    race_hedged, race_hedged_within, HedgeLegOutput, HedgedRace, RaceSetup, HARVEST_WINDOW,
+};
 pub use region_latencies::{RegionLatencies, MAX_TRACKED_REGIONS, ROTATION_PERIOD};
 pub use resolution::{
     default_threshold, resolve_consecutive_hedge_win_threshold, resolve_hedging_enabled,

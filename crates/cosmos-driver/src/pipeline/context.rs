@@ -147,8 +147,11 @@ impl<'a> OperationContext<'a> {
             None
         };
         let health = &self.core.health;
+        // A read whose range is not known yet while the breaker tracks partitions of the container
+        // assumes the worst: its partition may be one marked unhealthy.
+        let unknown_range = self.is_read() && range.is_none() && self.core.breaker.is_active();
         // Nothing marked anywhere (the common case): no clock read, no lookups.
-        if !health.any_marked() && range.is_none() {
+        if !health.any_marked() && range.is_none() && !unknown_range {
             return order_regions(list, preferred, excluded, |_, _| false);
         }
         let now = Instant::now();
@@ -157,6 +160,9 @@ impl<'a> OperationContext<'a> {
                 || match (&range, self.container) {
                     (Some(range), Some(c)) => {
                         self.core.breaker.is_unhealthy(c, range, &r.region, now)
+                    }
+                    (None, Some(c)) if unknown_range => {
+                        self.core.breaker.any_unhealthy(c, &r.region, now)
                     }
                     _ => false,
                 }

@@ -11,6 +11,7 @@ mod context;
 mod core;
 mod effects;
 mod execute;
+mod hedge_tuning;
 mod hedged;
 mod leg;
 mod outcome;

@@ -243,6 +243,27 @@ impl PartitionBreaker {
             .unwrap_or(false)
     }
 
+    /// Whether any partition of `container` is marked unhealthy in `region` at `now`: what a read
+    /// whose partition key range is not known yet assumes of its own partition. Without it, every
+    /// partition key not read since the mark would go to the region first and pay a hedge (or a
+    /// timeout) to learn its range; with it, such a read goes elsewhere first, learns its range from
+    /// the answer, and returns to the region at once when its range is not the marked one.
+    pub fn any_unhealthy(&self, container: &str, region: &Region, now: Instant) -> bool {
+        if !self.is_active() {
+            return false;
+        }
+        self.entries
+            .lock()
+            .map(|es| {
+                es.iter().any(|e| {
+                    &*e.container == container
+                        && &e.region == region
+                        && e.unhealthy_until.is_some_and(|u| u > now)
+                })
+            })
+            .unwrap_or(false)
+    }
+
     /// Remembers that partition key `pk` of `container` lives in `range`.
     pub fn learn_range(&self, container: &Arc<str>, pk: &HeaderValue, range: &str) {
         if let Ok(mut map) = self.learned.lock() {
@@ -438,6 +459,36 @@ mod tests {
             b.range_of(&c(), &pk),
             None,
             "inactive breaker answers nothing"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn any_unhealthy_covers_every_range_of_the_container_in_the_region() {
+        let b = PartitionBreaker::new(BreakerConfig {
+            failure_threshold: 1,
+            unhealthy_for: Duration::from_secs(10),
+        });
+        let now = Instant::now();
+        let west = Region::new("West US");
+        assert!(!b.any_unhealthy("dbs/db/colls/c", &east(), now), "inactive");
+        b.record_failure(&c(), "7", &east(), now);
+        // (container, region, marked?)
+        let cases = [
+            ("dbs/db/colls/c", east(), true),
+            ("dbs/db/colls/c", west.clone(), false),
+            ("dbs/db/colls/other", east(), false),
+        ];
+        for (container, region, want) in cases {
+            assert_eq!(
+                b.any_unhealthy(container, &region, now),
+                want,
+                "{container} {region:?}"
+            );
+        }
+        tokio::time::advance(Duration::from_secs(11)).await;
+        assert!(
+            !b.any_unhealthy("dbs/db/colls/c", &east(), Instant::now()),
+            "an expired mark is a probe, not unhealthy"
         );
     }
 }
