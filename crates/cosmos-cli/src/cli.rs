@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::args::duration::parse_duration;
-use crate::args::hedging::{parse_hedging, HedgingChoice};
+use crate::args::hedging::{parse_budget, parse_hedging, BudgetChoice, HedgingChoice};
 use crate::args::target::TargetArgs;
 
 /// Azure Cosmos DB (NoSQL) from the command line: items, a local multi-region emulator, and a
@@ -282,6 +282,10 @@ pub struct BenchArgs {
     /// for several runs. Default: off and 50ms.
     #[arg(long, value_parser = parse_hedging)]
     pub hedging: Vec<HedgingChoice>,
+    /// Bound hedging to this share of reads (a token bucket per driver, with a floor of 2 hedges
+    /// per second), e.g. `10%`; `off` (the default) hedges every read whose threshold passes.
+    #[arg(long, value_parser = parse_budget, default_value = "off")]
+    pub hedge_budget: BudgetChoice,
     /// Operations started per second (open loop); 0 for closed loop.
     #[arg(long, default_value_t = 500)]
     pub rate: u64,

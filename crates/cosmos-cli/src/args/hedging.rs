@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use cosmos_driver::hedging::AdaptiveThreshold;
+use cosmos_driver::hedging::{AdaptiveThreshold, HedgeBudgetConfig};
 
 use super::duration::{format_duration, parse_duration};
 
@@ -98,6 +98,50 @@ fn parse_adaptive(rest: &str) -> Result<AdaptiveThreshold, String> {
             format_duration(max)
         )
     })
+}
+
+/// Hedges allowed per second whatever the traffic, with `--hedge-budget`.
+pub const BUDGET_FLOOR_PER_SECOND: u32 = 2;
+/// The most tokens the budget saves up, with `--hedge-budget`.
+pub const BUDGET_MAX_BALANCE: u32 = 20;
+
+/// The `--hedge-budget` setting: none, or the budget's settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BudgetChoice(pub Option<HedgeBudgetConfig>);
+
+/// Parses `--hedge-budget`: `off`, or the share of reads that may hedge (`10%` or `0.1`), with a
+/// floor of [`BUDGET_FLOOR_PER_SECOND`] hedges per second and at most [`BUDGET_MAX_BALANCE`] saved.
+pub fn parse_budget(text: &str) -> Result<BudgetChoice, String> {
+    parse_budget_config(text).map(BudgetChoice)
+}
+
+fn parse_budget_config(text: &str) -> Result<Option<HedgeBudgetConfig>, String> {
+    let t = text.trim();
+    if matches!(t.to_ascii_lowercase().as_str(), "off" | "none" | "no") {
+        return Ok(None);
+    }
+    let ratio = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| {
+        format!("--hedge-budget takes off or a share of reads such as 10% or 0.1, not {t:?}")
+    })?;
+    HedgeBudgetConfig::new(ratio, BUDGET_FLOOR_PER_SECOND, BUDGET_MAX_BALANCE)
+        .map(Some)
+        .ok_or_else(|| format!("--hedge-budget {t}: the share must lie between 0% and 100%"))
+}
+
+/// The run label of a hedging choice with its budget: e.g. `adaptive` or `50ms, budget 10%`.
+pub fn run_label(hedging: HedgingChoice, budget: Option<HedgeBudgetConfig>) -> String {
+    match (hedging, budget) {
+        (HedgingChoice::Off, _) | (_, None) => hedging.label(),
+        (_, Some(b)) => format!(
+            "{}, budget {}%",
+            hedging.label(),
+            (b.ratio() * 1000.0).round() / 10.0
+        ),
+    }
 }
 
 /// Parses `off`, `on`, a threshold such as `50ms`, or `adaptive` with an optional percentile and
@@ -197,5 +241,29 @@ mod tests {
             let err = parse_hedging(text).unwrap_err();
             assert!(err.contains(want), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn budgets() {
+        assert_eq!(parse_budget("off"), Ok(BudgetChoice(None)));
+        for (text, ratio) in [("10%", 0.1), ("0.1", 0.1), (" 5 % ", 0.05), ("0%", 0.0)] {
+            let b = parse_budget(text)
+                .unwrap()
+                .0
+                .unwrap_or_else(|| panic!("{text}"));
+            assert!((b.ratio() - ratio).abs() < 1e-12, "{text}");
+            assert_eq!(b.min_per_second(), BUDGET_FLOOR_PER_SECOND);
+        }
+        assert!(parse_budget("150%")
+            .unwrap_err()
+            .contains("between 0% and 100%"));
+        assert!(parse_budget("lots").unwrap_err().contains("10% or 0.1"));
+        let b = parse_budget("10%").unwrap().0;
+        assert_eq!(
+            run_label(HedgingChoice::Threshold(Duration::from_millis(50)), b),
+            "50ms, budget 10%"
+        );
+        assert_eq!(run_label(HedgingChoice::Off, b), "off");
+        assert_eq!(run_label(HedgingChoice::On, None), "on");
     }
 }

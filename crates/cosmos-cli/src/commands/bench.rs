@@ -9,9 +9,10 @@ use cosmos_driver::CosmosDriver;
 use cosmos_emulator::faults::profiles::{EPISODE_LENGTH, EPISODE_START};
 use cosmos_emulator::{Emulator, EmulatorBuilder};
 
-use crate::args::hedging::HedgingChoice;
+use crate::args::hedging::{run_label, HedgingChoice};
 use crate::bench::output::{self, CompletedRun};
 use crate::bench::progress::{ProgressBar, ProgressCounters};
+use crate::bench::region_timeline::{self, RegionTimeline};
 use crate::bench::workloads::setup::{self, BenchAccount, SeededItems};
 use crate::bench::workloads::{MixedWorkload, PatchCounterWorkload, ReadWorkload};
 use crate::bench::{
@@ -154,14 +155,18 @@ async fn one_run(
     items: Option<&SeededItems>,
     hedging: HedgingChoice,
 ) -> Result<CompletedRun, String> {
-    let driver: CosmosDriver = target.account.driver(hedging).await?;
+    let driver: CosmosDriver = target.account.driver(hedging, args.hedge_budget.0).await?;
     let config = engine_config(args)?;
     let slow_after = match hedging {
         HedgingChoice::Threshold(t) => t,
         _ => DEFAULT_THRESHOLD,
     };
-    let label = format!("hedging {}", hedging.label());
+    let label = format!("hedging {}", run_label(hedging, args.hedge_budget.0));
     target.centre_episode(args);
+    let timeline = target
+        .emulator
+        .as_ref()
+        .map(|e| RegionTimeline::start(e.counters().clone(), e.regions().to_vec()));
     let (m, final_counter) = match (args.workload, items) {
         (WorkloadKind::PatchCounter, _) => {
             let container = target.account.container_ref()?;
@@ -204,12 +209,20 @@ async fn one_run(
     let labels = RunLabels {
         workload: args.workload.name().into(),
         profile: target.profile.clone(),
-        hedging: hedging.label(),
+        hedging: run_label(hedging, args.hedge_budget.0),
         rate: args.rate,
         concurrency: config.concurrency.get(),
     };
+    let mut report = RunReport::new(labels, &m, final_counter);
+    if let Some(timeline) = timeline {
+        let timeline = timeline.finish().await;
+        if target.profile == "brownout" || target.profile == "blackhole" {
+            eprint!("{}", region_timeline::describe(&timeline));
+        }
+        report.region_reads_per_second = Some(timeline);
+    }
     Ok(CompletedRun {
-        report: RunReport::new(labels, &m, final_counter),
+        report,
         latency_us: m.tally.latency_us.clone(),
     })
 }
@@ -218,7 +231,7 @@ async fn one_run(
 pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
     let target = target(args).await?;
     let container = target.account.container_ref()?;
-    let setup_driver = target.account.driver(HedgingChoice::Off).await?;
+    let setup_driver = target.account.driver(HedgingChoice::Off, None).await?;
     if !args.skip_setup {
         setup::ensure_container(&setup_driver, &container).await?;
     }
@@ -240,7 +253,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         eprintln!(
             "run: workload {}, hedging {}",
             args.workload.name(),
-            hedging.label()
+            run_label(hedging, args.hedge_budget.0)
         );
         runs.push(one_run(args, &target, items.as_ref(), hedging).await?);
     }

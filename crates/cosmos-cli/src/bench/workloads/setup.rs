@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use cosmos_driver::hedging::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
+use cosmos_driver::hedging::{
+    AvailabilityStrategy, HedgeBudgetConfig, HedgeThreshold, HedgingStrategy,
+};
 use cosmos_driver::{
     ContainerReference, CosmosDriver, CosmosError, CosmosOperation, Credential, DatabaseReference,
     DriverOptions, ItemReference, OperationOptions, PartitionKey, PartitionKeyDefinition,
@@ -57,8 +59,12 @@ impl BenchAccount {
             .map_err(|e| format!("bad database or container id: {}", describe(&e)))
     }
 
-    /// A driver for this account with `hedging` as its availability strategy.
-    pub async fn driver(&self, hedging: HedgingChoice) -> Result<CosmosDriver, String> {
+    /// A driver for this account with `hedging` as its availability strategy, bounded by `budget`.
+    pub async fn driver(
+        &self,
+        hedging: HedgingChoice,
+        budget: Option<HedgeBudgetConfig>,
+    ) -> Result<CosmosDriver, String> {
         let credential =
             Credential::master_key(&self.key).map_err(|e| format!("bad key: {}", describe(&e)))?;
         let mut options = DriverOptions::new(self.endpoint.clone(), credential)
@@ -79,6 +85,9 @@ impl BenchAccount {
                 AvailabilityStrategy::Hedging(HedgingStrategy::new(HedgeThreshold::from(a))),
             ),
         };
+        if let Some(budget) = budget {
+            options = options.with_hedge_budget(budget);
+        }
         CosmosDriver::new(options)
             .await
             .map_err(|e| format!("cannot connect to {}: {}", self.endpoint, describe(&e)))
