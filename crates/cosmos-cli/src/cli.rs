@@ -286,6 +286,10 @@ pub struct BenchArgs {
     /// per second), e.g. `10%`; `off` (the default) hedges every read whose threshold passes.
     #[arg(long, value_parser = parse_budget, default_value = "off")]
     pub hedge_budget: BudgetChoice,
+    /// After consecutive hedge wins mark a partition unhealthy in a region, probe the region again
+    /// after this long (default: the breaker's 60 s), e.g. `3s`.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub hedge_win_probe_after: Option<Duration>,
     /// Operations started per second (open loop); 0 for closed loop.
     #[arg(long, default_value_t = 500)]
     pub rate: u64,

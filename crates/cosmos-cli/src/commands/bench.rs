@@ -155,7 +155,10 @@ async fn one_run(
     items: Option<&SeededItems>,
     hedging: HedgingChoice,
 ) -> Result<CompletedRun, String> {
-    let driver: CosmosDriver = target.account.driver(hedging, args.hedge_budget.0).await?;
+    let driver: CosmosDriver = target
+        .account
+        .driver(hedging, args.hedge_budget.0, args.hedge_win_probe_after)
+        .await?;
     let config = engine_config(args)?;
     let slow_after = match hedging {
         HedgingChoice::Threshold(t) => t,
@@ -231,7 +234,10 @@ async fn one_run(
 pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
     let target = target(args).await?;
     let container = target.account.container_ref()?;
-    let setup_driver = target.account.driver(HedgingChoice::Off, None).await?;
+    let setup_driver = target
+        .account
+        .driver(HedgingChoice::Off, None, None)
+        .await?;
     if !args.skip_setup {
         setup::ensure_container(&setup_driver, &container).await?;
     }

@@ -173,6 +173,15 @@ impl DriverOptions {
         self.partition_breaker.unhealthy_for = period;
         self
     }
+
+    /// How long the partition circuit breaker keeps a partition marked unhealthy in a region after
+    /// consecutive alternate-region hedge wins over it, before reads probe it again (by default as
+    /// long as [`Self::with_partition_unhealthy_for`]). A slow region's probe is hedged, so a short
+    /// period (a few seconds) brings reads back soon after the region recovers.
+    pub fn with_hedge_win_unhealthy_for(mut self, period: Duration) -> Self {
+        self.partition_breaker.hedge_win_unhealthy_for = Some(period);
+        self
+    }
     /// Client-level defaults of every operation option (replaces earlier `with_*` defaults).
     pub fn with_operation_defaults(mut self, defaults: OperationOptions) -> Self {
         self.defaults = defaults;

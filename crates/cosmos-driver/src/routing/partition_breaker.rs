@@ -33,6 +33,10 @@ pub struct BreakerConfig {
     pub failure_threshold: u32,
     /// How long an unhealthy mark lasts before the partition is probed.
     pub unhealthy_for: Duration,
+    /// How long a mark made by consecutive alternate-region hedge wins lasts (the region was slow,
+    /// not failing, and a probe of it is hedged, so it can be probed sooner); `None`: as long as
+    /// `unhealthy_for`.
+    pub hedge_win_unhealthy_for: Option<Duration>,
 }
 
 impl Default for BreakerConfig {
@@ -40,6 +44,7 @@ impl Default for BreakerConfig {
         Self {
             failure_threshold: 5,
             unhealthy_for: Duration::from_secs(60),
+            hedge_win_unhealthy_for: None,
         }
     }
 }
@@ -132,8 +137,8 @@ impl PartitionBreaker {
         Some(out)
     }
 
-    fn trip(&self, e: &mut Entry, now: Instant) {
-        e.unhealthy_until = Some(now + self.config.unhealthy_for);
+    fn trip(&self, e: &mut Entry, now: Instant, period: Duration) {
+        e.unhealthy_until = Some(now + period);
         e.failures = 0;
         e.hedge_wins = 0;
         tracing::info!(container = %e.container, range = %e.range, region = %e.region, "partition marked unhealthy in region");
@@ -153,7 +158,7 @@ impl PartitionBreaker {
             let probing = e.unhealthy_until.is_some_and(|u| u <= now);
             e.failures += 1;
             if probing || (e.unhealthy_until.is_none() && e.failures >= threshold) {
-                self.trip(e, now);
+                self.trip(e, now, self.config.unhealthy_for);
                 true
             } else {
                 false
@@ -191,7 +196,13 @@ impl PartitionBreaker {
             let probing = e.unhealthy_until.is_some_and(|u| u <= now);
             e.hedge_wins += 1;
             if probing || e.hedge_wins >= threshold.get() {
-                self.trip(e, now);
+                self.trip(
+                    e,
+                    now,
+                    self.config
+                        .hedge_win_unhealthy_for
+                        .unwrap_or(self.config.unhealthy_for),
+                );
                 true
             } else {
                 false
@@ -354,6 +365,7 @@ mod tests {
         let b = PartitionBreaker::new(BreakerConfig {
             failure_threshold: 3,
             unhealthy_for: Duration::from_secs(10),
+            hedge_win_unhealthy_for: None,
         });
         let now = Instant::now();
         assert!(!b.is_active());
@@ -393,6 +405,7 @@ mod tests {
         let b = PartitionBreaker::new(BreakerConfig {
             failure_threshold: 2,
             unhealthy_for: Duration::from_secs(10),
+            hedge_win_unhealthy_for: None,
         });
         let now = Instant::now();
         b.record_failure(&c(), "0", &east(), now);
@@ -424,6 +437,7 @@ mod tests {
         let b = PartitionBreaker::new(BreakerConfig {
             failure_threshold: 5,
             unhealthy_for: Duration::from_secs(10),
+            hedge_win_unhealthy_for: None,
         });
         let one = NonZeroU32::new(1).unwrap();
         assert!(b.record_consecutive_hedge_win(&c(), "0", &east(), one, Instant::now()));
@@ -467,6 +481,7 @@ mod tests {
         let b = PartitionBreaker::new(BreakerConfig {
             failure_threshold: 1,
             unhealthy_for: Duration::from_secs(10),
+            hedge_win_unhealthy_for: None,
         });
         let now = Instant::now();
         let west = Region::new("West US");
@@ -489,6 +504,29 @@ mod tests {
         assert!(
             !b.any_unhealthy("dbs/db/colls/c", &east(), Instant::now()),
             "an expired mark is a probe, not unhealthy"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn hedge_win_marks_can_be_shorter_than_failure_marks() {
+        let b = PartitionBreaker::new(BreakerConfig {
+            failure_threshold: 1,
+            unhealthy_for: Duration::from_secs(60),
+            hedge_win_unhealthy_for: Some(Duration::from_secs(3)),
+        });
+        let one = NonZeroU32::new(1).unwrap();
+        let west = Region::new("West US");
+        assert!(b.record_consecutive_hedge_win(&c(), "0", &east(), one, Instant::now()));
+        assert!(b.record_failure(&c(), "0", &west, Instant::now()));
+        tokio::time::advance(Duration::from_secs(4)).await;
+        let now = Instant::now();
+        assert!(
+            !b.is_unhealthy("dbs/db/colls/c", "0", &east(), now),
+            "the slow region is probed after 3 s"
+        );
+        assert!(
+            b.is_unhealthy("dbs/db/colls/c", "0", &west, now),
+            "the failing region stays marked"
         );
     }
 }

@@ -59,11 +59,13 @@ impl BenchAccount {
             .map_err(|e| format!("bad database or container id: {}", describe(&e)))
     }
 
-    /// A driver for this account with `hedging` as its availability strategy, bounded by `budget`.
+    /// A driver for this account with `hedging` as its availability strategy, bounded by `budget`;
+    /// partitions marked unhealthy by hedge wins are probed after `probe_after` when given.
     pub async fn driver(
         &self,
         hedging: HedgingChoice,
         budget: Option<HedgeBudgetConfig>,
+        probe_after: Option<std::time::Duration>,
     ) -> Result<CosmosDriver, String> {
         let credential =
             Credential::master_key(&self.key).map_err(|e| format!("bad key: {}", describe(&e)))?;
@@ -87,6 +89,9 @@ impl BenchAccount {
         };
         if let Some(budget) = budget {
             options = options.with_hedge_budget(budget);
+        }
+        if let Some(period) = probe_after {
+            options = options.with_hedge_win_unhealthy_for(period);
         }
         CosmosDriver::new(options)
             .await
