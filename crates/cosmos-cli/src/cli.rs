@@ -278,7 +278,7 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value = "read")]
     pub workload: WorkloadKind,
     /// `off`, `on`, a threshold such as `50ms`, or `adaptive` (p95 of the primary region's recent
-    /// latencies within 5ms..1s; `adaptive:p99`, `adaptive:p90:10ms..200ms` change that); repeat
+    /// latencies within 5ms..100ms; `adaptive:p99`, `adaptive:p90:10ms..200ms` change that); repeat
     /// for several runs. Default: off and 50ms.
     #[arg(long, value_parser = parse_hedging)]
     pub hedging: Vec<HedgingChoice>,

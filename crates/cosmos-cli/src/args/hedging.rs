@@ -10,8 +10,9 @@ use super::duration::{format_duration, parse_duration};
 pub const ADAPTIVE_QUANTILE: f64 = 0.95;
 /// The lowest threshold of `--hedging adaptive`.
 pub const ADAPTIVE_MIN: Duration = Duration::from_millis(5);
-/// The highest threshold of `--hedging adaptive`: the driver default threshold.
-pub const ADAPTIVE_MAX: Duration = Duration::from_millis(1000);
+/// The highest threshold of `--hedging adaptive`, and the one used while a region has too few
+/// recent latencies (a region the breaker moved reads away from has none when it is probed).
+pub const ADAPTIVE_MAX: Duration = Duration::from_millis(100);
 
 /// What hedging a benchmark run uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,11 +195,11 @@ mod tests {
         let ms = Duration::from_millis;
         // (text, quantile, min ms, max ms, label)
         let ok: &[(&str, f64, u64, u64, &str)] = &[
-            ("adaptive", 0.95, 5, 1000, "adaptive"),
-            ("Adaptive", 0.95, 5, 1000, "adaptive"),
-            ("adaptive:p99", 0.99, 5, 1000, "adaptive:p99"),
-            ("adaptive:p99.9", 0.999, 5, 1000, "adaptive:p99.9"),
-            ("adaptive:p95", 0.95, 5, 1000, "adaptive"),
+            ("adaptive", 0.95, 5, 100, "adaptive"),
+            ("Adaptive", 0.95, 5, 100, "adaptive"),
+            ("adaptive:p99", 0.99, 5, 100, "adaptive:p99"),
+            ("adaptive:p99.9", 0.999, 5, 100, "adaptive:p99.9"),
+            ("adaptive:p95", 0.95, 5, 100, "adaptive"),
             (
                 "adaptive:p90:10ms..200ms",
                 0.9,
