@@ -44,10 +44,12 @@ fn budget(tokens: u32) -> HedgeBudget {
 
 /// (tokens, primary answer after ms and its status, alternate answer after ms,
 ///  terminal state, alternates built, elapsed ms, budget denied?)
+type BudgetCase = (u32, u64, u16, u64, HedgeTerminalState, usize, u64, bool);
+
 #[tokio::test(start_paused = true)]
 async fn budget_table() {
     use HedgeTerminalState as S;
-    let cases: &[(u32, u64, u16, u64, S, usize, u64, bool)] = &[
+    let cases: &[BudgetCase] = &[
         // A token: the alternate is sent at the threshold and wins.
         (1, 500, 200, 20, S::AlternateWon, 1, 70, false),
         // No token: the primary runs alone and its answer is returned.
