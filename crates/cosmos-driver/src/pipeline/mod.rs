@@ -15,6 +15,8 @@ mod hedge_tuning;
 mod hedged;
 mod leg;
 mod outcome;
+#[cfg(test)]
+mod plan_tests;
 mod retry;
 #[cfg(test)]
 mod seam_tests;

@@ -4,15 +4,17 @@ use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
 
 use serde_json::{Map, Value};
 
+use super::consistency::require_write_region;
 use crate::epk::{Epk, PartitionKeyValue};
 use crate::exchange::RequestCtx;
-use crate::protocol::ids::encode_rid;
 use crate::protocol::{headers, ApiError};
 use crate::store::{Container, DocKey, Partition};
 
 /// Where a point operation lands.
 pub struct Target {
     pub container: Arc<Container>,
+    /// The owning database's id (the request may have named it by `_rid`).
+    pub db_id: String,
     pub epk: Epk,
     pub range: usize,
 }
@@ -36,8 +38,15 @@ impl Target {
         }
         let epk = pk.epk();
         let range = container.range_index(epk);
+        let db_id = ctx
+            .shared
+            .store
+            .catalog
+            .database(db)
+            .map_or_else(|| db.to_owned(), |d| d.id.clone());
         Ok(Self {
             container,
+            db_id,
             epk,
             range,
         })
@@ -51,6 +60,11 @@ impl Target {
         }
     }
 
+    /// The container's name-based path, `dbs/{db}/colls/{coll}` (`x-ms-alt-content-path`).
+    pub fn alt_content_path(&self) -> String {
+        format!("dbs/{}/colls/{}", self.db_id, self.container.id)
+    }
+
     /// The partition key range id ("0", "1", ...).
     pub fn range_id(&self) -> &str {
         self.container.range_id(self.range)
@@ -62,14 +76,21 @@ impl Target {
             .partition(self.range)
             .and_then(|p| p.read().ok())
             .ok_or_else(lock_error)
+            .and_then(live)
     }
 
-    /// The partition, locked for writing.
-    pub fn write(&self) -> Result<RwLockWriteGuard<'_, Partition>, ApiError> {
-        self.container
+    /// The partition, locked for writing, once the serving region is checked again under the lock
+    /// (403/3 otherwise): a failover locks every partition before it moves the write region, so a
+    /// write either commits before the switch or is refused after it.
+    pub fn write(&self, ctx: &RequestCtx<'_>) -> Result<RwLockWriteGuard<'_, Partition>, ApiError> {
+        let partition = self
+            .container
             .partition(self.range)
             .and_then(|p| p.write().ok())
             .ok_or_else(lock_error)
+            .and_then(live)?;
+        require_write_region(ctx)?;
+        Ok(partition)
     }
 
     /// 400 unless the partition key inside `doc` is the one the header named.
@@ -86,13 +107,21 @@ impl Target {
 
     /// The `_self` link of an item with resource id `rid`.
     pub fn self_link(&self, rid: &[u8; 16]) -> String {
-        let db = encode_rid(&self.container.rid_bytes[..4]);
-        format!(
-            "dbs/{db}/colls/{}/docs/{}/",
-            self.container.rid,
-            encode_rid(rid)
-        )
+        self.container.item_self_link(rid)
     }
+}
+
+/// `partition` unless a split has retired it: 410 with sub-status 1002 (the range is gone; the
+/// client refreshes its partition key ranges and retries).
+pub fn live<P: std::ops::Deref<Target = Partition>>(partition: P) -> Result<P, ApiError> {
+    if partition.is_retired() {
+        return Err(ApiError::new(
+            410,
+            "The partition key range is gone: it was split. Read the pkranges feed again.",
+        )
+        .with_sub_status(1002));
+    }
+    Ok(partition)
 }
 
 fn lock_error() -> ApiError {

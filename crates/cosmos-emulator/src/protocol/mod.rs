@@ -1,11 +1,13 @@
 //! The service's wire vocabulary: header names, routes, errors, session tokens, charges, ids.
 
+pub mod change_feed_request;
 pub mod charge;
 mod error;
 pub mod headers;
 pub mod ids;
+pub mod offer_query;
 pub mod route;
 pub mod session_token;
 
 pub use error::{code_for, sub_status, ApiError};
-pub use route::{Resource, Route};
+pub use route::{Resource, Route, RouteError};

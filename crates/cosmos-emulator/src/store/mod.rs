@@ -3,18 +3,27 @@
 mod catalog;
 mod container;
 pub mod document;
+mod history;
+pub mod item_limits;
 mod lag;
+mod offers;
 mod partition;
 mod replica_log;
+mod ru_meter;
+mod split;
 mod topology;
 
 pub use catalog::{Catalog, Database};
 pub use container::Container;
+pub use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
 pub use lag::ReplicationLag;
-pub use partition::{DocKey, Partition, StoredDoc};
+pub use offers::{Offer, Offers, Throughput};
+pub use partition::{Change, DocKey, Partition, StoredDoc};
 pub use replica_log::ReplicaLog;
+pub use ru_meter::RuMeter;
 pub use topology::{RegionInfo, Topology};
 
+use std::sync::RwLock;
 use std::time::Duration;
 
 /// Everything the request handlers share.
@@ -22,7 +31,11 @@ pub struct Store {
     pub topology: Topology,
     pub catalog: Catalog,
     /// Per region (same order as the topology), the lag of writes reaching it.
-    pub lags: Vec<ReplicationLag>,
+    pub lags: RwLock<Vec<ReplicationLag>>,
+    /// Throughput offers of databases and containers.
+    pub offers: Offers,
+    /// Set when each partition key range is held to its share of the provisioned RU/s.
+    pub ru_meter: Option<RuMeter>,
     /// Physical partitions per new container.
     pub partitions_per_container: usize,
 }
@@ -30,25 +43,73 @@ pub struct Store {
 impl Store {
     /// Samples each region's lag for one write.
     pub fn sample_lags(&self) -> Vec<Duration> {
-        if self.lags.iter().all(ReplicationLag::is_zero) {
-            return vec![Duration::ZERO; self.lags.len()];
+        let regions = self.topology.regions().len();
+        let Ok(lags) = self.lags.read() else {
+            return vec![Duration::ZERO; regions];
+        };
+        if lags.iter().all(ReplicationLag::is_zero) {
+            return vec![Duration::ZERO; lags.len()];
         }
         let mut rng = rand::rng();
-        self.lags.iter().map(|l| l.sample(&mut rng)).collect()
+        lags.iter().map(|l| l.sample(&mut rng)).collect()
     }
 
-    /// Makes `region` the write (hub) region and brings its replicas up to date.
+    /// Sets region `name`'s replication lag for writes from now on; returns its index.
+    pub fn set_lag(&self, name: &str, lag: ReplicationLag) -> Result<usize, String> {
+        let index = self
+            .topology
+            .index_of(name)
+            .ok_or_else(|| format!("unknown region {name:?}"))?;
+        let mut lags = self
+            .lags
+            .write()
+            .map_err(|_| "the lag lock was poisoned".to_owned())?;
+        if let Some(slot) = lags.get_mut(index) {
+            *slot = lag;
+        }
+        Ok(index)
+    }
+
+    /// Makes `region` the write (hub) region and brings its replicas up to date, atomically with
+    /// respect to writes: every partition is locked before the switch and released after it, and
+    /// writers check the write region while holding their partition's lock, so no write accepted by
+    /// the old hub commits after the switch.
     pub fn failover(&self, region: &str) -> Result<usize, String> {
+        let containers: Vec<_> = self
+            .catalog
+            .databases()
+            .iter()
+            .flat_map(|db| db.containers())
+            .collect();
+        let mut locked = Vec::new();
+        for container in &containers {
+            for partition in container.partitions() {
+                locked.push(
+                    partition
+                        .write()
+                        .map_err(|_| "a partition lock was poisoned".to_owned())?,
+                );
+            }
+        }
         let index = self.topology.failover(region)?;
+        for partition in &mut locked {
+            partition.catch_up(index);
+        }
+        Ok(index)
+    }
+
+    /// Cleans up every partition that is not busy (see [`Partition::clean_up`]).
+    pub fn clean_up(&self, now: tokio::time::Instant) {
         for db in self.catalog.databases() {
             for container in db.containers() {
                 for partition in container.partitions() {
-                    if let Ok(mut p) = partition.write() {
-                        p.catch_up(index);
+                    if let Ok(mut p) = partition.try_write() {
+                        if p.has_pending() {
+                            p.clean_up(now);
+                        }
                     }
                 }
             }
         }
-        Ok(index)
     }
 }

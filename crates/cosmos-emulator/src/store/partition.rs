@@ -11,8 +11,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use super::history::{ChangeHistory, HistoryEntry};
 use super::replica_log::ReplicaLog;
 use crate::epk::Epk;
+use crate::protocol::ids::unix_seconds;
 
 /// Where an item lives within a container: its EPK, then its id.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -30,6 +32,7 @@ pub struct StoredDoc {
     pub rid: [u8; 16],
 }
 
+#[derive(Clone)]
 struct Version {
     lsn: u64,
     /// None marks a delete.
@@ -40,6 +43,27 @@ struct Version {
 pub struct Partition {
     log: ReplicaLog<DocKey>,
     docs: BTreeMap<DocKey, Vec<Version>>,
+    /// Each held version's LSN, with its key and commit time: the change feed's order.
+    by_lsn: BTreeMap<u64, Committed>,
+    /// Every change within the retention window, deletes included (all-versions feeds).
+    history: ChangeHistory,
+    /// Set once a split has moved this partition's items to its children.
+    retired: bool,
+}
+
+/// What the change feed knows of a commit.
+#[derive(Clone, Debug)]
+struct Committed {
+    key: DocKey,
+    unix_ts: u64,
+}
+
+/// One item in a latest-version change feed page.
+#[derive(Clone, Debug)]
+pub struct Change {
+    pub lsn: u64,
+    pub key: DocKey,
+    pub doc: Arc<StoredDoc>,
 }
 
 impl Partition {
@@ -48,7 +72,47 @@ impl Partition {
         Self {
             log: ReplicaLog::new(regions),
             docs: BTreeMap::new(),
+            by_lsn: BTreeMap::new(),
+            history: ChangeHistory::default(),
+            retired: false,
         }
+    }
+
+    /// Whether a split has moved this partition's items away (requests on it answer 410).
+    pub fn is_retired(&self) -> bool {
+        self.retired
+    }
+
+    /// Moves the items out into two children, `lower` taking the keys `in_lower` accepts; both
+    /// keep the replication log, so LSNs, session tokens and change-feed etags carry on. This
+    /// partition is left empty and retired.
+    pub fn split(&mut self, in_lower: impl Fn(&DocKey) -> bool) -> (Partition, Partition) {
+        let regions = 0;
+        let parent = std::mem::replace(self, Partition::new(regions));
+        self.retired = true;
+        let child = |lower: bool| {
+            let keep = |k: &DocKey| in_lower(k) == lower;
+            let mut history = parent.history.clone();
+            history.retain(keep);
+            Partition {
+                log: parent.log.clone(),
+                docs: parent
+                    .docs
+                    .iter()
+                    .filter(|(k, _)| keep(k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                by_lsn: parent
+                    .by_lsn
+                    .iter()
+                    .filter(|(_, c)| keep(&c.key))
+                    .map(|(l, c)| (*l, c.clone()))
+                    .collect(),
+                history,
+                retired: false,
+            }
+        };
+        (child(true), child(false))
     }
 
     /// LSN of the last committed write.
@@ -87,16 +151,43 @@ impl Partition {
         lags: &[Duration],
     ) -> u64 {
         let lsn = self.log.commit(key.clone(), origin, now, lags);
+        let unix_ts = unix_seconds();
+        let previous = self
+            .docs
+            .get(&key)
+            .and_then(|versions| versions.last())
+            .and_then(|v| v.doc.clone().map(|d| (v.lsn, d)));
+        self.history
+            .record(lsn, &key, doc.clone(), previous, unix_ts);
+        self.by_lsn.insert(
+            lsn,
+            Committed {
+                key: key.clone(),
+                unix_ts,
+            },
+        );
         self.docs
             .entry(key.clone())
             .or_default()
             .push(Version { lsn, doc });
+        self.clean_up(now);
+        self.compact(&key, self.log.min_visible(now));
+        lsn
+    }
+
+    /// Drops the replica-log entries every region has applied by `now` and the item versions no
+    /// region can read any more. Runs on every commit and on the store's cleanup timer, so a
+    /// partition that goes quiet does not keep what its writes left behind.
+    pub fn clean_up(&mut self, now: Instant) {
         let min = self.log.min_visible(now);
         for applied in self.log.drain_applied(now) {
             self.compact(&applied, min);
         }
-        self.compact(&key, self.log.min_visible(now));
-        lsn
+    }
+
+    /// Whether replica-log entries are still on their way to some region.
+    pub fn has_pending(&self) -> bool {
+        self.log.has_pending()
     }
 
     /// Brings `region`'s replica up to date (it became the write region).
@@ -151,14 +242,74 @@ impl Partition {
             .iter()
             .rposition(|v| v.lsn <= min_visible)
             .unwrap_or(0);
-        versions.drain(..keep_from);
+        for gone in versions.drain(..keep_from) {
+            self.by_lsn.remove(&gone.lsn);
+        }
         let only_a_replicated_delete = versions.len() == 1
             && versions
                 .first()
                 .is_some_and(|v| v.doc.is_none() && v.lsn <= min_visible);
         if versions.is_empty() || only_a_replicated_delete {
+            for gone in versions.iter() {
+                self.by_lsn.remove(&gone.lsn);
+            }
             self.docs.remove(key);
         }
+    }
+
+    /// The latest-version change feed as a replica at `upto` sees it: up to `limit` items whose
+    /// newest version at `upto` was committed after `after` (and at or after `since_unix` seconds),
+    /// each once, in commit order, only keys `wanted` accepts.
+    pub fn changes(
+        &self,
+        after: u64,
+        upto: u64,
+        since_unix: Option<u64>,
+        wanted: impl Fn(&DocKey) -> bool,
+        limit: usize,
+    ) -> Vec<Change> {
+        let mut out = Vec::new();
+        if after >= upto {
+            return out;
+        }
+        for (&lsn, entry) in self.by_lsn.range(after + 1..=upto) {
+            if out.len() >= limit {
+                break;
+            }
+            if since_unix.is_some_and(|since| entry.unix_ts < since) || !wanted(&entry.key) {
+                continue;
+            }
+            let newest = self
+                .docs
+                .get(&entry.key)
+                .and_then(|versions| versions.iter().rev().find(|v| v.lsn <= upto));
+            if let Some(Version {
+                lsn: newest_lsn,
+                doc: Some(doc),
+            }) = newest
+            {
+                if *newest_lsn == lsn {
+                    out.push(Change {
+                        lsn,
+                        key: entry.key.clone(),
+                        doc: doc.clone(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The all-versions-and-deletes feed at `upto`: changes after `after`, oldest first; `Err`
+    /// with the oldest LSN still held when `after` lies before the retention window.
+    pub fn history(
+        &self,
+        after: u64,
+        upto: u64,
+        wanted: impl Fn(&DocKey) -> bool,
+        limit: usize,
+    ) -> Result<Vec<HistoryEntry>, u64> {
+        self.history.after(after, upto, wanted, limit)
     }
 
     /// Number of item keys held (live items plus not-yet-replicated deletes); for tests.
@@ -235,6 +386,22 @@ mod tests {
         p.commit(key("a"), None, 0, t0, &[Duration::ZERO]);
         assert!(p.latest(&key("a")).is_none());
         assert_eq!(p.key_count(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn clean_up_drops_what_a_quiet_partition_left_behind() {
+        let mut p = Partition::new(2);
+        let t0 = Instant::now();
+        let lags = [Duration::ZERO, Duration::from_millis(100)];
+        p.commit(key("a"), doc("v1"), 0, t0, &lags);
+        p.commit(key("a"), None, 0, t0 + Duration::from_millis(10), &lags);
+        assert_eq!(p.key_count(), 1, "the delete has not reached region 1 yet");
+        assert!(p.has_pending());
+        p.clean_up(t0 + Duration::from_millis(50));
+        assert_eq!(p.key_count(), 1);
+        p.clean_up(t0 + Duration::from_millis(200));
+        assert_eq!(p.key_count(), 0, "no further commit was needed");
+        assert!(!p.has_pending());
     }
 
     #[tokio::test(start_paused = true)]
