@@ -358,7 +358,7 @@ mod tests {
     /// inside the episode window of the profile's clock; the others keep their `geo` delay.
     #[test]
     fn the_injector_plays_episodes_on_the_profile_clock() {
-        use crate::faults::{Action, FaultInjector, RequestFacts};
+        use crate::faults::{FaultInjector, RequestFacts};
         use rand::rngs::SmallRng;
         use rand::SeedableRng;
         use tokio::time::Instant;
@@ -375,17 +375,17 @@ mod tests {
         for profile in ["brownout", "blackhole"] {
             injector.set_profile(profile, &regions(2)).unwrap();
             injector.restart_profile_clock(zero);
-            // (seconds on the clock, region, expected action, delay range in ms)
+            // (seconds on the clock, region, expected reaction, delay range in ms)
             let cases = [
-                (5.0, "East US", Action::Serve, (1, 3)),
-                (5.0, "West US", Action::Serve, (18, 22)),
-                (12.0, "West US", Action::Serve, (18, 22)),
-                (21.0, "East US", Action::Serve, (1, 3)),
+                (5.0, "East US", Reaction::SERVE, (1, 3)),
+                (5.0, "West US", Reaction::SERVE, (18, 22)),
+                (12.0, "West US", Reaction::SERVE, (18, 22)),
+                (21.0, "East US", Reaction::SERVE, (1, 3)),
             ];
-            for (secs, region, action, (lo, hi)) in cases {
+            for (secs, region, reaction, (lo, hi)) in cases {
                 let now = zero + Duration::from_secs_f64(secs);
                 let v = injector.evaluate_at(&facts(region), &mut rng, now);
-                assert_eq!(v.action, action, "{profile} {region} at {secs} s");
+                assert_eq!(v.reaction, reaction, "{profile} {region} at {secs} s");
                 let ms = v.delay.as_secs_f64() * 1e3;
                 assert!(
                     (lo as f64..=hi as f64).contains(&ms),
@@ -396,16 +396,16 @@ mod tests {
                 injector.evaluate_at(&facts("East US"), &mut rng, zero + Duration::from_secs(12));
             match profile {
                 "brownout" => {
-                    assert_eq!(during.action, Action::Serve);
+                    assert_eq!(during.reaction, Reaction::SERVE);
                     let ms = during.delay.as_secs_f64() * 1e3;
                     assert!((151.0..=253.0).contains(&ms), "brownout delay {ms} ms");
                 }
-                _ => assert_eq!(during.action, Action::Stall),
+                _ => assert_eq!(during.reaction, Reaction::Stall),
             }
         }
         // A clock set in the future: the episode has not started yet.
         injector.restart_profile_clock(zero + Duration::from_secs(60));
         let v = injector.evaluate_at(&facts("East US"), &mut rng, zero + Duration::from_secs(12));
-        assert_eq!(v.action, Action::Serve);
+        assert_eq!(v.reaction, Reaction::SERVE);
     }
 }
