@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::args::duration::parse_duration;
-use crate::args::hedging::{parse_hedging, HedgingChoice};
+use crate::args::hedging::{parse_budget, parse_hedging, BudgetChoice, HedgingChoice};
 use crate::args::target::TargetArgs;
 
 /// Azure Cosmos DB (NoSQL) from the command line: items, a local multi-region emulator, and a
@@ -270,15 +270,26 @@ pub struct BenchArgs {
     /// The account to measure; without `--endpoint` an embedded emulator is started.
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Emulator latency profile (local, geo, slow-primary, slow-both); only without `--endpoint`.
+    /// Emulator latency profile (local, geo, slow-primary, slow-both, brownout, blackhole); only
+    /// without `--endpoint`. The 10 s episode of brownout and blackhole is centred in each run.
     #[arg(long)]
     pub profile: Option<String>,
     /// What each operation does.
     #[arg(long, value_enum, default_value = "read")]
     pub workload: WorkloadKind,
-    /// `off`, `on` or a threshold such as `50ms`; repeat for several runs. Default: off and 50ms.
+    /// `off`, `on`, a threshold such as `50ms`, or `adaptive` (p95 of the primary region's recent
+    /// latencies within 5ms..100ms; `adaptive:p99`, `adaptive:p90:10ms..200ms` change that); repeat
+    /// for several runs. Default: off and 50ms.
     #[arg(long, value_parser = parse_hedging)]
     pub hedging: Vec<HedgingChoice>,
+    /// Bound hedging to this share of reads (a token bucket per driver, with a floor of 2 hedges
+    /// per second), e.g. `10%`; `off` (the default) hedges every read whose threshold passes.
+    #[arg(long, value_parser = parse_budget, default_value = "off")]
+    pub hedge_budget: BudgetChoice,
+    /// After consecutive hedge wins mark a partition unhealthy in a region, probe the region again
+    /// after this long (default: the breaker's 60 s), e.g. `3s`.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub hedge_win_probe_after: Option<Duration>,
     /// Operations started per second (open loop); 0 for closed loop.
     #[arg(long, default_value_t = 500)]
     pub rate: u64,

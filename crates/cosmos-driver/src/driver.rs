@@ -52,6 +52,10 @@ impl CosmosDriver {
             sessions: SessionContainer::new(),
             limits: RetryLimits::default(),
             containers: Default::default(),
+            latencies: Default::default(),
+            hedge_budget: options.hedge_budget().map(crate::hedging::HedgeBudget::new),
+            #[cfg(feature = "otel")]
+            telemetry: options.telemetry(),
             hedging_env,
             transport,
             account,

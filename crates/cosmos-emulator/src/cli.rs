@@ -17,7 +17,7 @@ pub struct EmulatorArgs {
     /// Every region takes writes.
     #[arg(long)]
     pub multi_write: bool,
-    /// Latency profile: local, geo, slow-primary, slow-both.
+    /// Latency profile: local, geo, slow-primary, slow-both, brownout, blackhole.
     #[arg(long)]
     pub profile: Option<String>,
     /// Fault rules file (JSON) installed at start.

@@ -4,6 +4,7 @@ pub mod engine;
 pub mod items;
 pub mod output;
 pub mod progress;
+pub mod region_timeline;
 pub mod report;
 pub mod schedule;
 pub mod svg;

@@ -63,6 +63,10 @@ pub struct RunReport {
     /// PATCH facts, only for the `patch-counter` workload.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub patch: Option<PatchReport>,
+    /// Point reads per second that reached each region, from the run's start (warm-up included);
+    /// only with the embedded emulator.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub region_reads_per_second: Option<std::collections::BTreeMap<String, Vec<u64>>>,
 }
 
 /// Latency percentiles in milliseconds.
@@ -91,6 +95,9 @@ pub struct HedgeReport {
     pub extra_requests_fraction: f64,
     /// Operations whose primary attempt exceeded the threshold, as a fraction of operations.
     pub primary_over_threshold_fraction: f64,
+    /// Operations whose alternate the hedge budget refused (`--hedge-budget`).
+    #[serde(default)]
+    pub budget_denied_ops: u64,
 }
 
 /// Request charges in RU.
@@ -151,6 +158,7 @@ impl RunReport {
                 alternate_won: t.alternate_won,
                 extra_requests_fraction: t.fraction(t.extra_requests),
                 primary_over_threshold_fraction: t.fraction(t.primary_over_threshold),
+                budget_denied_ops: t.budget_denied,
             },
             ru: RuReport {
                 caller_visible: ms3(t.ru_caller_visible),
@@ -163,6 +171,7 @@ impl RunReport {
                 final_counter,
                 attempts_histogram: t.patch.attempts.clone(),
             }),
+            region_reads_per_second: None,
         }
     }
 }
@@ -201,6 +210,7 @@ mod tests {
             alternate_sent: true,
             alternate_won: false,
             primary_over_threshold: true,
+            budget_denied: false,
         };
         r.extra_requests = 1;
         r.ru_caller_visible = 1.0;
@@ -268,7 +278,8 @@ mod tests {
                 "hedged_ops",
                 "alternate_won",
                 "extra_requests_fraction",
-                "primary_over_threshold_fraction"
+                "primary_over_threshold_fraction",
+                "budget_denied_ops"
             ]
         );
         assert_eq!(keys(&run["ru"]), ["caller_visible", "total"]);

@@ -69,6 +69,13 @@ const ROWS: &[Row] = &[
             r.hedge.alternate_won as f64 / r.ops as f64
         })
     }),
+    ("budget denied", |r| {
+        pct(if r.ops == 0 {
+            0.0
+        } else {
+            r.hedge.budget_denied_ops as f64 / r.ops as f64
+        })
+    }),
     ("extra requests", |r| pct(r.hedge.extra_requests_fraction)),
     ("primary over threshold", |r| {
         pct(r.hedge.primary_over_threshold_fraction)
@@ -178,12 +185,14 @@ mod tests {
                 alternate_won: 290,
                 extra_requests_fraction: 0.03,
                 primary_over_threshold_fraction: 0.031,
+                budget_denied_ops: 0,
             },
             ru: RuReport {
                 caller_visible: 10_000.0,
                 total: 10_300.0,
             },
             patch: None,
+            region_reads_per_second: None,
         }
     }
 

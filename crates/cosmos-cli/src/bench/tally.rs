@@ -69,6 +69,8 @@ pub struct RunTally {
     pub hedged: u64,
     /// Measured operations answered by the alternate.
     pub alternate_won: u64,
+    /// Measured operations whose alternate the hedge budget refused.
+    pub budget_denied: u64,
     /// Measured operations whose primary attempt exceeded the hedge threshold.
     pub primary_over_threshold: u64,
     /// Requests beyond one per measured operation.
@@ -90,6 +92,7 @@ impl Default for RunTally {
             errors_by_status: BTreeMap::new(),
             hedged: 0,
             alternate_won: 0,
+            budget_denied: 0,
             primary_over_threshold: 0,
             extra_requests: 0,
             ru_caller_visible: 0.0,
@@ -121,6 +124,7 @@ impl RunTally {
         }
         self.hedged += u64::from(report.hedge.alternate_sent);
         self.alternate_won += u64::from(report.hedge.alternate_won);
+        self.budget_denied += u64::from(report.hedge.budget_denied);
         self.primary_over_threshold += u64::from(report.hedge.primary_over_threshold);
         self.extra_requests += u64::from(report.extra_requests);
         self.ru_caller_visible += report.ru_caller_visible;
@@ -186,6 +190,7 @@ mod tests {
             alternate_sent: true,
             alternate_won: true,
             primary_over_threshold: true,
+            budget_denied: false,
         };
         hedged.extra_requests = 1;
         hedged.ru_caller_visible = 1.0;

@@ -32,6 +32,8 @@ pub struct HedgeFacts {
     pub alternate_won: bool,
     /// The primary attempt did not produce a final result within the threshold.
     pub primary_over_threshold: bool,
+    /// The threshold passed but the hedge budget refused the alternate.
+    pub budget_denied: bool,
 }
 
 /// Everything the engine records about one operation, besides its latency.

@@ -6,11 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cosmos_driver::CosmosDriver;
+use cosmos_emulator::faults::profiles::{EPISODE_LENGTH, EPISODE_START};
 use cosmos_emulator::{Emulator, EmulatorBuilder};
 
-use crate::args::hedging::HedgingChoice;
+use crate::args::hedging::{run_label, HedgingChoice};
 use crate::bench::output::{self, CompletedRun};
 use crate::bench::progress::{ProgressBar, ProgressCounters};
+use crate::bench::region_timeline::{self, RegionTimeline};
 use crate::bench::workloads::setup::{self, BenchAccount, SeededItems};
 use crate::bench::workloads::{MixedWorkload, PatchCounterWorkload, ReadWorkload};
 use crate::bench::{
@@ -39,7 +41,31 @@ pub fn hedging_runs(given: &[HedgingChoice]) -> Vec<HedgingChoice> {
 struct Target {
     account: BenchAccount,
     profile: String,
-    _emulator: Option<Emulator>,
+    emulator: Option<Emulator>,
+}
+
+/// Where the profile's clock must read zero for its episode (`brownout`, `blackhole`: from
+/// [`EPISODE_START`] for [`EPISODE_LENGTH`]) to be centred in a run that starts at `run_start` and
+/// measures `measured` after `warmup`.
+pub fn episode_clock_zero(
+    run_start: tokio::time::Instant,
+    warmup: Duration,
+    measured: Duration,
+) -> tokio::time::Instant {
+    let centre = run_start + warmup + measured / 2;
+    let offset = EPISODE_START + EPISODE_LENGTH / 2;
+    centre.checked_sub(offset).unwrap_or(run_start)
+}
+
+impl Target {
+    /// Restarts the embedded emulator's profile clock so that its episode, if it has one, falls in
+    /// the middle of the run about to start.
+    fn centre_episode(&self, args: &BenchArgs) {
+        if let Some(emulator) = &self.emulator {
+            let zero = episode_clock_zero(tokio::time::Instant::now(), args.warmup, args.duration);
+            emulator.faults().restart_profile_clock(zero);
+        }
+    }
 }
 
 async fn target(args: &BenchArgs) -> Result<Target, String> {
@@ -61,7 +87,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
         return Ok(Target {
             account,
             profile: "external".into(),
-            _emulator: None,
+            emulator: None,
         });
     }
     let profile = args
@@ -93,7 +119,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
     Ok(Target {
         account,
         profile,
-        _emulator: Some(emulator),
+        emulator: Some(emulator),
     })
 }
 
@@ -129,13 +155,21 @@ async fn one_run(
     items: Option<&SeededItems>,
     hedging: HedgingChoice,
 ) -> Result<CompletedRun, String> {
-    let driver: CosmosDriver = target.account.driver(hedging).await?;
+    let driver: CosmosDriver = target
+        .account
+        .driver(hedging, args.hedge_budget.0, args.hedge_win_probe_after)
+        .await?;
     let config = engine_config(args)?;
     let slow_after = match hedging {
         HedgingChoice::Threshold(t) => t,
         _ => DEFAULT_THRESHOLD,
     };
-    let label = format!("hedging {}", hedging.label());
+    let label = format!("hedging {}", run_label(hedging, args.hedge_budget.0));
+    target.centre_episode(args);
+    let timeline = target
+        .emulator
+        .as_ref()
+        .map(|e| RegionTimeline::start(e.counters().clone(), e.regions().to_vec()));
     let (m, final_counter) = match (args.workload, items) {
         (WorkloadKind::PatchCounter, _) => {
             let container = target.account.container_ref()?;
@@ -178,12 +212,20 @@ async fn one_run(
     let labels = RunLabels {
         workload: args.workload.name().into(),
         profile: target.profile.clone(),
-        hedging: hedging.label(),
+        hedging: run_label(hedging, args.hedge_budget.0),
         rate: args.rate,
         concurrency: config.concurrency.get(),
     };
+    let mut report = RunReport::new(labels, &m, final_counter);
+    if let Some(timeline) = timeline {
+        let timeline = timeline.finish().await;
+        if target.profile == "brownout" || target.profile == "blackhole" {
+            eprint!("{}", region_timeline::describe(&timeline));
+        }
+        report.region_reads_per_second = Some(timeline);
+    }
     Ok(CompletedRun {
-        report: RunReport::new(labels, &m, final_counter),
+        report,
         latency_us: m.tally.latency_us.clone(),
     })
 }
@@ -192,7 +234,10 @@ async fn one_run(
 pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
     let target = target(args).await?;
     let container = target.account.container_ref()?;
-    let setup_driver = target.account.driver(HedgingChoice::Off).await?;
+    let setup_driver = target
+        .account
+        .driver(HedgingChoice::Off, None, None)
+        .await?;
     if !args.skip_setup {
         setup::ensure_container(&setup_driver, &container).await?;
     }
@@ -214,7 +259,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         eprintln!(
             "run: workload {}, hedging {}",
             args.workload.name(),
-            hedging.label()
+            run_label(hedging, args.hedge_budget.0)
         );
         runs.push(one_run(args, &target, items.as_ref(), hedging).await?);
     }
@@ -233,6 +278,22 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn episodes_are_centred_in_the_measured_window() {
+        let start = tokio::time::Instant::now() + Duration::from_secs(100);
+        let s = Duration::from_secs;
+        // (warm-up s, measured s): the episode's middle (15 s on the clock) is the measured
+        // window's middle, before or after the run's start.
+        for (warmup, measured) in [(0, 30), (2, 25), (2, 40), (5, 4)] {
+            let zero = episode_clock_zero(start, s(warmup), s(measured));
+            assert_eq!(
+                zero + EPISODE_START + EPISODE_LENGTH / 2,
+                start + s(warmup) + s(measured) / 2,
+                "{warmup}+{measured}"
+            );
+        }
+    }
 
     #[test]
     fn default_runs_are_off_and_50ms() {

@@ -28,6 +28,10 @@ pub enum HedgeTerminalState {
     /// The alternate was sent and the deadline fired while the race still waited for an attempt:
     /// one attempt had ended transient and the other was in flight, or both were in flight.
     CancelledAwaitingPartner,
+    /// The threshold passed but the hedge budget was spent: no alternate was sent, the primary ran
+    /// alone, and its result (an answer, or an error no other region was asked to improve on) is
+    /// the operation's.
+    BudgetDenied,
 }
 
 impl HedgeTerminalState {
@@ -46,6 +50,7 @@ impl HedgeTerminalState {
                 deadline_elapsed: false,
             } => "both_transient",
             HedgeTerminalState::CancelledAwaitingPartner => "cancelled_awaiting_partner",
+            HedgeTerminalState::BudgetDenied => "budget_denied",
         }
     }
 }
@@ -66,6 +71,7 @@ pub struct HedgeDiagnostics {
     alternate_region: Option<Region>,
     response_region: Option<Region>,
     terminal_state: HedgeTerminalState,
+    budget_denied: bool,
 }
 
 impl HedgeDiagnostics {
@@ -82,7 +88,8 @@ impl HedgeDiagnostics {
     ) -> Self {
         let response_region = match terminal_state {
             HedgeTerminalState::PrimaryWonPreThreshold
-            | HedgeTerminalState::PrimaryWonAfterHedge => Some(primary_region.clone()),
+            | HedgeTerminalState::PrimaryWonAfterHedge
+            | HedgeTerminalState::BudgetDenied => Some(primary_region.clone()),
             HedgeTerminalState::AlternateWon => alternate_region.clone(),
             _ => None,
         };
@@ -92,7 +99,20 @@ impl HedgeDiagnostics {
             alternate_region,
             response_region,
             terminal_state,
+            budget_denied: false,
         }
+    }
+
+    /// The same diagnostics, marked as a race whose alternate the hedge budget refused: the
+    /// threshold passed, but no alternate was sent and the primary ran alone.
+    pub(crate) fn with_budget_denied(mut self) -> Self {
+        self.budget_denied = true;
+        self
+    }
+
+    /// Whether the hedge budget refused the alternate (see `HedgeBudget`).
+    pub fn budget_denied(&self) -> bool {
+        self.budget_denied
     }
 
     /// The same diagnostics with the region that actually served the returned response: the primary
@@ -146,7 +166,7 @@ impl HedgeDiagnostics {
 impl serde::Serialize for HedgeDiagnostics {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("HedgeDiagnostics", 6)?;
+        let mut st = s.serialize_struct("HedgeDiagnostics", 7)?;
         st.serialize_field(
             "threshold_ms",
             &(self.strategy_config.threshold.as_secs_f64() * 1e3),
@@ -156,6 +176,7 @@ impl serde::Serialize for HedgeDiagnostics {
         st.serialize_field("response_region", &self.response_region)?;
         st.serialize_field("terminal_state", self.terminal_state.as_str())?;
         st.serialize_field("was_hedge", &self.was_hedge())?;
+        st.serialize_field("budget_denied", &self.budget_denied)?;
         st.end()
     }
 }
@@ -183,6 +204,7 @@ mod tests {
                 deadline_elapsed: false,
             },
             HedgeTerminalState::CancelledAwaitingPartner,
+            HedgeTerminalState::BudgetDenied,
         ];
         for state in all {
             let d = HedgeDiagnostics::new(t(), "A".into(), Some("B".into()), state);

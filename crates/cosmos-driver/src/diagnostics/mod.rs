@@ -2,6 +2,8 @@
 
 mod diagnostics_context;
 mod hedge_diagnostics;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod recorder;
 mod request;
 

@@ -99,6 +99,16 @@ pub(crate) fn winner_selected(winner_region: &Region, elapsed: Duration, was_hed
     );
 }
 
+/// The threshold fired but the hedge budget had no token: the primary runs alone.
+pub(crate) fn budget_denied(primary_region: &Region, elapsed: Duration) {
+    tracing::debug!(
+        name: "cosmos.hedge.budget_denied",
+        target: "cosmos.hedge",
+        primary_region = %primary_region,
+        elapsed_ms = millis(elapsed),
+    );
+}
+
 /// Both attempts ended transient.
 pub(crate) fn both_transient(last_status: Option<CosmosStatus>) {
     tracing::warn!(

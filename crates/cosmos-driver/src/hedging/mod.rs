@@ -7,19 +7,27 @@
 //! - [`is_final_result`]: which results end a race, and which may start one.
 //! - [`race_hedged`]: the race itself, with [`HubRegionLatch`] shared by its two attempts.
 //! - [`hedge_win_feedback`]: what the partition circuit breaker learns from a race.
+//! - [`RegionLatencies`] and [`AdaptiveThreshold`]: adaptive thresholds from recent latencies.
+//! - [`HedgeBudget`]: the token bucket that bounds hedged requests to a share of reads.
 
+mod adaptive;
+mod budget;
 mod eligibility;
 mod env;
 mod events;
 mod feedback;
 mod final_result;
 mod hub_latch;
+mod latency_window;
 mod race;
+mod region_latencies;
 mod strategy;
 mod strategy_resolution;
 
 pub use crate::diagnostics::{HedgeDiagnostics, HedgeTerminalState, HedgingStrategyConfig};
 pub use crate::routing::{HedgeWinRecorder, RegionalEndpoint};
+pub use adaptive::AdaptiveThreshold;
+pub use budget::{HedgeBudget, HedgeBudgetConfig};
 pub use eligibility::{
     select_alternate, should_hedge, AlternateRouting, HedgeDecision, HedgeEligibility, NoHedge,
     RegionEndpoint, PHASE_ALLOWED_OPERATIONS,
@@ -35,7 +43,10 @@ pub use hub_latch::{
     emit_hub_region_header, hub_latch_eligible, hub_latch_triggers, latch_session_unavailable,
     propagate_hedge_session_unavailable, HubRegionLatch,
 };
-pub use race::{race_hedged, HedgeLegOutput, HedgedRace, RaceSetup, HARVEST_WINDOW};
+pub use race::{
+    race_hedged, race_hedged_within, HedgeLegOutput, HedgedRace, RaceSetup, HARVEST_WINDOW,
+};
+pub use region_latencies::{RegionLatencies, MAX_TRACKED_REGIONS, ROTATION_PERIOD};
 pub use strategy::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
 pub use strategy_resolution::{
     default_threshold, resolve_consecutive_hedge_win_threshold, resolve_hedging_enabled,

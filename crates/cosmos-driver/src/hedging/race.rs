@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use tokio::time::{sleep, sleep_until, Instant};
 
+use super::budget::HedgeBudget;
 use super::events::{self, CancelReason, Leg};
 use super::final_result::{classify_hedge_result, may_start_hedge_after, LegOutcome};
 use super::hub_latch::HubRegionLatch;
@@ -193,7 +194,29 @@ where
     F: FnOnce() -> A,
     A: Future<Output = O>,
 {
+    race_hedged_within(setup, None, primary, build_alternate).await
+}
+
+/// [`race_hedged`] bounded by a hedge budget: when the threshold fires and `budget` has no token,
+/// no alternate is sent and the primary runs alone; its result ends the race as
+/// [`HedgeTerminalState::BudgetDenied`] (or, if it is a transient result that may start a hedge,
+/// the alternate is sent then, as a move away from a failing region is not speculative). The
+/// diagnostics say the budget refused ([`HedgeDiagnostics::budget_denied`]) in every case.
+pub async fn race_hedged_within<O, P, A, F>(
+    setup: RaceSetup<'_>,
+    budget: Option<&HedgeBudget>,
+    primary: P,
+    build_alternate: F,
+) -> HedgedRace<O>
+where
+    O: HedgeLegOutput,
+    P: Future<Output = O>,
+    F: FnOnce() -> A,
+    A: Future<Output = O>,
+{
     let start = Instant::now();
+    // Atomic only to keep the race's future `Send`: one task reads and writes it.
+    let budget_denied = std::sync::atomic::AtomicBool::new(false);
     events::enabled_for_operation(setup.threshold, setup.applicable_regions);
     let mut in_flight = InFlight {
         setup: &setup,
@@ -207,12 +230,22 @@ where
             | HedgeTerminalState::DeadlineExceededPreThreshold => None,
             _ => Some(setup.alternate_region.clone()),
         };
-        let diagnostics = HedgeDiagnostics::new(
+        let denied = budget_denied.load(std::sync::atomic::Ordering::Relaxed);
+        let state = match state {
+            HedgeTerminalState::PrimaryWonPreThreshold if denied => {
+                HedgeTerminalState::BudgetDenied
+            }
+            other => other,
+        };
+        let mut diagnostics = HedgeDiagnostics::new(
             setup.threshold.get(),
             setup.primary_region.clone(),
             alternate,
             state,
         );
+        if denied {
+            diagnostics = diagnostics.with_budget_denied();
+        }
         HedgedRace {
             terminal_state: state,
             diagnostics,
@@ -239,6 +272,30 @@ where
             return end(HedgeTerminalState::DeadlineExceededPreThreshold, harvested, None);
         }
         _ = sleep_until(start + setup.threshold.get()) => None,
+    };
+    // The threshold fired: an alternate needs a token of the budget, if there is one.
+    let early_primary = match early_primary {
+        None if budget.is_some_and(|b| !b.try_acquire(Instant::now())) => {
+            budget_denied.store(true, std::sync::atomic::Ordering::Relaxed);
+            events::budget_denied(setup.primary_region, start.elapsed());
+            tokio::select! {
+                biased;
+                out = &mut primary => Some(out),
+                _ = deadline_passes(setup.deadline) => {
+                    let harvested = tokio::select! {
+                        biased;
+                        out = &mut primary => Some((Leg::Primary, out)),
+                        _ = sleep(HARVEST_WINDOW) => None,
+                    };
+                    if harvested.is_some() {
+                        in_flight.finished(Leg::Primary);
+                    }
+                    in_flight.cancel_all(CancelReason::Deadline);
+                    return end(HedgeTerminalState::DeadlineExceededPreThreshold, harvested, None);
+                }
+            }
+        }
+        other => other,
     };
 
     let mut earlier: Option<(Leg, O)> = None;
@@ -327,3 +384,7 @@ where
 #[cfg(test)]
 #[path = "race_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "race_budget_tests.rs"]
+mod budget_tests;

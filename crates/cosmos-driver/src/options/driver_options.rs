@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::operation_options::OperationOptions;
 use crate::auth::Credential;
-use crate::hedging::AvailabilityStrategy;
+use crate::hedging::{AvailabilityStrategy, HedgeBudgetConfig};
 use crate::protocol::{ConsistencyLevel, Region};
 use crate::routing::BreakerConfig;
 use crate::transport::ConnectionPoolOptions;
@@ -27,6 +27,9 @@ pub struct DriverOptions {
     endpoint_unavailable_for: Duration,
     partition_breaker: BreakerConfig,
     defaults: OperationOptions,
+    hedge_budget: Option<HedgeBudgetConfig>,
+    #[cfg(feature = "otel")]
+    telemetry: Option<std::sync::Arc<crate::diagnostics::otel::Telemetry>>,
 }
 
 impl DriverOptions {
@@ -43,7 +46,40 @@ impl DriverOptions {
             endpoint_unavailable_for: Duration::from_secs(60),
             partition_breaker: BreakerConfig::default(),
             defaults: OperationOptions::default(),
+            hedge_budget: None,
+            #[cfg(feature = "otel")]
+            telemetry: None,
         }
+    }
+
+    /// Bounds hedging with a budget (a token bucket of the driver, see
+    /// [`crate::hedging::HedgeBudget`]): a read whose threshold passes when the budget is spent
+    /// waits on its primary alone, and its `HedgeDiagnostics` say so. Without it (the default)
+    /// every read whose threshold passes is hedged.
+    pub fn with_hedge_budget(mut self, budget: HedgeBudgetConfig) -> Self {
+        self.hedge_budget = Some(budget);
+        self
+    }
+
+    /// The hedge budget, if any.
+    pub fn hedge_budget(&self) -> Option<HedgeBudgetConfig> {
+        self.hedge_budget
+    }
+
+    /// Where the driver's OpenTelemetry metrics and spans go (feature `otel`); by default the
+    /// global meter and tracer providers.
+    #[cfg(feature = "otel")]
+    pub fn with_telemetry(mut self, telemetry: crate::diagnostics::otel::Telemetry) -> Self {
+        self.telemetry = Some(std::sync::Arc::new(telemetry));
+        self
+    }
+
+    /// The telemetry the driver records to (feature `otel`).
+    #[cfg(feature = "otel")]
+    pub fn telemetry(&self) -> std::sync::Arc<crate::diagnostics::otel::Telemetry> {
+        self.telemetry
+            .clone()
+            .unwrap_or_else(|| std::sync::Arc::new(crate::diagnostics::otel::Telemetry::global()))
     }
 
     /// Preferred regions, most preferred first (filtered by what the account has).
@@ -115,6 +151,15 @@ impl DriverOptions {
     /// marks it again at once. Default 60 s.
     pub fn with_partition_unhealthy_for(mut self, period: Duration) -> Self {
         self.partition_breaker.unhealthy_for = period;
+        self
+    }
+
+    /// How long the partition circuit breaker keeps a partition marked unhealthy in a region after
+    /// consecutive alternate-region hedge wins over it, before reads probe it again (by default as
+    /// long as [`Self::with_partition_unhealthy_for`]). A slow region's probe is hedged, so a short
+    /// period (a few seconds) brings reads back soon after the region recovers.
+    pub fn with_hedge_win_unhealthy_for(mut self, period: Duration) -> Self {
+        self.partition_breaker.hedge_win_unhealthy_for = Some(period);
         self
     }
     /// Client-level defaults of every operation option (replaces earlier `with_*` defaults).

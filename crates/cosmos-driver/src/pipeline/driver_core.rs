@@ -1,7 +1,7 @@
 //! The shared internals of one driver: everything an operation needs, built once.
 
 use super::retry::RetryLimits;
-use crate::hedging::HedgingEnv;
+use crate::hedging::{HedgeBudget, HedgingEnv, RegionLatencies};
 use crate::options::DriverOptions;
 use crate::routing::{AccountCache, ContainerMetadata, EndpointHealth, PartitionBreaker};
 use crate::session::SessionContainer;
@@ -28,4 +28,11 @@ pub(crate) struct DriverCore {
     pub limits: RetryLimits,
     /// What is known of each container's metadata (partition key paths).
     pub containers: ContainerMetadata,
+    /// Recent latencies of each primary region, for adaptive hedge thresholds.
+    pub latencies: RegionLatencies,
+    /// The hedge budget, when the options set one.
+    pub hedge_budget: Option<HedgeBudget>,
+    /// Where metrics and spans go.
+    #[cfg(feature = "otel")]
+    pub telemetry: std::sync::Arc<crate::diagnostics::otel::Telemetry>,
 }

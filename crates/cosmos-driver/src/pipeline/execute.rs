@@ -27,6 +27,8 @@ pub(crate) async fn execute(
         core.options.request_timeout(),
     );
     let started = Instant::now();
+    #[cfg(feature = "otel")]
+    let wall_started = std::time::SystemTime::now();
     let ctx = OperationContext::new(core, operation, effective, started)?;
     let activity_id = ActivityId::new();
     let diagnostics = sink(activity_id, started);
@@ -37,10 +39,13 @@ pub(crate) async fn execute(
     } else {
         dispatch(&ctx, &diagnostics).instrument(span).await
     };
-    after_operation(
+    let result = after_operation(
         &ctx,
         LegResult::finish(end, into_recorder(diagnostics), hedge),
-    )
+    );
+    #[cfg(feature = "otel")]
+    super::telemetry::record(core, operation, &result, wall_started);
+    result
 }
 
 /// ── HEDGING DISPATCH POINT ──────────────────────────────────────────────────────────────────────

@@ -34,6 +34,7 @@
 //! that wins in time allocates exactly what the same read without hedging does.
 
 use super::context::OperationContext;
+use super::hedge_tuning;
 use super::leg::{run_leg, LegParams, LegRouting, RetryState};
 use super::leg_result::{LegEnd, LegResult};
 use super::retry::{decide, RetryAction, RoutingView, SessionRetryTarget};
@@ -41,7 +42,7 @@ use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{
     apply_hedge_win_feedback, hedge_win_feedback, hub_latch_eligible, latch_session_unavailable,
-    propagate_hedge_session_unavailable, race_hedged, resolve_strategy, select_alternate,
+    propagate_hedge_session_unavailable, race_hedged_within, resolve_strategy, select_alternate,
     should_hedge, AlternateRouting, HedgeDecision, HedgeDiagnostics, HedgeEligibility,
     HedgeLegOutput, HedgeTerminalState, HedgeWinFeedback, HedgedRace, HedgingStrategy,
     HubRegionLatch, RaceSetup, PHASE_ALLOWED_OPERATIONS,
@@ -141,8 +142,10 @@ pub(crate) async fn run_hedged<'c>(
     let mut plan = first;
     let mut reason = AttemptReason::FirstAttempt;
     loop {
+        let race_started = tokio::time::Instant::now();
         let race = race(ctx, &plan, &parent, reason, latch, diagnostics).await;
         record_feedback(ctx, &plan, &race);
+        hedge_tuning::record_race(ctx, &plan, &race, race_started.elapsed());
         let observed_session_unavailable = race.observed_session_unavailable();
         let HedgedRace {
             terminal_state,
@@ -155,7 +158,8 @@ pub(crate) async fn run_hedged<'c>(
             HedgeTerminalState::PrimaryWonPreThreshold
             | HedgeTerminalState::PrimaryTransientPreThreshold
             | HedgeTerminalState::PrimaryWonAfterHedge
-            | HedgeTerminalState::AlternateWon => {
+            | HedgeTerminalState::AlternateWon
+            | HedgeTerminalState::BudgetDenied => {
                 let Some(winner) = output else {
                     return (LegEnd::Error(no_result()), Some(hedge));
                 };
@@ -289,8 +293,12 @@ async fn race<'c>(
     latch: Option<&HubRegionLatch>,
     diagnostics: &DiagnosticsSink,
 ) -> HedgedRace<LegResult> {
+    let budget = ctx.core.hedge_budget.as_ref();
+    if let Some(budget) = budget {
+        budget.record_read();
+    }
     let setup = RaceSetup {
-        threshold: plan.strategy.threshold(),
+        threshold: hedge_tuning::race_threshold(ctx, plan),
         deadline: ctx.deadline,
         primary_region: &plan.primary.region,
         alternate_region: &plan.alternate.region,
@@ -317,7 +325,7 @@ async fn race<'c>(
     // Boxed inside the closure: the alternate's future is allocated only once the threshold fires
     // (or the primary asks for another region), and the operation's future stays near a plain
     // leg's size instead of carrying a second leg inline.
-    race_hedged(setup, primary, || {
+    race_hedged_within(setup, budget, primary, || {
         Box::pin(async move {
             // Built only now: excluding every other region keeps all of this leg's retries in its
             // region.

@@ -11,6 +11,7 @@ mod context;
 mod driver_core;
 mod effects;
 mod execute;
+mod hedge_tuning;
 mod hedged;
 mod leg;
 mod leg_result;
@@ -19,6 +20,8 @@ mod plan_tests;
 mod retry;
 #[cfg(test)]
 mod seam_tests;
+#[cfg(feature = "otel")]
+mod telemetry;
 
 pub(crate) use driver_core::DriverCore;
 pub(crate) use execute::execute;

@@ -57,8 +57,11 @@ pub(crate) fn route_candidates(
         &[]
     };
     let range = query.learned_range.filter(|_| query.is_read);
+    // A read whose range is not known yet while the breaker tracks partitions assumes the worst:
+    // its partition may be one marked unhealthy.
+    let unknown_range = query.is_read && range.is_none() && breaker.is_active();
     // Nothing marked anywhere (the common case): no clock read, no lookups.
-    if !health.any_marked() && range.is_none() {
+    if !health.any_marked() && range.is_none() && !unknown_range {
         return order_regions(list, preferred, excluded, |_, _| false);
     }
     let now = Instant::now();
@@ -66,6 +69,7 @@ pub(crate) fn route_candidates(
         health.is_unavailable(&r.endpoint, scope, now)
             || match (range, query.container) {
                 (Some(range), Some(c)) => breaker.is_unhealthy(c, range, &r.region, now),
+                (None, Some(c)) if unknown_range => breaker.any_unhealthy(c, &r.region, now),
                 _ => false,
             }
     })

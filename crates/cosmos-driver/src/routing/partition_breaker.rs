@@ -32,6 +32,10 @@ pub struct BreakerConfig {
     pub failure_threshold: u32,
     /// How long an unhealthy mark lasts before the partition is probed.
     pub unhealthy_for: Duration,
+    /// How long a mark made by consecutive alternate-region hedge wins lasts (the region was slow,
+    /// not failing, and a probe of it is hedged, so it can be probed sooner); `None`: as long as
+    /// `unhealthy_for`.
+    pub hedge_win_unhealthy_for: Option<Duration>,
 }
 
 impl Default for BreakerConfig {
@@ -39,6 +43,7 @@ impl Default for BreakerConfig {
         Self {
             failure_threshold: 5,
             unhealthy_for: Duration::from_secs(60),
+            hedge_win_unhealthy_for: None,
         }
     }
 }
@@ -131,8 +136,8 @@ impl PartitionBreaker {
         Some(out)
     }
 
-    fn trip(&self, e: &mut Entry, now: Instant) {
-        e.unhealthy_until = Some(now + self.config.unhealthy_for);
+    fn trip(&self, e: &mut Entry, now: Instant, period: Duration) {
+        e.unhealthy_until = Some(now + period);
         e.failures = 0;
         e.hedge_wins = 0;
         tracing::info!(container = %e.container, range = %e.range, region = %e.region, "partition marked unhealthy in region");
@@ -152,7 +157,7 @@ impl PartitionBreaker {
             let probing = e.unhealthy_until.is_some_and(|u| u <= now);
             e.failures += 1;
             if probing || (e.unhealthy_until.is_none() && e.failures >= threshold) {
-                self.trip(e, now);
+                self.trip(e, now, self.config.unhealthy_for);
                 true
             } else {
                 false
@@ -190,7 +195,13 @@ impl PartitionBreaker {
             let probing = e.unhealthy_until.is_some_and(|u| u <= now);
             e.hedge_wins += 1;
             if probing || e.hedge_wins >= threshold.get() {
-                self.trip(e, now);
+                self.trip(
+                    e,
+                    now,
+                    self.config
+                        .hedge_win_unhealthy_for
+                        .unwrap_or(self.config.unhealthy_for),
+                );
                 true
             } else {
                 false
@@ -237,6 +248,27 @@ impl PartitionBreaker {
             .map(|es| {
                 es.iter().any(|e| {
                     e.is(container, range, region) && e.unhealthy_until.is_some_and(|u| u > now)
+                })
+            })
+            .unwrap_or(false)
+    }
+
+    /// Whether any partition of `container` is marked unhealthy in `region` at `now`: what a read
+    /// whose partition key range is not known yet assumes of its own partition. Without it, every
+    /// partition key not read since the mark would go to the region first and pay a hedge (or a
+    /// timeout) to learn its range; with it, such a read goes elsewhere first, learns its range from
+    /// the answer, and returns to the region at once when its range is not the marked one.
+    pub fn any_unhealthy(&self, container: &str, region: &Region, now: Instant) -> bool {
+        if !self.is_active() {
+            return false;
+        }
+        self.entries
+            .lock()
+            .map(|es| {
+                es.iter().any(|e| {
+                    &*e.container == container
+                        && &e.region == region
+                        && e.unhealthy_until.is_some_and(|u| u > now)
                 })
             })
             .unwrap_or(false)
@@ -348,6 +380,7 @@ mod tests {
         let b = PartitionBreaker::new(BreakerConfig {
             failure_threshold: 3,
             unhealthy_for: Duration::from_secs(10),
+            hedge_win_unhealthy_for: None,
         });
         let now = Instant::now();
         assert!(!b.is_active());
@@ -387,6 +420,7 @@ mod tests {
         let b = PartitionBreaker::new(BreakerConfig {
             failure_threshold: 2,
             unhealthy_for: Duration::from_secs(10),
+            hedge_win_unhealthy_for: None,
         });
         let now = Instant::now();
         b.record_failure(&c(), "0", &east(), now);
@@ -418,6 +452,7 @@ mod tests {
         let b = PartitionBreaker::new(BreakerConfig {
             failure_threshold: 5,
             unhealthy_for: Duration::from_secs(10),
+            hedge_win_unhealthy_for: None,
         });
         let one = NonZeroU32::new(1).unwrap();
         assert!(b.record_consecutive_hedge_win(&c(), "0", &east(), one, Instant::now()));
@@ -453,6 +488,60 @@ mod tests {
             b.range_of(&c(), &pk),
             None,
             "inactive breaker answers nothing"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn any_unhealthy_covers_every_range_of_the_container_in_the_region() {
+        let b = PartitionBreaker::new(BreakerConfig {
+            failure_threshold: 1,
+            unhealthy_for: Duration::from_secs(10),
+            hedge_win_unhealthy_for: None,
+        });
+        let now = Instant::now();
+        let west = Region::new("West US");
+        assert!(!b.any_unhealthy("dbs/db/colls/c", &east(), now), "inactive");
+        b.record_failure(&c(), "7", &east(), now);
+        // (container, region, marked?)
+        let cases = [
+            ("dbs/db/colls/c", east(), true),
+            ("dbs/db/colls/c", west.clone(), false),
+            ("dbs/db/colls/other", east(), false),
+        ];
+        for (container, region, want) in cases {
+            assert_eq!(
+                b.any_unhealthy(container, &region, now),
+                want,
+                "{container} {region:?}"
+            );
+        }
+        tokio::time::advance(Duration::from_secs(11)).await;
+        assert!(
+            !b.any_unhealthy("dbs/db/colls/c", &east(), Instant::now()),
+            "an expired mark is a probe, not unhealthy"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn hedge_win_marks_can_be_shorter_than_failure_marks() {
+        let b = PartitionBreaker::new(BreakerConfig {
+            failure_threshold: 1,
+            unhealthy_for: Duration::from_secs(60),
+            hedge_win_unhealthy_for: Some(Duration::from_secs(3)),
+        });
+        let one = NonZeroU32::new(1).unwrap();
+        let west = Region::new("West US");
+        assert!(b.record_consecutive_hedge_win(&c(), "0", &east(), one, Instant::now()));
+        assert!(b.record_failure(&c(), "0", &west, Instant::now()));
+        tokio::time::advance(Duration::from_secs(4)).await;
+        let now = Instant::now();
+        assert!(
+            !b.is_unhealthy("dbs/db/colls/c", "0", &east(), now),
+            "the slow region is probed after 3 s"
+        );
+        assert!(
+            b.is_unhealthy("dbs/db/colls/c", "0", &west, now),
+            "the failing region stays marked"
         );
     }
 }

@@ -138,7 +138,7 @@ impl EmulatorBuilder {
         self
     }
 
-    /// A named latency profile: "local", "geo", "slow-primary", "slow-both".
+    /// A named latency profile: "local", "geo", "slow-primary", "slow-both", "brownout", "blackhole".
     pub fn profile(mut self, name: impl Into<String>) -> Self {
         self.profile = Some(name.into());
         self

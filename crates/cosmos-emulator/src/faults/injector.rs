@@ -5,9 +5,10 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use rand::Rng;
+use tokio::time::Instant;
 
 use super::installed_rule::InstalledRule;
-use super::profiles::profile_rules;
+use super::profiles::{profile_layer, ActiveWindow};
 use super::rule_limits::{check_count, check_rule, MAX_DOCUMENT_BYTES};
 use super::{
     rule_json, FaultGuard, FaultRule, Reaction, RequestFacts, RuleId, RuleSnapshot, Verdict,
@@ -16,7 +17,9 @@ use super::{
 /// Decides, per request, whether and how to delay or break it.
 ///
 /// Two layers are evaluated for each request:
-/// 1. the latency profile (see [`super::profiles`]): every matching profile rule adds its delay;
+/// 1. the latency profile (see [`super::profiles`]): every matching profile rule adds its delay
+///    (an episode rule only within its window on the profile's clock; a profile rule that is not a
+///    delay decides the action);
 /// 2. the user's rules, in the order they were added: the first one that fires decides the action
 ///    and adds its own delay (if any); later rules are not looked at.
 ///
@@ -39,6 +42,10 @@ struct Layers {
     profile_name: Option<String>,
     profile_regions: Vec<String>,
     profile: Vec<InstalledRule>,
+    /// When each profile rule applies on the profile's clock (`None`: always).
+    profile_windows: Vec<Option<ActiveWindow>>,
+    /// Where the profile's clock reads zero (set when a profile is installed).
+    profile_clock: Option<Instant>,
     user: Vec<Arc<InstalledRule>>,
 }
 
@@ -73,20 +80,29 @@ impl FaultInjector {
         Self::default()
     }
 
-    /// Install a named latency profile's rules ("local", "geo", "slow-primary", "slow-both") for
-    /// these regions (in account order: first = primary), replacing the previous profile. Unknown
-    /// name -> Err with the list of known names.
+    /// Install a named latency profile's rules (see [`super::PROFILE_NAMES`]) for these regions (in
+    /// account order: first = primary), replacing the previous profile; the profile's clock starts
+    /// now. Unknown name -> Err with the list of known names.
     pub fn set_profile(&self, name: &str, regions: &[String]) -> Result<(), String> {
-        let rules = profile_rules(name, regions)?;
-        let installed = rules
+        let layer = profile_layer(name, regions)?;
+        let windows = layer.iter().map(|r| r.active).collect();
+        let installed = layer
             .into_iter()
-            .map(|rule| InstalledRule::new(self.shared.new_id(), rule))
+            .map(|r| InstalledRule::new(self.shared.new_id(), r.rule))
             .collect();
         let mut layers = self.shared.write();
         layers.profile_name = Some(name.to_owned());
         layers.profile_regions = regions.to_vec();
         layers.profile = installed;
+        layers.profile_windows = windows;
+        layers.profile_clock = Some(Instant::now());
         Ok(())
+    }
+
+    /// Sets the profile's clock to read zero at `zero` (which may be in the past or the future), so
+    /// that an episode (`brownout`, `blackhole`) falls where a run wants it.
+    pub fn restart_profile_clock(&self, zero: Instant) {
+        self.shared.write().profile_clock = Some(zero);
     }
 
     /// Switch to another profile for the regions given to the last [`FaultInjector::set_profile`].
@@ -132,11 +148,33 @@ impl FaultInjector {
 
     /// [`FaultInjector::evaluate`] with a given random number generator (seeded in tests).
     pub fn evaluate_with<R: Rng + ?Sized>(&self, facts: &RequestFacts<'_>, rng: &mut R) -> Verdict {
+        self.evaluate_at(facts, rng, Instant::now())
+    }
+
+    /// [`FaultInjector::evaluate_with`] at a given time (episode windows are read against it).
+    pub fn evaluate_at<R: Rng + ?Sized>(
+        &self,
+        facts: &RequestFacts<'_>,
+        rng: &mut R,
+        now: Instant,
+    ) -> Verdict {
         let layers = self.shared.read();
         let mut delay = Duration::ZERO;
-        for rule in &layers.profile {
-            if rule.fires(facts, rng) {
-                delay += rule.rule().reaction.outcome(rng).0;
+        let clock = layers
+            .profile_clock
+            .map(|zero| now.saturating_duration_since(zero));
+        for (rule, window) in layers.profile.iter().zip(&layers.profile_windows) {
+            let active = match (window, clock) {
+                (None, _) => true,
+                (Some(w), Some(elapsed)) => w.contains(elapsed),
+                (Some(_), None) => false,
+            };
+            if active && rule.fires(facts, rng) {
+                let (extra, reaction) = rule.rule().reaction.outcome(rng);
+                delay += extra;
+                if reaction != Reaction::SERVE {
+                    return Verdict { delay, reaction };
+                }
             }
         }
         for rule in &layers.user {

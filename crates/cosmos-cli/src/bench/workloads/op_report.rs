@@ -17,6 +17,7 @@ pub fn hedge_facts(d: &DiagnosticsContext, slow_after: Duration) -> HedgeFacts {
         Some(h) => HedgeFacts {
             alternate_sent: h.alternate_region().is_some(),
             alternate_won: h.was_hedge(),
+            budget_denied: h.budget_denied(),
             primary_over_threshold: !matches!(
                 h.terminal_state(),
                 HedgeTerminalState::PrimaryWonPreThreshold
@@ -27,6 +28,7 @@ pub fn hedge_facts(d: &DiagnosticsContext, slow_after: Duration) -> HedgeFacts {
         None => HedgeFacts {
             alternate_sent: false,
             alternate_won: false,
+            budget_denied: false,
             primary_over_threshold: d
                 .requests()
                 .iter()

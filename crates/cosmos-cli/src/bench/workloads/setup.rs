@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use cosmos_driver::hedging::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
+use cosmos_driver::hedging::{
+    AvailabilityStrategy, HedgeBudgetConfig, HedgeThreshold, HedgingStrategy,
+};
 use cosmos_driver::protocol::ProtocolError;
 use cosmos_driver::{
     ContainerReference, CosmosDriver, CosmosError, CosmosOperation, Credential, DatabaseReference,
@@ -58,8 +60,14 @@ impl BenchAccount {
             .map_err(|e| format!("bad database or container id: {}", e))
     }
 
-    /// A driver for this account with `hedging` as its availability strategy.
-    pub async fn driver(&self, hedging: HedgingChoice) -> Result<CosmosDriver, String> {
+    /// A driver for this account with `hedging` as its availability strategy, bounded by `budget`;
+    /// partitions marked unhealthy by hedge wins are probed after `probe_after` when given.
+    pub async fn driver(
+        &self,
+        hedging: HedgingChoice,
+        budget: Option<HedgeBudgetConfig>,
+        probe_after: Option<std::time::Duration>,
+    ) -> Result<CosmosDriver, String> {
         let credential =
             Credential::master_key(&self.key).map_err(|e| format!("bad key: {}", describe(&e)))?;
         let mut options = DriverOptions::new(self.endpoint.clone(), credential)
@@ -76,7 +84,16 @@ impl BenchAccount {
                     HedgingStrategy::new(threshold),
                 ))
             }
+            HedgingChoice::Adaptive(a) => options.with_availability_strategy(
+                AvailabilityStrategy::Hedging(HedgingStrategy::new(HedgeThreshold::from(a))),
+            ),
         };
+        if let Some(budget) = budget {
+            options = options.with_hedge_budget(budget);
+        }
+        if let Some(period) = probe_after {
+            options = options.with_hedge_win_unhealthy_for(period);
+        }
         CosmosDriver::new(options)
             .await
             .map_err(|e| format!("cannot connect to {}: {}", self.endpoint, describe(&e)))

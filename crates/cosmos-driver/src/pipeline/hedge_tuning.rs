@@ -1,0 +1,78 @@
+//! What a hedged read takes from the driver's adaptive state and gives back to it: the threshold
+//! of its race (for an adaptive threshold, from the primary region's recent latencies) and, after
+//! the race, how long the primary region took.
+//!
+//! Only reads with an adaptive threshold record latencies, so a driver that never uses one keeps
+//! no latency table at all.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::context::OperationContext;
+use super::hedged::HedgePlan;
+use super::leg_result::LegResult;
+use crate::hedging::{
+    default_threshold, HedgeLegOutput, HedgeTerminalState, HedgeThreshold, HedgedRace, Leg,
+};
+
+/// The fixed threshold the read's race uses.
+pub(crate) fn race_threshold(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>) -> HedgeThreshold {
+    let threshold = plan.strategy.threshold();
+    if !threshold.is_adaptive() {
+        return threshold;
+    }
+    let fallback = default_threshold(ctx.options.hedging.request_timeout);
+    ctx.core
+        .latencies
+        .threshold_for(&plan.primary.region, threshold, fallback, Instant::now())
+}
+
+/// What a finished race says about its primary region's latency, when anything.
+///
+/// A final answer of the primary in its own region took `elapsed` there. When the alternate won,
+/// the primary had not answered within `elapsed`: recording that lower bound keeps a region that
+/// turned slow from looking fast (its slow answers are never seen, because the alternate wins
+/// first); it leaves a quantile below the threshold unchanged, because every such latency lies
+/// above it. Anything else (no final answer, a deadline) says nothing.
+pub(crate) fn observed_primary_latency(
+    plan: &HedgePlan<'_>,
+    race: &HedgedRace<LegResult>,
+    elapsed: Duration,
+) -> Option<Duration> {
+    match race.terminal_state {
+        HedgeTerminalState::AlternateWon => Some(elapsed),
+        HedgeTerminalState::PrimaryWonPreThreshold
+        | HedgeTerminalState::PrimaryWonAfterHedge
+        | HedgeTerminalState::BudgetDenied => match &race.output {
+            Some((Leg::Primary, leg))
+                if leg.is_final()
+                    && leg
+                        .region
+                        .as_ref()
+                        .is_some_and(|r| r.region == plan.primary.region) =>
+            {
+                Some(elapsed)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Records the primary region's latency a race observed, for adaptive thresholds.
+pub(crate) fn record_race(
+    ctx: &OperationContext<'_>,
+    plan: &HedgePlan<'_>,
+    race: &HedgedRace<LegResult>,
+    elapsed: Duration,
+) {
+    if !plan.strategy.threshold().is_adaptive() {
+        return;
+    }
+    if let Some(latency) = observed_primary_latency(plan, race, elapsed) {
+        ctx.core
+            .latencies
+            .record(&plan.primary.region, latency, Instant::now());
+    }
+}

@@ -1,0 +1,103 @@
+//! Recording a latency, reading an adaptive threshold and using the hedge budget allocate nothing:
+//! they run on every hedged read.
+//!
+//! A counting global allocator counts the allocations made on the measuring thread (the same
+//! technique as `hedging_allocations.rs`).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::time::Duration;
+
+use cosmos_driver::hedging::{HedgeBudget, HedgeBudgetConfig, HedgeThreshold, RegionLatencies};
+use cosmos_driver::protocol::Region;
+use tokio::time::Instant;
+
+struct CountingAllocator;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn note_allocation() {
+    if COUNTING.try_with(Cell::get).unwrap_or(false) {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+    }
+}
+
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+/// Allocations made on this thread while `f` runs.
+fn allocations_of<T>(f: impl FnOnce() -> T) -> (u64, T) {
+    ALLOCATIONS.with(|n| n.set(0));
+    COUNTING.with(|c| c.set(true));
+    let out = f();
+    COUNTING.with(|c| c.set(false));
+    (ALLOCATIONS.with(Cell::get), out)
+}
+
+#[test]
+fn recording_and_reading_latencies_allocates_nothing() {
+    let latencies = RegionLatencies::default();
+    let (east, west) = (Region::new("East US"), Region::new("West US"));
+    let adaptive = HedgeThreshold::adaptive(0.95, Duration::from_millis(5), Duration::from_secs(1))
+        .expect("valid adaptive threshold");
+    let fallback = HedgeThreshold::new(Duration::from_millis(1000)).expect("non-zero");
+    // The table is allocated the first time it is used, once per driver.
+    latencies.record(&east, Duration::from_millis(3), Instant::now());
+    let start = Instant::now();
+    let (allocations, threshold) = allocations_of(|| {
+        let mut last = fallback;
+        for i in 0..10_000u64 {
+            // Time moves on across several rotations of the windows.
+            let now = start + Duration::from_millis(i);
+            latencies.record(&east, Duration::from_micros(2_000 + i % 1_000), now);
+            latencies.record(&west, Duration::from_millis(20), now);
+            last = latencies.threshold_for(&east, adaptive, fallback, now);
+        }
+        last
+    });
+    assert_eq!(allocations, 0, "recording and thresholds allocated");
+    // The measurement measured something: East's p95 of 2–3 ms, clamped up to 5 ms.
+    assert_eq!(threshold.get(), Duration::from_millis(5));
+    assert!(!threshold.is_adaptive());
+}
+
+#[test]
+fn the_hedge_budget_allocates_nothing() {
+    let budget = HedgeBudget::new(HedgeBudgetConfig::default());
+    let start = Instant::now();
+    let (allocations, granted) = allocations_of(|| {
+        let mut granted = 0u32;
+        for i in 0..10_000u64 {
+            budget.record_read();
+            granted += u32::from(budget.try_acquire(start + Duration::from_millis(i)));
+        }
+        granted
+    });
+    assert_eq!(allocations, 0, "the budget allocated");
+    // 20 saved + 10% of 10,000 reads + 2/s over the (just under) 10 s after the bucket was made.
+    assert!(
+        (20 + 1_000 + 19..=20 + 1_000 + 20).contains(&granted),
+        "{granted}"
+    );
+}
