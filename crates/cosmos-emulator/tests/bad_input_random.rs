@@ -1,7 +1,7 @@
 //! A few thousand randomized and malformed requests over raw TCP (fixed seed, bounded in time): bad
 //! methods, paths, headers and bodies, wrong content lengths, slow, stalled and truncated uploads,
 //! garbage bytes, huge headers, signed requests with percent-encoded separators in their paths, JSON
-//! nested up to and past the item depth limit, long queries, rule floods on the admin API and
+//! nested up to and past the item depth limit, long queries and PATCH conditions, rule floods on the admin API and
 //! cross-site admin requests. The server runs as a child process (the `cosmos-emulator` binary), so
 //! an abort or crash ends only it and counts as a failure here. It must not panic, must answer
 //! well-framed requests with a proper HTTP response below 500 (admin requests without the key or
@@ -372,7 +372,7 @@ fn generate(rng: &mut SmallRng) -> Case {
         label,
         only: None,
     };
-    match rng.random_range(0..20) {
+    match rng.random_range(0..21) {
         // Well-framed requests with odd contents.
         0..=4 => {
             let method = if rng.random_bool(0.85) {
@@ -667,6 +667,33 @@ fn generate(rng: &mut SmallRng) -> Case {
                 label: "cross-site admin request",
                 only: Some(&[401, 403, 415]),
             }
+        }
+        // A long PATCH condition (thousands of OR terms, one in ten up to about 1.9 MB), on an
+        // existing or a missing item: the condition is parsed before the item is looked up.
+        18 => {
+            let terms = if rng.random_bool(0.1) {
+                rng.random_range(100_000..170_000)
+            } else {
+                rng.random_range(1_000..10_000)
+            };
+            let condition = format!("from c where {}", vec!["1 = 1"; terms].join(" or "));
+            let body = json!({"operations": [{"op": "set", "path": "/n", "value": 1}], "condition": condition})
+                .to_string()
+                .into_bytes();
+            let path = *pick(
+                rng,
+                &["/dbs/db/colls/c/docs/a", "/dbs/db/colls/c/docs/missing"],
+            );
+            let mut headers = vec![(
+                "x-ms-documentdb-partitionkey".to_owned(),
+                "[\"p\"]".to_owned(),
+            )];
+            sign("PATCH", path, &mut headers);
+            whole(
+                render("PATCH", path, &headers, &body, Some(body.len())),
+                true,
+                "long PATCH condition",
+            )
         }
         // Truncated upload: the connection drops part way.
         _ => {
