@@ -48,13 +48,13 @@ pub fn documents() -> Vec<Value> {
             }
             if i % 3 != 1 {
                 let mut o = json!({"a": (i % 6) as i64 - 2, "b": ss[(i + 3) % ss.len()].clone()});
-                if i % 4 == 0 {
-                    o["c"] = json!({"d": [i, {"e": i % 2 == 0}]});
+                if i.is_multiple_of(4) {
+                    o["c"] = json!({"d": [i, {"e": i.is_multiple_of(2)}]});
                 }
                 map.insert("o".into(), o);
             }
-            if i % 2 == 0 {
-                map.insert("b".into(), json!(i % 4 == 0));
+            if i.is_multiple_of(2) {
+                map.insert("b".into(), json!(i.is_multiple_of(4)));
             }
             doc
         })
