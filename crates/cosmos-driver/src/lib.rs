@@ -5,6 +5,7 @@
 //! hedging, PATCH), the transport (one HTTP attempt), the protocol vocabulary, and diagnostics.
 
 pub mod auth;
+pub mod batch;
 pub mod diagnostics;
 mod driver;
 mod error;
