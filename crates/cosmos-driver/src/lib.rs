@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod batch;
+pub mod bulk;
 pub mod diagnostics;
 mod driver;
 mod error;

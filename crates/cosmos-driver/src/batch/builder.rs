@@ -209,7 +209,7 @@ fn too_large(what: &str, body_len: usize) -> CosmosError {
     ))
 }
 
-fn checked_id(id: &str) -> Result<String, CosmosError> {
+pub(crate) fn checked_id(id: &str) -> Result<String, CosmosError> {
     if id.is_empty() {
         return Err(CosmosError::invalid_input(
             "a batch operation's item id is empty",
@@ -219,7 +219,7 @@ fn checked_id(id: &str) -> Result<String, CosmosError> {
 }
 
 /// The item as a JSON object and its `id`, which must equal `expected_id` when one is given.
-fn document<T: Serialize + ?Sized>(
+pub(crate) fn document<T: Serialize + ?Sized>(
     kind: BatchOperationKind,
     item: &T,
     expected_id: Option<&str>,

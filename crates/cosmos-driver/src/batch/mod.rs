@@ -8,7 +8,7 @@
 
 #[cfg(test)]
 mod batch_tests;
-mod builder;
+pub(crate) mod builder;
 mod results;
 pub mod wire;
 
