@@ -22,6 +22,8 @@
 #![deny(missing_docs)]
 
 pub mod auth;
+pub mod batch;
+pub mod bulk;
 pub mod diagnostics;
 mod driver;
 mod error;

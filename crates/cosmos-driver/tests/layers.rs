@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 /// that does not exist is ignored (a branch may not have it yet).
 const LAYERS: &[(&str, &[&str])] = &[
     ("api", &["driver"]),
-    ("operations", &["operations", "patch", "query"]),
+    (
+        "operations",
+        &["operations", "patch", "query", "batch", "bulk"],
+    ),
     ("pipeline", &["pipeline"]),
     ("operation data", &["operation", "options"]),
     ("hedging", &["hedging"]),
