@@ -15,6 +15,7 @@ pub mod options;
 pub mod patch;
 pub mod pipeline;
 pub mod protocol;
+pub mod query;
 mod response;
 pub mod routing;
 pub mod session;

@@ -1,0 +1,16 @@
+//! Queries: the query and its body, the gateway's query plan, the features the driver serves,
+//! and the pure pieces that combine per-range results (ORDER BY merge, aggregates, GROUP BY,
+//! DISTINCT, OFFSET/LIMIT/TOP) and resume them (the composite continuation token).
+
+mod query_features;
+mod query_plan;
+mod query_spec;
+mod value_order;
+
+pub use query_features::{
+    check_plan, Aggregation, ExecutionPlan, GroupedAggregation, UnsupportedFeature, QUERY_VERSION,
+    SUPPORTED_QUERY_FEATURES,
+};
+pub use query_plan::{AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder};
+pub use query_spec::{Query, QueryParameter};
+pub use value_order::{canonical_text, compare_keys, compare_values};
