@@ -5,6 +5,7 @@
 mod query_features;
 mod query_plan;
 mod query_spec;
+mod range_merge;
 mod value_order;
 
 pub use query_features::{
@@ -13,4 +14,5 @@ pub use query_features::{
 };
 pub use query_plan::{AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder};
 pub use query_spec::{Query, QueryParameter};
+pub use range_merge::{MergeOrder, MergeStep, RangeCursor, RangeMerge, RangeRow};
 pub use value_order::{canonical_text, compare_keys, compare_values};
