@@ -2,12 +2,16 @@
 //! and the pure pieces that combine per-range results (ORDER BY merge, aggregates, GROUP BY,
 //! DISTINCT, OFFSET/LIMIT/TOP) and resume them (the composite continuation token).
 
+mod aggregates;
+mod group_by;
 mod query_features;
 mod query_plan;
 mod query_spec;
 mod range_merge;
 mod value_order;
 
+pub use aggregates::{partial_of, Aggregator, Total};
+pub use group_by::{GroupByMerge, MAX_GROUPS};
 pub use query_features::{
     check_plan, Aggregation, ExecutionPlan, GroupedAggregation, UnsupportedFeature, QUERY_VERSION,
     SUPPORTED_QUERY_FEATURES,
