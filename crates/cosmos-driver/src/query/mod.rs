@@ -8,6 +8,7 @@ mod query_features;
 mod query_plan;
 mod query_spec;
 mod range_merge;
+mod result_shaping;
 mod value_order;
 
 pub use aggregates::{partial_of, Aggregator, Total};
@@ -19,4 +20,7 @@ pub use query_features::{
 pub use query_plan::{AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder};
 pub use query_spec::{Query, QueryParameter};
 pub use range_merge::{MergeOrder, MergeStep, RangeCursor, RangeMerge, RangeRow};
+pub use result_shaping::{
+    value_hash, ResultShaper, Shaped, ShapingState, ValueHash, MAX_DISTINCT_VALUES,
+};
 pub use value_order::{canonical_text, compare_keys, compare_values};
