@@ -3,6 +3,7 @@
 //! DISTINCT, OFFSET/LIMIT/TOP) and resume them (the composite continuation token).
 
 mod aggregates;
+mod continuation_token;
 mod group_by;
 mod query_features;
 mod query_plan;
@@ -12,6 +13,9 @@ mod result_shaping;
 mod value_order;
 
 pub use aggregates::{partial_of, Aggregator, Total};
+pub use continuation_token::{
+    KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_BYTES, MAX_TOKEN_RANGES,
+};
 pub use group_by::{GroupByMerge, MAX_GROUPS};
 pub use query_features::{
     check_plan, Aggregation, ExecutionPlan, GroupedAggregation, UnsupportedFeature, QUERY_VERSION,
