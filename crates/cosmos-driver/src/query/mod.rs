@@ -5,6 +5,7 @@
 mod aggregates;
 mod continuation_token;
 mod group_by;
+mod query_execution;
 mod query_features;
 mod query_plan;
 mod query_spec;
@@ -17,13 +18,14 @@ pub use continuation_token::{
     KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_BYTES, MAX_TOKEN_RANGES,
 };
 pub use group_by::{GroupByMerge, MAX_GROUPS};
+pub use query_execution::{overlapping_ranges, resume_cursors, Next, PageRequest, QueryExecution};
 pub use query_features::{
     check_plan, Aggregation, ExecutionPlan, GroupedAggregation, UnsupportedFeature, QUERY_VERSION,
     SUPPORTED_QUERY_FEATURES,
 };
 pub use query_plan::{AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder};
 pub use query_spec::{Query, QueryParameter};
-pub use range_merge::{MergeOrder, MergeStep, RangeCursor, RangeMerge, RangeRow};
+pub use range_merge::{MergeOrder, MergeStep, RangeCursor, RangeMerge, RangeRow, TargetRange};
 pub use result_shaping::{
     value_hash, ResultShaper, Shaped, ShapingState, ValueHash, MAX_DISTINCT_VALUES,
 };

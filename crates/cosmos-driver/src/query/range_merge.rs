@@ -10,8 +10,20 @@ use std::collections::VecDeque;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::query_plan::{QueryRange, SortOrder};
+use super::query_plan::SortOrder;
 use super::value_order::compare_keys;
+
+/// A partition key range a query page is sent to: its id (`x-ms-documentdb-partitionkeyrangeid`;
+/// empty for a query scoped by partition key) and its effective partition key bounds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetRange {
+    /// The range id.
+    pub id: String,
+    /// The inclusive lower bound.
+    pub min: String,
+    /// The exclusive upper bound.
+    pub max: String,
+}
 
 /// One result row of a range: its ORDER BY keys (empty without ORDER BY), the service's `_rid`
 /// when the rewritten query projects it, and the value the query returns (`None` when undefined).
@@ -78,7 +90,7 @@ impl RangeRow {
 #[derive(Clone, Debug)]
 pub struct RangeCursor {
     /// The range.
-    pub range: QueryRange,
+    pub range: TargetRange,
     /// The service continuation that fetched the buffered page (`None`: the range's start).
     pub page_token: Option<String>,
     /// Rows of the buffered page already handed out.
@@ -93,7 +105,7 @@ pub struct RangeCursor {
 
 impl RangeCursor {
     /// A cursor at `token` (`None`: the start) that drops its first `skip` rows.
-    pub fn new(range: QueryRange, token: Option<String>, skip: u64) -> RangeCursor {
+    pub fn new(range: TargetRange, token: Option<String>, skip: u64) -> RangeCursor {
         RangeCursor {
             range,
             page_token: token.clone(),
@@ -236,7 +248,7 @@ impl RangeMerge {
     /// still has rows buffered: a split is only learned when a page is fetched. A resumed range
     /// that splits before its first page drops its pending skip; under ORDER BY the last key still
     /// removes every row ordering before the point of resumption.
-    pub fn split(&mut self, index: usize, children: Vec<QueryRange>) -> bool {
+    pub fn split(&mut self, index: usize, children: Vec<TargetRange>) -> bool {
         if index >= self.cursors.len() || !self.cursors[index].buffered.is_empty() {
             return false;
         }

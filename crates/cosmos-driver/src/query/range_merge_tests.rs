@@ -2,12 +2,11 @@ use super::*;
 use proptest::prelude::*;
 use serde_json::json;
 
-fn range(min: &str, max: &str) -> QueryRange {
-    QueryRange {
+fn range(min: &str, max: &str) -> TargetRange {
+    TargetRange {
+        id: format!("r{min}"),
         min: min.into(),
         max: max.into(),
-        is_min_inclusive: true,
-        is_max_inclusive: false,
     }
 }
 

@@ -205,13 +205,14 @@ mod tests {
             .iter()
             .map(|n| json!(n))
             .collect();
-        let table: Vec<(
+        type Case = (
             DistinctType,
             Option<u64>,
             Option<u64>,
             Option<u64>,
             Vec<i64>,
-        )> = vec![
+        );
+        let table: Vec<Case> = vec![
             (
                 DistinctType::None,
                 None,
