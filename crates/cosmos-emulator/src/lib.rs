@@ -9,6 +9,7 @@ pub mod auth;
 pub mod cli;
 mod emulator;
 pub mod epk;
+pub mod exchange;
 pub mod faults;
 mod handlers;
 pub mod patch;

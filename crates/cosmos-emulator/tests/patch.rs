@@ -141,3 +141,32 @@ async fn a_move_onto_its_own_path_leaves_the_item_as_it_was() {
     assert!(first < second, "the field moved: {text}");
     assert_eq!(r.json()["first"], 1);
 }
+
+#[tokio::test]
+async fn a_bare_array_of_operations_is_a_patch_without_condition() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    c.create_item(base, "db", "c", &json!({"id": "a", "pk": "p", "n": 1}))
+        .await;
+    let body = json!([
+        {"op": "incr", "path": "/n", "value": 2},
+        {"op": "add", "path": "/s", "value": "x"}
+    ]);
+    let r = patch(&c, base, &body).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(
+        (r.json()["n"].clone(), r.json()["s"].clone()),
+        (json!(3), json!("x"))
+    );
+    assert_eq!(c.read_a(base, &[]).await.json()["n"], 3);
+    for bad in [
+        json!([]),
+        json!("set"),
+        json!(5),
+        json!([{"op": "set", "path": "/pk", "value": 1}]),
+    ] {
+        let r = patch(&c, base, &bad).await;
+        assert_eq!(r.status, 400, "{bad}: {r:?}");
+    }
+    assert_eq!(c.read_a(base, &[]).await.json()["n"], 3);
+}

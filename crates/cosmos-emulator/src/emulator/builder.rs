@@ -8,8 +8,9 @@ use tokio::net::TcpListener;
 use super::handle::Emulator;
 use super::StartError;
 use crate::auth::{key_from_base64, AuthPolicy};
+use crate::exchange::Shared;
 use crate::faults::{FaultInjector, RequestCounters};
-use crate::server::{self, Port, Shared};
+use crate::server::{self, Port};
 use crate::store::{Catalog, RegionInfo, ReplicationLag, Store, Topology};
 use crate::tls;
 

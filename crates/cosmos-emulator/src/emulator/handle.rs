@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use tokio::task::JoinHandle;
 
+use crate::exchange::Shared;
 use crate::faults::{FaultInjector, RequestCounters};
-use crate::server::Shared;
 
 /// A running emulator. Dropping it (or [`Emulator::shutdown`]) stops every listener and drops every
 /// open connection.

@@ -3,8 +3,8 @@
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+use crate::exchange::{Reply, RequestCtx, Shared};
 use crate::protocol::{charge, headers, ApiError};
-use crate::server::{Reply, RequestCtx, Shared};
 
 /// Query limits some SDKs read from the account (sent as a JSON string, as the service does).
 const QUERY_ENGINE_CONFIGURATION: &str = r#"{"maxSqlQueryInputLength":262144,"maxJoinsPerSqlQuery":5,"maxLogicalAndPerSqlQuery":500,"maxLogicalOrPerSqlQuery":500,"maxUdfRefPerSqlQuery":10,"maxInExpressionItemsCount":16000,"queryMaxInMemorySortDocumentCount":500,"maxQueryRequestTimeoutFraction":0.9,"sqlAllowNonFiniteNumbers":false,"sqlAllowAggregateFunctions":true,"sqlAllowSubQuery":true,"sqlAllowScalarSubQuery":true,"allowNewKeywords":true,"sqlAllowLike":true,"sqlAllowGroupByClause":true,"maxSpatialQueryCells":12,"spatialMaxGeometryPointCount":256,"sqlDisableOptimizationFlags":0,"sqlAllowTop":true,"enableSpatialIndexing":true}"#;

@@ -1,11 +1,11 @@
 //! Region rules shared by the item handlers: who may write, which replica LSN a read sees, and the
 //! session token a response carries.
 
+use crate::exchange::request_class::flag;
+use crate::exchange::RequestCtx;
 use crate::protocol::headers;
 use crate::protocol::session_token::{format_token, required_lsn};
 use crate::protocol::{sub_status, ApiError};
-use crate::server::op_kind::flag;
-use crate::server::RequestCtx;
 use crate::store::Partition;
 
 /// 403/3 unless the serving region takes writes.

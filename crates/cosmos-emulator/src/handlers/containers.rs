@@ -4,8 +4,8 @@ use bytes::Bytes;
 
 use super::consistency::require_write_region;
 use super::{etag_read, feed_body};
+use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
-use crate::server::{Reply, RequestCtx};
 use crate::store::document::{id_of, parse_object};
 use crate::store::Container;
 

@@ -5,8 +5,8 @@ use http::Method;
 use serde_json::{json, Value};
 
 use super::account::account_document;
+use crate::exchange::{Reply, Shared};
 use crate::protocol::ApiError;
-use crate::server::{Reply, Shared};
 
 /// Handles the failover admin request.
 pub fn failover(shared: &Shared, method: &Method, body: &[u8]) -> Reply {

@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::consistency::{read_lsn, session_token};
 use crate::epk::{epk_hex, PartitionKeyValue};
+use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
-use crate::server::{Reply, RequestCtx};
 use crate::store::DocKey;
 
 /// Default and largest page sizes.

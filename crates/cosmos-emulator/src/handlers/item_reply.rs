@@ -3,8 +3,8 @@
 
 use super::consistency::session_token;
 use super::target::Target;
+use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError};
-use crate::server::{Reply, RequestCtx};
 use crate::store::{Partition, StoredDoc};
 
 /// The partition's headers on an item answer: session token and `lsn` at `lsn`, and the range id.

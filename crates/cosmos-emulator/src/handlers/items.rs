@@ -8,9 +8,9 @@ use tokio::time::Instant;
 use super::consistency::{if_match_ok, if_none_match_hit, read_lsn, require_write_region};
 use super::item_reply::{item_reply, partition_error, write_error};
 use super::target::Target;
+use crate::exchange::request_class::flag;
+use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
-use crate::server::op_kind::flag;
-use crate::server::{Reply, RequestCtx};
 use crate::store::document::{id_of, parse_object, seal};
 use crate::store::{DocKey, Partition, StoredDoc};
 

@@ -17,9 +17,9 @@ pub use failover::failover;
 use bytes::Bytes;
 use http::Method;
 
+use crate::exchange::request_class::is_query;
+use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{ApiError, Resource, Route};
-use crate::server::op_kind::is_query;
-use crate::server::{Reply, RequestCtx};
 
 /// Serves a routed, authenticated request.
 pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {

@@ -1,26 +1,73 @@
 //! PATCH .../docs/{id}: native partial update with an optional `from c where ...` condition.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::consistency::require_write_region;
 use super::item_reply::{item_reply, write_error};
 use super::items::{commit_item, current_for_write};
 use super::target::Target;
-use crate::patch::condition::{self, holds};
+use crate::exchange::{Reply, RequestCtx};
+use crate::patch::condition::{self, holds, Condition};
 use crate::patch::{apply, parse_operations, PatchOp};
 use crate::protocol::{charge, ApiError};
-use crate::server::{Reply, RequestCtx};
-use crate::store::document::{parse_object, SYSTEM_PROPERTIES};
+use crate::store::document::SYSTEM_PROPERTIES;
+use crate::store::{DocKey, Partition, StoredDoc};
 
 /// Applies a patch request to one item.
 pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
-    let request = parse_object(&ctx.body)?;
-    let ops = parse_operations(request.get("operations")).map_err(ApiError::bad_request)?;
-    check_protected_paths(&ops, &target.container.pk_segments)?;
+    let request = parse_request(&ctx.body, &target.container.pk_segments)?;
+    let key = target.key(id);
+    let mut partition = target.write()?;
+    let existing = current_for_write(ctx, &target, &partition, &key)?;
+    let (doc, lsn, charge) =
+        patch_existing(ctx, &target, &mut partition, &key, &existing, &request)?;
+    Ok(item_reply(
+        ctx,
+        &target,
+        &partition,
+        200,
+        Some(&doc),
+        lsn,
+        charge,
+    ))
+}
+
+/// A parsed patch request: its operations and optional condition.
+pub struct PatchRequest {
+    pub ops: Vec<PatchOp>,
+    pub condition: Option<Condition>,
+}
+
+/// Parses a patch body: `{"operations": [...], "condition": "from c where ..."}`, or a bare JSON
+/// array of operations (what the Node.js SDK sends); 400 for anything else.
+pub fn parse_request(body: &[u8], pk_segments: &[String]) -> Result<PatchRequest, ApiError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("The request payload is invalid JSON: {e}")))?;
+    parse_request_value(&value, pk_segments)
+}
+
+/// [`parse_request`] over an already decoded body (a batch operation's `resourceBody`).
+pub fn parse_request_value(
+    value: &Value,
+    pk_segments: &[String],
+) -> Result<PatchRequest, ApiError> {
+    let (operations, condition) = match value {
+        Value::Array(_) => (Some(value), None),
+        Value::Object(map) => (map.get("operations"), map.get("condition")),
+        _ => {
+            return Err(ApiError::bad_request(
+                "The patch body must be a JSON object {\"operations\": [...]} or a JSON array of operations.",
+            ))
+        }
+    };
+    let ops = parse_operations(operations).map_err(ApiError::bad_request)?;
+    check_protected_paths(&ops, pk_segments)?;
     let condition =
-        match request.get("condition") {
+        match condition {
             None | Some(Value::Null) => None,
             Some(Value::String(text)) => Some(condition::parse(text).map_err(|e| {
                 ApiError::bad_request(format!("The patch condition is invalid: {e}"))
@@ -31,13 +78,24 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
                 ))
             }
         };
-    let key = target.key(id);
-    let mut partition = target.write()?;
-    let existing = current_for_write(ctx, &target, &partition, &key)?;
-    let refuse = |error| write_error(ctx, &target, &partition, error);
+    Ok(PatchRequest { ops, condition })
+}
+
+/// Applies `request` to `existing` (the committed version of `key`) and commits the result;
+/// returns the new item, its LSN and the charge. A condition that does not hold is 412, an
+/// operation the item refuses 400 (both with the partition's headers).
+pub fn patch_existing(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &mut Partition,
+    key: &DocKey,
+    existing: &StoredDoc,
+    request: &PatchRequest,
+) -> Result<(Arc<StoredDoc>, u64, f64), ApiError> {
+    let refuse = |error| write_error(ctx, target, partition, error);
     let mut doc: Value = serde_json::from_slice(&existing.body)
         .map_err(|e| ApiError::new(500, format!("The stored item could not be read: {e}")))?;
-    if let Some(cond) = &condition {
+    if let Some(cond) = &request.condition {
         let held = holds(cond, &doc).map_err(|e| {
             refuse(ApiError::bad_request(format!(
                 "The patch condition is invalid: {e}"
@@ -47,7 +105,7 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
             return Err(refuse(ApiError::precondition_failed()));
         }
     }
-    apply(&mut doc, &ops).map_err(|e| {
+    apply(&mut doc, &request.ops).map_err(|e| {
         refuse(ApiError::bad_request(format!(
             "The patch could not be applied: {e}"
         )))
@@ -55,17 +113,9 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
     let Value::Object(map) = doc else {
         return Err(ApiError::new(500, "The stored item is not a JSON object."));
     };
-    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, existing.rid);
-    let charge = charge::patch(doc.body.len(), condition.is_some());
-    Ok(item_reply(
-        ctx,
-        &target,
-        &partition,
-        200,
-        Some(&doc),
-        lsn,
-        charge,
-    ))
+    let (doc, lsn) = commit_item(ctx, target, partition, key, map, existing.rid);
+    let charge = charge::patch(doc.body.len(), request.condition.is_some());
+    Ok((doc, lsn, charge))
 }
 
 /// 400 for operations on `/id`, system properties or the partition key path.

@@ -5,9 +5,9 @@ use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
 use serde_json::{Map, Value};
 
 use crate::epk::{Epk, PartitionKeyValue};
+use crate::exchange::RequestCtx;
 use crate::protocol::ids::encode_rid;
 use crate::protocol::{headers, ApiError};
-use crate::server::RequestCtx;
 use crate::store::{Container, DocKey, Partition};
 
 /// Where a point operation lands.

@@ -12,7 +12,8 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
 use super::pipeline;
-use super::shared::{Port, Shared};
+use super::port::Port;
+use crate::exchange::Shared;
 
 /// How long a client may take to send a request's headers (and to finish a TLS handshake).
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);

@@ -1,13 +1,10 @@
-//! The HTTP server: listeners, the per-request pipeline, and response building.
+//! The HTTP server: listeners and the per-request pipeline.
 
 mod body;
 mod listener;
-pub mod op_kind;
 mod pipeline;
-pub mod reply;
-mod shared;
+mod port;
 
 pub use body::MAX_BODY_BYTES;
 pub use listener::spawn;
-pub use reply::Reply;
-pub use shared::{Port, RequestCtx, Shared};
+pub use port::Port;

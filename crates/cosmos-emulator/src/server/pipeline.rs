@@ -10,10 +10,11 @@ use hyper::body::Incoming;
 use tokio::time::Instant;
 
 use super::body::read_body;
-use super::op_kind::op_kind;
-use super::reply::{error_response, to_response, Reply};
-use super::shared::{header_text, Port, RequestCtx, Shared};
+use super::port::Port;
 use crate::auth::Credentials;
+use crate::exchange::reply::{error_response, to_response};
+use crate::exchange::request_class::op_kind;
+use crate::exchange::{header_text, Reply, RequestCtx, Shared};
 use crate::faults::{admin, Action, RequestFacts};
 use crate::handlers;
 use crate::protocol::{headers, route, ApiError};

@@ -1,4 +1,5 @@
-//! Which operation kind a request is, for fault rules and counters.
+//! Which operation kind a request is (for fault rules and counters), and the request flags
+//! handlers and the pipeline both read.
 
 use http::{HeaderMap, Method};
 

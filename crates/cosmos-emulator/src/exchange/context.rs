@@ -20,15 +20,6 @@ pub struct Shared {
     pub global_endpoint: String,
 }
 
-/// Which listener a request arrived on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Port {
-    /// The global endpoint: served as the current hub (write) region.
-    Global,
-    /// A region's own endpoint (index into the topology).
-    Region(usize),
-}
-
 /// One request as handlers see it.
 pub struct RequestCtx<'a> {
     pub shared: &'a Shared,

@@ -1,0 +1,10 @@
+//! What a request and its answer are, below both the server pipeline and the handlers: the
+//! per-request context, the shared state it points to, the reply a handler returns and its HTTP
+//! form, and the request's classification.
+
+mod context;
+pub mod reply;
+pub mod request_class;
+
+pub use context::{header_text, RequestCtx, Shared};
+pub use reply::Reply;
