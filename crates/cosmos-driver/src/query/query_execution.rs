@@ -321,6 +321,11 @@ impl QueryExecution {
         }
     }
 
+    /// Whether the result is produced only once every range is drained (aggregates, GROUP BY).
+    pub fn is_blocking(&self) -> bool {
+        self.blocking.is_some() || self.blocked_output.is_some()
+    }
+
     /// Whether the result is complete.
     pub fn is_done(&self) -> bool {
         self.done

@@ -82,6 +82,14 @@ impl Query {
         Ok(self)
     }
 
+    /// The same parameters with another text (the rewritten query a plan asks ranges to run).
+    pub(crate) fn with_text(&self, text: &str) -> Query {
+        Query {
+            text: text.to_owned(),
+            parameters: self.parameters.clone(),
+        }
+    }
+
     /// The query text.
     pub fn text(&self) -> &str {
         &self.text
