@@ -8,6 +8,8 @@ pub mod auth;
 pub mod diagnostics;
 mod driver;
 mod error;
+#[cfg(test)]
+mod event_capture;
 mod fast_hash;
 pub mod hedging;
 mod operation;

@@ -20,6 +20,8 @@ import uuid
 from azure.core import MatchConditions
 from azure.cosmos import CosmosClient, PartitionKey, exceptions
 
+from checks_feeds import feed_checks
+
 ENDPOINT = os.environ["COSMOS_ENDPOINT"]
 KEY = os.environ["COSMOS_KEY"]
 REGIONS = [r.strip() for r in os.environ["COSMOS_REGIONS"].split(",") if r.strip()]
@@ -174,6 +176,8 @@ def main():
         checks.run("delete an item; a missing item raises 404", delete_item_and_missing_item_raises_404)
         checks.run("a wrong key raises 401", wrong_key_raises_401)
         checks.run("preferred_locations reads from that region", preferred_location_reads_from_that_region)
+        for name, check in feed_checks(ENDPOINT, KEY, REGIONS, db_name, CLIENT_OPTIONS):
+            checks.run(name, check)
         checks.run("delete the database", delete_database)
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0

@@ -1,94 +1,28 @@
-//! The `cosmos.hedge.*` events the race emits, captured by a test subscriber.
+//! The `cosmos.hedge.*` events the race emits, captured deterministically (see
+//! `crate::event_capture`).
 
-use std::fmt::Debug;
-use std::sync::{Arc, Mutex};
-
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Level, Metadata, Subscriber};
+use tracing::Level;
 
 use super::*;
+use crate::event_capture::{capture_paused, Events};
 
-#[derive(Debug, Clone)]
-struct Captured {
-    name: &'static str,
-    level: Level,
-    fields: Vec<(&'static str, String)>,
+/// Runs one race under paused time and returns the hedging events it emitted.
+fn race_events<F: Future>(race: impl FnOnce() -> F) -> (F::Output, Events) {
+    capture_paused(events::TARGET, race)
 }
 
-impl Captured {
-    fn field(&self, name: &str) -> Option<&str> {
-        self.fields
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<Captured>>>);
-
-struct Fields<'a>(&'a mut Vec<(&'static str, String)>);
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn Debug) {
-        self.0.push((field.name(), format!("{value:?}")));
-    }
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.push((field.name(), value.to_string()));
-    }
-}
-
-impl Subscriber for Capture {
-    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        metadata.target() == events::TARGET
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut fields = Vec::new();
-        event.record(&mut Fields(&mut fields));
-        let m = event.metadata();
-        self.0.lock().unwrap().push(Captured {
-            name: m.name(),
-            level: *m.level(),
-            fields,
-        });
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
-
-impl Capture {
-    fn names(&self) -> Vec<&'static str> {
-        self.0.lock().unwrap().iter().map(|c| c.name).collect()
-    }
-    fn get(&self, name: &str) -> Captured {
-        let all = self.0.lock().unwrap();
-        let found = all.iter().find(|c| c.name == name).cloned();
-        found.unwrap_or_else(|| {
-            panic!(
-                "no {name} event in {:?}",
-                all.iter().map(|c| c.name).collect::<Vec<_>>()
-            )
-        })
-    }
-}
-
-#[tokio::test(start_paused = true)]
-async fn happy_path_emits_enabled_and_winner_only() {
-    let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
-    let (ra, rb) = (a(), b());
-    let p = Probe::default();
-    race_hedged(
-        setup(&ra, &rb, 100),
-        attempt(ms(10), out(200, 0), &p),
-        no_alternate,
-    )
-    .await;
+#[test]
+fn happy_path_emits_enabled_and_winner_only() {
+    let (_, capture) = race_events(|| async {
+        let (ra, rb) = (a(), b());
+        let p = Probe::default();
+        race_hedged(
+            setup(&ra, &rb, 100),
+            attempt(ms(10), out(200, 0), &p),
+            no_alternate,
+        )
+        .await;
+    });
     assert_eq!(
         capture.names(),
         [
@@ -106,18 +40,18 @@ async fn happy_path_emits_enabled_and_winner_only() {
     assert_eq!(winner.field("elapsed_ms"), Some("10"));
 }
 
-#[tokio::test(start_paused = true)]
-async fn alternate_win_emits_spawn_cancel_and_winner() {
-    let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
-    let (ra, rb) = (a(), b());
-    let (p, q) = (Probe::default(), Probe::default());
-    race_hedged(
-        setup(&ra, &rb, 100),
-        attempt(ms(2000), out(200, 0), &p),
-        || attempt(ms(20), out(200, 0), &q),
-    )
-    .await;
+#[test]
+fn alternate_win_emits_spawn_cancel_and_winner() {
+    let (_, capture) = race_events(|| async {
+        let (ra, rb) = (a(), b());
+        let (p, q) = (Probe::default(), Probe::default());
+        race_hedged(
+            setup(&ra, &rb, 100),
+            attempt(ms(2000), out(200, 0), &p),
+            || attempt(ms(20), out(200, 0), &q),
+        )
+        .await;
+    });
     assert_eq!(
         capture.names(),
         [
@@ -140,43 +74,39 @@ async fn alternate_win_emits_spawn_cancel_and_winner() {
     assert_eq!(winner.field("elapsed_ms"), Some("120"));
 }
 
-#[tokio::test(start_paused = true)]
-async fn both_transient_emits_a_warning() {
-    let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
-    let (ra, rb) = (a(), b());
-    let (p, q) = (Probe::default(), Probe::default());
-    race_hedged(
-        setup(&ra, &rb, 100),
-        attempt(ms(150), out(503, 0), &p),
-        || attempt(ms(200), out(500, 0), &q),
-    )
-    .await;
+#[test]
+fn both_transient_emits_a_warning() {
+    let (_, capture) = race_events(|| async {
+        let (ra, rb) = (a(), b());
+        let (p, q) = (Probe::default(), Probe::default());
+        race_hedged(
+            setup(&ra, &rb, 100),
+            attempt(ms(150), out(503, 0), &p),
+            || attempt(ms(200), out(500, 0), &q),
+        )
+        .await;
+    });
     let warn = capture.get("cosmos.hedge.both_transient");
     assert_eq!(warn.level, Level::WARN);
     assert_eq!(warn.field("last_status_code"), Some("500"));
     assert!(!capture.names().contains(&"cosmos.hedge.winner_selected"));
 }
 
-#[tokio::test(start_paused = true)]
-async fn deadline_cancels_with_reason_deadline() {
-    let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
-    let (ra, rb) = (a(), b());
-    let (p, q) = (Probe::default(), Probe::default());
-    let s = RaceSetup {
-        deadline: Some(Instant::now() + ms(300)),
-        ..setup(&ra, &rb, 100)
-    };
-    race_hedged(s, attempt(ms(2000), out(200, 0), &p), || {
-        attempt(ms(2000), out(200, 0), &q)
-    })
-    .await;
-    let all = capture.0.lock().unwrap().clone();
-    let canceled: Vec<_> = all
-        .iter()
-        .filter(|c| c.name == "cosmos.hedge.canceled")
-        .collect();
+#[test]
+fn deadline_cancels_with_reason_deadline() {
+    let (_, capture) = race_events(|| async {
+        let (ra, rb) = (a(), b());
+        let (p, q) = (Probe::default(), Probe::default());
+        let s = RaceSetup {
+            deadline: Some(Instant::now() + ms(300)),
+            ..setup(&ra, &rb, 100)
+        };
+        race_hedged(s, attempt(ms(2000), out(200, 0), &p), || {
+            attempt(ms(2000), out(200, 0), &q)
+        })
+        .await;
+    });
+    let canceled = capture.all("cosmos.hedge.canceled");
     assert_eq!(canceled.len(), 2);
     assert!(canceled
         .iter()
@@ -185,22 +115,22 @@ async fn deadline_cancels_with_reason_deadline() {
     assert_eq!(which, ["primary", "alternate"]);
 }
 
-#[tokio::test(start_paused = true)]
-async fn dropping_the_race_reports_app_canceled() {
-    let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
-    let (ra, rb) = (a(), b());
-    let (p, q) = (Probe::default(), Probe::default());
-    let race = race_hedged(
-        setup(&ra, &rb, 100),
-        attempt(ms(2000), out(200, 0), &p),
-        || attempt(ms(2000), out(200, 0), &q),
-    );
-    assert!(tokio::time::timeout(ms(300), race).await.is_err());
-    let all = capture.0.lock().unwrap().clone();
-    let reasons: Vec<_> = all
+#[test]
+fn dropping_the_race_reports_app_canceled() {
+    let (timed_out, capture) = race_events(|| async {
+        let (ra, rb) = (a(), b());
+        let (p, q) = (Probe::default(), Probe::default());
+        let race = race_hedged(
+            setup(&ra, &rb, 100),
+            attempt(ms(2000), out(200, 0), &p),
+            || attempt(ms(2000), out(200, 0), &q),
+        );
+        tokio::time::timeout(ms(300), race).await.is_err()
+    });
+    assert!(timed_out);
+    let reasons: Vec<_> = capture
+        .all("cosmos.hedge.canceled")
         .iter()
-        .filter(|c| c.name == "cosmos.hedge.canceled")
         .filter_map(|c| c.field("reason"))
         .collect();
     assert_eq!(reasons, ["app_canceled", "app_canceled"]);

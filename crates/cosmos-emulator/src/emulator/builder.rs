@@ -245,7 +245,8 @@ impl EmulatorBuilder {
             store: Store {
                 topology,
                 catalog: Catalog::default(),
-                lags,
+                lags: std::sync::RwLock::new(lags),
+                offers: Default::default(),
                 partitions_per_container: self.partitions.clamp(1, 1024),
             },
             auth,

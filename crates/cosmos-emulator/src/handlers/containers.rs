@@ -7,7 +7,7 @@ use super::{etag_read, feed_body};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
 use crate::store::document::{id_of, parse_object};
-use crate::store::Container;
+use crate::store::{Container, Throughput};
 
 /// POST /dbs/{db}/colls
 pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
@@ -16,6 +16,7 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     let database = store.catalog.owner_database(db)?;
     let map = parse_object(&ctx.body)?;
     let id = id_of(&map)?;
+    let throughput = super::offers::requested(ctx)?;
     let regions = store.topology.regions().len();
     let container = database.add_container(&id, |ordinal| {
         Container::create(
@@ -27,6 +28,19 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
             regions,
         )
     })?;
+    // A container in a database with shared throughput has no offer of its own unless it asks.
+    let shared_by_database = store.offers.of_resource(&database.rid).is_some();
+    let own = throughput.or_else(|| {
+        (!shared_by_database).then_some(Throughput::Manual(
+            super::offers::DEFAULT_CONTAINER_THROUGHPUT,
+        ))
+    });
+    if let Some(t) = own {
+        let link = format!("dbs/{}/colls/{}/", database.rid, container.rid);
+        store
+            .offers
+            .create(link, container.rid.clone(), &container.rid_bytes, t);
+    }
     Ok(Reply::json(201, container.body.clone(), charge::metadata())
         .header(headers::ETAG, &container.etag))
 }
@@ -64,11 +78,12 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErro
 /// DELETE /dbs/{db}/colls/{coll}
 pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
-    ctx.shared
-        .store
-        .catalog
-        .owner_database(db)?
-        .delete_container(coll)?;
+    let database = ctx.shared.store.catalog.owner_database(db)?;
+    let rid_bytes = database.container(coll).map(|c| c.rid_bytes);
+    database.delete_container(coll)?;
+    if let Some(bytes) = rid_bytes {
+        ctx.shared.store.offers.remove_under(&bytes);
+    }
     Ok(Reply::empty(204, charge::metadata()))
 }
 

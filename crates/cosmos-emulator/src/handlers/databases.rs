@@ -13,7 +13,15 @@ pub fn create(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let map = parse_object(&ctx.body)?;
     let id = id_of(&map)?;
+    let throughput = super::offers::requested(ctx)?;
     let db = ctx.shared.store.catalog.create_database(map, id)?;
+    if let Some(t) = throughput {
+        let link = format!("dbs/{}/", db.rid);
+        ctx.shared
+            .store
+            .offers
+            .create(link, db.rid.clone(), &db.rid_bytes, t);
+    }
     Ok(Reply::json(201, db.body.clone(), charge::metadata()).header(headers::ETAG, &db.etag))
 }
 
@@ -41,6 +49,10 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
 /// DELETE /dbs/{db}
 pub fn delete(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
+    let rid_bytes = ctx.shared.store.catalog.database(db).map(|d| d.rid_bytes);
     ctx.shared.store.catalog.delete_database(db)?;
+    if let Some(bytes) = rid_bytes {
+        ctx.shared.store.offers.remove_under(&bytes);
+    }
     Ok(Reply::empty(204, charge::metadata()))
 }

@@ -40,23 +40,27 @@ fn decode(token: &str) -> Result<Continuation, ApiError> {
     })
 }
 
+/// The page size `x-ms-max-item-count` asks for (default when absent or 0, the largest when
+/// negative); 400 when it is not a number.
+pub fn page_size(ctx: &RequestCtx<'_>) -> Result<usize, ApiError> {
+    match ctx.header(headers::MAX_ITEM_COUNT).map(str::trim) {
+        None | Some("") => Ok(DEFAULT_PAGE),
+        Some(text) => match text.parse::<i64>() {
+            Ok(n) if n < 0 => Ok(MAX_PAGE),
+            Ok(0) => Ok(DEFAULT_PAGE),
+            Ok(n) => Ok((n as usize).min(MAX_PAGE)),
+            Err(_) => Err(ApiError::bad_request(format!(
+                "{} must be a number, not {text:?}",
+                headers::MAX_ITEM_COUNT
+            ))),
+        },
+    }
+}
+
 /// Serves one page of the read feed.
 pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
-    let page_size = match ctx.header(headers::MAX_ITEM_COUNT).map(str::trim) {
-        None | Some("") => DEFAULT_PAGE,
-        Some(text) => match text.parse::<i64>() {
-            Ok(n) if n < 0 => MAX_PAGE,
-            Ok(0) => DEFAULT_PAGE,
-            Ok(n) => (n as usize).min(MAX_PAGE),
-            Err(_) => {
-                return Err(ApiError::bad_request(format!(
-                    "{} must be a number, not {text:?}",
-                    headers::MAX_ITEM_COUNT
-                )))
-            }
-        },
-    };
+    let page_size = page_size(ctx)?;
     let only_epk = match ctx.header(headers::PARTITION_KEY) {
         Some(raw) => Some(
             PartitionKeyValue::from_header(raw)

@@ -1,5 +1,6 @@
-//! What an item answer carries from its partition: the session token, `lsn` and range id, on
-//! successes and on the errors the partition itself decided.
+//! What an item answer carries from its partition: the session token, `lsn`, range id and the
+//! container's paths (`x-ms-alt-content-path`, `x-ms-content-path`: how the SDKs learn which
+//! container a session token belongs to), on successes and on the errors the partition decided.
 
 use super::consistency::session_token;
 use super::target::Target;
@@ -7,14 +8,17 @@ use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError};
 use crate::store::{Partition, StoredDoc};
 
-/// The partition's headers on an item answer: session token and `lsn` at `lsn`, and the range id.
+/// The partition's headers on an item answer: session token and `lsn` at `lsn`, the range id and
+/// the container's paths.
 fn partition_headers(
     ctx: &RequestCtx<'_>,
     target: &Target,
     partition: &Partition,
     lsn: u64,
-) -> [(&'static str, String); 3] {
+) -> [(&'static str, String); 5] {
     [
+        (headers::ALT_CONTENT_PATH, target.alt_content_path()),
+        (headers::CONTENT_PATH, target.container.rid.clone()),
         (
             headers::SESSION_TOKEN,
             session_token(ctx, partition, target.range_id(), lsn),

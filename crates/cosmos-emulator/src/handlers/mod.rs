@@ -1,6 +1,9 @@
 //! Request handlers, one file per resource; [`handle`] picks one by route and method.
 
 mod account;
+mod batch;
+mod batch_ops;
+mod change_feed;
 mod consistency;
 mod containers;
 mod databases;
@@ -8,18 +11,21 @@ mod failover;
 mod feed;
 mod item_reply;
 mod items;
+mod lag_admin;
+mod offers;
 mod patch;
 mod target;
 
 pub use account::account_document;
 pub use failover::failover;
+pub use lag_admin::replication_lag;
 
 use bytes::Bytes;
 use http::Method;
 
 use crate::exchange::request_class::is_query;
 use crate::exchange::{Reply, RequestCtx};
-use crate::protocol::{ApiError, Resource, Route};
+use crate::protocol::{headers, ApiError, Resource, Route};
 
 /// Serves a routed, authenticated request.
 pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
@@ -37,13 +43,23 @@ pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
             containers::delete(ctx, db, coll)
         }
         Resource::PkRanges { db, coll } if m == Method::GET => containers::pkranges(ctx, db, coll),
+        Resource::Offers if m == Method::GET => Ok(offers::list(ctx)),
+        Resource::Offers if m == Method::POST && is_query(ctx.headers) => offers::query(ctx),
+        Resource::Offer { id } if m == Method::GET => offers::read(ctx, id),
+        Resource::Offer { id } if m == Method::PUT => offers::replace(ctx, id),
         Resource::Items { .. } if m == Method::POST && is_query(ctx.headers) => {
             Err(ApiError::bad_request(
                 "Queries are not supported by this emulator; use point reads or the read feed.",
             ))
         }
+        Resource::Items { db, coll } if m == Method::POST && batch::is_batch(ctx) => {
+            batch::execute(ctx, db, coll)
+        }
         Resource::Items { db, coll } if m == Method::POST => items::create(ctx, db, coll),
-        Resource::Items { db, coll } if m == Method::GET => feed::read_feed(ctx, db, coll),
+        Resource::Items { db, coll } if m == Method::GET => match ctx.header(headers::A_IM) {
+            Some(a_im) => change_feed::read(ctx, db, coll, a_im),
+            None => feed::read_feed(ctx, db, coll),
+        },
         Resource::Item { db, coll, id } if m == Method::GET => items::read(ctx, db, coll, id),
         Resource::Item { db, coll, id } if m == Method::PUT => items::replace(ctx, db, coll, id),
         Resource::Item { db, coll, id } if m == Method::DELETE => items::delete(ctx, db, coll, id),

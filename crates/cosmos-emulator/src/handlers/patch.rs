@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::consistency::require_write_region;
 use super::item_reply::{item_reply, write_error};
@@ -92,30 +92,39 @@ pub fn patch_existing(
     existing: &StoredDoc,
     request: &PatchRequest,
 ) -> Result<(Arc<StoredDoc>, u64, f64), ApiError> {
-    let refuse = |error| write_error(ctx, target, partition, error);
-    let mut doc: Value = serde_json::from_slice(&existing.body)
-        .map_err(|e| ApiError::new(500, format!("The stored item could not be read: {e}")))?;
-    if let Some(cond) = &request.condition {
-        let held = holds(cond, &doc).map_err(|e| {
-            refuse(ApiError::bad_request(format!(
-                "The patch condition is invalid: {e}"
-            )))
-        })?;
-        if !held {
-            return Err(refuse(ApiError::precondition_failed()));
+    let map = patched(existing, request).map_err(|e| {
+        if e.status == 500 {
+            e
+        } else {
+            write_error(ctx, target, partition, e)
         }
-    }
-    apply(&mut doc, &request.ops).map_err(|e| {
-        refuse(ApiError::bad_request(format!(
-            "The patch could not be applied: {e}"
-        )))
     })?;
-    let Value::Object(map) = doc else {
-        return Err(ApiError::new(500, "The stored item is not a JSON object."));
-    };
     let (doc, lsn) = commit_item(ctx, target, partition, key, map, existing.rid);
     let charge = charge::patch(doc.body.len(), request.condition.is_some());
     Ok((doc, lsn, charge))
+}
+
+/// The item `existing` becomes under `request`, not yet sealed or committed: 412 when the
+/// condition does not hold, 400 when an operation cannot apply.
+pub fn patched(
+    existing: &StoredDoc,
+    request: &PatchRequest,
+) -> Result<Map<String, Value>, ApiError> {
+    let mut doc: Value = serde_json::from_slice(&existing.body)
+        .map_err(|e| ApiError::new(500, format!("The stored item could not be read: {e}")))?;
+    if let Some(cond) = &request.condition {
+        let held = holds(cond, &doc)
+            .map_err(|e| ApiError::bad_request(format!("The patch condition is invalid: {e}")))?;
+        if !held {
+            return Err(ApiError::precondition_failed());
+        }
+    }
+    apply(&mut doc, &request.ops)
+        .map_err(|e| ApiError::bad_request(format!("The patch could not be applied: {e}")))?;
+    match doc {
+        Value::Object(map) => Ok(map),
+        _ => Err(ApiError::new(500, "The stored item is not a JSON object.")),
+    }
 }
 
 /// 400 for operations on `/id`, system properties or the partition key path.

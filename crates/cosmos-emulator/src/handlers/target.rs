@@ -6,13 +6,14 @@ use serde_json::{Map, Value};
 
 use crate::epk::{Epk, PartitionKeyValue};
 use crate::exchange::RequestCtx;
-use crate::protocol::ids::encode_rid;
 use crate::protocol::{headers, ApiError};
 use crate::store::{Container, DocKey, Partition};
 
 /// Where a point operation lands.
 pub struct Target {
     pub container: Arc<Container>,
+    /// The owning database's id (the request may have named it by `_rid`).
+    pub db_id: String,
     pub epk: Epk,
     pub range: usize,
 }
@@ -36,8 +37,15 @@ impl Target {
         }
         let epk = pk.epk();
         let range = container.range_index(epk);
+        let db_id = ctx
+            .shared
+            .store
+            .catalog
+            .database(db)
+            .map_or_else(|| db.to_owned(), |d| d.id.clone());
         Ok(Self {
             container,
+            db_id,
             epk,
             range,
         })
@@ -49,6 +57,11 @@ impl Target {
             epk: self.epk,
             id: id.to_owned(),
         }
+    }
+
+    /// The container's name-based path, `dbs/{db}/colls/{coll}` (`x-ms-alt-content-path`).
+    pub fn alt_content_path(&self) -> String {
+        format!("dbs/{}/colls/{}", self.db_id, self.container.id)
     }
 
     /// The partition key range id ("0", "1", ...).
@@ -86,12 +99,7 @@ impl Target {
 
     /// The `_self` link of an item with resource id `rid`.
     pub fn self_link(&self, rid: &[u8; 16]) -> String {
-        let db = encode_rid(&self.container.rid_bytes[..4]);
-        format!(
-            "dbs/{db}/colls/{}/docs/{}/",
-            self.container.rid,
-            encode_rid(rid)
-        )
+        self.container.item_self_link(rid)
     }
 }
 

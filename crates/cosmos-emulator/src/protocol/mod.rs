@@ -1,9 +1,11 @@
 //! The service's wire vocabulary: header names, routes, errors, session tokens, charges, ids.
 
+pub mod change_feed_request;
 pub mod charge;
 mod error;
 pub mod headers;
 pub mod ids;
+pub mod offer_query;
 pub mod route;
 pub mod session_token;
 

@@ -26,6 +26,10 @@ pub enum Resource {
     },
     /// `/dbs/{db}/colls/{coll}/pkranges`
     PkRanges { db: String, coll: String },
+    /// `/offers`
+    Offers,
+    /// `/offers/{id}`
+    Offer { id: String },
 }
 
 /// A routed request path.
@@ -60,6 +64,12 @@ pub fn parse(path: &str) -> Option<Route> {
     let link = |n: usize| seg[..n].join("/");
     let kinds: Vec<&str> = seg.iter().step_by(2).map(String::as_str).collect();
     let (resource, resource_type, resource_link) = match (kinds.as_slice(), seg.len()) {
+        (["offers"], 1) => (Resource::Offers, "offers", String::new()),
+        (["offers"], 2) => (
+            Resource::Offer { id: seg[1].clone() },
+            "offers",
+            seg[1].to_ascii_lowercase(),
+        ),
         (["dbs"], 1) => (Resource::Databases, "dbs", String::new()),
         (["dbs"], 2) => (Resource::Database { db: seg[1].clone() }, "dbs", link(2)),
         (["dbs", "colls"], 3) => (
@@ -148,6 +158,8 @@ mod tests {
                 "dbs/d1/colls/c1/docs/a b",
             ),
             ("/dbs/d1/colls/c1/pkranges", "pkranges", "dbs/d1/colls/c1"),
+            ("/offers", "offers", ""),
+            ("/offers/Of1A/", "offers", "of1a"),
         ];
         for (path, kind, link) in table {
             let route = parse(path).unwrap_or_else(|| panic!("{path} did not route"));

@@ -168,6 +168,16 @@ impl Container {
         self.range_ids.iter().position(|r| r == id)
     }
 
+    /// The `_self` link of an item with resource id `rid`.
+    pub fn item_self_link(&self, rid: &[u8; 16]) -> String {
+        format!(
+            "dbs/{}/colls/{}/docs/{}/",
+            encode_rid(&self.rid_bytes[..4]),
+            self.rid,
+            encode_rid(rid)
+        )
+    }
+
     /// Resource-id bytes for a new item.
     pub fn next_item_rid(&self) -> [u8; 16] {
         let n = self.next_item.fetch_add(1, Ordering::Relaxed);

@@ -3,18 +3,23 @@
 mod catalog;
 mod container;
 pub mod document;
+mod history;
 mod lag;
+mod offers;
 mod partition;
 mod replica_log;
 mod topology;
 
 pub use catalog::{Catalog, Database};
 pub use container::Container;
+pub use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
 pub use lag::ReplicationLag;
-pub use partition::{DocKey, Partition, StoredDoc};
+pub use offers::{Offer, Offers, Throughput};
+pub use partition::{Change, DocKey, Partition, StoredDoc};
 pub use replica_log::ReplicaLog;
 pub use topology::{RegionInfo, Topology};
 
+use std::sync::RwLock;
 use std::time::Duration;
 
 /// Everything the request handlers share.
@@ -22,7 +27,9 @@ pub struct Store {
     pub topology: Topology,
     pub catalog: Catalog,
     /// Per region (same order as the topology), the lag of writes reaching it.
-    pub lags: Vec<ReplicationLag>,
+    pub lags: RwLock<Vec<ReplicationLag>>,
+    /// Throughput offers of databases and containers.
+    pub offers: Offers,
     /// Physical partitions per new container.
     pub partitions_per_container: usize,
 }
@@ -30,11 +37,31 @@ pub struct Store {
 impl Store {
     /// Samples each region's lag for one write.
     pub fn sample_lags(&self) -> Vec<Duration> {
-        if self.lags.iter().all(ReplicationLag::is_zero) {
-            return vec![Duration::ZERO; self.lags.len()];
+        let regions = self.topology.regions().len();
+        let Ok(lags) = self.lags.read() else {
+            return vec![Duration::ZERO; regions];
+        };
+        if lags.iter().all(ReplicationLag::is_zero) {
+            return vec![Duration::ZERO; lags.len()];
         }
         let mut rng = rand::rng();
-        self.lags.iter().map(|l| l.sample(&mut rng)).collect()
+        lags.iter().map(|l| l.sample(&mut rng)).collect()
+    }
+
+    /// Sets region `name`'s replication lag for writes from now on; returns its index.
+    pub fn set_lag(&self, name: &str, lag: ReplicationLag) -> Result<usize, String> {
+        let index = self
+            .topology
+            .index_of(name)
+            .ok_or_else(|| format!("unknown region {name:?}"))?;
+        let mut lags = self
+            .lags
+            .write()
+            .map_err(|_| "the lag lock was poisoned".to_owned())?;
+        if let Some(slot) = lags.get_mut(index) {
+            *slot = lag;
+        }
+        Ok(index)
     }
 
     /// Makes `region` the write (hub) region and brings its replicas up to date.

@@ -11,8 +11,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use super::history::{ChangeHistory, HistoryEntry};
 use super::replica_log::ReplicaLog;
 use crate::epk::Epk;
+use crate::protocol::ids::unix_seconds;
 
 /// Where an item lives within a container: its EPK, then its id.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -40,6 +42,25 @@ struct Version {
 pub struct Partition {
     log: ReplicaLog<DocKey>,
     docs: BTreeMap<DocKey, Vec<Version>>,
+    /// Each held version's LSN, with its key and commit time: the change feed's order.
+    by_lsn: BTreeMap<u64, Committed>,
+    /// Every change within the retention window, deletes included (all-versions feeds).
+    history: ChangeHistory,
+}
+
+/// What the change feed knows of a commit.
+#[derive(Clone, Debug)]
+struct Committed {
+    key: DocKey,
+    unix_ts: u64,
+}
+
+/// One item in a latest-version change feed page.
+#[derive(Clone, Debug)]
+pub struct Change {
+    pub lsn: u64,
+    pub key: DocKey,
+    pub doc: Arc<StoredDoc>,
 }
 
 impl Partition {
@@ -48,6 +69,8 @@ impl Partition {
         Self {
             log: ReplicaLog::new(regions),
             docs: BTreeMap::new(),
+            by_lsn: BTreeMap::new(),
+            history: ChangeHistory::default(),
         }
     }
 
@@ -87,6 +110,21 @@ impl Partition {
         lags: &[Duration],
     ) -> u64 {
         let lsn = self.log.commit(key.clone(), origin, now, lags);
+        let unix_ts = unix_seconds();
+        let previous = self
+            .docs
+            .get(&key)
+            .and_then(|versions| versions.last())
+            .and_then(|v| v.doc.clone().map(|d| (v.lsn, d)));
+        self.history
+            .record(lsn, &key, doc.clone(), previous, unix_ts);
+        self.by_lsn.insert(
+            lsn,
+            Committed {
+                key: key.clone(),
+                unix_ts,
+            },
+        );
         self.docs
             .entry(key.clone())
             .or_default()
@@ -151,14 +189,74 @@ impl Partition {
             .iter()
             .rposition(|v| v.lsn <= min_visible)
             .unwrap_or(0);
-        versions.drain(..keep_from);
+        for gone in versions.drain(..keep_from) {
+            self.by_lsn.remove(&gone.lsn);
+        }
         let only_a_replicated_delete = versions.len() == 1
             && versions
                 .first()
                 .is_some_and(|v| v.doc.is_none() && v.lsn <= min_visible);
         if versions.is_empty() || only_a_replicated_delete {
+            for gone in versions.iter() {
+                self.by_lsn.remove(&gone.lsn);
+            }
             self.docs.remove(key);
         }
+    }
+
+    /// The latest-version change feed as a replica at `upto` sees it: up to `limit` items whose
+    /// newest version at `upto` was committed after `after` (and at or after `since_unix` seconds),
+    /// each once, in commit order, only keys `wanted` accepts.
+    pub fn changes(
+        &self,
+        after: u64,
+        upto: u64,
+        since_unix: Option<u64>,
+        wanted: impl Fn(&DocKey) -> bool,
+        limit: usize,
+    ) -> Vec<Change> {
+        let mut out = Vec::new();
+        if after >= upto {
+            return out;
+        }
+        for (&lsn, entry) in self.by_lsn.range(after + 1..=upto) {
+            if out.len() >= limit {
+                break;
+            }
+            if since_unix.is_some_and(|since| entry.unix_ts < since) || !wanted(&entry.key) {
+                continue;
+            }
+            let newest = self
+                .docs
+                .get(&entry.key)
+                .and_then(|versions| versions.iter().rev().find(|v| v.lsn <= upto));
+            if let Some(Version {
+                lsn: newest_lsn,
+                doc: Some(doc),
+            }) = newest
+            {
+                if *newest_lsn == lsn {
+                    out.push(Change {
+                        lsn,
+                        key: entry.key.clone(),
+                        doc: doc.clone(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The all-versions-and-deletes feed at `upto`: changes after `after`, oldest first; `Err`
+    /// with the oldest LSN still held when `after` lies before the retention window.
+    pub fn history(
+        &self,
+        after: u64,
+        upto: u64,
+        wanted: impl Fn(&DocKey) -> bool,
+        limit: usize,
+    ) -> Result<Vec<HistoryEntry>, u64> {
+        self.history.after(after, upto, wanted, limit)
     }
 
     /// Number of item keys held (live items plus not-yet-replicated deletes); for tests.

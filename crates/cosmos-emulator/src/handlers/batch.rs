@@ -1,0 +1,255 @@
+//! POST .../docs with `x-ms-cosmos-is-batch-request: True`: a transactional batch
+//! (`x-ms-cosmos-batch-atomic: True`: one partition key, all operations or none, 207 with the
+//! failing operation's status and 424 for the others) or a bulk request (`False`: each operation on
+//! its own, in the partition key range the request names).
+
+use bytes::Bytes;
+use serde_json::{json, Map, Value};
+
+use super::batch_ops::{evaluate, op_epk, BatchOp, OpResult, Staged};
+use super::consistency::{require_write_region, session_token};
+use super::items::commit;
+use crate::epk::PartitionKeyValue;
+use crate::protocol::{headers, ApiError};
+use crate::exchange::request_class::flag;
+use crate::exchange::{Reply, RequestCtx};
+use crate::store::Container;
+
+/// At most this many operations in one batch.
+pub const MAX_OPERATIONS: usize = 100;
+
+/// The status of operations a failed atomic batch did not apply.
+const FAILED_DEPENDENCY: u16 = 424;
+
+/// Whether a POST to a feed is a batch.
+pub fn is_batch(ctx: &RequestCtx<'_>) -> bool {
+    flag(ctx.headers, headers::IS_BATCH_REQUEST)
+}
+
+/// Serves a batch or bulk request.
+pub fn execute(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+    require_write_region(ctx)?;
+    let container = ctx.shared.store.catalog.container(db, coll)?;
+    let ops: Vec<BatchOp> = serde_json::from_slice(&ctx.body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "A batch body is a JSON array of operations like {{\"operationType\": \"Create\", \"resourceBody\": {{...}}}}: {e}"
+        ))
+    })?;
+    if ops.is_empty() {
+        return Err(ApiError::bad_request("The batch has no operations."));
+    }
+    if ops.len() > MAX_OPERATIONS {
+        return Err(ApiError::bad_request(format!(
+            "The batch has {} operations; at most {MAX_OPERATIONS} are allowed.",
+            ops.len()
+        )));
+    }
+    let atomic = match ctx.header(headers::IS_BATCH_ATOMIC).map(str::trim) {
+        None => true,
+        Some(v) if v.eq_ignore_ascii_case("true") => true,
+        Some(v) if v.eq_ignore_ascii_case("false") => false,
+        Some(v) => {
+            return Err(ApiError::bad_request(format!(
+                "{} must be True or False, not {v:?}.",
+                headers::IS_BATCH_ATOMIC
+            )))
+        }
+    };
+    if atomic {
+        atomic_batch(ctx, &container, &ops)
+    } else {
+        bulk(ctx, &container, &ops)
+    }
+}
+
+/// All operations on the request's partition key, applied only when every one succeeds.
+fn atomic_batch(
+    ctx: &RequestCtx<'_>,
+    container: &Container,
+    ops: &[BatchOp],
+) -> Result<Reply, ApiError> {
+    let raw = ctx.header(headers::PARTITION_KEY).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "A transactional batch needs the {} header naming its one partition key.",
+            headers::PARTITION_KEY
+        ))
+    })?;
+    let epk = PartitionKeyValue::from_header(raw)
+        .map_err(ApiError::bad_request)?
+        .epk();
+    for (i, op) in ops.iter().enumerate() {
+        if op_epk(op)?.is_some_and(|e| e != epk) {
+            return Err(ApiError::bad_request(format!(
+                "Operation {i} names another partition key; a transactional batch has one."
+            )));
+        }
+    }
+    let range = container.range_index(epk);
+    let mut partition = lock(container, range)?;
+    let mut results: Vec<Result<OpResult, ApiError>> = Vec::with_capacity(ops.len());
+    {
+        let mut staged = Staged::new(&partition);
+        for op in ops {
+            let result = evaluate(op, epk, container, &staged);
+            let failed = result.is_err();
+            if let Ok(OpResult { write: Some(w), .. }) = &result {
+                staged.stage(w);
+            }
+            results.push(result);
+            if failed {
+                break;
+            }
+        }
+    }
+    let failed = results.iter().any(Result::is_err);
+    let mut lsn = partition.committed_lsn();
+    if !failed {
+        for result in results.iter().flatten() {
+            if let Some((key, doc)) = &result.write {
+                lsn = commit(ctx, &mut partition, key, doc.clone());
+            }
+        }
+    }
+    let mut entries: Vec<Value> = results.iter().map(|r| entry(r, failed)).collect();
+    entries.extend((results.len()..ops.len()).map(|_| not_applied()));
+    let charge = results
+        .iter()
+        .flatten()
+        .map(|r| r.charge)
+        .sum::<f64>()
+        .max(1.0);
+    let range_id = container.range_id(range);
+    let status = if failed { 207 } else { 200 };
+    Ok(Reply::json(
+        status,
+        Bytes::from(Value::Array(entries).to_string()),
+        charge,
+    )
+    .header(
+        headers::SESSION_TOKEN,
+        session_token(ctx, &partition, range_id, lsn),
+    )
+    .header(headers::LSN, lsn.to_string())
+    .header(headers::PARTITION_KEY_RANGE_ID, range_id)
+    .header(headers::CONTENT_PATH, &container.rid))
+}
+
+/// Each operation on its own, on its own partition key, within the range the request names.
+fn bulk(ctx: &RequestCtx<'_>, container: &Container, ops: &[BatchOp]) -> Result<Reply, ApiError> {
+    let header_epk = match ctx.header(headers::PARTITION_KEY) {
+        Some(raw) => Some(
+            PartitionKeyValue::from_header(raw)
+                .map_err(ApiError::bad_request)?
+                .epk(),
+        ),
+        None => None,
+    };
+    let named_range = match ctx.header(headers::PARTITION_KEY_RANGE_ID) {
+        Some(id) => Some(container.range_by_id(id.trim()).ok_or_else(|| {
+            ApiError::new(410, format!("Partition key range {id:?} does not exist."))
+                .with_sub_status(1002)
+        })?),
+        None => None,
+    };
+    let mut entries = Vec::with_capacity(ops.len());
+    let mut charge = 0.0;
+    let mut tokens = Vec::new();
+    let mut any_failed = false;
+    for (i, op) in ops.iter().enumerate() {
+        let epk = op_epk(op)?.or(header_epk).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "Operation {i} has no partitionKey and the request has no {} header.",
+                headers::PARTITION_KEY
+            ))
+        })?;
+        let range = container.range_index(epk);
+        if named_range.is_some_and(|r| r != range) {
+            let e = ApiError::new(410, "The operation's partition key is not in the partition key range the request names.")
+                .with_sub_status(1002);
+            any_failed = true;
+            entries.push(entry(&Err(e), false));
+            continue;
+        }
+        let mut partition = lock(container, range)?;
+        let result = evaluate(op, epk, container, &Staged::new(&partition));
+        if let Ok(OpResult {
+            write: Some((key, doc)),
+            ..
+        }) = &result
+        {
+            let lsn = commit(ctx, &mut partition, key, doc.clone());
+            tokens.push(session_token(
+                ctx,
+                &partition,
+                container.range_id(range),
+                lsn,
+            ));
+        }
+        any_failed |= result.is_err();
+        charge += result.as_ref().map_or(1.0, |r| r.charge);
+        entries.push(entry(&result, false));
+    }
+    let status = if any_failed { 207 } else { 200 };
+    let mut reply = Reply::json(
+        status,
+        Bytes::from(Value::Array(entries).to_string()),
+        charge.max(1.0),
+    )
+    .header(headers::CONTENT_PATH, &container.rid);
+    if let Some(token) = tokens.last() {
+        reply = reply.header(headers::SESSION_TOKEN, token);
+    }
+    if let Some(range) = named_range {
+        reply = reply.header(headers::PARTITION_KEY_RANGE_ID, container.range_id(range));
+    }
+    Ok(reply)
+}
+
+fn lock(
+    container: &Container,
+    range: usize,
+) -> Result<std::sync::RwLockWriteGuard<'_, crate::store::Partition>, ApiError> {
+    container
+        .partition(range)
+        .and_then(|p| p.write().ok())
+        .ok_or_else(|| {
+            ApiError::new(
+                500,
+                "The partition's lock was poisoned by an earlier failure.",
+            )
+        })
+}
+
+/// One operation's entry in the answer; in a failed atomic batch, successes become 424.
+fn entry(result: &Result<OpResult, ApiError>, batch_failed: bool) -> Value {
+    match result {
+        Ok(_) if batch_failed => not_applied(),
+        Ok(r) => {
+            let mut e = Map::new();
+            e.insert("statusCode".into(), json!(r.status));
+            e.insert("requestCharge".into(), json!(r.charge));
+            if let Some(doc) = &r.doc {
+                e.insert("eTag".into(), json!(doc.etag));
+                if let Ok(body) = serde_json::from_slice::<Value>(&doc.body) {
+                    e.insert("resourceBody".into(), body);
+                }
+            }
+            Value::Object(e)
+        }
+        Err(error) => {
+            let mut e = Map::new();
+            e.insert("statusCode".into(), json!(error.status));
+            if error.sub_status != 0 {
+                e.insert("subStatusCode".into(), json!(error.sub_status));
+            }
+            e.insert("requestCharge".into(), json!(1.0));
+            e.insert("message".into(), json!(error.message));
+            Value::Object(e)
+        }
+    }
+}
+
+fn not_applied() -> Value {
+    json!({"statusCode": FAILED_DEPENDENCY, "requestCharge": 0.0,
+           "message": "The operation was not applied: another operation of the transactional batch failed."})
+}

@@ -1,0 +1,236 @@
+//! One batch operation evaluated against a partition plus the writes staged by the operations
+//! before it: what it answers and what it would write. Nothing is committed here.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::patch::{parse_request_value, patched};
+use crate::epk::PartitionKeyValue;
+use crate::protocol::{charge, ApiError};
+use crate::store::document::{id_of, seal};
+use crate::store::{Container, DocKey, Partition, StoredDoc};
+
+/// A batch operation as the SDKs send it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchOp {
+    pub operation_type: String,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub resource_body: Option<Value>,
+    /// The operation's own partition key (bulk), as header text: `["value"]`.
+    #[serde(default)]
+    pub partition_key: Option<String>,
+    #[serde(default)]
+    pub if_match: Option<String>,
+    #[serde(default)]
+    pub if_none_match: Option<String>,
+}
+
+/// What an operation answered, and the write it stages (`None` inside: a delete).
+pub struct OpResult {
+    pub status: u16,
+    pub charge: f64,
+    pub doc: Option<Arc<StoredDoc>>,
+    pub write: Option<(DocKey, Option<Arc<StoredDoc>>)>,
+}
+
+/// The partition as the operations so far would leave it.
+pub struct Staged<'p> {
+    partition: &'p Partition,
+    writes: HashMap<DocKey, Option<Arc<StoredDoc>>>,
+}
+
+impl<'p> Staged<'p> {
+    pub fn new(partition: &'p Partition) -> Self {
+        Self {
+            partition,
+            writes: HashMap::new(),
+        }
+    }
+
+    fn current(&self, key: &DocKey) -> Option<Arc<StoredDoc>> {
+        match self.writes.get(key) {
+            Some(staged) => staged.clone(),
+            None => self.partition.latest(key).cloned(),
+        }
+    }
+
+    /// Records an operation's write so later operations see it.
+    pub fn stage(&mut self, write: &(DocKey, Option<Arc<StoredDoc>>)) {
+        self.writes.insert(write.0.clone(), write.1.clone());
+    }
+}
+
+/// The operation's partition key EPK, when it names one; 400 when it is unreadable.
+pub fn op_epk(op: &BatchOp) -> Result<Option<u128>, ApiError> {
+    op.partition_key
+        .as_deref()
+        .map(|raw| {
+            PartitionKeyValue::from_header(raw)
+                .map(|pk| pk.epk())
+                .map_err(|e| {
+                    ApiError::bad_request(format!("An operation's partitionKey is invalid: {e}"))
+                })
+        })
+        .transpose()
+}
+
+/// Evaluates `op` on the item with partition key `epk` in `container`.
+pub fn evaluate(
+    op: &BatchOp,
+    epk: u128,
+    container: &Container,
+    staged: &Staged<'_>,
+) -> Result<OpResult, ApiError> {
+    let kind = op.operation_type.to_ascii_lowercase();
+    let body_map = || -> Result<Map<String, Value>, ApiError> {
+        match &op.resource_body {
+            Some(Value::Object(map)) => Ok(map.clone()),
+            _ => Err(ApiError::bad_request(format!(
+                "A {} operation needs a JSON object as its resourceBody.",
+                op.operation_type
+            ))),
+        }
+    };
+    let op_id = || -> Result<String, ApiError> {
+        op.id.clone().ok_or_else(|| {
+            ApiError::bad_request(format!("A {} operation needs an id.", op.operation_type))
+        })
+    };
+    let key = |id: &str| DocKey {
+        epk,
+        id: id.to_owned(),
+    };
+    let matches = |current: &StoredDoc| {
+        op.if_match
+            .as_deref()
+            .is_none_or(|tag| tag.trim() == "*" || tag.trim() == current.etag)
+    };
+    let sealed = |map: Map<String, Value>, rid: [u8; 16]| {
+        let link = container.item_self_link(&rid);
+        let s = seal(map, &rid, link);
+        Arc::new(StoredDoc {
+            body: s.body,
+            etag: s.etag,
+            rid,
+        })
+    };
+    let check_key = |map: &Map<String, Value>| -> Result<(), ApiError> {
+        let inside = PartitionKeyValue::from_object(map, &container.pk_segments)
+            .map_err(ApiError::bad_request)?;
+        if inside.epk() != epk {
+            return Err(ApiError::bad_request(
+                "PartitionKey extracted from document doesn't match the one specified in the operation.",
+            ));
+        }
+        Ok(())
+    };
+    let write_result = |status, k: DocKey, doc: Arc<StoredDoc>| OpResult {
+        status,
+        charge: charge::write(doc.body.len()),
+        doc: Some(doc.clone()),
+        write: Some((k, Some(doc))),
+    };
+    match kind.as_str() {
+        "create" | "upsert" => {
+            let map = body_map()?;
+            let id = id_of(&map)?;
+            check_key(&map)?;
+            let k = key(&id);
+            let existing = staged.current(&k);
+            match &existing {
+                Some(_) if kind == "create" => return Err(ApiError::already_exists()),
+                Some(current) if !matches(current) => return Err(ApiError::precondition_failed()),
+                None if op.if_match.is_some() && kind == "upsert" => {
+                    return Err(ApiError::precondition_failed())
+                }
+                _ => {}
+            }
+            let rid = existing
+                .as_ref()
+                .map_or_else(|| container.next_item_rid(), |d| d.rid);
+            let status = if existing.is_some() { 200 } else { 201 };
+            Ok(write_result(status, k, sealed(map, rid)))
+        }
+        "read" => {
+            let current = staged
+                .current(&key(&op_id()?))
+                .ok_or_else(ApiError::missing_entity)?;
+            if op
+                .if_none_match
+                .as_deref()
+                .is_some_and(|tag| tag.trim() == current.etag)
+            {
+                return Ok(OpResult {
+                    status: 304,
+                    charge: charge::not_modified(),
+                    doc: None,
+                    write: None,
+                });
+            }
+            Ok(OpResult {
+                status: 200,
+                charge: charge::point_read(current.body.len()),
+                doc: Some(current),
+                write: None,
+            })
+        }
+        "replace" => {
+            let id = op_id()?;
+            let map = body_map()?;
+            let body_id = id_of(&map)?;
+            if body_id != id {
+                return Err(ApiError::bad_request(format!(
+                    "The id in the resourceBody ({body_id:?}) is not the operation's id ({id:?})."
+                )));
+            }
+            check_key(&map)?;
+            let k = key(&id);
+            let current = staged.current(&k).ok_or_else(ApiError::missing_entity)?;
+            if !matches(&current) {
+                return Err(ApiError::precondition_failed());
+            }
+            Ok(write_result(200, k, sealed(map, current.rid)))
+        }
+        "delete" => {
+            let k = key(&op_id()?);
+            let current = staged.current(&k).ok_or_else(ApiError::missing_entity)?;
+            if !matches(&current) {
+                return Err(ApiError::precondition_failed());
+            }
+            Ok(OpResult {
+                status: 204,
+                charge: charge::write(current.body.len()),
+                doc: None,
+                write: Some((k, None)),
+            })
+        }
+        "patch" => {
+            let body = op.resource_body.as_ref().ok_or_else(|| {
+                ApiError::bad_request("A Patch operation needs a resourceBody with its operations.")
+            })?;
+            let request = parse_request_value(body, &container.pk_segments)?;
+            let k = key(&op_id()?);
+            let current = staged.current(&k).ok_or_else(ApiError::missing_entity)?;
+            if !matches(&current) {
+                return Err(ApiError::precondition_failed());
+            }
+            let map = patched(&current, &request)?;
+            let doc = sealed(map, current.rid);
+            Ok(OpResult {
+                status: 200,
+                charge: charge::patch(doc.body.len(), request.condition.is_some()),
+                doc: Some(doc.clone()),
+                write: Some((k, Some(doc))),
+            })
+        }
+        other => Err(ApiError::bad_request(format!(
+            "Operation type {other:?} is not a batch operation: use Create, Upsert, Read, Replace, Delete or Patch."
+        ))),
+    }
+}

@@ -1,0 +1,274 @@
+//! GET .../docs with `A-IM`: the change feed of one partition key range, one feed range within it
+//! or one partition key, as the serving region's replica sees it (a lagging region's feed lags).
+//!
+//! The etag of each answer is the partition's LSN the feed has been read to; sending it back in
+//! `If-None-Match` continues after it. 304 when nothing is new.
+
+use bytes::Bytes;
+use serde_json::{json, Map, Value};
+
+use super::consistency::{read_lsn, session_token};
+use super::feed::page_size;
+use crate::epk::{epk_hex, PartitionKeyValue};
+use crate::protocol::change_feed_request::{self, epk_in, etag, FeedMode, FeedStart};
+use crate::protocol::{charge, headers, ApiError};
+use crate::exchange::{Reply, RequestCtx};
+use crate::store::{Container, DocKey, HistoryEntry, Partition};
+
+/// Serves one change-feed page; `a_im` is the request's `A-IM` value.
+pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Reply, ApiError> {
+    let request =
+        change_feed_request::parse(a_im, |name| ctx.header(name)).map_err(ApiError::bad_request)?;
+    let container = ctx.shared.store.catalog.container(db, coll)?;
+    let limit = page_size(ctx)?;
+    let only_epk = match ctx.header(headers::PARTITION_KEY) {
+        Some(raw) => Some(
+            PartitionKeyValue::from_header(raw)
+                .map_err(ApiError::bad_request)?
+                .epk(),
+        ),
+        None => None,
+    };
+    let range = scope(ctx, &container, only_epk, request.epk_range.as_ref())?;
+    let lock = container
+        .partition(range)
+        .ok_or_else(|| ApiError::new(500, "The partition key range has no partition."))?;
+    let partition = lock
+        .read()
+        .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
+    let range_id = container.range_id(range);
+    let upto = read_lsn(ctx, &partition, range_id)?;
+    let wanted = |key: &DocKey| {
+        only_epk.is_none_or(|epk| key.epk == epk)
+            && request
+                .epk_range
+                .as_ref()
+                .is_none_or(|r| epk_in(&epk_hex(key.epk), r))
+    };
+    let after = match request.start {
+        FeedStart::Beginning => 0,
+        FeedStart::Now => upto,
+        FeedStart::After(lsn) => lsn.min(upto),
+    };
+    let (items, read_to) = match request.mode {
+        FeedMode::LatestVersion => {
+            latest_page(&partition, after, upto, request.since_unix, wanted, limit)
+        }
+        FeedMode::AllVersionsAndDeletes => {
+            all_versions_page(&partition, &container, after, upto, wanted, limit)?
+        }
+    };
+    let mut reply = if items.is_empty() {
+        Reply::empty(304, charge::not_modified())
+    } else {
+        let refs: Vec<&Bytes> = items.iter().collect();
+        let bytes = items.iter().map(Bytes::len).sum();
+        Reply::json(
+            200,
+            super::feed_body(&container.rid, "Documents", &refs),
+            charge::read_feed(bytes),
+        )
+    };
+    reply = reply
+        .header(headers::ETAG, etag(read_to))
+        .header(headers::ITEM_COUNT, items.len().to_string())
+        .header(headers::LSN, upto.to_string())
+        .header(
+            headers::SESSION_TOKEN,
+            session_token(ctx, &partition, range_id, upto),
+        )
+        .header(headers::PARTITION_KEY_RANGE_ID, range_id)
+        .header(headers::CONTENT_PATH, &container.rid);
+    if let Some(database) = ctx.shared.store.catalog.database(db) {
+        reply = reply.header(
+            headers::ALT_CONTENT_PATH,
+            format!("dbs/{}/colls/{}", database.id, container.id),
+        );
+    }
+    Ok(reply)
+}
+
+/// The partition key range a change-feed request reads: the one its partition key lies in, the
+/// one it names (410/1002 when that range does not exist), or the only one the container has.
+fn scope(
+    ctx: &RequestCtx<'_>,
+    container: &Container,
+    only_epk: Option<u128>,
+    epk_range: Option<&(String, String)>,
+) -> Result<usize, ApiError> {
+    if let Some(epk) = only_epk {
+        return Ok(container.range_index(epk));
+    }
+    if let Some(id) = ctx.header(headers::PARTITION_KEY_RANGE_ID) {
+        return container.range_by_id(id.trim()).ok_or_else(|| {
+            ApiError::new(410, format!("Partition key range {id:?} does not exist."))
+                .with_sub_status(1002)
+        });
+    }
+    if container.partitions().len() == 1 {
+        return Ok(0);
+    }
+    let what = if epk_range.is_some() {
+        "with a feed range also "
+    } else {
+        ""
+    };
+    Err(ApiError::bad_request(format!(
+        "A change feed reads one partition key range: {what}send {} (the container has {} ranges; read them from its pkranges feed) or a partition key.",
+        headers::PARTITION_KEY_RANGE_ID,
+        container.partitions().len()
+    )))
+}
+
+/// Latest-version items: each changed item once, newest version, commit order, with `_lsn`.
+/// Returns the bodies and the LSN read to (the last item's when the page is full).
+fn latest_page(
+    partition: &Partition,
+    after: u64,
+    upto: u64,
+    since_unix: Option<u64>,
+    wanted: impl Fn(&DocKey) -> bool,
+    limit: usize,
+) -> (Vec<Bytes>, u64) {
+    let changes = partition.changes(after, upto, since_unix, wanted, limit);
+    let read_to = match changes.last() {
+        Some(last) if changes.len() >= limit => last.lsn,
+        _ => upto,
+    };
+    let bodies = changes
+        .iter()
+        .map(|c| with_lsn(&c.doc.body, c.lsn))
+        .collect();
+    (bodies, read_to)
+}
+
+/// All-versions-and-deletes items in the 2021-09-15 wire format: `current`, `metadata` (operation
+/// type, LSN, commit time, the replaced version's LSN) and `previous` for replaces and deletes.
+/// 400 when the continuation lies before the retention window.
+fn all_versions_page(
+    partition: &Partition,
+    container: &Container,
+    after: u64,
+    upto: u64,
+    wanted: impl Fn(&DocKey) -> bool,
+    limit: usize,
+) -> Result<(Vec<Bytes>, u64), ApiError> {
+    let entries = partition.history(after, upto, wanted, limit).map_err(|first| {
+        ApiError::bad_request(format!(
+            "The continuation (LSN {after}) lies before the change feed's retention window ({} minutes or {} changes per partition); the oldest change still held has LSN {first}. Start again from now.",
+            crate::store::RETENTION_SECONDS / 60,
+            crate::store::RETENTION_CHANGES
+        ))
+    })?;
+    let read_to = match entries.last() {
+        Some(last) if entries.len() >= limit => last.lsn,
+        _ => upto,
+    };
+    let bodies = entries
+        .iter()
+        .map(|e| all_versions_item(e, container))
+        .collect::<Result<_, _>>()?;
+    Ok((bodies, read_to))
+}
+
+fn all_versions_item(entry: &HistoryEntry, container: &Container) -> Result<Bytes, ApiError> {
+    let parse = |body: &Bytes| -> Result<Value, ApiError> {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::new(500, format!("A stored item could not be read: {e}")))
+    };
+    let previous = entry
+        .previous
+        .as_ref()
+        .map(|(_, d)| parse(&d.body))
+        .transpose()?;
+    let previous_lsn = entry.previous.as_ref().map(|(lsn, _)| json!(lsn));
+    let operation = match (&entry.doc, &entry.previous) {
+        (None, _) => "delete",
+        (Some(_), None) => "create",
+        (Some(_), Some(_)) => "replace",
+    };
+    let mut metadata = Map::new();
+    metadata.insert("operationType".into(), json!(operation));
+    metadata.insert("lsn".into(), json!(entry.lsn));
+    metadata.insert("crts".into(), json!(entry.unix_ts));
+    metadata.insert("timeToLiveExpired".into(), json!(false));
+    if let Some(lsn) = previous_lsn {
+        metadata.insert("previousImageLSN".into(), lsn);
+    }
+    let mut item = Map::new();
+    match &entry.doc {
+        Some(doc) => {
+            let mut current = parse(&doc.body)?;
+            if let Some(obj) = current.as_object_mut() {
+                obj.insert("_lsn".into(), json!(entry.lsn));
+            }
+            item.insert("current".into(), current);
+        }
+        None => {
+            metadata.insert("id".into(), json!(entry.key.id));
+            if let Some(pk) = previous
+                .as_ref()
+                .and_then(|p| pk_object(p, &container.pk_segments))
+            {
+                metadata.insert("partitionKey".into(), pk);
+            }
+        }
+    }
+    item.insert("metadata".into(), Value::Object(metadata));
+    if let Some(p) = previous {
+        item.insert("previous".into(), p);
+    }
+    Ok(Bytes::from(
+        serde_json::to_vec(&Value::Object(item)).unwrap_or_default(),
+    ))
+}
+
+/// `{"<last path segment>": value}` for the partition key inside `doc`.
+fn pk_object(doc: &Value, segments: &[String]) -> Option<Value> {
+    let value = segments.iter().try_fold(doc, |v, s| v.get(s))?;
+    let name = segments.last()?;
+    Some(json!({ name: value }))
+}
+
+/// `body` (a JSON object) with `"_lsn": lsn` added before its closing brace.
+fn with_lsn(body: &Bytes, lsn: u64) -> Bytes {
+    match body.iter().rposition(|b| *b == b'}') {
+        Some(end) => {
+            let mut out = Vec::with_capacity(body.len() + 24);
+            out.extend_from_slice(&body[..end]);
+            let empty = body[..end].iter().rev().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+            if !empty {
+                out.push(b',');
+            }
+            out.extend_from_slice(format!("\"_lsn\":{lsn}}}").as_bytes());
+            out.into()
+        }
+        None => body.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lsn_joins_the_object() {
+        let got = with_lsn(&Bytes::from_static(br#"{"id":"a"}"#), 7);
+        assert_eq!(&got[..], br#"{"id":"a","_lsn":7}"#);
+        let got = with_lsn(&Bytes::from_static(b"{}"), 1);
+        assert_eq!(&got[..], br#"{"_lsn":1}"#);
+        let v: Value =
+            serde_json::from_slice(&with_lsn(&Bytes::from_static(br#"{"a":{"b":1}}"#), 3)).unwrap();
+        assert_eq!(v, json!({"a": {"b": 1}, "_lsn": 3}));
+    }
+
+    #[test]
+    fn the_partition_key_object_names_the_last_segment() {
+        let doc = json!({"a": {"b": "x"}});
+        assert_eq!(
+            pk_object(&doc, &["a".into(), "b".into()]),
+            Some(json!({"b": "x"}))
+        );
+        assert_eq!(pk_object(&doc, &["z".into()]), None);
+    }
+}

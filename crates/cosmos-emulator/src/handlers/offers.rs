@@ -1,0 +1,100 @@
+//! Throughput offers: `/offers` (feed and the SDKs' offer queries), `/offers/{id}` (read,
+//! replace), and the offers databases and containers get when they are created.
+
+use bytes::Bytes;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{etag_read, feed_body};
+use crate::protocol::offer_query::{self, OfferFilter};
+use crate::protocol::{charge, headers, ApiError};
+use crate::exchange::{Reply, RequestCtx};
+use crate::store::{Offer, Throughput};
+
+/// The RU/s a container gets when neither it nor its database names any.
+pub const DEFAULT_CONTAINER_THROUGHPUT: u64 = 400;
+
+/// The throughput a create request asks for (`x-ms-offer-throughput` or
+/// `x-ms-cosmos-offer-autopilot-settings`); 400 when it is malformed or out of range.
+pub fn requested(ctx: &RequestCtx<'_>) -> Result<Option<Throughput>, ApiError> {
+    Throughput::from_headers(
+        ctx.header(headers::OFFER_THROUGHPUT),
+        ctx.header(headers::OFFER_AUTOPILOT),
+    )
+    .map_err(ApiError::bad_request)
+}
+
+fn feed(offers: &[Offer]) -> Reply {
+    let bodies: Vec<Bytes> = offers.iter().map(Offer::body).collect();
+    let refs: Vec<&Bytes> = bodies.iter().collect();
+    Reply::json(200, feed_body("", "Offers", &refs), charge::metadata())
+        .header(headers::ITEM_COUNT, offers.len().to_string())
+}
+
+/// GET /offers
+pub fn list(ctx: &RequestCtx<'_>) -> Reply {
+    feed(&ctx.shared.store.offers.list())
+}
+
+#[derive(Deserialize)]
+struct QueryBody {
+    query: String,
+    #[serde(default)]
+    parameters: Value,
+}
+
+/// POST /offers with a query: the offer queries the SDKs send (see [`offer_query`]).
+pub fn query(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
+    let body: QueryBody = serde_json::from_slice(&ctx.body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "An offer query body is {{\"query\": \"...\", \"parameters\": [...]}}: {e}"
+        ))
+    })?;
+    let filter =
+        offer_query::parse(&body.query, &body.parameters).map_err(ApiError::bad_request)?;
+    let offers: Vec<Offer> = ctx
+        .shared
+        .store
+        .offers
+        .list()
+        .into_iter()
+        .filter(|o| match &filter {
+            OfferFilter::All => true,
+            OfferFilter::Resource(link) => same_link(&o.resource, link),
+            OfferFilter::OfferResourceId(rid) => &o.offer_resource_id == rid,
+        })
+        .collect();
+    Ok(feed(&offers))
+}
+
+/// Links compare without their leading and trailing slashes.
+fn same_link(a: &str, b: &str) -> bool {
+    a.trim_matches('/') == b.trim_matches('/')
+}
+
+/// GET /offers/{id}
+pub fn read(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
+    let offer = ctx
+        .shared
+        .store
+        .offers
+        .get(id)
+        .ok_or_else(ApiError::missing_entity)?;
+    Ok(etag_read(ctx, &offer.body(), &offer.etag))
+}
+
+/// PUT /offers/{id}: the body is the offer with its `content` changed.
+pub fn replace(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
+    let body: Value = serde_json::from_slice(&ctx.body)
+        .map_err(|e| ApiError::bad_request(format!("The offer is invalid JSON: {e}")))?;
+    let content = body
+        .get("content")
+        .ok_or_else(|| ApiError::bad_request("The offer needs its \"content\"."))?;
+    let throughput = Throughput::from_content(content).map_err(ApiError::bad_request)?;
+    let offer = ctx
+        .shared
+        .store
+        .offers
+        .replace(id, throughput, ctx.header(headers::IF_MATCH))?;
+    Ok(Reply::json(200, offer.body(), charge::metadata()).header(headers::ETAG, &offer.etag))
+}

@@ -1,0 +1,317 @@
+//! Throughput offers: one per database or container provisioned with RU/s, manual or autoscale.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::RwLock;
+
+use bytes::Bytes;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::protocol::ids::{new_etag, unix_seconds};
+use crate::protocol::ApiError;
+
+/// The least manual throughput, and the step manual throughput moves in.
+pub const MIN_MANUAL: u64 = 400;
+/// The least autoscale maximum, and its step.
+pub const MIN_AUTOSCALE: u64 = 1000;
+/// The most throughput one offer may have.
+pub const MAX_THROUGHPUT: u64 = 1_000_000;
+
+/// Provisioned throughput.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Throughput {
+    /// A fixed RU/s.
+    Manual(u64),
+    /// Scales between a tenth of `max` and `max` RU/s.
+    Autoscale { max: u64 },
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AutopilotSettings {
+    max_throughput: u64,
+}
+
+impl Throughput {
+    /// The RU/s a client may use at most.
+    pub fn ceiling(&self) -> u64 {
+        match self {
+            Self::Manual(n) => *n,
+            Self::Autoscale { max } => *max,
+        }
+    }
+
+    /// From `x-ms-offer-throughput` and `x-ms-cosmos-offer-autopilot-settings` (at most one).
+    pub fn from_headers(
+        manual: Option<&str>,
+        autoscale: Option<&str>,
+    ) -> Result<Option<Self>, String> {
+        match (manual, autoscale) {
+            (None, None) => Ok(None),
+            (Some(_), Some(_)) => Err("Send either x-ms-offer-throughput or x-ms-cosmos-offer-autopilot-settings, not both.".into()),
+            (Some(text), None) => {
+                let n = text.trim().parse::<u64>().map_err(|_| {
+                    format!("x-ms-offer-throughput must be a whole number of RU/s, not {text:?}.")
+                })?;
+                Self::manual(n).map(Some)
+            }
+            (None, Some(text)) => {
+                let settings: AutopilotSettings = serde_json::from_str(text).map_err(|e| {
+                    format!("x-ms-cosmos-offer-autopilot-settings must be {{\"maxThroughput\": N}}: {e}")
+                })?;
+                Self::autoscale(settings.max_throughput).map(Some)
+            }
+        }
+    }
+
+    /// From an offer's `content` (a replace body).
+    pub fn from_content(content: &Value) -> Result<Self, String> {
+        let autopilot = content
+            .get("offerAutopilotSettings")
+            .and_then(|s| s.get("maxThroughput"))
+            .and_then(Value::as_u64);
+        match autopilot {
+            Some(max) => Self::autoscale(max),
+            None => match content.get("offerThroughput").and_then(Value::as_u64) {
+                Some(n) => Self::manual(n),
+                None => Err("The offer's content needs \"offerThroughput\" (a whole number) or \"offerAutopilotSettings\": {\"maxThroughput\": N}.".into()),
+            },
+        }
+    }
+
+    fn manual(n: u64) -> Result<Self, String> {
+        if n < MIN_MANUAL || n > MAX_THROUGHPUT || n % 100 != 0 {
+            return Err(format!(
+                "The throughput {n} RU/s is not allowed: use a multiple of 100 from {MIN_MANUAL} to {MAX_THROUGHPUT}."
+            ));
+        }
+        Ok(Self::Manual(n))
+    }
+
+    fn autoscale(max: u64) -> Result<Self, String> {
+        if max < MIN_AUTOSCALE || max > MAX_THROUGHPUT || max % 1000 != 0 {
+            return Err(format!(
+                "The autoscale maximum {max} RU/s is not allowed: use a multiple of 1000 from {MIN_AUTOSCALE} to {MAX_THROUGHPUT}."
+            ));
+        }
+        Ok(Self::Autoscale { max })
+    }
+
+    fn content(&self) -> Value {
+        match self {
+            Self::Manual(n) => {
+                json!({"offerThroughput": n, "offerIsRUPerMinuteThroughputEnabled": false})
+            }
+            Self::Autoscale { max } => json!({
+                "offerThroughput": max / 10,
+                "offerAutopilotSettings": {"maxThroughput": max,
+                    "autoUpgradePolicy": {"throughputPolicy": {"incrementPercent": 0}}},
+                "offerIsRUPerMinuteThroughputEnabled": false
+            }),
+        }
+    }
+}
+
+/// One offer.
+#[derive(Clone, Debug)]
+pub struct Offer {
+    /// Lower-case, so the signature's resource link is the same in any casing.
+    pub id: String,
+    /// The database's or container's `_self` link.
+    pub resource: String,
+    /// The database's or container's `_rid`, and its bytes.
+    pub offer_resource_id: String,
+    pub rid_bytes: Vec<u8>,
+    pub throughput: Throughput,
+    pub etag: String,
+    pub ts: u64,
+}
+
+impl Offer {
+    /// The offer document.
+    pub fn body(&self) -> Bytes {
+        let doc = json!({
+            "resource": self.resource,
+            "offerType": "Invalid",
+            "offerResourceId": self.offer_resource_id,
+            "offerVersion": "V2",
+            "content": self.throughput.content(),
+            "id": self.id,
+            "_rid": self.id,
+            "_self": format!("offers/{}/", self.id),
+            "_etag": self.etag,
+            "_ts": self.ts,
+        });
+        Bytes::from(doc.to_string())
+    }
+}
+
+/// The account's offers, by id.
+#[derive(Default)]
+pub struct Offers {
+    offers: RwLock<BTreeMap<String, Offer>>,
+    next: AtomicU64,
+}
+
+impl Offers {
+    /// Adds an offer for the resource with `_self` `resource` and `_rid` `rid` (`rid_bytes`).
+    pub fn create(
+        &self,
+        resource: String,
+        rid: String,
+        rid_bytes: &[u8],
+        throughput: Throughput,
+    ) -> Offer {
+        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let offer = Offer {
+            id: format!("of{n:x}"),
+            resource,
+            offer_resource_id: rid,
+            rid_bytes: rid_bytes.to_vec(),
+            throughput,
+            etag: new_etag(),
+            ts: unix_seconds(),
+        };
+        if let Ok(mut offers) = self.offers.write() {
+            offers.insert(offer.id.clone(), offer.clone());
+        }
+        offer
+    }
+
+    /// All offers, by id.
+    pub fn list(&self) -> Vec<Offer> {
+        self.offers
+            .read()
+            .map(|o| o.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The offer with this id (any casing).
+    pub fn get(&self, id: &str) -> Option<Offer> {
+        self.offers
+            .read()
+            .ok()?
+            .get(&id.to_ascii_lowercase())
+            .cloned()
+    }
+
+    /// The offer of the resource with `_rid` `rid`.
+    pub fn of_resource(&self, rid: &str) -> Option<Offer> {
+        self.list().into_iter().find(|o| o.offer_resource_id == rid)
+    }
+
+    /// Sets an offer's throughput; 404 when it does not exist, 412 when `if_match` names another
+    /// version.
+    pub fn replace(
+        &self,
+        id: &str,
+        throughput: Throughput,
+        if_match: Option<&str>,
+    ) -> Result<Offer, ApiError> {
+        let mut offers = self
+            .offers
+            .write()
+            .map_err(|_| ApiError::new(500, "The offers lock was poisoned."))?;
+        let offer = offers
+            .get_mut(&id.to_ascii_lowercase())
+            .ok_or_else(ApiError::missing_entity)?;
+        if if_match.is_some_and(|tag| tag.trim() != "*" && tag.trim() != offer.etag) {
+            return Err(ApiError::precondition_failed());
+        }
+        offer.throughput = throughput;
+        offer.etag = new_etag();
+        offer.ts = unix_seconds();
+        Ok(offer.clone())
+    }
+
+    /// Removes the offers of the resource with `_rid` bytes `rid_bytes` and of everything under
+    /// it (a database's rid prefixes its containers' rids).
+    pub fn remove_under(&self, rid_bytes: &[u8]) {
+        if let Ok(mut offers) = self.offers.write() {
+            offers.retain(|_, o| !o.rid_bytes.starts_with(rid_bytes));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throughput_comes_from_one_header_within_limits() {
+        let table: Vec<(Option<&str>, Option<&str>, Result<Option<Throughput>, &str>)> = vec![
+            (None, None, Ok(None)),
+            (Some("400"), None, Ok(Some(Throughput::Manual(400)))),
+            (
+                None,
+                Some(r#"{"maxThroughput": 4000}"#),
+                Ok(Some(Throughput::Autoscale { max: 4000 })),
+            ),
+            (Some("350"), None, Err("multiple of 100")),
+            (Some("450"), None, Err("multiple of 100")),
+            (Some("lots"), None, Err("whole number")),
+            (
+                None,
+                Some(r#"{"maxThroughput": 1500}"#),
+                Err("multiple of 1000"),
+            ),
+            (None, Some("{}"), Err("maxThroughput")),
+            (
+                Some("400"),
+                Some(r#"{"maxThroughput": 4000}"#),
+                Err("not both"),
+            ),
+        ];
+        for (manual, auto, want) in table {
+            match (Throughput::from_headers(manual, auto), want) {
+                (Ok(got), Ok(w)) => assert_eq!(got, w, "{manual:?} {auto:?}"),
+                (Err(e), Err(reason)) => assert!(e.contains(reason), "{manual:?} {auto:?}: {e}"),
+                (got, w) => panic!("{manual:?} {auto:?}: got {got:?}, want {w:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn replace_reads_the_content_and_checks_the_etag() {
+        let offers = Offers::default();
+        let o = offers.create(
+            "dbs/a/colls/b/".into(),
+            "AAAAAQAAAAE=".into(),
+            &[0, 0, 0, 1, 0, 0, 0, 1],
+            Throughput::Manual(400),
+        );
+        assert_eq!(o.id, o.id.to_ascii_lowercase());
+        let t = Throughput::from_content(&json!({"offerThroughput": 800})).unwrap();
+        assert_eq!(
+            offers
+                .replace(&o.id, t, Some("\"old\""))
+                .unwrap_err()
+                .status,
+            412
+        );
+        let replaced = offers
+            .replace(&o.id.to_ascii_uppercase(), t, Some(&o.etag))
+            .unwrap();
+        assert_eq!(replaced.throughput, Throughput::Manual(800));
+        let body: Value = serde_json::from_slice(&replaced.body()).unwrap();
+        assert_eq!(body["content"]["offerThroughput"], 800);
+        assert_eq!(body["_self"], format!("offers/{}/", o.id));
+        let auto = Throughput::from_content(
+            &json!({"offerThroughput": 400, "offerAutopilotSettings": {"maxThroughput": 5000}}),
+        )
+        .unwrap();
+        assert_eq!(auto, Throughput::Autoscale { max: 5000 });
+        assert!(Throughput::from_content(&json!({})).is_err());
+        assert_eq!(offers.replace("nope", t, None).unwrap_err().status, 404);
+        offers.create(
+            "dbs/b/".into(),
+            "AAAAAg==".into(),
+            &[0, 0, 0, 2],
+            Throughput::Manual(400),
+        );
+        offers.remove_under(&[0, 0, 0, 1]);
+        assert_eq!(offers.list().len(), 1);
+        assert!(offers.of_resource("AAAAAg==").is_some());
+    }
+}

@@ -1,0 +1,244 @@
+//! Transactional batch and bulk over real HTTP: all-or-nothing with 207/424, each operation kind,
+//! limits, bulk's per-operation outcomes, session tokens and charges.
+
+mod common;
+
+use common::{pk_header, start_with_container, Resp, TestClient};
+use cosmos_emulator::EmulatorBuilder;
+use serde_json::{json, Value};
+
+const DOCS: &str = "/dbs/db/colls/c/docs";
+
+async fn batch(c: &TestClient, base: &str, pk: &str, atomic: &str, ops: &Value) -> Resp {
+    let pk = pk_header(&json!(pk));
+    c.post_json(
+        base,
+        DOCS,
+        &[
+            ("x-ms-documentdb-partitionkey", &pk),
+            ("x-ms-cosmos-is-batch-request", "True"),
+            ("x-ms-cosmos-batch-atomic", atomic),
+        ],
+        ops,
+    )
+    .await
+}
+
+fn statuses(r: &Resp) -> Vec<u64> {
+    r.json()
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {r:?}"))
+        .iter()
+        .map(|e| e["statusCode"].as_u64().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn an_atomic_batch_applies_every_operation_in_order() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    c.create_item(base, "db", "c", &json!({"id": "r", "pk": "b", "v": 1}))
+        .await;
+    c.create_item(base, "db", "c", &json!({"id": "gone", "pk": "b"}))
+        .await;
+    let ops = json!([
+        {"operationType": "Create", "resourceBody": {"id": "n1", "pk": "b", "v": 1}},
+        {"operationType": "Upsert", "resourceBody": {"id": "n2", "pk": "b"}},
+        {"operationType": "Replace", "id": "r", "resourceBody": {"id": "r", "pk": "b", "v": 2}},
+        {"operationType": "Read", "id": "r"},
+        {"operationType": "Delete", "id": "gone"},
+        {"operationType": "Patch", "id": "n1", "resourceBody": {"operations": [{"op": "incr", "path": "/v", "value": 4}]}},
+        {"operationType": "Read", "id": "n1"}
+    ]);
+    let r = batch(&c, base, "b", "True", &ops).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(statuses(&r), vec![201, 201, 200, 200, 204, 200, 200]);
+    let results = r.json();
+    // Later operations see earlier ones.
+    assert_eq!(results[3]["resourceBody"]["v"], 2);
+    assert_eq!(results[6]["resourceBody"]["v"], 5);
+    assert!(results[0]["eTag"].as_str().is_some_and(|e| e.len() > 2));
+    let charge: f64 = r.header("x-ms-request-charge").unwrap().parse().unwrap();
+    let sum: f64 = results
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["requestCharge"].as_f64().unwrap())
+        .sum();
+    assert_eq!(charge, sum);
+    // The session token covers the batch's writes: a read with it is served.
+    let token = r.header("x-ms-session-token").unwrap().to_owned();
+    let n1 = c
+        .read_item(
+            base,
+            "db",
+            "c",
+            "n1",
+            &json!("b"),
+            &[("x-ms-session-token", &token)],
+        )
+        .await;
+    assert_eq!((n1.status, n1.json()["v"].clone()), (200, json!(5)));
+    let gone = c.read_item(base, "db", "c", "gone", &json!("b"), &[]).await;
+    assert_eq!(gone.status, 404);
+}
+
+#[tokio::test]
+async fn a_failing_operation_rolls_the_whole_batch_back() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    c.create_item(base, "db", "c", &json!({"id": "taken", "pk": "b", "v": 1}))
+        .await;
+    let ops = json!([
+        {"operationType": "Create", "resourceBody": {"id": "x1", "pk": "b"}},
+        {"operationType": "Replace", "id": "taken", "resourceBody": {"id": "taken", "pk": "b", "v": 2}},
+        {"operationType": "Create", "resourceBody": {"id": "taken", "pk": "b"}},
+        {"operationType": "Create", "resourceBody": {"id": "x2", "pk": "b"}}
+    ]);
+    let r = batch(&c, base, "b", "True", &ops).await;
+    assert_eq!(r.status, 207, "{r:?}");
+    assert_eq!(statuses(&r), vec![424, 424, 409, 424]);
+    for id in ["x1", "x2"] {
+        assert_eq!(
+            c.read_item(base, "db", "c", id, &json!("b"), &[])
+                .await
+                .status,
+            404,
+            "{id}"
+        );
+    }
+    let taken = c
+        .read_item(base, "db", "c", "taken", &json!("b"), &[])
+        .await;
+    assert_eq!(
+        taken.json()["v"],
+        1,
+        "the replace before the failure stayed"
+    );
+    // Stale etags, missing items and refused patches fail the same way.
+    let etag = taken.header("etag").unwrap().to_owned();
+    for (op, status) in [
+        (
+            json!({"operationType": "Replace", "id": "taken", "ifMatch": "\"stale\"", "resourceBody": {"id": "taken", "pk": "b"}}),
+            412,
+        ),
+        (json!({"operationType": "Delete", "id": "missing"}), 404),
+        (
+            json!({"operationType": "Patch", "id": "taken", "resourceBody": {"operations": [{"op": "incr", "path": "/v", "value": 1}], "condition": "from c where c.v = 9"}}),
+            412,
+        ),
+    ] {
+        let ops = json!([{"operationType": "Upsert", "resourceBody": {"id": "y", "pk": "b"}}, op]);
+        let r = batch(&c, base, "b", "True", &ops).await;
+        assert_eq!(statuses(&r), vec![424, status], "{ops}");
+        assert_eq!(
+            c.read_item(base, "db", "c", "y", &json!("b"), &[])
+                .await
+                .status,
+            404
+        );
+    }
+    let ok = json!([{"operationType": "Replace", "id": "taken", "ifMatch": etag, "resourceBody": {"id": "taken", "pk": "b", "v": 3}}]);
+    assert_eq!(
+        statuses(&batch(&c, base, "b", "True", &ok).await),
+        vec![200]
+    );
+}
+
+#[tokio::test]
+async fn bad_batches_are_400s_before_anything_applies() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    let many: Vec<Value> = (0..101)
+        .map(|i| json!({"operationType": "Create", "resourceBody": {"id": format!("m{i}"), "pk": "b"}}))
+        .collect();
+    let cases: Vec<(Value, &str)> = vec![
+        (json!({"operationType": "Create"}), "JSON array"),
+        (json!([]), "no operations"),
+        (Value::Array(many), "at most 100"),
+        (
+            json!([{"operationType": "Create", "resourceBody": {"id": "z", "pk": "b"}, "partitionKey": "[\"other\"]"}]),
+            "another partition key",
+        ),
+    ];
+    for (body, reason) in cases {
+        let r = batch(&c, base, "b", "True", &body).await;
+        assert_eq!(r.status, 400, "{body}: {r:?}");
+        assert!(r.message().contains(reason), "{body}: {}", r.message());
+    }
+    // Operation-level mistakes fail that operation (and so the batch), with a 400 in its place.
+    for op in [
+        json!({"operationType": "Truncate", "id": "a"}),
+        json!({"operationType": "Create", "resourceBody": {"id": "a", "pk": "elsewhere"}}),
+        json!({"operationType": "Read"}),
+        json!({"operationType": "Patch", "id": "a", "resourceBody": {"operations": []}}),
+    ] {
+        let r = batch(&c, base, "b", "True", &json!([op])).await;
+        assert_eq!((r.status, statuses(&r)), (207, vec![400]), "{op}");
+    }
+    let r = batch(
+        &c,
+        base,
+        "b",
+        "maybe",
+        &json!([{"operationType": "Read", "id": "a"}]),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    let no_pk = c
+        .post_json(
+            base,
+            DOCS,
+            &[("x-ms-cosmos-is-batch-request", "True")],
+            &json!([{"operationType": "Read", "id": "a"}]),
+        )
+        .await;
+    assert_eq!(no_pk.status, 400, "{no_pk:?}");
+}
+
+#[tokio::test]
+async fn bulk_applies_each_operation_on_its_own_partition_key() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(1)).await;
+    let base = emu.endpoint();
+    c.create_item(base, "db", "c", &json!({"id": "dup", "pk": "p2"}))
+        .await;
+    let ops = json!([
+        {"operationType": "Create", "partitionKey": "[\"p1\"]", "resourceBody": {"id": "a", "pk": "p1"}},
+        {"operationType": "Create", "partitionKey": "[\"p2\"]", "resourceBody": {"id": "dup", "pk": "p2"}},
+        {"operationType": "Upsert", "partitionKey": "[\"p3\"]", "resourceBody": {"id": "b", "pk": "p3"}}
+    ]);
+    let r = c
+        .post_json(
+            base,
+            DOCS,
+            &[
+                ("x-ms-cosmos-is-batch-request", "True"),
+                ("x-ms-cosmos-batch-atomic", "False"),
+                ("x-ms-documentdb-partitionkeyrangeid", "0"),
+            ],
+            &ops,
+        )
+        .await;
+    assert_eq!(statuses(&r), vec![201, 409, 201], "{r:?}");
+    for (id, pk) in [("a", "p1"), ("b", "p3")] {
+        assert_eq!(
+            c.read_item(base, "db", "c", id, &json!(pk), &[])
+                .await
+                .status,
+            200
+        );
+    }
+    let gone = c
+        .post_json(
+            base,
+            DOCS,
+            &[
+                ("x-ms-cosmos-is-batch-request", "True"),
+                ("x-ms-cosmos-batch-atomic", "False"),
+                ("x-ms-documentdb-partitionkeyrangeid", "7"),
+            ],
+            &ops,
+        )
+        .await;
+    assert_eq!((gone.status, gone.sub_status()), (410, 1002));
+}
