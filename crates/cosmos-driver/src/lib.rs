@@ -5,6 +5,7 @@
 //! hedging, PATCH), the transport (one HTTP attempt), the protocol vocabulary, and diagnostics.
 
 pub mod auth;
+mod client;
 pub mod diagnostics;
 mod driver;
 mod error;
@@ -24,6 +25,7 @@ pub mod session;
 pub mod transport;
 
 pub use auth::{AccessToken, Credential, TokenCredential};
+pub use client::{ContainerClient, ItemResponse};
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
 pub use error::{CosmosError, ErrorKind};

@@ -8,6 +8,7 @@ mod group_by;
 mod page_source;
 mod query_execution;
 mod query_features;
+mod query_operation;
 mod query_options;
 mod query_pager;
 mod query_plan;
