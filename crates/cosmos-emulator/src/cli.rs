@@ -41,6 +41,22 @@ pub struct EmulatorArgs {
     /// Physical partitions (partition key ranges) per container.
     #[arg(long, default_value_t = 4)]
     pub partitions: usize,
+    /// Address to listen on (default 127.0.0.1). The admin API then also answers requests whose
+    /// Host names this address (with 0.0.0.0: any address literal, never a DNS name).
+    #[arg(long, value_name = "ADDR")]
+    pub host: Option<std::net::IpAddr>,
+    /// Also accept this token on the admin API (`Authorization: Bearer TOKEN`); the account key is
+    /// always accepted there.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "COSMOS_EMULATOR_ADMIN_TOKEN",
+        hide_env_values = true
+    )]
+    pub admin_token: Option<String>,
+    /// The most connections open at once across all endpoints; further ones get 503 and are closed.
+    #[arg(long, default_value_t = crate::server::DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
     /// Replication lag: MS, uniform:MIN-MAX or lognormal:MEDIAN,SIGMA (milliseconds), for every region,
     /// or REGION=SPEC for one region. Repeatable.
     #[arg(long = "replication-lag-ms", value_name = "[REGION=]SPEC")]
@@ -56,6 +72,12 @@ impl std::fmt::Debug for EmulatorArgs {
             .field("profile", &self.profile)
             .field("key", &self.key.as_ref().map(|_| "<redacted>"))
             .field("aad_token", &self.aad_token.as_ref().map(|_| "<redacted>"))
+            .field(
+                "admin_token",
+                &self.admin_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("host", &self.host)
+            .field("max_connections", &self.max_connections)
             .field("tls", &self.tls)
             .finish_non_exhaustive()
     }
@@ -82,7 +104,14 @@ impl EmulatorArgs {
             .partitions(self.partitions)
             .no_auth(self.no_auth)
             .tls(self.tls)
-            .port(self.port);
+            .port(self.port)
+            .max_connections(self.max_connections);
+        if let Some(host) = self.host {
+            builder = builder.host(host);
+        }
+        if let Some(token) = &self.admin_token {
+            builder = builder.admin_token(token);
+        }
         if let Some(profile) = &self.profile {
             builder = builder.profile(profile);
         }
@@ -149,5 +178,14 @@ fn print_endpoints(emulator: &Emulator, args: &EmulatorArgs) {
         "  admin API         {}_emulator/faults, _emulator/counters, _emulator/failover",
         emulator.endpoint()
     );
+    println!(
+        "                    needs Authorization: Bearer <account key{}>",
+        if args.admin_token.is_some() {
+            " or admin token"
+        } else {
+            ""
+        }
+    );
+    println!("  connections       at most {}", args.max_connections);
     println!("Press Ctrl-C to stop.");
 }

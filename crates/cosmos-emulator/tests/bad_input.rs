@@ -90,19 +90,16 @@ async fn each_kind_of_bad_request_gets_a_clear_answer() {
 async fn admin_paths_answer_only_on_the_global_port() {
     let emu = EmulatorBuilder::new().start().await.unwrap();
     let c = TestClient::new(WELL_KNOWN_KEY);
-    let r = c.get_unsigned(emu.endpoint(), "/_emulator/counters").await;
+    let r = c.admin_get(emu.endpoint(), "/_emulator/counters").await;
     assert_eq!(r.status, 200);
     let west = emu.region_endpoint("West US").unwrap();
+    assert_eq!(c.admin_get(west, "/_emulator/counters").await.status, 404);
     assert_eq!(
-        c.get_unsigned(west, "/_emulator/counters").await.status,
-        404
-    );
-    assert_eq!(
-        c.get_unsigned(emu.endpoint(), "/_emulator/nothing")
+        c.admin_get(emu.endpoint(), "/_emulator/nothing")
             .await
             .status,
         404
     );
-    let r = c.get_unsigned(emu.endpoint(), "/_emulator/failover").await;
+    let r = c.admin_get(emu.endpoint(), "/_emulator/failover").await;
     assert_eq!(r.status, 405);
 }

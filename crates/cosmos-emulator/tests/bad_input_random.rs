@@ -568,21 +568,14 @@ async fn thousands_of_malformed_requests_do_not_break_the_server() {
     // Signed requests in the mix may have deleted the data, and admin calls may have changed rules,
     // the profile or the write region: undo that, then normal signed reads must work everywhere.
     client
-        .send_raw(
-            emu.endpoint(),
-            Method::DELETE,
-            "/_emulator/faults",
-            &[],
-            None,
-        )
+        .admin(emu.endpoint(), Method::DELETE, "/_emulator/faults", None)
         .await;
     client
-        .send_raw(
+        .admin(
             emu.endpoint(),
             Method::PUT,
             "/_emulator/profile",
-            &[],
-            Some(br#"{"name":"local"}"#),
+            Some(r#"{"name":"local"}"#),
         )
         .await;
     client.setup(emu.endpoint(), "db", "c").await;

@@ -44,7 +44,11 @@ async fn respond_close_stall_and_delay_reach_the_client() {
     );
     let fresh = TestClient::new(WELL_KNOWN_KEY);
     let uri = format!("{}dbs", west);
+    let date = common::now_date();
+    let auth = common::master_auth(WELL_KNOWN_KEY, "GET", "dbs", "", &date);
     let request = http::Request::get(uri)
+        .header("x-ms-date", &date)
+        .header("authorization", &auth)
         .body(http_body_util::Full::new(bytes::Bytes::new()))
         .unwrap();
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
@@ -90,7 +94,7 @@ async fn requests_are_counted_per_region_and_kind() {
     assert_eq!(counters.get("East US", OpKind::Read), 1);
     assert_eq!(counters.region_total("North Europe"), 0);
     // Admin requests are not counted.
-    let r = c.get_unsigned(emu.endpoint(), "/_emulator/counters").await;
+    let r = c.admin_get(emu.endpoint(), "/_emulator/counters").await;
     assert_eq!(r.json()["West US"]["read"], 1);
     assert_eq!(counters.region_total("East US"), 2);
 }

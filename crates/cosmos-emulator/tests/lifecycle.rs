@@ -19,10 +19,10 @@ fn authority(endpoint: &str) -> String {
 /// Opens a keep-alive connection and completes one request on it.
 async fn open_connection(endpoint: &str) -> TcpStream {
     let mut stream = TcpStream::connect(authority(endpoint)).await.unwrap();
-    stream
-        .write_all(b"GET /_emulator/counters HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .unwrap();
+    let request = format!(
+        "GET /_emulator/counters HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer {WELL_KNOWN_KEY}\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
     let mut buf = vec![0u8; 4096];
     let n = stream.read(&mut buf).await.unwrap();
     assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));

@@ -18,11 +18,15 @@ fn names(locations: &serde_json::Value) -> Vec<String> {
 
 /// Asks the admin API to move the write region.
 async fn failover_request(c: &TestClient, emu: &Emulator, body: &[u8]) -> Resp {
+    let auth = format!("Bearer {}", c.key);
     c.send_raw(
         emu.endpoint(),
         Method::POST,
         "/_emulator/failover",
-        &[],
+        &[
+            ("authorization", &auth),
+            ("content-type", "application/json"),
+        ],
         Some(body),
     )
     .await

@@ -51,14 +51,8 @@ async fn item_answers_name_their_container_by_path_and_rid() {
 }
 
 async fn set_lag(c: &TestClient, base: &str, body: &str) -> common::Resp {
-    c.send_raw(
-        base,
-        Method::PUT,
-        "/_emulator/replication-lag",
-        &[("content-type", "application/json")],
-        Some(body.as_bytes()),
-    )
-    .await
+    c.admin(base, Method::PUT, "/_emulator/replication-lag", Some(body))
+        .await
 }
 
 #[tokio::test]
@@ -89,9 +83,13 @@ async fn the_admin_api_changes_a_regions_lag_for_later_writes() {
         assert_eq!(r.status, status, "{body}: {r:?}");
     }
     let wrong_verb = c
-        .send_raw(base, Method::GET, "/_emulator/replication-lag", &[], None)
+        .admin(base, Method::GET, "/_emulator/replication-lag", None)
         .await;
     assert_eq!(wrong_verb.status, 405);
+    let unauthenticated = c
+        .send_raw(base, Method::GET, "/_emulator/replication-lag", &[], None)
+        .await;
+    assert_eq!(unauthenticated.status, 401);
     // A region endpoint does not serve the admin API.
     assert_eq!(
         set_lag(&c, west, r#"{"region": "West US", "lag": "0"}"#)

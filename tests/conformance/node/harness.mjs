@@ -35,12 +35,16 @@ export function client({ key = KEY, preferredLocations } = {}) {
   });
 }
 
-/** Calls the emulator's admin API (no auth) and returns the decoded JSON body. */
+/** Calls the emulator's admin API (the account key as its credential) and returns the decoded JSON body. */
 export async function admin(method, path, body) {
+  const headers = { authorization: `Bearer ${KEY}` };
+  if (body !== undefined) {
+    headers["content-type"] = "application/json";
+  }
   const response = await fetch(ENDPOINT.replace(/\/$/, "") + path, {
     method,
     body: body === undefined ? undefined : JSON.stringify(body),
-    headers: body === undefined ? {} : { "content-type": "application/json" },
+    headers,
   });
   const text = await response.text();
   if (!response.ok) {

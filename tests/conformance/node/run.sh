@@ -82,7 +82,7 @@ for _ in $(seq 1 100); do
     if ! kill -0 "$emulator_pid" 2>/dev/null; then
         break
     fi
-    if "$node" -e 'fetch(process.argv[1] + "_emulator/counters").then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))' "$endpoint" 2>/dev/null; then
+    if "$node" -e 'fetch(process.argv[1]).then(() => process.exit(0), () => process.exit(1))' "$endpoint" 2>/dev/null; then
         ready=1
         break
     fi

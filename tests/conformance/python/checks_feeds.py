@@ -5,6 +5,7 @@ the container "items" (partition key /pk) exists.
 """
 
 import json
+import os
 import urllib.request
 import uuid
 
@@ -14,9 +15,13 @@ LAGGING_MS = 3000
 
 
 def _admin(endpoint, method, path, body=None):
+    """Call the emulator's admin API with the account key as the admin credential."""
     data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": "Bearer " + os.environ["COSMOS_KEY"]}
+    if data is not None:
+        headers["content-type"] = "application/json"
     request = urllib.request.Request(endpoint.rstrip("/") + path, data=data, method=method,
-                                     headers={"content-type": "application/json"})
+                                     headers=headers)
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read() or b"null")
 

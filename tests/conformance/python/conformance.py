@@ -31,8 +31,13 @@ CLIENT_OPTIONS = {"connection_timeout": 10, "retry_total": 2, "retry_backoff_max
 
 
 def admin(method, path):
-    """Call the emulator's admin API (no auth) and return the decoded JSON body."""
-    request = urllib.request.Request(ENDPOINT.rstrip("/") + path, method=method)
+    """Call the emulator's admin API (the account key as a bearer credential) and return the
+    decoded JSON body."""
+    request = urllib.request.Request(
+        ENDPOINT.rstrip("/") + path,
+        method=method,
+        headers={"Authorization": "Bearer " + KEY},
+    )
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read() or b"null")
 

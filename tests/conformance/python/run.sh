@@ -79,7 +79,7 @@ for _ in $(seq 1 100); do
     if ! kill -0 "$emulator_pid" 2>/dev/null; then
         break
     fi
-    if "$venv/bin/python" -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1] + '_emulator/counters', timeout=2)" "$endpoint" 2>/dev/null; then
+    if "$venv/bin/python" -c "import socket,sys,urllib.parse; u = urllib.parse.urlparse(sys.argv[1]); socket.create_connection((u.hostname, u.port), timeout=2).close()" "$endpoint" 2>/dev/null; then
         ready=1
         break
     fi

@@ -106,7 +106,7 @@ impl AuthPolicy {
     }
 }
 
-fn ring_eq(a: &[u8], b: &[u8]) -> bool {
+pub(super) fn ring_eq(a: &[u8], b: &[u8]) -> bool {
     // Compare HMACs of both sides so the comparison time does not depend on where they differ.
     let key = hmac::Key::new(hmac::HMAC_SHA256, b"token-compare");
     let tag = hmac::sign(&key, a);

@@ -2,15 +2,16 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 
 use super::handle::Emulator;
 use super::StartError;
-use crate::auth::{key_from_base64, AuthPolicy};
+use crate::auth::{key_from_base64, AdminAccess, AuthPolicy};
 use crate::exchange::Shared;
 use crate::faults::{FaultInjector, RequestCounters};
-use crate::server::{self, Port};
+use crate::server::{self, ConnectionCap, Port, DEFAULT_MAX_CONNECTIONS};
 use crate::store::{Catalog, RegionInfo, ReplicationLag, Store, Topology};
 use crate::tls;
 
@@ -38,7 +39,16 @@ pub struct EmulatorBuilder {
     port: u16,
     host: IpAddr,
     account_id: String,
+    admin_token: Option<String>,
+    max_connections: usize,
+    body_read_timeout: Duration,
 }
+
+/// How long a client may take to send a request body, unless configured otherwise.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often partitions that went quiet drop replica-log entries and item versions no region needs.
+const CLEANUP_PERIOD: Duration = Duration::from_secs(1);
 
 impl std::fmt::Debug for EmulatorBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -53,6 +63,12 @@ impl std::fmt::Debug for EmulatorBuilder {
             .field("no_auth", &self.no_auth)
             .field("tls", &self.tls)
             .field("port", &self.port)
+            .field("host", &self.host)
+            .field(
+                "admin_token",
+                &self.admin_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("max_connections", &self.max_connections)
             .finish_non_exhaustive()
     }
 }
@@ -75,6 +91,9 @@ impl Default for EmulatorBuilder {
             port: 0,
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             account_id: "cosmos-emulator".into(),
+            admin_token: None,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
         }
     }
 }
@@ -181,6 +200,27 @@ impl EmulatorBuilder {
         self
     }
 
+    /// Also accept this token (as `Authorization: Bearer <token>`) on the admin API; the account key
+    /// is always accepted there.
+    pub fn admin_token(mut self, token: impl Into<String>) -> Self {
+        self.admin_token = Some(token.into());
+        self
+    }
+
+    /// The most connections open at once across every listener (default
+    /// [`DEFAULT_MAX_CONNECTIONS`]); further ones are answered 503 and closed.
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.max_connections = max;
+        self
+    }
+
+    /// How long a client may take to send a request body (default [`DEFAULT_BODY_READ_TIMEOUT`]);
+    /// later, the request is answered 408.
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
     /// Binds every listener and starts serving.
     pub async fn start(self) -> Result<Emulator, StartError> {
         let fail = |m: String| StartError(m);
@@ -250,17 +290,21 @@ impl EmulatorBuilder {
                 partitions_per_container: self.partitions.clamp(1, 1024),
             },
             auth,
+            admin: AdminAccess::new(&self.key, self.admin_token.as_deref(), self.host),
+            body_read_timeout: self.body_read_timeout,
             faults,
             counters: RequestCounters::with_regions(&self.regions),
             account_id: self.account_id.clone(),
             global_endpoint: url(&global)?,
         });
         let acceptor = identity.as_ref().map(|i| i.acceptor.clone());
+        let cap = Arc::new(ConnectionCap::new(self.max_connections));
         let mut tasks = vec![server::spawn(
             global,
             shared.clone(),
             Port::Global,
             acceptor.clone(),
+            cap.clone(),
         )];
         for (i, listener) in region_listeners.into_iter().enumerate() {
             tasks.push(server::spawn(
@@ -268,8 +312,10 @@ impl EmulatorBuilder {
                 shared.clone(),
                 Port::Region(i),
                 acceptor.clone(),
+                cap.clone(),
             ));
         }
+        tasks.push(tokio::spawn(clean_up_periodically(shared.clone())));
         Ok(Emulator::new(
             shared,
             tasks,
@@ -329,6 +375,16 @@ impl EmulatorBuilder {
             lags[i] = lag.clone();
         }
         Ok(lags)
+    }
+}
+
+/// Cleans up every partition each [`CLEANUP_PERIOD`] (commits clean up their own partition too).
+async fn clean_up_periodically(shared: Arc<Shared>) {
+    let mut ticks = tokio::time::interval(CLEANUP_PERIOD);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        shared.store.clean_up(tokio::time::Instant::now());
     }
 }
 

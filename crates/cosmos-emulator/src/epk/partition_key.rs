@@ -10,6 +10,9 @@ use serde_json::Value;
 
 use super::murmur::murmur3_x64_128;
 
+/// The longest partition key header accepted (a 2 KB key with JSON escapes fits).
+pub const MAX_HEADER_BYTES: usize = 4096;
+
 const MARKER_UNDEFINED: u8 = 0x00;
 const MARKER_NULL: u8 = 0x01;
 const MARKER_FALSE: u8 = 0x02;
@@ -76,6 +79,12 @@ impl PkComponent {
 impl PartitionKeyValue {
     /// Parses the `x-ms-documentdb-partitionkey` header: a JSON array of components.
     pub fn from_header(text: &str) -> Result<Self, String> {
+        if text.len() > MAX_HEADER_BYTES {
+            return Err(format!(
+                "the partition key header is {} bytes long; it may be at most {MAX_HEADER_BYTES} bytes",
+                text.len()
+            ));
+        }
         let parsed: Value = serde_json::from_str(text)
             .map_err(|e| format!("the partition key header {text:?} is not valid JSON: {e}"))?;
         let Value::Array(items) = parsed else {
@@ -147,6 +156,16 @@ pub fn epk_hex(epk: Epk) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_longer_than_the_limit_are_refused_by_name() {
+        let long = format!("[\"{}\"]", "k".repeat(MAX_HEADER_BYTES));
+        assert!(PartitionKeyValue::from_header(&long)
+            .unwrap_err()
+            .contains("4096"));
+        let fits = format!("[\"{}\"]", "k".repeat(2048));
+        assert!(PartitionKeyValue::from_header(&fits).is_ok());
+    }
 
     fn epk_of(component: PkComponent) -> String {
         epk_hex(PartitionKeyValue(vec![component]).epk())

@@ -4,7 +4,9 @@ use bytes::Bytes;
 use http::{HeaderMap, Method};
 use tokio::time::Instant;
 
-use crate::auth::AuthPolicy;
+use std::time::Duration;
+
+use crate::auth::{AdminAccess, AuthPolicy};
 use crate::faults::{FaultInjector, RequestCounters};
 use crate::store::Store;
 
@@ -12,6 +14,10 @@ use crate::store::Store;
 pub struct Shared {
     pub store: Store,
     pub auth: AuthPolicy,
+    /// Who may use the admin API.
+    pub admin: AdminAccess,
+    /// How long a client may take to send a request body once its headers are in.
+    pub body_read_timeout: Duration,
     pub faults: FaultInjector,
     pub counters: RequestCounters,
     /// The account's id in the account document.

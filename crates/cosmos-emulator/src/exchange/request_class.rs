@@ -7,11 +7,8 @@ use crate::faults::OpKind;
 use crate::protocol::headers;
 use crate::protocol::{Resource, Route};
 
-/// Classifies a routed request (unroutable requests count as metadata).
-pub fn op_kind(method: &Method, route: Option<&Route>, headers: &HeaderMap) -> OpKind {
-    let Some(route) = route else {
-        return OpKind::Metadata;
-    };
+/// Classifies a routed request.
+pub fn op_kind(method: &Method, route: &Route, headers: &HeaderMap) -> OpKind {
     match (&route.resource, method) {
         (Resource::Items { .. }, &Method::POST) => {
             if is_query(headers) {
@@ -63,13 +60,13 @@ mod tests {
             headers::CONTENT_TYPE,
             "application/query+json".parse().unwrap(),
         );
-        let docs = parse("/dbs/d/colls/c/docs");
-        let doc = parse("/dbs/d/colls/c/docs/x");
+        let docs = parse("/dbs/d/colls/c/docs").unwrap();
+        let doc = parse("/dbs/d/colls/c/docs/x").unwrap();
         let table = [
-            (Method::GET, parse("/"), &plain, OpKind::Metadata),
+            (Method::GET, parse("/").unwrap(), &plain, OpKind::Metadata),
             (
                 Method::GET,
-                parse("/dbs/d/colls/c/pkranges"),
+                parse("/dbs/d/colls/c/pkranges").unwrap(),
                 &plain,
                 OpKind::Metadata,
             ),
@@ -81,11 +78,10 @@ mod tests {
             (Method::PUT, doc.clone(), &plain, OpKind::Replace),
             (Method::DELETE, doc.clone(), &plain, OpKind::Delete),
             (Method::PATCH, doc, &plain, OpKind::Patch),
-            (Method::GET, None, &plain, OpKind::Metadata),
         ];
         for (method, route, headers, want) in table {
             assert_eq!(
-                op_kind(&method, route.as_ref(), headers),
+                op_kind(&method, &route, headers),
                 want,
                 "{method} {route:?}"
             );

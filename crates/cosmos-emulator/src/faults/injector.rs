@@ -8,6 +8,7 @@ use rand::Rng;
 
 use super::installed::InstalledRule;
 use super::profiles::profile_rules;
+use super::rule_limits::{check_count, check_rule, MAX_DOCUMENT_BYTES};
 use super::{
     json_read, Action, FaultGuard, FaultRule, RequestFacts, RuleId, RuleSnapshot, Verdict,
 };
@@ -204,13 +205,28 @@ impl FaultInjector {
     }
 
     /// Add rules from JSON (the `--faults` file and admin API format, see [`super::json_read`]).
-    /// Either all rules are added or, on an error naming the bad field, none.
+    /// Either all rules are added or, on an error naming the bad field or the limit, none; the
+    /// limits are in [`super::rule_limits`].
     pub fn load_json(&self, json: &[u8]) -> Result<Vec<RuleId>, String> {
+        if json.len() > MAX_DOCUMENT_BYTES {
+            return Err(format!(
+                "fault rules: the document is {} bytes long; at most {MAX_DOCUMENT_BYTES} bytes are allowed",
+                json.len()
+            ));
+        }
         let rules = json_read::parse_rules(json)?;
-        Ok(rules
-            .into_iter()
-            .map(|rule| self.add_persistent(rule))
-            .collect())
+        for (i, rule) in rules.iter().enumerate() {
+            check_rule(rule, &format!("rules[{i}]"))?;
+        }
+        let mut layers = self.shared.write();
+        check_count(layers.user.len(), rules.len())?;
+        let mut ids = Vec::with_capacity(rules.len());
+        for rule in rules {
+            let installed = Arc::new(InstalledRule::new(self.shared.new_id(), rule));
+            ids.push(installed.id());
+            layers.user.push(installed);
+        }
+        Ok(ids)
     }
 }
 

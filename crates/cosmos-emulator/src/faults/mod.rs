@@ -24,6 +24,7 @@ pub mod profiles;
 mod reaction;
 mod region;
 mod rule;
+pub mod rule_limits;
 mod text;
 mod verdict;
 

@@ -14,8 +14,13 @@ use crate::store::DocKey;
 /// Default and largest page sizes.
 const DEFAULT_PAGE: usize = 100;
 const MAX_PAGE: usize = 1000;
+/// A page ends once its items reach this many bytes (it always holds at least one item).
+pub const MAX_PAGE_BYTES: usize = 4 * 1024 * 1024;
+/// The longest continuation token accepted.
+pub const MAX_CONTINUATION_BYTES: usize = 4096;
 
 /// Where the next page starts: a range and the last key returned in it.
+#[derive(Debug)]
 struct Continuation {
     range: usize,
     after: Option<DocKey>,
@@ -28,6 +33,12 @@ fn encode(range: usize, key: &DocKey) -> String {
 
 fn decode(token: &str) -> Result<Continuation, ApiError> {
     let bad = || ApiError::bad_request("The continuation token is malformed.");
+    if token.len() > MAX_CONTINUATION_BYTES {
+        return Err(ApiError::bad_request(format!(
+            "The continuation token is {} bytes long; tokens are at most {MAX_CONTINUATION_BYTES} bytes.",
+            token.len()
+        )));
+    }
     let bytes = URL_SAFE_NO_PAD.decode(token.trim()).map_err(|_| bad())?;
     let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
     let range = value["range"].as_u64().ok_or_else(bad)? as usize;
@@ -55,6 +66,21 @@ pub fn page_size(ctx: &RequestCtx<'_>) -> Result<usize, ApiError> {
             ))),
         },
     }
+}
+
+/// How many of the items (by their sizes, in order) one page holds: at most `page_size`, and it ends
+/// with the item that reaches [`MAX_PAGE_BYTES`] (at least one item).
+fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
+    let mut bytes = 0;
+    let mut count = 0;
+    for size in sizes {
+        if count == page_size || (count > 0 && bytes >= MAX_PAGE_BYTES) {
+            break;
+        }
+        bytes += size;
+        count += 1;
+    }
+    count
 }
 
 /// Serves one page of the read feed.
@@ -107,10 +133,10 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
         };
         let wanted = page_size + 1 - docs.len();
         let found = partition.scan(lsn, after, only_epk, wanted);
-        let overflow = docs.len() + found.len() > page_size;
         docs.extend(found.into_iter().map(|(k, d)| (range, k, d)));
-        if overflow {
-            docs.truncate(page_size);
+        let kept = page_end(docs.iter().map(|(_, _, d)| d.body.len()), page_size);
+        if kept < docs.len() {
+            docs.truncate(kept);
             next = docs.last().map(|(r, k, _)| encode(*r, k));
             break;
         }
@@ -135,4 +161,36 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
         reply = reply.header(headers::CONTINUATION, token);
     }
     Ok(reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_end_at_the_item_count_or_the_byte_budget() {
+        const MB: usize = 1024 * 1024;
+        let table: &[(&[usize], usize, usize)] = &[
+            (&[10, 10, 10], 2, 2),
+            (&[10, 10], 5, 2),
+            (&[], 5, 0),
+            (&[3 * MB, 3 * MB, MB], 10, 2),
+            (&[4 * MB, 1], 10, 1),
+            (&[5 * MB], 10, 1),
+            (&[MB, MB, MB, MB - 1, 1, 1], 10, 5),
+        ];
+        for (sizes, page_size, want) in table {
+            assert_eq!(
+                page_end(sizes.iter().copied(), *page_size),
+                *want,
+                "{sizes:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn long_continuation_tokens_name_the_limit() {
+        let err = decode(&"A".repeat(MAX_CONTINUATION_BYTES + 1)).unwrap_err();
+        assert!(err.message.contains("4096"), "{}", err.message);
+    }
 }

@@ -12,6 +12,7 @@ use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
 use crate::store::document::{id_of, parse_object, seal};
+use crate::store::item_limits::{check_depth, check_size};
 use crate::store::{DocKey, Partition, StoredDoc};
 
 /// POST .../docs: create, or upsert with `x-ms-documentdb-is-upsert: true`.
@@ -23,7 +24,7 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
     target.check_document_key(&map)?;
     let upsert = flag(ctx.headers, headers::IS_UPSERT);
     let key = target.key(&id);
-    let mut partition = target.write()?;
+    let mut partition = target.write(ctx)?;
     let existing = partition.latest(&key).cloned();
     let refuse = |error| write_error(ctx, &target, &partition, error);
     if existing.is_some() && !upsert {
@@ -36,7 +37,8 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
         .as_ref()
         .map(|d| d.rid)
         .unwrap_or_else(|| target.container.next_item_rid());
-    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, rid);
+    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, rid)
+        .map_err(|e| write_error(ctx, &target, &partition, e))?;
     let status = if existing.is_some() { 200 } else { 201 };
     Ok(item_reply(
         ctx,
@@ -92,9 +94,10 @@ pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<R
     }
     target.check_document_key(&map)?;
     let key = target.key(id);
-    let mut partition = target.write()?;
+    let mut partition = target.write(ctx)?;
     let existing = current_for_write(ctx, &target, &partition, &key)?;
-    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, existing.rid);
+    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, existing.rid)
+        .map_err(|e| write_error(ctx, &target, &partition, e))?;
     Ok(item_reply(
         ctx,
         &target,
@@ -111,7 +114,7 @@ pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Re
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
     let key = target.key(id);
-    let mut partition = target.write()?;
+    let mut partition = target.write(ctx)?;
     let existing = current_for_write(ctx, &target, &partition, &key)?;
     let lsn = commit(ctx, &mut partition, &key, None);
     Ok(item_reply(
@@ -145,7 +148,9 @@ pub fn current_for_write(
 }
 
 /// Seals `map` (system properties added) as the item with resource id `rid` and commits it;
-/// returns the stored item and its LSN.
+/// returns the stored item and its LSN. Refuses (changing nothing) an item deeper than
+/// [`MAX_ITEM_DEPTH`](crate::store::item_limits::MAX_ITEM_DEPTH) (400) or larger than
+/// [`MAX_ITEM_BYTES`](crate::store::item_limits::MAX_ITEM_BYTES) (413).
 pub fn commit_item(
     ctx: &RequestCtx<'_>,
     target: &Target,
@@ -153,15 +158,17 @@ pub fn commit_item(
     key: &DocKey,
     map: Map<String, Value>,
     rid: [u8; 16],
-) -> (Arc<StoredDoc>, u64) {
+) -> Result<(Arc<StoredDoc>, u64), ApiError> {
+    check_depth(&map)?;
     let sealed = seal(map, &rid, target.self_link(&rid));
+    check_size(sealed.body.len())?;
     let doc = Arc::new(StoredDoc {
         body: sealed.body,
         etag: sealed.etag,
         rid,
     });
     let lsn = commit(ctx, partition, key, Some(doc.clone()));
-    (doc, lsn)
+    Ok((doc, lsn))
 }
 
 /// Commits a write in the serving region; the partition's clock reading is taken under its lock so

@@ -21,7 +21,7 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
     let target = Target::locate(ctx, db, coll)?;
     let request = parse_request(&ctx.body, &target.container.pk_segments)?;
     let key = target.key(id);
-    let mut partition = target.write()?;
+    let mut partition = target.write(ctx)?;
     let existing = current_for_write(ctx, &target, &partition, &key)?;
     let (doc, lsn, charge) =
         patch_existing(ctx, &target, &mut partition, &key, &existing, &request)?;
@@ -99,7 +99,8 @@ pub fn patch_existing(
             write_error(ctx, target, partition, e)
         }
     })?;
-    let (doc, lsn) = commit_item(ctx, target, partition, key, map, existing.rid);
+    let (doc, lsn) = commit_item(ctx, target, partition, key, map, existing.rid)
+        .map_err(|e| write_error(ctx, target, partition, e))?;
     let charge = charge::patch(doc.body.len(), request.condition.is_some());
     Ok((doc, lsn, charge))
 }

@@ -4,6 +4,7 @@ use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
 
 use serde_json::{Map, Value};
 
+use super::consistency::require_write_region;
 use crate::epk::{Epk, PartitionKeyValue};
 use crate::exchange::RequestCtx;
 use crate::protocol::{headers, ApiError};
@@ -77,12 +78,17 @@ impl Target {
             .ok_or_else(lock_error)
     }
 
-    /// The partition, locked for writing.
-    pub fn write(&self) -> Result<RwLockWriteGuard<'_, Partition>, ApiError> {
-        self.container
+    /// The partition, locked for writing, once the serving region is checked again under the lock
+    /// (403/3 otherwise): a failover locks every partition before it moves the write region, so a
+    /// write either commits before the switch or is refused after it.
+    pub fn write(&self, ctx: &RequestCtx<'_>) -> Result<RwLockWriteGuard<'_, Partition>, ApiError> {
+        let partition = self
+            .container
             .partition(self.range)
             .and_then(|p| p.write().ok())
-            .ok_or_else(lock_error)
+            .ok_or_else(lock_error)?;
+        require_write_region(ctx)?;
+        Ok(partition)
     }
 
     /// 400 unless the partition key inside `doc` is the one the header named.

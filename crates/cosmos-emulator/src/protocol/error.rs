@@ -103,6 +103,7 @@ pub fn code_for(status: u16) -> &'static str {
         410 => "Gone",
         412 => "PreconditionFailed",
         413 => "RequestEntityTooLarge",
+        415 => "UnsupportedMediaType",
         429 => "TooManyRequests",
         449 => "RetryWith",
         500 => "InternalServerError",

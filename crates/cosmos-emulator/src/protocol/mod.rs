@@ -10,4 +10,4 @@ pub mod route;
 pub mod session_token;
 
 pub use error::{code_for, sub_status, ApiError};
-pub use route::{Resource, Route};
+pub use route::{Resource, Route, RouteError};

@@ -42,22 +42,42 @@ pub struct Route {
     pub resource_link: String,
 }
 
-/// Parses a request path; None when it names nothing the emulator serves.
-pub fn parse(path: &str) -> Option<Route> {
+/// The longest id (and database or container name) the service accepts, in bytes.
+pub const MAX_ID_BYTES: usize = 1023;
+
+/// Why a path does not route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RouteError {
+    /// The path names nothing the emulator serves (404).
+    NotServed,
+    /// A segment can never name a resource (400, before auth): the message says why.
+    BadSegment(String),
+}
+
+/// Parses a request path. Segments are percent-decoded one by one; a segment whose decoded text
+/// holds `/`, `\\`, `?`, `#` or a control character, or is longer than [`MAX_ID_BYTES`], is refused
+/// (it would otherwise be joined into a signed link that reads as a different path).
+pub fn parse(path: &str) -> Result<Route, RouteError> {
     let trimmed = path.trim_matches('/');
     if trimmed.is_empty() {
-        return Some(Route {
+        return Ok(Route {
             resource: Resource::Account,
             resource_type: "",
             resource_link: String::new(),
         });
     }
     let raw: Vec<&str> = trimmed.split('/').collect();
+    if raw.len() > 6 {
+        return Err(RouteError::NotServed);
+    }
     let mut seg = Vec::with_capacity(raw.len());
     for s in &raw {
-        let decoded = percent_decode(s)?;
+        let decoded = percent_decode(s).ok_or(RouteError::NotServed)?;
         if decoded.is_empty() {
-            return None;
+            return Err(RouteError::NotServed);
+        }
+        if let Some(reason) = bad_segment_reason(&decoded) {
+            return Err(RouteError::BadSegment(reason));
         }
         seg.push(decoded);
     }
@@ -110,13 +130,29 @@ pub fn parse(path: &str) -> Option<Route> {
             "pkranges",
             link(4),
         ),
-        _ => return None,
+        _ => return Err(RouteError::NotServed),
     };
-    Some(Route {
+    Ok(Route {
         resource,
         resource_type,
         resource_link,
     })
+}
+
+/// Why a decoded path segment cannot name anything, if it cannot.
+fn bad_segment_reason(segment: &str) -> Option<String> {
+    if segment.len() > MAX_ID_BYTES {
+        return Some(format!(
+            "A path segment is {} bytes long; ids and names are at most {MAX_ID_BYTES} bytes.",
+            segment.len()
+        ));
+    }
+    let c = segment
+        .chars()
+        .find(|c| matches!(c, '/' | '\\' | '?' | '#') || c.is_control())?;
+    Some(format!(
+        "A path segment holds {c:?} (percent-encoded or not); ids and names cannot contain '/', '\\', '?', '#' or control characters."
+    ))
 }
 
 /// Why an id cannot name a resource, if it cannot.
@@ -124,8 +160,8 @@ pub fn invalid_id_reason(id: &str) -> Option<String> {
     if id.is_empty() {
         return Some("The id must not be empty.".into());
     }
-    if id.len() > 1023 {
-        return Some("The id is longer than 1023 bytes.".into());
+    if id.len() > MAX_ID_BYTES {
+        return Some(format!("The id is longer than {MAX_ID_BYTES} bytes."));
     }
     if let Some(c) = id.chars().find(|c| matches!(c, '/' | '\\' | '?' | '#')) {
         return Some(format!(
@@ -162,7 +198,7 @@ mod tests {
             ("/offers/Of1A/", "offers", "of1a"),
         ];
         for (path, kind, link) in table {
-            let route = parse(path).unwrap_or_else(|| panic!("{path} did not route"));
+            let route = parse(path).unwrap_or_else(|e| panic!("{path} did not route: {e:?}"));
             assert_eq!(
                 (route.resource_type, route.resource_link.as_str()),
                 (*kind, *link),
@@ -190,8 +226,33 @@ mod tests {
             "/dbs/%zz",
             "/dbs/d/colls/c/docs/x/y/z",
         ] {
-            assert!(parse(path).is_none(), "{path} routed");
+            assert_eq!(parse(path), Err(RouteError::NotServed), "{path}");
         }
+    }
+
+    #[test]
+    fn segments_with_encoded_separators_control_characters_or_too_many_bytes_are_refused() {
+        let long = format!("/dbs/{}", "a".repeat(MAX_ID_BYTES + 1));
+        for path in [
+            "/dbs/a%2Fb",
+            "/dbs/a%2fb/colls",
+            "/dbs/d/colls/c/docs/a%5Cb",
+            "/dbs/d/colls/c/docs/a\\b",
+            "/dbs/d/colls/c/docs/a%3Fb",
+            "/dbs/d/colls/c/docs/a%23b",
+            "/dbs/d/colls/c/docs/a%0Ab",
+            "/dbs/d/colls/c/docs/a%00",
+            "/dbs/d/colls/c/docs/%7F",
+            long.as_str(),
+        ] {
+            assert!(
+                matches!(parse(path), Err(RouteError::BadSegment(_))),
+                "{path} was not refused"
+            );
+        }
+        let longest = format!("/dbs/{}", "a".repeat(MAX_ID_BYTES));
+        assert!(parse(&longest).is_ok());
+        assert!(parse("/dbs/d/colls/c/docs/caf%C3%A9%20ok").is_ok());
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! Reading a request body with the service's 2 MB limit.
+//! Reading a request body with the service's 2 MB limit and a time limit.
+
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::HeaderMap;
@@ -10,8 +12,13 @@ use crate::protocol::ApiError;
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
-/// Reads the whole body: 413 when it is larger than [`MAX_BODY_BYTES`], 400 when it breaks off.
-pub async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, ApiError> {
+/// Reads the whole body: 413 when it is larger than [`MAX_BODY_BYTES`], 400 when it breaks off,
+/// 408 when it has not arrived within `timeout`.
+pub async fn read_body(
+    headers: &HeaderMap,
+    body: Incoming,
+    timeout: Duration,
+) -> Result<Bytes, ApiError> {
     let declared = headers
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -19,7 +26,17 @@ pub async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Api
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return Err(too_large());
     }
-    match Limited::new(body, MAX_BODY_BYTES).collect().await {
+    let read = tokio::time::timeout(timeout, Limited::new(body, MAX_BODY_BYTES).collect());
+    let Ok(result) = read.await else {
+        return Err(ApiError::new(
+            408,
+            format!(
+                "The request body did not arrive within {} ms.",
+                timeout.as_millis()
+            ),
+        ));
+    };
+    match result {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
         Err(e) => Err(ApiError::bad_request(format!(

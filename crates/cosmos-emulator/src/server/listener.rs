@@ -11,6 +11,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
+use super::connection_cap::{refuse, ConnectionCap};
 use super::pipeline;
 use super::port::Port;
 use crate::exchange::Shared;
@@ -19,13 +20,15 @@ use crate::exchange::Shared;
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serves `listener` until the returned task is aborted; aborting it also drops every connection.
+/// Each connection holds a slot of `cap` while it is open.
 pub fn spawn(
     listener: TcpListener,
     shared: Arc<Shared>,
     port: Port,
     tls: Option<TlsAcceptor>,
+    cap: Arc<ConnectionCap>,
 ) -> JoinHandle<()> {
-    tokio::spawn(accept_loop(listener, shared, port, tls))
+    tokio::spawn(accept_loop(listener, shared, port, tls, cap))
 }
 
 async fn accept_loop(
@@ -33,6 +36,7 @@ async fn accept_loop(
     shared: Arc<Shared>,
     port: Port,
     tls: Option<TlsAcceptor>,
+    cap: Arc<ConnectionCap>,
 ) {
     let mut connections = JoinSet::new();
     loop {
@@ -40,7 +44,18 @@ async fn accept_loop(
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
-                    connections.spawn(serve_connection(stream, shared.clone(), port, tls.clone()));
+                    match cap.admit() {
+                        Some(slot) => {
+                            let serve = serve_connection(stream, shared.clone(), port, tls.clone());
+                            connections.spawn(async move {
+                                serve.await;
+                                drop(slot);
+                            });
+                        }
+                        None => {
+                            connections.spawn(refuse(stream, cap.max()));
+                        }
+                    }
                 }
                 Err(e) => {
                     // Out of file descriptors and the like: back off briefly instead of spinning.

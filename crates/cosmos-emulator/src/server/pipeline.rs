@@ -17,7 +17,7 @@ use crate::exchange::request_class::op_kind;
 use crate::exchange::{header_text, Reply, RequestCtx, Shared};
 use crate::faults::{admin, Action, RequestFacts};
 use crate::handlers;
-use crate::protocol::{headers, route, ApiError};
+use crate::protocol::{headers, route, ApiError, RouteError};
 
 /// Returned to hyper to make it drop the connection without answering.
 #[derive(Debug)]
@@ -31,7 +31,8 @@ impl std::fmt::Display for CloseConnection {
 
 impl std::error::Error for CloseConnection {}
 
-/// Serves one request.
+/// Serves one request: route (bad segments refused), auth, then counters and fault rules, then
+/// the body (with a timeout), then the handler. Nothing but routing happens before auth.
 pub async fn handle(
     shared: Arc<Shared>,
     port: Port,
@@ -41,6 +42,30 @@ pub async fn handle(
     let path = parts.uri.path();
     if path.starts_with("/_emulator") {
         return Ok(admin_request(&shared, port, &parts, body).await);
+    }
+    let route = match route::parse(path) {
+        Ok(route) => route,
+        Err(RouteError::NotServed) => {
+            return Ok(error_response(
+                &ApiError::not_found("Server could not parse the Url."),
+                0.0,
+            ))
+        }
+        Err(RouteError::BadSegment(message)) => {
+            return Ok(error_response(&ApiError::bad_request(message), 0.0))
+        }
+    };
+    let header = |name: &str| header_text(&parts.headers, name);
+    let creds = Credentials {
+        verb: parts.method.as_str(),
+        resource_type: route.resource_type,
+        resource_link: &route.resource_link,
+        authorization: header(headers::AUTHORIZATION),
+        x_ms_date: header(headers::X_MS_DATE),
+        http_date: header(headers::DATE),
+    };
+    if let Err(message) = shared.auth.check(&creds, SystemTime::now()) {
+        return Ok(error_response(&ApiError::new(401, message), 0.0));
     }
     let topology = &shared.store.topology;
     let region = match port {
@@ -52,8 +77,7 @@ pub async fn handle(
         .get(region)
         .map(|r| r.name.as_str())
         .unwrap_or("");
-    let route = route::parse(path);
-    let op = op_kind(&parts.method, route.as_ref(), &parts.headers);
+    let op = op_kind(&parts.method, &route, &parts.headers);
     shared.counters.record(region_name, op);
     let verdict = shared.faults.evaluate(&RequestFacts {
         region: region_name,
@@ -79,28 +103,10 @@ pub async fn handle(
         Action::CloseConnection => return Err(CloseConnection),
         Action::Stall => std::future::pending::<()>().await,
     }
-    let Some(route) = route else {
-        return Ok(error_response(
-            &ApiError::not_found("Server could not parse the Url."),
-            0.0,
-        ));
-    };
-    let body = match read_body(&parts.headers, body).await {
+    let body = match read_body(&parts.headers, body, shared.body_read_timeout).await {
         Ok(b) => b,
         Err(e) => return Ok(error_response(&e, 0.0)),
     };
-    let header = |name: &str| header_text(&parts.headers, name);
-    let creds = Credentials {
-        verb: parts.method.as_str(),
-        resource_type: route.resource_type,
-        resource_link: &route.resource_link,
-        authorization: header(headers::AUTHORIZATION),
-        x_ms_date: header(headers::X_MS_DATE),
-        http_date: header(headers::DATE),
-    };
-    if let Err(message) = shared.auth.check(&creds, SystemTime::now()) {
-        return Ok(error_response(&ApiError::new(401, message), 0.0));
-    }
     let ctx = RequestCtx {
         shared: &shared,
         method: &parts.method,
@@ -127,7 +133,10 @@ async fn admin_request(
             0.0,
         );
     }
-    let body = match read_body(&parts.headers, body).await {
+    if let Err(e) = shared.admin.check(&parts.method, &parts.headers) {
+        return error_response(&e, 0.0);
+    }
+    let body = match read_body(&parts.headers, body, shared.body_read_timeout).await {
         Ok(b) => b,
         Err(e) => return error_response(&e, 0.0),
     };

@@ -4,6 +4,7 @@ mod catalog;
 mod container;
 pub mod document;
 mod history;
+pub mod item_limits;
 mod lag;
 mod offers;
 mod partition;
@@ -64,18 +65,46 @@ impl Store {
         Ok(index)
     }
 
-    /// Makes `region` the write (hub) region and brings its replicas up to date.
+    /// Makes `region` the write (hub) region and brings its replicas up to date, atomically with
+    /// respect to writes: every partition is locked before the switch and released after it, and
+    /// writers check the write region while holding their partition's lock, so no write accepted by
+    /// the old hub commits after the switch.
     pub fn failover(&self, region: &str) -> Result<usize, String> {
+        let containers: Vec<_> = self
+            .catalog
+            .databases()
+            .iter()
+            .flat_map(|db| db.containers())
+            .collect();
+        let mut locked = Vec::new();
+        for container in &containers {
+            for partition in container.partitions() {
+                locked.push(
+                    partition
+                        .write()
+                        .map_err(|_| "a partition lock was poisoned".to_owned())?,
+                );
+            }
+        }
         let index = self.topology.failover(region)?;
+        for partition in &mut locked {
+            partition.catch_up(index);
+        }
+        Ok(index)
+    }
+
+    /// Cleans up every partition that is not busy (see [`Partition::clean_up`]).
+    pub fn clean_up(&self, now: tokio::time::Instant) {
         for db in self.catalog.databases() {
             for container in db.containers() {
                 for partition in container.partitions() {
-                    if let Ok(mut p) = partition.write() {
-                        p.catch_up(index);
+                    if let Ok(mut p) = partition.try_write() {
+                        if p.has_pending() {
+                            p.clean_up(now);
+                        }
                     }
                 }
             }
         }
-        Ok(index)
     }
 }

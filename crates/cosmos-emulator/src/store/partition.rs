@@ -129,12 +129,24 @@ impl Partition {
             .entry(key.clone())
             .or_default()
             .push(Version { lsn, doc });
+        self.clean_up(now);
+        self.compact(&key, self.log.min_visible(now));
+        lsn
+    }
+
+    /// Drops the replica-log entries every region has applied by `now` and the item versions no
+    /// region can read any more. Runs on every commit and on the store's cleanup timer, so a
+    /// partition that goes quiet does not keep what its writes left behind.
+    pub fn clean_up(&mut self, now: Instant) {
         let min = self.log.min_visible(now);
         for applied in self.log.drain_applied(now) {
             self.compact(&applied, min);
         }
-        self.compact(&key, self.log.min_visible(now));
-        lsn
+    }
+
+    /// Whether replica-log entries are still on their way to some region.
+    pub fn has_pending(&self) -> bool {
+        self.log.has_pending()
     }
 
     /// Brings `region`'s replica up to date (it became the write region).
@@ -333,6 +345,22 @@ mod tests {
         p.commit(key("a"), None, 0, t0, &[Duration::ZERO]);
         assert!(p.latest(&key("a")).is_none());
         assert_eq!(p.key_count(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn clean_up_drops_what_a_quiet_partition_left_behind() {
+        let mut p = Partition::new(2);
+        let t0 = Instant::now();
+        let lags = [Duration::ZERO, Duration::from_millis(100)];
+        p.commit(key("a"), doc("v1"), 0, t0, &lags);
+        p.commit(key("a"), None, 0, t0 + Duration::from_millis(10), &lags);
+        assert_eq!(p.key_count(), 1, "the delete has not reached region 1 yet");
+        assert!(p.has_pending());
+        p.clean_up(t0 + Duration::from_millis(50));
+        assert_eq!(p.key_count(), 1);
+        p.clean_up(t0 + Duration::from_millis(200));
+        assert_eq!(p.key_count(), 0, "no further commit was needed");
+        assert!(!p.has_pending());
     }
 
     #[tokio::test(start_paused = true)]

@@ -179,9 +179,25 @@ impl TestClient {
         }
     }
 
-    /// An unsigned GET without headers (the admin API takes no auth).
+    /// A GET without any headers (no signature, no admin credential).
     pub async fn get_unsigned(&self, base: &str, path: &str) -> Resp {
         self.send_raw(base, Method::GET, path, &[], None).await
+    }
+
+    /// An admin API request: the account key as a bearer credential and, with a body, JSON.
+    pub async fn admin(&self, base: &str, method: Method, path: &str, body: Option<&str>) -> Resp {
+        let auth = format!("Bearer {}", self.key);
+        let mut headers = vec![("authorization", auth.as_str())];
+        if body.is_some() {
+            headers.push(("content-type", "application/json"));
+        }
+        self.send_raw(base, method, path, &headers, body.map(str::as_bytes))
+            .await
+    }
+
+    /// An admin GET (see [`TestClient::admin`]).
+    pub async fn admin_get(&self, base: &str, path: &str) -> Resp {
+        self.admin(base, Method::GET, path, None).await
     }
 
     pub async fn get(&self, base: &str, path: &str, headers: &[(&str, &str)]) -> Resp {
