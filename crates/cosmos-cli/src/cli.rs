@@ -278,6 +278,10 @@ pub enum WorkloadKind {
     PatchCounter,
     /// 80% point reads, 10% upserts, 10% patches.
     Mixed,
+    /// A single-partition query finding one seeded item by id.
+    Query,
+    /// A cross-partition `ORDER BY` with `TOP 10` over every partition.
+    QueryCross,
 }
 
 impl WorkloadKind {
@@ -287,6 +291,8 @@ impl WorkloadKind {
             WorkloadKind::Read => "read",
             WorkloadKind::PatchCounter => "patch-counter",
             WorkloadKind::Mixed => "mixed",
+            WorkloadKind::Query => "query",
+            WorkloadKind::QueryCross => "query-cross",
         }
     }
 }
