@@ -226,16 +226,17 @@ impl RangeMerge {
 
     /// Feeds range `index` its next page: its rows and the service's continuation for the page
     /// after it (`None`: the range is drained).
-    pub fn fill(&mut self, index: usize, mut rows: Vec<RangeRow>, continuation: Option<String>) {
+    pub fn fill(&mut self, index: usize, rows: Vec<RangeRow>, continuation: Option<String>) {
         if let (MergeOrder::Sorted(orders), Some((last, _))) = (&self.order, &self.last_key) {
-            if self.cursors.get(index).is_some_and(|c| !c.started) {
-                // Rows ordering before the last key handed out were handed out already.
-                // Those are the first rows of the page, and the skip count includes them.
-                let before = rows.len();
-                rows.retain(|r| compare_keys(&r.keys, last, orders) != Ordering::Less);
-                let dropped = (before - rows.len()) as u64;
-                let c = &mut self.cursors[index];
-                c.skip = c.skip.saturating_sub(dropped);
+            if let Some(c) = self.cursors.get_mut(index).filter(|c| !c.started) {
+                // The first page after resuming: its leading rows that order before the last key
+                // handed out were handed out already. They are the start of the rows the skip
+                // count covers; counting them as skipped keeps the next token's count right.
+                let before = rows
+                    .iter()
+                    .take_while(|r| compare_keys(&r.keys, last, orders) == Ordering::Less)
+                    .count() as u64;
+                c.skip = c.skip.max(before);
             }
         }
         if let Some(c) = self.cursors.get_mut(index) {

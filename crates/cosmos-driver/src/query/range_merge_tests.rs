@@ -268,6 +268,7 @@ proptest! {
         page in 1usize..5,
         descending in any::<bool>(),
         stop in 0usize..40,
+        again in 0usize..20,
         split in prop::option::of(1usize..30),
         sorted in any::<bool>(),
     ) {
@@ -285,11 +286,14 @@ proptest! {
             prop_assert_eq!(&all, &in_range_order);
         }
 
-        // Stop after `stop` rows (maybe after a split), resume from the resume points, finish.
+        // Stop after `stop` rows (maybe after a split), resume, stop again after `again` more,
+        // resume from the resumed merge's own point, finish.
         let mut first = RangeMerge::new(order.clone(), cursors_for(&fakes));
         let mut got = payloads(drain(&mut first, &fakes, stop, split));
-        let mut second = resumed(&first, order);
-        got.extend(payloads(drain(&mut second, &fakes, usize::MAX, None)));
+        let mut second = resumed(&first, order.clone());
+        got.extend(payloads(drain(&mut second, &fakes, again, None)));
+        let mut third = resumed(&second, order);
+        got.extend(payloads(drain(&mut third, &fakes, usize::MAX, None)));
         let mut got_ids: Vec<u64> = got.iter().map(|p| p["id"].as_u64().unwrap()).collect();
         let mut all_ids: Vec<u64> = all.iter().map(|p| p["id"].as_u64().unwrap()).collect();
         if split.is_none() {
@@ -339,4 +343,42 @@ fn a_range_with_rows_buffered_is_not_split() {
     assert!(matches!(merge.next_step(), MergeStep::Row(..)));
     assert!(!merge.split(0, vec![range("", "80"), range("80", "FF")]));
     assert_eq!(merge.cursors()[0].resume_point(), (None, 1));
+}
+
+#[test]
+fn a_resumed_merge_issues_tokens_that_count_every_row_already_returned() {
+    let orders = vec![SortOrder::Ascending];
+    let keys = |r: &RangeRow| r.keys[0].as_ref().unwrap().as_i64().unwrap();
+    let page: Vec<RangeRow> = (1..=4).map(|k| row(json!(k), k as usize, 0)).collect();
+    let serve = |m: &mut RangeMerge| {
+        if let MergeStep::NeedPages(ids) = m.next_step() {
+            for i in ids {
+                m.fill(i, page.clone(), None);
+            }
+        }
+    };
+    let mut first = RangeMerge::new(
+        MergeOrder::Sorted(orders.clone()),
+        vec![RangeCursor::new(range("", "FF"), None, 0)],
+    );
+    serve(&mut first);
+    let mut out = Vec::new();
+    for _ in 0..2 {
+        if let MergeStep::Row(r, _) = first.next_step() {
+            out.push(keys(&r));
+        }
+    }
+    // Resume twice in a row, one row each time: each token must count every row returned.
+    let mut second = resumed(&first, MergeOrder::Sorted(orders.clone()));
+    serve(&mut second);
+    if let MergeStep::Row(r, _) = second.next_step() {
+        out.push(keys(&r));
+    }
+    assert_eq!(second.cursors()[0].resume_point(), (None, 3));
+    let mut third = resumed(&second, MergeOrder::Sorted(orders));
+    serve(&mut third);
+    if let MergeStep::Row(r, _) = third.next_step() {
+        out.push(keys(&r));
+    }
+    assert_eq!(out, vec![1, 2, 3, 4]);
 }
