@@ -61,6 +61,10 @@ pub struct EmulatorArgs {
     /// or REGION=SPEC for one region. Repeatable.
     #[arg(long = "replication-lag-ms", value_name = "[REGION=]SPEC")]
     pub replication_lag: Vec<String>,
+    /// Hold each partition key range to its share of the provisioned RU/s per second (429 with
+    /// sub-status 3200 past it).
+    #[arg(long)]
+    pub enforce_throughput: bool,
 }
 
 impl std::fmt::Debug for EmulatorArgs {
@@ -102,6 +106,7 @@ impl EmulatorArgs {
                     .unwrap_or_else(|| WELL_KNOWN_KEY.to_owned()),
             )
             .partitions(self.partitions)
+            .enforce_throughput(self.enforce_throughput)
             .no_auth(self.no_auth)
             .tls(self.tls)
             .port(self.port)

@@ -75,7 +75,10 @@ fn random_path(rng: &mut SmallRng) -> String {
         "/_emulator/counters",
         "/_emulator/profile",
         "/_emulator/failover",
+        "/_emulator/replication-lag",
         "/_emulator/",
+        "/offers",
+        "/offers/of1",
         "*",
         "http://example.com/dbs",
     ];
@@ -99,7 +102,15 @@ fn random_path(rng: &mut SmallRng) -> String {
 }
 
 fn random_json_body(rng: &mut SmallRng) -> Vec<u8> {
-    let bodies: [&[u8]; 14] = [
+    let bodies: [&[u8]; 22] = [
+        br#"[{"operationType":"Create","resourceBody":{"id":"x","pk":"p"}},{"operationType":"Read","id":"x"}]"#,
+        br#"[{"operationType":"Patch","id":"x","resourceBody":{"operations":[]}},{"operationType":"Delete"}]"#,
+        br#"[{"operationType":42},{"operationType":"Replace","id":"x","resourceBody":[1]}]"#,
+        br#"[{"operationType":"Upsert","partitionKey":"[\"q\"","resourceBody":{"id":"y","pk":"q"}}]"#,
+        br#"[{"op":"set","path":"/n","value":1}]"#,
+        br#"{"content":{"offerThroughput":-1,"offerAutopilotSettings":{"maxThroughput":"x"}}}"#,
+        br#"{"query":"SELECT * FROM root r WHERE r.resource = @x","parameters":[{"name":"@x","value":7}]}"#,
+        br#"{"region":"West US","lag":"lognormal:5,99999"}"#,
         br#"{"id":"x","pk":"p"}"#,
         br#"{"id":"x/y","pk":"p"}"#,
         br#"{"id":"","pk":"p"}"#,
@@ -195,6 +206,56 @@ fn random_headers(rng: &mut SmallRng) -> Vec<(String, String)> {
         (
             "x-ms-cosmos-hub-region-processing-only",
             vec!["True", "nope"],
+        ),
+        (
+            "a-im",
+            vec![
+                "Incremental feed",
+                "Full-Fidelity Feed",
+                "Incremental Feed ",
+                "snapshot",
+                "",
+            ],
+        ),
+        (
+            "if-modified-since",
+            vec![
+                "Tue, 01 Dec 2026 00:00:00 GMT",
+                "0",
+                "Thu, 01 Jan 1970 00:00:00 GMT",
+            ],
+        ),
+        (
+            "x-ms-documentdb-partitionkeyrangeid",
+            vec!["0", "3", "99", "-1", ""],
+        ),
+        (
+            "x-ms-read-key-type",
+            vec!["EffectivePartitionKeyRange", "Other"],
+        ),
+        ("x-ms-start-epk", vec!["", "FF", "zz", "05C1"]),
+        (
+            "x-ms-end-epk",
+            vec![
+                "FF",
+                "",
+                "0",
+                "1111111111111111111111111111111111111111111111111111111111111111111111",
+            ],
+        ),
+        (
+            "x-ms-cosmos-changefeed-wire-format-version",
+            vec!["2021-09-15", "1"],
+        ),
+        ("x-ms-cosmos-is-batch-request", vec!["True", "true", "no"]),
+        ("x-ms-cosmos-batch-atomic", vec!["True", "False", "maybe"]),
+        (
+            "x-ms-offer-throughput",
+            vec!["400", "0", "-5", "18446744073709551616"],
+        ),
+        (
+            "x-ms-cosmos-offer-autopilot-settings",
+            vec!["{\"maxThroughput\":4000}", "{", "[]"],
         ),
     ];
     for _ in 0..rng.random_range(0..6) {

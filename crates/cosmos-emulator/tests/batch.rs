@@ -242,3 +242,39 @@ async fn bulk_applies_each_operation_on_its_own_partition_key() {
         .await;
     assert_eq!((gone.status, gone.sub_status()), (410, 1002));
 }
+
+#[tokio::test]
+async fn bulk_told_not_to_continue_stops_at_the_first_failure() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(1)).await;
+    let base = emu.endpoint();
+    c.create_item(base, "db", "c", &json!({"id": "dup", "pk": "p"}))
+        .await;
+    let ops = json!([
+        {"operationType": "Create", "partitionKey": "[\"p\"]", "resourceBody": {"id": "dup", "pk": "p"}},
+        {"operationType": "Create", "partitionKey": "[\"p\"]", "resourceBody": {"id": "never", "pk": "p"}}
+    ]);
+    let send = |flag: &'static str| {
+        let c = c.clone();
+        let ops = ops.clone();
+        async move {
+            c.post_json(
+                base,
+                DOCS,
+                &[
+                    ("x-ms-cosmos-is-batch-request", "True"),
+                    ("x-ms-cosmos-batch-atomic", "False"),
+                    ("x-ms-cosmos-batch-continue-on-error", flag),
+                ],
+                &ops,
+            )
+            .await
+        }
+    };
+    assert_eq!(statuses(&send("False").await), vec![409, 424]);
+    let never = c
+        .read_item(base, "db", "c", "never", &json!("p"), &[])
+        .await;
+    assert_eq!(never.status, 404);
+    assert_eq!(send("sometimes").await.status, 400);
+    assert_eq!(statuses(&send("True").await), vec![409, 201]);
+}

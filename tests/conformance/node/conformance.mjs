@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 
 import { Checks, client, expect, expectError, REGIONS } from "./harness.mjs";
+import { feedChecks } from "./checks_feeds.mjs";
 import { pointChecks } from "./checks_points.mjs";
 
 async function main() {
@@ -17,7 +18,7 @@ async function main() {
   const [first, ...rest] = pointChecks(state);
   await checks.run(...first);
   if (state.container) {
-    const families = [rest];
+    const families = [rest, feedChecks(state)];
     for (const family of families) {
       for (const [name, check] of family) {
         await checks.run(name, check);

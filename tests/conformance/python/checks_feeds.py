@@ -71,6 +71,21 @@ def feed_checks(endpoint, key, regions, db_name, client_options):
         ids = sorted(item["id"] for item in items)
         _expect(ids == ["f2", "f5"], f"partition key p2's changes: {ids}")
 
+    def change_feed_continues_across_a_split():
+        c = container()
+        pager = c.query_items_change_feed(start_time="Beginning").by_page()
+        for page in pager:
+            list(page)
+        token = pager.continuation_token
+        _admin(endpoint, "POST", "/_emulator/split", {"db": db_name, "container": "feed", "range": "0"})
+        new_ids = [f"after-split-{i}" for i in range(8)]
+        for i, item_id in enumerate(new_ids):
+            c.upsert_item({"id": item_id, "pk": f"s{i}"})
+        items = list(c.query_items_change_feed(continuation=token))
+        ids = sorted(item["id"] for item in items)
+        _expect(ids == sorted(new_ids), f"changes after the split: {ids}")
+        _expect(c.read_item("f0", partition_key="p0")["v"] == 2, "f0 is not readable after the split")
+
     def batch_commits():
         c = container()
         c.upsert_item({"id": "r", "pk": "b", "v": 1})
@@ -147,6 +162,7 @@ def feed_checks(endpoint, key, regions, db_name, client_options):
         ("query_items_change_feed from the beginning", change_feed_from_the_beginning),
         ("query_items_change_feed from a continuation", change_feed_from_a_continuation),
         ("query_items_change_feed of one partition key", change_feed_of_one_partition_key),
+        ("query_items_change_feed continues across a partition split", change_feed_continues_across_a_split),
         ("execute_item_batch commits every operation", batch_commits),
         ("execute_item_batch rolls back on a conflict", batch_rolls_back),
         ("get_throughput and replace_throughput", throughput_read_and_replace),

@@ -42,6 +42,7 @@ pub struct EmulatorBuilder {
     admin_token: Option<String>,
     max_connections: usize,
     body_read_timeout: Duration,
+    enforce_throughput: bool,
 }
 
 /// How long a client may take to send a request body, unless configured otherwise.
@@ -94,6 +95,7 @@ impl Default for EmulatorBuilder {
             admin_token: None,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            enforce_throughput: false,
         }
     }
 }
@@ -145,6 +147,13 @@ impl EmulatorBuilder {
     /// Fault rules in the `--faults` file format, installed at start.
     pub fn fault_rules_json(mut self, json: impl Into<Vec<u8>>) -> Self {
         self.fault_rules = Some(json.into());
+        self
+    }
+
+    /// Holds each partition key range to its share of the provisioned RU/s per second; past it,
+    /// requests answer 429 with sub-status 3200 and `x-ms-retry-after-ms`.
+    pub fn enforce_throughput(mut self, on: bool) -> Self {
+        self.enforce_throughput = on;
         self
     }
 
@@ -287,6 +296,7 @@ impl EmulatorBuilder {
                 catalog: Catalog::default(),
                 lags: std::sync::RwLock::new(lags),
                 offers: Default::default(),
+                ru_meter: self.enforce_throughput.then(Default::default),
                 partitions_per_container: self.partitions.clamp(1, 1024),
             },
             auth,

@@ -10,9 +10,9 @@ use super::batch_ops::{evaluate, op_epk, BatchOp, OpResult, Staged};
 use super::consistency::{require_write_region, session_token};
 use super::items::commit;
 use crate::epk::PartitionKeyValue;
-use crate::protocol::{headers, ApiError};
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
+use crate::protocol::{headers, ApiError};
 use crate::store::Container;
 
 /// At most this many operations in one batch.
@@ -151,11 +151,27 @@ fn bulk(ctx: &RequestCtx<'_>, container: &Container, ops: &[BatchOp]) -> Result<
         })?),
         None => None,
     };
+    let continue_on_error = match ctx.header(headers::BATCH_CONTINUE_ON_ERROR).map(str::trim) {
+        None => true,
+        Some(v) if v.eq_ignore_ascii_case("true") => true,
+        Some(v) if v.eq_ignore_ascii_case("false") => false,
+        Some(v) => {
+            return Err(ApiError::bad_request(format!(
+                "{} must be True or False, not {v:?}.",
+                headers::BATCH_CONTINUE_ON_ERROR
+            )))
+        }
+    };
     let mut entries = Vec::with_capacity(ops.len());
     let mut charge = 0.0;
     let mut tokens = Vec::new();
     let mut any_failed = false;
     for (i, op) in ops.iter().enumerate() {
+        if any_failed && !continue_on_error {
+            // Told to stop at the first failure: the rest are not attempted.
+            entries.push(not_applied());
+            continue;
+        }
         let epk = op_epk(op)?.or(header_epk).ok_or_else(|| {
             ApiError::bad_request(format!(
                 "Operation {i} has no partitionKey and the request has no {} header.",

@@ -10,9 +10,9 @@ use serde_json::{json, Map, Value};
 use super::consistency::{read_lsn, session_token};
 use super::feed::page_size;
 use crate::epk::{epk_hex, PartitionKeyValue};
+use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::change_feed_request::{self, epk_in, etag, FeedMode, FeedStart};
 use crate::protocol::{charge, headers, ApiError};
-use crate::exchange::{Reply, RequestCtx};
 use crate::store::{Container, DocKey, HistoryEntry, Partition};
 
 /// Serves one change-feed page; `a_im` is the request's `A-IM` value.
@@ -35,7 +35,8 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Re
         .ok_or_else(|| ApiError::new(500, "The partition key range has no partition."))?;
     let partition = lock
         .read()
-        .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
+        .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
+        .and_then(super::target::live)?;
     let range_id = container.range_id(range);
     let upto = read_lsn(ctx, &partition, range_id)?;
     let wanted = |key: &DocKey| {

@@ -82,9 +82,25 @@ fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
     }
     count
 }
+/// Headers that would narrow or date a feed but that the plain read feed does not implement: a
+/// request carrying one gets a 400 instead of an answer that ignores it.
+const NOT_FOR_THE_READ_FEED: [&str; 4] = [
+    headers::START_EPK,
+    headers::END_EPK,
+    headers::READ_KEY_TYPE,
+    headers::IF_MODIFIED_SINCE,
+];
 
 /// Serves one page of the read feed.
 pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+    if let Some(name) = NOT_FOR_THE_READ_FEED
+        .iter()
+        .find(|h| ctx.header(h).is_some())
+    {
+        return Err(ApiError::bad_request(format!(
+            "The read feed does not implement {name}; it is served with the change feed (A-IM: Incremental feed)."
+        )));
+    }
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let page_size = page_size(ctx)?;
     let only_epk = match ctx.header(headers::PARTITION_KEY) {
@@ -122,15 +138,14 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
         };
         let partition = lock
             .read()
-            .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
+            .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
+            .and_then(super::target::live)?;
         let range_id = container.range_id(range);
         let lsn = read_lsn(ctx, &partition, range_id)?;
         tokens.push(session_token(ctx, &partition, range_id, lsn));
-        let after = if range == start.range {
-            start.after.as_ref()
-        } else {
-            None
-        };
+        // Keys ascend across ranges, so the last key returned bounds every later range too (a
+        // split since the continuation was issued may have moved that key to the next range).
+        let after = start.after.as_ref();
         let wanted = page_size + 1 - docs.len();
         let found = partition.scan(lsn, after, only_epk, wanted);
         docs.extend(found.into_iter().map(|(k, d)| (range, k, d)));

@@ -7,8 +7,8 @@ use http::Method;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::protocol::ApiError;
 use crate::exchange::{Reply, Shared};
+use crate::protocol::ApiError;
 use crate::store::ReplicationLag;
 
 #[derive(Deserialize)]

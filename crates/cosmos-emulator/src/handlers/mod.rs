@@ -14,11 +14,14 @@ mod items;
 mod lag_admin;
 mod offers;
 mod patch;
+mod split_admin;
 mod target;
+mod throttle;
 
 pub use account::account_document;
 pub use failover::failover;
 pub use lag_admin::replication_lag;
+pub use split_admin::split;
 
 use bytes::Bytes;
 use http::Method;
@@ -27,8 +30,12 @@ use crate::exchange::request_class::is_query;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, Resource, Route};
 
-/// Serves a routed, authenticated request.
+/// Serves a routed, authenticated request (held to its range's throughput when enforced).
 pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
+    throttle::metered(ctx, route, || dispatch(ctx, route))
+}
+
+fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
     let m = ctx.method;
     match &route.resource {
         Resource::Account if m == Method::GET => account::read(ctx),

@@ -6,9 +6,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{etag_read, feed_body};
+use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::offer_query::{self, OfferFilter};
 use crate::protocol::{charge, headers, ApiError};
-use crate::exchange::{Reply, RequestCtx};
 use crate::store::{Offer, Throughput};
 
 /// The RU/s a container gets when neither it nor its database names any.

@@ -76,6 +76,7 @@ impl Target {
             .partition(self.range)
             .and_then(|p| p.read().ok())
             .ok_or_else(lock_error)
+            .and_then(live)
     }
 
     /// The partition, locked for writing, once the serving region is checked again under the lock
@@ -86,7 +87,8 @@ impl Target {
             .container
             .partition(self.range)
             .and_then(|p| p.write().ok())
-            .ok_or_else(lock_error)?;
+            .ok_or_else(lock_error)
+            .and_then(live)?;
         require_write_region(ctx)?;
         Ok(partition)
     }
@@ -107,6 +109,19 @@ impl Target {
     pub fn self_link(&self, rid: &[u8; 16]) -> String {
         self.container.item_self_link(rid)
     }
+}
+
+/// `partition` unless a split has retired it: 410 with sub-status 1002 (the range is gone; the
+/// client refreshes its partition key ranges and retries).
+pub fn live<P: std::ops::Deref<Target = Partition>>(partition: P) -> Result<P, ApiError> {
+    if partition.is_retired() {
+        return Err(ApiError::new(
+            410,
+            "The partition key range is gone: it was split. Read the pkranges feed again.",
+        )
+        .with_sub_status(1002));
+    }
+    Ok(partition)
 }
 
 fn lock_error() -> ApiError {

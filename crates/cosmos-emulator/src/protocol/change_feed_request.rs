@@ -171,7 +171,8 @@ mod tests {
 
     #[test]
     fn reads_mode_start_and_filters() {
-        let table: Vec<(&str, Vec<(&str, &str)>, FeedMode, FeedStart)> = vec![
+        type Row<'a> = (&'a str, Vec<(&'a str, &'a str)>, FeedMode, FeedStart);
+        let table: Vec<Row> = vec![
             (
                 "Incremental feed",
                 vec![],
@@ -226,7 +227,8 @@ mod tests {
 
     #[test]
     fn refuses_what_it_does_not_implement_or_cannot_read() {
-        let table: Vec<(&str, Vec<(&str, &str)>, &str)> = vec![
+        type Row<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+        let table: Vec<Row> = vec![
             ("Snapshot", vec![], "A-IM"),
             (
                 "Incremental feed",

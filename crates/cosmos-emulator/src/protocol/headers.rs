@@ -35,3 +35,4 @@ pub const IS_BATCH_REQUEST: &str = "x-ms-cosmos-is-batch-request";
 pub const IS_BATCH_ATOMIC: &str = "x-ms-cosmos-batch-atomic";
 pub const OFFER_THROUGHPUT: &str = "x-ms-offer-throughput";
 pub const OFFER_AUTOPILOT: &str = "x-ms-cosmos-offer-autopilot-settings";
+pub const BATCH_CONTINUE_ON_ERROR: &str = "x-ms-cosmos-batch-continue-on-error";

@@ -147,6 +147,9 @@ async fn admin_request(
     if path == "/_emulator/replication-lag" {
         return to_response(handlers::replication_lag(shared, &parts.method, &body));
     }
+    if path == "/_emulator/split" {
+        return to_response(handlers::split(shared, &parts.method, &body));
+    }
     let path_and_query = parts
         .uri
         .path_and_query()

@@ -154,6 +154,18 @@ impl Database {
             .unwrap_or_default()
     }
 
+    /// Splits range `range_id` of the container named (or with `_rid`) `name`, putting the
+    /// rebuilt container in its place; splits of one database run one at a time.
+    pub fn split_container(&self, name: &str, range_id: &str) -> Result<Arc<Container>, ApiError> {
+        let mut colls = self.containers.write().map_err(|_| poisoned())?;
+        let current = lookup(&colls, name, |c| c.rid.as_str()).ok_or_else(|| {
+            ApiError::missing_owner(&format!("container {name} in database {}", self.id))
+        })?;
+        let split = Arc::new(current.split_range(range_id)?);
+        colls.insert(split.id.clone(), split.clone());
+        Ok(split)
+    }
+
     /// Deletes a container.
     pub fn delete_container(&self, name: &str) -> Result<(), ApiError> {
         let mut colls = self.containers.write().map_err(|_| poisoned())?;

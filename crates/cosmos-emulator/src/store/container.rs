@@ -22,13 +22,15 @@ pub struct Container {
     pub etag: String,
     /// The partition key path split into property names ("/a/b" -> ["a","b"]).
     pub pk_segments: Vec<String>,
-    boundaries: Vec<Epk>,
-    partitions: Vec<RwLock<Partition>>,
-    range_ids: Vec<String>,
+    pub(super) boundaries: Vec<Epk>,
+    pub(super) partitions: Vec<RwLock<Partition>>,
+    pub(super) range_ids: Vec<String>,
+    /// Per range, the ranges it was split from (empty for the container's first ranges).
+    pub(super) range_parents: Vec<Vec<String>>,
     /// The pkranges feed body and its etag.
     pub pkranges_body: Bytes,
     pub pkranges_etag: String,
-    next_item: AtomicU64,
+    pub(super) next_item: AtomicU64,
 }
 
 /// Validates a container body's partition key definition; returns the path's segments.
@@ -123,8 +125,9 @@ impl Container {
         let count = partition_count.clamp(1, 1024);
         let boundaries = boundaries(count);
         let range_ids: Vec<String> = (0..count).map(|i| i.to_string()).collect();
+        let range_parents = vec![Vec::new(); count];
         let (pkranges_body, pkranges_etag) =
-            pkranges_feed(&rid, &db_rid_text, &boundaries, &range_ids);
+            pkranges_feed(&rid, &db_rid_text, &boundaries, &range_ids, &range_parents);
         Ok(Self {
             id,
             rid_bytes,
@@ -137,6 +140,7 @@ impl Container {
                 .collect(),
             boundaries,
             range_ids,
+            range_parents,
             pkranges_body,
             pkranges_etag,
             next_item: AtomicU64::new(1),
@@ -188,11 +192,13 @@ impl Container {
     }
 }
 
-fn pkranges_feed(
+/// The pkranges feed of ranges `ids` (with their `parents`) split at `boundaries`, and its etag.
+pub(super) fn pkranges_feed(
     coll_rid: &str,
     db_rid: &str,
     boundaries: &[Epk],
     ids: &[String],
+    parents: &[Vec<String>],
 ) -> (Bytes, String) {
     let etag = new_etag();
     let ts = unix_seconds();
@@ -202,16 +208,16 @@ fn pkranges_feed(
         .map(|(i, id)| {
             let (min, max) = range_bounds(i, boundaries);
             json!({
-                "_rid": format!("{coll_rid}{i}"),
+                "_rid": format!("{coll_rid}{id}"),
                 "id": id,
                 "_etag": etag,
                 "minInclusive": min,
                 "maxExclusive": max,
-                "ridPrefix": i,
-                "_self": format!("dbs/{db_rid}/colls/{coll_rid}/pkranges/{i}/"),
+                "ridPrefix": id.parse::<u64>().unwrap_or(i as u64),
+                "_self": format!("dbs/{db_rid}/colls/{coll_rid}/pkranges/{id}/"),
                 "throughputFraction": 1.0 / ids.len() as f64,
                 "status": "online",
-                "parents": [],
+                "parents": parents.get(i).cloned().unwrap_or_default(),
                 "_ts": ts,
                 "_lsn": 1
             })

@@ -23,7 +23,7 @@ pub struct HistoryEntry {
 }
 
 /// The retained commits of one partition, oldest first.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct ChangeHistory {
     entries: VecDeque<HistoryEntry>,
     /// The newest LSN that has left the window (0 when none has).
@@ -55,6 +55,11 @@ impl ChangeHistory {
             self.dropped_through = front.lsn;
             self.entries.pop_front();
         }
+    }
+
+    /// Keeps only the commits of keys `keep` accepts (a split child's half).
+    pub fn retain(&mut self, keep: impl Fn(&DocKey) -> bool) {
+        self.entries.retain(|e| keep(&e.key));
     }
 
     /// Up to `limit` commits after `after` and at or below `upto`, only keys `wanted` accepts;

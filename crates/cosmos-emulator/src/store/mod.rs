@@ -9,6 +9,8 @@ mod lag;
 mod offers;
 mod partition;
 mod replica_log;
+mod ru_meter;
+mod split;
 mod topology;
 
 pub use catalog::{Catalog, Database};
@@ -18,6 +20,7 @@ pub use lag::ReplicationLag;
 pub use offers::{Offer, Offers, Throughput};
 pub use partition::{Change, DocKey, Partition, StoredDoc};
 pub use replica_log::ReplicaLog;
+pub use ru_meter::RuMeter;
 pub use topology::{RegionInfo, Topology};
 
 use std::sync::RwLock;
@@ -31,6 +34,8 @@ pub struct Store {
     pub lags: RwLock<Vec<ReplicationLag>>,
     /// Throughput offers of databases and containers.
     pub offers: Offers,
+    /// Set when each partition key range is held to its share of the provisioned RU/s.
+    pub ru_meter: Option<RuMeter>,
     /// Physical partitions per new container.
     pub partitions_per_container: usize,
 }

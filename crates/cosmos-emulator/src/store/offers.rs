@@ -81,7 +81,7 @@ impl Throughput {
     }
 
     fn manual(n: u64) -> Result<Self, String> {
-        if n < MIN_MANUAL || n > MAX_THROUGHPUT || n % 100 != 0 {
+        if !(MIN_MANUAL..=MAX_THROUGHPUT).contains(&n) || !n.is_multiple_of(100) {
             return Err(format!(
                 "The throughput {n} RU/s is not allowed: use a multiple of 100 from {MIN_MANUAL} to {MAX_THROUGHPUT}."
             ));
@@ -90,7 +90,7 @@ impl Throughput {
     }
 
     fn autoscale(max: u64) -> Result<Self, String> {
-        if max < MIN_AUTOSCALE || max > MAX_THROUGHPUT || max % 1000 != 0 {
+        if !(MIN_AUTOSCALE..=MAX_THROUGHPUT).contains(&max) || !max.is_multiple_of(1000) {
             return Err(format!(
                 "The autoscale maximum {max} RU/s is not allowed: use a multiple of 1000 from {MIN_AUTOSCALE} to {MAX_THROUGHPUT}."
             ));
@@ -240,7 +240,12 @@ mod tests {
 
     #[test]
     fn throughput_comes_from_one_header_within_limits() {
-        let table: Vec<(Option<&str>, Option<&str>, Result<Option<Throughput>, &str>)> = vec![
+        type Row<'a> = (
+            Option<&'a str>,
+            Option<&'a str>,
+            Result<Option<Throughput>, &'a str>,
+        );
+        let table: Vec<Row> = vec![
             (None, None, Ok(None)),
             (Some("400"), None, Ok(Some(Throughput::Manual(400)))),
             (

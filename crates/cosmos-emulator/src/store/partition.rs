@@ -32,6 +32,7 @@ pub struct StoredDoc {
     pub rid: [u8; 16],
 }
 
+#[derive(Clone)]
 struct Version {
     lsn: u64,
     /// None marks a delete.
@@ -46,6 +47,8 @@ pub struct Partition {
     by_lsn: BTreeMap<u64, Committed>,
     /// Every change within the retention window, deletes included (all-versions feeds).
     history: ChangeHistory,
+    /// Set once a split has moved this partition's items to its children.
+    retired: bool,
 }
 
 /// What the change feed knows of a commit.
@@ -71,7 +74,45 @@ impl Partition {
             docs: BTreeMap::new(),
             by_lsn: BTreeMap::new(),
             history: ChangeHistory::default(),
+            retired: false,
         }
+    }
+
+    /// Whether a split has moved this partition's items away (requests on it answer 410).
+    pub fn is_retired(&self) -> bool {
+        self.retired
+    }
+
+    /// Moves the items out into two children, `lower` taking the keys `in_lower` accepts; both
+    /// keep the replication log, so LSNs, session tokens and change-feed etags carry on. This
+    /// partition is left empty and retired.
+    pub fn split(&mut self, in_lower: impl Fn(&DocKey) -> bool) -> (Partition, Partition) {
+        let regions = 0;
+        let parent = std::mem::replace(self, Partition::new(regions));
+        self.retired = true;
+        let child = |lower: bool| {
+            let keep = |k: &DocKey| in_lower(k) == lower;
+            let mut history = parent.history.clone();
+            history.retain(keep);
+            Partition {
+                log: parent.log.clone(),
+                docs: parent
+                    .docs
+                    .iter()
+                    .filter(|(k, _)| keep(k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                by_lsn: parent
+                    .by_lsn
+                    .iter()
+                    .filter(|(_, c)| keep(&c.key))
+                    .map(|(l, c)| (*l, c.clone()))
+                    .collect(),
+                history,
+                retired: false,
+            }
+        };
+        (child(true), child(false))
     }
 
     /// LSN of the last committed write.

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+#[derive(Clone)]
 struct Pending<K> {
     lsn: u64,
     visible_at: Box<[Instant]>,
@@ -17,6 +18,7 @@ struct Pending<K> {
 }
 
 /// Replication state of one physical partition; `K` identifies the written item.
+#[derive(Clone)]
 pub struct ReplicaLog<K> {
     committed: u64,
     /// Per region: an LSN the replica is known to hold regardless of `pending`.
