@@ -3,7 +3,7 @@ import json
 import sys
 
 RUN_FIELDS = ["workload", "profile", "hedging", "rate", "concurrency", "ops", "errors",
-              "duration_s", "throughput_ops_s", "latency_ms", "hedge", "ru"]
+              "errors_by_status", "duration_s", "throughput_ops_s", "latency_ms", "hedge", "ru"]
 LATENCY = ["p50", "p90", "p99", "p999", "max"]
 HEDGE = ["hedged_ops", "alternate_won", "extra_requests_fraction", "primary_over_threshold_fraction"]
 RU = ["caller_visible", "total"]
@@ -29,6 +29,9 @@ def check(path):
             for key in PATCH:
                 if key not in run.get("patch", {}):
                     problems.append(f"run {i}: missing 'patch.{key}'")
+        by_status = run.get("errors_by_status")
+        if isinstance(by_status, dict) and sum(by_status.values()) != run.get("errors"):
+            problems.append(f"run {i}: errors_by_status does not add up to errors")
         if run.get("ops", 0) <= 0:
             problems.append(f"run {i}: no operations recorded")
     return problems

@@ -101,6 +101,11 @@ fn check_run_shape(run: &Value) {
         number(run, "ru.total") >= number(run, "ru.caller_visible"),
         "{run}"
     );
+    let by_status = run["errors_by_status"]
+        .as_object()
+        .unwrap_or_else(|| panic!("errors_by_status is not an object in {run}"));
+    let counted: u64 = by_status.values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(Some(counted), run["errors"].as_u64(), "{run}");
 }
 
 #[test]

@@ -9,6 +9,8 @@ mod common;
 
 #[path = "hedging_cases/breaker.rs"]
 mod breaker;
+#[path = "hedging_cases/hub.rs"]
+mod hub;
 #[path = "hedging_cases/race.rs"]
 mod race;
 #[path = "hedging_cases/rounds.rs"]

@@ -15,7 +15,7 @@ fn lagging() -> EmulatorBuilder {
 #[tokio::test]
 async fn a_lagging_region_never_shows_the_caller_a_1002() {
     let emu = common::start(lagging()).await;
-    // The plain path: a hedged read hands the hub step to its alternate instead (tests/hedging.rs).
+    // The plain path (a hedged read takes the same hub step: tests/hedging_cases/hub.rs).
     let options = common::options(&emu)
         .with_preferred_regions(["West US", "East US"])
         .with_availability_strategy(AvailabilityStrategy::Disabled);

@@ -45,6 +45,10 @@ pub struct RunReport {
     pub ops: u64,
     /// Measured operations that failed.
     pub errors: u64,
+    /// Measured operations that failed, by `status/sub_status` (`404/1002`, `503/0`), or
+    /// `no_response` when no answer came; the counts add up to `errors`.
+    #[serde(default)]
+    pub errors_by_status: BTreeMap<String, u64>,
     /// Measured time: the `--duration` window, or for `--ops` runs the time until the last
     /// operation completed.
     pub duration_s: f64,
@@ -132,6 +136,7 @@ impl RunReport {
             concurrency: labels.concurrency,
             ops: t.ops,
             errors: t.errors,
+            errors_by_status: t.errors_by_status.clone(),
             duration_s: ms3(duration_s),
             throughput_ops_s: ms3(m.throughput()),
             latency_ms: LatencyReport {
@@ -244,6 +249,7 @@ mod tests {
                 "concurrency",
                 "ops",
                 "errors",
+                "errors_by_status",
                 "duration_s",
                 "throughput_ops_s",
                 "latency_ms",

@@ -39,6 +39,17 @@ const ROWS: &[Row] = &[
     }),
     ("ops", |r| r.ops.to_string()),
     ("errors", |r| r.errors.to_string()),
+    ("errors by status", |r| {
+        if r.errors_by_status.is_empty() {
+            return "-".into();
+        }
+        let parts: Vec<String> = r
+            .errors_by_status
+            .iter()
+            .map(|(status, n)| format!("{status}: {n}"))
+            .collect();
+        parts.join(", ")
+    }),
     ("p50 (ms)", |r| format!("{:.2}", r.latency_ms.p50)),
     ("p90 (ms)", |r| format!("{:.2}", r.latency_ms.p90)),
     ("p99 (ms)", |r| format!("{:.2}", r.latency_ms.p99)),
@@ -152,6 +163,7 @@ mod tests {
             concurrency: 64,
             ops: 10_000,
             errors: 0,
+            errors_by_status: Default::default(),
             duration_s: 20.0,
             throughput_ops_s: 500.0,
             latency_ms: LatencyReport {
@@ -196,6 +208,22 @@ mod tests {
         assert!(!t.contains("patch"), "{t}");
         // Every line has the same width, so columns line up.
         assert!(lines.iter().all(|l| l.len() == lines[0].len()), "{t}");
+    }
+
+    #[test]
+    fn errors_are_shown_by_status() {
+        let mut failing = run("50ms", 71.5);
+        failing.errors = 3;
+        failing.errors_by_status = [("404/1002".to_string(), 2), ("no_response".to_string(), 1)]
+            .into_iter()
+            .collect();
+        let t = render(&[run("off", 1400.0), failing]);
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("errors by status"))
+            .unwrap();
+        assert!(row.contains(" -  ") || row.contains(" - "), "{row}");
+        assert!(row.ends_with("404/1002: 2, no_response: 1"), "{row}");
     }
 
     #[test]

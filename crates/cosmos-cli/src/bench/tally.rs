@@ -40,7 +40,9 @@ impl PatchTally {
     fn record(&mut self, outcome: OpOutcome, attempts: u32) {
         match outcome {
             OpOutcome::Ok => self.successful += 1,
-            OpOutcome::Failed { status: Some(412) } => self.failed_412 += 1,
+            OpOutcome::Failed {
+                status: Some(412), ..
+            } => self.failed_412 += 1,
             OpOutcome::Failed { .. } => self.failed_other += 1,
         }
         *self.attempts.entry(attempts).or_insert(0) += 1;
@@ -61,6 +63,8 @@ pub struct RunTally {
     pub ops: u64,
     /// Measured operations that failed.
     pub errors: u64,
+    /// Measured operations that failed, by `status/sub_status` (`no_response` without an answer).
+    pub errors_by_status: BTreeMap<String, u64>,
     /// Measured operations whose alternate attempt was sent.
     pub hedged: u64,
     /// Measured operations answered by the alternate.
@@ -83,6 +87,7 @@ impl Default for RunTally {
             latency_us: latency_histogram(),
             ops: 0,
             errors: 0,
+            errors_by_status: BTreeMap::new(),
             hedged: 0,
             alternate_won: 0,
             primary_over_threshold: 0,
@@ -107,8 +112,12 @@ impl RunTally {
         self.latency_us
             .saturating_record(us.clamp(LATENCY_LOW_US, LATENCY_HIGH_US));
         self.ops += 1;
-        if !report.outcome.is_ok() {
+        if let OpOutcome::Failed { status, sub_status } = report.outcome {
             self.errors += 1;
+            *self
+                .errors_by_status
+                .entry(error_key(status, sub_status))
+                .or_insert(0) += 1;
         }
         self.hedged += u64::from(report.hedge.alternate_sent);
         self.alternate_won += u64::from(report.hedge.alternate_won);
@@ -144,6 +153,14 @@ impl RunTally {
     }
 }
 
+/// How a failure is counted: `404/1002`, `503/0`, or `no_response` when no answer came.
+pub fn error_key(status: Option<u16>, sub_status: u32) -> String {
+    match status {
+        Some(status) => format!("{status}/{sub_status}"),
+        None => "no_response".to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,7 +192,11 @@ mod tests {
         hedged.ru_total = 2.0;
         t.record(true, Duration::from_millis(72), &hedged);
         t.record(true, Duration::from_millis(3), &OpReport::ok());
-        t.record(true, Duration::from_millis(4), &OpReport::failed(Some(503)));
+        t.record(
+            true,
+            Duration::from_millis(4),
+            &OpReport::failed(Some(503), 0),
+        );
         assert_eq!((t.ops, t.errors, t.hedged, t.alternate_won), (3, 1, 1, 1));
         assert_eq!((t.primary_over_threshold, t.extra_requests), (1, 1));
         assert_eq!((t.ru_caller_visible, t.ru_total), (1.0, 2.0));
@@ -189,9 +210,27 @@ mod tests {
         let mut t = RunTally::default();
         for (outcome, attempts) in [
             (OpOutcome::Ok, 1),
-            (OpOutcome::Failed { status: Some(412) }, 5),
-            (OpOutcome::Failed { status: Some(503) }, 1),
-            (OpOutcome::Failed { status: None }, 1),
+            (
+                OpOutcome::Failed {
+                    status: Some(412),
+                    sub_status: 0,
+                },
+                5,
+            ),
+            (
+                OpOutcome::Failed {
+                    status: Some(503),
+                    sub_status: 0,
+                },
+                1,
+            ),
+            (
+                OpOutcome::Failed {
+                    status: None,
+                    sub_status: 0,
+                },
+                1,
+            ),
         ] {
             let r = OpReport {
                 outcome,
@@ -206,6 +245,38 @@ mod tests {
         );
         assert_eq!(t.patch.attempts.get(&1), Some(&3));
         assert_eq!(t.patch.attempts.get(&5), Some(&1));
+    }
+
+    #[test]
+    fn errors_are_counted_by_status_and_sub_status() {
+        let mut t = RunTally::default();
+        for (status, sub) in [
+            (Some(404), 1002),
+            (Some(404), 1002),
+            (Some(503), 0),
+            (None, 0),
+        ] {
+            t.record(
+                true,
+                Duration::from_millis(1),
+                &OpReport::failed(status, sub),
+            );
+        }
+        t.record(true, Duration::from_millis(1), &OpReport::ok());
+        // Warm-up failures are not measured.
+        t.record(
+            false,
+            Duration::from_millis(1),
+            &OpReport::failed(Some(500), 0),
+        );
+        assert_eq!(t.errors, 4);
+        let by: Vec<(&str, u64)> = t
+            .errors_by_status
+            .iter()
+            .map(|(k, v)| (k.as_str(), *v))
+            .collect();
+        assert_eq!(by, [("404/1002", 2), ("503/0", 1), ("no_response", 1)]);
+        assert_eq!(t.errors_by_status.values().sum::<u64>(), t.errors);
     }
 
     #[test]

@@ -11,6 +11,8 @@ pub enum OpOutcome {
     Failed {
         /// HTTP status of the final answer, if there was one (none for transport errors).
         status: Option<u16>,
+        /// The answer's sub-status (`x-ms-substatus`; 0 when absent or without an answer).
+        sub_status: u32,
     },
 }
 
@@ -63,9 +65,9 @@ impl OpReport {
     }
 
     /// A failed operation with no extra facts.
-    pub fn failed(status: Option<u16>) -> Self {
+    pub fn failed(status: Option<u16>, sub_status: u32) -> Self {
         Self {
-            outcome: OpOutcome::Failed { status },
+            outcome: OpOutcome::Failed { status, sub_status },
             ..Self::ok()
         }
     }

@@ -9,6 +9,10 @@ use crate::protocol::Region;
 pub enum HedgeTerminalState {
     /// The primary produced a final result before the threshold; no alternate was sent.
     PrimaryWonPreThreshold,
+    /// The primary ended before the threshold with a transient result that may not start the
+    /// alternate (a throttle other than 429/3092, §7.2.1); no alternate was sent and that result
+    /// is the operation's error. Not a win: no region answered.
+    PrimaryTransientPreThreshold,
     /// The deadline fired before the threshold; only the primary ran.
     DeadlineExceededPreThreshold,
     /// The alternate was sent, but the primary's final result came first.
@@ -20,7 +24,8 @@ pub enum HedgeTerminalState {
         /// Whether the end-to-end deadline had elapsed when the race ended.
         deadline_elapsed: bool,
     },
-    /// One attempt ended transient and the deadline fired while waiting for the other.
+    /// The alternate was sent and the deadline fired while the race still waited for an attempt:
+    /// one attempt had ended transient and the other was in flight, or both were in flight.
     CancelledAwaitingPartner,
 }
 
@@ -29,6 +34,7 @@ impl HedgeTerminalState {
     pub const fn as_str(self) -> &'static str {
         match self {
             HedgeTerminalState::PrimaryWonPreThreshold => "primary_won_pre_threshold",
+            HedgeTerminalState::PrimaryTransientPreThreshold => "primary_transient_pre_threshold",
             HedgeTerminalState::DeadlineExceededPreThreshold => "deadline_exceeded_pre_threshold",
             HedgeTerminalState::PrimaryWonAfterHedge => "primary_won_after_hedge",
             HedgeTerminalState::AlternateWon => "alternate_won",
@@ -97,6 +103,19 @@ impl HedgeDiagnostics {
         self
     }
 
+    /// The same diagnostics when, after this race ended with both attempts transient, the
+    /// operation's own retry (a plain attempt in `served`, no race) produced the final answer:
+    /// the primary path won after the hedge was sent.
+    pub(crate) fn answered_after_race(mut self, served: Option<&Region>) -> Self {
+        if self.alternate_region.is_some() {
+            self.terminal_state = HedgeTerminalState::PrimaryWonAfterHedge;
+            self.response_region = served
+                .cloned()
+                .or_else(|| Some(self.primary_region.clone()));
+        }
+        self
+    }
+
     /// The strategy in force.
     pub fn strategy_config(&self) -> HedgingStrategyConfig {
         self.strategy_config
@@ -153,6 +172,7 @@ mod tests {
     fn was_hedge_only_for_alternate_won() {
         let all = [
             HedgeTerminalState::PrimaryWonPreThreshold,
+            HedgeTerminalState::PrimaryTransientPreThreshold,
             HedgeTerminalState::DeadlineExceededPreThreshold,
             HedgeTerminalState::PrimaryWonAfterHedge,
             HedgeTerminalState::AlternateWon,
@@ -172,6 +192,34 @@ mod tests {
                 "{state:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_plain_retry_after_a_race_answers_for_the_primary_path() {
+        let both = HedgeTerminalState::BothTransient {
+            deadline_elapsed: false,
+        };
+        let d = HedgeDiagnostics::new(t(), "A".into(), Some("B".into()), both);
+        let d = d.answered_after_race(Some(&Region::new("C")));
+        assert_eq!(d.terminal_state(), HedgeTerminalState::PrimaryWonAfterHedge);
+        assert_eq!(d.response_region(), Some(&Region::new("C")));
+        assert!(!d.was_hedge());
+        // No race with an alternate: nothing to relabel.
+        let d = HedgeDiagnostics::new(t(), "A".into(), None, both).answered_after_race(None);
+        assert_eq!(d.terminal_state(), both);
+        assert_eq!(d.response_region(), None);
+    }
+
+    #[test]
+    fn a_transient_primary_before_the_threshold_is_no_win() {
+        let d = HedgeDiagnostics::new(
+            t(),
+            "A".into(),
+            None,
+            HedgeTerminalState::PrimaryTransientPreThreshold,
+        );
+        assert_eq!(d.response_region(), None);
+        assert!(!d.was_hedge());
     }
 
     #[test]

@@ -81,8 +81,8 @@ pub struct HedgedRace<O> {
     pub diagnostics: HedgeDiagnostics,
     /// The result the operation continues with: the winner's for the won states, the last transient
     /// result for `BothTransient`, the harvested one after a deadline (`None` when nothing finished
-    /// within the harvest window). After `PrimaryWonPreThreshold` it may be a transient result
-    /// that may not start a hedge (a plain 429): the pipeline handles it as any single attempt.
+    /// within the harvest window). After `PrimaryTransientPreThreshold` it is the primary's
+    /// transient result that may not start a hedge (a plain 429): the operation's error.
     pub output: Option<(Leg, O)>,
     /// The other attempt's transient result, when it finished before `output`.
     pub earlier: Option<(Leg, O)>,
@@ -203,6 +203,7 @@ where
     let end = |state: HedgeTerminalState, output, earlier| {
         let alternate = match state {
             HedgeTerminalState::PrimaryWonPreThreshold
+            | HedgeTerminalState::PrimaryTransientPreThreshold
             | HedgeTerminalState::DeadlineExceededPreThreshold => None,
             _ => Some(setup.alternate_region.clone()),
         };
@@ -230,7 +231,10 @@ where
                 out = &mut primary => Some((Leg::Primary, out)),
                 _ = sleep(HARVEST_WINDOW) => None,
             };
-            in_flight.finished(Leg::Primary);
+            if harvested.is_some() {
+                in_flight.finished(Leg::Primary);
+            }
+            // A primary still in flight is dropped now: reported cancelled by the deadline.
             in_flight.cancel_all(CancelReason::Deadline);
             return end(HedgeTerminalState::DeadlineExceededPreThreshold, harvested, None);
         }
@@ -241,14 +245,15 @@ where
     if let Some(out) = early_primary {
         in_flight.finished(Leg::Primary);
         if !out.may_start_hedge() {
-            if out.is_final() {
+            // A final result wins; a transient one that may not start the alternate (a plain
+            // throttle) ends the race without a winner.
+            let state = if out.is_final() {
                 events::winner_selected(setup.primary_region, start.elapsed(), false);
-            }
-            return end(
-                HedgeTerminalState::PrimaryWonPreThreshold,
-                Some((Leg::Primary, out)),
-                None,
-            );
+                HedgeTerminalState::PrimaryWonPreThreshold
+            } else {
+                HedgeTerminalState::PrimaryTransientPreThreshold
+            };
+            return end(state, Some((Leg::Primary, out)), None);
         }
         if setup.deadline.is_some_and(|d| Instant::now() >= d) {
             return end(
@@ -287,12 +292,9 @@ where
                     in_flight.finished(*leg);
                 }
                 in_flight.cancel_all(CancelReason::Deadline);
-                let state = if earlier.is_some() {
-                    HedgeTerminalState::CancelledAwaitingPartner
-                } else {
-                    HedgeTerminalState::BothTransient { deadline_elapsed: true }
-                };
-                return end(state, harvested, earlier);
+                // Both attempts were out and at least one was still awaited: not both transient
+                // (that needs both results), whether one had ended or neither had.
+                return end(HedgeTerminalState::CancelledAwaitingPartner, harvested, earlier);
             }
         };
         in_flight.finished(leg);

@@ -116,6 +116,52 @@ fn deadline_cancels_with_reason_deadline() {
 }
 
 #[test]
+fn deadline_before_threshold_cancels_the_primary_in_flight() {
+    let (race, capture) = race_events(|| async {
+        let (ra, rb) = (a(), b());
+        let p = Probe::default();
+        let s = RaceSetup {
+            deadline: Some(Instant::now() + ms(50)),
+            ..setup(&ra, &rb, 100)
+        };
+        let race = race_hedged(s, attempt(ms(2000), out(200, 0), &p), no_alternate).await;
+        (race.terminal_state, p.cancelled())
+    });
+    assert_eq!(
+        race,
+        (HedgeTerminalState::DeadlineExceededPreThreshold, true)
+    );
+    assert_eq!(
+        capture.names(),
+        [
+            "cosmos.hedge.enabled_for_operation",
+            "cosmos.hedge.canceled"
+        ]
+    );
+    let canceled = capture.get("cosmos.hedge.canceled");
+    assert_eq!(canceled.field("which"), Some("primary"));
+    assert_eq!(canceled.field("target_region"), Some("East US"));
+    assert_eq!(canceled.field("reason"), Some("deadline"));
+}
+
+#[test]
+fn deadline_before_threshold_with_the_primary_harvested_cancels_nothing() {
+    let (cancelled, capture) = race_events(|| async {
+        let (ra, rb) = (a(), b());
+        let p = Probe::default();
+        let s = RaceSetup {
+            deadline: Some(Instant::now() + ms(50)),
+            ..setup(&ra, &rb, 100)
+        };
+        // The primary answers inside the harvest window: it finished, nothing was cancelled.
+        race_hedged(s, attempt(ms(60), out(503, 0), &p), no_alternate).await;
+        p.cancelled()
+    });
+    assert!(!cancelled);
+    assert!(!capture.names().contains(&"cosmos.hedge.canceled"));
+}
+
+#[test]
 fn dropping_the_race_reports_app_canceled() {
     let (timed_out, capture) = race_events(|| async {
         let (ra, rb) = (a(), b());

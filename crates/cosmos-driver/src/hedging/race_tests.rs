@@ -322,12 +322,29 @@ async fn throttle_that_may_not_hedge_is_returned_before_threshold() {
             no_alternate,
         )
         .await;
+        // Returned, but no win: no region answered, and nothing was sent to the alternate.
         assert_eq!(
             race.terminal_state,
-            HedgeTerminalState::PrimaryWonPreThreshold
+            HedgeTerminalState::PrimaryTransientPreThreshold
         );
         assert_eq!(race.output, Some((Leg::Primary, out(429, sub))));
+        assert_eq!(race.diagnostics.response_region(), None);
+        assert_eq!(race.diagnostics.alternate_region(), None);
+        assert!(!race.diagnostics.was_hedge());
     }
+    // A throttle that is final for the race (an RU budget) is the primary's answer: a win.
+    let p = Probe::default();
+    let race = race_hedged(
+        setup(&ra, &rb, 100),
+        attempt(ms(20), out(429, 3200), &p),
+        no_alternate,
+    )
+    .await;
+    assert_eq!(
+        race.terminal_state,
+        HedgeTerminalState::PrimaryWonPreThreshold
+    );
+    assert_eq!(race.diagnostics.response_region(), Some(&ra));
     // 429/3092 may start a hedge.
     let (p, q) = (Probe::default(), Probe::default());
     let race = race_hedged(
@@ -393,13 +410,13 @@ async fn deadline_while_both_race_cancels_both() {
     })
     .await;
     assert_eq!(start.elapsed(), ms(300) + HARVEST_WINDOW);
+    // Neither attempt ended: not "both transient", which needs two results.
     assert_eq!(
         race.terminal_state,
-        HedgeTerminalState::BothTransient {
-            deadline_elapsed: true
-        }
+        HedgeTerminalState::CancelledAwaitingPartner
     );
     assert_eq!(race.output, None);
+    assert_eq!(race.earlier, None);
     assert!(p.cancelled() && q.cancelled());
     assert!(race.deadline_exceeded());
     assert_eq!(race.diagnostics.alternate_region(), Some(&rb));
@@ -432,12 +449,12 @@ async fn app_cancel_preserves_hedge_diagnostics() {
     assert!(p.cancelled());
     assert_eq!(race.diagnostics.primary_region(), &ra);
     assert_eq!(race.diagnostics.alternate_region(), Some(&rb));
+    // The primary was still awaited when the deadline fired.
     assert_eq!(
         race.diagnostics.terminal_state(),
-        HedgeTerminalState::BothTransient {
-            deadline_elapsed: true
-        }
+        HedgeTerminalState::CancelledAwaitingPartner
     );
+    assert_eq!(race.diagnostics.response_region(), None);
 }
 
 #[tokio::test(start_paused = true)]

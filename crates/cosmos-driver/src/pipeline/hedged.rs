@@ -4,12 +4,14 @@
 //! boxed, when it is built. The first final result is the operation's; the other leg is dropped,
 //! which cancels its request.
 //!
-//! The primary leg never changes region by itself inside a race (§6.5 #9, §7.2.1): when one of its
-//! attempts calls for a retry in another region (408, 410, 500, 503, no response, 429/3092, the hub
-//! step of 404/1002) the leg ends with that outcome, and the race launches the alternate at once
-//! instead of waiting out the threshold (or keeps waiting for the alternate already out). Retries
-//! in place (a throttle with its retry-after, the first 404/1002) stay in the primary leg, and an
-//! outcome that is final for the race (a 403) keeps the ordinary retry loop.
+//! The primary leg never fails over by itself inside a race (§6.5 #9, §7.2.1): when one of its
+//! attempts calls for a retry in another region (408, 410, 500, 503, no response, 429/3092,
+//! 403/1008) the leg ends with that outcome, and the race launches the alternate at once instead of
+//! waiting out the threshold (or keeps waiting for the alternate already out); the outcome is
+//! transient for the race, never an answer. Retries in place (a throttle with its retry-after, the
+//! first 404/1002) stay in the primary leg. So does the hub step of a 404/1002 session retry (§9.6):
+//! only the primary can reach the hub (the alternate is pinned to its own region), and the read
+//! reaches the hub, with the hub-region header, whenever the same read without hedging would.
 //!
 //! What the operation keeps from a race:
 //! - location effects: each leg applied its own as it went (`run_leg`), to the shared routing state,
@@ -34,15 +36,15 @@
 use super::context::OperationContext;
 use super::leg::{run_leg, LegParams, LegRouting, RetryState};
 use super::outcome::{LegEnd, LegResult};
-use super::retry::{decide, RetryAction, RoutingView};
+use super::retry::{decide, RetryAction, RoutingView, SessionRetryTarget};
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{
     apply_hedge_win_feedback, hedge_win_feedback, hub_latch_eligible, latch_session_unavailable,
     propagate_hedge_session_unavailable, race_hedged, resolve_strategy, select_alternate,
     should_hedge, AlternateRouting, HedgeDecision, HedgeDiagnostics, HedgeEligibility,
-    HedgeTerminalState, HedgeWinFeedback, HedgedRace, HedgingStrategy, HubRegionLatch, RaceSetup,
-    PHASE_ALLOWED_OPERATIONS,
+    HedgeLegOutput, HedgeTerminalState, HedgeWinFeedback, HedgedRace, HedgingStrategy,
+    HubRegionLatch, RaceSetup, PHASE_ALLOWED_OPERATIONS,
 };
 use crate::protocol::CosmosStatus;
 use crate::routing::{Candidates, RegionEndpoint};
@@ -55,17 +57,19 @@ pub(crate) struct HedgePlan<'c> {
     pub primary: &'c RegionEndpoint,
     /// Where the alternate leg goes: distinct from the primary in region and endpoint.
     pub alternate: &'c RegionEndpoint,
-    /// Applicable read regions after the excluded regions.
+    /// Applicable preferred read regions after the excluded regions.
     pub applicable_regions: usize,
 }
 
 /// Whether `ctx`'s operation is hedged, and between which regions. Allocates nothing.
 ///
 /// The strategy is resolved from the operation and client layers and the environment read when the
-/// driver was built; eligibility is decided after the excluded regions. The alternate is the next
-/// applicable region not currently marked unavailable (endpoint down, or the partition unhealthy
-/// there): hedging to a region routing already avoids would buy nothing, so a read whose primary
-/// partition the breaker moved away goes to its new primary without hedging.
+/// driver was built; eligibility counts the applicable *preferred* read regions (the preferred
+/// regions the account has, after the excluded regions: at least two, §5.1), never the account's
+/// other regions. The primary is where plain routing goes first. The alternate is the next
+/// applicable preferred region not currently marked unavailable (endpoint down, or the partition
+/// unhealthy there): hedging to a region routing already avoids would buy nothing, so a read whose
+/// primary partition the breaker moved away goes to its new primary without hedging.
 pub(crate) fn plan<'c>(ctx: &'c OperationContext<'_>) -> Option<HedgePlan<'c>> {
     let (resource_type, operation_type) = (
         ctx.operation.resource_type(),
@@ -83,26 +87,37 @@ pub(crate) fn plan<'c>(ctx: &'c OperationContext<'_>) -> Option<HedgePlan<'c>> {
     } else {
         Candidates::EMPTY
     };
+    let preferred = ctx.options.preferred_regions;
+    let is_preferred = |r: &&RegionEndpoint| preferred.contains(&r.region);
+    let applicable_preferred = ctx
+        .applicable_regions(&candidates)
+        .filter(is_preferred)
+        .count();
     let decision = should_hedge(&HedgeEligibility {
         strategy,
         preferred_regions_configured,
         resource_type,
         operation_type,
-        applicable_read_regions: candidates.len(),
+        applicable_read_regions: applicable_preferred,
     });
     let HedgeDecision::Hedge(strategy) = decision else {
         return None;
     };
     let primary = ctx.applicable_regions(&candidates).next()?;
-    let usable = ctx
-        .applicable_regions(&candidates)
-        .take(candidates.available());
+    // The primary heads the list `select_alternate` skips; the alternate comes from the available
+    // preferred regions after it.
+    let usable = std::iter::once(primary).chain(
+        ctx.applicable_regions(&candidates)
+            .take(candidates.available())
+            .filter(is_preferred)
+            .filter(|r| r.region != primary.region),
+    );
     let alternate = select_alternate(&primary.region, &primary.endpoint, usable)?;
     Some(HedgePlan {
         strategy,
         primary,
         alternate,
-        applicable_regions: candidates.len(),
+        applicable_regions: applicable_preferred,
     })
 }
 
@@ -138,6 +153,7 @@ pub(crate) async fn run_hedged<'c>(
         let output = output.map(|(_, leg)| leg);
         match terminal_state {
             HedgeTerminalState::PrimaryWonPreThreshold
+            | HedgeTerminalState::PrimaryTransientPreThreshold
             | HedgeTerminalState::PrimaryWonAfterHedge
             | HedgeTerminalState::AlternateWon => {
                 let Some(winner) = output else {
@@ -179,11 +195,12 @@ pub(crate) async fn run_hedged<'c>(
                 };
                 // The race was one attempt of the operation. Where the next round goes is planned
                 // afresh from the routing state both legs updated (marked endpoints move last), so
-                // this decision only says whether one follows: a retry, a session retry via the
-                // hub, or the end.
+                // this decision says whether one follows (a retry, possibly in another region, or
+                // the end) and whether it is the session retry in the hub, which only a plain leg
+                // sent there can make.
                 let hub = &ctx.account.properties.hub().region;
                 let view = RoutingView {
-                    has_next_region: false,
+                    has_next_region: ctx.start_candidates().len() > 1,
                     hub_reachable: !ctx.options.is_excluded(hub),
                 };
                 let latched =
@@ -220,6 +237,10 @@ pub(crate) async fn run_hedged<'c>(
                     | RetryAction::SessionRetry { .. }
                     | RetryAction::RefreshAndReroute => {}
                 }
+                let to_hub = decision.action
+                    == RetryAction::SessionRetry {
+                        target: SessionRetryTarget::HubRegion,
+                    };
                 tracing::debug!(
                     target: "cosmos.hedge",
                     status = ?last.cosmos_status(),
@@ -227,15 +248,29 @@ pub(crate) async fn run_hedged<'c>(
                     "both legs ended transient; the operation tries again"
                 );
                 reason = AttemptReason::Retry;
-                match self::plan(ctx) {
+                let next = if to_hub { None } else { self::plan(ctx) };
+                match next {
                     Some(next) => plan = next,
                     None => {
+                        // A plain leg: to the hub for the session retry the race called for (with
+                        // the hub-region header once latched), or over every region when no usable
+                        // alternate is left.
                         let params = LegParams {
-                            first_reason: reason,
+                            first_reason: if to_hub {
+                                AttemptReason::SessionRetry
+                            } else {
+                                reason
+                            },
+                            start_at_hub: to_hub,
                             state: leg_state(&parent),
                             ..LegParams::plain(ctx, diagnostics)
                         };
                         let leg = run_leg(ctx, params).await;
+                        let hedge = if leg.is_final() {
+                            hedge.answered_after_race(leg.region.as_ref().map(|r| &r.region))
+                        } else {
+                            hedge
+                        };
                         return (leg.end, Some(hedge));
                     }
                 }

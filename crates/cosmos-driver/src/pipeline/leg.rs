@@ -15,9 +15,7 @@ use super::retry::{
 };
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
-use crate::hedging::{
-    emit_hub_region_header, latch_session_unavailable, may_start_hedge_after, HubRegionLatch,
-};
+use crate::hedging::{emit_hub_region_header, latch_session_unavailable, HubRegionLatch};
 use crate::protocol::{CosmosStatus, Region};
 use crate::routing::{AccountSnapshot, Candidates, RegionEndpoint};
 use crate::transport::{sent, AttemptFailure};
@@ -41,8 +39,8 @@ pub(crate) struct LegRouting<'a> {
     /// Retries stay in the leg's first region (a hedge leg).
     pub local_only: bool,
     /// A retry that would move to another region ends the leg instead, with the outcome that
-    /// called for it, when that outcome may start a hedge (the primary leg of a race: the move is
-    /// upgraded to the race's alternate, §6.5 #9). Retries in place stay in the leg.
+    /// called for it (the primary leg of a race: the move is upgraded to the race's alternate,
+    /// §6.5 #9). Retries in place and the hub step of a session retry stay in the leg.
     pub region_change_ends_leg: bool,
 }
 
@@ -54,6 +52,9 @@ pub(crate) struct LegParams<'a> {
     pub hub_latch: Option<&'a HubRegionLatch>,
     /// Why the leg's first attempt is sent (`FirstAttempt`, or `Hedge` for a race's alternate).
     pub first_reason: AttemptReason,
+    /// The first attempt goes to the hub region (the session retry a finished race called for),
+    /// unless the leg's excluded regions hold it.
+    pub start_at_hub: bool,
     pub state: RetryState,
     /// Where the leg records its attempts (shared by both legs of a race).
     pub diagnostics: &'a DiagnosticsSink,
@@ -70,6 +71,7 @@ impl<'a> LegParams<'a> {
             },
             hub_latch: None,
             first_reason: AttemptReason::FirstAttempt,
+            start_at_hub: false,
             state: RetryState::default(),
             diagnostics,
         }
@@ -91,6 +93,7 @@ impl<'a> LegParams<'a> {
             },
             hub_latch,
             first_reason: AttemptReason::Hedge,
+            start_at_hub: false,
             state,
             diagnostics,
         }
@@ -106,13 +109,22 @@ struct Route {
 }
 
 impl Route {
+    /// The route over `account`'s regions. A leg pinned to one region (`pin`) keeps only that
+    /// region, whatever `account` holds: its excluded regions were computed from the snapshot the
+    /// operation started with, and a region the account gained since must not leak in (§14.4).
     fn new(
         ctx: &OperationContext<'_>,
         account: &AccountSnapshot,
         routing: &LegRouting<'_>,
+        pin: Option<&Region>,
     ) -> Self {
+        let mut candidates = ctx.candidates(account, routing.excluded_regions);
+        if let Some(pin) = pin {
+            let list = ctx.region_list(account);
+            candidates.retain(|i| list.get(i).is_some_and(|r| &r.region == pin));
+        }
         Route {
-            candidates: ctx.candidates(account, routing.excluded_regions),
+            candidates,
             cursor: 0,
             at_hub: false,
         }
@@ -211,6 +223,7 @@ struct Progress {
     last_status: Option<CosmosStatus>,
     observed_session_unavailable: bool,
     region: Option<RegionEndpoint>,
+    moved_on: bool,
 }
 
 impl Progress {
@@ -221,6 +234,7 @@ impl Progress {
             self.region,
             self.observed_session_unavailable,
             self.last_outcome,
+            self.moved_on,
         )
     }
 
@@ -249,6 +263,7 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         routing,
         hub_latch,
         first_reason,
+        start_at_hub,
         state,
         diagnostics,
     } = params;
@@ -260,9 +275,16 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         last_status: None,
         observed_session_unavailable: false,
         region: None,
+        moved_on: false,
     };
     let mut account = ctx.account.clone();
-    let mut route = Route::new(ctx, &account, &routing);
+    let mut route = Route::new(ctx, &account, &routing, None);
+    // A leg kept in one region stays in the region its route starts in, across refreshes.
+    let pin = if routing.local_only {
+        route.current(ctx, &account).map(|r| r.region.clone())
+    } else {
+        None
+    };
     let mut reason = first_reason;
 
     if route.candidates.all_unavailable() {
@@ -272,7 +294,12 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
                 .refresh_if_stale(&core.transport, Duration::from_secs(5)),
         )
         .await;
-        route = Route::new(ctx, &account, &routing);
+        route = Route::new(ctx, &account, &routing, pin.as_ref());
+    }
+    if start_at_hub {
+        let hub = &account.properties.hub().region;
+        route.at_hub =
+            !routing.excluded_regions.contains(hub) && pin.as_ref().is_none_or(|pin| pin == hub);
     }
 
     loop {
@@ -363,18 +390,33 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             latch_session_unavailable(&mut p.state.hub_region_processing_only, hub_latch);
             p.observed_session_unavailable = true;
         }
+        // Where the action leads, over the route the decision was made on.
+        let next = route
+            .after(ctx, &account, decision.action)
+            .map(|next| next.region.clone());
+        let mut rebuilt = false;
         if let Some(fresh) =
             super::effects::apply(ctx, &region, &p.state, &decision.effects, &account).await
         {
+            // The route's positions index the old account's region list: order them again over
+            // the refreshed one (the endpoint just marked moves last).
             account = fresh;
+            route = Route::new(ctx, &account, &routing, pin.as_ref());
+            rebuilt = true;
         }
+        // The primary of a race does not move by itself: a retry in another region ends the leg
+        // and the race sends the alternate at once. The hub step of a session retry is the one
+        // move it makes itself: only the primary can reach the hub (the alternate is pinned to its
+        // own region), and the read needs the hub's answer.
+        let hub_step = decision.action
+            == RetryAction::SessionRetry {
+                target: SessionRetryTarget::HubRegion,
+            };
         if routing.region_change_ends_leg
-            && may_start_hedge_after(outcome.status())
-            && route
-                .after(ctx, &account, decision.action)
-                .is_some_and(|next| next.region != region.region)
+            && !hub_step
+            && next.is_some_and(|next| next != region.region)
         {
-            // The primary of a race does not move by itself: the move becomes the alternate.
+            p.moved_on = true;
             tracing::debug!(
                 target: "cosmos.hedge",
                 region = %region.region,
@@ -395,7 +437,12 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
                 reason = AttemptReason::Retry;
             }
             RetryAction::Failover => {
-                route.cursor += 1;
+                // A rebuilt route already starts past the failed region, unless it is all there
+                // is.
+                let stays = route.current(ctx, &account).map(|r| &r.region) == Some(&region.region);
+                if !rebuilt || stays {
+                    route.cursor += 1;
+                }
                 route.at_hub = false;
                 reason = AttemptReason::Failover;
             }
@@ -410,11 +457,12 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             RetryAction::RefreshAndReroute => {
                 // Writes of a single-write account re-resolve to the (new) hub by themselves; a
                 // read refused by a moved hub follows the hub when its latch is on.
-                route = Route::new(ctx, &account, &routing);
+                route = Route::new(ctx, &account, &routing, pin.as_ref());
                 let hub = &account.properties.hub().region;
                 route.at_hub = ctx.is_read()
                     && p.state.hub_region_processing_only
-                    && !routing.excluded_regions.contains(hub);
+                    && !routing.excluded_regions.contains(hub)
+                    && pin.as_ref().is_none_or(|pin| pin == hub);
                 reason = AttemptReason::Failover;
             }
         }

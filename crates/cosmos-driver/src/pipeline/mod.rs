@@ -14,6 +14,8 @@ mod execute;
 mod hedged;
 mod leg;
 mod outcome;
+#[cfg(test)]
+mod plan_tests;
 mod retry;
 #[cfg(test)]
 mod seam_tests;

@@ -69,6 +69,10 @@ pub(crate) struct LegResult {
     pub observed_session_unavailable: bool,
     /// How the leg's last attempt ended (`None` when it sent nothing).
     pub last_outcome: Option<AttemptOutcome>,
+    /// The leg ended because its retry decision called for another region, which a race's
+    /// primary leaves to the race: the outcome is not the operation's answer, only a reason to go
+    /// elsewhere.
+    pub moved_on: bool,
 }
 
 impl LegResult {
@@ -78,6 +82,7 @@ impl LegResult {
         region: Option<RegionEndpoint>,
         observed_session_unavailable: bool,
         last_outcome: Option<AttemptOutcome>,
+        moved_on: bool,
     ) -> Self {
         Self {
             end,
@@ -85,6 +90,7 @@ impl LegResult {
             region,
             observed_session_unavailable,
             last_outcome,
+            moved_on,
         }
     }
 
@@ -154,8 +160,13 @@ impl HedgeLegOutput for LegResult {
     }
 
     /// Errors made locally (bad input, credential failure) are final: another region would fail
-    /// the same way. Transport failures, timeouts and "no eligible region" are transient.
+    /// the same way. Transport failures, timeouts and "no eligible region" are transient. A leg that
+    /// ended to move to another region (`moved_on`, a 403/1008 included) is transient: its outcome
+    /// only says the answer must come from elsewhere.
     fn is_final(&self) -> bool {
+        if self.moved_on {
+            return false;
+        }
         match &self.end {
             LegEnd::Error(e) if e.status().is_none() => matches!(
                 e.kind(),
@@ -169,5 +180,12 @@ impl HedgeLegOutput for LegResult {
                     == crate::hedging::LegOutcome::Final
             }
         }
+    }
+
+    /// A leg that ended to move to another region sends the alternate at once: the alternate is
+    /// where that move would have gone. Otherwise the status decides (§7.2.1).
+    fn may_start_hedge(&self) -> bool {
+        self.moved_on
+            || (!self.is_final() && crate::hedging::may_start_hedge_after(self.cosmos_status()))
     }
 }

@@ -62,18 +62,6 @@ pub(crate) enum AttemptOutcome {
     TimedOut,
 }
 
-impl AttemptOutcome {
-    /// The response's status; `None` when no response arrived.
-    pub(crate) fn status(&self) -> Option<CosmosStatus> {
-        match *self {
-            AttemptOutcome::Response { status, .. } => Some(status),
-            AttemptOutcome::ConnectFailed
-            | AttemptOutcome::ConnectionLost
-            | AttemptOutcome::TimedOut => None,
-        }
-    }
-}
-
 /// What routing can still offer, computed after excluded regions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RoutingView {

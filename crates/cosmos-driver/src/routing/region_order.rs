@@ -54,6 +54,21 @@ impl Candidates {
         self.len > 0 && self.available == 0
     }
 
+    /// Keeps only the candidates `keep` accepts, in their order; the available ones stay first.
+    pub fn retain(&mut self, keep: impl Fn(usize) -> bool) {
+        let mut out = Candidates::EMPTY;
+        for (position, i) in self.iter().enumerate() {
+            if keep(i) {
+                out.idx[out.len as usize] = i as u8;
+                out.len += 1;
+                if position < self.available as usize {
+                    out.available += 1;
+                }
+            }
+        }
+        *self = out;
+    }
+
     fn push(&mut self, i: usize) {
         if (self.len as usize) < MAX_CANDIDATES
             && i <= u8::MAX as usize
@@ -190,6 +205,22 @@ mod tests {
                 "{preferred:?} {excluded:?} {down:?}"
             );
         }
+    }
+
+    #[test]
+    fn retain_keeps_order_and_availability() {
+        let account = regions(&["A", "B", "C", "D"]);
+        // Order: A, C (available), then B, D (marked).
+        let mut c = order_regions(&account, &[], &[], |i, _| i == 1 || i == 3);
+        assert_eq!(names(&account, &c), ["A", "C", "B", "D"]);
+        c.retain(|i| i != 0);
+        assert_eq!(names(&account, &c), ["C", "B", "D"]);
+        assert_eq!(c.available(), 1);
+        c.retain(|i| i == 3);
+        assert_eq!(names(&account, &c), ["D"]);
+        assert!(c.all_unavailable());
+        c.retain(|_| false);
+        assert!(c.is_empty());
     }
 
     #[test]

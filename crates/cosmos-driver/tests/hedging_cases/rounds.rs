@@ -115,3 +115,36 @@ async fn both_legs_behind_the_session_carry_the_hub_latch_and_end() {
     assert!(east_reads >= 2);
     assert_eq!(hub_with_header.hits(), east_reads, "{got:?}");
 }
+
+#[tokio::test]
+async fn a_plain_retry_that_answers_after_a_lost_race_is_the_primary_path_winning() {
+    let s = two_regions([EAST, WEST]).await;
+    // The primary's attempt and the alternate's three fail; the operation's retry is answered.
+    let _down = s.emu.faults().add(
+        FaultRule::new(Reaction::respond(503, 0))
+            .for_ops([OpKind::Read])
+            .first(4),
+    );
+    let r = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap();
+    let got = rows(r.diagnostics());
+    assert_eq!(got.len(), 5, "{got:?}");
+    assert!(
+        got[..4].iter().all(|(_, _, outcome)| outcome == "503"),
+        "{got:?}"
+    );
+    let (served, reason, outcome) = &got[4];
+    assert_eq!((*reason, outcome.as_str()), (AttemptReason::Retry, "200"));
+    let h = r.diagnostics().hedge().expect("hedge diagnostics");
+    // Not "both transient" on a success: the operation's own retry answered after the race.
+    assert_eq!(h.terminal_state(), HedgeTerminalState::PrimaryWonAfterHedge);
+    assert_eq!(
+        h.response_region().map(|r| r.as_str()),
+        Some(served.as_str())
+    );
+    assert_eq!(h.alternate_region().map(|r| r.as_str()), Some(WEST));
+    assert!(!h.was_hedge());
+}

@@ -200,13 +200,12 @@ async fn after_both_legs_fail_the_next_round_reaches_the_third_region() {
         .await
         .expect("North serves it");
     let h = r.diagnostics().hedge().unwrap();
-    // The race both legs lost is the one the diagnostics describe; the operation went on after it.
-    assert_eq!(
-        h.terminal_state(),
-        HedgeTerminalState::BothTransient {
-            deadline_elapsed: false
-        }
-    );
+    // After the race both legs lost, the operation's own retry (a plain read, no race) answered:
+    // the primary path won after the hedge, served by North.
+    assert_eq!(h.terminal_state(), HedgeTerminalState::PrimaryWonAfterHedge);
+    assert_eq!(h.response_region().map(|r| r.as_str()), Some(NORTH));
+    assert_eq!(h.alternate_region().map(|r| r.as_str()), Some(WEST));
+    assert!(!h.was_hedge());
     assert_eq!(
         rows(r.diagnostics()),
         [
@@ -218,4 +217,29 @@ async fn after_both_legs_fail_the_next_round_reaches_the_third_region() {
         ],
         "East and West are marked: the next round is a plain read that starts in North"
     );
+}
+
+#[tokio::test]
+async fn a_403_1008_ends_the_racing_primary_and_the_alternate_takes_over() {
+    // The threshold is far off; East US answers reads 403/1008 (the account no longer serves
+    // there). The primary never fails over by itself, into the alternate's region or a third one.
+    let s = Setup::three_regions(2_000).await;
+    let _gone = s
+        .emu
+        .faults()
+        .add(reads_in(EAST, Reaction::respond(403, 1008)));
+    let [_, _, north] = reads(&s);
+    let r = s
+        .driver
+        .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
+        .await
+        .unwrap();
+    let got: Vec<Row> = rows(r.diagnostics());
+    assert_eq!(
+        got,
+        [row(EAST, FirstAttempt, "403/1008"), row(WEST, Hedge, "200")]
+    );
+    let h = r.diagnostics().hedge().expect("hedged");
+    assert_eq!(h.terminal_state(), HedgeTerminalState::AlternateWon);
+    assert_eq!(reads(&s)[2], north, "no third region");
 }

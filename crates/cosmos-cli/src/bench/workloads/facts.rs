@@ -20,6 +20,7 @@ pub fn hedge_facts(d: &DiagnosticsContext, slow_after: Duration) -> HedgeFacts {
             primary_over_threshold: !matches!(
                 h.terminal_state(),
                 HedgeTerminalState::PrimaryWonPreThreshold
+                    | HedgeTerminalState::PrimaryTransientPreThreshold
                     | HedgeTerminalState::DeadlineExceededPreThreshold
             ),
         },
@@ -84,6 +85,9 @@ pub fn report_err(error: &CosmosError, slow_after: Duration, patch: PatchLimit) 
         ru_caller_visible: 0.0,
         ru_total: d.total_request_charge(),
         patch_attempts: attempts,
-        ..OpReport::failed(error.status())
+        ..OpReport::failed(
+            error.status(),
+            error.cosmos_status().map_or(0, |s| s.sub_status),
+        )
     }
 }
