@@ -57,6 +57,9 @@ pub struct EmulatorArgs {
     /// The most connections open at once across all endpoints; further ones get 503 and are closed.
     #[arg(long, default_value_t = crate::server::DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
+    /// How long a client may take to send a request body, in milliseconds; later it gets 408.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub body_read_timeout_ms: u64,
     /// Replication lag: MS, uniform:MIN-MAX or lognormal:MEDIAN,SIGMA (milliseconds), for every region,
     /// or REGION=SPEC for one region. Repeatable.
     #[arg(long = "replication-lag-ms", value_name = "[REGION=]SPEC")]
@@ -110,7 +113,8 @@ impl EmulatorArgs {
             .no_auth(self.no_auth)
             .tls(self.tls)
             .port(self.port)
-            .max_connections(self.max_connections);
+            .max_connections(self.max_connections)
+            .body_read_timeout(std::time::Duration::from_millis(self.body_read_timeout_ms));
         if let Some(host) = self.host {
             builder = builder.host(host);
         }

@@ -15,6 +15,7 @@ mod handlers;
 pub mod patch;
 pub mod protocol;
 pub mod server;
+pub mod sql;
 pub mod store;
 mod tls;
 

@@ -1,16 +1,22 @@
 //! A few thousand randomized and malformed requests over raw TCP (fixed seed, bounded in time): bad
-//! methods, paths, headers and bodies, wrong content lengths, slow and truncated uploads, garbage
-//! bytes and huge headers. The server must not panic, must answer well-framed requests with a
-//! proper HTTP response below 500, and must still serve a normal signed read afterwards.
+//! methods, paths, headers and bodies, wrong content lengths, slow, stalled and truncated uploads,
+//! garbage bytes, huge headers, signed requests with percent-encoded separators in their paths, JSON
+//! nested up to and past the item depth limit, long queries, rule floods on the admin API and
+//! cross-site admin requests. The server runs as a child process (the `cosmos-emulator` binary), so
+//! an abort or crash ends only it and counts as a failure here. It must not panic, must answer
+//! well-framed requests with a proper HTTP response below 500 (admin requests without the key or
+//! from a foreign Host with 401, 403 or 415), and must still serve a normal signed read afterwards.
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{master_auth, now_date, signing_parts, start_with_container};
-use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
+use common::process::EmulatorProcess;
+use common::{master_auth, now_date, signing_parts, TestClient};
+use cosmos_emulator::WELL_KNOWN_KEY;
 use http::Method;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -22,8 +28,8 @@ const REQUESTS: usize = 3000;
 const CONCURRENCY: usize = 16;
 /// The fixed seed; set `BAD_INPUT_SEED` to explore others.
 const SEED: u64 = 0x05ee_dc05;
-
-static PANICS: AtomicUsize = AtomicUsize::new(0);
+/// The child's body read timeout: stalled uploads are answered 408 after it.
+const BODY_TIMEOUT_MS: u64 = 1000;
 
 /// One generated case: the bytes to send, how to send them, and whether the framing is valid HTTP
 /// (then a complete response below 500 is required).
@@ -32,6 +38,8 @@ struct Case {
     delivery: Delivery,
     well_framed: bool,
     label: &'static str,
+    /// Statuses that are the only acceptable answers, when the case demands particular ones.
+    only: Option<&'static [u16]>,
 }
 
 enum Delivery {
@@ -41,6 +49,8 @@ enum Delivery {
     Slow,
     /// Send only a prefix, then drop the connection.
     Truncated(usize),
+    /// Send only a prefix and keep the connection open: the body read timeout must answer.
+    Stalled(usize),
 }
 
 const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
@@ -288,6 +298,52 @@ fn sign(method: &str, path: &str, headers: &mut Vec<(String, String)>) {
     headers.push(("x-ms-date".into(), date));
 }
 
+/// Signs the request as an attacker would: over the link the encoded path decodes to (so the
+/// signature is valid for the path the server would join from the decoded segments).
+fn sign_decoded(method: &str, path: &str, headers: &mut Vec<(String, String)>) {
+    let (kind, link) = signing_parts(path);
+    let date = now_date();
+    headers.push((
+        "authorization".into(),
+        master_auth(WELL_KNOWN_KEY, method, &kind, &link, &date),
+    ));
+    headers.push(("x-ms-date".into(), date));
+}
+
+/// A write (create, upsert, replace or patch) of JSON nested `depth` levels deep.
+fn deep_write(
+    rng: &mut SmallRng,
+    depth: usize,
+) -> (&'static str, &'static str, String, Vec<(String, String)>) {
+    let nested = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+    match rng.random_range(0..4) {
+        0 => (
+            "POST",
+            "/dbs/db/colls/c/docs",
+            format!(r#"{{"id":"deep","pk":"p","v":{nested}}}"#),
+            Vec::new(),
+        ),
+        1 => (
+            "POST",
+            "/dbs/db/colls/c/docs",
+            format!(r#"{{"id":"deep","pk":"p","v":{nested}}}"#),
+            vec![("x-ms-documentdb-is-upsert".to_owned(), "true".to_owned())],
+        ),
+        2 => (
+            "PUT",
+            "/dbs/db/colls/c/docs/a",
+            format!(r#"{{"id":"a","pk":"p","v":{nested}}}"#),
+            Vec::new(),
+        ),
+        _ => (
+            "PATCH",
+            "/dbs/db/colls/c/docs/a",
+            format!(r#"{{"operations":[{{"op":"set","path":"/v","value":{nested}}}]}}"#),
+            Vec::new(),
+        ),
+    }
+}
+
 fn render(
     method: &str,
     path: &str,
@@ -314,8 +370,9 @@ fn generate(rng: &mut SmallRng) -> Case {
         delivery: Delivery::Whole,
         well_framed,
         label,
+        only: None,
     };
-    match rng.random_range(0..12) {
+    match rng.random_range(0..20) {
         // Well-framed requests with odd contents.
         0..=4 => {
             let method = if rng.random_bool(0.85) {
@@ -420,6 +477,195 @@ fn generate(rng: &mut SmallRng) -> Case {
                 delivery: Delivery::Slow,
                 well_framed: true,
                 label: "slow upload",
+                only: None,
+            }
+        }
+        // A signed request whose path hides a separator or control character in a segment.
+        12 => {
+            let encoded = *pick(
+                rng,
+                &[
+                    "%2F", "%2f", "%5C", "%3F", "%23", "%0A", "%00", "%7F", "%1B",
+                ],
+            );
+            let path = format!("/dbs/db/colls/c/docs/x{encoded}y");
+            let method = *pick(rng, &["GET", "PUT", "DELETE", "PATCH"]);
+            let mut headers = vec![(
+                "x-ms-documentdb-partitionkey".to_owned(),
+                "[\"p\"]".to_owned(),
+            )];
+            sign_decoded(method, &path, &mut headers);
+            Case {
+                bytes: render(method, &path, &headers, b"", Some(0)),
+                delivery: Delivery::Whole,
+                well_framed: true,
+                label: "encoded separator in a signed path",
+                only: Some(&[400]),
+            }
+        }
+        // JSON nested up to and past the item depth limit, on every item write path.
+        13 => {
+            let depth = rng.random_range(90..=140);
+            let (method, path, body, extra) = deep_write(rng, depth);
+            let mut headers = vec![(
+                "x-ms-documentdb-partitionkey".to_owned(),
+                "[\"p\"]".to_owned(),
+            )];
+            headers.extend(extra);
+            sign(method, path, &mut headers);
+            let body = body.into_bytes();
+            whole(
+                render(method, path, &headers, &body, Some(body.len())),
+                true,
+                "deep JSON",
+            )
+        }
+        // A long query: thousands of OR terms, one in ten up to about 1.9 MB.
+        14 => {
+            let terms = if rng.random_bool(0.1) {
+                rng.random_range(100_000..170_000)
+            } else {
+                rng.random_range(1_000..10_000)
+            };
+            let condition = vec!["c.n = 1"; terms].join(" OR ");
+            let body =
+                json!({ "query": format!("SELECT * FROM c WHERE {condition}"), "parameters": [] })
+                    .to_string()
+                    .into_bytes();
+            let mut headers = vec![
+                (
+                    "x-ms-documentdb-partitionkey".to_owned(),
+                    "[\"p\"]".to_owned(),
+                ),
+                ("x-ms-documentdb-isquery".to_owned(), "true".to_owned()),
+                (
+                    "content-type".to_owned(),
+                    "application/query+json".to_owned(),
+                ),
+            ];
+            sign("POST", "/dbs/db/colls/c/docs", &mut headers);
+            whole(
+                render(
+                    "POST",
+                    "/dbs/db/colls/c/docs",
+                    &headers,
+                    &body,
+                    Some(body.len()),
+                ),
+                true,
+                "long query",
+            )
+        }
+        // A signed upload that stops part way and keeps the connection open.
+        15 => {
+            let body = br#"{"id":"stalled","pk":"p","v":"0123456789"}"#.to_vec();
+            let mut headers = vec![(
+                "x-ms-documentdb-partitionkey".to_owned(),
+                "[\"p\"]".to_owned(),
+            )];
+            sign("POST", "/dbs/db/colls/c/docs", &mut headers);
+            let bytes = render(
+                "POST",
+                "/dbs/db/colls/c/docs",
+                &headers,
+                &body,
+                Some(body.len()),
+            );
+            let cut = bytes.len() - rng.random_range(1..body.len());
+            Case {
+                bytes,
+                delivery: Delivery::Stalled(cut),
+                well_framed: true,
+                label: "stalled body",
+                only: Some(&[408]),
+            }
+        }
+        // A flood of (disabled) rules through the admin API with the key: the cap answers 400.
+        16 => {
+            let count = rng.random_range(1..400);
+            let rules: Vec<serde_json::Value> = (0..count)
+                .map(|i| json!({"name": format!("flood-{i}"), "path": "*".repeat(rng.random_range(1..1100)), "reaction": "close", "enabled": false}))
+                .collect();
+            let body = json!({ "rules": rules }).to_string().into_bytes();
+            let headers = vec![
+                (
+                    "authorization".to_owned(),
+                    format!("Bearer {WELL_KNOWN_KEY}"),
+                ),
+                ("content-type".to_owned(), "application/json".to_owned()),
+            ];
+            Case {
+                bytes: render(
+                    "POST",
+                    "/_emulator/faults",
+                    &headers,
+                    &body,
+                    Some(body.len()),
+                ),
+                delivery: Delivery::Whole,
+                well_framed: true,
+                label: "rule flood",
+                only: Some(&[201, 400]),
+            }
+        }
+        // What a web page could send: no key, or a text/plain body, or a foreign Host.
+        17 => {
+            let (method, path, body) = *pick(
+                rng,
+                &[
+                    ("POST", "/_emulator/faults", r#"{"reaction":"stall"}"#),
+                    (
+                        "POST",
+                        "/_emulator/failover",
+                        r#"{"writeRegion":"West US"}"#,
+                    ),
+                    ("PUT", "/_emulator/profile", r#"{"name":"slow-both"}"#),
+                    ("DELETE", "/_emulator/counters", ""),
+                    ("GET", "/_emulator/faults", ""),
+                ],
+            );
+            let mut headers = Vec::new();
+            let mut host = "localhost";
+            match rng.random_range(0..3) {
+                0 => headers.push(("content-type".to_owned(), "text/plain".to_owned())),
+                1 => {
+                    headers.push((
+                        "authorization".to_owned(),
+                        format!("Bearer {WELL_KNOWN_KEY}"),
+                    ));
+                    headers.push((
+                        "content-type".to_owned(),
+                        "text/plain;charset=UTF-8".to_owned(),
+                    ));
+                    if body.is_empty() {
+                        host = "rebound.example";
+                    }
+                }
+                _ => {
+                    headers.push((
+                        "authorization".to_owned(),
+                        format!("Bearer {WELL_KNOWN_KEY}"),
+                    ));
+                    headers.push(("content-type".to_owned(), "application/json".to_owned()));
+                    host = *pick(
+                        rng,
+                        &["rebound.example", "rebound.example:8081", "10.1.2.3"],
+                    );
+                }
+            }
+            let mut bytes = render(method, path, &headers, body.as_bytes(), Some(body.len()));
+            let head = String::from_utf8_lossy(&bytes).replacen(
+                "host: localhost",
+                &format!("host: {host}"),
+                1,
+            );
+            bytes = head.into_bytes();
+            Case {
+                bytes,
+                delivery: Delivery::Whole,
+                well_framed: true,
+                label: "cross-site admin request",
+                only: Some(&[401, 403, 415]),
             }
         }
         // Truncated upload: the connection drops part way.
@@ -438,6 +684,7 @@ fn generate(rng: &mut SmallRng) -> Case {
                 delivery: Delivery::Truncated(cut),
                 well_framed: false,
                 label: "truncated upload",
+                only: None,
             }
         }
     }
@@ -468,6 +715,9 @@ async fn send(authority: &str, case: &Case) -> Result<Option<u16>, String> {
         Delivery::Truncated(cut) => {
             let _ = stream.write_all(&case.bytes[..cut]).await;
             return Ok(None);
+        }
+        Delivery::Stalled(cut) => {
+            let _ = stream.write_all(&case.bytes[..cut]).await;
         }
     }
     if !case.well_framed {
@@ -535,17 +785,14 @@ fn response_complete(received: &[u8], head_request: bool) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousands_of_malformed_requests_do_not_break_the_server() {
-    let default_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        PANICS.fetch_add(1, Ordering::SeqCst);
-        default_hook(info);
-    }));
-
-    let (emu, client) =
-        start_with_container(EmulatorBuilder::new().regions(["East US", "West US"])).await;
+    let timeout = BODY_TIMEOUT_MS.to_string();
+    let mut server = EmulatorProcess::start(&["--body-read-timeout-ms", &timeout])
+        .expect("the emulator binary starts");
+    let client = TestClient::new(WELL_KNOWN_KEY);
+    client.setup(&server.endpoint, "db", "c").await;
     assert_eq!(
         client
-            .create_item(emu.endpoint(), "db", "c", &json!({"id": "a", "pk": "p"}))
+            .create_item(&server.endpoint, "db", "c", &json!({"id": "a", "pk": "p"}))
             .await
             .status,
         201
@@ -557,7 +804,16 @@ async fn thousands_of_malformed_requests_do_not_break_the_server() {
         .unwrap_or(SEED);
     let mut rng = SmallRng::seed_from_u64(seed);
     let cases: Vec<Case> = (0..REQUESTS).map(|_| generate(&mut rng)).collect();
-    let endpoints: Vec<String> = [emu.endpoint(), emu.region_endpoint("West US").unwrap()]
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for case in &cases {
+        *kinds.entry(case.label).or_default() += 1;
+    }
+    println!(
+        "{} requests of {} kinds: {kinds:?}",
+        cases.len(),
+        kinds.len()
+    );
+    let endpoints: Vec<String> = [server.endpoint.as_str(), server.region("West US")]
         .iter()
         .map(|e| {
             e.trim_start_matches("http://")
@@ -576,8 +832,22 @@ async fn thousands_of_malformed_requests_do_not_break_the_server() {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(case) = cases.get(i) else { break };
-                    let authority = &endpoints[(i + worker) % endpoints.len()];
+                    // Admin requests go to the global endpoint, where the admin API is served.
+                    let authority = if case.bytes.windows(10).take(12).any(|w| w == b"/_emulator") {
+                        &endpoints[0]
+                    } else {
+                        &endpoints[(i + worker) % endpoints.len()]
+                    };
                     match send(authority, case).await {
+                        Ok(Some(status))
+                            if case.only.is_some_and(|only| !only.contains(&status)) =>
+                        {
+                            problems.push(format!(
+                                "case {i} ({}): answered {status}, expected one of {:?}",
+                                case.label,
+                                case.only.unwrap_or_default()
+                            ));
+                        }
                         Ok(Some(status)) if case.well_framed && status >= 500 => {
                             problems.push(format!("case {i} ({}): answered {status}", case.label));
                         }
@@ -609,44 +879,49 @@ async fn thousands_of_malformed_requests_do_not_break_the_server() {
     let (problems, mut statuses) = tokio::time::timeout(Duration::from_secs(240), run)
         .await
         .expect("the run must finish in 4 minutes");
+    if let Some(status) = server.exited() {
+        panic!(
+            "the emulator process ended during the run ({status}); its log:\n{}",
+            server.log_text()
+        );
+    }
     let shown: Vec<&String> = problems.iter().take(20).collect();
     assert!(
         problems.is_empty(),
         "{} problems, first ones: {shown:#?}",
         problems.len()
     );
-    assert_eq!(PANICS.load(Ordering::SeqCst), 0, "the server panicked");
+    let log = server.log_text();
+    assert!(!log.contains("panicked"), "the server panicked: {log}");
     // The mix reached past the HTTP parser into routing, auth and the handlers.
     statuses.sort_unstable();
     statuses.dedup();
-    for expected in [200, 400, 401, 404, 405] {
+    for expected in [200, 400, 401, 403, 404, 405, 408, 415] {
         assert!(
             statuses.contains(&expected),
             "no {expected} among the answers {statuses:?}"
         );
     }
 
-    // Signed requests in the mix may have deleted the data, and admin calls may have changed rules,
-    // the profile or the write region: undo that, then normal signed reads must work everywhere.
-    client
-        .admin(emu.endpoint(), Method::DELETE, "/_emulator/faults", None)
+    // Signed requests in the mix may have changed the data, and the rule floods installed
+    // (disabled) rules: undo that, then normal signed reads must work everywhere.
+    let cleared = client
+        .admin(&server.endpoint, Method::DELETE, "/_emulator/faults", None)
         .await;
-    client
-        .admin(
-            emu.endpoint(),
-            Method::PUT,
-            "/_emulator/profile",
-            Some(r#"{"name":"local"}"#),
-        )
-        .await;
-    client.setup(emu.endpoint(), "db", "c").await;
+    assert_eq!(cleared.status, 200, "{cleared:?}");
+    assert_eq!(
+        server.exited(),
+        None,
+        "the emulator process is still running"
+    );
+    client.setup(&server.endpoint, "db", "c").await;
     let pk = [
         ("x-ms-documentdb-partitionkey", "[\"p\"]"),
         ("x-ms-documentdb-is-upsert", "true"),
     ];
     let upsert = client
         .post_json(
-            emu.endpoint(),
+            &server.endpoint,
             "/dbs/db/colls/c/docs",
             &pk,
             &json!({"id": "a", "pk": "p"}),
@@ -654,9 +929,9 @@ async fn thousands_of_malformed_requests_do_not_break_the_server() {
         .await;
     assert!(upsert.status == 200 || upsert.status == 201, "{upsert:?}");
     for base in [
-        emu.endpoint(),
-        emu.region_endpoint("East US").unwrap(),
-        emu.region_endpoint("West US").unwrap(),
+        server.endpoint.as_str(),
+        server.region("East US"),
+        server.region("West US"),
     ] {
         let read = client.read_a(base, &[]).await;
         assert_eq!(read.status, 200, "{base}: {read:?}");

@@ -276,5 +276,26 @@ async fn bulk_told_not_to_continue_stops_at_the_first_failure() {
         .await;
     assert_eq!(never.status, 404);
     assert_eq!(send("sometimes").await.status, 400);
+    // An operation without any partition key refuses the whole request before anything applies.
+    let unkeyed = json!([
+        {"operationType": "Create", "partitionKey": "[\"p\"]", "resourceBody": {"id": "first", "pk": "p"}},
+        {"operationType": "Create", "resourceBody": {"id": "second", "pk": "p"}}
+    ]);
+    let r = c
+        .post_json(
+            base,
+            DOCS,
+            &[
+                ("x-ms-cosmos-is-batch-request", "True"),
+                ("x-ms-cosmos-batch-atomic", "False"),
+            ],
+            &unkeyed,
+        )
+        .await;
+    assert_eq!(r.status, 400, "{r:?}");
+    let first = c
+        .read_item(base, "db", "c", "first", &json!("p"), &[])
+        .await;
+    assert_eq!(first.status, 404);
     assert_eq!(statuses(&send("True").await), vec![409, 201]);
 }

@@ -272,6 +272,12 @@ async fn a_lagging_region_serves_a_lagging_feed() {
     )
     .await;
     assert_eq!((r.status, r.sub_status()), (404, 1002), "{r:?}");
+    // A continuation from the write region is kept, not moved back, by the lagging one.
+    let ahead = range_feed(&c, east, "0", None).await;
+    let tag = ahead.header("etag").unwrap().to_owned();
+    let waiting = range_feed(&c, west, "0", Some(&tag)).await;
+    assert_eq!(waiting.status, 304);
+    assert_eq!(waiting.header("etag"), Some(tag.as_str()));
 }
 
 #[tokio::test]

@@ -3,10 +3,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
+use common::process::EmulatorProcess;
 use common::{assert_delayed, start_with_container, timed, TestClient};
 use cosmos_emulator::faults::{DelaySpec, FaultRule, OpKind, Reaction};
 use cosmos_emulator::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};
@@ -401,70 +401,6 @@ async fn admin_api_reads_and_resets_counters_and_switches_profiles() {
 }
 
 /// The binary, started with `--port 0` and some flags; killed on drop.
-struct Binary {
-    child: Child,
-    endpoint: String,
-    regions: Vec<(String, String)>,
-}
-
-impl Binary {
-    fn start(extra: &[&str]) -> Result<Binary, String> {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cosmos-emulator"))
-            .args(["--port", "0", "--regions", "East US,West US"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut endpoint = None;
-        let mut regions = Vec::new();
-        for line in stdout.lines() {
-            let line = line.unwrap();
-            let words: Vec<&str> = line.split_whitespace().collect();
-            if line.trim_start().starts_with("global endpoint") {
-                endpoint = words.get(2).map(|s| s.to_string());
-            } else if let Some(url) = words.iter().find(|w| w.starts_with("http://")) {
-                if !line.contains("admin API") {
-                    regions.push((words[..words.len() - 1].join(" "), url.to_string()));
-                }
-            }
-            if line.starts_with("Press Ctrl-C") {
-                break;
-            }
-        }
-        match endpoint {
-            Some(endpoint) => Ok(Binary {
-                child,
-                endpoint,
-                regions,
-            }),
-            None => {
-                let _ = child.wait();
-                let mut stderr = String::new();
-                child
-                    .stderr
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut stderr)
-                    .unwrap();
-                Err(stderr)
-            }
-        }
-    }
-
-    fn region(&self, name: &str) -> &str {
-        &self.regions.iter().find(|(n, _)| n == name).unwrap().1
-    }
-}
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[tokio::test]
 async fn the_binary_installs_the_rules_of_its_faults_file() {
     let dir = std::env::temp_dir().join(format!("fault-rules-{}", std::process::id()));
@@ -477,7 +413,7 @@ async fn the_binary_installs_the_rules_of_its_faults_file() {
     )
     .unwrap();
     drop(f);
-    let binary = Binary::start(&["--faults", file.to_str().unwrap()]).unwrap();
+    let binary = EmulatorProcess::start(&["--faults", file.to_str().unwrap()]).unwrap();
     let client = TestClient::new(WELL_KNOWN_KEY);
     let r = client.get(binary.region("West US"), "/", &[]).await;
     assert_eq!(
@@ -500,7 +436,7 @@ async fn the_binary_installs_the_rules_of_its_faults_file() {
         br#"{"rules":[{"reaction":{"respond":{"status":"503"}}}]}"#,
     )
     .unwrap();
-    let err = Binary::start(&["--faults", file.to_str().unwrap()])
+    let err = EmulatorProcess::start(&["--faults", file.to_str().unwrap()])
         .err()
         .expect("a bad rules file must stop the start");
     assert!(err.contains("rules[0].reaction.respond.status"), "{err}");

@@ -21,6 +21,7 @@ from azure.core import MatchConditions
 from azure.cosmos import CosmosClient, PartitionKey, exceptions
 
 from checks_feeds import feed_checks
+from checks_query import query_checks
 
 ENDPOINT = os.environ["COSMOS_ENDPOINT"]
 KEY = os.environ["COSMOS_KEY"]
@@ -182,6 +183,8 @@ def main():
         checks.run("a wrong key raises 401", wrong_key_raises_401)
         checks.run("preferred_locations reads from that region", preferred_location_reads_from_that_region)
         for name, check in feed_checks(ENDPOINT, KEY, REGIONS, db_name, CLIENT_OPTIONS):
+            checks.run(name, check)
+        for name, check in query_checks(ENDPOINT, KEY, REGIONS, db_name, CLIENT_OPTIONS):
             checks.run(name, check)
         checks.run("delete the database", delete_database)
     print(f"{checks.passed} passed, {checks.failed} failed")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the driver's third-party conformance tests (crates/cosmos-driver/tests/third_party_conformance.rs,
-# and the PATCH differential in crates/cosmos-driver/tests/patch_cases/peer.rs)
+# and the PATCH differential in crates/cosmos-driver/tests/patch_cases/peer.rs, and the emulator's
+# query differential in crates/cosmos-emulator/tests/query_differential.rs)
 # against @vercel/cosmosdb-server, a Cosmos DB server written outside this project: installs it with
 # npm into a scratch directory, starts it on a free loopback port, runs the tests with
 # COSMOS_PEER_ENDPOINT set, and stops it. Exits non-zero when a test fails or the server does not
@@ -56,3 +57,4 @@ echo "third-party server: $(head -n 1 "$log")"
 cd "$root"
 COSMOS_PEER_ENDPOINT="http://127.0.0.1:$port/" cargo test -q -p cosmos-driver --test third_party_conformance
 COSMOS_PEER_ENDPOINT="http://127.0.0.1:$port/" cargo test -q -p cosmos-driver --test patch peer -- --nocapture
+COSMOS_PEER_ENDPOINT="http://127.0.0.1:$port/" cargo test -q -p cosmos-emulator --test query_differential -- --nocapture

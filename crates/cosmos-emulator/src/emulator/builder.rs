@@ -39,10 +39,10 @@ pub struct EmulatorBuilder {
     port: u16,
     host: IpAddr,
     account_id: String,
+    enforce_throughput: bool,
     admin_token: Option<String>,
     max_connections: usize,
     body_read_timeout: Duration,
-    enforce_throughput: bool,
 }
 
 /// How long a client may take to send a request body, unless configured otherwise.
@@ -92,10 +92,10 @@ impl Default for EmulatorBuilder {
             port: 0,
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             account_id: "cosmos-emulator".into(),
+            enforce_throughput: false,
             admin_token: None,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
-            enforce_throughput: false,
         }
     }
 }

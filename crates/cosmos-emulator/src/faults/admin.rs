@@ -3,7 +3,7 @@
 //! | method & path                    | body                              | answer                          |
 //! |----------------------------------|-----------------------------------|---------------------------------|
 //! | `GET /_emulator/faults`          |                                   | `{"profile","profile_rules":[..],"rules":[..]}` with hits |
-//! | `POST /_emulator/faults`         | rules JSON (see [`super::json_read`]) | 201 `{"ids":[..]}`          |
+//! | `POST /_emulator/faults`         | rules JSON (see [`super::rule_json`]) | 201 `{"ids":[..]}`          |
 //! | `DELETE /_emulator/faults`       |                                   | `{"removed":N}`                 |
 //! | `GET /_emulator/faults/{id}`     |                                   | the rule with its hits          |
 //! | `PATCH /_emulator/faults/{id}`   | `{"enabled":bool}`                | the rule with its hits          |
@@ -21,8 +21,8 @@
 use http::Method;
 use serde_json::{json, Value};
 
-use super::json_write::snapshot_to_json;
-use super::text::{cut, quoted};
+use super::quote::{cut, quoted};
+use super::rule_json::RuleJson;
 use super::{FaultInjector, RequestCounters, RuleId};
 
 /// Prefix of every admin path.
@@ -200,6 +200,10 @@ fn profile(method: &Method, path: &str, body: &[u8], faults: &FaultInjector) -> 
         }
         _ => not_allowed(method, path, "GET or PUT"),
     }
+}
+
+fn snapshot_to_json(snapshot: &super::RuleSnapshot) -> Value {
+    serde_json::to_value(RuleJson::from_snapshot(snapshot)).unwrap_or(Value::Null)
 }
 
 fn profile_answer(faults: &FaultInjector) -> AdminResponse {

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Weak};
 
 use super::injector::Shared;
-use super::installed::InstalledRule;
+use super::installed_rule::InstalledRule;
 use super::RuleId;
 
 /// Returned by [`super::FaultInjector::add`]: the rule stays installed while the guard lives.

@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use super::installed::InstalledRule;
+use super::installed_rule::InstalledRule;
 use super::profiles::profile_rules;
 use super::rule_limits::{check_count, check_rule, MAX_DOCUMENT_BYTES};
 use super::{
-    json_read, Action, FaultGuard, FaultRule, RequestFacts, RuleId, RuleSnapshot, Verdict,
+    rule_json, FaultGuard, FaultRule, Reaction, RequestFacts, RuleId, RuleSnapshot, Verdict,
 };
 
 /// Decides, per request, whether and how to delay or break it.
@@ -141,16 +141,16 @@ impl FaultInjector {
         }
         for rule in &layers.user {
             if rule.fires(facts, rng) {
-                let (extra, action) = rule.rule().reaction.outcome(rng);
+                let (extra, reaction) = rule.rule().reaction.outcome(rng);
                 return Verdict {
                     delay: delay + extra,
-                    action,
+                    reaction,
                 };
             }
         }
         Verdict {
             delay,
-            action: Action::Serve,
+            reaction: Reaction::SERVE,
         }
     }
 
@@ -204,7 +204,7 @@ impl FaultInjector {
         self.shared.write().user.clear();
     }
 
-    /// Add rules from JSON (the `--faults` file and admin API format, see [`super::json_read`]).
+    /// Add rules from JSON (the `--faults` file and admin API format, see [`super::rule_json`]).
     /// Either all rules are added or, on an error naming the bad field or the limit, none; the
     /// limits are in [`super::rule_limits`].
     pub fn load_json(&self, json: &[u8]) -> Result<Vec<RuleId>, String> {
@@ -214,7 +214,7 @@ impl FaultInjector {
                 json.len()
             ));
         }
-        let rules = json_read::parse_rules(json)?;
+        let rules = rule_json::parse_rules(json)?;
         for (i, rule) in rules.iter().enumerate() {
             check_rule(rule, &format!("rules[{i}]"))?;
         }

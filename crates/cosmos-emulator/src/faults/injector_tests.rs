@@ -40,8 +40,8 @@ fn first_matching_rule_wins() {
     let _west = injector.add(FaultRule::new(Reaction::respond(500, 1)).in_regions(["West US"]));
     let _reads = injector.add(FaultRule::new(Reaction::respond(503, 0)).for_ops([OpKind::Read]));
     let _all = injector.add(FaultRule::new(Reaction::respond(429, 3200)));
-    let status = |region: &str, op| match injector.evaluate(&facts(region, op)).action {
-        Action::Respond { status, .. } => status,
+    let status = |region: &str, op| match injector.evaluate(&facts(region, op)).reaction {
+        Reaction::Respond { status, .. } => status,
         other => panic!("unexpected {other:?}"),
     };
     assert_eq!(status("West US", OpKind::Read), 500);
@@ -58,17 +58,14 @@ fn a_rule_that_does_not_fire_passes_to_the_next() {
     let never = injector.add(FaultRule::new(Reaction::Close).with_probability(0.0));
     let fallback = injector.add(FaultRule::new(Reaction::Stall));
     let mut rng = rng();
-    let actions: Vec<Action> = (0..3)
+    let actions: Vec<Reaction> = (0..3)
         .map(|_| {
             injector
                 .evaluate_with(&facts("East US", OpKind::Read), &mut rng)
-                .action
+                .reaction
         })
         .collect();
-    assert_eq!(
-        actions,
-        [Action::CloseConnection, Action::Stall, Action::Stall]
-    );
+    assert_eq!(actions, [Reaction::Close, Reaction::Stall, Reaction::Stall]);
     assert_eq!((once.hits(), never.hits(), fallback.hits()), (1, 0, 2));
 }
 
@@ -81,7 +78,7 @@ fn delay_rule_delays_then_serves() {
         verdict,
         Verdict {
             delay: Duration::from_millis(150),
-            action: Action::Serve
+            reaction: Reaction::SERVE
         }
     );
 }
@@ -99,11 +96,12 @@ fn respond_carries_its_delay_and_retry_after() {
     let verdict = injector.evaluate(&facts("East US", OpKind::Create));
     assert_eq!(verdict.delay, Duration::from_millis(10));
     assert_eq!(
-        verdict.action,
-        Action::Respond {
+        verdict.reaction,
+        Reaction::Respond {
             status: 429,
             sub_status: 3200,
-            retry_after_ms: Some(25)
+            retry_after_ms: Some(25),
+            delay: DelaySpec::ZERO,
         }
     );
 }
@@ -114,8 +112,8 @@ fn guard_removes_its_rule_on_drop_and_keep_leaves_it() {
     let guard = injector.add(FaultRule::new(Reaction::Close));
     let id = guard.id();
     assert_eq!(
-        injector.evaluate(&facts("A", OpKind::Read)).action,
-        Action::CloseConnection
+        injector.evaluate(&facts("A", OpKind::Read)).reaction,
+        Reaction::Close
     );
     assert_eq!(guard.hits(), 1);
     drop(guard);
@@ -148,8 +146,8 @@ fn guard_toggles_its_rule() {
     assert!(!injector.rules()[0].rule.condition.enabled);
     guard.set_enabled(true);
     assert_eq!(
-        injector.evaluate(&facts("A", OpKind::Read)).action,
-        Action::CloseConnection
+        injector.evaluate(&facts("A", OpKind::Read)).reaction,
+        Reaction::Close
     );
 }
 
@@ -184,8 +182,8 @@ fn clones_share_rules() {
     let clone = injector.clone();
     let _guard = injector.add(FaultRule::new(Reaction::Close));
     assert_eq!(
-        clone.evaluate(&facts("A", OpKind::Read)).action,
-        Action::CloseConnection
+        clone.evaluate(&facts("A", OpKind::Read)).reaction,
+        Reaction::Close
     );
 }
 
@@ -238,14 +236,7 @@ fn profile_delay_adds_to_user_rules() {
     drop(_slow);
     let verdict = injector.evaluate(&facts("West US", OpKind::Read));
     assert!(verdict.delay >= Duration::from_millis(18));
-    assert_eq!(
-        verdict.action,
-        Action::Respond {
-            status: 503,
-            sub_status: 0,
-            retry_after_ms: None
-        }
-    );
+    assert_eq!(verdict.reaction, Reaction::respond(503, 0));
 }
 
 /// The delays `n` reads in `region` get.
@@ -338,12 +329,12 @@ fn load_json_adds_all_rules_or_none() {
         .unwrap();
     assert_eq!(ids.len(), 2);
     assert_eq!(
-        injector.evaluate(&facts("West US", OpKind::Read)).action,
-        Action::CloseConnection
+        injector.evaluate(&facts("West US", OpKind::Read)).reaction,
+        Reaction::Close
     );
     assert_eq!(
-        injector.evaluate(&facts("East US", OpKind::Read)).action,
-        Action::Stall
+        injector.evaluate(&facts("East US", OpKind::Read)).reaction,
+        Reaction::Stall
     );
     let err = injector
         .load_json(br#"[{"reaction":"close"},{"reaction":"explode"}]"#)

@@ -7,7 +7,7 @@
 //! per region and [`OpKind`]. [`admin`] answers the `/_emulator/` HTTP API over both.
 //!
 //! The server calls, per request: [`RequestCounters::record`], then [`FaultInjector::evaluate`]; it
-//! sleeps [`Verdict::delay`] and applies [`Verdict::action`].
+//! sleeps [`Verdict::delay`] and applies [`Verdict::reaction`].
 
 pub mod admin;
 mod condition;
@@ -15,17 +15,16 @@ mod counters;
 mod delay;
 mod guard;
 mod injector;
-mod installed;
-pub mod json_read;
-pub mod json_write;
+mod installed_rule;
 mod op_kind;
 mod pattern;
 pub mod profiles;
+mod quote;
 mod reaction;
 mod region;
 mod rule;
+pub mod rule_json;
 pub mod rule_limits;
-mod text;
 mod verdict;
 
 #[cfg(test)]
@@ -33,7 +32,7 @@ mod admin_tests;
 #[cfg(test)]
 mod injector_tests;
 #[cfg(test)]
-mod json_tests;
+mod rule_json_tests;
 
 pub use condition::{Condition, HeaderMatch};
 pub use counters::RequestCounters;
@@ -46,4 +45,4 @@ pub use profiles::PROFILE_NAMES;
 pub use reaction::Reaction;
 pub use region::same_region;
 pub use rule::{FaultRule, RuleId, RuleSnapshot};
-pub use verdict::{Action, RequestFacts, Verdict};
+pub use verdict::{RequestFacts, Verdict};

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::text::quoted;
+use super::quote::quoted;
 
 /// What kind of operation a request is (used by rules and counters).
 ///

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use super::{Action, DelaySpec};
+use super::DelaySpec;
 
 /// What a rule does to a request it fires on.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,6 +30,9 @@ pub enum Reaction {
 }
 
 impl Reaction {
+    /// Serve the request normally, at once: what a request gets when no rule fires.
+    pub const SERVE: Reaction = Reaction::Delay(DelaySpec::ZERO);
+
     /// Wait a fixed number of milliseconds, then serve (negative or huge values are clamped).
     pub fn delay_ms(ms: u64) -> Self {
         Reaction::Delay(DelaySpec::Fixed { ms: ms as f64 })
@@ -55,10 +58,11 @@ impl Reaction {
         }
     }
 
-    /// The delay and action this reaction asks for, drawing the delay from its distribution.
-    pub fn outcome<R: Rng + ?Sized>(&self, rng: &mut R) -> (Duration, Action) {
+    /// The delay this reaction asks for, drawn from its distribution, and what happens once it has
+    /// passed: the same reaction without its delay ([`Reaction::SERVE`] for a delay).
+    pub fn outcome<R: Rng + ?Sized>(&self, rng: &mut R) -> (Duration, Reaction) {
         match self {
-            Reaction::Delay(spec) => (spec.sample(rng), Action::Serve),
+            Reaction::Delay(spec) => (spec.sample(rng), Reaction::SERVE),
             Reaction::Respond {
                 status,
                 sub_status,
@@ -66,14 +70,15 @@ impl Reaction {
                 delay,
             } => (
                 delay.sample(rng),
-                Action::Respond {
+                Reaction::Respond {
                     status: *status,
                     sub_status: *sub_status,
                     retry_after_ms: *retry_after_ms,
+                    delay: DelaySpec::ZERO,
                 },
             ),
-            Reaction::Close => (Duration::ZERO, Action::CloseConnection),
-            Reaction::Stall => (Duration::ZERO, Action::Stall),
+            Reaction::Close => (Duration::ZERO, Reaction::Close),
+            Reaction::Stall => (Duration::ZERO, Reaction::Stall),
         }
     }
 }
@@ -97,37 +102,40 @@ mod tests {
             (
                 Reaction::delay_ms(40),
                 Duration::from_millis(40),
-                Action::Serve,
+                Reaction::SERVE,
             ),
             (
                 Reaction::respond(503, 0),
                 Duration::ZERO,
-                Action::Respond {
+                Reaction::Respond {
                     status: 503,
                     sub_status: 0,
                     retry_after_ms: None,
+                    delay: DelaySpec::ZERO,
                 },
             ),
             (
                 Reaction::respond_retry_after(429, 3200, 15),
                 Duration::ZERO,
-                Action::Respond {
+                Reaction::Respond {
                     status: 429,
                     sub_status: 3200,
                     retry_after_ms: Some(15),
+                    delay: DelaySpec::ZERO,
                 },
             ),
             (
                 slow_503,
                 Duration::from_millis(30),
-                Action::Respond {
+                Reaction::Respond {
                     status: 503,
                     sub_status: 0,
                     retry_after_ms: None,
+                    delay: DelaySpec::ZERO,
                 },
             ),
-            (Reaction::Close, Duration::ZERO, Action::CloseConnection),
-            (Reaction::Stall, Duration::ZERO, Action::Stall),
+            (Reaction::Close, Duration::ZERO, Reaction::Close),
+            (Reaction::Stall, Duration::ZERO, Reaction::Stall),
         ];
         for (reaction, delay, action) in cases {
             assert_eq!(reaction.outcome(&mut rng), (delay, action), "{reaction:?}");

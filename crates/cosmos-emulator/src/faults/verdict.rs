@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::OpKind;
+use super::{OpKind, Reaction};
 
 /// The facts a rule can match on, built by the server per request (after routing, before auth).
 #[derive(Clone, Copy, Debug)]
@@ -18,40 +18,20 @@ pub struct RequestFacts<'a> {
 }
 
 /// What the server must do with a request.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
-    /// Sleep this long before doing anything else (sum of the latency-profile delay and a user delay
-    /// rule).
+    /// Sleep this long before doing anything else (sum of the latency-profile delay and a user
+    /// rule's delay, both already drawn).
     pub delay: Duration,
-    /// What to do after the delay.
-    pub action: Action,
+    /// What to do after the delay, without a delay of its own: [`Reaction::SERVE`] (serve the
+    /// request normally), answer a status, close the connection or stall.
+    pub reaction: Reaction,
 }
 
 impl Verdict {
     /// Serve at once.
     pub const SERVE: Verdict = Verdict {
         delay: Duration::ZERO,
-        action: Action::Serve,
+        reaction: Reaction::SERVE,
     };
-}
-
-/// The action part of a [`Verdict`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
-    /// Serve the request normally (after `delay`).
-    Serve,
-    /// Answer this status without touching data (after `delay`), with `x-ms-substatus` and, when
-    /// set, `x-ms-retry-after-ms`; JSON error body `{"code","message"}` saying it was injected.
-    Respond {
-        /// HTTP status (the rule formats accept 200..=599).
-        status: u16,
-        /// Value of `x-ms-substatus`.
-        sub_status: u32,
-        /// Value of `x-ms-retry-after-ms`, when set.
-        retry_after_ms: Option<u64>,
-    },
-    /// Close the TCP connection without answering.
-    CloseConnection,
-    /// Never answer; hold the request until the client goes away (or the emulator shuts down).
-    Stall,
 }

@@ -85,7 +85,7 @@ fn atomic_batch(
         }
     }
     let range = container.range_index(epk);
-    let mut partition = lock(container, range)?;
+    let mut partition = lock(ctx, container, range)?;
     let mut results: Vec<Result<OpResult, ApiError>> = Vec::with_capacity(ops.len());
     {
         let mut staged = Staged::new(&partition);
@@ -162,22 +162,29 @@ fn bulk(ctx: &RequestCtx<'_>, container: &Container, ops: &[BatchOp]) -> Result<
             )))
         }
     };
+    // Every operation's partition key is read before any applies: a 400 leaves nothing half done.
+    let epks = ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            op_epk(op)?.or(header_epk).ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "Operation {i} has no partitionKey and the request has no {} header.",
+                    headers::PARTITION_KEY
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut entries = Vec::with_capacity(ops.len());
     let mut charge = 0.0;
     let mut tokens = Vec::new();
     let mut any_failed = false;
-    for (i, op) in ops.iter().enumerate() {
+    for (op, epk) in ops.iter().zip(epks) {
         if any_failed && !continue_on_error {
             // Told to stop at the first failure: the rest are not attempted.
             entries.push(not_applied());
             continue;
         }
-        let epk = op_epk(op)?.or(header_epk).ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "Operation {i} has no partitionKey and the request has no {} header.",
-                headers::PARTITION_KEY
-            ))
-        })?;
         let range = container.range_index(epk);
         if named_range.is_some_and(|r| r != range) {
             let e = ApiError::new(410, "The operation's partition key is not in the partition key range the request names.")
@@ -186,7 +193,7 @@ fn bulk(ctx: &RequestCtx<'_>, container: &Container, ops: &[BatchOp]) -> Result<
             entries.push(entry(&Err(e), false));
             continue;
         }
-        let mut partition = lock(container, range)?;
+        let mut partition = lock(ctx, container, range)?;
         let result = evaluate(op, epk, container, &Staged::new(&partition));
         if let Ok(OpResult {
             write: Some((key, doc)),
@@ -221,11 +228,14 @@ fn bulk(ctx: &RequestCtx<'_>, container: &Container, ops: &[BatchOp]) -> Result<
     Ok(reply)
 }
 
-fn lock(
-    container: &Container,
+/// The partition of `range`, locked for writing, once the serving region is checked again under
+/// the lock (a failover in between refuses the batch rather than losing it).
+fn lock<'c>(
+    ctx: &RequestCtx<'_>,
+    container: &'c Container,
     range: usize,
-) -> Result<std::sync::RwLockWriteGuard<'_, crate::store::Partition>, ApiError> {
-    container
+) -> Result<std::sync::RwLockWriteGuard<'c, crate::store::Partition>, ApiError> {
+    let partition = container
         .partition(range)
         .and_then(|p| p.write().ok())
         .ok_or_else(|| {
@@ -234,6 +244,9 @@ fn lock(
                 "The partition's lock was poisoned by an earlier failure.",
             )
         })
+        .and_then(super::target::live)?;
+    require_write_region(ctx)?;
+    Ok(partition)
 }
 
 /// One operation's entry in the answer; in a failed atomic batch, successes become 424.

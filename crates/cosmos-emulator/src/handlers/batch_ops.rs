@@ -11,6 +11,7 @@ use super::patch::{parse_request_value, patched};
 use crate::epk::PartitionKeyValue;
 use crate::protocol::{charge, ApiError};
 use crate::store::document::{id_of, seal};
+use crate::store::item_limits::{check_depth, check_size};
 use crate::store::{Container, DocKey, Partition, StoredDoc};
 
 /// A batch operation as the SDKs send it.
@@ -111,14 +112,16 @@ pub fn evaluate(
             .as_deref()
             .is_none_or(|tag| tag.trim() == "*" || tag.trim() == current.etag)
     };
-    let sealed = |map: Map<String, Value>, rid: [u8; 16]| {
+    let sealed = |map: Map<String, Value>, rid: [u8; 16]| -> Result<Arc<StoredDoc>, ApiError> {
+        check_depth(&map)?;
         let link = container.item_self_link(&rid);
         let s = seal(map, &rid, link);
-        Arc::new(StoredDoc {
+        check_size(s.body.len())?;
+        Ok(Arc::new(StoredDoc {
             body: s.body,
             etag: s.etag,
             rid,
-        })
+        }))
     };
     let check_key = |map: &Map<String, Value>| -> Result<(), ApiError> {
         let inside = PartitionKeyValue::from_object(map, &container.pk_segments)
@@ -155,7 +158,7 @@ pub fn evaluate(
                 .as_ref()
                 .map_or_else(|| container.next_item_rid(), |d| d.rid);
             let status = if existing.is_some() { 200 } else { 201 };
-            Ok(write_result(status, k, sealed(map, rid)))
+            Ok(write_result(status, k, sealed(map, rid)?))
         }
         "read" => {
             let current = staged
@@ -195,7 +198,7 @@ pub fn evaluate(
             if !matches(&current) {
                 return Err(ApiError::precondition_failed());
             }
-            Ok(write_result(200, k, sealed(map, current.rid)))
+            Ok(write_result(200, k, sealed(map, current.rid)?))
         }
         "delete" => {
             let k = key(&op_id()?);
@@ -221,7 +224,7 @@ pub fn evaluate(
                 return Err(ApiError::precondition_failed());
             }
             let map = patched(&current, &request)?;
-            let doc = sealed(map, current.rid);
+            let doc = sealed(map, current.rid)?;
             Ok(OpResult {
                 status: 200,
                 charge: charge::patch(doc.body.len(), request.condition.is_some()),

@@ -49,7 +49,8 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Re
     let after = match request.start {
         FeedStart::Beginning => 0,
         FeedStart::Now => upto,
-        FeedStart::After(lsn) => lsn.min(upto),
+        // A continuation ahead of this replica (issued by a region further along) waits here.
+        FeedStart::After(lsn) => lsn,
     };
     let (items, read_to) = match request.mode {
         FeedMode::LatestVersion => {
@@ -134,7 +135,7 @@ fn latest_page(
     let changes = partition.changes(after, upto, since_unix, wanted, limit);
     let read_to = match changes.last() {
         Some(last) if changes.len() >= limit => last.lsn,
-        _ => upto,
+        _ => upto.max(after),
     };
     let bodies = changes
         .iter()
@@ -163,7 +164,7 @@ fn all_versions_page(
     })?;
     let read_to = match entries.last() {
         Some(last) if entries.len() >= limit => last.lsn,
-        _ => upto,
+        _ => upto.max(after),
     };
     let bodies = entries
         .iter()

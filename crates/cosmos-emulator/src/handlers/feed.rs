@@ -68,6 +68,15 @@ pub fn page_size(ctx: &RequestCtx<'_>) -> Result<usize, ApiError> {
     }
 }
 
+/// Headers that would narrow or date a feed but that the plain read feed does not implement: a
+/// request carrying one gets a 400 instead of an answer that ignores it.
+const NOT_FOR_THE_READ_FEED: [&str; 4] = [
+    headers::START_EPK,
+    headers::END_EPK,
+    headers::READ_KEY_TYPE,
+    headers::IF_MODIFIED_SINCE,
+];
+
 /// How many of the items (by their sizes, in order) one page holds: at most `page_size`, and it ends
 /// with the item that reaches [`MAX_PAGE_BYTES`] (at least one item).
 fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
@@ -82,14 +91,6 @@ fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
     }
     count
 }
-/// Headers that would narrow or date a feed but that the plain read feed does not implement: a
-/// request carrying one gets a 400 instead of an answer that ignores it.
-const NOT_FOR_THE_READ_FEED: [&str; 4] = [
-    headers::START_EPK,
-    headers::END_EPK,
-    headers::READ_KEY_TYPE,
-    headers::IF_MODIFIED_SINCE,
-];
 
 /// Serves one page of the read feed.
 pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {

@@ -14,6 +14,10 @@ mod items;
 mod lag_admin;
 mod offers;
 mod patch;
+mod query;
+mod query_page;
+mod query_plan;
+mod query_token;
 mod split_admin;
 mod target;
 mod throttle;
@@ -26,7 +30,7 @@ pub use split_admin::split;
 use bytes::Bytes;
 use http::Method;
 
-use crate::exchange::request_class::is_query;
+use crate::exchange::request_class::{flag, is_query};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, Resource, Route};
 
@@ -54,10 +58,13 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
         Resource::Offers if m == Method::POST && is_query(ctx.headers) => offers::query(ctx),
         Resource::Offer { id } if m == Method::GET => offers::read(ctx, id),
         Resource::Offer { id } if m == Method::PUT => offers::replace(ctx, id),
-        Resource::Items { .. } if m == Method::POST && is_query(ctx.headers) => {
-            Err(ApiError::bad_request(
-                "Queries are not supported by this emulator; use point reads or the read feed.",
-            ))
+        Resource::Items { db, coll }
+            if m == Method::POST && flag(ctx.headers, headers::IS_QUERY_PLAN) =>
+        {
+            query_plan::query_plan(ctx, db, coll)
+        }
+        Resource::Items { db, coll } if m == Method::POST && is_query(ctx.headers) => {
+            query::query(ctx, db, coll)
         }
         Resource::Items { db, coll } if m == Method::POST && batch::is_batch(ctx) => {
             batch::execute(ctx, db, coll)

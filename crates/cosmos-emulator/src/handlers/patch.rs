@@ -9,9 +9,9 @@ use super::item_reply::{item_reply, write_error};
 use super::items::{commit_item, current_for_write};
 use super::target::Target;
 use crate::exchange::{Reply, RequestCtx};
-use crate::patch::condition::{self, holds, Condition};
 use crate::patch::{apply, parse_operations, PatchOp};
 use crate::protocol::{charge, ApiError};
+use crate::sql::condition::Condition;
 use crate::store::document::SYSTEM_PROPERTIES;
 use crate::store::{DocKey, Partition, StoredDoc};
 
@@ -69,7 +69,7 @@ pub fn parse_request_value(
     let condition =
         match condition {
             None | Some(Value::Null) => None,
-            Some(Value::String(text)) => Some(condition::parse(text).map_err(|e| {
+            Some(Value::String(text)) => Some(Condition::parse(text).map_err(|e| {
                 ApiError::bad_request(format!("The patch condition is invalid: {e}"))
             })?),
             Some(_) => {
@@ -114,7 +114,8 @@ pub fn patched(
     let mut doc: Value = serde_json::from_slice(&existing.body)
         .map_err(|e| ApiError::new(500, format!("The stored item could not be read: {e}")))?;
     if let Some(cond) = &request.condition {
-        let held = holds(cond, &doc)
+        let held = cond
+            .holds(&doc)
             .map_err(|e| ApiError::bad_request(format!("The patch condition is invalid: {e}")))?;
         if !held {
             return Err(ApiError::precondition_failed());

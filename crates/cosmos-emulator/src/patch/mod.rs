@@ -1,6 +1,6 @@
-//! The emulator's own native partial update: operations, paths and conditions.
+//! The emulator's own native partial update: operations and paths (conditions are
+//! [`crate::sql::condition`]).
 
-pub mod condition;
 mod ops;
 mod path;
 

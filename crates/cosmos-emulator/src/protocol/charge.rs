@@ -8,6 +8,8 @@
 //! | patch                             | 5 RU per started KiB of the result, + 1 RU when a condition was evaluated |
 //! | delete                            | 5 RU per started KiB of the deleted document |
 //! | read feed page                    | 1 RU + 1 RU per started KiB of the page's documents |
+//! | query page                        | 2 RU + 0.1 RU per document scanned + 1 RU per started KiB returned |
+//! | query plan                        | 1 RU                                         |
 //! | metadata (account, dbs, colls, pkranges) | 1 RU                                  |
 //! | a data-plane error after routing  | 1 RU                                         |
 //! | auth failures, injected faults    | 0 RU                                         |
@@ -41,6 +43,16 @@ pub fn read_feed(page_bytes: usize) -> f64 {
     }
 }
 
+/// A query page that read `scanned` documents and returned `returned_bytes` of results.
+pub fn query(scanned: usize, returned_bytes: usize) -> f64 {
+    let returned = if returned_bytes == 0 {
+        0.0
+    } else {
+        started_kib(returned_bytes)
+    };
+    2.0 + (scanned as f64 * 0.1 * 100.0).round() / 100.0 + returned
+}
+
 pub fn metadata() -> f64 {
     1.0
 }
@@ -62,5 +74,7 @@ mod tests {
         assert_eq!(patch(100, true), 6.0);
         assert_eq!(read_feed(0), 1.0);
         assert_eq!(read_feed(2048), 3.0);
+        assert_eq!(query(0, 0), 2.0);
+        assert_eq!(query(10, 1500), 5.0);
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::HeaderMap;
 use http_body_util::{BodyExt, Limited};
+use hyper::body::Body;
 use hyper::body::Incoming;
 
 use crate::protocol::ApiError;
@@ -25,6 +26,10 @@ pub async fn read_body(
         .and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return Err(too_large());
+    }
+    if body.is_end_stream() {
+        // No body at all (most reads): nothing to wait for, so no timer either.
+        return Ok(Bytes::new());
     }
     let read = tokio::time::timeout(timeout, Limited::new(body, MAX_BODY_BYTES).collect());
     let Ok(result) = read.await else {

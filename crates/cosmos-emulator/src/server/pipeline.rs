@@ -15,7 +15,7 @@ use crate::auth::Credentials;
 use crate::exchange::reply::{error_response, to_response};
 use crate::exchange::request_class::op_kind;
 use crate::exchange::{header_text, Reply, RequestCtx, Shared};
-use crate::faults::{admin, Action, RequestFacts};
+use crate::faults::{admin, Reaction, RequestFacts};
 use crate::handlers;
 use crate::protocol::{headers, route, ApiError, RouteError};
 
@@ -88,20 +88,21 @@ pub async fn handle(
     if !verdict.delay.is_zero() {
         tokio::time::sleep(verdict.delay).await;
     }
-    match verdict.action {
-        Action::Serve => {}
-        Action::Respond {
+    match verdict.reaction {
+        Reaction::Delay(_) => {}
+        Reaction::Respond {
             status,
             sub_status,
             retry_after_ms,
+            ..
         } => {
             let mut e = ApiError::new(status, format!("Injected by an emulator fault rule (status {status}, sub-status {sub_status})."))
                 .with_sub_status(sub_status);
             e.retry_after_ms = retry_after_ms;
             return Ok(error_response(&e, 0.0));
         }
-        Action::CloseConnection => return Err(CloseConnection),
-        Action::Stall => std::future::pending::<()>().await,
+        Reaction::Close => return Err(CloseConnection),
+        Reaction::Stall => std::future::pending::<()>().await,
     }
     let body = match read_body(&parts.headers, body, shared.body_read_timeout).await {
         Ok(b) => b,

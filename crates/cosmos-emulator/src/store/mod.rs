@@ -113,3 +113,92 @@ impl Store {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use tokio::time::Instant;
+
+    use super::*;
+
+    fn two_region_store() -> Store {
+        let regions = ["East US", "West US"].map(|name| RegionInfo {
+            name: name.into(),
+            endpoint: String::new(),
+        });
+        let store = Store {
+            topology: Topology::new(regions.to_vec(), vec![0], false),
+            catalog: Catalog::default(),
+            lags: RwLock::new(vec![ReplicationLag::default(); 2]),
+            offers: Offers::default(),
+            partitions_per_container: 1,
+            ru_meter: None,
+        };
+        let db = store
+            .catalog
+            .create_database(Default::default(), "db".into())
+            .unwrap();
+        let body = json!({"id": "c", "partitionKey": {"paths": ["/pk"], "kind": "Hash"}});
+        let serde_json::Value::Object(map) = body else {
+            unreachable!()
+        };
+        db.add_container("c", |ordinal| {
+            Container::create(map, "c".into(), db.rid_bytes, ordinal, 1, 2)
+        })
+        .unwrap();
+        store
+    }
+
+    #[test]
+    fn failover_waits_for_a_write_that_holds_its_partition() {
+        let store = Arc::new(two_region_store());
+        let container = store.catalog.container("db", "c").unwrap();
+        let writer = container.partition(0).unwrap().write().unwrap();
+        assert!(
+            store.topology.can_write(0),
+            "the writer checked under the lock"
+        );
+        let started = Arc::new(AtomicBool::new(false));
+        let failover = {
+            let (store, started) = (store.clone(), started.clone());
+            std::thread::spawn(move || {
+                started.store(true, Ordering::SeqCst);
+                store.failover("West US")
+            })
+        };
+        while !started.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        // However long the write takes, the region it checked stays the write region until it
+        // releases its partition.
+        assert!(store.topology.can_write(0) && !store.topology.can_write(1));
+        drop(writer);
+        assert_eq!(failover.join().unwrap(), Ok(1));
+        assert!(store.topology.can_write(1) && !store.topology.can_write(0));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_cleanup_pass_reaches_every_partition() {
+        let store = two_region_store();
+        let container = store.catalog.container("db", "c").unwrap();
+        let key = DocKey {
+            epk: 1,
+            id: "a".into(),
+        };
+        let t0 = Instant::now();
+        let lags = [Duration::ZERO, Duration::from_millis(100)];
+        {
+            let mut p = container.partition(0).unwrap().write().unwrap();
+            p.commit(key.clone(), None, 0, t0, &lags);
+            assert!(p.has_pending());
+        }
+        store.clean_up(t0 + Duration::from_millis(200));
+        let p = container.partition(0).unwrap().read().unwrap();
+        assert!(!p.has_pending());
+        assert_eq!(p.key_count(), 0);
+    }
+}

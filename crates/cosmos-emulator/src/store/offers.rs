@@ -238,14 +238,16 @@ impl Offers {
 mod tests {
     use super::*;
 
+    /// The two throughput headers and what they should give.
+    type ThroughputCase = (
+        Option<&'static str>,
+        Option<&'static str>,
+        Result<Option<Throughput>, &'static str>,
+    );
+
     #[test]
     fn throughput_comes_from_one_header_within_limits() {
-        type Row<'a> = (
-            Option<&'a str>,
-            Option<&'a str>,
-            Result<Option<Throughput>, &'a str>,
-        );
-        let table: Vec<Row> = vec![
+        let table: Vec<ThroughputCase> = vec![
             (None, None, Ok(None)),
             (Some("400"), None, Ok(Some(Throughput::Manual(400)))),
             (

@@ -205,15 +205,34 @@ impl Partition {
         limit: usize,
     ) -> Vec<(DocKey, Arc<StoredDoc>)> {
         use std::ops::Bound;
-        let lower = match after {
-            Some(k) => Bound::Excluded(k.clone()),
-            None => match only_epk {
-                Some(epk) => Bound::Included(DocKey {
-                    epk,
-                    id: String::new(),
-                }),
-                None => Bound::Unbounded,
-            },
+        let from = match after {
+            Some(k) => Bound::Excluded(k),
+            None => Bound::Unbounded,
+        };
+        self.scan_from(lsn, from, only_epk, limit)
+    }
+
+    /// Up to `limit` items visible at `lsn`, in key order, from `from` on, optionally only those
+    /// with EPK `only_epk`.
+    pub fn scan_from(
+        &self,
+        lsn: u64,
+        from: std::ops::Bound<&DocKey>,
+        only_epk: Option<Epk>,
+        limit: usize,
+    ) -> Vec<(DocKey, Arc<StoredDoc>)> {
+        use std::ops::Bound;
+        let floor = only_epk.map(|epk| DocKey {
+            epk,
+            id: String::new(),
+        });
+        let lower = match (from, &floor) {
+            (Bound::Unbounded, Some(f)) => Bound::Included(f.clone()),
+            (Bound::Included(k), Some(f)) if k < f => Bound::Included(f.clone()),
+            (Bound::Excluded(k), Some(f)) if k < f => Bound::Included(f.clone()),
+            (Bound::Included(k), _) => Bound::Included(k.clone()),
+            (Bound::Excluded(k), _) => Bound::Excluded(k.clone()),
+            (Bound::Unbounded, None) => Bound::Unbounded,
         };
         let mut out = Vec::new();
         for (key, versions) in self.docs.range((lower, Bound::Unbounded)) {

@@ -1,6 +1,8 @@
 //! A small signing HTTP client for the integration tests (its own signer, independent of the crate's).
 #![allow(dead_code)]
 
+pub mod process;
+
 use std::time::{Duration, SystemTime};
 
 use base64::engine::general_purpose::STANDARD;

@@ -1,0 +1,244 @@
+//! POST .../docs with `x-ms-documentdb-isquery: True`: a query over one partition key (header, or
+//! a WHERE clause pinning it), one partition key range (`x-ms-documentdb-partitionkeyrangeid`,
+//! what SDKs send after asking for a plan), or the whole container for the simple queries the
+//! gateway serves itself. Anything else across partitions answers 400 with sub-status 1004, which
+//! tells an SDK to ask for a query plan.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::query_page::{run_page, Budget, Page, Scope};
+use super::query_token::QueryToken;
+use crate::epk::{PartitionKeyValue, PkComponent};
+use crate::exchange::request_class::flag;
+use crate::exchange::{Reply, RequestCtx};
+use crate::protocol::{charge, headers, ApiError};
+use crate::sql::ast::Query;
+use crate::sql::exec::needs_all_rows;
+use crate::sql::parse_query;
+use crate::sql::partition_filter::pinned_key;
+use crate::store::Container;
+
+/// Sub-status of a cross-partition query the gateway cannot serve without a plan.
+pub const CROSS_PARTITION_QUERY_NOT_SERVABLE: u32 = 1004;
+/// Default and largest page sizes, in items.
+const DEFAULT_PAGE: usize = 100;
+const MAX_PAGE: usize = 1000;
+/// A page ends at about this many bytes of results.
+const PAGE_BYTES: usize = 4 * 1024 * 1024;
+/// Rows a streaming page may bind before it ends.
+const PAGE_WORK: u64 = 1_000_000;
+/// Time a streaming page may take before it ends.
+const PAGE_TIME: Duration = Duration::from_secs(2);
+/// Most parameters in one request.
+const MAX_PARAMETERS: usize = 1000;
+
+/// The JSON body of a query request.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueryBody {
+    pub query: String,
+    #[serde(default)]
+    pub parameters: Vec<Parameter>,
+}
+
+/// One `{"name": "@x", "value": ...}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Parameter {
+    pub name: String,
+    pub value: Option<Value>,
+}
+
+/// A parsed query request: the query and its parameters.
+pub struct QueryRequest {
+    pub text: String,
+    pub query: Query,
+    pub params: HashMap<String, Value>,
+}
+
+/// Reads and parses the body (`application/query+json`, or `application/sql` text).
+pub fn read_request(ctx: &RequestCtx<'_>) -> Result<QueryRequest, ApiError> {
+    let is_sql_text = ctx
+        .header(headers::CONTENT_TYPE)
+        .is_some_and(|c| c.trim().eq_ignore_ascii_case("application/sql"));
+    let body: QueryBody = if is_sql_text {
+        QueryBody {
+            query: String::from_utf8(ctx.body.to_vec())
+                .map_err(|_| ApiError::bad_request("The query text is not valid UTF-8."))?,
+            parameters: Vec::new(),
+        }
+    } else {
+        serde_json::from_slice(&ctx.body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "The query body must be {{\"query\": \"...\", \"parameters\": [{{\"name\": \"@p\", \"value\": ...}}]}}: {e}"
+            ))
+        })?
+    };
+    if body.parameters.len() > MAX_PARAMETERS {
+        return Err(ApiError::bad_request(format!(
+            "The query has {} parameters; the limit is {MAX_PARAMETERS}.",
+            body.parameters.len()
+        )));
+    }
+    let mut params = HashMap::new();
+    for p in body.parameters {
+        if !p.name.starts_with('@') {
+            return Err(ApiError::bad_request(format!(
+                "The parameter name {:?} must start with '@'.",
+                p.name
+            )));
+        }
+        if let Some(v) = p.value {
+            params.insert(p.name, v);
+        }
+    }
+    let query = parse_query(&body.query)
+        .map_err(|e| ApiError::bad_request(format!("The query is invalid: {e}")))?;
+    Ok(QueryRequest {
+        text: body.query,
+        query,
+        params,
+    })
+}
+
+/// Serves one page of a query.
+pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+    let container = ctx.shared.store.catalog.container(db, coll)?;
+    let request = read_request(ctx)?;
+    let scope = scope_of(ctx, &container, &request)?;
+    let token = match ctx
+        .header(headers::CONTINUATION)
+        .filter(|t| !t.trim().is_empty())
+    {
+        Some(t) => Some(QueryToken::decode(t)?),
+        None => None,
+    };
+    let budget = Budget {
+        max_items: page_size(ctx)?,
+        max_bytes: PAGE_BYTES,
+        max_work: PAGE_WORK,
+        deadline: std::time::Instant::now() + PAGE_TIME,
+    };
+    let page = run_page(
+        ctx,
+        &container,
+        &request.query,
+        &request.params,
+        &scope,
+        token,
+        &budget,
+    )?;
+    Ok(reply(&container, &scope, page))
+}
+
+fn page_size(ctx: &RequestCtx<'_>) -> Result<usize, ApiError> {
+    Ok(match ctx.header(headers::MAX_ITEM_COUNT).map(str::trim) {
+        None | Some("") => DEFAULT_PAGE,
+        Some(text) => match text.parse::<i64>() {
+            Ok(n) if n < 0 => MAX_PAGE,
+            Ok(0) => DEFAULT_PAGE,
+            Ok(n) => (n as usize).min(MAX_PAGE),
+            Err(_) => {
+                return Err(ApiError::bad_request(format!(
+                    "{} must be a number, not {text:?}",
+                    headers::MAX_ITEM_COUNT
+                )))
+            }
+        },
+    })
+}
+
+/// Which ranges the query reads, or the 400 the service gives a cross-partition query.
+fn scope_of(
+    ctx: &RequestCtx<'_>,
+    container: &Container,
+    request: &QueryRequest,
+) -> Result<Scope, ApiError> {
+    if let Some(raw) = ctx.header(headers::PARTITION_KEY) {
+        let epk = PartitionKeyValue::from_header(raw)
+            .map_err(ApiError::bad_request)?
+            .epk();
+        return Ok(Scope {
+            ranges: vec![container.range_index(epk)],
+            only_epk: Some(epk),
+        });
+    }
+    if let Some(id) = ctx.header(headers::PARTITION_KEY_RANGE_ID) {
+        let range = container.range_by_id(id.trim()).ok_or_else(|| {
+            ApiError::new(410, format!("Partition key range {id:?} does not exist."))
+                .with_sub_status(1002)
+        })?;
+        return Ok(Scope {
+            ranges: vec![range],
+            only_epk: None,
+        });
+    }
+    if let Some(value) = pinned_key(&request.query, &container.pk_segments, &request.params) {
+        if let Ok(component) = PkComponent::from_json(&value) {
+            let epk = PartitionKeyValue(vec![component]).epk();
+            return Ok(Scope {
+                ranges: vec![container.range_index(epk)],
+                only_epk: Some(epk),
+            });
+        }
+    }
+    let all = Scope {
+        ranges: (0..container.partitions().len()).collect(),
+        only_epk: None,
+    };
+    if container.partitions().len() == 1 && request.query.from.is_some() {
+        return Ok(all);
+    }
+    if !gateway_serves(&request.query) {
+        return Err(ApiError::bad_request(
+            "The provided cross partition query can not be directly served by the gateway: ask for a query plan (x-ms-cosmos-is-query-plan-request) and run the rewritten query on each partition key range.",
+        )
+        .with_sub_status(CROSS_PARTITION_QUERY_NOT_SERVABLE));
+    }
+    if !flag(ctx.headers, headers::ENABLE_CROSS_PARTITION) {
+        return Err(ApiError::bad_request(format!(
+            "Cross partition query is required but disabled. Please set {} to true, specify {}, or revise your query to avoid this exception.",
+            headers::ENABLE_CROSS_PARTITION,
+            headers::PARTITION_KEY
+        )));
+    }
+    Ok(all)
+}
+
+/// Whether the gateway answers a cross-partition query itself: no ORDER BY, aggregates,
+/// GROUP BY, DISTINCT, TOP or OFFSET/LIMIT, which need a client-side plan.
+pub fn gateway_serves(q: &Query) -> bool {
+    q.from.is_some()
+        && q.order_by.is_empty()
+        && !needs_all_rows(q)
+        && q.top.is_none()
+        && q.offset.is_none()
+}
+
+fn reply(container: &Arc<Container>, scope: &Scope, page: Page) -> Reply {
+    let bytes: usize = page.items.iter().map(Vec::len).sum();
+    let mut body = Vec::with_capacity(bytes + page.items.len() + 64);
+    body.extend_from_slice(format!("{{\"_rid\":\"{}\",\"Documents\":[", container.rid).as_bytes());
+    for (i, item) in page.items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(item);
+    }
+    body.extend_from_slice(format!("],\"_count\":{}}}", page.items.len()).as_bytes());
+    let mut reply = Reply::json(200, body.into(), charge::query(page.scanned, bytes))
+        .header(headers::ITEM_COUNT, page.items.len().to_string())
+        .header(headers::SESSION_TOKEN, page.session_tokens.join(","));
+    if let [range] = scope.ranges.as_slice() {
+        reply = reply.header(headers::PARTITION_KEY_RANGE_ID, container.range_id(*range));
+    }
+    if let Some(token) = page.next {
+        reply = reply.header(headers::CONTINUATION, token.encode());
+    }
+    reply
+}

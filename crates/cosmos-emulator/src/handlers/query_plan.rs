@@ -1,0 +1,23 @@
+//! POST .../docs with `x-ms-cosmos-is-query-plan-request: True`: the plan an SDK needs to run a
+//! query across partition key ranges.
+
+use super::query::read_request;
+use crate::epk::{epk_hex, PartitionKeyValue, PkComponent};
+use crate::exchange::{Reply, RequestCtx};
+use crate::protocol::{charge, ApiError};
+use crate::sql::partition_filter::pinned_key;
+use crate::sql::plan::plan;
+
+/// Answers the query plan.
+pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+    let container = ctx.shared.store.catalog.container(db, coll)?;
+    let request = read_request(ctx)?;
+    let pinned = pinned_key(&request.query, &container.pk_segments, &request.params)
+        .and_then(|v| PkComponent::from_json(&v).ok())
+        .map(|c| epk_hex(PartitionKeyValue(vec![c]).epk()));
+    let plan = plan(&request.query, &request.text, &request.params, pinned)
+        .map_err(|e| ApiError::bad_request(format!("The query cannot be planned: {e}")))?;
+    let body = serde_json::to_vec(&plan)
+        .map_err(|e| ApiError::new(500, format!("The plan could not be written: {e}")))?;
+    Ok(Reply::json(200, body.into(), charge::metadata()))
+}

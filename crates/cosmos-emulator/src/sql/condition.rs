@@ -1,0 +1,127 @@
+//! PATCH conditions: `from c where <predicate>`, evaluated against the item being patched.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::ast::Query;
+use super::error::SqlError;
+use super::eval::Ctx;
+use super::exec::{bind, passes, source_names};
+use super::parser::parse_condition;
+
+/// A parsed patch condition.
+#[derive(Clone, Debug)]
+pub struct Condition(Query);
+
+impl Condition {
+    /// Parses `from <alias> [where <predicate>]`.
+    pub fn parse(text: &str) -> Result<Self, SqlError> {
+        parse_condition(text).map(Self)
+    }
+
+    /// Whether the condition holds for `doc`.
+    pub fn holds(&self, doc: &Value) -> Result<bool, SqlError> {
+        let params = HashMap::new();
+        let work = Cell::new(0);
+        let ctx = Ctx {
+            params: &params,
+            aggregates: None,
+            work: &work,
+        };
+        let names = source_names(&self.0);
+        for row in bind(&self.0, Some(doc), None, &ctx)? {
+            if passes(&self.0, &names, &row, None, &ctx)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn evaluates_a_table_of_conditions() {
+        let doc =
+            json!({"n": 5, "s": "abc", "b": true, "z": null, "list": [1, 2], "o": {"k": "v"}});
+        let table: &[(&str, bool)] = &[
+            ("from c", true),
+            ("from c where c.n = 5", true),
+            ("from c where c.n = 5.0", true),
+            ("from c where c.n > 4 AND c.n <= 5", true),
+            ("from c where c.n < 5", false),
+            ("from c where c.n != 5", false),
+            ("from c where c.n <> 6", true),
+            ("from c where c.s = 'abc'", true),
+            ("from c where c.s > 'abb'", true),
+            ("from c where c.n = '5'", false),
+            ("from c where NOT (c.n = '5')", false),
+            ("from c where c.missing = 1", false),
+            ("from c where NOT (c.missing = 1)", false),
+            ("from c where c.missing = 1 OR c.b = true", true),
+            ("from c where c.z = null", true),
+            ("from c where c.o.k = 'v' AND c['o']['k'] = 'v'", true),
+            ("from c where c.list[1] = 2", true),
+            ("from c where c.o = c.o", true),
+            (
+                "from c where IS_DEFINED(c.o) AND NOT IS_DEFINED(c.nope)",
+                true,
+            ),
+            ("from c where ARRAY_CONTAINS(c.list, 2)", true),
+            (
+                "from c where STARTSWITH(c.s, 'ab') AND LENGTH(c.s) = 3",
+                true,
+            ),
+            ("from c where c.b", true),
+            ("from c where c.n", false),
+        ];
+        for (text, want) in table {
+            let cond = Condition::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(cond.holds(&doc).unwrap(), *want, "{text}");
+        }
+    }
+
+    #[test]
+    fn refuses_malformed_conditions_and_unknown_functions() {
+        for bad in [
+            "where c.a = 1",
+            "from",
+            "from c where",
+            "from c where (c.a = 1",
+            "from c where c.a = 1 extra",
+            "from c where c. = 1",
+            "from c where FROB(c.a)",
+            "from c where IS_DEFINED(c.a, c.b)",
+            "from c join t in c.tags where t = 1",
+        ] {
+            assert!(Condition::parse(bad).is_err(), "{bad}");
+        }
+        assert!(Condition::parse("from c where d.a = 1")
+            .unwrap()
+            .holds(&json!({}))
+            .is_err());
+        let deep = format!("from c where {}c.a = 1{}", "(".repeat(70), ")".repeat(70));
+        assert!(Condition::parse(&deep)
+            .unwrap_err()
+            .message
+            .contains("limit"));
+    }
+
+    #[test]
+    fn long_or_chains_are_flat_and_past_the_limits_refused() {
+        let chain = vec!["1 = 1"; 5000].join(" or ");
+        let cond = Condition::parse(&format!("from c where {chain}")).unwrap();
+        assert!(cond.holds(&json!({})).unwrap());
+        let huge = vec!["1 = 1"; 400_000].join(" or ");
+        let err = Condition::parse(&format!("from c where {huge}")).unwrap_err();
+        assert!(err.message.contains("limit"), "{err}");
+        let sums = vec!["1"; 500].join(" + ");
+        let err = Condition::parse(&format!("from c where {sums} = 500")).unwrap_err();
+        assert!(err.message.contains("levels deep"), "{err}");
+    }
+}

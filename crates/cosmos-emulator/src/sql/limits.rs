@@ -1,0 +1,19 @@
+//! The bounds every query and patch condition is held to, so no text a client sends can exhaust the
+//! stack, the heap or a worker's time.
+//!
+//! The text limit is the service's documented maximum query length; the others are the emulator's
+//! own (the service does not publish nesting or operator limits).
+
+/// Largest query or condition text, in bytes (the service allows 512 KB).
+pub const MAX_QUERY_BYTES: usize = 512 * 1024;
+/// Most tokens in one text.
+pub const MAX_TOKENS: usize = 200_000;
+/// Deepest nesting of expressions (parentheses, function calls, constructors, subqueries, unary
+/// and non-associative binary operators); also bounds the evaluator's recursion.
+pub const MAX_DEPTH: usize = 32;
+/// Most operators, function calls and operands of AND/OR in one text.
+pub const MAX_OPERATORS: usize = 50_000;
+/// Most JOINs in one query (the service allows 10).
+pub const MAX_JOINS: usize = 10;
+/// Most rows one document may produce through JOINs before a page is cut.
+pub const MAX_ROWS_PER_DOCUMENT: usize = 100_000;

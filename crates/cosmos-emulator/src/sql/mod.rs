@@ -1,0 +1,29 @@
+//! The NoSQL query language: lexer, parser to an AST, evaluator with the service's type rules,
+//! executor, and the query plans the SDKs ask for. Queries and PATCH conditions both use it.
+//!
+//! Every input is bounded ([`limits`]): text size, tokens, nesting, operators, JOINs and the rows
+//! one document may produce; nothing recurses deeper than the nesting limit.
+
+pub mod aggregate;
+pub mod ast;
+pub mod condition;
+pub mod error;
+pub mod eval;
+pub mod exec;
+mod functions;
+mod lexer;
+pub mod limits;
+mod parse_expr;
+mod parser;
+pub mod partition_filter;
+pub mod plan;
+mod regex_cache;
+pub mod value;
+mod walk;
+
+#[cfg(test)]
+mod query_tests;
+
+pub use error::SqlError;
+pub use parser::{parse_condition, parse_query};
+pub use walk::{any_in, query_expressions};

@@ -1,0 +1,397 @@
+//! Query plans: what an SDK needs to run a query across partition key ranges (the service's
+//! `partitionedQueryExecutionInfoVersion` 2 shape), including the query it sends to each range.
+//!
+//! Rewritten per-range queries:
+//! - ORDER BY: `SELECT [TOP k] c._rid, [{"item": key}, ...] AS orderByItems, <payload> AS payload
+//!   FROM ... WHERE ({documentdb-formattableorderbyquery-filter}) [AND (<filter>)] ORDER BY ...`
+//!   (the SDK replaces the placeholder; k is TOP, or OFFSET + LIMIT);
+//! - `SELECT VALUE <aggregate>`: `SELECT VALUE [{"item": <aggregate>}] FROM ...`, AVG as
+//!   `{"sum": SUM(x), "count": COUNT(x)}`;
+//! - GROUP BY and aggregates without VALUE: `SELECT [{"item": g}, ...] AS groupByItems,
+//!   {"alias": expr | {"item": <aggregate>}, ...} AS payload FROM ... GROUP BY ...`;
+//! - OFFSET n LIMIT m alone: the query with `OFFSET 0 LIMIT n+m`;
+//! - anything else runs unchanged on each range (`rewrittenQuery` empty).
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::ast::{AggregateKind, Expr, Projection, Query, Source, Span};
+use super::error::SqlError;
+use super::eval::Ctx;
+use super::exec::count_of;
+
+/// The plan answered to `x-ms-cosmos-is-query-plan-request: True`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryPlan {
+    pub partitioned_query_execution_info_version: u32,
+    pub query_info: QueryInfo,
+    pub query_ranges: Vec<QueryRange>,
+}
+
+/// What the SDK must do on top of the per-range results.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryInfo {
+    pub distinct_type: &'static str,
+    pub top: Option<u64>,
+    pub offset: Option<u64>,
+    pub limit: Option<u64>,
+    pub order_by: Vec<&'static str>,
+    pub order_by_expressions: Vec<String>,
+    pub group_by_expressions: Vec<String>,
+    pub group_by_aliases: Vec<String>,
+    pub aggregates: Vec<&'static str>,
+    pub group_by_alias_to_aggregate_type: Map<String, Value>,
+    pub rewritten_query: String,
+    pub has_select_value: bool,
+    pub has_non_streaming_order_by: bool,
+}
+
+/// A range of effective partition keys the query reads.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryRange {
+    pub min: String,
+    pub max: String,
+    pub is_min_inclusive: bool,
+    pub is_max_inclusive: bool,
+}
+
+/// The text of `span`, trimmed.
+fn slice(text: &[char], span: Span) -> String {
+    text.get(span.0..span.1.min(text.len()))
+        .unwrap_or_default()
+        .iter()
+        .collect::<String>()
+        .trim()
+        .to_owned()
+}
+
+/// Builds the plan of `q` (parsed from `text`); `pinned` is the effective partition key (hex) a
+/// WHERE clause fixes, if any.
+pub fn plan(
+    q: &Query,
+    text: &str,
+    params: &HashMap<String, Value>,
+    pinned: Option<String>,
+) -> Result<QueryPlan, SqlError> {
+    let chars: Vec<char> = text.chars().collect();
+    let work = std::cell::Cell::new(0);
+    let ctx = Ctx {
+        params,
+        aggregates: None,
+        work: &work,
+    };
+    let top = count_of(q.top.as_ref(), &ctx)?;
+    let offset = count_of(q.offset.as_ref(), &ctx)?;
+    let limit = count_of(q.limit.as_ref(), &ctx)?;
+    let has_select_value = matches!(q.projection, Projection::Value(_));
+    let aggregated = !q.aggregates.is_empty() || !q.group_by.is_empty();
+    let mut info = QueryInfo {
+        distinct_type: match (q.distinct, q.order_by.is_empty()) {
+            (false, _) => "None",
+            (true, false) => "Ordered",
+            (true, true) => "Unordered",
+        },
+        top,
+        offset,
+        limit,
+        order_by: q
+            .order_by
+            .iter()
+            .map(|k| {
+                if k.descending {
+                    "Descending"
+                } else {
+                    "Ascending"
+                }
+            })
+            .collect(),
+        order_by_expressions: q.spans.order_by.iter().map(|s| slice(&chars, *s)).collect(),
+        group_by_expressions: q.spans.group_by.iter().map(|s| slice(&chars, *s)).collect(),
+        group_by_aliases: Vec::new(),
+        aggregates: Vec::new(),
+        group_by_alias_to_aggregate_type: Map::new(),
+        rewritten_query: String::new(),
+        has_select_value,
+        has_non_streaming_order_by: false,
+    };
+    let from = q.spans.from.map(|s| slice(&chars, s)).unwrap_or_default();
+    let filter = q.spans.filter.map(|s| slice(&chars, s));
+    let where_clause = filter
+        .as_ref()
+        .map(|f| format!(" WHERE {f}"))
+        .unwrap_or_default();
+    if aggregated {
+        if !q.order_by.is_empty() {
+            return Err(SqlError::new(
+                "ORDER BY with aggregates or GROUP BY is not supported across partitions by this emulator.",
+            ));
+        }
+        match (&q.projection, q.group_by.is_empty()) {
+            (Projection::Value(Expr::Aggregate(i)), true) => {
+                let call = &q.aggregates[*i];
+                info.aggregates.push(call.kind.plan_name());
+                info.rewritten_query = format!(
+                    "SELECT VALUE [{{\"item\": {}}}] FROM {from}{where_clause}",
+                    aggregate_text(call.kind, &slice(&chars, call.span))
+                );
+            }
+            (Projection::Value(_), true) => {
+                return Err(SqlError::new(
+                    "Across partitions, SELECT VALUE with an aggregate must be the aggregate alone, e.g. SELECT VALUE COUNT(1).",
+                ))
+            }
+            _ => group_by_rewrite(q, &chars, &from, &where_clause, &mut info)?,
+        }
+    } else if !q.order_by.is_empty() {
+        let root = match q.from.as_ref().map(|f| &f.source) {
+            Some(Source::Container { alias, .. }) | Some(Source::In { alias, .. }) => alias.clone(),
+            None => return Err(SqlError::new("ORDER BY needs a FROM clause.")),
+        };
+        let items: Vec<String> = info
+            .order_by_expressions
+            .iter()
+            .map(|e| format!("{{\"item\": {e}}}"))
+            .collect();
+        let keys: Vec<String> = info
+            .order_by_expressions
+            .iter()
+            .zip(&info.order_by)
+            .map(|(e, d)| format!("{e} {}", if *d == "Descending" { "DESC" } else { "ASC" }))
+            .collect();
+        let take = match (top, offset, limit) {
+            (Some(t), _, _) => format!("TOP {t} "),
+            (None, Some(o), Some(l)) => format!("TOP {} ", o.saturating_add(l)),
+            _ => String::new(),
+        };
+        let filter = match &filter {
+            Some(f) => format!("({{documentdb-formattableorderbyquery-filter}}) AND ({f})"),
+            None => "({documentdb-formattableorderbyquery-filter})".to_owned(),
+        };
+        info.rewritten_query = format!(
+            "SELECT {take}{root}._rid, [{}] AS orderByItems, {} AS payload FROM {from} WHERE {filter} ORDER BY {}",
+            items.join(", "),
+            payload(q, &chars, &root),
+            keys.join(", ")
+        );
+    } else if let (Some(o), Some(l), Some(at)) = (offset, limit, q.spans.offset_at) {
+        let head = slice(&chars, (0, at));
+        info.rewritten_query = format!("{head} OFFSET 0 LIMIT {}", o.saturating_add(l));
+    }
+    let query_ranges = vec![match pinned {
+        Some(epk) => QueryRange {
+            min: epk.clone(),
+            max: epk,
+            is_min_inclusive: true,
+            is_max_inclusive: true,
+        },
+        None => QueryRange {
+            min: String::new(),
+            max: "FF".to_owned(),
+            is_min_inclusive: true,
+            is_max_inclusive: false,
+        },
+    }];
+    Ok(QueryPlan {
+        partitioned_query_execution_info_version: 2,
+        query_info: info,
+        query_ranges,
+    })
+}
+
+/// An aggregate as a range computes its part: AVG as its sum and count.
+fn aggregate_text(kind: AggregateKind, arg: &str) -> String {
+    match kind {
+        AggregateKind::Avg => format!("{{\"sum\": SUM({arg}), \"count\": COUNT({arg})}}"),
+        other => format!("{}({arg})", other.sql_name()),
+    }
+}
+
+/// The payload of an ORDER BY row: what the original query selects.
+fn payload(q: &Query, chars: &[char], root: &str) -> String {
+    match &q.projection {
+        Projection::Star => root.to_owned(),
+        Projection::Value(_) => q
+            .spans
+            .items
+            .first()
+            .map(|s| slice(chars, *s))
+            .unwrap_or_default(),
+        Projection::Items(items) => {
+            let mut unnamed = 0;
+            let fields: Vec<String> = items
+                .iter()
+                .zip(&q.spans.items)
+                .map(|(item, span)| {
+                    let name = item_name(item, &mut unnamed);
+                    format!("{}: {}", Value::from(name), slice(chars, *span))
+                })
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+    }
+}
+
+fn item_name(item: &super::ast::SelectItem, unnamed: &mut usize) -> String {
+    match &item.alias {
+        Some(a) => a.clone(),
+        None => match item.expr.plain_path() {
+            Some((root, steps)) => steps.last().copied().unwrap_or(root).to_owned(),
+            None => {
+                *unnamed += 1;
+                format!("${unnamed}")
+            }
+        },
+    }
+}
+
+fn group_by_rewrite(
+    q: &Query,
+    chars: &[char],
+    from: &str,
+    where_clause: &str,
+    info: &mut QueryInfo,
+) -> Result<(), SqlError> {
+    let Projection::Items(items) = &q.projection else {
+        return Err(SqlError::new(
+            "Across partitions, GROUP BY needs a select list of named items.",
+        ));
+    };
+    let mut unnamed = 0;
+    let mut fields = Vec::new();
+    for (item, span) in items.iter().zip(&q.spans.items) {
+        let name = item_name(item, &mut unnamed);
+        let kind = match &item.expr {
+            Expr::Aggregate(i) => {
+                let call = &q.aggregates[*i];
+                fields.push(format!(
+                    "{}: {{\"item\": {}}}",
+                    Value::from(name.clone()),
+                    aggregate_text(call.kind, &slice(chars, call.span))
+                ));
+                Value::from(call.kind.plan_name())
+            }
+            other if super::walk::any_in(other, &|e| matches!(e, Expr::Aggregate(_))) => {
+                return Err(SqlError::new(
+                    "Across partitions, an aggregate must be a select item of its own.",
+                ))
+            }
+            _ => {
+                fields.push(format!(
+                    "{}: {}",
+                    Value::from(name.clone()),
+                    slice(chars, *span)
+                ));
+                Value::Null
+            }
+        };
+        info.group_by_aliases.push(name.clone());
+        info.group_by_alias_to_aggregate_type.insert(name, kind);
+    }
+    let group_items: Vec<String> = info
+        .group_by_expressions
+        .iter()
+        .map(|e| format!("{{\"item\": {e}}}"))
+        .collect();
+    let group_by = if info.group_by_expressions.is_empty() {
+        String::new()
+    } else {
+        format!(" GROUP BY {}", info.group_by_expressions.join(", "))
+    };
+    info.rewritten_query = format!(
+        "SELECT [{}] AS groupByItems, {{{}}} AS payload FROM {from}{where_clause}{group_by}",
+        group_items.join(", "),
+        fields.join(", ")
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::exec::run;
+    use crate::sql::parse_query;
+    use serde_json::json;
+
+    fn plan_of(text: &str) -> QueryInfo {
+        plan(&parse_query(text).unwrap(), text, &HashMap::new(), None)
+            .unwrap()
+            .query_info
+    }
+
+    #[test]
+    fn plans_name_what_the_sdk_must_do() {
+        let p = plan_of("SELECT DISTINCT TOP 5 c.a FROM c WHERE c.b > 1 ORDER BY c.a DESC, c.b");
+        assert_eq!(p.distinct_type, "Ordered");
+        assert_eq!(p.top, Some(5));
+        assert_eq!(p.order_by, vec!["Descending", "Ascending"]);
+        assert_eq!(p.order_by_expressions, vec!["c.a", "c.b"]);
+        assert_eq!(
+            p.rewritten_query,
+            "SELECT TOP 5 c._rid, [{\"item\": c.a}, {\"item\": c.b}] AS orderByItems, {\"a\": c.a} AS payload FROM c WHERE ({documentdb-formattableorderbyquery-filter}) AND (c.b > 1) ORDER BY c.a DESC, c.b ASC"
+        );
+        let p = plan_of("SELECT VALUE AVG(c.n) FROM c WHERE c.k = 1");
+        assert_eq!(p.aggregates, vec!["Average"]);
+        assert!(p.has_select_value);
+        assert_eq!(
+            p.rewritten_query,
+            "SELECT VALUE [{\"item\": {\"sum\": SUM(c.n), \"count\": COUNT(c.n)}}] FROM c WHERE c.k = 1"
+        );
+        let p = plan_of("SELECT c.k, COUNT(1) AS n FROM c GROUP BY c.k");
+        assert_eq!(p.group_by_expressions, vec!["c.k"]);
+        assert_eq!(p.group_by_aliases, vec!["k", "n"]);
+        assert_eq!(
+            p.group_by_alias_to_aggregate_type,
+            json!({"k": null, "n": "Count"})
+                .as_object()
+                .unwrap()
+                .clone()
+        );
+        let p = plan_of("SELECT * FROM c OFFSET 3 LIMIT 4");
+        assert_eq!((p.offset, p.limit), (Some(3), Some(4)));
+        assert_eq!(p.rewritten_query, "SELECT * FROM c OFFSET 0 LIMIT 7");
+        assert_eq!(
+            plan_of("SELECT DISTINCT VALUE c.a FROM c").distinct_type,
+            "Unordered"
+        );
+        assert_eq!(plan_of("SELECT * FROM c").rewritten_query, "");
+    }
+
+    #[test]
+    fn rewritten_queries_run_and_give_the_shapes_sdks_read() {
+        let docs = vec![
+            json!({"id": "x", "_rid": "r1", "a": 2, "k": "p"}),
+            json!({"id": "y", "_rid": "r2", "k": "p"}),
+        ];
+        let run_text = |text: &str| {
+            let info = plan_of(text);
+            let rewritten = info
+                .rewritten_query
+                .replace("{documentdb-formattableorderbyquery-filter}", "true");
+            run(&parse_query(&rewritten).unwrap(), &docs, &HashMap::new()).unwrap()
+        };
+        assert_eq!(
+            run_text("SELECT c.id FROM c ORDER BY c.a"),
+            vec![
+                json!({"_rid": "r2", "orderByItems": [{}], "payload": {"id": "y"}}),
+                json!({"_rid": "r1", "orderByItems": [{"item": 2}], "payload": {"id": "x"}}),
+            ]
+        );
+        assert_eq!(
+            run_text("SELECT VALUE COUNT(1) FROM c"),
+            vec![json!([{"item": 2}])]
+        );
+        assert_eq!(
+            run_text("SELECT VALUE AVG(c.a) FROM c"),
+            vec![json!([{"item": {"sum": 2, "count": 1}}])]
+        );
+        assert_eq!(
+            run_text("SELECT c.k, MAX(c.a) AS m FROM c GROUP BY c.k"),
+            vec![json!({"groupByItems": [{"item": "p"}], "payload": {"k": "p", "m": {"item": 2}}})]
+        );
+    }
+}
