@@ -1,5 +1,7 @@
 //! The `cosmos` command's library: the benchmark engine, argument parsing and the commands.
 
+#![deny(missing_docs)]
+
 pub mod args;
 pub mod bench;
 pub mod cli;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches};
 use cosmos_cli::args::patch_flags::ordered_flags;
 use cosmos_cli::cli::{Cli, Command};
-use cosmos_cli::commands::{self, output, CommandError};
+use cosmos_cli::commands::{self, printing, CommandError};
 
 fn report(result: Result<(), CommandError>, diagnostics: bool) -> ExitCode {
     match result {
@@ -15,7 +15,7 @@ fn report(result: Result<(), CommandError>, diagnostics: bool) -> ExitCode {
             ExitCode::FAILURE
         }
         Err(CommandError::Cosmos(e)) => {
-            output::print_error(&e, diagnostics);
+            printing::print_error(&e, diagnostics);
             ExitCode::FAILURE
         }
     }

@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use cosmos_driver::auth::MasterKey;
-use cosmos_driver::transport::{API_VERSION, USER_AGENT_VALUE};
 use cosmos_driver::{
     CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions,
     PartitionKey, PartitionKeyDefinition,
 };
+use cosmos_driver::{API_VERSION, USER_AGENT_VALUE};
 use http::{HeaderMap, HeaderValue, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::connect::HttpConnector;

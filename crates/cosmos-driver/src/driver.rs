@@ -5,13 +5,14 @@ use std::sync::{Arc, Weak};
 use crate::error::CosmosError;
 use crate::hedging::HedgingEnv;
 use crate::operation::CosmosOperation;
+use crate::operations::{self, Pager};
 use crate::options::{DriverOptions, OperationOptions};
-use crate::pipeline::{self, DriverCore, RetryLimits};
-use crate::protocol::{OperationType, Region};
+use crate::pipeline::{DriverCore, RetryLimits};
+use crate::protocol::{Endpoint, Region};
 use crate::response::CosmosResponse;
 use crate::routing::{AccountCache, AccountProperties, EndpointHealth, PartitionBreaker};
 use crate::session::SessionContainer;
-use crate::transport::{Endpoint, HttpClient, Transport};
+use crate::transport::{HttpClient, Transport};
 
 /// A driver for one Cosmos DB account. Cheap to clone; clones share connections, account metadata,
 /// endpoint health, the partition circuit breaker and session tokens.
@@ -50,7 +51,7 @@ impl CosmosDriver {
             breaker: PartitionBreaker::new(options.partition_breaker()),
             sessions: SessionContainer::new(),
             limits: RetryLimits::default(),
-            patch_partition_paths: Default::default(),
+            containers: Default::default(),
             hedging_env,
             transport,
             account,
@@ -64,19 +65,22 @@ impl CosmosDriver {
     }
 
     /// Runs one operation. Inputs are checked before any request is sent; PATCH is carried out as
-    /// read-modify-write.
+    /// read-modify-write; a feed operation answers with the one page its continuation names (see
+    /// [`CosmosDriver::pages`] for the whole feed).
     pub async fn execute(
         &self,
         operation: CosmosOperation,
         options: &OperationOptions,
     ) -> Result<CosmosResponse, CosmosError> {
         operation.validate()?;
-        if operation.operation_type() == OperationType::Patch {
-            // Boxed: the read-modify-write future holds two whole operations, and keeping it inline
-            // would make every operation's future (and every move of it) that much larger.
-            return Box::pin(crate::patch::execute_patch(self, operation, options)).await;
-        }
-        pipeline::execute(&self.core, &operation, options).await
+        operations::execute(&self.core, operation, options).await
+    }
+
+    /// The pages of a feed operation (read feed of items, databases, containers or partition key
+    /// ranges), fetched one request per [`Pager::next_page`]. An operation that is not a feed is
+    /// refused by the first `next_page`.
+    pub fn pages(&self, operation: CosmosOperation, options: OperationOptions) -> Pager {
+        Pager::new(self.core.clone(), operation, options)
     }
 
     /// The options the driver was built from.
@@ -131,7 +135,11 @@ impl CosmosDriver {
     pub fn sessions(&self) -> &SessionContainer {
         &self.core.sessions
     }
+}
 
+#[cfg(test)]
+impl CosmosDriver {
+    /// The shared internals (seam tests drive the pipeline below the dispatcher).
     pub(crate) fn core(&self) -> &DriverCore {
         &self.core
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use crate::diagnostics::DiagnosticsContext;
-use crate::protocol::{status, sub_status, CosmosStatus};
+use crate::protocol::{status, sub_status, CosmosStatus, ProtocolError};
 use crate::response::ResponseHeaders;
 
 /// What kind of failure an error is.
@@ -42,6 +42,13 @@ struct Inner {
     headers: Option<ResponseHeaders>,
     diagnostics: DiagnosticsContext,
     source: Option<Box<dyn StdError + Send + Sync + 'static>>,
+}
+
+/// A value the protocol's rules refused is the caller's input, refused before any request.
+impl From<ProtocolError> for CosmosError {
+    fn from(e: ProtocolError) -> Self {
+        CosmosError::invalid_input(e.message())
+    }
 }
 
 /// An operation's failure: status and sub-status when the service answered, a message a person can
@@ -295,6 +302,14 @@ impl StdError for CosmosError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_protocol_refusal_is_invalid_input_with_its_message() {
+        let e = CosmosError::from(ProtocolError::new("the database id is empty"));
+        assert!(e.is_invalid_input());
+        assert_eq!(e.kind(), ErrorKind::InvalidInput);
+        assert_eq!(e.message(), "the database id is empty");
+    }
 
     #[test]
     fn service_errors_classify_and_carry_the_message() {

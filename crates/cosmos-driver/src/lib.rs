@@ -1,8 +1,25 @@
 //! An Azure Cosmos DB (NoSQL API) driver over HTTP whose reads stay fast when a region is slow.
 //!
-//! Layers, top to bottom (a lower layer never reaches up): the API (`CosmosDriver`,
-//! `CosmosOperation`, options, response, error), the operation pipeline (retry decisions, routing,
-//! hedging, PATCH), the transport (one HTTP attempt), the protocol vocabulary, and diagnostics.
+//! Build one [`CosmosDriver`] per account, describe each operation as a [`CosmosOperation`], and
+//! run it with [`CosmosDriver::execute`] (or [`CosmosDriver::pages`] for every page of a feed).
+//!
+//! Layers, top to bottom; a module imports its own layer and those below, never one above (the
+//! `layers` test keeps it so):
+//!
+//! - api: `driver` ([`CosmosDriver`]).
+//! - operations: `operations` (one dispatcher by kind: single request, read-modify-write, paged
+//!   feed with [`Pager`], fan-out over partition key ranges) and [`patch`].
+//! - pipeline: one request across attempts and regions (retry decisions, the hedged read).
+//! - operation data: [`CosmosOperation`] and [`options`].
+//! - [`hedging`]: strategy, eligibility, the race, win feedback.
+//! - routing and sessions: account metadata, region candidates, endpoint health, the partition
+//!   breaker, container metadata, session tokens.
+//! - transport: one HTTP attempt. [`auth`]: credentials.
+//! - errors and responses: [`CosmosError`], [`CosmosResponse`].
+//! - [`diagnostics`]: what happened.
+//! - [`protocol`]: the service's vocabulary, with no I/O and no import of any other module.
+
+#![deny(missing_docs)]
 
 pub mod auth;
 mod client;
@@ -11,25 +28,26 @@ mod driver;
 mod error;
 #[cfg(test)]
 mod event_capture;
-mod fast_hash;
 pub mod hedging;
 mod operation;
+mod operations;
 pub mod options;
 pub mod patch;
-pub mod pipeline;
+mod pipeline;
 pub mod protocol;
 pub mod query;
 mod response;
-pub mod routing;
-pub mod session;
-pub mod transport;
+mod routing;
+mod session;
+mod transport;
 
 pub use auth::{AccessToken, Credential, TokenCredential};
-pub use client::{ContainerClient, ItemResponse};
+pub use client::{ContainerClient, DriverPageSource, ItemResponse};
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
 pub use error::{CosmosError, ErrorKind};
 pub use operation::{CosmosOperation, OperationTarget, Precondition};
+pub use operations::Pager;
 pub use options::{ConnectionPoolOptions, DriverOptions, OperationOptions};
 pub use protocol::{
     ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference,
@@ -37,3 +55,9 @@ pub use protocol::{
     SessionToken,
 };
 pub use response::{CosmosResponse, ResponseHeaders};
+pub use routing::{
+    AccessScope, AccountProperties, ContainerBreaker, EndpointHealth, PartitionBreaker,
+    RegionEndpoint,
+};
+pub use session::SessionContainer;
+pub use transport::{API_VERSION, USER_AGENT_VALUE};

@@ -277,12 +277,22 @@ impl CosmosOperation {
         self
     }
 
-    /// Continues a feed read from the continuation token of the previous page.
-    pub fn with_continuation(self, continuation: &str) -> Result<Self, CosmosError> {
+    /// Continues a feed read from the continuation token of the previous page (replacing any
+    /// continuation set before).
+    pub fn with_continuation(mut self, continuation: &str) -> Result<Self, CosmosError> {
         let value = HeaderValue::from_str(continuation).map_err(|_| {
             CosmosError::invalid_input("the continuation token is not a valid header value")
         })?;
+        self.headers.retain(|(name, _)| name != h::CONTINUATION);
         Ok(self.with_header(h::CONTINUATION, value))
+    }
+
+    /// The continuation token set with `with_continuation`, if any.
+    pub fn continuation(&self) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(name, _)| name == h::CONTINUATION)
+            .and_then(|(_, value)| value.to_str().ok())
     }
 
     /// Sets the page size of a feed read.
@@ -331,13 +341,7 @@ impl CosmosOperation {
     }
     /// The HTTP method.
     pub fn method(&self) -> Method {
-        match self.operation_type {
-            OperationType::Read | OperationType::ReadFeed => Method::GET,
-            OperationType::Create | OperationType::Upsert | OperationType::Query => Method::POST,
-            OperationType::Replace => Method::PUT,
-            OperationType::Delete => Method::DELETE,
-            OperationType::Patch => Method::PATCH,
-        }
+        self.operation_type.http_method().clone()
     }
     /// The percent-encoded request path.
     pub(crate) fn path(&self) -> &Bytes {
@@ -402,7 +406,7 @@ fn validate_document(op: &CosmosOperation, body: Option<&[u8]>) -> Result<(), Co
             "the document body of {op} has no string \"id\" property"
         ))
     })?;
-    validate_id("item", &id)
+    Ok(validate_id("item", &id)?)
 }
 
 impl fmt::Display for CosmosOperation {

@@ -356,3 +356,28 @@ async fn unimplemented_or_malformed_change_feed_headers_are_400s() {
     .await;
     assert_eq!((gone.status, gone.sub_status()), (410, 1002));
 }
+
+#[tokio::test]
+async fn a_page_also_ends_at_about_four_megabytes() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(1)).await;
+    let base = emu.endpoint();
+    let pad = "x".repeat(1024 * 1024);
+    for i in 0..6 {
+        let r = upsert(
+            &c,
+            base,
+            &json!({"id": format!("big{i}"), "pk": "p", "pad": pad}),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{:?}", r.status);
+    }
+    let first = range_feed(&c, base, "0", None).await;
+    let got = ids(&first);
+    assert_eq!(
+        got,
+        vec!["big0", "big1", "big2", "big3"],
+        "the page ends with the item reaching 4 MB"
+    );
+    let rest = range_feed(&c, base, "0", first.header("etag")).await;
+    assert_eq!(ids(&rest), vec!["big4", "big5"]);
+}

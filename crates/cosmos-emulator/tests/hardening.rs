@@ -416,3 +416,52 @@ async fn oversized_continuation_and_partition_key_headers_name_their_limit() {
     assert_eq!(r.status, 400);
     assert!(r.message().contains("4096"), "{}", r.message());
 }
+
+async fn batch(c: &TestClient, base: &str, ops: &Value) -> Resp {
+    c.post_json(
+        base,
+        "/dbs/db/colls/c/docs",
+        &[
+            PK,
+            ("x-ms-cosmos-is-batch-request", "True"),
+            ("x-ms-cosmos-batch-atomic", "True"),
+        ],
+        ops,
+    )
+    .await
+}
+
+fn entry_statuses(r: &Resp) -> Vec<u64> {
+    r.json()
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {r:?}"))
+        .iter()
+        .map(|e| e["statusCode"].as_u64().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn batch_operations_meet_the_item_size_and_depth_limits() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    let r = create(
+        &c,
+        base,
+        &json!({"id": "g", "pk": "p", "a": "x".repeat(1_500_000)}),
+    )
+    .await;
+    assert_eq!(r.status, 201);
+    let deep = json!([{"operationType": "Create", "resourceBody": {"id": "deep", "pk": "p", "d": nested(110)}}]);
+    let r = batch(&c, base, &deep).await;
+    assert_eq!(r.status, 207, "{r:?}");
+    assert_eq!(entry_statuses(&r), [400]);
+    let grow = json!([
+        {"operationType": "Upsert", "resourceBody": {"id": "ok", "pk": "p"}},
+        {"operationType": "Patch", "id": "g", "resourceBody": {"operations": [{"op": "add", "path": "/b", "value": "y".repeat(600_000)}]}}
+    ]);
+    let r = batch(&c, base, &grow).await;
+    assert_eq!(r.status, 207, "{r:?}");
+    assert_eq!(entry_statuses(&r), [424, 413]);
+    let ok = c.get(base, "/dbs/db/colls/c/docs/ok", &[PK]).await;
+    assert_eq!(ok.status, 404, "the atomic batch committed nothing");
+}

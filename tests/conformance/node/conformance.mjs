@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { Checks, client, expect, expectError, REGIONS } from "./harness.mjs";
 import { feedChecks } from "./checks_feeds.mjs";
 import { pointChecks } from "./checks_points.mjs";
+import { queryChecks } from "./checks_query.mjs";
 
 async function main() {
   expect(REGIONS.length >= 2, "COSMOS_REGIONS must name at least two regions");
@@ -18,7 +19,7 @@ async function main() {
   const [first, ...rest] = pointChecks(state);
   await checks.run(...first);
   if (state.container) {
-    const families = [rest, feedChecks(state)];
+    const families = [rest, feedChecks(state), queryChecks(state)];
     for (const family of families) {
       for (const [name, check] of family) {
         await checks.run(name, check);

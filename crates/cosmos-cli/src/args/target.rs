@@ -8,6 +8,8 @@ use clap::Args;
 #[derive(Args, Clone, Default, PartialEq, Eq)]
 pub struct TargetArgs {
     /// Account endpoint, e.g. https://myaccount.documents.azure.com:443/.
+    // The text is the flag's --help line, where a bare URL reads best.
+    #[allow(rustdoc::bare_urls)]
     #[arg(long, env = "COSMOS_ENDPOINT", global = true)]
     pub endpoint: Option<String>,
     /// Account key (base64).

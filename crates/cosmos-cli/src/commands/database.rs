@@ -3,7 +3,7 @@
 use cosmos_driver::{CosmosOperation, DatabaseReference, OperationOptions};
 use serde_json::json;
 
-use super::output::{body_json, print, success};
+use super::printing::{body_json, print, success};
 use super::{connect, CommandError};
 use crate::args::target::TargetArgs;
 use crate::cli::DbAction;

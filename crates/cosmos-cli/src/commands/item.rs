@@ -10,8 +10,8 @@ use cosmos_driver::{
 };
 use serde_json::{json, Value};
 
-use super::output::{body_json, print, success};
 use super::partition_key::{from_document, from_flags, paths_of_container};
+use super::printing::{body_json, print, success};
 use super::{connect, CommandError};
 use crate::args::patch_flags::{instructions_json, PatchFlag};
 use crate::args::target::TargetArgs;
@@ -158,32 +158,23 @@ async fn list(
     let c = DatabaseReference::new(db)?.container(container)?;
     let options = OperationOptions::default();
     let mut items: Vec<Value> = Vec::new();
-    let mut continuation: Option<String> = None;
     let mut charge = 0.0;
-    loop {
-        let remaining = max.saturating_sub(items.len() as u64);
-        if remaining == 0 {
+    let wanted = usize::try_from(max).unwrap_or(usize::MAX);
+    let page_size = u32::try_from(max.min(1000)).unwrap_or(1000);
+    let feed = CosmosOperation::read_all_items(c.clone()).with_max_item_count(page_size);
+    let mut pager = driver.pages(feed, options);
+    while items.len() < wanted {
+        let Some(response) = pager.next_page().await else {
             break;
-        }
-        let page = u32::try_from(remaining.min(1000)).unwrap_or(1000);
-        let mut op = CosmosOperation::read_all_items(c.clone()).with_max_item_count(page);
-        if let Some(token) = &continuation {
-            op = op.with_continuation(token)?;
-        }
-        let response = driver.execute(op, &options).await?;
+        };
+        let response = response?;
         charge += response.request_charge();
         if let Some(Value::Array(docs)) = body_json(response.body())
             .get_mut("Documents")
             .map(Value::take)
         {
-            items.extend(
-                docs.into_iter()
-                    .take(usize::try_from(remaining).unwrap_or(usize::MAX)),
-            );
-        }
-        continuation = response.continuation().map(str::to_owned);
-        if continuation.is_none() {
-            break;
+            let remaining = wanted - items.len();
+            items.extend(docs.into_iter().take(remaining));
         }
     }
     let result = Value::Array(items);

@@ -6,8 +6,8 @@ pub mod container;
 pub mod database;
 pub mod item;
 pub mod item_query;
-pub mod output;
 pub mod partition_key;
+pub mod printing;
 
 use cosmos_driver::CosmosError;
 
@@ -35,5 +35,12 @@ impl From<&str> for CommandError {
 impl From<CosmosError> for CommandError {
     fn from(e: CosmosError) -> Self {
         CommandError::Cosmos(e)
+    }
+}
+
+/// A value refused by the protocol's rules (an id, a partition key definition).
+impl From<cosmos_driver::protocol::ProtocolError> for CommandError {
+    fn from(e: cosmos_driver::protocol::ProtocolError) -> Self {
+        CommandError::Cosmos(e.into())
     }
 }

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::driver_page_source::DriverPageSource;
 use super::item_response::ItemResponse;
 use crate::patch::PatchInstructions;
-use crate::query::{DriverPageSource, Query, QueryItems, QueryOptions, QueryPager, QueryScope};
+use crate::query::{Query, QueryItems, QueryOptions, QueryPager, QueryScope};
 use crate::{
     ContainerReference, CosmosDriver, CosmosError, CosmosOperation, DatabaseReference,
     OperationOptions, PartitionKey,

@@ -6,9 +6,9 @@
 
 use tokio::time::Instant;
 
-use super::context::{ActivityId, DiagnosticsContext};
+use super::diagnostics_context::{ActivityId, DiagnosticsContext};
+use super::hedge_diagnostics::HedgeDiagnostics;
 use super::request::RequestDiagnostics;
-use crate::hedging::HedgeDiagnostics;
 
 /// The rows of one operation (or of one leg of a hedge race) as they are recorded.
 #[derive(Debug)]

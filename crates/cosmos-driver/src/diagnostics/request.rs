@@ -5,8 +5,8 @@ use std::time::Duration;
 use http::HeaderValue;
 use serde::ser::SerializeStruct;
 
+use crate::protocol::Endpoint;
 use crate::protocol::{CosmosStatus, Region};
-use crate::transport::Endpoint;
 
 /// Why an attempt was sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -5,6 +5,7 @@
 
 use super::strategy::HedgingStrategy;
 use crate::protocol::{OperationType, Region, ResourceType};
+use crate::routing::RegionalEndpoint;
 
 /// The operations hedging covers in this phase, as (resource type, operation type) pairs. Widening
 /// hedging to another operation is a change to this list and nothing else. Phase 2: each query
@@ -80,16 +81,6 @@ pub fn should_hedge(e: &HedgeEligibility) -> HedgeDecision {
         return HedgeDecision::Skip(NoHedge::FewerThanTwoRegions);
     }
     HedgeDecision::Hedge(strategy)
-}
-
-/// An applicable read region and the endpoint that serves it, as the routing layer knows them.
-pub trait RegionalEndpoint {
-    /// The routing layer's endpoint identity (URL, endpoint key).
-    type Endpoint: PartialEq + Clone;
-    /// The region.
-    fn region(&self) -> &Region;
-    /// The endpoint serving the region.
-    fn endpoint(&self) -> &Self::Endpoint;
 }
 
 /// A region with its endpoint: the plain implementation of [`RegionalEndpoint`].

@@ -8,26 +8,11 @@
 
 use std::num::NonZeroU32;
 
-use super::diagnostics::HedgeTerminalState;
 use super::events::{self, Leg};
 use super::race::{HedgeLegOutput, HedgedRace};
+use crate::diagnostics::HedgeTerminalState;
 use crate::protocol::Region;
-
-/// The per-(partition, primary region) counter of consecutive alternate wins, kept by the partition
-/// circuit breaker.
-pub trait HedgeWinRecorder {
-    /// One more consecutive alternate win. Returns true when this win reached `threshold` and the
-    /// partition is now unhealthy in `primary_region`.
-    fn record_consecutive_hedge_win(
-        &self,
-        partition_key_range_id: &str,
-        primary_region: &Region,
-        threshold: NonZeroU32,
-    ) -> bool;
-
-    /// The primary produced a final result in time: the count starts over.
-    fn reset_consecutive_hedge_wins(&self, partition_key_range_id: &str, primary_region: &Region);
-}
+use crate::routing::HedgeWinRecorder;
 
 /// The signal a race sends to the breaker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -137,7 +122,7 @@ mod tests {
 
     fn race(state: HedgeTerminalState, output: Option<(Leg, Out)>) -> HedgedRace<Out> {
         let t = HedgeThreshold::new(Duration::from_millis(100)).unwrap();
-        let diagnostics = HedgeDiagnostics::new(t, "A".into(), Some("B".into()), state);
+        let diagnostics = HedgeDiagnostics::new(t.get(), "A".into(), Some("B".into()), state);
         HedgedRace {
             terminal_state: state,
             diagnostics,

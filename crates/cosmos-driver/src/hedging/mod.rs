@@ -8,39 +8,37 @@
 //! - [`race_hedged`]: the race itself, with [`HubRegionLatch`] shared by its two attempts.
 //! - [`hedge_win_feedback`]: what the partition circuit breaker learns from a race.
 
-mod diagnostics;
 mod eligibility;
 mod env;
 mod events;
 mod feedback;
+mod final_result;
 mod hub_latch;
-mod outcome;
 mod race;
-mod resolution;
 mod strategy;
+mod strategy_resolution;
 
-pub use diagnostics::{HedgeDiagnostics, HedgeTerminalState, HedgingStrategyConfig};
+pub use crate::diagnostics::{HedgeDiagnostics, HedgeTerminalState, HedgingStrategyConfig};
+pub use crate::routing::{HedgeWinRecorder, RegionalEndpoint};
 pub use eligibility::{
     select_alternate, should_hedge, AlternateRouting, HedgeDecision, HedgeEligibility, NoHedge,
-    RegionEndpoint, RegionalEndpoint, PHASE_ALLOWED_OPERATIONS,
+    RegionEndpoint, PHASE_ALLOWED_OPERATIONS,
 };
 pub use env::{
     parse_lenient_bool, HedgingEnv, RejectedEnvValue, CONSECUTIVE_HEDGE_WIN_THRESHOLD_ENV,
     DEFAULT_CONSECUTIVE_HEDGE_WIN_THRESHOLD, HEDGING_ENABLED_ENV, HEDGING_ENABLED_OVERRIDE_ENV,
 };
 pub use events::{CancelReason, Leg, TARGET as EVENT_TARGET};
-pub use feedback::{
-    apply_hedge_win_feedback, hedge_win_feedback, HedgeWinFeedback, HedgeWinRecorder,
-};
+pub use feedback::{apply_hedge_win_feedback, hedge_win_feedback, HedgeWinFeedback};
+pub use final_result::{classify_hedge_result, is_final_result, may_start_hedge_after, LegOutcome};
 pub use hub_latch::{
     emit_hub_region_header, hub_latch_eligible, hub_latch_triggers, latch_session_unavailable,
     propagate_hedge_session_unavailable, HubRegionLatch,
 };
-pub use outcome::{classify_hedge_result, is_final_result, may_start_hedge_after, LegOutcome};
 pub use race::{race_hedged, HedgeLegOutput, HedgedRace, RaceSetup, HARVEST_WINDOW};
-pub use resolution::{
+pub use strategy::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
+pub use strategy_resolution::{
     default_threshold, resolve_consecutive_hedge_win_threshold, resolve_hedging_enabled,
     resolve_strategy, HedgingLayers, HedgingOff, ResolvedStrategy, StrategySource,
     DEFAULT_HEDGE_THRESHOLD,
 };
-pub use strategy::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};

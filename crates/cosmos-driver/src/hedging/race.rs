@@ -16,11 +16,11 @@ use std::time::Duration;
 
 use tokio::time::{sleep, sleep_until, Instant};
 
-use super::diagnostics::{HedgeDiagnostics, HedgeTerminalState};
 use super::events::{self, CancelReason, Leg};
+use super::final_result::{classify_hedge_result, may_start_hedge_after, LegOutcome};
 use super::hub_latch::HubRegionLatch;
-use super::outcome::{classify_hedge_result, may_start_hedge_after, LegOutcome};
 use super::strategy::HedgeThreshold;
+use crate::diagnostics::{HedgeDiagnostics, HedgeTerminalState};
 use crate::protocol::{CosmosStatus, Region};
 
 /// How long the race keeps polling in-flight attempts after the deadline, to attach the result of
@@ -208,7 +208,7 @@ where
             _ => Some(setup.alternate_region.clone()),
         };
         let diagnostics = HedgeDiagnostics::new(
-            setup.threshold,
+            setup.threshold.get(),
             setup.primary_region.clone(),
             alternate,
             state,

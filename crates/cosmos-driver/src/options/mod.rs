@@ -4,6 +4,7 @@ mod driver_options;
 mod effective;
 mod operation_options;
 
-pub use driver_options::{ConnectionPoolOptions, DriverOptions, DEFAULT_REQUEST_TIMEOUT};
+pub use crate::transport::ConnectionPoolOptions;
+pub use driver_options::{DriverOptions, DEFAULT_REQUEST_TIMEOUT};
 pub use effective::EffectiveOptions;
 pub use operation_options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};

@@ -19,11 +19,10 @@ use super::preflight;
 use super::session_thread::{replace_token, SessionThread};
 use super::synthesis::patch_response;
 use crate::diagnostics::DiagnosticsContext;
-use crate::driver::CosmosDriver;
 use crate::error::{CosmosError, ErrorKind};
 use crate::operation::{CosmosOperation, Precondition};
 use crate::options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};
-use crate::pipeline;
+use crate::pipeline::{self, DriverCore};
 use crate::protocol::{
     header_names as h, status, CosmosStatus, ItemReference, PartitionKey, SessionToken,
 };
@@ -32,17 +31,16 @@ use crate::response::CosmosResponse;
 /// Carries out a PATCH operation (already validated by the driver). Refusals are made before any
 /// item request goes out; every sub-operation error is returned as the sub-operation produced it.
 pub(crate) async fn execute_patch(
-    driver: &CosmosDriver,
+    core: &DriverCore,
     operation: CosmosOperation,
     options: &OperationOptions,
 ) -> Result<CosmosResponse, CosmosError> {
-    let core = driver.core();
     let request = PatchRequest::new(&operation, options, core.options.operation_defaults())?;
     let budget = Budget::start(request.end_to_end_timeout);
     let container = request.item.container();
     let paths = partition_key_paths(core, container, &budget.sub_options(options, None)?).await?;
     preflight::check(&request.instructions, false, &paths).map_err(refused)?;
-    read_modify_write(driver, &request, options, &budget).await
+    read_modify_write(core, &request, options, &budget).await
 }
 
 /// A PATCH's inputs, checked.
@@ -183,12 +181,11 @@ impl Budget {
 
 /// Read, apply, Replace with If-Match; 412 goes round again.
 async fn read_modify_write(
-    driver: &CosmosDriver,
+    core: &DriverCore,
     request: &PatchRequest,
     caller: &OperationOptions,
     budget: &Budget,
 ) -> Result<CosmosResponse, CosmosError> {
-    let core = driver.core();
     let read_op = request.read();
     let mut thread = SessionThread::seed(request.caller_session_token.clone());
     let mut spent: Vec<DiagnosticsContext> = Vec::new();

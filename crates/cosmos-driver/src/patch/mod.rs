@@ -5,7 +5,7 @@
 //! - [`preflight`]: the refusals made before any request goes out.
 //! - `handler`: the loop (Read, apply, Replace with If-Match, again on 412), with
 //!   `session_thread` (the session token carried across attempts), `synthesis` (the response
-//!   built from the sub-operations) and `partition_paths` (the containers' partition key paths).
+//!   built from the sub-operations) and `partition_paths` (a container's partition key paths).
 
 mod handler;
 pub mod instructions;
@@ -18,5 +18,4 @@ mod synthesis;
 pub(crate) use handler::execute_patch;
 pub use instructions::{CosmosNumber, PatchInstructions, PatchOpKind, PatchOperation};
 pub use ops::{apply_patch_ops, JsonPointer, PatchError, PatchFailure};
-pub(crate) use partition_paths::PartitionKeyPaths;
 pub use preflight::PatchRefusal;

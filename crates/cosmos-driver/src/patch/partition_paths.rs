@@ -1,44 +1,17 @@
-//! The partition key paths of the containers PATCH has worked on, for the pre-flight check that
-//! refuses operations on them.
+//! The partition key paths of a container, for PATCH's pre-flight check that refuses operations on
+//! them.
 //!
 //! The paths come from the container's own metadata (`partitionKey.paths`), read once per
-//! container and driver and then kept; a container deleted through the driver is forgotten.
+//! container and driver through the pipeline and then kept in the routing layer's
+//! [`crate::routing::ContainerMetadata`] cache.
 
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use crate::error::{CosmosError, ErrorKind};
 use crate::operation::CosmosOperation;
 use crate::options::OperationOptions;
 use crate::pipeline::{self, DriverCore};
 use crate::protocol::ContainerReference;
-
-/// Partition key paths per container link.
-#[derive(Debug, Default)]
-pub(crate) struct PartitionKeyPaths {
-    by_container: RwLock<HashMap<Arc<str>, Arc<[String]>>>,
-}
-
-impl PartitionKeyPaths {
-    /// The known paths of `container`.
-    pub(crate) fn get(&self, container: &str) -> Option<Arc<[String]>> {
-        self.by_container.read().ok()?.get(container).cloned()
-    }
-
-    /// Remembers the paths of `container`.
-    pub(crate) fn insert(&self, container: Arc<str>, paths: Arc<[String]>) {
-        if let Ok(mut map) = self.by_container.write() {
-            map.insert(container, paths);
-        }
-    }
-
-    /// Forgets `container` (it was deleted; a new one of the same name may be keyed differently).
-    pub(crate) fn forget(&self, container: &str) {
-        if let Ok(mut map) = self.by_container.write() {
-            map.remove(container);
-        }
-    }
-}
 
 /// The partition key paths of `container`: from the cache, or from one read of the container's
 /// metadata (with the caller's excluded regions and remaining time budget).
@@ -47,7 +20,7 @@ pub(crate) async fn partition_key_paths(
     container: &ContainerReference,
     caller: &OperationOptions,
 ) -> Result<Arc<[String]>, CosmosError> {
-    if let Some(paths) = core.patch_partition_paths.get(container.link()) {
+    if let Some(paths) = core.containers.partition_key_paths(container.link()) {
         return Ok(paths);
     }
     let options = OperationOptions {
@@ -66,8 +39,8 @@ pub(crate) async fn partition_key_paths(
             .with_diagnostics(response.diagnostics().clone())
         })?
         .into();
-    core.patch_partition_paths
-        .insert(container.link_arc().clone(), paths.clone());
+    core.containers
+        .remember_partition_key_paths(container.link_arc().clone(), paths.clone());
     Ok(paths)
 }
 
@@ -105,21 +78,5 @@ mod tests {
         );
         assert!(parse_paths(br#"{"partitionKey":{"paths":"/pk"}}"#).is_err());
         assert!(parse_paths(b"not json").is_err());
-    }
-
-    #[test]
-    fn cache_remembers_and_forgets() {
-        let cache = PartitionKeyPaths::default();
-        assert!(cache.get("dbs/d/colls/c").is_none());
-        cache.insert(
-            Arc::from("dbs/d/colls/c"),
-            Arc::from(vec!["/pk".to_owned()]),
-        );
-        assert_eq!(
-            cache.get("dbs/d/colls/c").as_deref(),
-            Some(&["/pk".to_owned()][..])
-        );
-        cache.forget("dbs/d/colls/c");
-        assert!(cache.get("dbs/d/colls/c").is_none());
     }
 }

@@ -6,13 +6,14 @@ use tokio::time::Instant;
 
 use super::context::OperationContext;
 use super::leg::RetryState;
-use super::outcome::ServiceResponse;
+use super::leg_result::ServiceResponse;
 use super::retry::AttemptOutcome;
 use crate::diagnostics::{record, AttemptReason, DiagnosticsSink, RequestDiagnostics};
 use crate::error::{CosmosError, ErrorKind};
+use crate::protocol::Endpoint;
 use crate::protocol::{header_names as h, OperationType, ResourceType};
 use crate::routing::RegionEndpoint;
-use crate::transport::{AttemptHeaders, AttemptRequest, Endpoint, SendFailure};
+use crate::transport::{AttemptHeaders, AttemptRequest, SendFailure};
 
 /// The request of one attempt of `ctx`'s operation to `endpoint`; `hedge_attempt` marks an attempt
 /// of a hedge race's alternate leg.
@@ -31,7 +32,7 @@ pub(crate) fn build_attempt<'a>(
         _ => None,
     };
     AttemptRequest {
-        method: method_of(op_type),
+        method: op_type.http_method(),
         endpoint,
         path: op.path(),
         resource_type: op.resource_type(),
@@ -51,21 +52,6 @@ pub(crate) fn build_attempt<'a>(
             json_body: op.body().is_some(),
             extra: op.extra_headers(),
         },
-    }
-}
-
-fn method_of(op: OperationType) -> &'static http::Method {
-    static GET: http::Method = http::Method::GET;
-    static POST: http::Method = http::Method::POST;
-    static PUT: http::Method = http::Method::PUT;
-    static DELETE: http::Method = http::Method::DELETE;
-    static PATCH: http::Method = http::Method::PATCH;
-    match op {
-        OperationType::Read | OperationType::ReadFeed => &GET,
-        OperationType::Create | OperationType::Upsert | OperationType::Query => &POST,
-        OperationType::Replace => &PUT,
-        OperationType::Delete => &DELETE,
-        OperationType::Patch => &PATCH,
     }
 }
 

@@ -6,14 +6,15 @@ use std::sync::Arc;
 use http::{HeaderName, HeaderValue};
 use tokio::time::Instant;
 
-use super::core::DriverCore;
+use super::driver_core::DriverCore;
 use super::retry::OperationFacts;
 use crate::error::CosmosError;
 use crate::operation::CosmosOperation;
 use crate::options::EffectiveOptions;
-use crate::protocol::{ConsistencyLevel, ResourceType};
+use crate::protocol::{ConsistencyLevel, Region, ResourceType};
 use crate::routing::{
-    applicable, order_regions, AccessScope, AccountSnapshot, Candidates, RegionEndpoint,
+    applicable, region_list, route_candidates, AccountSnapshot, Candidates, RegionEndpoint,
+    RouteQuery,
 };
 use crate::session::ContainerSession;
 
@@ -110,57 +111,29 @@ impl<'a> OperationContext<'a> {
         self.core.breaker.range_of(container, pk.header_value())
     }
 
-    /// The regions this operation may use from `account` (reads: read regions; writes: the hub,
-    /// or every write region on a multi-write account).
+    /// The regions this operation may use from `account` (see [`region_list`]).
     pub(crate) fn region_list<'s>(&self, account: &'s AccountSnapshot) -> &'s [RegionEndpoint] {
-        let p = &account.properties;
-        if self.is_read() {
-            &p.read_regions
-        } else if p.multi_write {
-            &p.write_regions
-        } else {
-            &p.write_regions[..1]
-        }
+        region_list(&account.properties, self.is_read())
     }
 
-    /// The candidate regions for this operation from `account`, after `excluded`, with unavailable
-    /// endpoints (and, for reads, regions where the partition is marked unhealthy) moved last.
-    pub(crate) fn candidates(
-        &self,
-        account: &AccountSnapshot,
-        excluded: &[crate::protocol::Region],
-    ) -> Candidates {
-        let scope = if self.is_read() {
-            AccessScope::Read
-        } else {
-            AccessScope::Write
+    /// The candidate regions for this operation from `account`, after `excluded` (see
+    /// [`route_candidates`]).
+    pub(crate) fn candidates(&self, account: &AccountSnapshot, excluded: &[Region]) -> Candidates {
+        let is_read = self.is_read();
+        let range = if is_read { self.learned_range() } else { None };
+        let query = RouteQuery {
+            is_read,
+            preferred: self.options.preferred_regions,
+            container: self.container,
+            learned_range: range.as_ref(),
         };
-        let list = self.region_list(account);
-        let preferred = if self.is_read() || account.properties.multi_write {
-            self.options.preferred_regions
-        } else {
-            &[]
-        };
-        let range = if self.is_read() {
-            self.learned_range()
-        } else {
-            None
-        };
-        let health = &self.core.health;
-        // Nothing marked anywhere (the common case): no clock read, no lookups.
-        if !health.any_marked() && range.is_none() {
-            return order_regions(list, preferred, excluded, |_, _| false);
-        }
-        let now = Instant::now();
-        order_regions(list, preferred, excluded, |_, r| {
-            health.is_unavailable(&r.endpoint, scope, now)
-                || match (&range, self.container) {
-                    (Some(range), Some(c)) => {
-                        self.core.breaker.is_unhealthy(c, range, &r.region, now)
-                    }
-                    _ => false,
-                }
-        })
+        route_candidates(
+            &account.properties,
+            query,
+            excluded,
+            &self.core.health,
+            &self.core.breaker,
+        )
     }
 
     /// The candidate regions of this operation at its start, after the caller's excluded regions

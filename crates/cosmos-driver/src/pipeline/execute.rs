@@ -4,10 +4,10 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::context::OperationContext;
-use super::core::DriverCore;
+use super::driver_core::DriverCore;
 use super::hedged;
 use super::leg::{run_leg, LegParams};
-use super::outcome::{LegEnd, LegResult};
+use super::leg_result::{LegEnd, LegResult};
 use crate::diagnostics::{into_recorder, sink, ActivityId, DiagnosticsSink};
 use crate::error::CosmosError;
 use crate::hedging::HedgeDiagnostics;
@@ -73,7 +73,7 @@ pub(crate) fn after_operation(
         (&result, op.operation_type(), op.target())
     {
         ctx.core.sessions.forget(c.link_arc());
-        ctx.core.patch_partition_paths.forget(c.link());
+        ctx.core.containers.forget(c.link());
     }
     match result {
         Ok(response)

@@ -35,7 +35,7 @@
 
 use super::context::OperationContext;
 use super::leg::{run_leg, LegParams, LegRouting, RetryState};
-use super::outcome::{LegEnd, LegResult};
+use super::leg_result::{LegEnd, LegResult};
 use super::retry::{decide, RetryAction, RoutingView, SessionRetryTarget};
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};

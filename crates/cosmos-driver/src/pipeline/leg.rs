@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use super::attempt::{build_attempt, classify, record_response_facts, InFlightAttempt};
 use super::context::OperationContext;
-use super::outcome::{LegEnd, LegResult, ServiceResponse};
+use super::leg_result::{LegEnd, LegResult, ServiceResponse};
 use super::retry::{
     decide, AttemptOutcome, RetryAction, RetryCounters, RoutingView, SessionRetryTarget,
 };
@@ -143,6 +143,32 @@ impl Route {
             .and_then(|i| ctx.region_list(account).get(i))
     }
 
+    /// Moves the route as `action` says: the one place a retry action becomes a route position.
+    /// Returns false when the action sends no further attempt along this route (it completes,
+    /// aborts, or re-routes from fresh account metadata).
+    fn advance(&mut self, action: RetryAction) -> bool {
+        match action {
+            RetryAction::Failover
+            | RetryAction::SessionRetry {
+                target: SessionRetryTarget::NextRegion,
+            } => {
+                self.cursor += 1;
+                self.at_hub = false;
+            }
+            RetryAction::SessionRetry {
+                target: SessionRetryTarget::HubRegion,
+            } => self.at_hub = true,
+            RetryAction::SessionRetry {
+                target: SessionRetryTarget::SameRegion,
+            }
+            | RetryAction::RetryLocal { .. } => {}
+            RetryAction::RefreshAndReroute | RetryAction::Complete | RetryAction::Abort(_) => {
+                return false
+            }
+        }
+        true
+    }
+
     /// Where `action` would send the next attempt (`None`: nowhere, or not another attempt).
     fn after<'s>(
         &self,
@@ -151,24 +177,8 @@ impl Route {
         action: RetryAction,
     ) -> Option<&'s RegionEndpoint> {
         let mut next = *self;
-        match action {
-            RetryAction::Failover
-            | RetryAction::SessionRetry {
-                target: SessionRetryTarget::NextRegion,
-            } => {
-                next.cursor += 1;
-                next.at_hub = false;
-            }
-            RetryAction::SessionRetry {
-                target: SessionRetryTarget::HubRegion,
-            } => next.at_hub = true,
-            RetryAction::SessionRetry {
-                target: SessionRetryTarget::SameRegion,
-            }
-            | RetryAction::RetryLocal { .. } => {}
-            RetryAction::RefreshAndReroute | RetryAction::Complete | RetryAction::Abort(_) => {
-                return None
-            }
+        if !next.advance(action) {
+            return None;
         }
         next.current(ctx, account)
     }
@@ -441,17 +451,14 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
                 // is.
                 let stays = route.current(ctx, &account).map(|r| &r.region) == Some(&region.region);
                 if !rebuilt || stays {
-                    route.cursor += 1;
+                    route.advance(decision.action);
+                } else {
+                    route.at_hub = false;
                 }
-                route.at_hub = false;
                 reason = AttemptReason::Failover;
             }
-            RetryAction::SessionRetry { target } => {
-                match target {
-                    SessionRetryTarget::SameRegion => {}
-                    SessionRetryTarget::HubRegion => route.at_hub = true,
-                    SessionRetryTarget::NextRegion => route.cursor += 1,
-                }
+            RetryAction::SessionRetry { .. } => {
+                route.advance(decision.action);
                 reason = AttemptReason::SessionRetry;
             }
             RetryAction::RefreshAndReroute => {

@@ -8,19 +8,18 @@
 
 mod attempt;
 mod context;
-mod core;
+mod driver_core;
 mod effects;
 mod execute;
 mod hedged;
 mod leg;
-mod outcome;
+mod leg_result;
 #[cfg(test)]
 mod plan_tests;
 mod retry;
 #[cfg(test)]
 mod seam_tests;
 
-pub(crate) use self::core::DriverCore;
+pub(crate) use driver_core::DriverCore;
 pub(crate) use execute::execute;
-pub use retry::LocationEffects;
 pub(crate) use retry::RetryLimits;

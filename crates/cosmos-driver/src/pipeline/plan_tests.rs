@@ -137,7 +137,6 @@ async fn a_pinned_leg_stays_in_its_region_across_an_account_refresh() {
     ctx.account = Arc::new(AccountSnapshot {
         properties,
         generation: ctx.account.generation,
-        fetched_at: ctx.account.fetched_at,
     });
     let west = ctx
         .account

@@ -17,7 +17,7 @@
 
 use std::time::Duration;
 
-use crate::protocol::{status, sub_status, CosmosStatus, OperationType, ResourceType};
+use crate::protocol::{CosmosStatus, OperationType, ResourceType, StatusClass};
 use crate::routing::AccessScope;
 
 /// What the retry decision needs to know about the operation.
@@ -182,16 +182,6 @@ pub(crate) struct RetryDecision {
     pub latch_hub_region: bool,
 }
 
-fn is_transient_status(s: CosmosStatus) -> bool {
-    matches!(
-        s.status,
-        status::REQUEST_TIMEOUT
-            | status::INTERNAL_SERVER_ERROR
-            | status::SERVICE_UNAVAILABLE
-            | status::GONE
-    )
-}
-
 /// The location effects of an attempt's outcome, without deciding anything else. Non-consuming and
 /// pure: a hedge race can ask it about either leg's result.
 pub(crate) fn location_effects(
@@ -200,22 +190,24 @@ pub(crate) fn location_effects(
 ) -> LocationEffects {
     let mut e = LocationEffects::default();
     match *outcome {
-        AttemptOutcome::Response { status: s, .. } if s.status < 400 => e.partition_success = true,
-        AttemptOutcome::Response { status: s, .. } if is_transient_status(s) => {
-            e.mark_endpoint_unavailable = Some(facts.scope());
-            e.partition_failure = true;
-        }
-        AttemptOutcome::Response { status: s, .. } if s.status == status::FORBIDDEN => {
-            match s.sub_status {
-                sub_status::WRITE_FORBIDDEN => e.refresh_account = true,
-                sub_status::DATABASE_ACCOUNT_NOT_FOUND => {
-                    e.refresh_account = true;
-                    e.mark_endpoint_unavailable = Some(facts.scope());
-                }
-                _ => {}
+        AttemptOutcome::Response { status: s, .. } => match StatusClass::of(s) {
+            StatusClass::Success => e.partition_success = true,
+            StatusClass::Transient => {
+                e.mark_endpoint_unavailable = Some(facts.scope());
+                e.partition_failure = true;
             }
-        }
-        AttemptOutcome::Response { .. } => {}
+            StatusClass::WriteForbidden => e.refresh_account = true,
+            StatusClass::AccountNotInRegion => {
+                e.refresh_account = true;
+                e.mark_endpoint_unavailable = Some(facts.scope());
+            }
+            StatusClass::ThrottledRegionally
+            | StatusClass::ThrottledEverywhere
+            | StatusClass::Throttled
+            | StatusClass::SessionNotAvailable
+            | StatusClass::Definitive
+            | StatusClass::Unrecognized => {}
+        },
         AttemptOutcome::ConnectFailed
         | AttemptOutcome::ConnectionLost
         | AttemptOutcome::TimedOut => {
@@ -276,10 +268,12 @@ pub(crate) fn decide(
         AttemptOutcome::Response {
             status: s,
             retry_after,
-        } => match (s.status, s.sub_status) {
-            (code, _) if code < 400 => RetryAction::Complete,
-            (status::TOO_MANY_REQUESTS, sub) => {
-                if sub == sub_status::SYSTEM_RESOURCE_UNAVAILABLE
+        } => match StatusClass::of(s) {
+            StatusClass::Success => RetryAction::Complete,
+            class @ (StatusClass::ThrottledRegionally
+            | StatusClass::ThrottledEverywhere
+            | StatusClass::Throttled) => {
+                if class == StatusClass::ThrottledRegionally
                     && facts.is_read()
                     && !facts.local_only
                     && routing.has_next_region
@@ -300,7 +294,7 @@ pub(crate) fn decide(
                     }
                 }
             }
-            (status::NOT_FOUND, sub_status::READ_SESSION_NOT_AVAILABLE) => {
+            StatusClass::SessionNotAvailable => {
                 if c.session_retries == 0 {
                     c.session_retries = 1;
                     RetryAction::SessionRetry {
@@ -335,7 +329,7 @@ pub(crate) fn decide(
                     RetryAction::Abort(AbortReason::RetriesExhausted)
                 }
             }
-            (status::FORBIDDEN, sub_status::WRITE_FORBIDDEN) => {
+            StatusClass::WriteForbidden => {
                 if c.refreshes < limits.max_refreshes {
                     c.refreshes += 1;
                     RetryAction::RefreshAndReroute
@@ -343,7 +337,7 @@ pub(crate) fn decide(
                     RetryAction::Abort(AbortReason::RetriesExhausted)
                 }
             }
-            (status::FORBIDDEN, sub_status::DATABASE_ACCOUNT_NOT_FOUND) => {
+            StatusClass::AccountNotInRegion => {
                 if !facts.local_only
                     && routing.has_next_region
                     && c.refreshes < limits.max_refreshes
@@ -355,8 +349,10 @@ pub(crate) fn decide(
                     RetryAction::Abort(AbortReason::RetriesExhausted)
                 }
             }
-            _ if is_transient_status(s) => transient(facts, routing, &mut c, true, limits),
-            _ => RetryAction::Abort(AbortReason::NotRetryable),
+            StatusClass::Transient => transient(facts, routing, &mut c, true, limits),
+            StatusClass::Definitive | StatusClass::Unrecognized => {
+                RetryAction::Abort(AbortReason::NotRetryable)
+            }
         },
     };
     let action = if action.retries() && c.attempts >= limits.max_attempts {

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use super::context::OperationContext;
 use super::leg::{run_leg, LegParams, RetryState};
-use super::outcome::LegResult;
+use super::leg_result::LegResult;
 use super::retry::{location_effects, LocationEffects};
 use crate::diagnostics::{into_recorder, sink, ActivityId, AttemptReason};
 use crate::hedging::{

@@ -35,26 +35,47 @@ impl fmt::Display for CosmosStatus {
 
 /// HTTP status codes the driver reasons about.
 pub mod status {
+    /// `200 OK`.
     pub const OK: u16 = 200;
+    /// `201 Created`.
     pub const CREATED: u16 = 201;
+    /// `204 No Content`.
     pub const NO_CONTENT: u16 = 204;
+    /// `304 Not Modified`.
     pub const NOT_MODIFIED: u16 = 304;
+    /// `400 Bad Request`.
     pub const BAD_REQUEST: u16 = 400;
+    /// `401 Unauthorized`.
     pub const UNAUTHORIZED: u16 = 401;
+    /// `403 Forbidden`.
     pub const FORBIDDEN: u16 = 403;
+    /// `404 Not Found`.
     pub const NOT_FOUND: u16 = 404;
+    /// `405 Method Not Allowed`.
     pub const METHOD_NOT_ALLOWED: u16 = 405;
+    /// `408 Request Timeout`.
     pub const REQUEST_TIMEOUT: u16 = 408;
+    /// `409 Conflict`.
     pub const CONFLICT: u16 = 409;
+    /// `410 Gone`.
     pub const GONE: u16 = 410;
+    /// `412 Precondition Failed`.
     pub const PRECONDITION_FAILED: u16 = 412;
+    /// `413 Payload Too Large`.
     pub const PAYLOAD_TOO_LARGE: u16 = 413;
+    /// `422 Unprocessable Entity`.
     pub const UNPROCESSABLE_ENTITY: u16 = 422;
+    /// `429 Too Many Requests`.
     pub const TOO_MANY_REQUESTS: u16 = 429;
+    /// `451 Unavailable For Legal Reasons`.
     pub const UNAVAILABLE_FOR_LEGAL_REASONS: u16 = 451;
+    /// `500 Internal Server Error`.
     pub const INTERNAL_SERVER_ERROR: u16 = 500;
+    /// `501 Not Implemented`.
     pub const NOT_IMPLEMENTED: u16 = 501;
+    /// `503 Service Unavailable`.
     pub const SERVICE_UNAVAILABLE: u16 = 503;
+    /// `505 HTTP Version Not Supported`.
     pub const HTTP_VERSION_NOT_SUPPORTED: u16 = 505;
 }
 

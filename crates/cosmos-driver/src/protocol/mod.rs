@@ -1,23 +1,30 @@
 //! The protocol's vocabulary: regions, resource and operation types, status codes, header names,
-//! resource links, partition keys, session tokens and consistency levels. No I/O here.
+//! endpoints, resource links, partition keys, session tokens and consistency levels. No I/O here,
+//! and no import of any other driver module: refusals are this layer's own [`ProtocolError`].
 
 mod consistency;
 mod cosmos_status;
+mod endpoint;
 pub mod header_names;
 mod operation_type;
 mod partition_key;
+mod protocol_error;
 mod region;
 mod resource_link;
 mod session_token;
+mod status_class;
 
 pub use consistency::ConsistencyLevel;
 pub use cosmos_status::{status, sub_status, CosmosStatus};
+pub use endpoint::Endpoint;
 pub use operation_type::{OperationType, ResourceType};
 pub use partition_key::{
     PartitionKey, PartitionKeyDefinition, PartitionKeyValue, MAX_HIERARCHY_DEPTH,
 };
+pub use protocol_error::ProtocolError;
 pub use region::Region;
 pub use resource_link::{
     validate_id, ContainerReference, DatabaseReference, ItemReference, MAX_ID_LENGTH,
 };
 pub use session_token::{PartitionSessionToken, SessionToken};
+pub use status_class::StatusClass;

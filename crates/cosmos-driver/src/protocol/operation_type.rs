@@ -55,6 +55,23 @@ pub enum OperationType {
 }
 
 impl OperationType {
+    /// The HTTP method that carries the operation (PATCH is carried out by the driver as a read
+    /// and a replace, but names its own method).
+    pub fn http_method(self) -> &'static http::Method {
+        static GET: http::Method = http::Method::GET;
+        static POST: http::Method = http::Method::POST;
+        static PUT: http::Method = http::Method::PUT;
+        static DELETE: http::Method = http::Method::DELETE;
+        static PATCH: http::Method = http::Method::PATCH;
+        match self {
+            OperationType::Read | OperationType::ReadFeed => &GET,
+            OperationType::Create | OperationType::Upsert | OperationType::Query => &POST,
+            OperationType::Replace => &PUT,
+            OperationType::Delete => &DELETE,
+            OperationType::Patch => &PATCH,
+        }
+    }
+
     /// Operations that change nothing on the service.
     pub const fn is_read_only(self) -> bool {
         matches!(

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use http::HeaderValue;
 
-use crate::error::CosmosError;
+use super::protocol_error::ProtocolError;
 
 /// The most components a hierarchical partition key may have.
 pub const MAX_HIERARCHY_DEPTH: usize = 3;
@@ -73,11 +73,9 @@ pub struct PartitionKey {
 }
 
 /// Builds the header from JSON text written by this module (printable ASCII only).
-fn header_from(json: String) -> Result<HeaderValue, CosmosError> {
-    let header =
-        HeaderValue::from_maybe_shared(bytes::Bytes::from(json.into_bytes())).map_err(|_| {
-            CosmosError::invalid_input("the partition key cannot be written as a header value")
-        })?;
+fn header_from(json: String) -> Result<HeaderValue, ProtocolError> {
+    let header = HeaderValue::from_maybe_shared(bytes::Bytes::from(json.into_bytes()))
+        .map_err(|_| ProtocolError::new("the partition key cannot be written as a header value"))?;
     // Share the bytes now, so that sending the key never copies it.
     drop(header.clone());
     Ok(header)
@@ -92,14 +90,14 @@ fn single_header(value: &PartitionKeyValue) -> HeaderValue {
 }
 
 impl PartitionKey {
-    fn from_values(values: Vec<PartitionKeyValue>) -> Result<Self, CosmosError> {
+    fn from_values(values: Vec<PartitionKeyValue>) -> Result<Self, ProtocolError> {
         if values.is_empty() {
-            return Err(CosmosError::invalid_input(
+            return Err(ProtocolError::new(
                 "a partition key needs at least one value",
             ));
         }
         if values.len() > MAX_HIERARCHY_DEPTH {
-            return Err(CosmosError::invalid_input(format!(
+            return Err(ProtocolError::new(format!(
                 "a hierarchical partition key has {} values; the service allows at most {MAX_HIERARCHY_DEPTH}",
                 values.len()
             )));
@@ -107,7 +105,7 @@ impl PartitionKey {
         for v in &values {
             if let PartitionKeyValue::Number(n) = v {
                 if !n.is_finite() {
-                    return Err(CosmosError::invalid_input(format!(
+                    return Err(ProtocolError::new(format!(
                         "the partition key number {n} is not finite; JSON cannot carry it"
                     )));
                 }
@@ -128,12 +126,12 @@ impl PartitionKey {
     }
 
     /// A single-value key from any component.
-    pub fn single(value: PartitionKeyValue) -> Result<Self, CosmosError> {
+    pub fn single(value: PartitionKeyValue) -> Result<Self, ProtocolError> {
         Self::from_values(vec![value])
     }
 
     /// A numeric key; fails for NaN and infinities.
-    pub fn number(n: f64) -> Result<Self, CosmosError> {
+    pub fn number(n: f64) -> Result<Self, ProtocolError> {
         Self::single(PartitionKeyValue::Number(n))
     }
 
@@ -147,7 +145,7 @@ impl PartitionKey {
     /// A hierarchical key of one to three components, outermost first.
     pub fn hierarchical(
         values: impl IntoIterator<Item = PartitionKeyValue>,
-    ) -> Result<Self, CosmosError> {
+    ) -> Result<Self, ProtocolError> {
         Self::from_values(values.into_iter().collect())
     }
 
@@ -263,26 +261,26 @@ pub struct PartitionKeyDefinition {
 
 impl PartitionKeyDefinition {
     /// A single-path definition such as `/tenantId`.
-    pub fn new(path: impl Into<String>) -> Result<Self, CosmosError> {
+    pub fn new(path: impl Into<String>) -> Result<Self, ProtocolError> {
         Self::hierarchical([path.into()])
     }
 
     /// A hierarchical definition of one to three paths.
-    pub fn hierarchical<I, S>(paths: I) -> Result<Self, CosmosError>
+    pub fn hierarchical<I, S>(paths: I) -> Result<Self, ProtocolError>
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
         let paths: Vec<String> = paths.into_iter().map(Into::into).collect();
         if paths.is_empty() || paths.len() > MAX_HIERARCHY_DEPTH {
-            return Err(CosmosError::invalid_input(format!(
+            return Err(ProtocolError::new(format!(
                 "a partition key definition needs 1 to {MAX_HIERARCHY_DEPTH} paths, not {}",
                 paths.len()
             )));
         }
         for p in &paths {
             if !p.starts_with('/') || p.len() < 2 {
-                return Err(CosmosError::invalid_input(format!(
+                return Err(ProtocolError::new(format!(
                     "the partition key path {p:?} must start with '/' and name a property"
                 )));
             }

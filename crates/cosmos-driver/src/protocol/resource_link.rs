@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::error::CosmosError;
+use super::protocol_error::ProtocolError;
 
 /// The longest id the service accepts, in characters.
 pub const MAX_ID_LENGTH: usize = 255;
@@ -17,25 +17,23 @@ pub const MAX_ID_LENGTH: usize = 255;
 /// Checks an id the way the service would, before any request is sent.
 ///
 /// `what` names the kind of resource for the error message ("database", "container", "item").
-pub fn validate_id(what: &str, id: &str) -> Result<(), CosmosError> {
+pub fn validate_id(what: &str, id: &str) -> Result<(), ProtocolError> {
     if id.is_empty() {
-        return Err(CosmosError::invalid_input(format!(
-            "the {what} id is empty"
-        )));
+        return Err(ProtocolError::new(format!("the {what} id is empty")));
     }
     let chars = id.chars().count();
     if chars > MAX_ID_LENGTH {
-        return Err(CosmosError::invalid_input(format!(
+        return Err(ProtocolError::new(format!(
             "the {what} id is {chars} characters long; the service allows at most {MAX_ID_LENGTH}"
         )));
     }
     if let Some(bad) = id.chars().find(|c| matches!(c, '/' | '\\' | '?' | '#')) {
-        return Err(CosmosError::invalid_input(format!(
+        return Err(ProtocolError::new(format!(
             "the {what} id {id:?} contains {bad:?}, which the service does not allow in ids"
         )));
     }
     if id.ends_with(' ') {
-        return Err(CosmosError::invalid_input(format!(
+        return Err(ProtocolError::new(format!(
             "the {what} id {id:?} ends with a space, which the service does not allow"
         )));
     }
@@ -74,7 +72,7 @@ impl Address {
         what: &str,
         kind: &str,
         id: &str,
-    ) -> Result<Address, CosmosError> {
+    ) -> Result<Address, ProtocolError> {
         validate_id(what, id)?;
         let mut link = String::new();
         let mut path = String::new();
@@ -111,13 +109,13 @@ pub struct DatabaseReference {
 
 impl DatabaseReference {
     /// A reference to the database `id`; fails when the id is empty, too long or holds `/ \ ? #`.
-    pub fn new(id: impl AsRef<str>) -> Result<Self, CosmosError> {
+    pub fn new(id: impl AsRef<str>) -> Result<Self, ProtocolError> {
         let address = Address::child(None, "database", "dbs", id.as_ref())?;
         Ok(Self { address })
     }
 
     /// A container of this database.
-    pub fn container(&self, id: impl AsRef<str>) -> Result<ContainerReference, CosmosError> {
+    pub fn container(&self, id: impl AsRef<str>) -> Result<ContainerReference, ProtocolError> {
         ContainerReference::new(self.clone(), id)
     }
 }
@@ -131,13 +129,13 @@ pub struct ContainerReference {
 
 impl ContainerReference {
     /// A reference to container `id` in `database`.
-    pub fn new(database: DatabaseReference, id: impl AsRef<str>) -> Result<Self, CosmosError> {
+    pub fn new(database: DatabaseReference, id: impl AsRef<str>) -> Result<Self, ProtocolError> {
         let address = Address::child(Some(&database.address), "container", "colls", id.as_ref())?;
         Ok(Self { database, address })
     }
 
     /// An item of this container.
-    pub fn item(&self, id: impl AsRef<str>) -> Result<ItemReference, CosmosError> {
+    pub fn item(&self, id: impl AsRef<str>) -> Result<ItemReference, ProtocolError> {
         ItemReference::new(self.clone(), id)
     }
 
@@ -160,7 +158,7 @@ pub struct ItemReference {
 
 impl ItemReference {
     /// A reference to item `id` in `container`.
-    pub fn new(container: ContainerReference, id: impl AsRef<str>) -> Result<Self, CosmosError> {
+    pub fn new(container: ContainerReference, id: impl AsRef<str>) -> Result<Self, ProtocolError> {
         let address = Address::child(Some(&container.address), "item", "docs", id.as_ref())?;
         Ok(Self { container, address })
     }
@@ -242,7 +240,6 @@ mod tests {
         ];
         for (id, needle) in cases {
             let err = DatabaseReference::new(id).unwrap_err();
-            assert!(err.is_invalid_input());
             assert!(err.message().contains(needle), "{id:?}: {}", err.message());
             assert!(err.message().contains("database"), "{}", err.message());
         }

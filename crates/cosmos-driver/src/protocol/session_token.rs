@@ -14,7 +14,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::error::CosmosError;
+use super::protocol_error::ProtocolError;
 
 /// The session token of one partition key range.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -158,26 +158,26 @@ pub struct SessionToken {
 
 impl SessionToken {
     /// Parses the header form; fails with a message naming the malformed part.
-    pub fn parse(text: &str) -> Result<Self, CosmosError> {
+    pub fn parse(text: &str) -> Result<Self, ProtocolError> {
         let mut out = SessionToken::default();
         let text = text.trim();
         if text.is_empty() {
-            return Err(CosmosError::invalid_input("the session token is empty"));
+            return Err(ProtocolError::new("the session token is empty"));
         }
         for entry in text.split(',') {
             let entry = entry.trim();
             let (range, token) = entry.split_once(':').ok_or_else(|| {
-                CosmosError::invalid_input(format!(
+                ProtocolError::new(format!(
                     "the session token entry {entry:?} has no partition key range id (expected rangeId:token)"
                 ))
             })?;
             if range.is_empty() {
-                return Err(CosmosError::invalid_input(format!(
+                return Err(ProtocolError::new(format!(
                     "the session token entry {entry:?} has an empty partition key range id"
                 )));
             }
             let token = PartitionSessionToken::parse(token).map_err(|why| {
-                CosmosError::invalid_input(format!(
+                ProtocolError::new(format!(
                     "the session token entry {entry:?} is malformed: {why}"
                 ))
             })?;
@@ -260,7 +260,7 @@ impl fmt::Display for SessionToken {
 }
 
 impl FromStr for SessionToken {
-    type Err = CosmosError;
+    type Err = ProtocolError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         SessionToken::parse(s)
     }

@@ -24,8 +24,7 @@ pub use continuation_token::{
 };
 pub use group_by::{GroupByMerge, MAX_GROUPS};
 pub use page_source::{
-    page_operation, plan_operation, DriverPageSource, PageSettings, PageTarget, QueryPageSource,
-    RangePage,
+    page_operation, plan_operation, PageSettings, PageTarget, QueryPageSource, RangePage,
 };
 pub use query_execution::{overlapping_ranges, resume_cursors, Next, PageRequest, QueryExecution};
 pub use query_features::{

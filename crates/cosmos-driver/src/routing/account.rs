@@ -3,8 +3,18 @@
 use serde::Deserialize;
 
 use crate::error::{CosmosError, ErrorKind};
+use crate::protocol::Endpoint;
 use crate::protocol::{ConsistencyLevel, Region};
-use crate::transport::Endpoint;
+
+/// An applicable read region and the endpoint that serves it, as the routing layer knows them.
+pub trait RegionalEndpoint {
+    /// The routing layer's endpoint identity (URL, endpoint key).
+    type Endpoint: PartialEq + Clone;
+    /// The region.
+    fn region(&self) -> &Region;
+    /// The endpoint serving the region.
+    fn endpoint(&self) -> &Self::Endpoint;
+}
 
 /// A region and the endpoint that serves it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,7 +25,7 @@ pub struct RegionEndpoint {
     pub endpoint: Endpoint,
 }
 
-impl crate::hedging::RegionalEndpoint for RegionEndpoint {
+impl RegionalEndpoint for RegionEndpoint {
     type Endpoint = Endpoint;
     fn region(&self) -> &Region {
         &self.region

@@ -8,9 +8,10 @@ use tokio::time::Instant;
 
 use super::account::AccountProperties;
 use crate::error::{CosmosError, ErrorKind};
+use crate::protocol::Endpoint;
 use crate::protocol::{CosmosStatus, ResourceType};
 use crate::response::ResponseHeaders;
-use crate::transport::{AttemptFailure, AttemptHeaders, AttemptRequest, Endpoint, Transport};
+use crate::transport::{AttemptFailure, AttemptHeaders, AttemptRequest, Transport};
 
 /// One version of the account metadata.
 #[derive(Debug)]
@@ -19,8 +20,6 @@ pub struct AccountSnapshot {
     pub properties: AccountProperties,
     /// Increases with every refresh.
     pub generation: u64,
-    /// When it was read.
-    pub fetched_at: Instant,
 }
 
 /// The account metadata of one driver; readers take a cheap snapshot (`Arc` clone).
@@ -91,7 +90,6 @@ impl AccountCache {
         let snapshot = AccountSnapshot {
             properties,
             generation: 1,
-            fetched_at: Instant::now(),
         };
         Ok(Self {
             global,
@@ -163,7 +161,6 @@ impl AccountCache {
                     let next = Arc::new(AccountSnapshot {
                         properties,
                         generation: current.generation + 1,
-                        fetched_at: Instant::now(),
                     });
                     if let Ok(mut g) = self.current.write() {
                         *g = next.clone();

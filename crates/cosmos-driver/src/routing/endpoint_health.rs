@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::transport::Endpoint;
+use crate::protocol::Endpoint;
 
 /// How many endpoints the table holds (accounts have far fewer regions).
 const SLOTS: usize = 64;

@@ -1,15 +1,19 @@
-//! Where the next attempt goes: account metadata, region order, exclusions, endpoint health and the
-//! partition circuit breaker. Shared state here is lock-free on the read path.
+//! Where the next attempt goes: account metadata, region order, exclusions, endpoint health, the
+//! partition circuit breaker, and the container metadata cache. Shared state here is lock-free on the read path.
 
 mod account;
 mod account_cache;
+mod container_metadata;
 mod endpoint_health;
+mod operation_route;
 mod partition_breaker;
 mod region_order;
 
-pub use account::{AccountProperties, RegionEndpoint, GLOBAL_REGION_NAME};
+pub use account::{AccountProperties, RegionEndpoint, RegionalEndpoint};
 pub(crate) use account_cache::AccountCache;
 pub use account_cache::AccountSnapshot;
+pub use container_metadata::ContainerMetadata;
 pub use endpoint_health::{AccessScope, EndpointHealth};
-pub use partition_breaker::{BreakerConfig, ContainerBreaker, PartitionBreaker};
-pub use region_order::{applicable, order_regions, Candidates, MAX_CANDIDATES};
+pub(crate) use operation_route::{region_list, route_candidates, RouteQuery};
+pub use partition_breaker::{BreakerConfig, ContainerBreaker, HedgeWinRecorder, PartitionBreaker};
+pub use region_order::{applicable, Candidates};

@@ -22,7 +22,6 @@ use std::time::Duration;
 use http::HeaderValue;
 use tokio::time::Instant;
 
-use crate::hedging::HedgeWinRecorder;
 use crate::protocol::Region;
 
 /// Thresholds of the breaker.
@@ -279,6 +278,22 @@ impl PartitionBreaker {
             partition_key,
         }
     }
+}
+
+/// The per-(partition, primary region) counter of consecutive alternate wins, kept by the partition
+/// circuit breaker: the feedback hedging gives it after each race.
+pub trait HedgeWinRecorder {
+    /// One more consecutive alternate win. Returns true when this win reached `threshold` and the
+    /// partition is now unhealthy in `primary_region`.
+    fn record_consecutive_hedge_win(
+        &self,
+        partition_key_range_id: &str,
+        primary_region: &Region,
+        threshold: NonZeroU32,
+    ) -> bool;
+
+    /// The primary produced a final result in time: the count starts over.
+    fn reset_consecutive_hedge_wins(&self, partition_key_range_id: &str, primary_region: &Region);
 }
 
 /// The breaker seen from one container: implements the hedging feedback's recorder.

@@ -29,11 +29,6 @@ impl Candidates {
         self.len as usize
     }
 
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The index (into the region list the candidates were computed from) at `position`.
     pub fn get(&self, position: usize) -> Option<usize> {
         (position < self.len as usize).then(|| self.idx[position] as usize)
@@ -131,7 +126,7 @@ pub fn applicable<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::Endpoint;
+    use crate::protocol::Endpoint;
 
     fn regions(names: &[&str]) -> Vec<RegionEndpoint> {
         names
@@ -220,7 +215,7 @@ mod tests {
         assert_eq!(names(&account, &c), ["D"]);
         assert!(c.all_unavailable());
         c.retain(|_| false);
-        assert!(c.is_empty());
+        assert_eq!(c.len(), 0);
     }
 
     #[test]

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use http::HeaderValue;
 
-use crate::fast_hash::FxBuildHasher;
 use crate::protocol::SessionToken;
+use rustc_hash::FxBuildHasher;
 
 #[derive(Debug, Default)]
 struct State {

@@ -1,11 +1,10 @@
 //! One HTTP attempt: endpoints, the pooled client, headers, signing, send and parse.
 
-mod attempt;
 mod date;
-mod endpoint;
+mod http_attempt;
 mod http_client;
 
-pub(crate) use attempt::{AttemptFailure, AttemptHeaders, AttemptRequest, Transport};
-pub use attempt::{API_VERSION, USER_AGENT_VALUE};
-pub use endpoint::Endpoint;
+pub(crate) use http_attempt::{AttemptFailure, AttemptHeaders, AttemptRequest, Transport};
+pub use http_attempt::{API_VERSION, USER_AGENT_VALUE};
+pub use http_client::ConnectionPoolOptions;
 pub(crate) use http_client::{sent, HttpClient, RawResponse, SendFailure};

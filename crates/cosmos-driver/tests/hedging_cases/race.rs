@@ -34,10 +34,7 @@ async fn hedging_read_primary_slow() {
     assert_eq!(h.primary_region().as_str(), EAST);
     assert_eq!(h.alternate_region().map(|r| r.as_str()), Some(WEST));
     assert_eq!(h.response_region().map(|r| r.as_str()), Some(WEST));
-    assert_eq!(
-        h.strategy_config().threshold.get(),
-        Duration::from_millis(200)
-    );
+    assert_eq!(h.strategy_config().threshold, Duration::from_millis(200));
     assert_eq!(
         rows(r.diagnostics()),
         [
@@ -293,7 +290,7 @@ async fn hedging_switches_from_the_environment_win_over_the_code() {
     let h = r.diagnostics().hedge().expect("forced on");
     assert!(h.was_hedge());
     assert_eq!(
-        h.strategy_config().threshold.get(),
+        h.strategy_config().threshold,
         Duration::from_millis(150),
         "the client's threshold is kept"
     );
@@ -340,10 +337,7 @@ async fn hedging_default_is_on_for_reads_with_two_preferred_regions() {
         .await
         .unwrap();
     let h = r.diagnostics().hedge().expect("on by default");
-    assert_eq!(
-        h.strategy_config().threshold.get(),
-        Duration::from_millis(200)
-    );
+    assert_eq!(h.strategy_config().threshold, Duration::from_millis(200));
     assert!(h.was_hedge());
     drop(slow);
 

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use cosmos_driver::hedging::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
-use cosmos_driver::transport::Endpoint;
+use cosmos_driver::protocol::Endpoint;
 use cosmos_driver::{
     AttemptReason, ContainerReference, CosmosDriver, DiagnosticsContext, DriverOptions,
 };
@@ -70,7 +70,7 @@ impl Setup {
         let now = tokio::time::Instant::now();
         self.driver.endpoint_health().is_unavailable(
             &self.endpoint(region),
-            cosmos_driver::routing::AccessScope::Read,
+            cosmos_driver::AccessScope::Read,
             now,
         )
     }

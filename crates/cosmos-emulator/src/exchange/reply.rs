@@ -63,7 +63,10 @@ pub fn to_response(reply: Reply) -> Response<Full<Bytes>> {
 
 /// The response for an error: `{"code","message"}` with sub-status (and retry-after when set).
 pub fn error_response(error: &ApiError, charge: f64) -> Response<Full<Bytes>> {
-    let body = serde_json::json!({"code": error.code(), "message": error.message});
+    let mut body = serde_json::json!({"code": error.code(), "message": error.message});
+    if let Some(info) = &error.additional_error_info {
+        body["additionalErrorInfo"] = serde_json::Value::from(info.as_str());
+    }
     let mut reply = Reply::json(error.status, Bytes::from(body.to_string()), charge)
         .header(headers::SUB_STATUS, error.sub_status.to_string());
     if let Some(ms) = error.retry_after_ms {

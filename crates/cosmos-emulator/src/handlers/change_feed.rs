@@ -8,7 +8,7 @@ use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
 use super::consistency::{read_lsn, session_token};
-use super::feed::page_size;
+use super::feed::{page_end, page_size};
 use crate::epk::{epk_hex, PartitionKeyValue};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::change_feed_request::{self, epk_in, etag, FeedMode, FeedStart};
@@ -132,9 +132,12 @@ fn latest_page(
     wanted: impl Fn(&DocKey) -> bool,
     limit: usize,
 ) -> (Vec<Bytes>, u64) {
-    let changes = partition.changes(after, upto, since_unix, wanted, limit);
+    let mut changes = partition.changes(after, upto, since_unix, wanted, limit);
+    let fetched = changes.len();
+    // A page also ends at about 4 MB, like the read feed's.
+    changes.truncate(page_end(changes.iter().map(|c| c.doc.body.len()), limit));
     let read_to = match changes.last() {
-        Some(last) if changes.len() >= limit => last.lsn,
+        Some(last) if fetched >= limit || changes.len() < fetched => last.lsn,
         _ => upto.max(after),
     };
     let bodies = changes
@@ -155,15 +158,21 @@ fn all_versions_page(
     wanted: impl Fn(&DocKey) -> bool,
     limit: usize,
 ) -> Result<(Vec<Bytes>, u64), ApiError> {
-    let entries = partition.history(after, upto, wanted, limit).map_err(|first| {
+    let mut entries = partition.history(after, upto, wanted, limit).map_err(|first| {
         ApiError::bad_request(format!(
             "The continuation (LSN {after}) lies before the change feed's retention window ({} minutes or {} changes per partition); the oldest change still held has LSN {first}. Start again from now.",
             crate::store::RETENTION_SECONDS / 60,
             crate::store::RETENTION_CHANGES
         ))
     })?;
+    let fetched = entries.len();
+    let size = |e: &HistoryEntry| {
+        e.doc.as_ref().map_or(0, |d| d.body.len())
+            + e.previous.as_ref().map_or(0, |(_, d)| d.body.len())
+    };
+    entries.truncate(page_end(entries.iter().map(size), limit));
     let read_to = match entries.last() {
-        Some(last) if entries.len() >= limit => last.lsn,
+        Some(last) if fetched >= limit || entries.len() < fetched => last.lsn,
         _ => upto.max(after),
     };
     let bodies = entries

@@ -79,7 +79,7 @@ const NOT_FOR_THE_READ_FEED: [&str; 4] = [
 
 /// How many of the items (by their sizes, in order) one page holds: at most `page_size`, and it ends
 /// with the item that reaches [`MAX_PAGE_BYTES`] (at least one item).
-fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
+pub fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
     let mut bytes = 0;
     let mut count = 0;
     for size in sizes {

@@ -21,6 +21,7 @@ use crate::sql::ast::Query;
 use crate::sql::exec::needs_all_rows;
 use crate::sql::parse_query;
 use crate::sql::partition_filter::pinned_key;
+use crate::sql::plan::{plan, MinMaxParts};
 use crate::store::Container;
 
 /// Sub-status of a cross-partition query the gateway cannot serve without a plan.
@@ -195,10 +196,21 @@ fn scope_of(
         return Ok(all);
     }
     if !gateway_serves(&request.query) {
-        return Err(ApiError::bad_request(
+        let mut error = ApiError::bad_request(
             "The provided cross partition query can not be directly served by the gateway: ask for a query plan (x-ms-cosmos-is-query-plan-request) and run the rewritten query on each partition key range.",
         )
-        .with_sub_status(CROSS_PARTITION_QUERY_NOT_SERVABLE));
+        .with_sub_status(CROSS_PARTITION_QUERY_NOT_SERVABLE);
+        if let Ok(plan) = plan(
+            &request.query,
+            &request.text,
+            &request.params,
+            None,
+            MinMaxParts::Plain,
+        ) {
+            error =
+                error.with_additional_error_info(serde_json::to_string(&plan).unwrap_or_default());
+        }
+        return Err(error);
     }
     if !flag(ctx.headers, headers::ENABLE_CROSS_PARTITION) {
         return Err(ApiError::bad_request(format!(

@@ -190,7 +190,7 @@ fn whole_result(
     } else {
         for (_, doc) in snapshot(ctx, container, scope, &mut page)? {
             let value = parse_doc(&doc)?;
-            for row in bind(q, Some(&value), None, ectx).map_err(sql_error)? {
+            for row in bind(q, Some(value), None, ectx).map_err(sql_error)? {
                 if passes(q, &names, &row, None, ectx).map_err(sql_error)? {
                     kept.push(row);
                 }
@@ -235,7 +235,7 @@ fn ordered(
     let mut candidates = Vec::new();
     for (key, doc) in snapshot(ctx, container, scope, &mut page)? {
         let value = parse_doc(&doc)?;
-        for (i, row) in bind(q, Some(&value), None, ectx)
+        for (i, row) in bind(q, Some(value), None, ectx)
             .map_err(sql_error)?
             .into_iter()
             .enumerate()
@@ -348,7 +348,7 @@ fn streaming(
             for (key, doc) in chunk {
                 scanned += 1;
                 let value = parse_doc(&doc)?;
-                let rows = bind(q, Some(&value), None, ectx).map_err(sql_error)?;
+                let rows = bind(q, Some(value), None, ectx).map_err(sql_error)?;
                 let skip = if resume_key.as_ref() == Some(&key) {
                     resume_row as usize
                 } else {

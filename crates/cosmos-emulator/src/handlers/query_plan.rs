@@ -6,7 +6,10 @@ use crate::epk::{epk_hex, PartitionKeyValue, PkComponent};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, ApiError};
 use crate::sql::partition_filter::pinned_key;
-use crate::sql::plan::plan;
+use crate::sql::plan::{plan, MinMaxParts};
+
+/// The header naming the query features a client can combine.
+const SUPPORTED_QUERY_FEATURES: &str = "x-ms-cosmos-supported-query-features";
 
 /// Answers the query plan.
 pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
@@ -15,8 +18,22 @@ pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, A
     let pinned = pinned_key(&request.query, &container.pk_segments, &request.params)
         .and_then(|v| PkComponent::from_json(&v).ok())
         .map(|c| epk_hex(PartitionKeyValue(vec![c]).epk()));
-    let plan = plan(&request.query, &request.text, &request.params, pinned)
-        .map_err(|e| ApiError::bad_request(format!("The query cannot be planned: {e}")))?;
+    let declares_non_value_aggregates = ctx
+        .header(SUPPORTED_QUERY_FEATURES)
+        .is_some_and(|f| f.split(',').any(|x| x.trim() == "NonValueAggregate"));
+    let min_max = if declares_non_value_aggregates {
+        MinMaxParts::WithCount
+    } else {
+        MinMaxParts::Plain
+    };
+    let plan = plan(
+        &request.query,
+        &request.text,
+        &request.params,
+        pinned,
+        min_max,
+    )
+    .map_err(|e| ApiError::bad_request(format!("The query cannot be planned: {e}")))?;
     let body = serde_json::to_vec(&plan)
         .map_err(|e| ApiError::new(500, format!("The plan could not be written: {e}")))?;
     Ok(Reply::json(200, body.into(), charge::metadata()))

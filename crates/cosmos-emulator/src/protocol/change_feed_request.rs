@@ -169,12 +169,10 @@ mod tests {
         })
     }
 
-    /// Request headers of a table row.
-    type Headers = Vec<(&'static str, &'static str)>;
-
     #[test]
     fn reads_mode_start_and_filters() {
-        let table: Vec<(&str, Headers, FeedMode, FeedStart)> = vec![
+        type Row<'a> = (&'a str, Vec<(&'a str, &'a str)>, FeedMode, FeedStart);
+        let table: Vec<Row> = vec![
             (
                 "Incremental feed",
                 vec![],
@@ -229,7 +227,8 @@ mod tests {
 
     #[test]
     fn refuses_what_it_does_not_implement_or_cannot_read() {
-        let table: Vec<(&str, Headers, &str)> = vec![
+        type Row<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+        let table: Vec<Row> = vec![
             ("Snapshot", vec![], "A-IM"),
             (
                 "Incremental feed",

@@ -21,6 +21,9 @@ pub struct ApiError {
     /// Further response headers: the session token, `lsn` and range id when the request reached a
     /// partition (412, 409, a missing item's 404, a patch the item refused).
     pub headers: Vec<(&'static str, String)>,
+    /// Sent as the body's `additionalErrorInfo` (a cross-partition query's plan, which SDKs read
+    /// to tell a query that needs a plan from other 400s).
+    pub additional_error_info: Option<String>,
 }
 
 impl ApiError {
@@ -32,12 +35,19 @@ impl ApiError {
             message: message.into(),
             retry_after_ms: None,
             headers: Vec::new(),
+            additional_error_info: None,
         }
     }
 
     /// Adds a response header (`name` is one of [`crate::protocol::headers`]).
     pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
         self.headers.push((name, value.into()));
+        self
+    }
+
+    /// Sets the body's `additionalErrorInfo`.
+    pub fn with_additional_error_info(mut self, info: impl Into<String>) -> Self {
+        self.additional_error_info = Some(info.into());
         self
     }
 

@@ -31,7 +31,7 @@ impl Condition {
             work: &work,
         };
         let names = source_names(&self.0);
-        for row in bind(&self.0, Some(doc), None, &ctx)? {
+        for row in bind(&self.0, Some(doc.clone()), None, &ctx)? {
             if passes(&self.0, &names, &row, None, &ctx)? {
                 return Ok(true);
             }

@@ -78,26 +78,18 @@ pub fn eval(expr: &Expr, scope: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Val, SqlErr
                 SqlError::new(format!("Identifier '{name}' could not be resolved."))
             })?)
         }
-        Expr::Path(base, steps) => {
-            let mut current = eval(base, scope, ctx)?;
-            for step in steps {
-                let Some(v) = current else { break };
-                current = match step {
-                    Step::Name(name) => member(v, name),
-                    Step::Index(index) => match eval(index, scope, ctx)? {
-                        Some(Value::String(name)) => member(v, &name),
-                        Some(Value::Number(n)) => match (v, n.as_u64()) {
-                            (Value::Array(mut items), Some(i)) if (i as usize) < items.len() => {
-                                Some(items.swap_remove(i as usize))
-                            }
-                            _ => None,
-                        },
-                        _ => None,
-                    },
-                };
+        Expr::Path(base, steps) => match base.as_ref() {
+            Expr::Ident(name) => {
+                let root = scope.lookup(name).ok_or_else(|| {
+                    SqlError::new(format!("Identifier '{name}' could not be resolved."))
+                })?;
+                walk_ref(root, steps, scope, ctx)?.cloned()
             }
-            current
-        }
+            other => match eval(other, scope, ctx)? {
+                Some(v) => walk_ref(&v, steps, scope, ctx)?.cloned(),
+                None => None,
+            },
+        },
         Expr::Array(items) => {
             let mut out = Vec::with_capacity(items.len());
             for item in items {
@@ -238,11 +230,30 @@ pub fn eval(expr: &Expr, scope: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Val, SqlErr
     })
 }
 
-fn member(v: Value, name: &str) -> Val {
-    match v {
-        Value::Object(mut map) => map.remove(name),
-        _ => None,
+/// Follows `steps` from `v` by reference; only the value reached is cloned by the caller.
+fn walk_ref<'v>(
+    mut v: &'v Value,
+    steps: &[Step],
+    scope: &Scope<'_>,
+    ctx: &Ctx<'_>,
+) -> Result<Option<&'v Value>, SqlError> {
+    for step in steps {
+        let next = match step {
+            Step::Name(name) => v.as_object().and_then(|m| m.get(name)),
+            Step::Index(index) => match eval(index, scope, ctx)? {
+                Some(Value::String(name)) => v.as_object().and_then(|m| m.get(&name)),
+                Some(Value::Number(n)) => n
+                    .as_u64()
+                    .and_then(|i| v.as_array().and_then(|items| items.get(i as usize))),
+                _ => None,
+            },
+        };
+        match next {
+            Some(n) => v = n,
+            None => return Ok(None),
+        }
     }
+    Ok(Some(v))
 }
 
 fn negate_if(v: Option<bool>, negated: bool) -> Val {

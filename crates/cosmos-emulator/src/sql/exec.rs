@@ -35,11 +35,11 @@ pub fn needs_all_rows(q: &Query) -> bool {
     !q.aggregates.is_empty() || !q.group_by.is_empty() || q.distinct
 }
 
-/// The rows `q`'s FROM clause binds: from `doc` for a top-level query, from the enclosing row
-/// for a subquery (`doc` None).
+/// The rows `q`'s FROM clause binds: from `doc` for a top-level query (moved into the row when
+/// the source is the document itself), from the enclosing row for a subquery (`doc` None).
 pub fn bind(
     q: &Query,
-    doc: Option<&Value>,
+    doc: Option<Value>,
     outer: Option<&Scope<'_>>,
     ctx: &Ctx<'_>,
 ) -> Result<Vec<Row>, SqlError> {
@@ -54,7 +54,7 @@ pub fn bind(
             container, path, ..
         } => {
             let base = match doc {
-                Some(d) => Some(d.clone()),
+                Some(d) => Some(d),
                 None => outer_scope.lookup(container).cloned(),
             };
             let Some(base) = base else {
@@ -68,18 +68,20 @@ pub fn bind(
         }
         Source::In { expr, .. } => {
             let root_name = [root_ident(expr).unwrap_or_default().to_owned()];
-            let root_value = doc.cloned().into_iter().collect::<Vec<_>>();
-            let scope = match doc {
-                Some(_) => Scope {
+            let is_top = doc.is_some();
+            let root_value = doc.into_iter().collect::<Vec<_>>();
+            let scope = if is_top {
+                Scope {
                     names: &root_name,
                     values: &root_value,
                     outer,
-                },
-                None => Scope {
+                }
+            } else {
+                Scope {
                     names: &[],
                     values: &[],
                     outer,
-                },
+                }
             };
             elements(eval(expr, &scope, ctx)?)
                 .into_iter()
@@ -414,7 +416,7 @@ pub fn run(
         return finish(q, vec![Vec::new()], None, &ctx);
     }
     for doc in docs {
-        for row in bind(q, Some(doc), None, &ctx)? {
+        for row in bind(q, Some(doc.clone()), None, &ctx)? {
             if passes(q, &names, &row, None, &ctx)? {
                 kept.push(row);
             }

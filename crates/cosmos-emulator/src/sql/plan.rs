@@ -70,6 +70,15 @@ fn slice(text: &[char], span: Span) -> String {
         .to_owned()
 }
 
+/// How a range reports its part of `MIN`/`MAX`: the value itself (what the Python SDK combines),
+/// or `{"min"|"max": value, "count": n}` for clients that declare the `NonValueAggregate` query
+/// feature (the Node.js SDK combines that form).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MinMaxParts {
+    Plain,
+    WithCount,
+}
+
 /// Builds the plan of `q` (parsed from `text`); `pinned` is the effective partition key (hex) a
 /// WHERE clause fixes, if any.
 pub fn plan(
@@ -77,6 +86,7 @@ pub fn plan(
     text: &str,
     params: &HashMap<String, Value>,
     pinned: Option<String>,
+    min_max: MinMaxParts,
 ) -> Result<QueryPlan, SqlError> {
     let chars: Vec<char> = text.chars().collect();
     let work = std::cell::Cell::new(0);
@@ -137,7 +147,7 @@ pub fn plan(
                 info.aggregates.push(call.kind.plan_name());
                 info.rewritten_query = format!(
                     "SELECT VALUE [{{\"item\": {}}}] FROM {from}{where_clause}",
-                    aggregate_text(call.kind, &slice(&chars, call.span))
+                    aggregate_text(call.kind, &slice(&chars, call.span), min_max)
                 );
             }
             (Projection::Value(_), true) => {
@@ -145,7 +155,7 @@ pub fn plan(
                     "Across partitions, SELECT VALUE with an aggregate must be the aggregate alone, e.g. SELECT VALUE COUNT(1).",
                 ))
             }
-            _ => group_by_rewrite(q, &chars, &from, &where_clause, &mut info)?,
+            _ => group_by_rewrite(q, &chars, &from, &where_clause, min_max, &mut info)?,
         }
     } else if !q.order_by.is_empty() {
         let root = match q.from.as_ref().map(|f| &f.source) {
@@ -203,11 +213,18 @@ pub fn plan(
     })
 }
 
-/// An aggregate as a range computes its part: AVG as its sum and count.
-fn aggregate_text(kind: AggregateKind, arg: &str) -> String {
-    match kind {
-        AggregateKind::Avg => format!("{{\"sum\": SUM({arg}), \"count\": COUNT({arg})}}"),
-        other => format!("{}({arg})", other.sql_name()),
+/// An aggregate as a range computes its part: AVG as its sum and count, MIN/MAX with their
+/// count when the client combines that form.
+fn aggregate_text(kind: AggregateKind, arg: &str, min_max: MinMaxParts) -> String {
+    match (kind, min_max) {
+        (AggregateKind::Avg, _) => format!("{{\"sum\": SUM({arg}), \"count\": COUNT({arg})}}"),
+        (AggregateKind::Min, MinMaxParts::WithCount) => {
+            format!("{{\"min\": MIN({arg}), \"count\": COUNT({arg})}}")
+        }
+        (AggregateKind::Max, MinMaxParts::WithCount) => {
+            format!("{{\"max\": MAX({arg}), \"count\": COUNT({arg})}}")
+        }
+        (other, _) => format!("{}({arg})", other.sql_name()),
     }
 }
 
@@ -254,6 +271,7 @@ fn group_by_rewrite(
     chars: &[char],
     from: &str,
     where_clause: &str,
+    min_max: MinMaxParts,
     info: &mut QueryInfo,
 ) -> Result<(), SqlError> {
     let Projection::Items(items) = &q.projection else {
@@ -271,7 +289,7 @@ fn group_by_rewrite(
                 fields.push(format!(
                     "{}: {{\"item\": {}}}",
                     Value::from(name.clone()),
-                    aggregate_text(call.kind, &slice(chars, call.span))
+                    aggregate_text(call.kind, &slice(chars, call.span), min_max)
                 ));
                 Value::from(call.kind.plan_name())
             }
@@ -318,9 +336,15 @@ mod tests {
     use serde_json::json;
 
     fn plan_of(text: &str) -> QueryInfo {
-        plan(&parse_query(text).unwrap(), text, &HashMap::new(), None)
-            .unwrap()
-            .query_info
+        plan(
+            &parse_query(text).unwrap(),
+            text,
+            &HashMap::new(),
+            None,
+            MinMaxParts::Plain,
+        )
+        .unwrap()
+        .query_info
     }
 
     #[test]

@@ -6,7 +6,7 @@ pub mod document;
 mod history;
 pub mod item_limits;
 mod lag;
-mod offers;
+mod offer_table;
 mod partition;
 mod replica_log;
 mod ru_meter;
@@ -17,7 +17,7 @@ pub use catalog::{Catalog, Database};
 pub use container::Container;
 pub use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
 pub use lag::ReplicationLag;
-pub use offers::{Offer, Offers, Throughput};
+pub use offer_table::{Offer, Offers, Throughput};
 pub use partition::{Change, DocKey, Partition, StoredDoc};
 pub use replica_log::ReplicaLog;
 pub use ru_meter::RuMeter;
@@ -134,8 +134,8 @@ mod tests {
             catalog: Catalog::default(),
             lags: RwLock::new(vec![ReplicationLag::default(); 2]),
             offers: Offers::default(),
-            partitions_per_container: 1,
             ru_meter: None,
+            partitions_per_container: 1,
         };
         let db = store
             .catalog

@@ -7,7 +7,7 @@ use cosmos_driver::options::DEFAULT_PATCH_MAX_ATTEMPTS;
 use cosmos_driver::patch::PatchInstructions;
 use cosmos_driver::{CosmosDriver, CosmosOperation, OperationOptions};
 
-use super::facts::{report_err, report_ok};
+use super::op_report::{report_err, report_ok};
 use super::setup::SeededItems;
 use crate::bench::items::{item_body, item_for};
 use crate::bench::workload::{OpReport, Workload};

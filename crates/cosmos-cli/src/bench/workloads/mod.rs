@@ -1,7 +1,7 @@
 //! The benchmark's workloads over this project's driver, and the account setup they need.
 
-pub mod facts;
 mod mixed;
+pub mod op_report;
 mod patch_counter;
 mod query;
 mod read;

@@ -7,7 +7,7 @@ use cosmos_driver::options::DEFAULT_PATCH_MAX_ATTEMPTS;
 use cosmos_driver::patch::PatchInstructions;
 use cosmos_driver::{CosmosDriver, CosmosOperation, ItemReference, OperationOptions, PartitionKey};
 
-use super::facts::{report_err, report_ok};
+use super::op_report::{report_err, report_ok};
 use crate::bench::workload::{OpReport, Workload};
 
 /// Increments `/n` of the counter item by one per operation.

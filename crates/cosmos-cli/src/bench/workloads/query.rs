@@ -9,7 +9,7 @@ use cosmos_driver::{ContainerClient, CosmosDriver, DiagnosticsContext};
 use futures::TryStreamExt;
 use serde_json::Value;
 
-use super::facts::{extra_requests, hedge_facts, report_err};
+use super::op_report::{extra_requests, hedge_facts, report_err};
 use super::setup::SeededItems;
 use crate::bench::items::{item_for, item_id};
 use crate::bench::workload::{OpReport, Workload};

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use cosmos_driver::{CosmosDriver, CosmosOperation, OperationOptions};
 
-use super::facts::{report_err, report_ok};
+use super::op_report::{report_err, report_ok};
 use super::setup::SeededItems;
 use crate::bench::items::item_for;
 use crate::bench::workload::{OpReport, Workload};

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use cosmos_driver::hedging::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
+use cosmos_driver::protocol::ProtocolError;
 use cosmos_driver::{
     ContainerReference, CosmosDriver, CosmosError, CosmosOperation, Credential, DatabaseReference,
     DriverOptions, ItemReference, OperationOptions, PartitionKey, PartitionKeyDefinition,
@@ -54,7 +55,7 @@ impl BenchAccount {
     pub fn container_ref(&self) -> Result<ContainerReference, String> {
         DatabaseReference::new(&self.database)
             .and_then(|db| db.container(&self.container))
-            .map_err(|e| format!("bad database or container id: {}", describe(&e)))
+            .map_err(|e| format!("bad database or container id: {}", e))
     }
 
     /// A driver for this account with `hedging` as its availability strategy.
@@ -89,7 +90,7 @@ pub struct SeededItems(Arc<[(ItemReference, PartitionKey)]>);
 impl SeededItems {
     /// References to items `0..count` of `container`.
     pub fn new(container: &ContainerReference, count: u64) -> Result<Self, String> {
-        let refs: Result<Vec<_>, CosmosError> = (0..count.max(1))
+        let refs: Result<Vec<_>, ProtocolError> = (0..count.max(1))
             .map(|i| {
                 let id = item_id(i);
                 container
@@ -98,7 +99,7 @@ impl SeededItems {
             })
             .collect();
         refs.map(|v| Self(v.into()))
-            .map_err(|e| format!("bad item id: {}", describe(&e)))
+            .map_err(|e| format!("bad item id: {}", e))
     }
 
     /// How many items there are.
@@ -136,7 +137,7 @@ pub async fn ensure_container(
             ))
         }
     }
-    let pk = PartitionKeyDefinition::new(PARTITION_KEY_PATH).map_err(|e| describe(&e))?;
+    let pk = PartitionKeyDefinition::new(PARTITION_KEY_PATH).map_err(|e| e.to_string())?;
     let coll = CosmosOperation::create_container(container.clone(), pk);
     match driver.execute(coll, &options).await {
         Ok(_) => Ok(()),
@@ -204,7 +205,7 @@ pub async fn reset_counter(
         .execute(op, &OperationOptions::default())
         .await
         .map_err(|e| format!("cannot write the counter item: {}", describe(&e)))?;
-    let item = container.item(COUNTER_ID).map_err(|e| describe(&e))?;
+    let item = container.item(COUNTER_ID).map_err(|e| e.to_string())?;
     Ok((item, PartitionKey::from(COUNTER_ID)))
 }
 

@@ -30,10 +30,10 @@ use std::mem;
 use serde_json::Value;
 
 use super::super::instructions::{CosmosNumber, PatchOperation};
-use super::error::{PatchFailure, PathRole};
 use super::increment;
 use super::journal::Journal;
 use super::locate::{array_index, parent_mut, value_mut, Container};
+use super::patch_error::{PatchFailure, PathRole};
 use super::pointer::JsonPointer;
 
 /// How an `add`-like write treats an existing array element.

@@ -3,7 +3,7 @@
 use serde_json::{Number, Value};
 
 use super::super::instructions::CosmosNumber;
-use super::error::{type_name, PatchFailure};
+use super::patch_error::{type_name, PatchFailure};
 
 /// The value an increment by `by` creates when its target is missing (the service "creates the
 /// field and sets it to the specified value").

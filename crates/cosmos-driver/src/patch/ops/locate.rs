@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::error::{type_name, PatchFailure};
+use super::patch_error::{type_name, PatchFailure};
 use super::pointer::{ArrayPosition, JsonPointer};
 
 /// An object or array found in a document.

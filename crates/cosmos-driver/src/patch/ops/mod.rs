@@ -4,10 +4,10 @@
 //! service's documentation.
 
 mod apply;
-mod error;
 mod increment;
 mod journal;
 mod locate;
+mod patch_error;
 mod pointer;
 
 #[cfg(test)]
@@ -15,7 +15,7 @@ mod proptests;
 #[cfg(test)]
 mod tests;
 
-pub use error::{PatchError, PatchFailure, PathRole};
+pub use patch_error::{PatchError, PatchFailure, PathRole};
 pub use pointer::{ArrayPosition, JsonPointer, PointerError};
 
 use serde_json::Value;

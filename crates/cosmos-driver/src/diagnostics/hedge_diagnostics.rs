@@ -1,6 +1,7 @@
 //! What a hedge race did: attached to every operation that entered the race, success or error.
 
-use super::strategy::HedgeThreshold;
+use std::time::Duration;
+
 use crate::protocol::Region;
 
 /// How a hedge race ended. Consumers computing win rates must use this, not the region fields.
@@ -52,8 +53,8 @@ impl HedgeTerminalState {
 /// The hedging configuration that was in force for the race.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct HedgingStrategyConfig {
-    /// The threshold before the alternate fired.
-    pub threshold: HedgeThreshold,
+    /// The threshold before the alternate fired (a `HedgeThreshold`'s duration).
+    pub threshold: Duration,
 }
 
 /// Diagnostics of one hedge race.
@@ -74,7 +75,7 @@ impl HedgeDiagnostics {
     /// terminal state (the primary's region for primary wins, the alternate's for an alternate win,
     /// none when no attempt produced a final result).
     pub fn new(
-        threshold: HedgeThreshold,
+        threshold: Duration,
         primary_region: Region,
         alternate_region: Option<Region>,
         terminal_state: HedgeTerminalState,
@@ -148,7 +149,7 @@ impl serde::Serialize for HedgeDiagnostics {
         let mut st = s.serialize_struct("HedgeDiagnostics", 6)?;
         st.serialize_field(
             "threshold_ms",
-            &(self.strategy_config.threshold.get().as_secs_f64() * 1e3),
+            &(self.strategy_config.threshold.as_secs_f64() * 1e3),
         )?;
         st.serialize_field("primary_region", &self.primary_region)?;
         st.serialize_field("alternate_region", &self.alternate_region)?;
@@ -162,10 +163,9 @@ impl serde::Serialize for HedgeDiagnostics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
-    fn t() -> HedgeThreshold {
-        HedgeThreshold::new(Duration::from_millis(50)).unwrap()
+    fn t() -> Duration {
+        Duration::from_millis(50)
     }
 
     #[test]

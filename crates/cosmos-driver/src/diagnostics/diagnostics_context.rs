@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::ser::SerializeStruct;
 
+use super::hedge_diagnostics::HedgeDiagnostics;
 use super::request::RequestDiagnostics;
-use crate::hedging::HedgeDiagnostics;
 
 /// A client-side id of one operation, shown in diagnostics and logs.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -143,7 +143,7 @@ mod tests {
     use super::*;
     use crate::diagnostics::AttemptReason;
     use crate::protocol::CosmosStatus;
-    use crate::transport::Endpoint;
+    use crate::protocol::Endpoint;
 
     fn row(charge: f64, reason: AttemptReason) -> RequestDiagnostics {
         RequestDiagnostics {

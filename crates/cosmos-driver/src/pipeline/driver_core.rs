@@ -3,7 +3,7 @@
 use super::retry::RetryLimits;
 use crate::hedging::HedgingEnv;
 use crate::options::DriverOptions;
-use crate::routing::{AccountCache, EndpointHealth, PartitionBreaker};
+use crate::routing::{AccountCache, ContainerMetadata, EndpointHealth, PartitionBreaker};
 use crate::session::SessionContainer;
 use crate::transport::Transport;
 
@@ -26,6 +26,6 @@ pub(crate) struct DriverCore {
     pub sessions: SessionContainer,
     /// The retry budget.
     pub limits: RetryLimits,
-    /// The partition key paths of containers PATCH has worked on.
-    pub patch_partition_paths: crate::patch::PartitionKeyPaths,
+    /// What is known of each container's metadata (partition key paths).
+    pub containers: ContainerMetadata,
 }

@@ -238,16 +238,14 @@ impl Offers {
 mod tests {
     use super::*;
 
-    /// The two throughput headers and what they should give.
-    type ThroughputCase = (
-        Option<&'static str>,
-        Option<&'static str>,
-        Result<Option<Throughput>, &'static str>,
-    );
-
     #[test]
     fn throughput_comes_from_one_header_within_limits() {
-        let table: Vec<ThroughputCase> = vec![
+        type Row<'a> = (
+            Option<&'a str>,
+            Option<&'a str>,
+            Result<Option<Throughput>, &'a str>,
+        );
+        let table: Vec<Row> = vec![
             (None, None, Ok(None)),
             (Some("400"), None, Ok(Some(Throughput::Manual(400)))),
             (

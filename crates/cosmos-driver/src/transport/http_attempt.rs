@@ -10,10 +10,10 @@ use http_body_util::Full;
 use tokio::time::Instant;
 
 use super::date::with_request_date;
-use super::endpoint::Endpoint;
 use super::http_client::{sent, HttpClient, RawResponse, SendFailure};
 use crate::auth::Credential;
 use crate::error::CosmosError;
+use crate::protocol::Endpoint;
 use crate::protocol::{header_names as h, ConsistencyLevel, ResourceType};
 
 /// The REST API version the driver speaks.
@@ -219,7 +219,7 @@ impl Transport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::ConnectionPoolOptions;
+    use crate::transport::ConnectionPoolOptions;
 
     #[tokio::test]
     async fn builds_signed_requests_with_the_protocol_headers() {

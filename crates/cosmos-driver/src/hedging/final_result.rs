@@ -4,7 +4,7 @@
 //! would give); the race returns it at once and drops the other attempt. A *transient* result might
 //! come out differently in another region, so the other attempt keeps racing.
 
-use crate::protocol::{status, sub_status, CosmosStatus};
+use crate::protocol::{CosmosStatus, StatusClass};
 
 /// How one attempt of a hedge race ended, as far as the race is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -15,7 +15,8 @@ pub enum LegOutcome {
     Transient,
 }
 
-/// Whether a response with this status ends a hedge race.
+/// Whether a response with this status ends a hedge race (the final classes of
+/// [`StatusClass`]).
 ///
 /// Final: every status below 400; 400, 401, 403 (any sub-status, WriteForbidden included: an
 /// authorization decision another region cannot change in parallel), 405, 409, 412, 413, 422, 451,
@@ -25,30 +26,7 @@ pub enum LegOutcome {
 /// Transient: everything else, notably 404/1002 (the replica lags the session token), 408, 410,
 /// 429 without one of those sub-statuses (3092 included), 500 and 503.
 pub const fn is_final_result(s: CosmosStatus) -> bool {
-    if s.status < 400 {
-        return true;
-    }
-    match s.status {
-        status::BAD_REQUEST
-        | status::UNAUTHORIZED
-        | status::FORBIDDEN
-        | status::METHOD_NOT_ALLOWED
-        | status::CONFLICT
-        | status::PRECONDITION_FAILED
-        | status::PAYLOAD_TOO_LARGE
-        | status::UNPROCESSABLE_ENTITY
-        | status::UNAVAILABLE_FOR_LEGAL_REASONS
-        | status::NOT_IMPLEMENTED
-        | status::HTTP_VERSION_NOT_SUPPORTED => true,
-        status::NOT_FOUND => s.sub_status == sub_status::NONE,
-        status::TOO_MANY_REQUESTS => matches!(
-            s.sub_status,
-            sub_status::RU_BUDGET_EXCEEDED
-                | sub_status::RU_BUDGET_EXCEEDED_FOR_MASTER
-                | sub_status::HOT_PARTITION_KEY_THROTTLED
-        ),
-        _ => false,
-    }
+    StatusClass::of(s).is_final()
 }
 
 /// The race's classification of an attempt's result: `status` is `None` when no response arrived
@@ -71,11 +49,11 @@ pub const fn classify_hedge_result(status: Option<CosmosStatus>) -> LegOutcome {
 pub const fn may_start_hedge_after(status: Option<CosmosStatus>) -> bool {
     match status {
         None => true,
-        Some(s) if is_final_result(s) => false,
-        Some(s) if s.status == status::TOO_MANY_REQUESTS => {
-            s.sub_status == sub_status::SYSTEM_RESOURCE_UNAVAILABLE
-        }
-        Some(_) => true,
+        Some(s) => match StatusClass::of(s) {
+            StatusClass::Throttled | StatusClass::ThrottledEverywhere => false,
+            StatusClass::ThrottledRegionally => true,
+            class => !class.is_final(),
+        },
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use http::uri::{Authority, Scheme};
 
-use crate::error::CosmosError;
+use super::protocol_error::ProtocolError;
 
 /// The base URL of an account or regional endpoint (`https://host:port/`). Cheap to clone.
 #[derive(Clone)]
@@ -39,43 +39,44 @@ impl Endpoint {
     ///
     /// Only `https` is accepted, except plain `http` for loopback hosts or when `allow_insecure_http`
     /// is set. A path other than `/`, a query or a fragment is refused.
-    pub fn parse(text: &str, allow_insecure_http: bool) -> Result<Self, CosmosError> {
+    pub fn parse(text: &str, allow_insecure_http: bool) -> Result<Self, ProtocolError> {
         let uri: http::Uri = text.trim().parse().map_err(|e| {
-            CosmosError::invalid_input(format!("the endpoint {text:?} is not a valid URL: {e}"))
+            ProtocolError::new(format!("the endpoint {text:?} is not a valid URL: {e}"))
         })?;
         let scheme = uri.scheme().cloned().ok_or_else(|| {
-            CosmosError::invalid_input(format!(
+            ProtocolError::new(format!(
                 "the endpoint {text:?} has no scheme (expected https://host)"
             ))
         })?;
-        let authority = uri.authority().cloned().ok_or_else(|| {
-            CosmosError::invalid_input(format!("the endpoint {text:?} has no host"))
-        })?;
+        let authority = uri
+            .authority()
+            .cloned()
+            .ok_or_else(|| ProtocolError::new(format!("the endpoint {text:?} has no host")))?;
         if authority.as_str().contains('@') {
-            return Err(CosmosError::invalid_input(format!(
+            return Err(ProtocolError::new(format!(
                 "the endpoint {text:?} carries user information, which is not allowed"
             )));
         }
         let host = authority.host().to_string();
         if host.is_empty() {
-            return Err(CosmosError::invalid_input(format!(
+            return Err(ProtocolError::new(format!(
                 "the endpoint {text:?} has no host"
             )));
         }
         if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
-            return Err(CosmosError::invalid_input(format!(
+            return Err(ProtocolError::new(format!(
                 "the endpoint {text:?} has a path or query; give the account URL only (https://host:port/)"
             )));
         }
         let is_loopback = host_is_loopback(&host);
         if scheme == Scheme::HTTP {
             if !(is_loopback || allow_insecure_http) {
-                return Err(CosmosError::invalid_input(format!(
+                return Err(ProtocolError::new(format!(
                     "the endpoint {text:?} uses plain http on a non-loopback host; use https, or set allow_insecure_http"
                 )));
             }
         } else if scheme != Scheme::HTTPS {
-            return Err(CosmosError::invalid_input(format!(
+            return Err(ProtocolError::new(format!(
                 "the endpoint {text:?} uses scheme {scheme}; only https (and http on loopback) are supported"
             )));
         }
@@ -86,7 +87,7 @@ impl Endpoint {
             format!("{}:{port}", authority.host())
                 .parse()
                 .map_err(|_| {
-                    CosmosError::invalid_input(format!("the endpoint {text:?} has an invalid host"))
+                    ProtocolError::new(format!("the endpoint {text:?} has an invalid host"))
                 })?;
         let url = format!("{}://{}/", scheme, authority);
         let default_port = if scheme == Scheme::HTTPS { 443 } else { 80 };
@@ -96,7 +97,7 @@ impl Endpoint {
             authority.as_str().to_string()
         };
         let host_header = http::HeaderValue::from_str(&host_text).map_err(|_| {
-            CosmosError::invalid_input(format!("the endpoint {text:?} has an invalid host"))
+            ProtocolError::new(format!("the endpoint {text:?} has an invalid host"))
         })?;
         // Share the bytes now, so that every request's clone is a reference count increment.
         drop(host_header.clone());
@@ -210,7 +211,6 @@ mod tests {
             ("https://user:pw@a.example/", "user information"),
         ] {
             let err = Endpoint::parse(text, false).unwrap_err();
-            assert!(err.is_invalid_input());
             assert!(err.message().contains(needle), "{text}: {}", err.message());
         }
     }

@@ -1,0 +1,46 @@
+//! How one operation is carried out: one dispatcher over a few kinds. Every request any kind
+//! issues (a point operation, each page of a feed, each read and write of a PATCH, later each
+//! partition of a fan-out) enters the same pipeline entry, so it is retried, routed and hedged like
+//! a point read.
+//!
+//! - `operation_kind`: which kind an operation is (a pure function, table-tested).
+//! - `pipeline_entry`: the one door into the request pipeline ([`PipelineEntry`]).
+//! - `pager`: a paged feed, one page per call ([`Pager`]); read feed is its first user, queries and
+//!   the change feed reuse it.
+//! - `fan_out`: an operation spread over partition key ranges (its trait and a test double; the
+//!   cross-partition query is its first user).
+//! - read-modify-write is PATCH, in [`crate::patch`].
+
+mod fan_out;
+mod operation_kind;
+mod pager;
+mod pipeline_entry;
+#[cfg(test)]
+mod test_entry;
+
+pub use pager::Pager;
+pub(crate) use pipeline_entry::PipelineEntry;
+
+use self::operation_kind::OperationKind;
+use crate::error::CosmosError;
+use crate::operation::CosmosOperation;
+use crate::options::OperationOptions;
+use crate::pipeline::DriverCore;
+use crate::response::CosmosResponse;
+
+/// Carries out `operation` (validated by the caller) by its kind.
+pub(crate) async fn execute(
+    core: &DriverCore,
+    operation: CosmosOperation,
+    options: &OperationOptions,
+) -> Result<CosmosResponse, CosmosError> {
+    match OperationKind::of(&operation) {
+        OperationKind::SingleRequest => core.send(&operation, options).await,
+        OperationKind::PagedFeed => pager::page(core, &operation, options).await,
+        // Boxed: the read-modify-write future holds two whole operations, and keeping it inline
+        // would make every operation's future (and every move of it) that much larger.
+        OperationKind::ReadModifyWrite => {
+            Box::pin(crate::patch::execute_patch(core, operation, options)).await
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! The feed cursor as a table, and paging through a double of the pipeline entry.
+
+use super::*;
+use crate::operations::test_entry::{Answer, TableEntry};
+use crate::{ContainerReference, DatabaseReference};
+
+fn container() -> ContainerReference {
+    DatabaseReference::new("d").unwrap().container("c").unwrap()
+}
+
+fn feed() -> CosmosOperation {
+    CosmosOperation::read_all_items(container())
+}
+
+const FEED: &str = "read feed /dbs/d/colls/c/docs";
+
+async fn all_pages(
+    entry: &TableEntry,
+    operation: CosmosOperation,
+) -> Vec<Result<String, Option<u16>>> {
+    let mut cursor = FeedCursor::new(operation);
+    let options = OperationOptions::default();
+    let mut pages = Vec::new();
+    while let Some(page) = next_page(&mut cursor, entry, &options).await {
+        pages.push(
+            page.map(|r| String::from_utf8(r.body().to_vec()).unwrap())
+                .map_err(|e| e.status()),
+        );
+    }
+    pages
+}
+
+#[tokio::test]
+async fn follows_continuations_until_the_service_sends_none() {
+    let entry = TableEntry::default()
+        .answer(FEED, None, Answer::Page("p1", Some("t1")))
+        .answer(FEED, Some("t1"), Answer::Page("p2", Some("t2")))
+        .answer(FEED, Some("t2"), Answer::Page("p3", None));
+    let pages = all_pages(&entry, feed()).await;
+    assert_eq!(pages, [Ok("p1".into()), Ok("p2".into()), Ok("p3".into())]);
+    let tokens: Vec<_> = entry.sent().into_iter().map(|(_, t)| t).collect();
+    assert_eq!(tokens, [None, Some("t1".into()), Some("t2".into())]);
+}
+
+#[tokio::test]
+async fn starts_from_the_callers_continuation() {
+    let entry = TableEntry::default()
+        .answer(FEED, Some("t5"), Answer::Page("p6", Some("t6")))
+        .answer(FEED, Some("t6"), Answer::Page("p7", None));
+    let pages = all_pages(&entry, feed().with_continuation("t5").unwrap()).await;
+    assert_eq!(pages, [Ok("p6".into()), Ok("p7".into())]);
+}
+
+#[tokio::test]
+async fn an_error_ends_the_feed_after_it_is_returned() {
+    let entry = TableEntry::default()
+        .answer(FEED, None, Answer::Page("p1", Some("t1")))
+        .answer(FEED, Some("t1"), Answer::Fail(503));
+    let pages = all_pages(&entry, feed()).await;
+    assert_eq!(pages, [Ok("p1".into()), Err(Some(503))]);
+}
+
+#[tokio::test]
+async fn a_page_that_hands_back_its_own_token_ends_with_an_error() {
+    let entry = TableEntry::default()
+        .answer(FEED, None, Answer::Page("p1", Some("t1")))
+        .answer(FEED, Some("t1"), Answer::Page("p1 again", Some("t1")));
+    let pages = all_pages(&entry, feed()).await;
+    assert_eq!(pages.len(), 2);
+    assert!(pages[1].is_err());
+    assert_eq!(entry.sent().len(), 2, "no third request");
+}
+
+#[tokio::test]
+async fn an_empty_continuation_ends_the_feed() {
+    let entry = TableEntry::default().answer(FEED, None, Answer::Page("p1", Some("")));
+    assert_eq!(all_pages(&entry, feed()).await, [Ok("p1".into())]);
+}
+
+#[tokio::test]
+async fn an_operation_that_is_not_a_feed_is_refused_before_any_request() {
+    let entry = TableEntry::default();
+    let read = CosmosOperation::read_item(container().item("i").unwrap()).with_partition_key("p");
+    let pages = all_pages(&entry, read).await;
+    assert_eq!(pages, [Err(None)]);
+    assert!(entry.sent().is_empty());
+}
+
+#[test]
+fn the_cursor_as_a_table() {
+    // (continuation of each page in turn, whether advancing after it is Ok, the next request's token)
+    let mut cursor = FeedCursor::new(feed());
+    assert_eq!(cursor.next_request().unwrap().unwrap().continuation(), None);
+    cursor.advance(Some("a")).unwrap();
+    assert_eq!(
+        cursor.next_request().unwrap().unwrap().continuation(),
+        Some("a")
+    );
+    cursor.advance(Some("b")).unwrap();
+    assert_eq!(
+        cursor.next_request().unwrap().unwrap().continuation(),
+        Some("b")
+    );
+    cursor.advance(None).unwrap();
+    assert!(cursor.next_request().is_none());
+}

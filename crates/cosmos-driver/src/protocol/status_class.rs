@@ -1,0 +1,154 @@
+//! The one classification of the service's answers. The retry decision and the hedge race both
+//! read a status through [`StatusClass::of`], so "what does 429/3092 mean" is written once.
+
+use super::cosmos_status::{status, sub_status, CosmosStatus};
+
+/// What an answer's status and sub-status mean, before anyone decides what to do about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StatusClass {
+    /// Below 400: the operation succeeded.
+    Success,
+    /// 429/3092 (SystemResourceUnavailable): transient capacity pressure another region can absorb.
+    ThrottledRegionally,
+    /// 429/3200, 3210 or 3214: an RU budget or hot-partition throttle that applies in every region.
+    ThrottledEverywhere,
+    /// Any other 429: throttled, and another region says nothing about it.
+    Throttled,
+    /// 404/1002: the replica has not caught up with the session token.
+    SessionNotAvailable,
+    /// 403/3: the region no longer takes writes (the write region moved).
+    WriteForbidden,
+    /// 403/1008: the account is not available in this region.
+    AccountNotInRegion,
+    /// 408, 410, 500, 503: the region failed to answer this time; another attempt may succeed.
+    Transient,
+    /// An answer every region would give: 400, 401, any other 403, 404 without a sub-status, 405,
+    /// 409, 412, 413, 422, 451, 501, 505.
+    Definitive,
+    /// Anything else (e.g. 404 with another sub-status, 502, 504): not retried, and not final
+    /// either, since another region might answer differently.
+    Unrecognized,
+}
+
+impl StatusClass {
+    /// The class of `s`.
+    pub const fn of(s: CosmosStatus) -> Self {
+        if s.status < 400 {
+            return StatusClass::Success;
+        }
+        match s.status {
+            status::TOO_MANY_REQUESTS => match s.sub_status {
+                sub_status::SYSTEM_RESOURCE_UNAVAILABLE => StatusClass::ThrottledRegionally,
+                sub_status::RU_BUDGET_EXCEEDED
+                | sub_status::RU_BUDGET_EXCEEDED_FOR_MASTER
+                | sub_status::HOT_PARTITION_KEY_THROTTLED => StatusClass::ThrottledEverywhere,
+                _ => StatusClass::Throttled,
+            },
+            status::NOT_FOUND => match s.sub_status {
+                sub_status::NONE => StatusClass::Definitive,
+                sub_status::READ_SESSION_NOT_AVAILABLE => StatusClass::SessionNotAvailable,
+                _ => StatusClass::Unrecognized,
+            },
+            status::FORBIDDEN => match s.sub_status {
+                sub_status::WRITE_FORBIDDEN => StatusClass::WriteForbidden,
+                sub_status::DATABASE_ACCOUNT_NOT_FOUND => StatusClass::AccountNotInRegion,
+                _ => StatusClass::Definitive,
+            },
+            status::REQUEST_TIMEOUT
+            | status::GONE
+            | status::INTERNAL_SERVER_ERROR
+            | status::SERVICE_UNAVAILABLE => StatusClass::Transient,
+            status::BAD_REQUEST
+            | status::UNAUTHORIZED
+            | status::METHOD_NOT_ALLOWED
+            | status::CONFLICT
+            | status::PRECONDITION_FAILED
+            | status::PAYLOAD_TOO_LARGE
+            | status::UNPROCESSABLE_ENTITY
+            | status::UNAVAILABLE_FOR_LEGAL_REASONS
+            | status::NOT_IMPLEMENTED
+            | status::HTTP_VERSION_NOT_SUPPORTED => StatusClass::Definitive,
+            _ => StatusClass::Unrecognized,
+        }
+    }
+
+    /// Whether no other region could give a better answer: a success, a definitive error, a
+    /// throttle that applies everywhere, or an authorization decision (403 with any sub-status).
+    pub const fn is_final(self) -> bool {
+        matches!(
+            self,
+            StatusClass::Success
+                | StatusClass::Definitive
+                | StatusClass::ThrottledEverywhere
+                | StatusClass::WriteForbidden
+                | StatusClass::AccountNotInRegion
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (status, sub-status, class) row by row.
+    const TABLE: &[(u16, u32, StatusClass)] = &[
+        (200, 0, StatusClass::Success),
+        (304, 0, StatusClass::Success),
+        (400, 0, StatusClass::Definitive),
+        (401, 0, StatusClass::Definitive),
+        (402, 0, StatusClass::Unrecognized),
+        (403, 0, StatusClass::Definitive),
+        (403, 3, StatusClass::WriteForbidden),
+        (403, 1008, StatusClass::AccountNotInRegion),
+        (403, 5, StatusClass::Definitive),
+        (404, 0, StatusClass::Definitive),
+        (404, 1002, StatusClass::SessionNotAvailable),
+        (404, 1003, StatusClass::Unrecognized),
+        (405, 0, StatusClass::Definitive),
+        (408, 0, StatusClass::Transient),
+        (409, 0, StatusClass::Definitive),
+        (410, 0, StatusClass::Transient),
+        (410, 1002, StatusClass::Transient),
+        (412, 0, StatusClass::Definitive),
+        (413, 0, StatusClass::Definitive),
+        (422, 0, StatusClass::Definitive),
+        (429, 0, StatusClass::Throttled),
+        (429, 3092, StatusClass::ThrottledRegionally),
+        (429, 3200, StatusClass::ThrottledEverywhere),
+        (429, 3210, StatusClass::ThrottledEverywhere),
+        (429, 3214, StatusClass::ThrottledEverywhere),
+        (429, 3201, StatusClass::Throttled),
+        (449, 0, StatusClass::Unrecognized),
+        (451, 0, StatusClass::Definitive),
+        (500, 0, StatusClass::Transient),
+        (501, 0, StatusClass::Definitive),
+        (502, 0, StatusClass::Unrecognized),
+        (503, 0, StatusClass::Transient),
+        (503, 21008, StatusClass::Transient),
+        (504, 0, StatusClass::Unrecognized),
+        (505, 0, StatusClass::Definitive),
+    ];
+
+    #[test]
+    fn classes_by_status() {
+        for &(code, sub, class) in TABLE {
+            assert_eq!(
+                StatusClass::of(CosmosStatus::new(code, sub)),
+                class,
+                "{code}/{sub}"
+            );
+        }
+    }
+
+    #[test]
+    fn final_classes() {
+        let finals: Vec<_> = TABLE
+            .iter()
+            .filter(|(_, _, class)| class.is_final())
+            .map(|&(code, sub, _)| (code, sub))
+            .collect();
+        assert!(finals.contains(&(403, 3)) && finals.contains(&(429, 3200)));
+        assert!(!finals.contains(&(404, 1002)) && !finals.contains(&(429, 3092)));
+        assert!(!finals.contains(&(503, 0)) && !finals.contains(&(502, 0)));
+    }
+}
