@@ -194,6 +194,8 @@ pub enum ItemAction {
     },
     /// Partially update an item: `--ops JSON`, or flags applied in the order given.
     Patch(PatchArgs),
+    /// Run a query; cross-partition unless a partition key is given.
+    Query(QueryArgs),
     /// List the items of a container (read feed).
     List {
         /// Database id.
@@ -206,6 +208,31 @@ pub enum ItemAction {
         #[arg(long, default_value_t = 100)]
         max: u64,
     },
+}
+
+/// `cosmos item query` arguments.
+#[derive(Args, Debug, Clone, PartialEq, Eq)]
+pub struct QueryArgs {
+    /// The container, and optionally the partition key that scopes the query.
+    #[command(flatten)]
+    pub at: ItemLocation,
+    /// The query text, e.g. `SELECT * FROM c WHERE c.n > @lo`.
+    pub query: String,
+    /// `@name=JSON`: a query parameter (anything that is not JSON is a string); repeatable.
+    #[arg(long = "param", value_name = "@NAME=JSON")]
+    pub params: Vec<String>,
+    /// Items per page.
+    #[arg(long = "max-item-count", value_name = "N")]
+    pub max_item_count: Option<u32>,
+    /// Stop after this many pages and print the token that resumes the query on stderr.
+    #[arg(long = "max-pages", value_name = "N")]
+    pub max_pages: Option<u64>,
+    /// Resume from a token printed by an earlier run.
+    #[arg(long, value_name = "TOKEN")]
+    pub continuation: Option<String>,
+    /// One JSON document per line, printed as pages arrive.
+    #[arg(long)]
+    pub jsonl: bool,
 }
 
 /// `cosmos item patch` flags. Operation flags keep their command-line order.
@@ -251,6 +278,10 @@ pub enum WorkloadKind {
     PatchCounter,
     /// 80% point reads, 10% upserts, 10% patches.
     Mixed,
+    /// A single-partition query finding one seeded item by id.
+    Query,
+    /// A cross-partition `ORDER BY` with `TOP 10` over every partition.
+    QueryCross,
 }
 
 impl WorkloadKind {
@@ -260,6 +291,8 @@ impl WorkloadKind {
             WorkloadKind::Read => "read",
             WorkloadKind::PatchCounter => "patch-counter",
             WorkloadKind::Mixed => "mixed",
+            WorkloadKind::Query => "query",
+            WorkloadKind::QueryCross => "query-cross",
         }
     }
 }

@@ -24,6 +24,7 @@
 pub mod auth;
 pub mod batch;
 pub mod bulk;
+mod client;
 pub mod diagnostics;
 mod driver;
 mod error;
@@ -36,12 +37,14 @@ pub mod options;
 pub mod patch;
 mod pipeline;
 pub mod protocol;
+pub mod query;
 mod response;
 mod routing;
 mod session;
 mod transport;
 
 pub use auth::{AccessToken, Credential, TokenCredential};
+pub use client::{ContainerClient, DriverPageSource, ItemResponse};
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
 pub use error::{CosmosError, ErrorKind};

@@ -352,7 +352,10 @@ impl CosmosOperation {
     pub fn validate(&self) -> Result<(), CosmosError> {
         let is_item_op = matches!(self.target, OperationTarget::Item(_))
             || (matches!(self.target, OperationTarget::Items(_))
-                && self.operation_type != OperationType::ReadFeed);
+                && !matches!(
+                    self.operation_type,
+                    OperationType::ReadFeed | OperationType::Query
+                ));
         if is_item_op && self.partition_key.is_none() {
             return Err(CosmosError::invalid_input(format!(
                 "{self} needs a partition key (call with_partition_key)"

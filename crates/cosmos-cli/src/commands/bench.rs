@@ -14,7 +14,9 @@ use crate::bench::output::{self, CompletedRun};
 use crate::bench::progress::{ProgressBar, ProgressCounters};
 use crate::bench::region_timeline::{self, RegionTimeline};
 use crate::bench::workloads::setup::{self, BenchAccount, SeededItems};
-use crate::bench::workloads::{MixedWorkload, PatchCounterWorkload, ReadWorkload};
+use crate::bench::workloads::{
+    MixedWorkload, PatchCounterWorkload, QueryShape, QueryWorkload, ReadWorkload,
+};
 use crate::bench::{
     EngineConfig, Pacing, RunLabels, RunMeasurement, RunReport, StopAt, Window, Workload,
 };
@@ -198,6 +200,22 @@ async fn one_run(
             .await,
             None,
         ),
+        (kind @ (WorkloadKind::Query | WorkloadKind::QueryCross), Some(items)) => {
+            let shape = if kind == WorkloadKind::Query {
+                QueryShape::PointLike
+            } else {
+                QueryShape::CrossOrderByTop
+            };
+            let w = QueryWorkload::new(
+                &driver,
+                &target.account.database,
+                &target.account.container,
+                items.clone(),
+                shape,
+                slow_after,
+            );
+            (measure(w, config, label).await, None)
+        }
         (_, None) => return Err("the items were not seeded".into()),
     };
     if m.max_start_lag > Duration::from_secs(1) {
@@ -243,10 +261,18 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
     }
     let items = match args.workload {
         WorkloadKind::PatchCounter => None,
-        WorkloadKind::Read | WorkloadKind::Mixed if args.skip_setup => {
+        WorkloadKind::Read
+        | WorkloadKind::Mixed
+        | WorkloadKind::Query
+        | WorkloadKind::QueryCross
+            if args.skip_setup =>
+        {
             Some(SeededItems::new(&container, args.items)?)
         }
-        WorkloadKind::Read | WorkloadKind::Mixed => {
+        WorkloadKind::Read
+        | WorkloadKind::Mixed
+        | WorkloadKind::Query
+        | WorkloadKind::QueryCross => {
             eprintln!(
                 "seeding {} items into {}/{}",
                 args.items, args.db, args.container

@@ -83,6 +83,9 @@ pub async fn run(
         ItemAction::List { db, container, max } => {
             return list(&driver, target, db, container, *max).await
         }
+        ItemAction::Query(args) => {
+            return super::item_query::run(&driver, args, target.diagnostics).await
+        }
         ItemAction::Get { at, id } => {
             let c = container_ref(at)?;
             let pk = key_for(&driver, at, &c, None).await?;

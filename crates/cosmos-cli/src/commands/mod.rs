@@ -5,6 +5,7 @@ pub mod connect;
 pub mod container;
 pub mod database;
 pub mod item;
+pub mod item_query;
 pub mod partition_key;
 pub mod printing;
 

@@ -8,9 +8,13 @@ use crate::protocol::{OperationType, Region, ResourceType};
 use crate::routing::RegionalEndpoint;
 
 /// The operations hedging covers in this phase, as (resource type, operation type) pairs. Widening
-/// hedging to another operation is a change to this list and nothing else.
-pub const PHASE_ALLOWED_OPERATIONS: &[(ResourceType, OperationType)] =
-    &[(ResourceType::Document, OperationType::Read)];
+/// hedging to another operation is a change to this list and nothing else. Phase 2: each query
+/// page request is hedged like a point read (the winning page carries its region's continuation
+/// and session token).
+pub const PHASE_ALLOWED_OPERATIONS: &[(ResourceType, OperationType)] = &[
+    (ResourceType::Document, OperationType::Read),
+    (ResourceType::Document, OperationType::Query),
+];
 
 /// What [`should_hedge`] looks at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +42,7 @@ pub enum NoHedge {
     ResourceTypeNotInPhase,
     /// Row 4: the operation writes; writes are never hedged.
     Write,
-    /// Row 3, operation guard: a read this phase does not hedge (a query or a feed read).
+    /// Row 3, operation guard: a read this phase does not hedge (a feed read).
     OperationNotInPhase,
     /// Row 5: fewer than two applicable read regions.
     FewerThanTwoRegions,
@@ -246,7 +250,7 @@ mod tests {
                     operation_type: OperationType::Query,
                     ..base
                 },
-                Skip(OperationNotInPhase),
+                Hedge(strategy()),
             ),
             (
                 HedgeEligibility {
@@ -383,10 +387,13 @@ mod tests {
     }
 
     #[test]
-    fn phase_one_hedges_document_point_reads_only() {
+    fn phase_two_hedges_document_point_reads_and_query_pages_only() {
         assert_eq!(
             PHASE_ALLOWED_OPERATIONS,
-            &[(ResourceType::Document, OperationType::Read)]
+            &[
+                (ResourceType::Document, OperationType::Read),
+                (ResourceType::Document, OperationType::Query)
+            ]
         );
     }
 

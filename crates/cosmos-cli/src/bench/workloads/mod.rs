@@ -3,9 +3,11 @@
 mod mixed;
 pub mod op_report;
 mod patch_counter;
+mod query;
 mod read;
 pub mod setup;
 
 pub use mixed::MixedWorkload;
 pub use patch_counter::PatchCounterWorkload;
+pub use query::{QueryShape, QueryWorkload};
 pub use read::ReadWorkload;

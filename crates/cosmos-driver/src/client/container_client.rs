@@ -1,0 +1,156 @@
+//! `driver.container("shop", "orders")`: a cheap, cloneable handle with typed item operations and
+//! queries as streams.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::driver_page_source::DriverPageSource;
+use super::item_response::ItemResponse;
+use crate::patch::PatchInstructions;
+use crate::query::{Query, QueryItems, QueryOptions, QueryPager, QueryScope};
+use crate::{
+    ContainerReference, CosmosDriver, CosmosError, CosmosOperation, DatabaseReference,
+    OperationOptions, PartitionKey,
+};
+
+/// A container of one account. Cheap to clone; every operation goes through the driver's
+/// `execute` (or, for queries, one page request at a time through the same pipeline).
+#[derive(Clone, Debug)]
+pub struct ContainerClient {
+    driver: CosmosDriver,
+    container: Result<ContainerReference, Arc<str>>,
+    options: OperationOptions,
+}
+
+impl CosmosDriver {
+    /// A handle to container `container` of database `database`. The ids are checked here; a bad
+    /// id makes every operation of the handle fail with the reason.
+    pub fn container(&self, database: &str, container: &str) -> ContainerClient {
+        let reference = DatabaseReference::new(database)
+            .and_then(|d| d.container(container))
+            .map_err(|e| Arc::from(e.message()));
+        ContainerClient {
+            driver: self.clone(),
+            container: reference,
+            options: OperationOptions::default(),
+        }
+    }
+}
+
+impl ContainerClient {
+    /// The same handle with `options` applied to each of its operations.
+    pub fn with_options(mut self, options: OperationOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The container's reference, or why its ids were refused.
+    pub fn reference(&self) -> Result<&ContainerReference, CosmosError> {
+        self.container
+            .as_ref()
+            .map_err(|m| CosmosError::invalid_input(m.to_string()))
+    }
+
+    async fn run(&self, operation: CosmosOperation) -> Result<ItemResponse, CosmosError> {
+        self.driver
+            .execute(operation, &self.options)
+            .await
+            .map(ItemResponse::new)
+    }
+
+    /// Reads item `id` in partition `partition_key`.
+    pub async fn read_item(
+        &self,
+        partition_key: impl Into<PartitionKey>,
+        id: &str,
+    ) -> Result<ItemResponse, CosmosError> {
+        let item = self.reference()?.item(id)?;
+        self.run(CosmosOperation::read_item(item).with_partition_key(partition_key))
+            .await
+    }
+
+    /// Creates `item` in partition `partition_key`.
+    pub async fn create_item<T: Serialize + ?Sized>(
+        &self,
+        partition_key: impl Into<PartitionKey>,
+        item: &T,
+    ) -> Result<ItemResponse, CosmosError> {
+        let op = CosmosOperation::create_item(self.reference()?.clone())
+            .with_partition_key(partition_key)
+            .with_json_body(item)?;
+        self.run(op).await
+    }
+
+    /// Creates or replaces `item` in partition `partition_key`.
+    pub async fn upsert_item<T: Serialize + ?Sized>(
+        &self,
+        partition_key: impl Into<PartitionKey>,
+        item: &T,
+    ) -> Result<ItemResponse, CosmosError> {
+        let op = CosmosOperation::upsert_item(self.reference()?.clone())
+            .with_partition_key(partition_key)
+            .with_json_body(item)?;
+        self.run(op).await
+    }
+
+    /// Deletes item `id` in partition `partition_key`.
+    pub async fn delete_item(
+        &self,
+        partition_key: impl Into<PartitionKey>,
+        id: &str,
+    ) -> Result<ItemResponse, CosmosError> {
+        let item = self.reference()?.item(id)?;
+        self.run(CosmosOperation::delete_item(item).with_partition_key(partition_key))
+            .await
+    }
+
+    /// Applies `instructions` to item `id` in partition `partition_key`.
+    pub async fn patch_item(
+        &self,
+        partition_key: impl Into<PartitionKey>,
+        id: &str,
+        instructions: PatchInstructions,
+    ) -> Result<ItemResponse, CosmosError> {
+        let item = self.reference()?.item(id)?;
+        let op = CosmosOperation::patch_item(item)
+            .with_partition_key(partition_key)
+            .with_json_body(&instructions)?;
+        self.run(op).await
+    }
+
+    /// Runs `query` in `scope`; the result is read lazily as the stream is polled.
+    pub fn query_items<T: DeserializeOwned>(
+        &self,
+        query: Query,
+        scope: QueryScope,
+    ) -> QueryItems<T> {
+        self.query_items_with(
+            query,
+            scope,
+            QueryOptions::new().with_request_options(self.options.clone()),
+        )
+    }
+
+    /// Runs `query` in `scope` with `options`.
+    pub fn query_items_with<T: DeserializeOwned>(
+        &self,
+        query: Query,
+        scope: QueryScope,
+        options: QueryOptions,
+    ) -> QueryItems<T> {
+        match self.reference() {
+            Ok(c) => {
+                let source = Arc::new(DriverPageSource::new(self.driver.clone(), c.clone()));
+                QueryItems::new(QueryPager::new(source, query, scope, options))
+            }
+            Err(e) => QueryItems::failed(e),
+        }
+    }
+
+    /// Every item of the container, across partitions.
+    pub fn read_all_items<T: DeserializeOwned>(&self) -> QueryItems<T> {
+        self.query_items(Query::new("SELECT * FROM c"), QueryScope::CrossPartition)
+    }
+}

@@ -1,0 +1,141 @@
+//! Query pages through a driver: the plan, the range listing and each page are one operation
+//! through the driver's `execute`, so each is retried, routed and hedged like a point read.
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::options::OperationOptions;
+use crate::protocol::ContainerReference;
+use crate::query::{
+    page_operation, plan_operation, PageSettings, PageTarget, QueryPageSource, QueryPlan,
+    RangePage, TargetRange,
+};
+use crate::{CosmosDriver, CosmosError, CosmosOperation, ErrorKind};
+
+/// Pages through a driver: each request is one operation through its pipeline.
+#[derive(Clone, Debug)]
+pub struct DriverPageSource {
+    driver: CosmosDriver,
+    container: ContainerReference,
+}
+
+impl DriverPageSource {
+    /// A source for queries on `container`.
+    pub fn new(driver: CosmosDriver, container: ContainerReference) -> Self {
+        DriverPageSource { driver, container }
+    }
+}
+
+#[derive(Deserialize)]
+struct DocumentsPage {
+    #[serde(rename = "Documents")]
+    documents: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+struct RangesPage {
+    #[serde(rename = "PartitionKeyRanges")]
+    ranges: Vec<RawRange>,
+}
+
+#[derive(Deserialize)]
+struct RawRange {
+    id: String,
+    #[serde(rename = "minInclusive")]
+    min: String,
+    #[serde(rename = "maxExclusive")]
+    max: String,
+}
+
+/// The most pages of partition key ranges read for one container.
+const MAX_RANGE_PAGES: usize = 1000;
+
+impl QueryPageSource for DriverPageSource {
+    fn plan(
+        &self,
+        body: Bytes,
+        settings: &PageSettings,
+    ) -> BoxFuture<'_, Result<QueryPlan, CosmosError>> {
+        let op = plan_operation(&self.container, body);
+        let options = settings.request.clone();
+        Box::pin(async move {
+            let response = self.driver.execute(op, &options).await?;
+            QueryPlan::from_body(response.body()).map_err(|m| {
+                CosmosError::new(ErrorKind::Deserialization, m)
+                    .with_diagnostics(response.diagnostics().clone())
+            })
+        })
+    }
+
+    fn ranges(&self, _refresh: bool) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
+        Box::pin(async move {
+            let mut out = Vec::new();
+            let mut continuation: Option<String> = None;
+            for _ in 0..MAX_RANGE_PAGES {
+                let mut op = CosmosOperation::read_partition_key_ranges(self.container.clone());
+                if let Some(c) = &continuation {
+                    op = op.with_continuation(c)?;
+                }
+                let response = self
+                    .driver
+                    .execute(op, &OperationOptions::default())
+                    .await?;
+                let page: RangesPage = response.json()?;
+                out.extend(page.ranges.into_iter().map(|r| TargetRange {
+                    id: r.id,
+                    min: r.min,
+                    max: r.max,
+                }));
+                continuation = response.continuation().map(str::to_owned);
+                if continuation.is_none() {
+                    out.sort_by(|a, b| a.min.cmp(&b.min));
+                    // A feed can list a split parent beside its children; keep the leaves.
+                    let all = out.clone();
+                    out.retain(|r| {
+                        !all.iter().any(|o| {
+                            o.id != r.id
+                                && o.min >= r.min
+                                && o.max <= r.max
+                                && (o.min != r.min || o.max != r.max)
+                        })
+                    });
+                    return Ok(out);
+                }
+            }
+            Err(CosmosError::new(
+                ErrorKind::Deserialization,
+                format!("the partition key range feed did not end within {MAX_RANGE_PAGES} pages"),
+            ))
+        })
+    }
+
+    fn page(
+        &self,
+        body: Bytes,
+        target: PageTarget,
+        continuation: Option<String>,
+        settings: &PageSettings,
+    ) -> BoxFuture<'_, Result<RangePage, CosmosError>> {
+        let op = page_operation(
+            &self.container,
+            body,
+            &target,
+            continuation.as_deref(),
+            settings,
+        );
+        let options = settings.request.clone();
+        Box::pin(async move {
+            let response = self.driver.execute(op?, &options).await?;
+            let page: DocumentsPage = response.json()?;
+            let (_, headers, _, diagnostics) = response.into_parts();
+            Ok(RangePage {
+                documents: page.documents,
+                continuation: headers.continuation().map(str::to_owned),
+                headers,
+                diagnostics,
+            })
+        })
+    }
+}

@@ -1,0 +1,289 @@
+//! Combining the partial aggregates each range returns into the query's result: COUNT and SUM
+//! add, MIN and MAX keep the extreme in the service's value order, AVG divides the summed sums by
+//! the summed counts. Integer sums stay exact until they overflow, then continue as doubles.
+
+use std::cmp::Ordering;
+
+use serde_json::{Number, Value};
+
+use super::query_plan::AggregateKind;
+use super::value_order::compare_values;
+
+/// A running numeric total: exact while every addend is an integer and nothing overflows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Total {
+    /// Exact.
+    Int(i64),
+    /// Past the first fraction or overflow.
+    Float(f64),
+}
+
+impl Total {
+    fn add(self, n: &Number) -> Total {
+        match (self, n.as_i64()) {
+            (Total::Int(a), Some(b)) => match a.checked_add(b) {
+                Some(s) => Total::Int(s),
+                None => Total::Float(a as f64 + b as f64),
+            },
+            (Total::Int(a), None) => Total::Float(a as f64 + n.as_f64().unwrap_or(0.0)),
+            (Total::Float(a), _) => Total::Float(a + n.as_f64().unwrap_or(0.0)),
+        }
+    }
+
+    fn as_f64(self) -> f64 {
+        match self {
+            Total::Int(i) => i as f64,
+            Total::Float(f) => f,
+        }
+    }
+
+    fn to_value(self) -> Option<Value> {
+        match self {
+            Total::Int(i) => Some(Value::from(i)),
+            Total::Float(f) => Number::from_f64(f).map(Value::Number),
+        }
+    }
+}
+
+/// One aggregate being combined.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Aggregator {
+    /// `COUNT`: the sum of the ranges' counts.
+    Count(Total),
+    /// `SUM`: the sum of the ranges' sums; undefined once any range's sum is undefined (a
+    /// non-number was summed).
+    Sum(Option<Total>),
+    /// `MIN` or `MAX`: the extreme so far (`None` before any defined partial).
+    Extreme {
+        /// `true` for MAX.
+        max: bool,
+        /// The extreme so far.
+        value: Option<Value>,
+    },
+    /// `AVG`: summed sums and counts.
+    Average {
+        /// The summed sums.
+        sum: Total,
+        /// The summed counts.
+        count: Total,
+    },
+}
+
+impl Aggregator {
+    /// A fresh aggregator for `kind`; `None` for an aggregate the driver does not combine
+    /// (the feature check refuses those before any request).
+    pub fn new(kind: &AggregateKind) -> Option<Aggregator> {
+        Some(match kind {
+            AggregateKind::Count => Aggregator::Count(Total::Int(0)),
+            AggregateKind::Sum => Aggregator::Sum(Some(Total::Int(0))),
+            AggregateKind::Min => Aggregator::Extreme {
+                max: false,
+                value: None,
+            },
+            AggregateKind::Max => Aggregator::Extreme {
+                max: true,
+                value: None,
+            },
+            AggregateKind::Average => Aggregator::Average {
+                sum: Total::Int(0),
+                count: Total::Int(0),
+            },
+            AggregateKind::Other(_) => return None,
+        })
+    }
+
+    /// Adds one range's partial (`None`: the range's partial is undefined).
+    pub fn add(&mut self, partial: Option<&Value>) -> Result<(), String> {
+        match self {
+            Aggregator::Count(total) => match partial {
+                Some(Value::Number(n)) => *total = total.add(n),
+                None => {}
+                Some(other) => return Err(format!("a partial COUNT is not a number: {other}")),
+            },
+            Aggregator::Sum(total) => match (partial, total.as_mut()) {
+                (Some(Value::Number(n)), Some(t)) => *t = t.add(n),
+                (Some(Value::Number(_)), None) => {}
+                (None, _) => *total = None,
+                (Some(other), _) => return Err(format!("a partial SUM is not a number: {other}")),
+            },
+            Aggregator::Extreme { max, value } => {
+                // A partial is the value itself, or `{"min"|"max": v, "count": n}` where a count
+                // of 0 means the range had nothing to compare.
+                let candidate = match partial {
+                    Some(Value::Object(o)) if o.contains_key("count") => {
+                        let field = if *max { "max" } else { "min" };
+                        let count = o.get("count").and_then(Value::as_f64).unwrap_or(0.0);
+                        if count <= 0.0 {
+                            return Ok(());
+                        }
+                        o.get(field)
+                    }
+                    other => other,
+                };
+                let Some(candidate) = candidate else {
+                    return Ok(());
+                };
+                let replace = match value.as_ref() {
+                    None => true,
+                    Some(current) => {
+                        let o = compare_values(Some(candidate), Some(current));
+                        if *max {
+                            o == Ordering::Greater
+                        } else {
+                            o == Ordering::Less
+                        }
+                    }
+                };
+                if replace {
+                    *value = Some(candidate.clone());
+                }
+            }
+            Aggregator::Average { sum, count } => match partial {
+                None => {}
+                Some(Value::Object(o)) => match (o.get("sum"), o.get("count")) {
+                    (Some(Value::Number(s)), Some(Value::Number(c))) => {
+                        *sum = sum.add(s);
+                        *count = count.add(c);
+                    }
+                    // A range with nothing to average (or a non-number) answers no sum.
+                    (None | Some(Value::Null), _) => {}
+                    _ => {
+                        return Err(format!(
+                            "a partial AVG is malformed: {}",
+                            Value::Object(o.clone())
+                        ))
+                    }
+                },
+                Some(other) => return Err(format!("a partial AVG is malformed: {other}")),
+            },
+        }
+        Ok(())
+    }
+
+    /// The combined value (`None`: undefined).
+    pub fn result(&self) -> Option<Value> {
+        match self {
+            Aggregator::Count(t) => t.to_value(),
+            Aggregator::Sum(t) => t.and_then(Total::to_value),
+            Aggregator::Extreme { value, .. } => value.clone(),
+            Aggregator::Average { sum, count } => {
+                let c = count.as_f64();
+                if c <= 0.0 {
+                    return None;
+                }
+                Number::from_f64(sum.as_f64() / c).map(Value::Number)
+            }
+        }
+    }
+}
+
+/// The partial of one aggregate in a range's row: `{"item": v}` (absent `item`: undefined), or a
+/// bare number from older gateways.
+pub fn partial_of(cell: &Value) -> Option<&Value> {
+    match cell {
+        Value::Object(o) => o.get("item"),
+        other => Some(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn combine(kind: AggregateKind, partials: &[Option<Value>]) -> Option<Value> {
+        let mut a = Aggregator::new(&kind).unwrap();
+        for p in partials {
+            a.add(p.as_ref()).unwrap();
+        }
+        a.result()
+    }
+
+    #[test]
+    fn aggregates_combine_partials_like_the_service() {
+        use AggregateKind::*;
+        let n = |v: Value| Some(v);
+        let table: Vec<(AggregateKind, Vec<Option<Value>>, Option<Value>)> = vec![
+            (
+                Count,
+                vec![n(json!(3)), n(json!(0)), n(json!(4))],
+                Some(json!(7)),
+            ),
+            (Count, vec![], Some(json!(0))),
+            (Sum, vec![n(json!(3)), n(json!(-1))], Some(json!(2))),
+            (Sum, vec![n(json!(1.5)), n(json!(1))], Some(json!(2.5))),
+            (Sum, vec![n(json!(1)), None], None),
+            (
+                Sum,
+                vec![n(json!(i64::MAX)), n(json!(1))],
+                Some(json!(9.223372036854776e18)),
+            ),
+            (
+                Min,
+                vec![n(json!(3)), None, n(json!(-2)), n(json!("a"))],
+                Some(json!(-2)),
+            ),
+            (
+                Max,
+                vec![n(json!(3)), n(json!("a")), n(json!(true))],
+                Some(json!("a")),
+            ),
+            (Max, vec![None, None], None),
+            (
+                Min,
+                vec![
+                    n(json!({"min": 4, "count": 2})),
+                    n(json!({"min": null, "count": 0})),
+                ],
+                Some(json!(4)),
+            ),
+            (
+                Max,
+                vec![n(json!(null)), n(json!(false))],
+                Some(json!(false)),
+            ),
+            (
+                Average,
+                vec![
+                    n(json!({"sum": 6, "count": 2})),
+                    n(json!({"sum": 3, "count": 1})),
+                ],
+                Some(json!(3.0)),
+            ),
+            (
+                Average,
+                vec![n(json!({"sum": null, "count": 0})), None],
+                None,
+            ),
+            (
+                Average,
+                vec![n(json!({"sum": 1, "count": 2}))],
+                Some(json!(0.5)),
+            ),
+        ];
+        for (kind, partials, want) in table {
+            assert_eq!(
+                combine(kind.clone(), &partials),
+                want,
+                "{kind:?} {partials:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_partials_are_errors_not_panics() {
+        let mut c = Aggregator::new(&AggregateKind::Count).unwrap();
+        assert!(c.add(Some(&json!("x"))).unwrap_err().contains("COUNT"));
+        let mut a = Aggregator::new(&AggregateKind::Average).unwrap();
+        assert!(a.add(Some(&json!(1))).unwrap_err().contains("AVG"));
+        assert!(a.add(Some(&json!({"sum": 1, "count": "x"}))).is_err());
+        assert!(Aggregator::new(&AggregateKind::Other("MakeSet".into())).is_none());
+    }
+
+    #[test]
+    fn partials_are_read_from_item_cells() {
+        assert_eq!(partial_of(&json!({"item": 4})), Some(&json!(4)));
+        assert_eq!(partial_of(&json!({})), None);
+        assert_eq!(partial_of(&json!(5)), Some(&json!(5)));
+    }
+}

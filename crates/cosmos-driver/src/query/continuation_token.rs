@@ -1,0 +1,336 @@
+//! The driver's continuation token for a query: which query it belongs to, each range's position
+//! (the service continuation of its current page and how many of that page's rows are gone), for
+//! ORDER BY the key of the last row, and the DISTINCT/OFFSET/LIMIT/TOP state. Encoded as base64url
+//! JSON; refused with a clear error when it is corrupted, too large, or from another query.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::query_plan::QueryRange;
+use super::result_shaping::ShapingState;
+
+/// The largest token accepted or issued, encoded.
+pub const MAX_TOKEN_BYTES: usize = 256 * 1024;
+/// The most range positions one token may hold.
+pub const MAX_TOKEN_RANGES: usize = 4096;
+const VERSION: u8 = 1;
+const PREFIX: &str = "cq1.";
+
+/// One range's position.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RangePosition {
+    /// The range's lower effective partition key.
+    #[serde(rename = "a")]
+    pub min: String,
+    /// The range's upper effective partition key.
+    #[serde(rename = "b")]
+    pub max: String,
+    /// The service continuation of the range's current page (`None`: its start).
+    #[serde(rename = "t", default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// Rows of that page already returned.
+    #[serde(rename = "n", default, skip_serializing_if = "is_zero")]
+    pub skip: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl RangePosition {
+    /// The range as a plan range.
+    pub fn range(&self) -> QueryRange {
+        QueryRange {
+            min: self.min.clone(),
+            max: self.max.clone(),
+            is_min_inclusive: true,
+            is_max_inclusive: false,
+        }
+    }
+}
+
+/// One ORDER BY key value in a token: `{"item": v}`, or `{}` for undefined.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyCell {
+    /// The value (`None`: undefined).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub item: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// The key of the last row an ORDER BY query returned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LastKey {
+    /// One cell per ORDER BY expression.
+    #[serde(rename = "k")]
+    pub keys: Vec<KeyCell>,
+    /// The row's `_rid`, when projected.
+    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
+    pub rid: Option<String>,
+}
+
+/// A query's continuation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueryContinuation {
+    #[serde(rename = "v")]
+    version: u8,
+    /// The fingerprint of the query (text and parameters) that issued the token.
+    #[serde(rename = "q")]
+    pub query: String,
+    /// The scope the query ran in (cross-partition, or a partition key), as text.
+    #[serde(rename = "s")]
+    pub scope: String,
+    /// The position of every range not yet drained, in range order.
+    #[serde(rename = "r")]
+    pub ranges: Vec<RangePosition>,
+    /// ORDER BY: the key of the last row returned.
+    #[serde(rename = "k", default, skip_serializing_if = "Option::is_none")]
+    pub last_key: Option<LastKey>,
+    /// The result stages' state.
+    #[serde(rename = "p", default)]
+    pub shaping: ShapingState,
+}
+
+/// Why a token was refused.
+fn refused(why: impl std::fmt::Display) -> String {
+    format!("the continuation token is not valid for this query: {why}")
+}
+
+impl QueryContinuation {
+    /// A token for `query` (its fingerprint) in `scope`.
+    pub fn new(
+        query: String,
+        scope: String,
+        ranges: Vec<RangePosition>,
+        last_key: Option<LastKey>,
+        shaping: ShapingState,
+    ) -> QueryContinuation {
+        QueryContinuation {
+            version: VERSION,
+            query,
+            scope,
+            ranges,
+            last_key,
+            shaping,
+        }
+    }
+
+    /// The token as text, or why it cannot be issued (too large).
+    pub fn encode(&self) -> Result<String, String> {
+        let json = serde_json::to_vec(self).map_err(|e| format!("cannot encode the token: {e}"))?;
+        let text = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(json));
+        if text.len() > MAX_TOKEN_BYTES {
+            return Err(format!(
+                "the continuation token would take {} bytes, more than the {MAX_TOKEN_BYTES} the driver issues",
+                text.len()
+            ));
+        }
+        Ok(text)
+    }
+
+    /// Reads a token and checks that it belongs to the query `fingerprint` run in `scope`.
+    pub fn decode(text: &str, fingerprint: &str, scope: &str) -> Result<QueryContinuation, String> {
+        if text.len() > MAX_TOKEN_BYTES {
+            return Err(refused(format_args!(
+                "it is {} bytes long, more than the {MAX_TOKEN_BYTES} the driver issues",
+                text.len()
+            )));
+        }
+        let Some(body) = text.strip_prefix(PREFIX) else {
+            return Err(refused("it was not issued by this driver for a query"));
+        };
+        let json = URL_SAFE_NO_PAD
+            .decode(body.trim_end())
+            .map_err(|e| refused(format_args!("it is corrupted ({e})")))?;
+        let token: QueryContinuation = serde_json::from_slice(&json)
+            .map_err(|e| refused(format_args!("it is corrupted ({e})")))?;
+        if token.version != VERSION {
+            return Err(refused(format_args!(
+                "it has version {}, this driver reads version {VERSION}",
+                token.version
+            )));
+        }
+        if token.query != fingerprint {
+            return Err(refused(
+                "it was issued by a different query (text or parameters differ)",
+            ));
+        }
+        if token.scope != scope {
+            return Err(refused(
+                "it was issued for a different partition key or scope",
+            ));
+        }
+        if token.ranges.is_empty() || token.ranges.len() > MAX_TOKEN_RANGES {
+            return Err(refused(format_args!(
+                "it names {} ranges",
+                token.ranges.len()
+            )));
+        }
+        if token.ranges.windows(2).any(|w| w[0].min >= w[1].min) {
+            return Err(refused("its ranges are out of order"));
+        }
+        Ok(token)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn sample() -> QueryContinuation {
+        QueryContinuation::new(
+            "q1".into(),
+            "cross".into(),
+            vec![
+                RangePosition {
+                    min: "".into(),
+                    max: "80".into(),
+                    token: Some("+RID:~abc#RT:1".into()),
+                    skip: 3,
+                },
+                RangePosition {
+                    min: "80".into(),
+                    max: "FF".into(),
+                    token: None,
+                    skip: 0,
+                },
+            ],
+            Some(LastKey {
+                keys: vec![
+                    KeyCell {
+                        item: Some(json!(null)),
+                    },
+                    KeyCell { item: None },
+                ],
+                rid: Some("x".into()),
+            }),
+            ShapingState {
+                offset_left: 0,
+                limit_left: Some(4),
+                top_left: None,
+                distinct_seen: vec![[7; 16]],
+            },
+        )
+    }
+
+    #[test]
+    fn a_token_round_trips_and_keeps_null_apart_from_undefined() {
+        let t = sample();
+        let text = t.encode().unwrap();
+        assert!(text.starts_with("cq1."));
+        let back = QueryContinuation::decode(&text, "q1", "cross").unwrap();
+        assert_eq!(back, t);
+        assert_eq!(back.last_key.unwrap().keys[0].item, Some(Value::Null));
+    }
+
+    #[test]
+    fn foreign_corrupted_and_oversized_tokens_are_refused_with_the_reason() {
+        let text = sample().encode().unwrap();
+        let table: Vec<(String, &str, &str, &str)> = vec![
+            (text.clone(), "q2", "cross", "different query"),
+            (text.clone(), "q1", "[\"pk\"]", "different partition key"),
+            (
+                "+RID:~abc#RT:1".into(),
+                "q1",
+                "cross",
+                "not issued by this driver",
+            ),
+            (format!("{}!", text), "q1", "cross", "corrupted"),
+            (
+                format!("cq1.{}", URL_SAFE_NO_PAD.encode(b"{\"v\":1}")),
+                "q1",
+                "cross",
+                "corrupted",
+            ),
+            (
+                format!(
+                    "cq1.{}",
+                    URL_SAFE_NO_PAD.encode(br#"{"v":9,"q":"q1","s":"cross","r":[]}"#)
+                ),
+                "q1",
+                "cross",
+                "version 9",
+            ),
+            (
+                format!(
+                    "cq1.{}",
+                    URL_SAFE_NO_PAD.encode(br#"{"v":1,"q":"q1","s":"cross","r":[]}"#)
+                ),
+                "q1",
+                "cross",
+                "names 0 ranges",
+            ),
+            (
+                format!(
+                    "cq1.{}",
+                    URL_SAFE_NO_PAD.encode(
+                        br#"{"v":1,"q":"q1","s":"cross","r":[{"a":"8","b":"F"},{"a":"","b":"8"}]}"#
+                    )
+                ),
+                "q1",
+                "cross",
+                "out of order",
+            ),
+            ("x".repeat(MAX_TOKEN_BYTES + 1), "q1", "cross", "bytes long"),
+        ];
+        for (token, q, scope, why) in table {
+            let e = QueryContinuation::decode(&token, q, scope).unwrap_err();
+            assert!(e.contains(why), "{why}: {e}");
+            assert!(e.starts_with("the continuation token is not valid"));
+        }
+    }
+
+    #[test]
+    fn deeply_nested_json_in_a_token_is_refused_not_overflowed() {
+        let deep = format!(
+            r#"{{"v":1,"q":"q1","s":"cross","r":[{{"a":"","b":"FF"}}],"k":{{"k":[{{"item":{}1{}}}]}}}}"#,
+            "[".repeat(5000),
+            "]".repeat(5000)
+        );
+        let text = format!("cq1.{}", URL_SAFE_NO_PAD.encode(deep));
+        assert!(QueryContinuation::decode(&text, "q1", "cross")
+            .unwrap_err()
+            .contains("corrupted"));
+    }
+
+    #[test]
+    fn a_token_too_large_to_issue_says_so() {
+        let mut t = sample();
+        t.shaping.distinct_seen = vec![[1; 16]; 20_000];
+        assert!(t.encode().unwrap_err().contains("more than"));
+    }
+
+    proptest! {
+        #[test]
+        fn no_input_panics(s in ".{0,300}") {
+            let _ = QueryContinuation::decode(&s, "q1", "cross");
+            let _ = QueryContinuation::decode(&format!("cq1.{s}"), "q1", "cross");
+        }
+
+        #[test]
+        fn any_byte_flip_is_refused_or_decodes_to_a_checked_token(pos in 4usize..200, bit in 0u8..6) {
+            let text = sample().encode().unwrap();
+            let mut bytes = text.into_bytes();
+            let pos = pos % bytes.len();
+            let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+            let i = alphabet.iter().position(|&b| b == bytes[pos]).unwrap_or(0);
+            bytes[pos] = alphabet[(i + 1 + bit as usize) % 64];
+            let text = String::from_utf8(bytes).unwrap();
+            if let Ok(t) = QueryContinuation::decode(&text, "q1", "cross") {
+                prop_assert_eq!(t.query, "q1");
+                prop_assert_eq!(t.scope, "cross");
+            }
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! GROUP BY across ranges: each range answers one row per group it saw,
+//! `{"groupByItems": [{"item": k}, ...], "payload": ...}`; rows of the same group (equal keys by
+//! the service's equality) are combined column by column, grouping columns keep their value.
+//! Groups come out in the order they were first seen. Also serves non-VALUE aggregates without
+//! GROUP BY (one group with no key) and `SELECT VALUE` over groups.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::aggregates::{partial_of, Aggregator};
+use super::query_features::GroupedAggregation;
+use super::query_plan::AggregateKind;
+use super::value_order::canonical_text;
+
+/// The most groups one query may produce on the client.
+pub const MAX_GROUPS: usize = 1_000_000;
+
+#[derive(Clone, Debug)]
+enum Column {
+    Aggregate(Aggregator),
+    Key(Option<Value>),
+}
+
+impl Column {
+    fn new(kind: Option<&AggregateKind>) -> Result<Column, String> {
+        match kind {
+            None => Ok(Column::Key(None)),
+            Some(k) => Aggregator::new(k)
+                .map(Column::Aggregate)
+                .ok_or_else(|| format!("the aggregate {k:?} cannot be combined")),
+        }
+    }
+
+    fn add(&mut self, cell: Option<&Value>) -> Result<(), String> {
+        match self {
+            Column::Aggregate(a) => a.add(cell.and_then(partial_of)),
+            Column::Key(v) => {
+                if v.is_none() {
+                    *v = cell.cloned();
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn result(&self) -> Option<Value> {
+        match self {
+            Column::Aggregate(a) => a.result(),
+            Column::Key(v) => v.clone(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RawGroupRow {
+    #[serde(rename = "groupByItems", default)]
+    group_by_items: Option<Value>,
+    #[serde(default)]
+    payload: Option<Value>,
+}
+
+/// The groups seen so far.
+#[derive(Debug)]
+pub struct GroupByMerge {
+    shape: GroupedAggregation,
+    index: HashMap<String, usize>,
+    groups: Vec<Vec<Column>>,
+}
+
+impl GroupByMerge {
+    /// An empty merge for the plan's columns.
+    pub fn new(shape: GroupedAggregation) -> GroupByMerge {
+        GroupByMerge {
+            shape,
+            index: HashMap::new(),
+            groups: Vec::new(),
+        }
+    }
+
+    fn fresh_columns(&self) -> Result<Vec<Column>, String> {
+        match &self.shape.select_value {
+            Some(kind) => Ok(vec![Column::new(kind.as_ref())?]),
+            None => self
+                .shape
+                .aliases
+                .iter()
+                .map(|(_, kind)| Column::new(kind.as_ref()))
+                .collect(),
+        }
+    }
+
+    /// Adds one range row.
+    pub fn add(&mut self, row: Value) -> Result<(), String> {
+        let raw: RawGroupRow = serde_json::from_value(row)
+            .map_err(|e| format!("a GROUP BY result row is malformed: {e}"))?;
+        let key = raw
+            .group_by_items
+            .as_ref()
+            .map(canonical_text)
+            .unwrap_or_default();
+        let at = match self.index.get(&key) {
+            Some(&i) => i,
+            None => {
+                if self.groups.len() >= MAX_GROUPS {
+                    return Err(format!(
+                        "the query produces more than {MAX_GROUPS} groups, more than the driver combines"
+                    ));
+                }
+                let columns = self.fresh_columns()?;
+                self.groups.push(columns);
+                self.index.insert(key, self.groups.len() - 1);
+                self.groups.len() - 1
+            }
+        };
+        let payload = raw.payload;
+        let columns = &mut self.groups[at];
+        match &self.shape.select_value {
+            Some(kind) => {
+                // An aggregate value arrives as `[{"item": partial}]`, a grouping key as itself.
+                let cell = match (kind, payload.as_ref()) {
+                    (Some(_), Some(Value::Array(cells))) => cells.first(),
+                    (_, p) => p,
+                };
+                columns[0].add(cell)?;
+            }
+            None => {
+                let object = match payload {
+                    Some(Value::Object(o)) => o,
+                    None => Map::new(),
+                    Some(other) => {
+                        return Err(format!("a GROUP BY payload is not an object: {other}"))
+                    }
+                };
+                for ((alias, _), column) in self.shape.aliases.iter().zip(columns.iter_mut()) {
+                    column.add(object.get(alias))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The number of groups seen.
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Whether no group was seen.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// The result rows, one per group, in first-seen order. An undefined column is left out of
+    /// its row; an undefined `SELECT VALUE` gives no row.
+    pub fn finish(self) -> Vec<Value> {
+        let mut out = Vec::with_capacity(self.groups.len());
+        for columns in self.groups {
+            match &self.shape.select_value {
+                Some(_) => out.extend(columns.first().and_then(Column::result)),
+                None => {
+                    let mut row = Map::new();
+                    for ((alias, _), column) in self.shape.aliases.iter().zip(&columns) {
+                        if let Some(v) = column.result() {
+                            row.insert(alias.clone(), v);
+                        }
+                    }
+                    out.push(Value::Object(row));
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use AggregateKind::*;
+
+    fn aliases(cols: &[(&str, Option<AggregateKind>)]) -> GroupedAggregation {
+        GroupedAggregation {
+            select_value: None,
+            aliases: cols
+                .iter()
+                .map(|(a, k)| (a.to_string(), k.clone()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn groups_from_several_ranges_combine_by_key() {
+        let mut m = GroupByMerge::new(aliases(&[
+            ("k", None),
+            ("n", Some(Count)),
+            ("avg", Some(Average)),
+            ("lo", Some(Min)),
+        ]));
+        let rows = [
+            json!({"groupByItems": [{"item": "a"}], "payload": {"k": "a", "n": {"item": 2}, "avg": {"item": {"sum": 4, "count": 2}}, "lo": {"item": 1}}}),
+            json!({"groupByItems": [{"item": "b"}], "payload": {"k": "b", "n": {"item": 1}, "avg": {"item": {"sum": 9, "count": 1}}, "lo": {"item": 9}}}),
+            json!({"groupByItems": [{"item": "a"}], "payload": {"k": "a", "n": {"item": 3}, "avg": {"item": {"sum": 1, "count": 3}}, "lo": {"item": -1}}}),
+            json!({"groupByItems": [{}], "payload": {"n": {"item": 1}, "avg": {"item": {"sum": 2, "count": 1}}, "lo": {}}}),
+        ];
+        for r in rows {
+            m.add(r).unwrap();
+        }
+        assert_eq!(m.len(), 3);
+        assert_eq!(
+            m.finish(),
+            vec![
+                json!({"k": "a", "n": 5, "avg": 1.0, "lo": -1}),
+                json!({"k": "b", "n": 1, "avg": 9.0, "lo": 9}),
+                json!({"n": 1, "avg": 2.0}),
+            ]
+        );
+    }
+
+    #[test]
+    fn equal_keys_of_different_spelling_are_one_group() {
+        let mut m = GroupByMerge::new(aliases(&[("n", Some(Count))]));
+        m.add(
+            json!({"groupByItems": [{"item": {"a": 1, "b": 2.0}}], "payload": {"n": {"item": 1}}}),
+        )
+        .unwrap();
+        m.add(json!({"groupByItems": [{"item": {"b": 2, "a": 1}}], "payload": {"n": {"item": 1}}}))
+            .unwrap();
+        assert_eq!(m.finish(), vec![json!({"n": 2})]);
+    }
+
+    #[test]
+    fn select_value_over_groups() {
+        let shape = GroupedAggregation {
+            select_value: Some(Some(Sum)),
+            aliases: vec![],
+        };
+        let mut m = GroupByMerge::new(shape);
+        m.add(json!({"groupByItems": [{"item": 1}], "payload": [{"item": 5}]}))
+            .unwrap();
+        m.add(json!({"groupByItems": [{"item": 2}], "payload": [{"item": 1}]}))
+            .unwrap();
+        m.add(json!({"groupByItems": [{"item": 1}], "payload": [{"item": 2}]}))
+            .unwrap();
+        assert_eq!(m.finish(), vec![json!(7), json!(1)]);
+        let keys = GroupedAggregation {
+            select_value: Some(None),
+            aliases: vec![],
+        };
+        let mut m = GroupByMerge::new(keys);
+        m.add(json!({"groupByItems": [{"item": "x"}], "payload": "x"}))
+            .unwrap();
+        m.add(json!({"groupByItems": [{"item": "x"}], "payload": "x"}))
+            .unwrap();
+        m.add(json!({"groupByItems": [{}]})).unwrap();
+        assert_eq!(m.finish(), vec![json!("x")]);
+    }
+
+    #[test]
+    fn a_non_value_aggregate_without_group_by_is_one_group() {
+        let mut m = GroupByMerge::new(aliases(&[("total", Some(Sum))]));
+        m.add(json!({"payload": {"total": {"item": 3}}})).unwrap();
+        m.add(json!({"payload": {"total": {"item": 4}}})).unwrap();
+        assert_eq!(m.finish(), vec![json!({"total": 7})]);
+    }
+
+    #[test]
+    fn malformed_rows_are_errors() {
+        let mut m = GroupByMerge::new(aliases(&[("n", Some(Count))]));
+        assert!(m.add(json!("x")).unwrap_err().contains("malformed"));
+        assert!(m
+            .add(json!({"payload": 3}))
+            .unwrap_err()
+            .contains("not an object"));
+        assert!(m
+            .add(json!({"payload": {"n": {"item": "x"}}}))
+            .unwrap_err()
+            .contains("COUNT"));
+    }
+}

@@ -1,0 +1,174 @@
+//! Where a query's pages come from: the query plan, the container's partition key ranges, and
+//! one page of one range. `client::DriverPageSource` sends each of them as an operation through
+//! the driver's pipeline, so every page request is retried, routed and hedged like a point read.
+//! The trait is the seam the query executor is tested through.
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use http::{HeaderName, HeaderValue};
+use serde_json::Value;
+
+use super::query_features::{QUERY_VERSION, SUPPORTED_QUERY_FEATURES};
+use super::query_plan::QueryPlan;
+use super::range_merge::TargetRange;
+use crate::diagnostics::DiagnosticsContext;
+use crate::options::OperationOptions;
+use crate::protocol::{header_names as h, ContainerReference, OperationType, PartitionKey};
+use crate::response::ResponseHeaders;
+use crate::{CosmosError, CosmosOperation, ErrorKind, OperationTarget};
+
+/// `x-ms-documentdb-isquery`
+pub const IS_QUERY: HeaderName = HeaderName::from_static("x-ms-documentdb-isquery");
+/// `x-ms-cosmos-is-query-plan-request`
+pub const IS_QUERY_PLAN_REQUEST: HeaderName =
+    HeaderName::from_static("x-ms-cosmos-is-query-plan-request");
+/// `x-ms-cosmos-supported-query-features`
+pub const SUPPORTED_QUERY_FEATURES_HEADER: HeaderName =
+    HeaderName::from_static("x-ms-cosmos-supported-query-features");
+/// `x-ms-cosmos-query-version`
+pub const QUERY_VERSION_HEADER: HeaderName = HeaderName::from_static("x-ms-cosmos-query-version");
+/// `x-ms-documentdb-query-enablecrosspartition`
+pub const ENABLE_CROSS_PARTITION: HeaderName =
+    HeaderName::from_static("x-ms-documentdb-query-enablecrosspartition");
+/// `x-ms-documentdb-populatequerymetrics`
+pub const POPULATE_QUERY_METRICS: HeaderName =
+    HeaderName::from_static("x-ms-documentdb-populatequerymetrics");
+/// `x-ms-cosmos-populateindexmetrics`
+pub const POPULATE_INDEX_METRICS: HeaderName =
+    HeaderName::from_static("x-ms-cosmos-populateindexmetrics");
+/// `x-ms-documentdb-query-metrics` (response)
+pub const QUERY_METRICS: &str = "x-ms-documentdb-query-metrics";
+/// `x-ms-cosmos-index-utilization` (response)
+pub const INDEX_METRICS: &str = "x-ms-cosmos-index-utilization";
+/// The content type of a query body.
+pub const QUERY_CONTENT_TYPE: &str = "application/query+json";
+
+/// Where one page request goes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PageTarget {
+    /// One partition key range of a cross-partition query.
+    Range(TargetRange),
+    /// The range of one partition key.
+    PartitionKey(PartitionKey),
+}
+
+/// One page of one range, as the service answered it.
+#[derive(Debug)]
+pub struct RangePage {
+    /// The page's documents.
+    pub documents: Vec<Value>,
+    /// The service continuation of the next page (`None`: the range is drained).
+    pub continuation: Option<String>,
+    /// The response headers (request charge, session token, metrics).
+    pub headers: ResponseHeaders,
+    /// The diagnostics of the page request.
+    pub diagnostics: DiagnosticsContext,
+}
+
+/// Per-page request settings.
+#[derive(Clone, Debug, Default)]
+pub struct PageSettings {
+    /// `x-ms-max-item-count`.
+    pub max_item_count: Option<u32>,
+    /// Ask for query metrics.
+    pub populate_query_metrics: bool,
+    /// Ask for index metrics.
+    pub populate_index_metrics: bool,
+    /// Per-request options (session token, consistency, excluded regions, deadline, hedging).
+    pub request: OperationOptions,
+}
+
+/// The source of a query's plan, ranges and pages.
+pub trait QueryPageSource: Send + Sync {
+    /// The gateway's plan for the query body.
+    fn plan(
+        &self,
+        body: Bytes,
+        settings: &PageSettings,
+    ) -> BoxFuture<'_, Result<QueryPlan, CosmosError>>;
+    /// The container's partition key ranges, re-read from the service when `refresh`.
+    fn ranges(&self, refresh: bool) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>>;
+    /// One page.
+    fn page(
+        &self,
+        body: Bytes,
+        target: PageTarget,
+        continuation: Option<String>,
+        settings: &PageSettings,
+    ) -> BoxFuture<'_, Result<RangePage, CosmosError>>;
+}
+
+fn header(name: HeaderName, value: &'static str) -> (HeaderName, HeaderValue) {
+    (name, HeaderValue::from_static(value))
+}
+
+/// The page-request operation: headers the official SDKs send for a query page.
+pub fn page_operation(
+    container: &ContainerReference,
+    body: Bytes,
+    target: &PageTarget,
+    continuation: Option<&str>,
+    settings: &PageSettings,
+) -> Result<CosmosOperation, CosmosError> {
+    let mut op = CosmosOperation::new(
+        OperationType::Query,
+        OperationTarget::Items(container.clone()),
+    )
+    .with_body(body)
+    .with_header(IS_QUERY, HeaderValue::from_static("True"))
+    .with_header(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(QUERY_CONTENT_TYPE),
+    );
+    match target {
+        PageTarget::Range(r) => {
+            let id = HeaderValue::from_str(&r.id).map_err(|_| {
+                CosmosError::new(
+                    ErrorKind::Deserialization,
+                    "a partition key range id is not a valid header value",
+                )
+            })?;
+            op = op
+                .with_header(h::PARTITION_KEY_RANGE_ID, id)
+                .with_header(ENABLE_CROSS_PARTITION, HeaderValue::from_static("True"));
+        }
+        PageTarget::PartitionKey(pk) => op = op.with_partition_key(pk.clone()),
+    }
+    if let Some(n) = settings.max_item_count {
+        op = op.with_max_item_count(n);
+    }
+    if let Some(c) = continuation {
+        op = op.with_continuation(c)?;
+    }
+    if settings.populate_query_metrics {
+        let (n, v) = header(POPULATE_QUERY_METRICS, "True");
+        op = op.with_header(n, v);
+    }
+    if settings.populate_index_metrics {
+        let (n, v) = header(POPULATE_INDEX_METRICS, "True");
+        op = op.with_header(n, v);
+    }
+    Ok(op)
+}
+
+/// The plan-request operation: the headers the official SDKs send for a plan.
+pub fn plan_operation(container: &ContainerReference, body: Bytes) -> CosmosOperation {
+    CosmosOperation::new(
+        OperationType::Query,
+        OperationTarget::Items(container.clone()),
+    )
+    .with_body(body)
+    .with_header(IS_QUERY_PLAN_REQUEST, HeaderValue::from_static("True"))
+    .with_header(
+        SUPPORTED_QUERY_FEATURES_HEADER,
+        HeaderValue::from_static(SUPPORTED_QUERY_FEATURES),
+    )
+    .with_header(
+        QUERY_VERSION_HEADER,
+        HeaderValue::from_static(QUERY_VERSION),
+    )
+    .with_header(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    )
+}

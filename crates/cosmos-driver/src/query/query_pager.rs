@@ -1,0 +1,393 @@
+//! Runs one query page by page: asks for the plan (cross-partition), reads the ranges, sends the
+//! page requests a [`QueryExecution`] asks for with a bounded number in flight, continues on the
+//! children of a range that split (410/1002), and cuts the result into pages with their
+//! continuation, charge, session token, metrics and diagnostics.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::stream::{self, StreamExt};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::continuation_token::QueryContinuation;
+use super::page_source::{
+    PageSettings, PageTarget, QueryPageSource, RangePage, INDEX_METRICS, QUERY_METRICS,
+};
+use super::query_execution::{
+    overlapping_ranges, resume_cursors, Next, PageRequest, QueryExecution,
+};
+use super::query_features::check_plan;
+use super::query_options::{QueryOptions, QueryScope};
+use super::query_spec::Query;
+use super::range_merge::{RangeCursor, TargetRange};
+use crate::diagnostics::DiagnosticsContext;
+use crate::protocol::{status, sub_status};
+use crate::{CosmosError, ErrorKind};
+
+/// The most range splits one query follows before giving up.
+pub const MAX_SPLITS_PER_QUERY: u32 = 64;
+/// The page size when the caller sets none (the service's default).
+const DEFAULT_PAGE_ITEMS: usize = 100;
+
+/// What one query cost and how it ran, across all its pages so far.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QuerySummary {
+    /// Pages the service answered (plan and range listings not included).
+    pub pages: u64,
+    /// Requests sent, retries, hedges, plan and range listings included.
+    pub requests: u64,
+    /// Request units charged.
+    pub request_charge: f64,
+    /// Pages whose request was hedged (an alternate region was asked too).
+    pub hedged_pages: u64,
+    /// Hedged pages the alternate region answered first.
+    pub alternate_wins: u64,
+    /// Ranges that split while the query ran.
+    pub splits: u64,
+}
+
+impl QuerySummary {
+    fn record(&mut self, diagnostics: &DiagnosticsContext) {
+        self.requests += diagnostics.requests().len() as u64;
+        self.request_charge += diagnostics.total_request_charge();
+        if let Some(hedge) = diagnostics.hedge() {
+            if hedge.alternate_region().is_some() {
+                self.hedged_pages += 1;
+            }
+            if hedge.was_hedge() {
+                self.alternate_wins += 1;
+            }
+        }
+    }
+}
+
+/// One page of a query's result.
+#[derive(Debug)]
+pub struct RawQueryPage {
+    /// The page's values.
+    pub values: Vec<Value>,
+    /// Resumes the query after this page (`Ok(None)`: the query is complete), or why no token
+    /// can be issued.
+    pub continuation: Result<Option<String>, String>,
+    /// Request units of the requests behind this page.
+    pub request_charge: f64,
+    /// The session token of the last service page behind this page.
+    pub session_token: Option<String>,
+    /// Query metrics of each service page behind this page, when asked for.
+    pub query_metrics: Vec<String>,
+    /// Index metrics of each service page behind this page, when asked for.
+    pub index_metrics: Vec<String>,
+    /// Diagnostics of each service page behind this page.
+    pub diagnostics: Vec<DiagnosticsContext>,
+    /// The query's summary so far.
+    pub summary: QuerySummary,
+}
+
+/// A query being run.
+pub struct QueryPager {
+    source: Arc<dyn QueryPageSource>,
+    query: Query,
+    scope: QueryScope,
+    options: QueryOptions,
+    exec: Option<(QueryExecution, Bytes)>,
+    started: Option<Instant>,
+    summary: QuerySummary,
+    finished: bool,
+}
+
+impl std::fmt::Debug for QueryPager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueryPager")
+            .field("scope", &self.scope)
+            .field("summary", &self.summary)
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
+}
+
+fn is_split(e: &CosmosError) -> bool {
+    e.status() == Some(status::GONE)
+        && matches!(e.sub_status(), Some(s) if s == sub_status::PARTITION_KEY_RANGE_GONE || s == 1007)
+}
+
+impl QueryPager {
+    /// A query over `source`; nothing is sent until the first page is asked for.
+    pub fn new(
+        source: Arc<dyn QueryPageSource>,
+        query: Query,
+        scope: QueryScope,
+        options: QueryOptions,
+    ) -> Self {
+        QueryPager {
+            source,
+            query,
+            scope,
+            options,
+            exec: None,
+            started: None,
+            summary: QuerySummary::default(),
+            finished: false,
+        }
+    }
+
+    /// The summary so far.
+    pub fn summary(&self) -> &QuerySummary {
+        &self.summary
+    }
+
+    fn settings(&self) -> Result<PageSettings, CosmosError> {
+        let mut request = self.options.request.clone();
+        if let (Some(limit), Some(start)) = (self.options.query_timeout, self.started) {
+            let left = limit.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(CosmosError::new(
+                    ErrorKind::EndToEndTimeout,
+                    format!(
+                        "the query's deadline of {limit:?} passed after {} pages",
+                        self.summary.pages
+                    ),
+                ));
+            }
+            request.end_to_end_timeout = Some(match request.end_to_end_timeout {
+                Some(page) => page.min(left),
+                None => left,
+            });
+        }
+        Ok(PageSettings {
+            max_item_count: self.options.max_item_count,
+            populate_query_metrics: self.options.populate_query_metrics,
+            populate_index_metrics: self.options.populate_index_metrics,
+            request,
+        })
+    }
+
+    async fn start(&mut self) -> Result<(QueryExecution, Bytes), CosmosError> {
+        self.query.validate()?;
+        let fingerprint = self.query.fingerprint();
+        let scope_text = self.scope.fingerprint();
+        let token = match &self.options.continuation {
+            Some(text) => Some(
+                QueryContinuation::decode(text, &fingerprint, &scope_text)
+                    .map_err(CosmosError::invalid_input)?,
+            ),
+            None => None,
+        };
+        let settings = self.settings()?;
+        match &self.scope {
+            QueryScope::PartitionKey(_) => {
+                let whole = TargetRange {
+                    id: String::new(),
+                    min: String::new(),
+                    max: "FF".into(),
+                };
+                let cursor = match token.as_ref().and_then(|t| t.ranges.first()) {
+                    Some(p) => RangeCursor::new(whole, p.token.clone(), p.skip),
+                    None => RangeCursor::new(whole, None, 0),
+                };
+                let body = self.query.to_body()?;
+                Ok((
+                    QueryExecution::single(fingerprint, scope_text, cursor),
+                    body,
+                ))
+            }
+            QueryScope::CrossPartition => {
+                let plan = self.source.plan(self.query.to_body()?, &settings).await?;
+                let plan = check_plan(&plan)
+                    .map_err(|u| CosmosError::new(ErrorKind::NotSupported, u.to_string()))?;
+                let ranges = self.source.ranges(false).await?;
+                let cursors = match &token {
+                    Some(t) => {
+                        resume_cursors(&t.ranges, &ranges).map_err(CosmosError::invalid_input)?
+                    }
+                    None => overlapping_ranges(&plan.ranges, &ranges)
+                        .into_iter()
+                        .map(|r| RangeCursor::new(r, None, 0))
+                        .collect(),
+                };
+                let body = match &plan.range_query {
+                    Some(text) => self.query.with_text(text).to_body()?,
+                    None => self.query.to_body()?,
+                };
+                let exec =
+                    QueryExecution::new(&plan, fingerprint, scope_text, cursors, token.as_ref())
+                        .map_err(CosmosError::invalid_input)?;
+                Ok((exec, body))
+            }
+        }
+    }
+
+    /// The next page: `None` once the query is complete (or failed).
+    pub async fn next_page(&mut self) -> Option<Result<RawQueryPage, CosmosError>> {
+        if self.finished {
+            return None;
+        }
+        let result = self.fill_page().await;
+        if result.is_err() {
+            self.finished = true;
+        }
+        Some(result)
+    }
+
+    async fn fill_page(&mut self) -> Result<RawQueryPage, CosmosError> {
+        self.started.get_or_insert_with(Instant::now);
+        if self.exec.is_none() {
+            let started = self.start().await?;
+            self.exec = Some(started);
+        }
+        let page_items = self
+            .options
+            .max_item_count
+            .map(|n| n.max(1) as usize)
+            .unwrap_or(DEFAULT_PAGE_ITEMS);
+        let mut page = RawQueryPage {
+            values: Vec::new(),
+            continuation: Ok(None),
+            request_charge: 0.0,
+            session_token: None,
+            query_metrics: Vec::new(),
+            index_metrics: Vec::new(),
+            diagnostics: Vec::new(),
+            summary: QuerySummary::default(),
+        };
+        let mut splits_left = MAX_SPLITS_PER_QUERY.saturating_sub(self.summary.splits as u32);
+        while let Some((exec, _)) = self.exec.as_mut() {
+            let blocking = exec.is_blocking();
+            match exec
+                .step()
+                .map_err(|m| CosmosError::new(ErrorKind::Deserialization, m))?
+            {
+                Next::Value(v) => {
+                    page.values.push(v);
+                    if !blocking && page.values.len() >= page_items {
+                        break;
+                    }
+                }
+                Next::Done => {
+                    self.finished = true;
+                    break;
+                }
+                Next::Fetch(needed) => {
+                    if !page.values.is_empty() && !blocking {
+                        break;
+                    }
+                    self.fetch(needed, &mut page, &mut splits_left).await?;
+                }
+            }
+        }
+        page.continuation = match (&self.exec, self.finished) {
+            (_, true) | (None, _) => Ok(None),
+            (Some((exec, _)), false) => exec.continuation(),
+        };
+        page.summary = self.summary.clone();
+        Ok(page)
+    }
+
+    async fn fetch(
+        &mut self,
+        needed: Vec<PageRequest>,
+        page: &mut RawQueryPage,
+        splits_left: &mut u32,
+    ) -> Result<(), CosmosError> {
+        let settings = self.settings()?;
+        let concurrency = self.options.effective_concurrency();
+        let Some((exec, body)) = self.exec.as_ref() else {
+            return Ok(());
+        };
+        let mut wanted = needed;
+        for extra in exec.prefetchable() {
+            if wanted.len() >= concurrency {
+                break;
+            }
+            if !wanted.iter().any(|w| w.range == extra.range) {
+                wanted.push(extra);
+            }
+        }
+        let single = matches!(self.scope, QueryScope::PartitionKey(_));
+        let source = &self.source;
+        let scope = &self.scope;
+        let results: Vec<(PageRequest, Result<RangePage, CosmosError>)> = stream::iter(wanted)
+            .map(|req| {
+                let target = match (single, scope) {
+                    (true, QueryScope::PartitionKey(pk)) => PageTarget::PartitionKey(pk.clone()),
+                    _ => PageTarget::Range(req.range.clone()),
+                };
+                let fut = source.page(body.clone(), target, req.continuation.clone(), &settings);
+                async move { (req, fut.await) }
+            })
+            .buffer_unordered(concurrency)
+            .collect()
+            .await;
+        for (req, result) in results {
+            match result {
+                Ok(p) => {
+                    self.summary.pages += 1;
+                    self.summary.record(&p.diagnostics);
+                    page.request_charge += p.headers.request_charge();
+                    if let Some(s) = p.headers.session_token() {
+                        page.session_token = Some(s.to_owned());
+                    }
+                    if let Some(m) = p.headers.get(QUERY_METRICS) {
+                        page.query_metrics.push(m.to_owned());
+                    }
+                    if let Some(m) = p.headers.get(INDEX_METRICS) {
+                        page.index_metrics.push(m.to_owned());
+                    }
+                    let Some((exec, _)) = self.exec.as_mut() else {
+                        break;
+                    };
+                    exec.fill(&req, p.documents, p.continuation).map_err(|m| {
+                        CosmosError::new(ErrorKind::Deserialization, m)
+                            .with_diagnostics(p.diagnostics.clone())
+                    })?;
+                    page.diagnostics.push(p.diagnostics);
+                }
+                Err(e) if is_split(&e) && !single => {
+                    self.summary.record(e.diagnostics());
+                    if *splits_left == 0 {
+                        return Err(e.with_context(format!(
+                            "the query followed {MAX_SPLITS_PER_QUERY} partition splits and gives up"
+                        )));
+                    }
+                    *splits_left -= 1;
+                    self.summary.splits += 1;
+                    let ranges = self.source.ranges(true).await?;
+                    let children: Vec<TargetRange> = ranges
+                        .into_iter()
+                        .filter(|r| {
+                            r.min < req.range.max && req.range.min < r.max && r.id != req.range.id
+                        })
+                        .map(|r| TargetRange {
+                            min: r.min.clone().max(req.range.min.clone()),
+                            max: r.max.clone().min(req.range.max.clone()),
+                            id: r.id,
+                        })
+                        .collect();
+                    if children.is_empty() {
+                        // The range map has not caught up yet: ask for the same range again.
+                        continue;
+                    }
+                    let Some((exec, _)) = self.exec.as_mut() else {
+                        break;
+                    };
+                    exec.split(&req, children)
+                        .map_err(|m| CosmosError::new(ErrorKind::Deserialization, m))?;
+                }
+                Err(e) => {
+                    let what = match &self.scope {
+                        QueryScope::PartitionKey(_) => "a query page".to_owned(),
+                        QueryScope::CrossPartition => {
+                            format!("a query page of range {}", req.range.id)
+                        }
+                    };
+                    return Err(e.with_context(what));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "query_pager_tests.rs"]
+mod tests;
