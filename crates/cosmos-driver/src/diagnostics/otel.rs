@@ -26,8 +26,8 @@ use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider};
 use opentelemetry::trace::{Span, SpanKind, Status, Tracer, TracerProvider};
 use opentelemetry::{InstrumentationScope, KeyValue, Value};
 
-use super::context::DiagnosticsContext;
-use crate::hedging::HedgeTerminalState;
+use super::DiagnosticsContext;
+use super::HedgeTerminalState;
 use crate::protocol::{CosmosStatus, OperationType, ResourceType};
 
 /// The instrumentation scope name of the driver's metrics and spans.
