@@ -11,7 +11,7 @@ use super::target::Target;
 use crate::exchange::{Reply, RequestCtx};
 use crate::patch::{apply, parse_operations, PatchOp};
 use crate::protocol::{charge, ApiError};
-use crate::sql::condition::Condition;
+use crate::sql::patch_condition::Condition;
 use crate::store::document::SYSTEM_PROPERTIES;
 use crate::store::{DocKey, Partition, StoredDoc};
 

@@ -1,5 +1,5 @@
 //! The emulator's own native partial update: operations and paths (conditions are
-//! [`crate::sql::condition`]).
+//! [`crate::sql::patch_condition`]).
 
 mod ops;
 mod path;

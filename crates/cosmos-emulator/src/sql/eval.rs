@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::ast::{BinaryOp, Expr, Step, UnaryOp};
-use super::error::SqlError;
 use super::exec::run_subquery;
 use super::functions;
 use super::regex_cache::{compiled, like_to_regex};
+use super::sql_error::SqlError;
 use super::value::{compare, equals, is_true, number, Val};
 
 /// The names one row binds, and the row of the enclosing query (for subqueries).

@@ -11,9 +11,9 @@ use serde_json::{Map, Value};
 
 use super::aggregate::Accumulator;
 use super::ast::{Expr, Projection, Query, Source, Step};
-use super::error::SqlError;
 use super::eval::{eval, Ctx, Scope};
 use super::limits::MAX_ROWS_PER_DOCUMENT;
+use super::sql_error::SqlError;
 use super::value::{canonical, is_true, order, Val};
 
 /// One row: the values bound to the query's source names, in order.

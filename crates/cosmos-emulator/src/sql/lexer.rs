@@ -1,7 +1,7 @@
 //! Splitting query text into tokens, each with its character position.
 
-use super::error::SqlError;
 use super::limits::{MAX_QUERY_BYTES, MAX_TOKENS};
+use super::sql_error::SqlError;
 
 /// An operator or punctuation mark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,8 +6,6 @@
 
 pub mod aggregate;
 pub mod ast;
-pub mod condition;
-pub mod error;
 pub mod eval;
 pub mod exec;
 mod functions;
@@ -16,14 +14,16 @@ pub mod limits;
 mod parse_expr;
 mod parser;
 pub mod partition_filter;
+pub mod patch_condition;
 pub mod plan;
 mod regex_cache;
+pub mod sql_error;
 pub mod value;
 mod walk;
 
 #[cfg(test)]
 mod query_tests;
 
-pub use error::SqlError;
 pub use parser::{parse_condition, parse_query};
+pub use sql_error::SqlError;
 pub use walk::{any_in, query_expressions};

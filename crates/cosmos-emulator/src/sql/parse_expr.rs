@@ -8,11 +8,11 @@
 use serde_json::Value;
 
 use super::ast::{AggregateCall, AggregateKind, BinaryOp, Expr, Step, UnaryOp};
-use super::error::SqlError;
 use super::functions;
 use super::lexer::{Sym, Tok};
 use super::limits::MAX_DEPTH;
 use super::parser::{is_reserved, Parser};
+use super::sql_error::SqlError;
 use super::walk::height;
 
 impl Parser {

@@ -8,9 +8,9 @@
 use super::ast::{
     AggregateCall, From, OrderKey, Projection, Query, SelectItem, Source, Span, Spans, Step,
 };
-use super::error::SqlError;
 use super::lexer::{tokenize, Sym, Tok, Token};
 use super::limits::{MAX_DEPTH, MAX_JOINS, MAX_OPERATORS};
+use super::sql_error::SqlError;
 
 /// Words that cannot be used as names.
 const RESERVED: &[&str] = &[

@@ -18,9 +18,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::ast::{AggregateKind, Expr, Projection, Query, Source, Span};
-use super::error::SqlError;
 use super::eval::Ctx;
 use super::exec::count_of;
+use super::sql_error::SqlError;
 
 /// The plan answered to `x-ms-cosmos-is-query-plan-request: True`.
 #[derive(Debug, Serialize)]

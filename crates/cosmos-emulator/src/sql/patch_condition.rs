@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::ast::Query;
-use super::error::SqlError;
 use super::eval::Ctx;
 use super::exec::{bind, passes, source_names};
 use super::parser::parse_condition;
+use super::sql_error::SqlError;
 
 /// A parsed patch condition.
 #[derive(Clone, Debug)]
