@@ -44,7 +44,7 @@ mod session;
 mod transport;
 
 pub use auth::{AccessToken, Credential, TokenCredential};
-pub use client::{ContainerBatch, ContainerClient, DriverPageSource, ItemResponse};
+pub use client::{ContainerBatch, ContainerBulk, ContainerClient, DriverPageSource, ItemResponse};
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
 pub use error::{CosmosError, ErrorKind};

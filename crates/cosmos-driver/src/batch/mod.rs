@@ -12,7 +12,7 @@ mod batch_response;
 #[cfg(test)]
 mod batch_tests;
 pub(crate) mod builder;
-mod results;
+pub(crate) mod results;
 pub mod wire;
 
 pub use batch_response::BatchResponse;
