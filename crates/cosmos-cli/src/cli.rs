@@ -282,6 +282,8 @@ pub enum WorkloadKind {
     Query,
     /// A cross-partition `ORDER BY` with `TOP 10` over every partition.
     QueryCross,
+    /// One bulk run creating `--items` new items in a fresh container (items/s and RU per item).
+    BulkInsert,
 }
 
 impl WorkloadKind {
@@ -293,6 +295,7 @@ impl WorkloadKind {
             WorkloadKind::Mixed => "mixed",
             WorkloadKind::Query => "query",
             WorkloadKind::QueryCross => "query-cross",
+            WorkloadKind::BulkInsert => "bulk-insert",
         }
     }
 }
@@ -350,9 +353,16 @@ pub struct BenchArgs {
     /// Container used (created when missing, partition key `/pk`).
     #[arg(long, default_value = "items")]
     pub container: String,
-    /// Items seeded for the read workload.
+    /// Items seeded for the read workload; items created by `bulk-insert`.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub items: u64,
+    /// The embedded emulator throttles (429) each partition key range past its share of the
+    /// container's RU/s (see `--throughput`).
+    #[arg(long, conflicts_with = "endpoint")]
+    pub enforce_throughput: bool,
+    /// RU/s provisioned on the container `bulk-insert` creates (the service's default when absent).
+    #[arg(long, value_name = "RU_PER_S", value_parser = clap::value_parser!(u32).range(400..=1_000_000))]
+    pub throughput: Option<u32>,
     /// Use the database, container and items as they are: no creation, no seeding (with --endpoint).
     #[arg(long, requires = "endpoint")]
     pub skip_setup: bool,
@@ -483,6 +493,33 @@ mod tests {
         );
         assert_eq!(b.workload, WorkloadKind::PatchCounter);
         assert_eq!(b.ops, Some(100));
+
+        let (cli, _) = parse(&[
+            "bench",
+            "--workload",
+            "bulk-insert",
+            "--items",
+            "100000",
+            "--enforce-throughput",
+            "--throughput",
+            "10000",
+        ])
+        .unwrap();
+        let Command::Bench(b) = cli.command else {
+            panic!("not bench")
+        };
+        assert_eq!(b.workload, WorkloadKind::BulkInsert);
+        assert_eq!(b.workload.name(), "bulk-insert");
+        assert_eq!((b.items, b.throughput), (100_000, Some(10_000)));
+        assert!(b.enforce_throughput);
+        assert!(parse(&["bench", "--throughput", "100"]).is_err());
+        assert!(parse(&[
+            "bench",
+            "--enforce-throughput",
+            "--endpoint",
+            "http://127.0.0.1:1"
+        ])
+        .is_err());
     }
 
     #[test]

@@ -51,7 +51,7 @@ mod transport;
 static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllocator;
 
 pub use auth::{AccessToken, Credential, TokenCredential};
-pub use client::{ContainerClient, DriverPageSource, ItemResponse};
+pub use client::{ContainerBatch, ContainerBulk, ContainerClient, DriverPageSource, ItemResponse};
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
 pub use error::{CosmosError, ErrorKind};

@@ -186,6 +186,13 @@ impl CosmosOperation {
         Self::new(OperationType::ReadFeed, OperationTarget::Items(container))
     }
 
+    /// A batch of item operations on `container` in one request (a transactional batch or one
+    /// bulk batch). Needs a body (the JSON array of operations), the batch headers, and a partition
+    /// key or a partition key range id header.
+    pub fn batch(container: ContainerReference) -> Self {
+        Self::new(OperationType::Batch, OperationTarget::Items(container))
+    }
+
     /// Create a database.
     pub fn create_database(database: DatabaseReference) -> Self {
         let body = serde_json::json!({ "id": database.id() }).to_string();
@@ -356,7 +363,12 @@ impl CosmosOperation {
                     self.operation_type,
                     OperationType::ReadFeed | OperationType::Query
                 ));
-        if is_item_op && self.partition_key.is_none() {
+        let names_a_range = self.operation_type == OperationType::Batch
+            && self
+                .headers
+                .iter()
+                .any(|(name, _)| name == h::PARTITION_KEY_RANGE_ID);
+        if is_item_op && self.partition_key.is_none() && !names_a_range {
             return Err(CosmosError::invalid_input(format!(
                 "{self} needs a partition key (call with_partition_key)"
             )));
@@ -373,6 +385,11 @@ impl CosmosOperation {
         );
         if needs_document {
             validate_document(self, self.body.as_deref())?;
+        }
+        if self.operation_type == OperationType::Batch && self.body.is_none() {
+            return Err(CosmosError::invalid_input(format!(
+                "{self} needs a body: the JSON array of its operations"
+            )));
         }
         if self.operation_type == OperationType::Patch {
             let body = self.body.as_deref().ok_or_else(|| {
@@ -420,6 +437,7 @@ impl fmt::Display for CosmosOperation {
             OperationType::Patch => "patch",
             OperationType::ReadFeed => "read feed",
             OperationType::Query => "query",
+            OperationType::Batch => "batch",
         };
         let path = std::str::from_utf8(&self.path).unwrap_or("?");
         write!(f, "{what} {path}")

@@ -67,6 +67,35 @@ pub struct RunReport {
     /// only with the embedded emulator.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub region_reads_per_second: Option<std::collections::BTreeMap<String, Vec<u64>>>,
+    /// Bulk facts, only for the `bulk-insert` workload (whose `ops` are items, `throughput_ops_s`
+    /// items per second, and whose latency percentiles do not apply and are 0).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub bulk: Option<BulkReport>,
+}
+
+/// One bulk run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct BulkReport {
+    /// Items the run was given.
+    pub items: u64,
+    /// Items created (201).
+    pub created: u64,
+    /// Items created per second over the whole run.
+    pub items_per_second: f64,
+    /// Request units per item given.
+    pub ru_per_item: f64,
+    /// Request units of the whole run.
+    pub ru_total: f64,
+    /// Batch requests answered.
+    pub batches: u64,
+    /// Throttled (429) answers seen.
+    pub throttled: u64,
+    /// Times the partition key ranges were read again after a split.
+    pub range_refreshes: u64,
+    /// RU/s provisioned on the container, when the bench set it.
+    pub container_throughput: Option<u32>,
+    /// Whether the embedded emulator enforced the container's RU/s.
+    pub enforce_throughput: bool,
 }
 
 /// Latency percentiles in milliseconds.
@@ -172,6 +201,7 @@ impl RunReport {
                 attempts_histogram: t.patch.attempts.clone(),
             }),
             region_reads_per_second: None,
+            bulk: None,
         }
     }
 }

@@ -31,6 +31,15 @@ fn per_op(total: f64, ops: u64) -> String {
     }
 }
 
+/// A latency figure; `-` for a bulk run, which measures no per-operation latency.
+fn latency(r: &RunReport, ms: f64) -> String {
+    if r.bulk.is_some() {
+        "-".into()
+    } else {
+        format!("{ms:.2}")
+    }
+}
+
 type Row = (&'static str, fn(&RunReport) -> String);
 
 const ROWS: &[Row] = &[
@@ -50,11 +59,11 @@ const ROWS: &[Row] = &[
             .collect();
         parts.join(", ")
     }),
-    ("p50 (ms)", |r| format!("{:.2}", r.latency_ms.p50)),
-    ("p90 (ms)", |r| format!("{:.2}", r.latency_ms.p90)),
-    ("p99 (ms)", |r| format!("{:.2}", r.latency_ms.p99)),
-    ("p99.9 (ms)", |r| format!("{:.2}", r.latency_ms.p999)),
-    ("max (ms)", |r| format!("{:.2}", r.latency_ms.max)),
+    ("p50 (ms)", |r| latency(r, r.latency_ms.p50)),
+    ("p90 (ms)", |r| latency(r, r.latency_ms.p90)),
+    ("p99 (ms)", |r| latency(r, r.latency_ms.p99)),
+    ("p99.9 (ms)", |r| latency(r, r.latency_ms.p999)),
+    ("max (ms)", |r| latency(r, r.latency_ms.max)),
     ("hedged", |r| {
         pct(if r.ops == 0 {
             0.0
@@ -118,11 +127,34 @@ const PATCH_ROWS: &[Row] = &[
     }),
 ];
 
+fn bulk_figure(r: &RunReport, f: fn(&super::report::BulkReport) -> String) -> String {
+    r.bulk.as_ref().map_or("-".into(), f)
+}
+
+const BULK_ROWS: &[Row] = &[
+    ("items/s", |r| {
+        bulk_figure(r, |b| format!("{:.1}", b.items_per_second))
+    }),
+    ("RU/item", |r| {
+        bulk_figure(r, |b| format!("{:.2}", b.ru_per_item))
+    }),
+    ("items created", |r| {
+        bulk_figure(r, |b| b.created.to_string())
+    }),
+    ("batches", |r| bulk_figure(r, |b| b.batches.to_string())),
+    ("throttled (429)", |r| {
+        bulk_figure(r, |b| b.throttled.to_string())
+    }),
+];
+
 /// The table, runs side by side, ending with a newline.
 pub fn render(runs: &[RunReport]) -> String {
     let mut rows: Vec<Row> = ROWS.to_vec();
     if runs.iter().any(|r| r.patch.is_some()) {
         rows.extend_from_slice(PATCH_ROWS);
+    }
+    if runs.iter().any(|r| r.bulk.is_some()) {
+        rows.extend_from_slice(BULK_ROWS);
     }
     let titles: Vec<String> = runs.iter().map(|r| run_title(r, runs)).collect();
     let cells: Vec<Vec<String>> = rows
@@ -193,6 +225,7 @@ mod tests {
             },
             patch: None,
             region_reads_per_second: None,
+            bulk: None,
         }
     }
 
@@ -249,5 +282,37 @@ mod tests {
         let t = render(&[r]);
         assert!(t.contains("final counter") && t.contains("790"), "{t}");
         assert!(t.contains("1:500 2:290"), "{t}");
+    }
+
+    #[test]
+    fn bulk_rows_appear_for_bulk_runs_without_latencies() {
+        let mut r = run("off", 10.0);
+        r.workload = "bulk-insert".into();
+        r.bulk = Some(crate::bench::report::BulkReport {
+            items: 1000,
+            created: 1000,
+            items_per_second: 2500.5,
+            ru_per_item: 5.0,
+            ru_total: 5000.0,
+            batches: 10,
+            throttled: 3,
+            range_refreshes: 0,
+            container_throughput: None,
+            enforce_throughput: false,
+        });
+        let t = render(&[r, run("50ms", 71.5)]);
+        let row = |name: &str| {
+            t.lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("no {name} row: {t}"))
+                .split_whitespace()
+                .rev()
+                .take(2)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(row("items/s"), ["-", "2500.5"], "{t}");
+        assert_eq!(row("RU/item"), ["-", "5.00"], "{t}");
+        assert_eq!(row("throttled (429)"), ["-", "3"], "{t}");
+        assert_eq!(row("p50 (ms)"), ["2.50", "-"], "{t}");
     }
 }

@@ -15,7 +15,8 @@ use crate::bench::progress::{ProgressBar, ProgressCounters};
 use crate::bench::region_timeline::{self, RegionTimeline};
 use crate::bench::workloads::setup::{self, BenchAccount, SeededItems};
 use crate::bench::workloads::{
-    MixedWorkload, PatchCounterWorkload, QueryShape, QueryWorkload, ReadWorkload,
+    bulk_insert, BulkInsertRun, MixedWorkload, PatchCounterWorkload, QueryShape, QueryWorkload,
+    ReadWorkload,
 };
 use crate::bench::{
     EngineConfig, Pacing, RunLabels, RunMeasurement, RunReport, StopAt, Window, Workload,
@@ -92,12 +93,18 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
             emulator: None,
         });
     }
+    let default_profile = match args.workload {
+        // Bulk writes go to the write region: a slow primary would only measure its latency.
+        WorkloadKind::BulkInsert => "local",
+        _ => DEFAULT_PROFILE,
+    };
     let profile = args
         .profile
         .clone()
-        .unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
+        .unwrap_or_else(|| default_profile.to_owned());
     let emulator = EmulatorBuilder::new()
         .profile(&profile)
+        .enforce_throughput(args.enforce_throughput)
         .start()
         .await
         .map_err(|e| format!("cannot start the embedded emulator: {e}"))?;
@@ -173,6 +180,31 @@ async fn one_run(
         .as_ref()
         .map(|e| RegionTimeline::start(e.counters().clone(), e.regions().to_vec()));
     let (m, final_counter) = match (args.workload, items) {
+        (WorkloadKind::BulkInsert, _) => {
+            let labels = RunLabels {
+                workload: args.workload.name().into(),
+                profile: target.profile.clone(),
+                hedging: run_label(hedging, args.hedge_budget.0),
+                rate: 0,
+                concurrency: 0,
+            };
+            let run = BulkInsertRun {
+                items: args.items,
+                throughput: args.throughput,
+                enforce_throughput: args.enforce_throughput,
+            };
+            let report = bulk_insert(
+                &driver,
+                &target.account.database,
+                &target.account.container,
+                labels,
+                &run,
+            )
+            .await?;
+            let latency_us = hdrhistogram::Histogram::new(3)
+                .map_err(|e| format!("cannot make an empty histogram: {e}"))?;
+            return Ok(CompletedRun { report, latency_us });
+        }
         (WorkloadKind::PatchCounter, _) => {
             let container = target.account.container_ref()?;
             let (counter, pk) = setup::reset_counter(&driver, &container).await?;
@@ -260,7 +292,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         setup::ensure_container(&setup_driver, &container).await?;
     }
     let items = match args.workload {
-        WorkloadKind::PatchCounter => None,
+        WorkloadKind::PatchCounter | WorkloadKind::BulkInsert => None,
         WorkloadKind::Read
         | WorkloadKind::Mixed
         | WorkloadKind::Query
@@ -281,7 +313,12 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         }
     };
     let mut runs = Vec::new();
-    for hedging in hedging_runs(&args.hedging) {
+    let settings = match args.workload {
+        // Bulk writes are never hedged: one run unless settings are asked for.
+        WorkloadKind::BulkInsert if args.hedging.is_empty() => vec![HedgingChoice::Off],
+        _ => hedging_runs(&args.hedging),
+    };
+    for hedging in settings {
         eprintln!(
             "run: workload {}, hedging {}",
             args.workload.name(),

@@ -7,15 +7,18 @@ use http::{HeaderName, HeaderValue};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::batch_response::BatchResponse;
 use super::results::{committed, parse_results, BatchOperationResult};
 use super::wire::{
     array_len, BatchOperationKind, WireOperation, IS_BATCH_ATOMIC, IS_BATCH_REQUEST,
     MAX_BODY_BYTES, MAX_OPERATIONS,
 };
 use crate::error::CosmosError;
-use crate::operation::Precondition;
+use crate::operation::{CosmosOperation, Precondition};
 use crate::patch::PatchInstructions;
+use crate::protocol::ContainerReference;
 use crate::protocol::PartitionKey;
+use crate::response::CosmosResponse;
 
 /// Up to 100 operations on the items of one partition key, applied by the service all or none.
 ///
@@ -154,6 +157,36 @@ impl TransactionalBatch {
             (IS_BATCH_REQUEST, HeaderValue::from_static("True")),
             (IS_BATCH_ATOMIC, HeaderValue::from_static("True")),
         ]
+    }
+
+    /// The request that sends this batch to `container`: one atomic batch on its partition key.
+    /// Refused when the batch is empty.
+    pub fn operation(
+        &self,
+        container: &ContainerReference,
+    ) -> Result<CosmosOperation, CosmosError> {
+        let mut op = CosmosOperation::batch(container.clone())
+            .with_partition_key(self.partition_key.clone())
+            .with_body(self.body()?);
+        for (name, value) in Self::headers() {
+            op = op.with_header(name, value);
+        }
+        Ok(op)
+    }
+
+    /// Reads the service's answer to this batch: the results when it committed, else the error
+    /// naming the operation whose failure rolled it back (with the response's diagnostics).
+    pub fn response(&self, response: CosmosResponse) -> Result<BatchResponse, CosmosError> {
+        let (status, headers, body, diagnostics) = response.into_parts();
+        match self.committed_results(&body) {
+            Ok(results) => Ok(BatchResponse {
+                results,
+                status,
+                headers,
+                diagnostics,
+            }),
+            Err(e) => Err(e.with_diagnostics(diagnostics)),
+        }
     }
 
     /// Reads the service's answer to this batch into one result per operation, in order,

@@ -85,6 +85,19 @@ pub(crate) fn parse_results(
     body: &[u8],
     operations: &[WireOperation],
 ) -> Result<Vec<BatchOperationResult>, CosmosError> {
+    parse_results_of(
+        body,
+        operations
+            .iter()
+            .map(|op| (op.operation_type, op.id.as_deref())),
+    )
+}
+
+/// Reads a batch response `body` into one result per operation, each named by its kind and id.
+pub(crate) fn parse_results_of<'a>(
+    body: &[u8],
+    operations: impl ExactSizeIterator<Item = (BatchOperationKind, Option<&'a str>)>,
+) -> Result<Vec<BatchOperationResult>, CosmosError> {
     let entries: Vec<WireResult> = serde_json::from_slice(body).map_err(|e| {
         CosmosError::new(
             ErrorKind::Deserialization,
@@ -105,10 +118,10 @@ pub(crate) fn parse_results(
         .into_iter()
         .zip(operations)
         .enumerate()
-        .map(|(index, (e, op))| BatchOperationResult {
+        .map(|(index, (e, (kind, id)))| BatchOperationResult {
             index,
-            kind: op.operation_type,
-            id: op.id.clone(),
+            kind,
+            id: id.map(str::to_owned),
             status: CosmosStatus::new(e.status_code, e.sub_status_code),
             etag: e.etag,
             resource_body: e.resource_body,

@@ -1,10 +1,14 @@
 //! The typed API on top of `execute`: a cheap container handle with typed item operations and
 //! queries as streams. The operation values stay for those who want them.
 
+mod container_batch;
+mod container_bulk;
 mod container_client;
 mod driver_page_source;
 mod item_response;
 
+pub use container_batch::ContainerBatch;
+pub use container_bulk::ContainerBulk;
 pub use container_client::ContainerClient;
 pub use driver_page_source::DriverPageSource;
 pub use item_response::ItemResponse;

@@ -35,7 +35,7 @@ pub(crate) async fn execute(
     options: &OperationOptions,
 ) -> Result<CosmosResponse, CosmosError> {
     match OperationKind::of(&operation) {
-        OperationKind::SingleRequest => core.send(&operation, options).await,
+        OperationKind::SingleRequest | OperationKind::Batch => core.send(&operation, options).await,
         OperationKind::PagedFeed => pager::page(core, &operation, options).await,
         // Boxed: the read-modify-write future holds two whole operations, and keeping it inline
         // would make every operation's future (and every move of it) that much larger.

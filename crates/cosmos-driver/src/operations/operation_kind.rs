@@ -13,6 +13,10 @@ pub(crate) enum OperationKind {
     /// One page of a feed per request, continued by the service's continuation token (read feed,
     /// a query page).
     PagedFeed,
+    /// Many item operations in one request (a transactional batch, or one batch of a bulk run):
+    /// one request through the pipeline, never hedged (it writes), retried only where a write may
+    /// be (429, or when nothing reached the service).
+    Batch,
 }
 
 impl OperationKind {
@@ -21,6 +25,7 @@ impl OperationKind {
         match operation.operation_type() {
             OperationType::Patch => OperationKind::ReadModifyWrite,
             OperationType::ReadFeed | OperationType::Query => OperationKind::PagedFeed,
+            OperationType::Batch => OperationKind::Batch,
             OperationType::Read
             | OperationType::Create
             | OperationType::Upsert
@@ -77,6 +82,7 @@ mod tests {
                 CosmosOperation::patch_item(item()),
                 OperationKind::ReadModifyWrite,
             ),
+            (CosmosOperation::batch(container()), OperationKind::Batch),
             (
                 CosmosOperation::read_all_items(container()),
                 OperationKind::PagedFeed,

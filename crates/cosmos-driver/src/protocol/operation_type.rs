@@ -52,6 +52,9 @@ pub enum OperationType {
     ReadFeed,
     /// A SQL query (`POST` to the feed with a query body).
     Query,
+    /// A batch of item operations in one request (`POST` to the item feed with
+    /// `x-ms-cosmos-is-batch-request: True`): a transactional batch or one bulk batch.
+    Batch,
 }
 
 impl OperationType {
@@ -65,7 +68,10 @@ impl OperationType {
         static PATCH: http::Method = http::Method::PATCH;
         match self {
             OperationType::Read | OperationType::ReadFeed => &GET,
-            OperationType::Create | OperationType::Upsert | OperationType::Query => &POST,
+            OperationType::Create
+            | OperationType::Upsert
+            | OperationType::Query
+            | OperationType::Batch => &POST,
             OperationType::Replace => &PUT,
             OperationType::Delete => &DELETE,
             OperationType::Patch => &PATCH,
@@ -83,7 +89,7 @@ impl OperationType {
     /// Operations that may be sent twice with the same effect as once.
     ///
     /// Replace and Delete are idempotent in effect on the service (a repeated Replace writes the same
-    /// document; a repeated Delete answers 404). Create, Upsert and Patch are not.
+    /// document; a repeated Delete answers 404). Create, Upsert, Patch and Batch are not.
     pub const fn is_idempotent(self) -> bool {
         matches!(
             self,

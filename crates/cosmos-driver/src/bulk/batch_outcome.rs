@@ -1,0 +1,96 @@
+//! What a bulk run does with an answer: per operation (finished, throttled, sent to a range that
+//! no longer holds its key) and per batch request (answered, throttled, misrouted, failed). Pure
+//! functions, table-tested.
+
+use std::time::Duration;
+
+use crate::error::CosmosError;
+use crate::protocol::CosmosStatus;
+
+/// 410 Gone: the range split or moved (sub-statuses 1002, 1007, 1008) or the container is stale.
+const GONE: u16 = 410;
+/// 429 Too Many Requests.
+const THROTTLED: u16 = 429;
+
+/// What becomes of one operation after its batch was answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OperationFate {
+    /// Its result is final (success or the service's refusal).
+    Finished,
+    /// Throttled: send it again after the wait.
+    Throttled(Option<Duration>),
+    /// The range no longer holds its key: read the ranges again and route it anew.
+    Misrouted,
+}
+
+/// The fate of an operation the service answered with `status`.
+pub(crate) fn operation_fate(status: CosmosStatus, retry_after: Option<Duration>) -> OperationFate {
+    match status.status {
+        THROTTLED => OperationFate::Throttled(retry_after),
+        GONE => OperationFate::Misrouted,
+        _ => OperationFate::Finished,
+    }
+}
+
+/// What becomes of a batch whose request failed as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RequestFate {
+    /// Throttled past the pipeline's retries: send its operations again after the wait.
+    Throttled(Option<Duration>),
+    /// The range is gone: read the ranges again and route its operations anew.
+    Misrouted,
+    /// Any other failure: each of its operations finishes with the error.
+    Failed,
+}
+
+/// The fate of a batch whose request failed with `error`.
+pub(crate) fn request_fate(error: &CosmosError) -> RequestFate {
+    match error.status() {
+        Some(THROTTLED) => RequestFate::Throttled(error.headers().and_then(|h| h.retry_after())),
+        Some(GONE) => RequestFate::Misrouted,
+        _ => RequestFate::Failed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn operation_fates() {
+        let ms = Some(Duration::from_millis(7));
+        let cases = [
+            ((201, 0), None, OperationFate::Finished),
+            ((409, 0), None, OperationFate::Finished),
+            ((404, 0), None, OperationFate::Finished),
+            ((412, 0), None, OperationFate::Finished),
+            ((429, 3200), ms, OperationFate::Throttled(ms)),
+            ((429, 0), None, OperationFate::Throttled(None)),
+            ((410, 1002), None, OperationFate::Misrouted),
+            ((410, 1007), None, OperationFate::Misrouted),
+        ];
+        for ((status, sub), wait, expected) in cases {
+            assert_eq!(
+                operation_fate(CosmosStatus::new(status, sub), wait),
+                expected,
+                "{status}/{sub}"
+            );
+        }
+    }
+
+    #[test]
+    fn request_fates() {
+        let err = |status: u16, sub: u32| {
+            CosmosError::new(ErrorKind::Service, "x").with_status(CosmosStatus::new(status, sub))
+        };
+        assert_eq!(request_fate(&err(429, 3200)), RequestFate::Throttled(None));
+        assert_eq!(request_fate(&err(410, 1002)), RequestFate::Misrouted);
+        assert_eq!(request_fate(&err(400, 0)), RequestFate::Failed);
+        assert_eq!(request_fate(&err(503, 0)), RequestFate::Failed);
+        assert_eq!(
+            request_fate(&CosmosError::invalid_input("bad")),
+            RequestFate::Failed
+        );
+    }
+}

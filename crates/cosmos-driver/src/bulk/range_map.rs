@@ -1,0 +1,200 @@
+//! Where a bulk operation goes: the container's partition key ranges and how its keys hash, and
+//! the route of one partition key. Hash-V2 single-path containers route by partition key range
+//! (the key's effective partition key falls in one range); any other definition (hierarchical,
+//! hash V1, unknown) routes by the partition key itself, which is always correct but packs fewer
+//! operations per request.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::protocol::{single_key_epk_v2, PartitionKey};
+use crate::query::TargetRange;
+
+/// Where one batch of a bulk run goes.
+#[derive(Clone, Debug)]
+pub enum BulkRoute {
+    /// The partition key range with this id (`x-ms-documentdb-partitionkeyrangeid`).
+    Range(Arc<str>),
+    /// The items of one partition key (`x-ms-documentdb-partitionkey`).
+    PartitionKey(PartitionKey),
+}
+
+impl BulkRoute {
+    fn key(&self) -> (u8, &str) {
+        match self {
+            BulkRoute::Range(id) => (0, id),
+            BulkRoute::PartitionKey(pk) => (1, pk.as_json()),
+        }
+    }
+}
+
+impl PartialEq for BulkRoute {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for BulkRoute {}
+impl Hash for BulkRoute {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
+}
+
+/// A container's partition key definition as the service describes it.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+pub struct KeyDefinition {
+    /// The partition key paths.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// `Hash` or `MultiHash`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// The hash version (2 for current containers); absent on version-1 containers.
+    #[serde(default)]
+    pub version: Option<u32>,
+}
+
+impl KeyDefinition {
+    /// Whether keys route by their hash-V2 effective partition key (one path, `Hash`, version 2).
+    pub fn routes_by_range(&self) -> bool {
+        self.paths.len() == 1 && self.kind.as_deref() == Some("Hash") && self.version == Some(2)
+    }
+}
+
+/// The routes of a container's partition keys, from one reading of its ranges.
+#[derive(Clone, Debug)]
+pub struct RangeMap {
+    /// Sorted by lower bound; empty when keys route by partition key.
+    ranges: Vec<TargetRange>,
+}
+
+impl RangeMap {
+    /// The map of a container with `definition` and `ranges` (leaves, any order).
+    pub fn new(definition: &KeyDefinition, mut ranges: Vec<TargetRange>) -> Self {
+        if !definition.routes_by_range() {
+            ranges.clear();
+        }
+        ranges.sort_by(|a, b| a.min.cmp(&b.min));
+        RangeMap { ranges }
+    }
+
+    /// Routes every key by the key itself.
+    pub fn by_partition_key() -> Self {
+        RangeMap { ranges: Vec::new() }
+    }
+
+    /// The route of the items of `key`: the range holding its effective partition key, or the
+    /// key itself when the map has no range for it.
+    pub fn route(&self, key: &PartitionKey) -> BulkRoute {
+        if !self.ranges.is_empty() {
+            if let Some(epk) = single_key_epk_v2(key) {
+                let after = self
+                    .ranges
+                    .partition_point(|r| r.min.as_str() <= epk.as_str());
+                if let Some(range) = after.checked_sub(1).and_then(|i| self.ranges.get(i)) {
+                    if epk.as_str() < range.max.as_str() {
+                        return BulkRoute::Range(Arc::from(range.id.as_str()));
+                    }
+                }
+            }
+        }
+        BulkRoute::PartitionKey(key.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(id: &str, min: &str, max: &str) -> TargetRange {
+        TargetRange {
+            id: id.into(),
+            min: min.into(),
+            max: max.into(),
+        }
+    }
+
+    fn v2() -> KeyDefinition {
+        KeyDefinition {
+            paths: vec!["/pk".into()],
+            kind: Some("Hash".into()),
+            version: Some(2),
+        }
+    }
+
+    #[test]
+    fn keys_route_to_the_range_holding_their_epk() {
+        // "partitionKey" hashes to 013AEF..., "" to 32E936..., null to 378867...
+        let ranges = vec![
+            range("2", "20000000000000000000000000000000", "FF"),
+            range("0", "", "10000000000000000000000000000000"),
+            range(
+                "1",
+                "10000000000000000000000000000000",
+                "20000000000000000000000000000000",
+            ),
+        ];
+        let map = RangeMap::new(&v2(), ranges);
+        let cases = [
+            (
+                PartitionKey::from("partitionKey"),
+                BulkRoute::Range(Arc::from("0")),
+            ),
+            (PartitionKey::from(""), BulkRoute::Range(Arc::from("2"))),
+            (PartitionKey::null(), BulkRoute::Range(Arc::from("2"))),
+        ];
+        for (key, expected) in cases {
+            assert_eq!(map.route(&key), expected, "{key:?}");
+        }
+        // A boundary belongs to the range it starts.
+        let map = RangeMap::new(
+            &v2(),
+            vec![
+                range("a", "", "013AEFCF77FA271571CF665A58C933F1"),
+                range("b", "013AEFCF77FA271571CF665A58C933F1", "FF"),
+            ],
+        );
+        assert_eq!(
+            map.route(&PartitionKey::from("partitionKey")),
+            BulkRoute::Range(Arc::from("b"))
+        );
+    }
+
+    #[test]
+    fn other_definitions_and_gaps_route_by_partition_key() {
+        let ranges = vec![range("0", "", "FF")];
+        let key = PartitionKey::from("partitionKey");
+        let by_key = BulkRoute::PartitionKey(key.clone());
+        let definitions = [
+            KeyDefinition {
+                version: None,
+                ..v2()
+            },
+            KeyDefinition {
+                version: Some(1),
+                ..v2()
+            },
+            KeyDefinition {
+                paths: vec!["/a".into(), "/b".into()],
+                kind: Some("MultiHash".into()),
+                version: Some(2),
+            },
+        ];
+        for d in definitions {
+            assert_eq!(
+                RangeMap::new(&d, ranges.clone()).route(&key),
+                by_key,
+                "{d:?}"
+            );
+        }
+        // A map with a gap where the key falls.
+        let gap = RangeMap::new(
+            &v2(),
+            vec![range("1", "20000000000000000000000000000000", "FF")],
+        );
+        assert_eq!(gap.route(&key), by_key);
+        assert_eq!(RangeMap::by_partition_key().route(&key), by_key);
+    }
+}
