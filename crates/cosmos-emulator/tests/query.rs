@@ -252,6 +252,46 @@ async fn bad_queries_and_continuations_are_400s_that_say_what_is_wrong() {
 }
 
 #[tokio::test]
+async fn binding_errors_are_refused_when_the_query_is_compiled_even_on_an_empty_container() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(2)).await;
+    let base = emu.endpoint();
+    let pk = pk_header(&json!("k0"));
+    let on_pk = [("x-ms-documentdb-partitionkey", pk.as_str())];
+    let plan_request = [
+        ("x-ms-cosmos-is-query-plan-request", "True"),
+        ("x-ms-cosmos-supported-query-features", "Aggregate,OrderBy"),
+    ];
+    let cross = [("x-ms-documentdb-query-enablecrosspartition", "True")];
+    for (text, needle) in [
+        (
+            "SELECT * FROM c WHERE d.x = 1",
+            "Identifier 'd' could not be resolved. (at position 22)",
+        ),
+        (
+            "SELECT c.id FROM c ORDER BY e.n",
+            "Identifier 'e' could not be resolved.",
+        ),
+        (
+            "SELECT VALUE COUNT(1) FROM c WHERE EXISTS(SELECT VALUE t FROM t IN z.tags)",
+            "Identifier 'z' could not be resolved.",
+        ),
+        ("SELECT FROB(c.a) FROM c", "FROB"),
+        ("SELECT LOWER(c.a, 1) FROM c", "takes 1 argument"),
+        ("SELECT * FROM c WHERE ABS()", "ABS"),
+    ] {
+        for headers in [&on_pk[..], &plan_request[..], &cross[..]] {
+            let r = query(&c, base, &json!({"query": text}), headers).await;
+            assert_eq!(r.status, 400, "{text} {headers:?}: {r:?}");
+            assert!(
+                r.message().contains(needle),
+                "{text} {headers:?}: {}",
+                r.message()
+            );
+        }
+    }
+}
+
+#[tokio::test]
 async fn the_request_charge_grows_with_documents_scanned_and_returned() {
     let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
