@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::consistency::{read_lsn, session_token};
 use super::query_token::{Position, QueryToken, SortKey};
+use super::target::live;
 use crate::epk::Epk;
 use crate::exchange::RequestCtx;
 use crate::protocol::ApiError;
@@ -162,7 +163,8 @@ fn snapshot(
             .ok_or_else(|| ApiError::new(500, "A partition key range has no partition."))?;
         let partition = lock
             .read()
-            .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
+            .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
+            .and_then(live)?;
         let range_id = container.range_id(range);
         let lsn = read_lsn(ctx, &partition, range_id)?;
         page.session_tokens
@@ -322,7 +324,8 @@ fn streaming(
         let lsn = {
             let partition = lock
                 .read()
-                .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
+                .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
+                .and_then(live)?;
             let lsn = read_lsn(ctx, &partition, range_id)?;
             page.session_tokens
                 .push(session_token(ctx, &partition, range_id, lsn));
@@ -333,7 +336,8 @@ fn streaming(
             let chunk = {
                 let partition = lock
                     .read()
-                    .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
+                    .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
+                    .and_then(live)?;
                 let from = match (&cursor, &resume_key) {
                     (Some(c), _) => Bound::Excluded(c),
                     (None, Some(k)) => Bound::Included(k),
