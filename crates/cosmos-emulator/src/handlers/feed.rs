@@ -92,6 +92,21 @@ pub fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
     count
 }
 
+/// [`page_end`] for a change feed, whose items carry LSNs (`lsns`, ascending): the page is
+/// extended to the end of its last item's LSN, because a transactional batch commits several
+/// items at one LSN and a continuation (an LSN) cannot point inside it.
+pub fn page_end_whole_lsn(
+    sizes: impl Iterator<Item = usize>,
+    page_size: usize,
+    lsns: &[u64],
+) -> usize {
+    let end = page_end(sizes, page_size);
+    match end.checked_sub(1).and_then(|last| lsns.get(last)) {
+        Some(&lsn) => end + lsns[end..].iter().take_while(|l| **l == lsn).count(),
+        None => end,
+    }
+}
+
 /// Serves one page of the read feed.
 pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     if let Some(name) = NOT_FOR_THE_READ_FEED
@@ -182,6 +197,25 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_feed_page_never_ends_inside_one_lsn() {
+        // (sizes, page size, LSNs, items on the page)
+        let table: &[(&[usize], usize, &[u64], usize)] = &[
+            (&[1, 1, 1, 1], 1, &[5, 6, 6, 7], 1),
+            (&[1, 1, 1, 1], 2, &[5, 6, 6, 7], 3),
+            (&[1, 1, 1, 1], 1, &[6, 6, 6, 7], 3),
+            (&[1, 1, 1, 1], 9, &[6, 6, 6, 7], 4),
+            (&[], 3, &[], 0),
+        ];
+        for (sizes, page, lsns, want) in table {
+            assert_eq!(
+                page_end_whole_lsn(sizes.iter().copied(), *page, lsns),
+                *want,
+                "{lsns:?} page {page}"
+            );
+        }
+    }
 
     #[test]
     fn pages_end_at_the_item_count_or_the_byte_budget() {
