@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::batch_ops::{evaluate, op_epk, BatchOp, OpResult, Staged};
 use super::consistency::{require_write_region, session_token};
-use super::items::commit;
+use super::items::{commit, commit_all};
 use crate::epk::PartitionKeyValue;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
@@ -102,14 +102,18 @@ fn atomic_batch(
         }
     }
     let failed = results.iter().any(Result::is_err);
-    let mut lsn = partition.committed_lsn();
-    if !failed {
-        for result in results.iter().flatten() {
-            if let Some((key, doc)) = &result.write {
-                lsn = commit(ctx, &mut partition, key, doc.clone());
-            }
-        }
-    }
+    // Every write of the batch commits at one LSN: replicas, session tokens and change feeds see
+    // the whole batch or none of it.
+    let lsn = if failed {
+        partition.committed_lsn()
+    } else {
+        let writes = results
+            .iter()
+            .flatten()
+            .filter_map(|r| r.write.clone())
+            .collect();
+        commit_all(ctx, &mut partition, writes)
+    };
     let mut entries: Vec<Value> = results.iter().map(|r| entry(r, failed)).collect();
     entries.extend((results.len()..ops.len()).map(|_| not_applied()));
     let charge = results

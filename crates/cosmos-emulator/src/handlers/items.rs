@@ -182,3 +182,13 @@ pub fn commit(
     let lags = ctx.shared.store.sample_lags();
     partition.commit(key.clone(), doc, ctx.region, Instant::now(), &lags)
 }
+
+/// Commits a transaction's writes at one LSN in the serving region (see [`commit`]).
+pub fn commit_all(
+    ctx: &RequestCtx<'_>,
+    partition: &mut Partition,
+    writes: Vec<(DocKey, Option<Arc<StoredDoc>>)>,
+) -> u64 {
+    let lags = ctx.shared.store.sample_lags();
+    partition.commit_all(writes, ctx.region, Instant::now(), &lags)
+}
