@@ -153,6 +153,61 @@ async fn order_by_pages_resume_after_the_last_row() {
 }
 
 #[tokio::test]
+async fn sorted_and_whole_results_page_from_one_computation_and_follow_writes_between_pages() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(2)).await;
+    let base = emu.endpoint();
+    for i in 0..200 {
+        let doc = json!({"id": format!("d{i:03}"), "pk": "p", "n": (i * 37) % 200});
+        assert_eq!(c.create_item(base, "db", "c", &doc).await.status, 201);
+    }
+    let pk = pk_header(&json!("p"));
+    let headers = [
+        ("x-ms-documentdb-partitionkey", pk.as_str()),
+        ("x-ms-max-item-count", "10"),
+    ];
+    let body = json!({"query": "SELECT VALUE c.n FROM c ORDER BY c.n"});
+    // The first page reads all 200 documents; a later page only walks its own rows.
+    let first = query(&c, base, &body, &headers).await;
+    let token = first.header("x-ms-continuation").unwrap().to_owned();
+    let mut next_headers = headers.to_vec();
+    next_headers.push(("x-ms-continuation", token.as_str()));
+    let second = query(&c, base, &body, &next_headers).await;
+    let charge =
+        |r: &common::Resp| -> f64 { r.header("x-ms-request-charge").unwrap().parse().unwrap() };
+    assert!(charge(&first) >= 2.0 + 200.0 * 0.1, "{}", charge(&first));
+    assert!(
+        charge(&second) < charge(&first) / 2.0,
+        "{} then {}",
+        charge(&first),
+        charge(&second)
+    );
+    assert_eq!(second.json()["Documents"][0], json!(10));
+
+    // Writes between pages: rows after the last one returned appear, none repeats or is lost.
+    let (rows, pages) = all_pages(&c, base, &body, &headers, |page| {
+        (page <= 3).then(|| json!({"id": format!("late{page}"), "pk": "p", "n": 1000 + page}))
+    })
+    .await;
+    assert_eq!(
+        pages, 21,
+        "20 pages of the first 200 rows, one more for the late writes"
+    );
+    let mut want: Vec<Value> = (0..200).map(Value::from).collect();
+    want.extend((1..=3).map(|p| json!(1000 + p)));
+    assert_eq!(rows, want);
+
+    let body = json!({"query": "SELECT c.n % 7 AS k, COUNT(1) AS n FROM c GROUP BY c.n % 7"});
+    let headers = [
+        ("x-ms-documentdb-partitionkey", pk.as_str()),
+        ("x-ms-max-item-count", "2"),
+    ];
+    let (groups, _) = all_pages(&c, base, &body, &headers, |_| None).await;
+    assert_eq!(groups.len(), 7, "{groups:?}");
+    let total: u64 = groups.iter().map(|g| g["n"].as_u64().unwrap()).sum();
+    assert_eq!(total, 203);
+}
+
+#[tokio::test]
 async fn cross_partition_queries_need_a_plan_unless_the_gateway_serves_them() {
     let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(4)).await;
     let base = emu.endpoint();

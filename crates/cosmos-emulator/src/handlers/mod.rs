@@ -17,6 +17,7 @@ mod patch;
 mod query;
 mod query_page;
 mod query_plan;
+mod query_sorted;
 mod query_token;
 mod split_admin;
 mod target;

@@ -129,6 +129,7 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
         ctx,
         &container,
         &request.query,
+        &request.text,
         &request.params,
         &scope,
         token,
