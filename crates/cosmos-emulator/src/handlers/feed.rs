@@ -6,6 +6,7 @@ use base64::Engine;
 use serde_json::json;
 
 use super::consistency::{read_lsn, session_token};
+use super::replica_headers::{container_paths, replica_headers, replica_state};
 use crate::epk::{epk_hex, PartitionKeyValue};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
@@ -148,6 +149,7 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
     let mut docs = Vec::new();
     let mut tokens = Vec::new();
     let mut next = None;
+    let mut replica = None;
     for &range in ranges.iter().filter(|r| **r >= start.range) {
         let Some(lock) = container.partition(range) else {
             continue;
@@ -159,6 +161,7 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
         let range_id = container.range_id(range);
         let lsn = read_lsn(ctx, &partition, range_id)?;
         tokens.push(session_token(ctx, &partition, range_id, lsn));
+        replica = Some(replica_state(ctx, &partition, lsn, None));
         // Keys ascend across ranges, so the last key returned bounds every later range too (a
         // split since the continuation was issued may have moved that key to the next range).
         let after = start.after.as_ref();
@@ -187,6 +190,12 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
         .header(headers::SESSION_TOKEN, tokens.join(","));
     if let [range] = ranges.as_slice() {
         reply = reply.header(headers::PARTITION_KEY_RANGE_ID, container.range_id(*range));
+        for (name, value) in replica.iter().flat_map(replica_headers) {
+            reply = reply.header(name, value);
+        }
+    }
+    for (name, value) in container_paths(ctx, db, &container) {
+        reply = reply.header(name, value);
     }
     if let Some(token) = next {
         reply = reply.header(headers::CONTINUATION, token);

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::consistency::{if_match_ok, if_none_match_hit, read_lsn, require_write_region};
-use super::item_reply::{item_reply, partition_error, write_error};
+use super::item_reply::{item_reply, partition_error, with_item_lsn, write_error};
 use super::target::Target;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
@@ -70,7 +70,7 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
             charge::not_modified(),
         ));
     }
-    Ok(item_reply(
+    let reply = item_reply(
         ctx,
         &target,
         &partition,
@@ -78,7 +78,9 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
         Some(doc),
         lsn,
         charge::point_read(doc.body.len()),
-    ))
+    );
+    let item_lsn = partition.item_lsn(&target.key(id), lsn).unwrap_or(lsn);
+    Ok(with_item_lsn(reply, item_lsn))
 }
 
 /// PUT .../docs/{id}

@@ -19,6 +19,7 @@ mod query_page;
 mod query_plan;
 mod query_sorted;
 mod query_token;
+mod replica_headers;
 mod split_admin;
 mod target;
 mod throttle;

@@ -22,6 +22,7 @@ use serde_json::Value;
 use super::consistency::{read_lsn, session_token};
 use super::query_sorted::{ordered, whole_result, QueryIdentity};
 use super::query_token::{Position, QueryToken};
+use super::replica_headers::{replica_state, ReplicaState};
 use super::target::live;
 use crate::epk::Epk;
 use crate::exchange::RequestCtx;
@@ -57,6 +58,8 @@ pub struct Page {
     pub next: Option<QueryToken>,
     pub scanned: usize,
     pub session_tokens: Vec<String>,
+    /// The replication state of the last range read (its headers, on a single-range page).
+    pub replica: Option<ReplicaState>,
 }
 
 impl Page {
@@ -66,6 +69,7 @@ impl Page {
             next: None,
             scanned: 0,
             session_tokens: Vec::new(),
+            replica: None,
         }
     }
 
@@ -186,6 +190,7 @@ fn streaming(
             let lsn = read_lsn(ctx, &partition, range_id)?;
             page.session_tokens
                 .push(session_token(ctx, &partition, range_id, lsn));
+            page.replica = Some(replica_state(ctx, &partition, lsn, None));
             lsn
         };
         let mut cursor: Option<DocKey> = None;

@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::consistency::{read_lsn, session_token};
 use super::query_page::{parse_doc, sql_error, Budget, Page, Scope, Window};
 use super::query_token::{Position, QueryToken, SortKey};
+use super::replica_headers::replica_state;
 use super::target::live;
 use crate::exchange::RequestCtx;
 use crate::protocol::ApiError;
@@ -67,6 +68,7 @@ fn answer(
         let range_id = container.range_id(range);
         let lsn = read_lsn(ctx, &partition, range_id)?;
         tokens.push(session_token(ctx, &partition, range_id, lsn));
+        page.replica = Some(replica_state(ctx, &partition, lsn, None));
         lsns.push((range, lsn));
     }
     let cache = &ctx.shared.store.query_results;
@@ -87,6 +89,7 @@ fn answer(
         let range_id = container.range_id(range);
         let lsn = read_lsn(ctx, &partition, range_id)?;
         tokens.push(session_token(ctx, &partition, range_id, lsn));
+        page.replica = Some(replica_state(ctx, &partition, lsn, None));
         lsns.push((range, lsn));
         docs.extend(partition.scan_from(lsn, Bound::Unbounded, scope.only_epk, usize::MAX));
     }

@@ -140,6 +140,25 @@ impl Partition {
         version_at(self.docs.get(key)?, lsn)
     }
 
+    /// The LSN of the version of `key` a replica at `lsn` reads.
+    pub fn item_lsn(&self, key: &DocKey, lsn: u64) -> Option<u64> {
+        self.docs
+            .get(key)?
+            .iter()
+            .rev()
+            .find(|v| v.lsn <= lsn)
+            .map(|v| v.lsn)
+    }
+
+    /// Items and their bytes in the committed state (the container's usage headers).
+    pub fn usage(&self) -> (u64, u64) {
+        let committed = self.log.committed();
+        self.docs
+            .values()
+            .filter_map(|versions| version_at(versions, committed))
+            .fold((0, 0), |(n, bytes), d| (n + 1, bytes + d.body.len() as u64))
+    }
+
     /// The item in the committed (write-region) state.
     pub fn latest(&self, key: &DocKey) -> Option<&Arc<StoredDoc>> {
         self.read_at(key, self.log.committed())
