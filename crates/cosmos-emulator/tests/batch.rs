@@ -299,3 +299,79 @@ async fn bulk_told_not_to_continue_stops_at_the_first_failure() {
     assert_eq!(first.status, 404);
     assert_eq!(statuses(&send("True").await), vec![409, 201]);
 }
+
+#[tokio::test]
+async fn an_atomic_batch_commits_at_one_lsn_seen_whole_by_the_change_feed() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    let lsn_of = |r: &Resp| -> u64 { r.header("lsn").unwrap().parse().unwrap() };
+    let first = c
+        .create_item(base, "db", "c", &json!({"id": "x", "pk": "b"}))
+        .await;
+    assert_eq!(first.status, 201, "{first:?}");
+    let before = lsn_of(&first);
+    let ops = json!([
+        {"operationType": "Create", "resourceBody": {"id": "a", "pk": "b", "v": 1}},
+        {"operationType": "Create", "resourceBody": {"id": "b", "pk": "b"}},
+        {"operationType": "Upsert", "resourceBody": {"id": "c", "pk": "b"}},
+        {"operationType": "Replace", "id": "a", "resourceBody": {"id": "a", "pk": "b", "v": 2}}
+    ]);
+    let r = batch(&c, base, "b", "True", &ops).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(lsn_of(&r), before + 1, "the batch is one commit");
+    let token = r.header("x-ms-session-token").unwrap();
+    assert!(token.ends_with(&format!("#{}", before + 1)), "{token}");
+    let after = c
+        .create_item(base, "db", "c", &json!({"id": "y", "pk": "b"}))
+        .await;
+    assert_eq!(lsn_of(&after), before + 2);
+
+    // One item per page asked for: the batch's three items still come in one page, at its LSN.
+    let pk = pk_header(&json!("b"));
+    let mut pages: Vec<Vec<(String, u64)>> = Vec::new();
+    let mut etag: Option<String> = None;
+    for _ in 0..10 {
+        let mut headers = vec![
+            ("a-im", "Incremental feed"),
+            ("x-ms-documentdb-partitionkey", pk.as_str()),
+            ("x-ms-max-item-count", "1"),
+        ];
+        if let Some(tag) = &etag {
+            headers.push(("if-none-match", tag.as_str()));
+        }
+        let r = c.get(base, DOCS, &headers).await;
+        if r.status == 304 {
+            break;
+        }
+        assert_eq!(r.status, 200, "{r:?}");
+        etag = r.header("etag").map(str::to_owned);
+        pages.push(
+            r.json()["Documents"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| {
+                    (
+                        d["id"].as_str().unwrap().to_owned(),
+                        d["_lsn"].as_u64().unwrap(),
+                    )
+                })
+                .collect(),
+        );
+    }
+    let l = before + 1;
+    assert_eq!(
+        pages,
+        vec![
+            vec![("x".to_owned(), before)],
+            vec![
+                ("a".to_owned(), l),
+                ("b".to_owned(), l),
+                ("c".to_owned(), l)
+            ],
+            vec![("y".to_owned(), before + 2)],
+        ]
+    );
+    let read = c.read_item(base, "db", "c", "a", &json!("b"), &[]).await;
+    assert_eq!(read.json()["v"], 2);
+}

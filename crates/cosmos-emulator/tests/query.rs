@@ -153,6 +153,61 @@ async fn order_by_pages_resume_after_the_last_row() {
 }
 
 #[tokio::test]
+async fn sorted_and_whole_results_page_from_one_computation_and_follow_writes_between_pages() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(2)).await;
+    let base = emu.endpoint();
+    for i in 0..200 {
+        let doc = json!({"id": format!("d{i:03}"), "pk": "p", "n": (i * 37) % 200});
+        assert_eq!(c.create_item(base, "db", "c", &doc).await.status, 201);
+    }
+    let pk = pk_header(&json!("p"));
+    let headers = [
+        ("x-ms-documentdb-partitionkey", pk.as_str()),
+        ("x-ms-max-item-count", "10"),
+    ];
+    let body = json!({"query": "SELECT VALUE c.n FROM c ORDER BY c.n"});
+    // The first page reads all 200 documents; a later page only walks its own rows.
+    let first = query(&c, base, &body, &headers).await;
+    let token = first.header("x-ms-continuation").unwrap().to_owned();
+    let mut next_headers = headers.to_vec();
+    next_headers.push(("x-ms-continuation", token.as_str()));
+    let second = query(&c, base, &body, &next_headers).await;
+    let charge =
+        |r: &common::Resp| -> f64 { r.header("x-ms-request-charge").unwrap().parse().unwrap() };
+    assert!(charge(&first) >= 2.0 + 200.0 * 0.1, "{}", charge(&first));
+    assert!(
+        charge(&second) < charge(&first) / 2.0,
+        "{} then {}",
+        charge(&first),
+        charge(&second)
+    );
+    assert_eq!(second.json()["Documents"][0], json!(10));
+
+    // Writes between pages: rows after the last one returned appear, none repeats or is lost.
+    let (rows, pages) = all_pages(&c, base, &body, &headers, |page| {
+        (page <= 3).then(|| json!({"id": format!("late{page}"), "pk": "p", "n": 1000 + page}))
+    })
+    .await;
+    assert_eq!(
+        pages, 21,
+        "20 pages of the first 200 rows, one more for the late writes"
+    );
+    let mut want: Vec<Value> = (0..200).map(Value::from).collect();
+    want.extend((1..=3).map(|p| json!(1000 + p)));
+    assert_eq!(rows, want);
+
+    let body = json!({"query": "SELECT c.n % 7 AS k, COUNT(1) AS n FROM c GROUP BY c.n % 7"});
+    let headers = [
+        ("x-ms-documentdb-partitionkey", pk.as_str()),
+        ("x-ms-max-item-count", "2"),
+    ];
+    let (groups, _) = all_pages(&c, base, &body, &headers, |_| None).await;
+    assert_eq!(groups.len(), 7, "{groups:?}");
+    let total: u64 = groups.iter().map(|g| g["n"].as_u64().unwrap()).sum();
+    assert_eq!(total, 203);
+}
+
+#[tokio::test]
 async fn cross_partition_queries_need_a_plan_unless_the_gateway_serves_them() {
     let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(4)).await;
     let base = emu.endpoint();
@@ -248,6 +303,46 @@ async fn bad_queries_and_continuations_are_400s_that_say_what_is_wrong() {
         let r = query(&c, base, &json!({"query": "SELECT * FROM c"}), &headers).await;
         assert_eq!(r.status, 400, "{token}");
         assert!(r.message().contains("continuation"), "{}", r.message());
+    }
+}
+
+#[tokio::test]
+async fn binding_errors_are_refused_when_the_query_is_compiled_even_on_an_empty_container() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(2)).await;
+    let base = emu.endpoint();
+    let pk = pk_header(&json!("k0"));
+    let on_pk = [("x-ms-documentdb-partitionkey", pk.as_str())];
+    let plan_request = [
+        ("x-ms-cosmos-is-query-plan-request", "True"),
+        ("x-ms-cosmos-supported-query-features", "Aggregate,OrderBy"),
+    ];
+    let cross = [("x-ms-documentdb-query-enablecrosspartition", "True")];
+    for (text, needle) in [
+        (
+            "SELECT * FROM c WHERE d.x = 1",
+            "Identifier 'd' could not be resolved. (at position 22)",
+        ),
+        (
+            "SELECT c.id FROM c ORDER BY e.n",
+            "Identifier 'e' could not be resolved.",
+        ),
+        (
+            "SELECT VALUE COUNT(1) FROM c WHERE EXISTS(SELECT VALUE t FROM t IN z.tags)",
+            "Identifier 'z' could not be resolved.",
+        ),
+        ("SELECT FROB(c.a) FROM c", "FROB"),
+        ("SELECT LOWER(c.a, 1) FROM c", "takes 1 argument"),
+        ("SELECT * FROM c WHERE ABS()", "ABS"),
+    ] {
+        for headers in [&on_pk[..], &plan_request[..], &cross[..]] {
+            let r = query(&c, base, &json!({"query": text}), headers).await;
+            assert_eq!(r.status, 400, "{text} {headers:?}: {r:?}");
+            assert!(
+                r.message().contains(needle),
+                "{text} {headers:?}: {}",
+                r.message()
+            );
+        }
     }
 }
 

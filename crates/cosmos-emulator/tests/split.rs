@@ -193,3 +193,67 @@ async fn bad_split_requests_are_refused() {
         .await;
     assert_eq!(unauthenticated.status, 401);
 }
+
+async fn range_query(c: &TestClient, base: &str, range: &str, continuation: Option<&str>) -> Resp {
+    let mut headers = vec![
+        ("x-ms-documentdb-isquery", "True"),
+        ("content-type", "application/query+json"),
+        ("x-ms-documentdb-partitionkeyrangeid", range),
+        ("x-ms-max-item-count", "5"),
+    ];
+    if let Some(t) = continuation {
+        headers.push(("x-ms-continuation", t));
+    }
+    let body = json!({"query": "SELECT * FROM c WHERE c.id != 'none'"}).to_string();
+    c.send(base, Method::POST, DOCS, &headers, Some(body.as_bytes()))
+        .await
+}
+
+/// Every remaining item of a range query, page by page.
+async fn drain(c: &TestClient, base: &str, range: &str, mut token: Option<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for _ in 0..100 {
+        let r = range_query(c, base, range, token.as_deref()).await;
+        assert_eq!(r.status, 200, "{r:?}");
+        out.extend(ids(&r));
+        token = r.header("x-ms-continuation").map(str::to_owned);
+        if token.is_none() {
+            return out;
+        }
+    }
+    panic!("paging range {range} does not end");
+}
+
+#[tokio::test]
+async fn a_query_page_naming_a_split_range_is_gone_and_its_continuation_resumes_on_the_children() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(2)).await;
+    let base = emu.endpoint();
+    fill(&c, base, 0, 40).await;
+    let parent: BTreeSet<String> = drain(&c, base, "1", None).await.into_iter().collect();
+    assert!(parent.len() > 5, "{parent:?}");
+    let first = range_query(&c, base, "1", None).await;
+    assert_eq!(first.status, 200, "{first:?}");
+    let first_page = ids(&first);
+    let token = first.header("x-ms-continuation").unwrap().to_owned();
+
+    let r = split(&c, base, r#"{"db": "db", "container": "c", "range": "1"}"#).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    for continuation in [None, Some(token.as_str())] {
+        let gone = range_query(&c, base, "1", continuation).await;
+        assert_eq!(
+            (gone.status, gone.sub_status()),
+            (410, 1002),
+            "{continuation:?}: {gone:?}"
+        );
+    }
+    // The parent's continuation, sent to each child, gives the rest of the parent's items once.
+    let mut rest = drain(&c, base, "2", Some(token.clone())).await;
+    rest.extend(drain(&c, base, "3", Some(token)).await);
+    let unique: BTreeSet<String> = rest.iter().cloned().collect();
+    assert_eq!(unique.len(), rest.len(), "duplicates across the split");
+    let mut all = unique;
+    for id in &first_page {
+        assert!(all.insert(id.clone()), "{id} returned twice");
+    }
+    assert_eq!(all, parent);
+}

@@ -79,3 +79,44 @@ async fn without_enforcement_nothing_is_throttled() {
     let (first, second, retry, _) = write_twice(&c, emu.endpoint()).await;
     assert_eq!((first, second, retry), (201, 201, None));
 }
+
+#[tokio::test]
+async fn requests_over_every_range_are_metered_against_each_range() {
+    let (emu, c) = start_with_container(
+        EmulatorBuilder::new()
+            .partitions(4)
+            .enforce_throughput(true),
+    )
+    .await;
+    let base = emu.endpoint();
+    let first = c.create_item(base, "db", "c", &big("a", "p")).await;
+    assert_eq!(first.status, 201, "{first:?}");
+    let served = Instant::now();
+    // Neither names a partition key or range: both read the range "p" has exhausted.
+    let query = c
+        .send(
+            base,
+            http::Method::POST,
+            "/dbs/db/colls/c/docs",
+            &[
+                ("x-ms-documentdb-isquery", "True"),
+                ("content-type", "application/query+json"),
+                ("x-ms-documentdb-query-enablecrosspartition", "True"),
+            ],
+            Some(br#"{"query": "SELECT c.id FROM c"}"#),
+        )
+        .await;
+    let feed = c.get(base, "/dbs/db/colls/c/docs", &[]).await;
+    let gap = served.elapsed();
+    for r in [&query, &feed] {
+        assert!(
+            r.status == 200 || (r.status, r.sub_status()) == (429, 3200),
+            "{r:?}"
+        );
+    }
+    // A machine slow enough to take a second between the requests starts a new window instead.
+    if gap.as_millis() < 900 {
+        assert_eq!((query.status, feed.status), (429, 429));
+        assert!(query.header("x-ms-retry-after-ms").is_some());
+    }
+}

@@ -298,6 +298,7 @@ impl EmulatorBuilder {
                 offers: Default::default(),
                 ru_meter: self.enforce_throughput.then(Default::default),
                 partitions_per_container: self.partitions.clamp(1, 1024),
+                query_results: Default::default(),
             },
             auth,
             admin: AdminAccess::new(&self.key, self.admin_token.as_deref(), self.host),

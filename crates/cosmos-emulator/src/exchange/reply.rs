@@ -1,5 +1,7 @@
 //! What a handler answers, and its conversion to an HTTP response with the service's headers.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};
 use http::Response;
@@ -31,6 +33,12 @@ impl Reply {
     /// An answer without a body (204, 304).
     pub fn empty(status: u16, charge: f64) -> Self {
         Self::json(status, Bytes::new(), charge)
+    }
+
+    /// Sets a header, replacing any value it had.
+    pub fn replace_header(mut self, name: &'static str, value: impl AsRef<str>) -> Self {
+        self.headers.retain(|(n, _)| n.as_str() != name);
+        self.header(name, value)
     }
 
     /// Adds a header; values that are not valid header text are skipped.
@@ -78,6 +86,14 @@ pub fn error_response(error: &ApiError, charge: f64) -> Response<Full<Bytes>> {
     to_response(reply)
 }
 
+/// Versions the service's gateway reports on every answer.
+const SCHEMA_VERSION: &str = "1.18";
+const SERVICE_VERSION: &str = "version=2.14.0.0";
+const GATEWAY_VERSION: &str = "version=2.14.0";
+
+/// Numbers each answer (`x-ms-transport-request-id`), distinct within the process.
+static TRANSPORT_REQUESTS: AtomicU64 = AtomicU64::new(1);
+
 fn common_headers(h: &mut http::HeaderMap, charge: f64) {
     if let Ok(v) = HeaderValue::from_str(&activity_id()) {
         h.insert(HeaderName::from_static(headers::ACTIVITY_ID), v);
@@ -85,6 +101,21 @@ fn common_headers(h: &mut http::HeaderMap, charge: f64) {
     if let Ok(v) = HeaderValue::from_str(&format_charge(charge)) {
         h.insert(HeaderName::from_static(headers::REQUEST_CHARGE), v);
     }
+    for (name, value) in [
+        (headers::SCHEMA_VERSION, SCHEMA_VERSION),
+        (headers::SERVICE_VERSION, SERVICE_VERSION),
+        (headers::GATEWAY_VERSION, GATEWAY_VERSION),
+    ] {
+        h.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        );
+    }
+    let id = TRANSPORT_REQUESTS.fetch_add(1, Ordering::Relaxed);
+    h.insert(
+        HeaderName::from_static(headers::TRANSPORT_REQUEST_ID),
+        HeaderValue::from(id),
+    );
 }
 
 /// Charges print like the service's: "1", "5.5".

@@ -8,7 +8,8 @@ use serde_json::{json, Map, Value};
 
 use super::batch_ops::{evaluate, op_epk, BatchOp, OpResult, Staged};
 use super::consistency::{require_write_region, session_token};
-use super::items::commit;
+use super::items::{commit, commit_all};
+use super::replica_headers::{container_paths, replica_headers, replica_state};
 use crate::epk::PartitionKeyValue;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
@@ -56,15 +57,16 @@ pub fn execute(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiE
         }
     };
     if atomic {
-        atomic_batch(ctx, &container, &ops)
+        atomic_batch(ctx, db, &container, &ops)
     } else {
-        bulk(ctx, &container, &ops)
+        bulk(ctx, db, &container, &ops)
     }
 }
 
 /// All operations on the request's partition key, applied only when every one succeeds.
 fn atomic_batch(
     ctx: &RequestCtx<'_>,
+    db: &str,
     container: &Container,
     ops: &[BatchOp],
 ) -> Result<Reply, ApiError> {
@@ -102,14 +104,18 @@ fn atomic_batch(
         }
     }
     let failed = results.iter().any(Result::is_err);
-    let mut lsn = partition.committed_lsn();
-    if !failed {
-        for result in results.iter().flatten() {
-            if let Some((key, doc)) = &result.write {
-                lsn = commit(ctx, &mut partition, key, doc.clone());
-            }
-        }
-    }
+    // Every write of the batch commits at one LSN: replicas, session tokens and change feeds see
+    // the whole batch or none of it.
+    let lsn = if failed {
+        partition.committed_lsn()
+    } else {
+        let writes = results
+            .iter()
+            .flatten()
+            .filter_map(|r| r.write.clone())
+            .collect();
+        commit_all(ctx, &mut partition, writes)
+    };
     let mut entries: Vec<Value> = results.iter().map(|r| entry(r, failed)).collect();
     entries.extend((results.len()..ops.len()).map(|_| not_applied()));
     let charge = results
@@ -120,7 +126,7 @@ fn atomic_batch(
         .max(1.0);
     let range_id = container.range_id(range);
     let status = if failed { 207 } else { 200 };
-    Ok(Reply::json(
+    let mut reply = Reply::json(
         status,
         Bytes::from(Value::Array(entries).to_string()),
         charge,
@@ -129,13 +135,23 @@ fn atomic_batch(
         headers::SESSION_TOKEN,
         session_token(ctx, &partition, range_id, lsn),
     )
-    .header(headers::LSN, lsn.to_string())
-    .header(headers::PARTITION_KEY_RANGE_ID, range_id)
-    .header(headers::CONTENT_PATH, &container.rid))
+    .header(headers::PARTITION_KEY_RANGE_ID, range_id);
+    for (name, value) in replica_headers(&replica_state(ctx, &partition, lsn, None))
+        .into_iter()
+        .chain(container_paths(ctx, db, container))
+    {
+        reply = reply.header(name, value);
+    }
+    Ok(reply)
 }
 
 /// Each operation on its own, on its own partition key, within the range the request names.
-fn bulk(ctx: &RequestCtx<'_>, container: &Container, ops: &[BatchOp]) -> Result<Reply, ApiError> {
+fn bulk(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    container: &Container,
+    ops: &[BatchOp],
+) -> Result<Reply, ApiError> {
     let header_epk = match ctx.header(headers::PARTITION_KEY) {
         Some(raw) => Some(
             PartitionKeyValue::from_header(raw)
@@ -218,7 +234,11 @@ fn bulk(ctx: &RequestCtx<'_>, container: &Container, ops: &[BatchOp]) -> Result<
         Bytes::from(Value::Array(entries).to_string()),
         charge.max(1.0),
     )
-    .header(headers::CONTENT_PATH, &container.rid);
+    .header(headers::CONTENT_PATH, &container.rid)
+    .header(
+        headers::ALT_CONTENT_PATH,
+        container_paths(ctx, db, container)[0].1.clone(),
+    );
     if let Some(token) = tokens.last() {
         reply = reply.header(headers::SESSION_TOKEN, token);
     }

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
 use super::consistency::{read_lsn, session_token};
-use super::feed::{page_end, page_size};
+use super::feed::{page_end_whole_lsn, page_size};
 use crate::epk::{epk_hex, PartitionKeyValue};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::change_feed_request::{self, epk_in, etag, FeedMode, FeedStart};
@@ -135,7 +135,12 @@ fn latest_page(
     let mut changes = partition.changes(after, upto, since_unix, wanted, limit);
     let fetched = changes.len();
     // A page also ends at about 4 MB, like the read feed's.
-    changes.truncate(page_end(changes.iter().map(|c| c.doc.body.len()), limit));
+    let lsns: Vec<u64> = changes.iter().map(|c| c.lsn).collect();
+    changes.truncate(page_end_whole_lsn(
+        changes.iter().map(|c| c.doc.body.len()),
+        limit,
+        &lsns,
+    ));
     let read_to = match changes.last() {
         Some(last) if fetched >= limit || changes.len() < fetched => last.lsn,
         _ => upto.max(after),
@@ -170,7 +175,8 @@ fn all_versions_page(
         e.doc.as_ref().map_or(0, |d| d.body.len())
             + e.previous.as_ref().map_or(0, |(_, d)| d.body.len())
     };
-    entries.truncate(page_end(entries.iter().map(size), limit));
+    let lsns: Vec<u64> = entries.iter().map(|e| e.lsn).collect();
+    entries.truncate(page_end_whole_lsn(entries.iter().map(size), limit, &lsns));
     let read_to = match entries.last() {
         Some(last) if fetched >= limit || entries.len() < fetched => last.lsn,
         _ => upto.max(after),

@@ -3,6 +3,7 @@
 use bytes::Bytes;
 
 use super::consistency::require_write_region;
+use super::replica_headers::quota_headers;
 use super::{etag_read, feed_body};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
@@ -72,7 +73,16 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErro
         .owner_database(db)?
         .container(coll)
         .ok_or_else(ApiError::missing_entity)?;
-    Ok(etag_read(ctx, &container.body, &container.etag))
+    let (documents, bytes) = container
+        .partitions()
+        .iter()
+        .filter_map(|p| p.read().ok().map(|p| p.usage()))
+        .fold((0, 0), |(n, b), (pn, pb)| (n + pn, b + pb));
+    let mut reply = etag_read(ctx, &container.body, &container.etag);
+    for (name, value) in quota_headers(documents, bytes) {
+        reply = reply.header(name, value);
+    }
+    Ok(reply)
 }
 
 /// DELETE /dbs/{db}/colls/{coll}

@@ -6,6 +6,7 @@ use base64::Engine;
 use serde_json::json;
 
 use super::consistency::{read_lsn, session_token};
+use super::replica_headers::{container_paths, replica_headers, replica_state};
 use crate::epk::{epk_hex, PartitionKeyValue};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
@@ -92,6 +93,21 @@ pub fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
     count
 }
 
+/// [`page_end`] for a change feed, whose items carry LSNs (`lsns`, ascending): the page is
+/// extended to the end of its last item's LSN, because a transactional batch commits several
+/// items at one LSN and a continuation (an LSN) cannot point inside it.
+pub fn page_end_whole_lsn(
+    sizes: impl Iterator<Item = usize>,
+    page_size: usize,
+    lsns: &[u64],
+) -> usize {
+    let end = page_end(sizes, page_size);
+    match end.checked_sub(1).and_then(|last| lsns.get(last)) {
+        Some(&lsn) => end + lsns[end..].iter().take_while(|l| **l == lsn).count(),
+        None => end,
+    }
+}
+
 /// Serves one page of the read feed.
 pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     if let Some(name) = NOT_FOR_THE_READ_FEED
@@ -133,6 +149,7 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
     let mut docs = Vec::new();
     let mut tokens = Vec::new();
     let mut next = None;
+    let mut replica = None;
     for &range in ranges.iter().filter(|r| **r >= start.range) {
         let Some(lock) = container.partition(range) else {
             continue;
@@ -144,6 +161,7 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
         let range_id = container.range_id(range);
         let lsn = read_lsn(ctx, &partition, range_id)?;
         tokens.push(session_token(ctx, &partition, range_id, lsn));
+        replica = Some(replica_state(ctx, &partition, lsn, None));
         // Keys ascend across ranges, so the last key returned bounds every later range too (a
         // split since the continuation was issued may have moved that key to the next range).
         let after = start.after.as_ref();
@@ -172,6 +190,12 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
         .header(headers::SESSION_TOKEN, tokens.join(","));
     if let [range] = ranges.as_slice() {
         reply = reply.header(headers::PARTITION_KEY_RANGE_ID, container.range_id(*range));
+        for (name, value) in replica.iter().flat_map(replica_headers) {
+            reply = reply.header(name, value);
+        }
+    }
+    for (name, value) in container_paths(ctx, db, &container) {
+        reply = reply.header(name, value);
     }
     if let Some(token) = next {
         reply = reply.header(headers::CONTINUATION, token);
@@ -182,6 +206,25 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_feed_page_never_ends_inside_one_lsn() {
+        // (sizes, page size, LSNs, items on the page)
+        let table: &[(&[usize], usize, &[u64], usize)] = &[
+            (&[1, 1, 1, 1], 1, &[5, 6, 6, 7], 1),
+            (&[1, 1, 1, 1], 2, &[5, 6, 6, 7], 3),
+            (&[1, 1, 1, 1], 1, &[6, 6, 6, 7], 3),
+            (&[1, 1, 1, 1], 9, &[6, 6, 6, 7], 4),
+            (&[], 3, &[], 0),
+        ];
+        for (sizes, page, lsns, want) in table {
+            assert_eq!(
+                page_end_whole_lsn(sizes.iter().copied(), *page, lsns),
+                *want,
+                "{lsns:?} page {page}"
+            );
+        }
+    }
 
     #[test]
     fn pages_end_at_the_item_count_or_the_byte_budget() {

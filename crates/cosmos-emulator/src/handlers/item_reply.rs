@@ -3,6 +3,7 @@
 //! container a session token belongs to), on successes and on the errors the partition decided.
 
 use super::consistency::session_token;
+use super::replica_headers::{replica_headers, replica_state};
 use super::target::Target;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError};
@@ -15,8 +16,8 @@ fn partition_headers(
     target: &Target,
     partition: &Partition,
     lsn: u64,
-) -> [(&'static str, String); 5] {
-    [
+) -> Vec<(&'static str, String)> {
+    let mut out = vec![
         (headers::ALT_CONTENT_PATH, target.alt_content_path()),
         (headers::CONTENT_PATH, target.container.rid.clone()),
         (
@@ -28,7 +29,9 @@ fn partition_headers(
             headers::PARTITION_KEY_RANGE_ID,
             target.range_id().to_owned(),
         ),
-    ]
+    ];
+    out.extend(replica_headers(&replica_state(ctx, partition, lsn, None)));
+    out
 }
 
 /// The headers every item answer carries.
@@ -52,7 +55,8 @@ pub fn item_reply(
     if let Some(d) = doc {
         reply = reply.header(headers::ETAG, &d.etag);
     }
-    reply
+    // The item's own LSN: the commit's for a write (a read sets the version's, see `with_item_lsn`).
+    with_item_lsn(reply, lsn)
 }
 
 /// An error the partition itself decided (409, 412, a missing item's 404, a patch the item
@@ -78,4 +82,11 @@ pub fn write_error(
     error: ApiError,
 ) -> ApiError {
     partition_error(ctx, target, partition, partition.committed_lsn(), error)
+}
+
+/// `reply` naming `item_lsn` as the LSN of the item it is about.
+pub fn with_item_lsn(reply: Reply, item_lsn: u64) -> Reply {
+    reply
+        .replace_header(headers::ITEM_LSN, item_lsn.to_string())
+        .replace_header(headers::COSMOS_ITEM_LLSN, item_lsn.to_string())
 }

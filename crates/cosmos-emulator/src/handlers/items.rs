@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::consistency::{if_match_ok, if_none_match_hit, read_lsn, require_write_region};
-use super::item_reply::{item_reply, partition_error, write_error};
+use super::item_reply::{item_reply, partition_error, with_item_lsn, write_error};
 use super::target::Target;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
@@ -70,7 +70,7 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
             charge::not_modified(),
         ));
     }
-    Ok(item_reply(
+    let reply = item_reply(
         ctx,
         &target,
         &partition,
@@ -78,7 +78,9 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
         Some(doc),
         lsn,
         charge::point_read(doc.body.len()),
-    ))
+    );
+    let item_lsn = partition.item_lsn(&target.key(id), lsn).unwrap_or(lsn);
+    Ok(with_item_lsn(reply, item_lsn))
 }
 
 /// PUT .../docs/{id}
@@ -181,4 +183,14 @@ pub fn commit(
 ) -> u64 {
     let lags = ctx.shared.store.sample_lags();
     partition.commit(key.clone(), doc, ctx.region, Instant::now(), &lags)
+}
+
+/// Commits a transaction's writes at one LSN in the serving region (see [`commit`]).
+pub fn commit_all(
+    ctx: &RequestCtx<'_>,
+    partition: &mut Partition,
+    writes: Vec<(DocKey, Option<Arc<StoredDoc>>)>,
+) -> u64 {
+    let lags = ctx.shared.store.sample_lags();
+    partition.commit_all(writes, ctx.region, Instant::now(), &lags)
 }

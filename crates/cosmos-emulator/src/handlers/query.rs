@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::query_page::{run_page, Budget, Page, Scope};
 use super::query_token::QueryToken;
+use super::replica_headers::{container_paths, replica_headers};
 use crate::epk::{PartitionKeyValue, PkComponent};
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
@@ -129,12 +130,14 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
         ctx,
         &container,
         &request.query,
+        &request.text,
         &request.params,
         &scope,
         token,
         &budget,
     )?;
-    Ok(reply(&container, &scope, page))
+    let paths = container_paths(ctx, db, &container);
+    Ok(reply(&container, &scope, page, paths))
 }
 
 fn page_size(ctx: &RequestCtx<'_>) -> Result<usize, ApiError> {
@@ -232,7 +235,12 @@ pub fn gateway_serves(q: &Query) -> bool {
         && q.offset.is_none()
 }
 
-fn reply(container: &Arc<Container>, scope: &Scope, page: Page) -> Reply {
+fn reply(
+    container: &Arc<Container>,
+    scope: &Scope,
+    page: Page,
+    paths: [(&'static str, String); 2],
+) -> Reply {
     let bytes: usize = page.items.iter().map(Vec::len).sum();
     let mut body = Vec::with_capacity(bytes + page.items.len() + 64);
     body.extend_from_slice(format!("{{\"_rid\":\"{}\",\"Documents\":[", container.rid).as_bytes());
@@ -248,6 +256,12 @@ fn reply(container: &Arc<Container>, scope: &Scope, page: Page) -> Reply {
         .header(headers::SESSION_TOKEN, page.session_tokens.join(","));
     if let [range] = scope.ranges.as_slice() {
         reply = reply.header(headers::PARTITION_KEY_RANGE_ID, container.range_id(*range));
+        for (name, value) in page.replica.iter().flat_map(replica_headers) {
+            reply = reply.header(name, value);
+        }
+    }
+    for (name, value) in paths {
+        reply = reply.header(name, value);
     }
     if let Some(token) = page.next {
         reply = reply.header(headers::CONTINUATION, token.encode());

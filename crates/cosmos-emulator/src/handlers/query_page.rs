@@ -5,12 +5,14 @@
 //! Three ways to answer, by what the query needs:
 //! - streaming (no ORDER BY, aggregate, GROUP BY or DISTINCT): scan from the token's position and
 //!   stop at the page's item, byte, work or time budget;
-//! - ordered (ORDER BY): read every matching row, sort by the keys and then by document order, and
-//!   resume strictly after the last row returned;
-//! - whole-result (aggregates, GROUP BY, DISTINCT, no FROM): compute the answer and page through it.
+//! - ordered (ORDER BY): every matching row sorted by the keys and then by document order, resumed
+//!   strictly after the last row returned;
+//! - whole-result (aggregates, GROUP BY, DISTINCT, no FROM): the answer, paged through.
+//!
+//! The last two are computed once per state of the data and kept between pages
+//! ([`super::query_sorted`]).
 
 use std::cell::Cell;
-use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -18,16 +20,16 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::consistency::{read_lsn, session_token};
-use super::query_token::{Position, QueryToken, SortKey};
+use super::query_sorted::{ordered, whole_result, QueryIdentity};
+use super::query_token::{Position, QueryToken};
+use super::replica_headers::{replica_state, ReplicaState};
+use super::target::live;
 use crate::epk::Epk;
 use crate::exchange::RequestCtx;
 use crate::protocol::ApiError;
 use crate::sql::ast::Query;
 use crate::sql::eval::Ctx;
-use crate::sql::exec::{
-    bind, compare_keys, count_of, finish, needs_all_rows, order_keys, passes, project,
-    source_names, Row,
-};
+use crate::sql::exec::{bind, count_of, needs_all_rows, passes, project, source_names};
 use crate::sql::SqlError;
 use crate::store::{Container, DocKey, StoredDoc};
 
@@ -56,15 +58,18 @@ pub struct Page {
     pub next: Option<QueryToken>,
     pub scanned: usize,
     pub session_tokens: Vec<String>,
+    /// The replication state of the last range read (its headers, on a single-range page).
+    pub replica: Option<ReplicaState>,
 }
 
 impl Page {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             items: Vec::new(),
             next: None,
             scanned: 0,
             session_tokens: Vec::new(),
+            replica: None,
         }
     }
 
@@ -72,30 +77,33 @@ impl Page {
         self.items.iter().map(Vec::len).sum()
     }
 
-    fn full(&self, budget: &Budget) -> bool {
+    pub(super) fn full(&self, budget: &Budget) -> bool {
         self.items.len() >= budget.max_items || self.bytes() >= budget.max_bytes
     }
 }
 
-fn sql_error(e: SqlError) -> ApiError {
+pub(super) fn sql_error(e: SqlError) -> ApiError {
     ApiError::bad_request(format!("The query could not be run: {e}"))
 }
 
-fn parse_doc(doc: &StoredDoc) -> Result<Value, ApiError> {
+pub(super) fn parse_doc(doc: &StoredDoc) -> Result<Value, ApiError> {
     serde_json::from_slice(&doc.body)
         .map_err(|e| ApiError::new(500, format!("A stored item could not be read: {e}")))
 }
 
 /// Runs one page of `q`.
+#[allow(clippy::too_many_arguments)]
 pub fn run_page(
     ctx: &RequestCtx<'_>,
     container: &Arc<Container>,
     q: &Query,
+    text: &str,
     params: &HashMap<String, Value>,
     scope: &Scope,
     token: Option<QueryToken>,
     budget: &Budget,
 ) -> Result<Page, ApiError> {
+    let identity = &QueryIdentity { text, params };
     let work = Cell::new(0);
     let ectx = Ctx {
         params,
@@ -120,7 +128,7 @@ pub fn run_page(
             Some(QueryToken::Results { n }) => n,
             Some(_) => return Err(kind_mismatch()),
         };
-        return whole_result(ctx, container, q, &ectx, scope, start, budget);
+        return whole_result(ctx, container, q, identity, &ectx, scope, start, budget);
     }
     if !q.order_by.is_empty() {
         let after = match token {
@@ -128,7 +136,9 @@ pub fn run_page(
             Some(QueryToken::Order { keys, at, seen }) => Some((keys, at, seen)),
             Some(_) => return Err(kind_mismatch()),
         };
-        return ordered(ctx, container, q, &ectx, scope, after, &window, budget);
+        return ordered(
+            ctx, container, q, identity, &ectx, scope, after, &window, budget,
+        );
     }
     let after = match token {
         None => None,
@@ -143,156 +153,9 @@ fn kind_mismatch() -> ApiError {
 }
 
 /// OFFSET and the row count after which nothing more is returned.
-struct Window {
-    offset: u64,
-    end: Option<u64>,
-}
-
-/// Every document of the scope, in document order, with the session tokens of the ranges read.
-fn snapshot(
-    ctx: &RequestCtx<'_>,
-    container: &Container,
-    scope: &Scope,
-    page: &mut Page,
-) -> Result<Vec<(DocKey, Arc<StoredDoc>)>, ApiError> {
-    let mut docs = Vec::new();
-    for &range in &scope.ranges {
-        let lock = container
-            .partition(range)
-            .ok_or_else(|| ApiError::new(500, "A partition key range has no partition."))?;
-        let partition = lock
-            .read()
-            .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
-        let range_id = container.range_id(range);
-        let lsn = read_lsn(ctx, &partition, range_id)?;
-        page.session_tokens
-            .push(session_token(ctx, &partition, range_id, lsn));
-        docs.extend(partition.scan_from(lsn, Bound::Unbounded, scope.only_epk, usize::MAX));
-    }
-    page.scanned = docs.len();
-    Ok(docs)
-}
-
-fn whole_result(
-    ctx: &RequestCtx<'_>,
-    container: &Container,
-    q: &Query,
-    ectx: &Ctx<'_>,
-    scope: &Scope,
-    start: u64,
-    budget: &Budget,
-) -> Result<Page, ApiError> {
-    let mut page = Page::new();
-    let names = source_names(q);
-    let mut kept: Vec<Row> = Vec::new();
-    if q.from.is_none() {
-        kept.push(Vec::new());
-    } else {
-        for (_, doc) in snapshot(ctx, container, scope, &mut page)? {
-            let value = parse_doc(&doc)?;
-            for row in bind(q, Some(value), None, ectx).map_err(sql_error)? {
-                if passes(q, &names, &row, None, ectx).map_err(sql_error)? {
-                    kept.push(row);
-                }
-            }
-        }
-    }
-    let results = finish(q, kept, None, ectx).map_err(sql_error)?;
-    let mut n = start as usize;
-    while let Some(v) = results.get(n) {
-        if page.full(budget) {
-            page.next = Some(QueryToken::Results { n: n as u64 });
-            break;
-        }
-        page.items.push(serde_json::to_vec(v).unwrap_or_default());
-        n += 1;
-    }
-    Ok(page)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn ordered(
-    ctx: &RequestCtx<'_>,
-    container: &Container,
-    q: &Query,
-    ectx: &Ctx<'_>,
-    scope: &Scope,
-    after: Option<(Vec<SortKey>, Position, u64)>,
-    window: &Window,
-    budget: &Budget,
-) -> Result<Page, ApiError> {
-    let mut page = Page::new();
-    let names = source_names(q);
-    let after = match after {
-        None => None,
-        Some((keys, at, seen)) => {
-            let keys: Vec<Option<Value>> = keys.iter().map(SortKey::to_val).collect();
-            Some((keys, at.key()?, at.row, seen))
-        }
-    };
-    let mut seen = after.as_ref().map_or(0, |a| a.3);
-    // (keys, doc key, row index, row)
-    let mut candidates = Vec::new();
-    for (key, doc) in snapshot(ctx, container, scope, &mut page)? {
-        let value = parse_doc(&doc)?;
-        for (i, row) in bind(q, Some(value), None, ectx)
-            .map_err(sql_error)?
-            .into_iter()
-            .enumerate()
-        {
-            if !passes(q, &names, &row, None, ectx).map_err(sql_error)? {
-                continue;
-            }
-            let keys = order_keys(q, &names, &row, None, ectx).map_err(sql_error)?;
-            if let Some((ak, akey, arow, _)) = &after {
-                let o = compare_keys(q, &keys, ak)
-                    .then_with(|| key.cmp(akey))
-                    .then_with(|| (i as u64).cmp(arow));
-                if o != Ordering::Greater {
-                    continue;
-                }
-            }
-            candidates.push((keys, key.clone(), i as u64, row));
-        }
-    }
-    let cmp = |a: &(Vec<Option<Value>>, DocKey, u64, Row),
-               b: &(Vec<Option<Value>>, DocKey, u64, Row)| {
-        compare_keys(q, &a.0, &b.0)
-            .then_with(|| a.1.cmp(&b.1))
-            .then_with(|| a.2.cmp(&b.2))
-    };
-    let wanted = budget.max_items.saturating_add(1) + window.offset.saturating_sub(seen) as usize;
-    if candidates.len() > wanted {
-        candidates.select_nth_unstable_by(wanted, cmp);
-        candidates.truncate(wanted);
-    }
-    candidates.sort_by(cmp);
-    let mut last: Option<(Vec<Option<Value>>, DocKey, u64)> = None;
-    let mut stopped_full = false;
-    for (keys, key, i, row) in candidates {
-        if window.end.is_some_and(|end| seen >= end) {
-            return Ok(page);
-        }
-        if page.full(budget) {
-            stopped_full = true;
-            break;
-        }
-        seen += 1;
-        if seen > window.offset {
-            if let Some(v) = project(q, &names, &row, None, ectx).map_err(sql_error)? {
-                page.items.push(serde_json::to_vec(&v).unwrap_or_default());
-            }
-        }
-        last = Some((keys, key, i));
-    }
-    if let (true, Some((keys, key, i))) = (stopped_full, last) {
-        page.next = Some(QueryToken::Order {
-            keys: keys.iter().map(SortKey::from_val).collect(),
-            at: Position::new(&key, i),
-            seen,
-        });
-    }
-    Ok(page)
+pub(super) struct Window {
+    pub offset: u64,
+    pub end: Option<u64>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -322,10 +185,12 @@ fn streaming(
         let lsn = {
             let partition = lock
                 .read()
-                .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
+                .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
+                .and_then(live)?;
             let lsn = read_lsn(ctx, &partition, range_id)?;
             page.session_tokens
                 .push(session_token(ctx, &partition, range_id, lsn));
+            page.replica = Some(replica_state(ctx, &partition, lsn, None));
             lsn
         };
         let mut cursor: Option<DocKey> = None;
@@ -333,7 +198,8 @@ fn streaming(
             let chunk = {
                 let partition = lock
                     .read()
-                    .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?;
+                    .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
+                    .and_then(live)?;
                 let from = match (&cursor, &resume_key) {
                     (Some(c), _) => Bound::Excluded(c),
                     (None, Some(k)) => Bound::Included(k),

@@ -203,8 +203,8 @@ pub enum Expr {
     Undefined,
     /// `@name`, bound from the request's `parameters`.
     Param(String),
-    /// A name bound by `FROM`/`JOIN` (or an outer query's).
-    Ident(String),
+    /// A name bound by `FROM`/`JOIN` (or an outer query's), and where it is in the text.
+    Ident(String, usize),
     /// `base.a["b"][0]`
     Path(Box<Expr>, Vec<Step>),
     Array(Vec<Expr>),
@@ -249,9 +249,9 @@ impl Expr {
     /// `alias.a.b` as the list of names, when this expression is such a plain path.
     pub fn plain_path(&self) -> Option<(&str, Vec<&str>)> {
         match self {
-            Expr::Ident(name) => Some((name, Vec::new())),
+            Expr::Ident(name, _) => Some((name, Vec::new())),
             Expr::Path(base, steps) => {
-                let Expr::Ident(name) = base.as_ref() else {
+                let Expr::Ident(name, _) = base.as_ref() else {
                     return None;
                 };
                 let names = steps

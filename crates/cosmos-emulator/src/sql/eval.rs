@@ -73,13 +73,13 @@ pub fn eval(expr: &Expr, scope: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Val, SqlErr
                 "The parameter {name} is not defined in the request's parameters."
             ))
         })?),
-        Expr::Ident(name) => {
+        Expr::Ident(name, _) => {
             Some(scope.lookup(name).cloned().ok_or_else(|| {
                 SqlError::new(format!("Identifier '{name}' could not be resolved."))
             })?)
         }
         Expr::Path(base, steps) => match base.as_ref() {
-            Expr::Ident(name) => {
+            Expr::Ident(name, _) => {
                 let root = scope.lookup(name).ok_or_else(|| {
                     SqlError::new(format!("Identifier '{name}' could not be resolved."))
                 })?;

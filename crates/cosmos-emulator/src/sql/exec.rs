@@ -128,7 +128,7 @@ pub fn bind(
 
 fn root_ident(expr: &Expr) -> Option<&str> {
     match expr {
-        Expr::Ident(n) => Some(n),
+        Expr::Ident(n, _) => Some(n),
         Expr::Path(base, _) => root_ident(base),
         _ => None,
     }

@@ -17,6 +17,7 @@ pub mod partition_filter;
 pub mod patch_condition;
 pub mod plan;
 mod regex_cache;
+mod scope_check;
 pub mod sql_error;
 pub mod value;
 mod walk;

@@ -362,7 +362,7 @@ impl Parser {
                 format!("Syntax error: the reserved word '{word}' cannot start an expression."),
             ));
         }
-        Ok(Expr::Ident(word))
+        Ok(Expr::Ident(word, at))
     }
 
     fn call(&mut self, upper: String, at: usize) -> Result<Expr, SqlError> {

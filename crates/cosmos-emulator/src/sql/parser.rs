@@ -10,6 +10,7 @@ use super::ast::{
 };
 use super::lexer::{tokenize, Sym, Tok, Token};
 use super::limits::{MAX_DEPTH, MAX_JOINS, MAX_OPERATORS};
+use super::scope_check::check_names;
 use super::sql_error::SqlError;
 
 /// Words that cannot be used as names.
@@ -49,6 +50,7 @@ pub fn parse_query(text: &str) -> Result<Query, SqlError> {
     let mut p = Parser::new(text)?;
     let query = p.query()?;
     p.end()?;
+    check_names(&query)?;
     Ok(query)
 }
 
@@ -72,6 +74,7 @@ pub fn parse_condition(text: &str) -> Result<Query, SqlError> {
     if !query.aggregates.is_empty() {
         return Err(SqlError::new("A condition cannot use aggregates."));
     }
+    check_names(&query)?;
     Ok(query)
 }
 

@@ -101,10 +101,11 @@ mod tests {
         ] {
             assert!(Condition::parse(bad).is_err(), "{bad}");
         }
-        assert!(Condition::parse("from c where d.a = 1")
-            .unwrap()
-            .holds(&json!({}))
-            .is_err());
+        let unbound = Condition::parse("from c where d.a = 1").unwrap_err();
+        assert_eq!(
+            (unbound.message.as_str(), unbound.position),
+            ("Identifier 'd' could not be resolved.", Some(13))
+        );
         let deep = format!("from c where {}c.a = 1{}", "(".repeat(70), ")".repeat(70));
         assert!(Condition::parse(&deep)
             .unwrap_err()

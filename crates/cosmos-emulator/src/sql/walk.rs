@@ -8,7 +8,7 @@ pub fn children(expr: &Expr) -> Vec<&Expr> {
         Expr::Literal(_)
         | Expr::Undefined
         | Expr::Param(_)
-        | Expr::Ident(_)
+        | Expr::Ident(..)
         | Expr::Aggregate(_) => Vec::new(),
         Expr::Path(base, steps) => {
             let mut out = vec![base.as_ref()];

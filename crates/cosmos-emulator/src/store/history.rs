@@ -62,7 +62,8 @@ impl ChangeHistory {
         self.entries.retain(|e| keep(&e.key));
     }
 
-    /// Up to `limit` commits after `after` and at or below `upto`, only keys `wanted` accepts;
+    /// Up to `limit` commits after `after` and at or below `upto`, only keys `wanted` accepts, and
+    /// never part of one LSN (a transaction's commits come together, past `limit` if need be);
     /// `Err(first retained LSN)` when commits after `after` have left the window.
     pub fn after(
         &self,
@@ -75,15 +76,21 @@ impl ChangeHistory {
             return Err(self.dropped_through + 1);
         }
         let start = self.entries.partition_point(|e| e.lsn <= after);
-        Ok(self
+        let mut out: Vec<HistoryEntry> = Vec::new();
+        for e in self
             .entries
             .iter()
             .skip(start)
             .take_while(|e| e.lsn <= upto)
-            .filter(|e| wanted(&e.key))
-            .take(limit)
-            .cloned()
-            .collect())
+        {
+            if out.len() >= limit && out.last().is_none_or(|last| last.lsn != e.lsn) {
+                break;
+            }
+            if wanted(&e.key) {
+                out.push(e.clone());
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -9,6 +9,7 @@ mod lag;
 mod offer_table;
 mod partition;
 mod replica_log;
+mod result_cache;
 mod ru_meter;
 mod split;
 mod topology;
@@ -20,6 +21,7 @@ pub use lag::ReplicationLag;
 pub use offer_table::{Offer, Offers, Throughput};
 pub use partition::{Change, DocKey, Partition, StoredDoc};
 pub use replica_log::ReplicaLog;
+pub use result_cache::{CachedResult, OrderedRow, ResultCache, ResultKey, MAX_ENTRY_BYTES};
 pub use ru_meter::RuMeter;
 pub use topology::{RegionInfo, Topology};
 
@@ -38,6 +40,8 @@ pub struct Store {
     pub ru_meter: Option<RuMeter>,
     /// Physical partitions per new container.
     pub partitions_per_container: usize,
+    /// Answers of ORDER BY and whole-result queries, kept between their pages.
+    pub query_results: ResultCache,
 }
 
 impl Store {
@@ -136,6 +140,7 @@ mod tests {
             offers: Offers::default(),
             ru_meter: None,
             partitions_per_container: 1,
+            query_results: ResultCache::default(),
         };
         let db = store
             .catalog

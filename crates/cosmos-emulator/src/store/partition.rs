@@ -41,10 +41,12 @@ struct Version {
 
 /// The state of one physical partition.
 pub struct Partition {
-    log: ReplicaLog<DocKey>,
+    /// Each log entry names the keys one commit wrote (several for a transactional batch).
+    log: ReplicaLog<Vec<DocKey>>,
     docs: BTreeMap<DocKey, Vec<Version>>,
-    /// Each held version's LSN, with its key and commit time: the change feed's order.
-    by_lsn: BTreeMap<u64, Committed>,
+    /// Each held version's LSN, with its key and commit time: the change feed's order. A
+    /// transactional batch commits several keys at one LSN.
+    by_lsn: BTreeMap<u64, Vec<Committed>>,
     /// Every change within the retention window, deletes included (all-versions feeds).
     history: ChangeHistory,
     /// Set once a split has moved this partition's items to its children.
@@ -105,8 +107,11 @@ impl Partition {
                 by_lsn: parent
                     .by_lsn
                     .iter()
-                    .filter(|(_, c)| keep(&c.key))
-                    .map(|(l, c)| (*l, c.clone()))
+                    .filter_map(|(l, group)| {
+                        let kept: Vec<Committed> =
+                            group.iter().filter(|c| keep(&c.key)).cloned().collect();
+                        (!kept.is_empty()).then_some((*l, kept))
+                    })
                     .collect(),
                 history,
                 retired: false,
@@ -135,6 +140,25 @@ impl Partition {
         version_at(self.docs.get(key)?, lsn)
     }
 
+    /// The LSN of the version of `key` a replica at `lsn` reads.
+    pub fn item_lsn(&self, key: &DocKey, lsn: u64) -> Option<u64> {
+        self.docs
+            .get(key)?
+            .iter()
+            .rev()
+            .find(|v| v.lsn <= lsn)
+            .map(|v| v.lsn)
+    }
+
+    /// Items and their bytes in the committed state (the container's usage headers).
+    pub fn usage(&self) -> (u64, u64) {
+        let committed = self.log.committed();
+        self.docs
+            .values()
+            .filter_map(|versions| version_at(versions, committed))
+            .fold((0, 0), |(n, bytes), d| (n + 1, bytes + d.body.len() as u64))
+    }
+
     /// The item in the committed (write-region) state.
     pub fn latest(&self, key: &DocKey) -> Option<&Arc<StoredDoc>> {
         self.read_at(key, self.log.committed())
@@ -150,28 +174,57 @@ impl Partition {
         now: Instant,
         lags: &[Duration],
     ) -> u64 {
-        let lsn = self.log.commit(key.clone(), origin, now, lags);
+        self.commit_all(vec![(key, doc)], origin, now, lags)
+    }
+
+    /// Commits several writes and deletes as one transaction at ONE new LSN (a transactional
+    /// batch): replicas, session tokens and change feeds see all of them or none. A key written
+    /// twice keeps its last write. Returns the LSN (the committed one when `writes` is empty).
+    pub fn commit_all(
+        &mut self,
+        writes: Vec<(DocKey, Option<Arc<StoredDoc>>)>,
+        origin: usize,
+        now: Instant,
+        lags: &[Duration],
+    ) -> u64 {
+        if writes.is_empty() {
+            return self.log.committed();
+        }
+        let mut keys: Vec<DocKey> = Vec::with_capacity(writes.len());
+        for (key, _) in &writes {
+            if !keys.contains(key) {
+                keys.push(key.clone());
+            }
+        }
+        let lsn = self.log.commit(keys.clone(), origin, now, lags);
         let unix_ts = unix_seconds();
-        let previous = self
-            .docs
-            .get(&key)
-            .and_then(|versions| versions.last())
-            .and_then(|v| v.doc.clone().map(|d| (v.lsn, d)));
-        self.history
-            .record(lsn, &key, doc.clone(), previous, unix_ts);
+        for (key, doc) in writes {
+            let versions = self.docs.entry(key.clone()).or_default();
+            let previous = versions
+                .last()
+                .and_then(|v| v.doc.clone().map(|d| (v.lsn, d)));
+            self.history
+                .record(lsn, &key, doc.clone(), previous, unix_ts);
+            match versions.last_mut() {
+                // Written earlier in this transaction: the last write is the version.
+                Some(v) if v.lsn == lsn => v.doc = doc,
+                _ => versions.push(Version { lsn, doc }),
+            }
+        }
         self.by_lsn.insert(
             lsn,
-            Committed {
-                key: key.clone(),
-                unix_ts,
-            },
+            keys.iter()
+                .map(|key| Committed {
+                    key: key.clone(),
+                    unix_ts,
+                })
+                .collect(),
         );
-        self.docs
-            .entry(key.clone())
-            .or_default()
-            .push(Version { lsn, doc });
         self.clean_up(now);
-        self.compact(&key, self.log.min_visible(now));
+        let min_visible = self.log.min_visible(now);
+        for key in &keys {
+            self.compact(key, min_visible);
+        }
         lsn
     }
 
@@ -180,7 +233,7 @@ impl Partition {
     /// partition that goes quiet does not keep what its writes left behind.
     pub fn clean_up(&mut self, now: Instant) {
         let min = self.log.min_visible(now);
-        for applied in self.log.drain_applied(now) {
+        for applied in self.log.drain_applied(now).into_iter().flatten() {
             self.compact(&applied, min);
         }
     }
@@ -261,18 +314,22 @@ impl Partition {
             .iter()
             .rposition(|v| v.lsn <= min_visible)
             .unwrap_or(0);
-        for gone in versions.drain(..keep_from) {
-            self.by_lsn.remove(&gone.lsn);
-        }
+        let mut dropped: Vec<u64> = versions.drain(..keep_from).map(|v| v.lsn).collect();
         let only_a_replicated_delete = versions.len() == 1
             && versions
                 .first()
                 .is_some_and(|v| v.doc.is_none() && v.lsn <= min_visible);
         if versions.is_empty() || only_a_replicated_delete {
-            for gone in versions.iter() {
-                self.by_lsn.remove(&gone.lsn);
-            }
+            dropped.extend(versions.iter().map(|v| v.lsn));
             self.docs.remove(key);
+        }
+        for lsn in dropped {
+            if let Some(group) = self.by_lsn.get_mut(&lsn) {
+                group.retain(|c| &c.key != key);
+                if group.is_empty() {
+                    self.by_lsn.remove(&lsn);
+                }
+            }
         }
     }
 
@@ -291,28 +348,31 @@ impl Partition {
         if after >= upto {
             return out;
         }
-        for (&lsn, entry) in self.by_lsn.range(after + 1..=upto) {
+        // A page never ends inside one LSN: a transaction's changes arrive together.
+        for (&lsn, group) in self.by_lsn.range(after + 1..=upto) {
             if out.len() >= limit {
                 break;
             }
-            if since_unix.is_some_and(|since| entry.unix_ts < since) || !wanted(&entry.key) {
-                continue;
-            }
-            let newest = self
-                .docs
-                .get(&entry.key)
-                .and_then(|versions| versions.iter().rev().find(|v| v.lsn <= upto));
-            if let Some(Version {
-                lsn: newest_lsn,
-                doc: Some(doc),
-            }) = newest
-            {
-                if *newest_lsn == lsn {
-                    out.push(Change {
-                        lsn,
-                        key: entry.key.clone(),
-                        doc: doc.clone(),
-                    });
+            for entry in group {
+                if since_unix.is_some_and(|since| entry.unix_ts < since) || !wanted(&entry.key) {
+                    continue;
+                }
+                let newest = self
+                    .docs
+                    .get(&entry.key)
+                    .and_then(|versions| versions.iter().rev().find(|v| v.lsn <= upto));
+                if let Some(Version {
+                    lsn: newest_lsn,
+                    doc: Some(doc),
+                }) = newest
+                {
+                    if *newest_lsn == lsn {
+                        out.push(Change {
+                            lsn,
+                            key: entry.key.clone(),
+                            doc: doc.clone(),
+                        });
+                    }
                 }
             }
         }
@@ -366,6 +426,44 @@ mod tests {
 
     fn body(d: Option<&Arc<StoredDoc>>) -> Option<&str> {
         d.map(|d| std::str::from_utf8(&d.body).unwrap())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_transaction_commits_at_one_lsn_that_replicas_apply_whole() {
+        let mut p = Partition::new(2);
+        let t0 = Instant::now();
+        let lags = [Duration::ZERO, Duration::from_millis(100)];
+        assert_eq!(p.commit(key("a"), doc("a1"), 0, t0, &lags), 1);
+        let lsn = p.commit_all(
+            vec![
+                (key("a"), doc("a2")),
+                (key("b"), doc("b1")),
+                (key("a"), doc("a3")),
+                (key("c"), doc("c1")),
+                (key("c"), None),
+            ],
+            0,
+            t0 + Duration::from_millis(200),
+            &lags,
+        );
+        assert_eq!((lsn, p.committed_lsn()), (2, 2));
+        let changed: Vec<(String, u64)> = p
+            .changes(1, 2, None, |_| true, 1)
+            .into_iter()
+            .map(|c| (c.key.id, c.lsn))
+            .collect();
+        assert_eq!(changed, vec![("a".to_owned(), 2), ("b".to_owned(), 2)]);
+        // The lagging region sees none of the transaction, then all of it.
+        let lagging = p.visible_lsn(1, t0 + Duration::from_millis(250));
+        assert_eq!(body(p.read_at(&key("a"), lagging)), Some("a1"));
+        assert_eq!(body(p.read_at(&key("b"), lagging)), None);
+        let caught_up = p.visible_lsn(1, t0 + Duration::from_millis(300));
+        assert_eq!(body(p.read_at(&key("a"), caught_up)), Some("a3"));
+        assert_eq!(body(p.read_at(&key("b"), caught_up)), Some("b1"));
+        assert_eq!(body(p.read_at(&key("c"), caught_up)), None);
+        p.clean_up(t0 + Duration::from_millis(300));
+        assert_eq!(p.key_count(), 2, "the replicated delete of c is gone");
+        assert_eq!(p.changes(0, 2, None, |_| true, 10).len(), 2);
     }
 
     #[tokio::test(start_paused = true)]

@@ -1,0 +1,207 @@
+//! The response headers of each family of answers over real HTTP, against the set the official
+//! SDKs read or surface (Python `azure/cosmos/http_constants.py`, Node `@azure/cosmos`
+//! `Constants.HttpHeaders`): point operations, feeds, queries, change feed, batch, offers,
+//! containers and errors.
+
+mod common;
+
+use common::{pk_header, start_with_container, Resp, TestClient};
+use cosmos_emulator::EmulatorBuilder;
+use http::Method;
+use serde_json::json;
+
+const DOCS: &str = "/dbs/db/colls/c/docs";
+
+/// Every answer, errors included.
+const COMMON: &[&str] = &[
+    "x-ms-activity-id",
+    "x-ms-request-charge",
+    "x-ms-schemaversion",
+    "x-ms-serviceversion",
+    "x-ms-gatewayversion",
+    "x-ms-transport-request-id",
+];
+
+/// Every answer that reached one partition.
+const REPLICA: &[&str] = &[
+    "x-ms-session-token",
+    "lsn",
+    "x-ms-cosmos-llsn",
+    "x-ms-global-committed-lsn",
+    "x-ms-quorum-acked-lsn",
+    "x-ms-cosmos-quorum-acked-llsn",
+    "x-ms-current-write-quorum",
+    "x-ms-current-replica-set-size",
+    "x-ms-xp-role",
+    "x-ms-number-of-read-regions",
+    "x-ms-documentdb-partitionkeyrangeid",
+];
+
+/// Where the answer's container is (how the Python SDK files its session token).
+const CONTAINER_PATHS: &[&str] = &["x-ms-alt-content-path", "x-ms-content-path"];
+
+const ITEM: &[&str] = &["x-ms-item-lsn", "x-ms-cosmos-item-llsn"];
+
+fn assert_has(family: &str, r: &Resp, sets: &[&[&str]]) {
+    let missing: Vec<&str> = sets
+        .iter()
+        .flat_map(|s| s.iter())
+        .copied()
+        .filter(|name| r.header(name).is_none())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{family} ({}) lacks {missing:?}; it has {:?}",
+        r.status,
+        r.headers.keys().collect::<Vec<_>>()
+    );
+}
+
+async fn on_pk(c: &TestClient, base: &str, method: Method, path: &str, body: Option<&str>) -> Resp {
+    let pk = pk_header(&json!("p"));
+    let mut headers = vec![("x-ms-documentdb-partitionkey", pk.as_str())];
+    if method == Method::POST
+        && path.ends_with("/docs")
+        && body.is_some_and(|b| b.contains("query"))
+    {
+        headers.push(("x-ms-documentdb-isquery", "True"));
+        headers.push(("content-type", "application/query+json"));
+    }
+    c.send(base, method, path, &headers, body.map(str::as_bytes))
+        .await
+}
+
+#[tokio::test]
+async fn each_family_of_answers_carries_the_headers_sdks_read() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(2)).await;
+    let base = emu.endpoint();
+
+    // Point operations.
+    let created = c
+        .create_item(base, "db", "c", &json!({"id": "a", "pk": "p", "n": 1}))
+        .await;
+    assert_eq!(created.status, 201);
+    assert_has(
+        "create",
+        &created,
+        &[COMMON, REPLICA, CONTAINER_PATHS, ITEM, &["etag"]],
+    );
+    assert_eq!(created.header("x-ms-item-lsn"), created.header("lsn"));
+    let read = c.read_item(base, "db", "c", "a", &json!("p"), &[]).await;
+    assert_eq!(read.status, 200);
+    assert_has(
+        "read",
+        &read,
+        &[COMMON, REPLICA, CONTAINER_PATHS, ITEM, &["etag"]],
+    );
+    let replaced = on_pk(
+        &c,
+        base,
+        Method::PUT,
+        "/dbs/db/colls/c/docs/a",
+        Some(r#"{"id": "a", "pk": "p", "n": 2}"#),
+    )
+    .await;
+    assert_eq!(replaced.status, 200, "{replaced:?}");
+    assert_has(
+        "replace",
+        &replaced,
+        &[COMMON, REPLICA, CONTAINER_PATHS, ITEM],
+    );
+    let missing = c.read_item(base, "db", "c", "nope", &json!("p"), &[]).await;
+    assert_eq!(missing.status, 404);
+    assert_has(
+        "404 of an item",
+        &missing,
+        &[COMMON, REPLICA, CONTAINER_PATHS, &["x-ms-substatus"]],
+    );
+
+    // Feeds and queries on one partition key.
+    let feed = on_pk(&c, base, Method::GET, DOCS, None).await;
+    assert_eq!(feed.status, 200, "{feed:?}");
+    assert_has(
+        "read feed",
+        &feed,
+        &[COMMON, REPLICA, CONTAINER_PATHS, &["x-ms-item-count"]],
+    );
+    let query = on_pk(
+        &c,
+        base,
+        Method::POST,
+        DOCS,
+        Some(r#"{"query": "SELECT * FROM c"}"#),
+    )
+    .await;
+    assert_eq!(query.status, 200, "{query:?}");
+    assert_has(
+        "query",
+        &query,
+        &[COMMON, REPLICA, CONTAINER_PATHS, &["x-ms-item-count"]],
+    );
+
+    // Change feed.
+    let pk = pk_header(&json!("p"));
+    let changes = c
+        .get(
+            base,
+            DOCS,
+            &[
+                ("a-im", "Incremental feed"),
+                ("x-ms-documentdb-partitionkey", pk.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(changes.status, 200, "{changes:?}");
+    assert_has(
+        "change feed",
+        &changes,
+        &[
+            COMMON,
+            CONTAINER_PATHS,
+            &["etag", "lsn", "x-ms-session-token"],
+        ],
+    );
+
+    // Batch.
+    let batch = c
+        .post_json(
+            base,
+            DOCS,
+            &[
+                ("x-ms-documentdb-partitionkey", pk.as_str()),
+                ("x-ms-cosmos-is-batch-request", "True"),
+                ("x-ms-cosmos-batch-atomic", "True"),
+            ],
+            &json!([{"operationType": "Create", "resourceBody": {"id": "b", "pk": "p"}}]),
+        )
+        .await;
+    assert_eq!(batch.status, 200, "{batch:?}");
+    assert_has("batch", &batch, &[COMMON, REPLICA, CONTAINER_PATHS]);
+
+    // Containers carry their quota and usage; offers and other metadata the common set.
+    let container = c.get(base, "/dbs/db/colls/c", &[]).await;
+    assert_eq!(container.status, 200);
+    assert_has(
+        "container",
+        &container,
+        &[
+            COMMON,
+            &["x-ms-resource-quota", "x-ms-resource-usage", "etag"],
+        ],
+    );
+    let usage = container.header("x-ms-resource-usage").unwrap();
+    assert!(usage.contains("documentsCount=2;"), "{usage}");
+    let offers = c.get(base, "/offers", &[]).await;
+    assert_eq!(offers.status, 200, "{offers:?}");
+    assert_has("offers", &offers, &[COMMON]);
+
+    // Errors before any partition: the common set and the sub-status.
+    let unsigned = c.get_unsigned(base, DOCS).await;
+    assert_eq!(unsigned.status, 401);
+    assert_has("401", &unsigned, &[COMMON, &["x-ms-substatus"]]);
+    let ids: Vec<&str> = [&created, &read, &feed]
+        .iter()
+        .map(|r| r.header("x-ms-transport-request-id").unwrap())
+        .collect();
+    assert!(ids[0] != ids[1] && ids[1] != ids[2], "{ids:?}");
+}
