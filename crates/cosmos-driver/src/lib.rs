@@ -24,6 +24,7 @@
 pub mod auth;
 pub mod batch;
 pub mod bulk;
+pub mod change_feed;
 mod client;
 pub mod diagnostics;
 mod driver;
@@ -38,13 +39,14 @@ pub mod patch;
 mod pipeline;
 pub mod protocol;
 pub mod query;
+pub mod read_many;
 mod response;
 mod routing;
 mod session;
 mod transport;
 
 pub use auth::{AccessToken, Credential, TokenCredential};
-pub use client::{ContainerClient, DriverPageSource, ItemResponse};
+pub use client::{ChangeFeed, ChangeFeedOptions, ContainerClient, DriverPageSource, ItemResponse};
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
 pub use error::{CosmosError, ErrorKind};

@@ -1,10 +1,13 @@
 //! The typed API on top of `execute`: a cheap container handle with typed item operations and
 //! queries as streams. The operation values stay for those who want them.
 
+mod change_feed_reader;
 mod container_client;
 mod driver_page_source;
 mod item_response;
+mod read_many_client;
 
+pub use change_feed_reader::{ChangeFeed, ChangeFeedOptions};
 pub use container_client::ContainerClient;
 pub use driver_page_source::DriverPageSource;
 pub use item_response::ItemResponse;

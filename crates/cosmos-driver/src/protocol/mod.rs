@@ -4,6 +4,7 @@
 
 mod consistency;
 mod cosmos_status;
+mod effective_partition_key;
 mod endpoint;
 pub mod header_names;
 mod operation_type;
@@ -16,6 +17,7 @@ mod status_class;
 
 pub use consistency::ConsistencyLevel;
 pub use cosmos_status::{status, sub_status, CosmosStatus};
+pub use effective_partition_key::{effective_partition_key, epk_in_range, EPK_MAX};
 pub use endpoint::Endpoint;
 pub use operation_type::{OperationType, ResourceType};
 pub use partition_key::{
