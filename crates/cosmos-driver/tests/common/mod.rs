@@ -89,3 +89,32 @@ pub fn regions_of(d: &cosmos_driver::DiagnosticsContext) -> Vec<String> {
         .map(|r| r.region().map(|r| r.to_string()).unwrap_or_default())
         .collect()
 }
+
+/// Splits partition key range `range` of container `db/c` through the emulator's admin API
+/// (`POST /_emulator/split`, authorized with the account key).
+pub async fn split_range(emu: &Emulator, db: &str, c: &str, range: &str) {
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
+    let client: Client<_, Full<bytes::Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let body = json!({"db": db, "container": c, "range": range}).to_string();
+    let req = http::Request::post(format!(
+        "{}/_emulator/split",
+        emu.endpoint().trim_end_matches('/')
+    ))
+    .header("authorization", format!("Bearer {}", emu.key()))
+    .header("content-type", "application/json")
+    .body(Full::new(bytes::Bytes::from(body)))
+    .unwrap();
+    let resp = client
+        .request(req)
+        .await
+        .expect("the split request is answered");
+    let status = resp.status();
+    let text = resp.into_body().collect().await.unwrap().to_bytes();
+    assert!(
+        status.is_success(),
+        "split: {status} {}",
+        String::from_utf8_lossy(&text)
+    );
+}
