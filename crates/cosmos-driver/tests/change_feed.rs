@@ -10,8 +10,10 @@ use std::collections::BTreeMap;
 use cosmos_driver::change_feed::{
     ChangeFeedItem, ChangeFeedMode, ChangeFeedStart, ChangeOperation, FeedRange, FeedScope,
 };
+use cosmos_driver::hedging::HedgeTerminalState;
 use cosmos_driver::{ChangeFeed, ChangeFeedOptions, ContainerClient, CosmosDriver};
-use cosmos_emulator::{Emulator, EmulatorBuilder};
+use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
+use cosmos_emulator::{Emulator, EmulatorBuilder, ReplicationLag};
 use futures::TryStreamExt;
 use serde::Deserialize;
 use serde_json::json;
@@ -115,7 +117,29 @@ async fn every_change_once_then_an_empty_poll_then_only_what_is_new() {
 
 #[tokio::test]
 async fn a_consumer_keeps_up_with_a_concurrent_writer_across_a_split() {
-    let f = fixture(2).await;
+    keep_up_across_a_split(fixture(2).await).await;
+}
+
+#[tokio::test]
+async fn a_consumer_reading_from_a_lagging_region_keeps_up_across_a_split() {
+    // The consumer prefers West, which holds nothing written in the last minute: with the
+    // writer's session token West refuses its stale replica and the pages come from elsewhere.
+    let builder =
+        EmulatorBuilder::new().region_replication_lag(WEST, ReplicationLag::fixed_ms(60_000));
+    let emu = common::start(builder.partitions(2)).await;
+    let driver = common::driver(
+        common::options(&emu)
+            .with_preferred_regions([WEST, EAST, NORTH])
+            .with_availability_strategy(hedging(50)),
+    )
+    .await;
+    common::container(&driver, "db", "c").await;
+    let c = driver.container("db", "c");
+    let f = Fixture { emu, driver, c };
+    keep_up_across_a_split(f).await;
+}
+
+async fn keep_up_across_a_split(f: Fixture) {
     let writer_c = f.c.clone();
     let writer = tokio::spawn(async move {
         for i in 0..240 {
@@ -127,7 +151,8 @@ async fn a_consumer_keeps_up_with_a_concurrent_writer_across_a_split() {
         f.c.change_feed::<Doc>(ChangeFeedStart::Beginning, FeedScope::Container);
     let mut split = false;
     let mut resumed = false;
-    loop {
+    for round in 0.. {
+        assert!(round < 100_000, "the consumer did not catch up");
         let page = feed.next_page().await.expect("a page");
         let caught_up = page.is_caught_up();
         seen.extend(page.into_items());
@@ -353,4 +378,147 @@ async fn bad_continuations_are_refused_with_the_reason() {
         .await
         .unwrap_err();
     assert!(err.message().contains("another container"), "{err}");
+}
+
+const EAST: &str = "East US";
+const WEST: &str = "West US";
+const NORTH: &str = "North Europe";
+
+fn hedging(ms: u64) -> cosmos_driver::hedging::AvailabilityStrategy {
+    use cosmos_driver::hedging::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
+    AvailabilityStrategy::Hedging(HedgingStrategy::new(
+        HedgeThreshold::new(std::time::Duration::from_millis(ms)).unwrap(),
+    ))
+}
+
+/// Three regions (East takes writes), 4 ranges, reads preferring `preferred`, hedged after 50 ms.
+async fn three_regions(builder: EmulatorBuilder, preferred: [&str; 3]) -> Fixture {
+    let emu = common::start(builder.partitions(4)).await;
+    let driver = common::driver(
+        common::options(&emu)
+            .with_preferred_regions(preferred)
+            .with_availability_strategy(hedging(50)),
+    )
+    .await;
+    common::container(&driver, "db", "c").await;
+    let c = driver.container("db", "c");
+    Fixture { emu, driver, c }
+}
+
+fn slow_feed(region: &str, ms: u64) -> FaultRule {
+    FaultRule::new(Reaction::delay_ms(ms))
+        .in_regions([region])
+        .for_ops([OpKind::ReadFeed])
+}
+
+#[tokio::test]
+async fn a_slow_primary_region_the_alternate_serves_every_page_and_nothing_is_lost() {
+    let f = three_regions(EmulatorBuilder::new(), [EAST, NORTH, WEST]).await;
+    for i in 0..50 {
+        write(&f.c, i, 0).await;
+    }
+    // East serves change-feed pages 20 s late: far past the 50 ms threshold.
+    let slow = f.emu.faults().add(slow_feed(EAST, 20_000));
+    let opts = ChangeFeedOptions {
+        max_item_count: Some(9),
+        ..ChangeFeedOptions::default()
+    };
+    let feed = f.c.change_feed_with::<Doc>(
+        ChangeFeedStart::Beginning,
+        FeedScope::Container,
+        opts.clone(),
+    );
+    let pages: Vec<_> = feed.into_stream().try_collect().await.unwrap();
+    let token = pages.last().unwrap().continuation().to_owned();
+    let mut hedged = 0;
+    for p in &pages {
+        for d in p.diagnostics() {
+            let h = d.hedge().expect("each page request went through the race");
+            assert_eq!(h.terminal_state(), HedgeTerminalState::AlternateWon);
+            assert_eq!(h.response_region().map(|g| g.as_str()), Some(NORTH));
+            hedged += 1;
+        }
+    }
+    assert!(hedged >= 4 + 50 / 9, "{hedged} page requests");
+    let docs: Vec<Doc> = pages.into_iter().flat_map(|p| p.into_items()).collect();
+    let c = counts(&docs);
+    assert_eq!(c.len(), 50);
+    assert!(c.values().all(|&n| n == 1));
+
+    // The alternate's continuation is good in the primary region: only what is new follows.
+    drop(slow);
+    for i in 50..60 {
+        write(&f.c, i, 0).await;
+    }
+    let after = f.c.change_feed_with::<Doc>(
+        ChangeFeedStart::Continuation(token),
+        FeedScope::Container,
+        opts,
+    );
+    let (docs, _, _) = drain(after).await;
+    let mut ids: Vec<String> = docs.iter().map(|d| d.id.clone()).collect();
+    ids.sort();
+    let mut want: Vec<String> = (50..60).map(|i| format!("d{i}")).collect();
+    want.sort();
+    assert_eq!(ids, want);
+}
+
+#[tokio::test]
+async fn a_lagging_alternate_honours_the_session_token_and_the_continuation() {
+    // West holds nothing written in the last minute.
+    let builder =
+        EmulatorBuilder::new().region_replication_lag(WEST, ReplicationLag::fixed_ms(60_000));
+    let f = three_regions(builder, [EAST, WEST, NORTH]).await;
+    for i in 0..40 {
+        write(&f.c, i, 0).await;
+    }
+    // East is slow enough that every page is hedged to West. The consumer shares the writer's
+    // session, so West refuses to answer from its stale replica and East's pages are returned.
+    let slow = f.emu.faults().add(slow_feed(EAST, 300));
+    let feed =
+        f.c.change_feed::<Doc>(ChangeFeedStart::Beginning, FeedScope::Container);
+    let (docs, _, token) = drain(feed).await;
+    let c = counts(&docs);
+    assert_eq!(c.len(), 40, "nothing skipped");
+    assert!(c.values().all(|&n| n == 1), "nothing repeated");
+    let west_pages = f.emu.counters().get(WEST, OpKind::ReadFeed);
+    assert!(west_pages > 0, "West was asked");
+
+    // A consumer without the session (another driver) resumes from that continuation while
+    // East is slow: West's answer, from a replica behind the continuation, must neither repeat
+    // the changes before it nor move the position past anything.
+    let other = common::driver(
+        common::options(&f.emu)
+            .with_preferred_regions([EAST, WEST, NORTH])
+            .with_availability_strategy(hedging(50)),
+    )
+    .await
+    .container("db", "c");
+    for i in 40..45 {
+        write(&f.c, i, i as i64).await;
+    }
+    let lagging =
+        other.change_feed::<Doc>(ChangeFeedStart::Continuation(token), FeedScope::Container);
+    let (docs, _, token) = drain(lagging).await;
+    assert!(
+        f.emu.counters().get(WEST, OpKind::ReadFeed) > west_pages,
+        "West was asked for the resumed pages"
+    );
+    let early: Vec<String> = docs.iter().map(|d| d.id.clone()).collect();
+    assert!(
+        docs.iter().all(|d| d.n >= 40),
+        "nothing before the continuation came back: {early:?}"
+    );
+    drop(slow);
+    let (rest, _, _) =
+        drain(other.change_feed::<Doc>(ChangeFeedStart::Continuation(token), FeedScope::Container))
+            .await;
+    let mut ids: Vec<String> = early
+        .into_iter()
+        .chain(rest.iter().map(|d| d.id.clone()))
+        .collect();
+    ids.sort();
+    let mut want: Vec<String> = (40..45).map(|i| format!("d{i}")).collect();
+    want.sort();
+    assert_eq!(ids, want, "each new change exactly once");
 }
