@@ -90,8 +90,11 @@ async fn a_thousand_ids_over_every_range_with_some_missing() {
     assert!((12..=30).contains(&requests), "{requests} requests");
 
     // One item in its range: a point read; absent when missing.
-    let one = c.read_many::<Doc>(&keys(3..5)).await.unwrap();
-    assert_eq!(one.items().len(), 1);
+    let absent = c.read_many::<Doc>(&keys(3..4)).await.unwrap();
+    assert!(absent.items().is_empty(), "d3 was never written");
+    assert!(absent.request_charge() > 0.0, "the 404 is charged");
+    let present = c.read_many::<Doc>(&keys(4..5)).await.unwrap();
+    assert_eq!(present.items()[0].id, "d4");
     assert!(c.read_many::<Doc>(&[]).await.unwrap().items().is_empty());
 }
 

@@ -93,7 +93,7 @@ async fn run_group(
                     answer.diagnostics.push(response.diagnostics().clone());
                     answer.found.push((key.index, response.json()?));
                 }
-                Err(e) if e.is_not_found() && e.sub_status() == Some(0) => {
+                Err(e) if e.is_not_found() && matches!(e.sub_status(), None | Some(0)) => {
                     answer.charge += e.headers().map_or(0.0, |h| h.request_charge());
                     answer.diagnostics.push(e.diagnostics().clone());
                 }
