@@ -124,10 +124,13 @@ mod tests {
         out
     }
 
+    /// A request, whether it is all-versions, and the headers it must carry.
+    type Row = (NextRequest, bool, Vec<(&'static str, &'static str)>);
+
     #[test]
     fn headers_by_request() {
         let part = FeedRange::new("10", "20").unwrap();
-        let table: Vec<(NextRequest, bool, Vec<(&str, &str)>)> = vec![
+        let table: Vec<Row> = vec![
             (
                 NextRequest::Range {
                     range_id: "3".into(),

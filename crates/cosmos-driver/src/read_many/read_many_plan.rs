@@ -254,7 +254,7 @@ mod tests {
 
     #[test]
     fn the_query_matches_id_and_every_key_path() {
-        let items = vec![
+        let items = [
             (
                 PartitionKey::hierarchical(["t".into(), 1.0.into()]).unwrap(),
                 "a".to_owned(),
