@@ -26,6 +26,7 @@ mod alloc_counter;
 pub mod auth;
 pub mod batch;
 pub mod bulk;
+pub mod change_feed;
 mod client;
 pub mod diagnostics;
 mod driver;
@@ -40,6 +41,7 @@ pub mod patch;
 mod pipeline;
 pub mod protocol;
 pub mod query;
+pub mod read_many;
 mod response;
 mod routing;
 mod session;
@@ -51,7 +53,10 @@ mod transport;
 static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllocator;
 
 pub use auth::{AccessToken, Credential, TokenCredential};
-pub use client::{ContainerBatch, ContainerBulk, ContainerClient, DriverPageSource, ItemResponse};
+pub use client::{
+    ChangeFeed, ChangeFeedOptions, ContainerBatch, ContainerBulk, ContainerClient,
+    DriverPageSource, ItemResponse,
+};
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
 pub use error::{CosmosError, ErrorKind};

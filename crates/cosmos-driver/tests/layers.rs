@@ -13,7 +13,15 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("api", &["driver"]),
     (
         "operations",
-        &["operations", "patch", "query", "batch", "bulk"],
+        &[
+            "operations",
+            "patch",
+            "query",
+            "batch",
+            "bulk",
+            "change_feed",
+            "read_many",
+        ],
     ),
     ("pipeline", &["pipeline"]),
     ("operation data", &["operation", "options"]),

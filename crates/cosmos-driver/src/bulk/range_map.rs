@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::protocol::{single_key_epk_v2, PartitionKey};
+use crate::protocol::{effective_partition_key, PartitionKey};
 use crate::query::TargetRange;
 
 /// Where one batch of a bulk run goes.
@@ -89,7 +89,7 @@ impl RangeMap {
     /// key itself when the map has no range for it.
     pub fn route(&self, key: &PartitionKey) -> BulkRoute {
         if !self.ranges.is_empty() {
-            if let Some(epk) = single_key_epk_v2(key) {
+            if let Some(epk) = (key.values().len() == 1).then(|| effective_partition_key(key, 1)) {
                 let after = self
                     .ranges
                     .partition_point(|r| r.min.as_str() <= epk.as_str());

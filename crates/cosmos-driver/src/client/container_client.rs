@@ -6,10 +6,14 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::change_feed_reader::{ChangeFeed, ChangeFeedOptions};
 use super::driver_page_source::DriverPageSource;
 use super::item_response::ItemResponse;
+use crate::change_feed::{ChangeFeedStart, FeedRange, FeedScope, FeedState};
 use crate::patch::PatchInstructions;
+use crate::query::QueryPageSource;
 use crate::query::{Query, QueryItems, QueryOptions, QueryPager, QueryScope};
+use crate::read_many::{ReadManyOptions, ReadManyResponse};
 use crate::{
     ContainerReference, CosmosDriver, CosmosError, CosmosOperation, DatabaseReference,
     OperationOptions, PartitionKey,
@@ -152,5 +156,82 @@ impl ContainerClient {
     /// Every item of the container, across partitions.
     pub fn read_all_items<T: DeserializeOwned>(&self) -> QueryItems<T> {
         self.query_items(Query::new("SELECT * FROM c"), QueryScope::CrossPartition)
+    }
+
+    /// The container's change feed from `start` over `scope`, latest-version mode. Read it with
+    /// `next_page` or `into_stream`; an empty page ends a poll and keeps the continuation.
+    pub fn change_feed<T: DeserializeOwned>(
+        &self,
+        start: ChangeFeedStart,
+        scope: FeedScope,
+    ) -> ChangeFeed<T> {
+        self.change_feed_with(
+            start,
+            scope,
+            ChangeFeedOptions {
+                request: self.options.clone(),
+                ..ChangeFeedOptions::default()
+            },
+        )
+    }
+
+    /// The container's change feed with `options` (mode, page size, request options). In
+    /// all-versions-and-deletes mode the items are `ChangeFeedItem<U>`.
+    pub fn change_feed_with<T: DeserializeOwned>(
+        &self,
+        start: ChangeFeedStart,
+        scope: FeedScope,
+        options: ChangeFeedOptions,
+    ) -> ChangeFeed<T> {
+        let mode = options.mode;
+        ChangeFeed::new(
+            self.driver.clone(),
+            self.reference().cloned(),
+            |c| FeedState::new(c, start, scope, mode),
+            options,
+        )
+    }
+
+    /// The container's feed ranges (one per partition key range, in key order): spread change
+    /// feed consumers over them.
+    pub async fn feed_ranges(&self) -> Result<Vec<FeedRange>, CosmosError> {
+        let source = DriverPageSource::new(self.driver.clone(), self.reference()?.clone());
+        let ranges = source.ranges(true).await?;
+        Ok(ranges
+            .iter()
+            .map(|r| FeedRange::from_bounds(&r.min, &r.max))
+            .collect())
+    }
+
+    /// Reads many items by (partition key, id): one request per partition key range (a point
+    /// read for a single item, else a query on id and partition key), several ranges at once.
+    /// Items that do not exist are absent from the answer; the others come in the order asked.
+    pub async fn read_many<T: DeserializeOwned>(
+        &self,
+        items: &[(PartitionKey, String)],
+    ) -> Result<ReadManyResponse<T>, CosmosError> {
+        self.read_many_with(
+            items,
+            ReadManyOptions {
+                request: self.options.clone(),
+                ..ReadManyOptions::default()
+            },
+        )
+        .await
+    }
+
+    /// [`ContainerClient::read_many`] with `options` (concurrency, request options).
+    pub async fn read_many_with<T: DeserializeOwned>(
+        &self,
+        items: &[(PartitionKey, String)],
+        options: ReadManyOptions,
+    ) -> Result<ReadManyResponse<T>, CosmosError> {
+        super::read_many_client::read_many(
+            &self.driver,
+            self.reference()?,
+            items.to_vec(),
+            &options,
+        )
+        .await
     }
 }

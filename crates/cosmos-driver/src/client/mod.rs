@@ -1,12 +1,15 @@
 //! The typed API on top of `execute`: a cheap container handle with typed item operations and
 //! queries as streams. The operation values stay for those who want them.
 
+mod change_feed_reader;
 mod container_batch;
 mod container_bulk;
 mod container_client;
 mod driver_page_source;
 mod item_response;
+mod read_many_client;
 
+pub use change_feed_reader::{ChangeFeed, ChangeFeedOptions};
 pub use container_batch::ContainerBatch;
 pub use container_bulk::ContainerBulk;
 pub use container_client::ContainerClient;

@@ -9,11 +9,12 @@ use crate::routing::RegionalEndpoint;
 
 /// The operations hedging covers in this phase, as (resource type, operation type) pairs. Widening
 /// hedging to another operation is a change to this list and nothing else. Phase 2: each query
-/// page request is hedged like a point read (the winning page carries its region's continuation
-/// and session token).
+/// page request, and each page of a document feed (read feed, change feed), is hedged like a point
+/// read (the winning page carries its region's continuation and session token).
 pub const PHASE_ALLOWED_OPERATIONS: &[(ResourceType, OperationType)] = &[
     (ResourceType::Document, OperationType::Read),
     (ResourceType::Document, OperationType::Query),
+    (ResourceType::Document, OperationType::ReadFeed),
 ];
 
 /// What [`should_hedge`] looks at.
@@ -259,7 +260,7 @@ mod tests {
                     operation_type: OperationType::ReadFeed,
                     ..base
                 },
-                Skip(OperationNotInPhase),
+                Hedge(strategy()),
             ),
             (
                 HedgeEligibility {
@@ -389,12 +390,13 @@ mod tests {
     }
 
     #[test]
-    fn phase_two_hedges_document_point_reads_and_query_pages_only() {
+    fn phase_two_hedges_document_point_reads_query_pages_and_feed_pages_only() {
         assert_eq!(
             PHASE_ALLOWED_OPERATIONS,
             &[
                 (ResourceType::Document, OperationType::Read),
-                (ResourceType::Document, OperationType::Query)
+                (ResourceType::Document, OperationType::Query),
+                (ResourceType::Document, OperationType::ReadFeed)
             ]
         );
     }

@@ -1,88 +1,129 @@
-//! The effective partition key (EPK) of a single-path partition key under hash partitioning
-//! version 2: where the key lies in the container's key space, and so which partition key range
-//! holds it.
-//!
-//! The value is written in the service's binary form for hashing (a type marker byte; a number as
-//! its IEEE-754 double, little-endian; a string as its UTF-8 bytes and a 0xFF terminator), hashed
-//! with MurmurHash3 x64-128 (seed 0); the 16 result bytes (the first 64-bit half, then the second,
-//! each little-endian) are reversed, the two top bits cleared, and the result written as 32
-//! upper-case hex digits. Range boundaries are written the same way, so a key's range is the one
-//! whose `[minInclusive, maxExclusive)` holds its EPK in string order.
-
-use std::fmt::Write as _;
+//! The effective partition key (EPK) of a partition key: where the key lies in the container's
+//! hash space (hash partitioning version 2), as the upper-case hex text the partition key range
+//! feed's `minInclusive` / `maxExclusive` bounds use. A range holds a key when
+//! `min <= epk < max`, compared as text, with `"FF"` the end of the space.
 
 use super::partition_key::{PartitionKey, PartitionKeyValue};
 
-const NULL: u8 = 0x01;
-const FALSE: u8 = 0x02;
-const TRUE: u8 = 0x03;
-const NUMBER: u8 = 0x05;
-const STRING: u8 = 0x08;
+/// The component markers of the hashing encoding.
+const MARK_NULL: u8 = 0x01;
+const MARK_FALSE: u8 = 0x02;
+const MARK_TRUE: u8 = 0x03;
+const MARK_NUMBER: u8 = 0x05;
+const MARK_STRING: u8 = 0x08;
+/// Ends a string in the version-2 encoding.
 const STRING_END: u8 = 0xFF;
 
-fn write_for_hashing(value: &PartitionKeyValue, out: &mut Vec<u8>) {
+/// The end of the effective partition key space (exclusive), as the range feed writes it.
+pub const EPK_MAX: &str = "FF";
+
+fn encode_component(value: &PartitionKeyValue, out: &mut Vec<u8>) {
     match value {
-        PartitionKeyValue::Null => out.push(NULL),
-        PartitionKeyValue::Bool(false) => out.push(FALSE),
-        PartitionKeyValue::Bool(true) => out.push(TRUE),
+        PartitionKeyValue::Null => out.push(MARK_NULL),
+        PartitionKeyValue::Bool(false) => out.push(MARK_FALSE),
+        PartitionKeyValue::Bool(true) => out.push(MARK_TRUE),
         PartitionKeyValue::Number(n) => {
-            out.push(NUMBER);
+            out.push(MARK_NUMBER);
             out.extend_from_slice(&n.to_le_bytes());
         }
         PartitionKeyValue::String(s) => {
-            out.push(STRING);
+            out.push(MARK_STRING);
             out.extend_from_slice(s.as_bytes());
             out.push(STRING_END);
         }
     }
 }
 
-/// The 32-hex-digit EPK of `value` under hash version 2.
-pub fn effective_partition_key_v2(value: &PartitionKeyValue) -> String {
-    let mut buffer = Vec::with_capacity(32);
-    write_for_hashing(value, &mut buffer);
-    let packed = fastmurmur3::murmur3_x64_128(&buffer, 0).to_ne_bytes();
-    // The crate packs the reference's two 64-bit words (h1, h2) in native byte order.
-    let mut h1 = [0u8; 8];
-    let mut h2 = [0u8; 8];
-    h1.copy_from_slice(&packed[..8]);
-    h2.copy_from_slice(&packed[8..]);
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&u64::from_ne_bytes(h1).to_le_bytes());
-    bytes[8..].copy_from_slice(&u64::from_ne_bytes(h2).to_le_bytes());
-    bytes.reverse();
-    bytes[0] &= 0x3F;
-    let mut hex = String::with_capacity(32);
-    for b in bytes {
-        let _ = write!(hex, "{b:02X}");
-    }
-    hex
+/// The 128-bit hash of `bytes` as 32 upper-case hex digits, most significant byte first, with the
+/// top two bits cleared (so every key sorts below `"FF"`).
+fn hash_hex(bytes: &[u8]) -> String {
+    // The crate packs the reference's 16 output bytes (h1 then h2, each little-endian) in native
+    // order; reversed they are the number the service renders, most significant byte first.
+    let mut be = fastmurmur3::murmur3_x64_128(bytes, 0).to_ne_bytes();
+    be.reverse();
+    be[0] &= 0x3F;
+    be.iter().map(|b| format!("{b:02X}")).collect()
 }
 
-/// The EPK of a single-value `key` under hash version 2; `None` for a hierarchical key (its EPK is
-/// not one hash).
-pub fn single_key_epk_v2(key: &PartitionKey) -> Option<String> {
-    match key.values().as_slice() {
-        [value] => Some(effective_partition_key_v2(value)),
-        _ => None,
+/// The effective partition key of `key`: one hash over every component for a single-path key,
+/// one hash per component (concatenated) for a hierarchical key of `path_count` paths.
+pub fn effective_partition_key(key: &PartitionKey, path_count: usize) -> String {
+    let values = key.values();
+    if path_count > 1 {
+        return values
+            .iter()
+            .map(|v| {
+                let mut buf = Vec::with_capacity(16);
+                encode_component(v, &mut buf);
+                hash_hex(&buf)
+            })
+            .collect();
     }
+    let mut buf = Vec::with_capacity(32);
+    for v in &values {
+        encode_component(v, &mut buf);
+    }
+    hash_hex(&buf)
+}
+
+/// Whether `epk` lies in `[min, max)` (bounds as the range feed writes them).
+pub fn epk_in_range(epk: &str, min: &str, max: &str) -> bool {
+    epk >= min && (max == EPK_MAX || epk < max)
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
+
+    #[test]
+    fn the_encoding_marks_each_type() {
+        let table: [(PartitionKeyValue, Vec<u8>); 5] = [
+            (PartitionKeyValue::Null, vec![0x01]),
+            (PartitionKeyValue::Bool(false), vec![0x02]),
+            (PartitionKeyValue::Bool(true), vec![0x03]),
+            (
+                PartitionKeyValue::Number(1.0),
+                [vec![0x05], 1.0f64.to_le_bytes().to_vec()].concat(),
+            ),
+            (PartitionKeyValue::from("ab"), vec![0x08, b'a', b'b', 0xFF]),
+        ];
+        for (value, bytes) in table {
+            let mut out = Vec::new();
+            encode_component(&value, &mut out);
+            assert_eq!(out, bytes, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn keys_hash_to_32_hex_digits_below_the_end_of_the_space() {
+        for key in ["a", "b", "", "a longer partition key value"] {
+            let epk = effective_partition_key(&PartitionKey::from(key), 1);
+            assert_eq!(epk.len(), 32, "{key}");
+            assert!(epk
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_lowercase()));
+            assert!(epk.as_str() < EPK_MAX);
+        }
+        let a = effective_partition_key(&PartitionKey::from("a"), 1);
+        assert_ne!(a, effective_partition_key(&PartitionKey::from("b"), 1));
+        let two = PartitionKey::hierarchical(["a".into(), "b".into()]).unwrap();
+        assert_eq!(effective_partition_key(&two, 2).len(), 64);
+    }
 
     /// Published hash-V2 vectors (the official SDKs' partition key hashing tests).
     #[test]
     fn matches_published_v2_vectors() {
-        let s = |v: &str| PartitionKeyValue::String(Arc::from(v));
         let cases = [
-            (s(""), "32E9366E637A71B4E710384B2F4970A0"),
-            (s("partitionKey"), "013AEFCF77FA271571CF665A58C933F1"),
             (
-                PartitionKeyValue::String(Arc::from("a".repeat(1024))),
+                PartitionKeyValue::from(""),
+                "32E9366E637A71B4E710384B2F4970A0",
+            ),
+            (
+                PartitionKeyValue::from("partitionKey"),
+                "013AEFCF77FA271571CF665A58C933F1",
+            ),
+            (
+                PartitionKeyValue::from("a".repeat(1024).as_str()),
                 "332BDF5512AE49615F32C7D98C2DB86C",
             ),
             (PartitionKeyValue::Null, "378867E4430E67857ACE5C908374FE16"),
@@ -104,21 +145,16 @@ mod tests {
             ),
         ];
         for (value, expected) in cases {
-            assert_eq!(effective_partition_key_v2(&value), expected, "{value:?}");
+            let key = PartitionKey::hierarchical([value.clone()]).unwrap();
+            assert_eq!(effective_partition_key(&key, 1), expected, "{value:?}");
         }
     }
 
     #[test]
-    fn only_single_value_keys_have_a_v2_epk() {
-        assert_eq!(
-            single_key_epk_v2(&PartitionKey::from("partitionKey")).as_deref(),
-            Some("013AEFCF77FA271571CF665A58C933F1")
-        );
-        let h = PartitionKey::hierarchical([
-            PartitionKeyValue::String(Arc::from("a")),
-            PartitionKeyValue::Number(1.0),
-        ])
-        .unwrap();
-        assert_eq!(single_key_epk_v2(&h), None);
+    fn ranges_hold_their_lower_bound_and_not_their_upper() {
+        assert!(epk_in_range("00", "", "80"));
+        assert!(epk_in_range("80", "80", "FF"));
+        assert!(!epk_in_range("80", "", "80"));
+        assert!(epk_in_range("3FFF", "3F", EPK_MAX));
     }
 }

@@ -17,7 +17,7 @@ mod status_class;
 
 pub use consistency::ConsistencyLevel;
 pub use cosmos_status::{status, sub_status, CosmosStatus};
-pub use effective_partition_key::{effective_partition_key_v2, single_key_epk_v2};
+pub use effective_partition_key::{effective_partition_key, epk_in_range, EPK_MAX};
 pub use endpoint::Endpoint;
 pub use operation_type::{OperationType, ResourceType};
 pub use partition_key::{

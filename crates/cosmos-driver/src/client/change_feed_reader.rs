@@ -1,0 +1,182 @@
+//! `container.change_feed::<T>(start, scope)`: a change feed read page by page. Each page request
+//! is one operation through the driver's pipeline (retried, routed and hedged like a point read);
+//! the pure position keeping is [`crate::change_feed::FeedState`].
+
+use std::marker::PhantomData;
+
+use futures::Stream;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use super::driver_page_source::DriverPageSource;
+use crate::change_feed::{
+    is_range_gone, page_operation, ChangeFeedMode, ChangeFeedPage, FeedState,
+};
+use crate::options::OperationOptions;
+use crate::protocol::{status, ContainerReference};
+use crate::query::{QueryPageSource, TargetRange};
+use crate::{CosmosDriver, CosmosError};
+
+/// Range re-reads one page may make after answers that a range is gone (a split).
+const MAX_RANGE_REFRESHES: usize = 8;
+
+/// How a change feed is read.
+#[derive(Clone, Debug, Default)]
+pub struct ChangeFeedOptions {
+    /// Latest version (default) or all versions and deletes.
+    pub mode: ChangeFeedMode,
+    /// `x-ms-max-item-count`: the most changes one page holds.
+    pub max_item_count: Option<u32>,
+    /// Per-request options (session token, consistency, excluded regions, deadline, hedging).
+    pub request: OperationOptions,
+}
+
+#[derive(Deserialize)]
+struct Documents<T> {
+    #[serde(rename = "Documents")]
+    documents: Vec<T>,
+}
+
+/// A change feed of one container, read lazily: [`ChangeFeed::next_page`] answers the next page
+/// with changes, or an empty page when every range of the feed has nothing new (the poll is
+/// over; call again later to poll again). [`ChangeFeed::continuation`] is where it stands.
+#[derive(Debug)]
+pub struct ChangeFeed<T> {
+    driver: CosmosDriver,
+    container: Option<ContainerReference>,
+    state: Result<FeedState, Option<CosmosError>>,
+    ranges: Option<Vec<TargetRange>>,
+    options: ChangeFeedOptions,
+    _items: PhantomData<fn() -> T>,
+}
+
+impl<T: DeserializeOwned> ChangeFeed<T> {
+    pub(crate) fn new(
+        driver: CosmosDriver,
+        container: Result<ContainerReference, CosmosError>,
+        state: impl FnOnce(&ContainerReference) -> Result<FeedState, CosmosError>,
+        options: ChangeFeedOptions,
+    ) -> Self {
+        let (container, state) = match container {
+            Ok(c) => {
+                let s = state(&c).map_err(Some);
+                (Some(c), s)
+            }
+            Err(e) => (None, Err(Some(e))),
+        };
+        ChangeFeed {
+            driver,
+            container,
+            state,
+            ranges: None,
+            options,
+            _items: PhantomData,
+        }
+    }
+
+    /// Where the feed stands: one string covering every range it reads, to resume with
+    /// `ChangeFeedStart::Continuation`. `None` when the feed could not be set up.
+    pub fn continuation(&self) -> Option<String> {
+        self.state.as_ref().ok().map(FeedState::continuation)
+    }
+
+    fn setup_error(&mut self) -> CosmosError {
+        match &mut self.state {
+            Err(e) => e.take().unwrap_or_else(|| {
+                CosmosError::invalid_input(
+                    "the change feed could not be set up (see the first error)",
+                )
+            }),
+            Ok(_) => CosmosError::invalid_input("the change feed is set up"),
+        }
+    }
+
+    /// The next page with changes, or an empty page once every range has answered "nothing new"
+    /// since the last change (the next call starts a new poll). A range that has split since the
+    /// feed last read it continues in its children from the same position.
+    pub async fn next_page(&mut self) -> Result<ChangeFeedPage<T>, CosmosError> {
+        let (Some(container), Ok(_)) = (&self.container, &self.state) else {
+            return Err(self.setup_error());
+        };
+        let container = container.clone();
+        let source = DriverPageSource::new(self.driver.clone(), container.clone());
+        let mut page = ChangeFeedPage {
+            items: Vec::new(),
+            continuation: String::new(),
+            request_charge: 0.0,
+            session_token: None,
+            diagnostics: Vec::new(),
+        };
+        let mut refreshes = 0;
+        if let Ok(state) = &mut self.state {
+            if state.poll_finished() {
+                state.start_poll();
+            }
+        }
+        loop {
+            let Ok(state) = &mut self.state else {
+                return Err(self.setup_error());
+            };
+            if !state.is_partition_key_scope() && self.ranges.is_none() {
+                self.ranges = Some(source.ranges(true).await?);
+            }
+            let next = match state.next_request(self.ranges.as_deref().unwrap_or(&[])) {
+                Ok(next) => next,
+                Err(_) if refreshes < MAX_RANGE_REFRESHES && !state.is_partition_key_scope() => {
+                    refreshes += 1;
+                    self.ranges = None;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let op = page_operation(
+                &container,
+                &next,
+                state.is_all_versions(),
+                self.options.max_item_count,
+            )?;
+            let response = match self.driver.execute(op, &self.options.request).await {
+                Ok(r) => r,
+                Err(e) if is_range_gone(&e) && refreshes < MAX_RANGE_REFRESHES => {
+                    refreshes += 1;
+                    self.ranges = None;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            page.request_charge += response.request_charge();
+            page.session_token = response.session_token().map(str::to_owned);
+            page.diagnostics.push(response.diagnostics().clone());
+            let items = if response.status() == status::NOT_MODIFIED {
+                Vec::new()
+            } else {
+                response.json::<Documents<T>>()?.documents
+            };
+            state.record_page(response.etag(), !items.is_empty());
+            if !items.is_empty() || state.poll_finished() {
+                page.items = items;
+                page.continuation = state.continuation();
+                return Ok(page);
+            }
+        }
+    }
+
+    /// One poll as a stream: the pages with changes, then the empty page that ends the poll (its
+    /// continuation is where to resume), then the end. An error ends the stream.
+    pub fn into_stream(self) -> impl Stream<Item = Result<ChangeFeedPage<T>, CosmosError>>
+    where
+        T: Send + 'static,
+    {
+        futures::stream::unfold((self, false), |(mut feed, done)| async move {
+            if done {
+                return None;
+            }
+            let page = feed.next_page().await;
+            let end = match &page {
+                Ok(p) => p.is_caught_up(),
+                Err(_) => true,
+            };
+            Some((page, (feed, end)))
+        })
+    }
+}
