@@ -38,13 +38,17 @@ pub mod patch;
 mod pipeline;
 pub mod protocol;
 pub mod query;
+pub mod resources;
 mod response;
 mod routing;
 mod session;
 mod transport;
 
 pub use auth::{AccessToken, Credential, TokenCredential};
-pub use client::{ContainerClient, DriverPageSource, ItemResponse};
+pub use client::{
+    ContainerClient, ContainerResponse, DatabaseClient, DatabaseProperties, DriverPageSource,
+    ItemResponse, ThroughputResponse,
+};
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
 pub use error::{CosmosError, ErrorKind};

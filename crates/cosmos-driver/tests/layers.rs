@@ -16,7 +16,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["operations", "patch", "query", "batch", "bulk"],
     ),
     ("pipeline", &["pipeline"]),
-    ("operation data", &["operation", "options"]),
+    ("operation data", &["operation", "options", "resources"]),
     ("hedging", &["hedging"]),
     ("routing", &["routing", "session"]),
     ("transport", &["transport"]),

@@ -19,9 +19,9 @@ use crate::{
 /// `execute` (or, for queries, one page request at a time through the same pipeline).
 #[derive(Clone, Debug)]
 pub struct ContainerClient {
-    driver: CosmosDriver,
+    pub(super) driver: CosmosDriver,
     container: Result<ContainerReference, Arc<str>>,
-    options: OperationOptions,
+    pub(super) options: OperationOptions,
 }
 
 impl CosmosDriver {

@@ -6,6 +6,7 @@ mod consistency;
 mod cosmos_status;
 mod endpoint;
 pub mod header_names;
+mod offer_id;
 mod operation_type;
 mod partition_key;
 mod protocol_error;
@@ -17,6 +18,7 @@ mod status_class;
 pub use consistency::ConsistencyLevel;
 pub use cosmos_status::{status, sub_status, CosmosStatus};
 pub use endpoint::Endpoint;
+pub use offer_id::OfferId;
 pub use operation_type::{OperationType, ResourceType};
 pub use partition_key::{
     PartitionKey, PartitionKeyDefinition, PartitionKeyValue, MAX_HIERARCHY_DEPTH,
