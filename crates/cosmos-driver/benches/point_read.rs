@@ -4,164 +4,22 @@
 //!
 //!     cargo bench -p cosmos-driver --bench point_read [-- --reads N --rounds R]
 //!
-//! The emulator runs on its own thread and runtime; both clients run on the main thread's
-//! current-thread runtime, so the thread's CPU time and allocations are the client's alone
-//! (connection tasks included). Rounds alternate between the clients; each driver round is compared
-//! with the minimal round just before it, and the median of those ratios is reported.
-//! Thread CPU time advances in scheduler ticks (4 ms here), so a round is 20 000 reads by default
-//! (about 200 ms of CPU) to keep the tick error near 2%.
-//! This is a measurement, not a test: nothing fails when the machine is slow.
+//! How the clients are measured and compared: `support/mod.rs`. A round is 20 000 reads by default
+//! (about 200 ms of CPU). This is a measurement, not a test: nothing fails when the machine is slow.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::future::Future;
-use std::time::{Duration, Instant};
+mod support;
 
 use bytes::Bytes;
-use cosmos_driver::auth::MasterKey;
 use cosmos_driver::{
     CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions,
-    PartitionKey, PartitionKeyDefinition,
+    PartitionKeyDefinition,
 };
-use cosmos_driver::{API_VERSION, USER_AGENT_VALUE};
-use http::{HeaderMap, HeaderValue, Request, Uri};
+use http::{Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-
-struct CountingAllocator;
-
-thread_local! {
-    static TRACKING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-    static ALLOCATED_BYTES: Cell<u64> = const { Cell::new(0) };
-}
-
-fn note(size: usize) {
-    let _ = TRACKING.try_with(|on| {
-        if on.get() {
-            let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
-            let _ = ALLOCATED_BYTES.try_with(|b| b.set(b.get() + size as u64));
-        }
-    });
-}
-
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(new_size);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-/// CPU time (user + system) of the calling thread.
-fn thread_cpu() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a `rusage` into the pointer it is given.
-    let usage = unsafe {
-        libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr());
-        usage.assume_init()
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1_000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Round {
-    cpu: Duration,
-    wall: Duration,
-    allocations: u64,
-    bytes: u64,
-    reads: u64,
-}
-
-impl Round {
-    fn cpu_us(&self) -> f64 {
-        self.cpu.as_secs_f64() * 1e6 / self.reads as f64
-    }
-    fn wall_us(&self) -> f64 {
-        self.wall.as_secs_f64() * 1e6 / self.reads as f64
-    }
-    fn allocs(&self) -> f64 {
-        self.allocations as f64 / self.reads as f64
-    }
-    fn bytes(&self) -> f64 {
-        self.bytes as f64 / self.reads as f64
-    }
-}
-
-async fn measure<F, Fut>(reads: u64, mut read: F) -> Round
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = ()>,
-{
-    ALLOCATIONS.with(|a| a.set(0));
-    ALLOCATED_BYTES.with(|b| b.set(0));
-    let cpu0 = thread_cpu();
-    let wall0 = Instant::now();
-    TRACKING.with(|t| t.set(true));
-    for _ in 0..reads {
-        read().await;
-    }
-    TRACKING.with(|t| t.set(false));
-    Round {
-        cpu: thread_cpu() - cpu0,
-        wall: wall0.elapsed(),
-        allocations: ALLOCATIONS.with(Cell::get),
-        bytes: ALLOCATED_BYTES.with(Cell::get),
-        reads,
-    }
-}
-
-fn median(mut rounds: Vec<Round>) -> Round {
-    rounds.sort_by_key(|r| r.cpu);
-    rounds[rounds.len() / 2]
-}
-
-fn arg(name: &str, default: u64) -> u64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn start_emulator() -> (String, String) {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let emu = cosmos_emulator::EmulatorBuilder::new()
-                .profile("local")
-                .start()
-                .await
-                .expect("emulator");
-            tx.send((emu.endpoint().to_string(), emu.key().to_string()))
-                .expect("send endpoint");
-            std::future::pending::<()>().await;
-        });
-    });
-    rx.recv().expect("the emulator started")
-}
+use support::{arg, compare, signed_document_headers, start_emulator};
 
 fn main() {
     let reads = arg("--reads", 20_000);
@@ -192,16 +50,7 @@ fn main() {
         // The minimal client: the same request, signed once, sent as is.
         let hub = driver.account().hub().endpoint.clone();
         let uri: Uri = format!("{}{}", hub.as_str().trim_end_matches('/'), item.path()).parse().unwrap();
-        let date = httpdate::fmt_http_date(std::time::SystemTime::now());
-        let auth = MasterKey::new(&key).unwrap().authorization("get", "docs", item.link(), &date.to_ascii_lowercase());
-        let mut headers = HeaderMap::new();
-        headers.insert("x-ms-version", HeaderValue::from_static(API_VERSION));
-        headers.insert("x-ms-date", HeaderValue::from_str(&date).unwrap());
-        headers.insert("authorization", auth);
-        headers.insert("user-agent", HeaderValue::from_static(USER_AGENT_VALUE));
-        headers.insert("accept", HeaderValue::from_static("application/json"));
-        headers.insert("x-ms-documentdb-partitionkey", PartitionKey::from("p1").header_value().clone());
-        headers.insert("x-ms-session-token", HeaderValue::from_str(&session_token).unwrap());
+        let headers = signed_document_headers(&key, "get", item.link(), "p1", &session_token);
         let minimal: Client<HttpConnector, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
         let minimal_read = || {
             let mut req = Request::new(Full::new(Bytes::new()));
@@ -225,40 +74,12 @@ fn main() {
             }
         };
 
-        measure(reads.min(2_000), minimal_read).await;
-        measure(reads.min(2_000), driver_read).await;
-        let mut minimal_rounds = Vec::new();
-        let mut driver_rounds = Vec::new();
-        for _ in 0..rounds.max(1) {
-            minimal_rounds.push(measure(reads, minimal_read).await);
-            driver_rounds.push(measure(reads, driver_read).await);
-        }
-        // Each driver round is compared with the minimal round just before it (same machine
-        // conditions); the median of those ratios is the figure.
-        let mut ratios: Vec<f64> =
-            minimal_rounds.iter().zip(&driver_rounds).map(|(m, d)| d.cpu_us() / m.cpu_us()).collect();
-        ratios.sort_by(f64::total_cmp);
-        let ratio = ratios[ratios.len() / 2];
-        let m = median(minimal_rounds);
-        let d = median(driver_rounds);
-        println!(
-            "point read, loopback, emulator profile local: {} rounds x {reads} reads per client (median round)",
-            rounds.max(1)
-        );
-        println!("{:<22} {:>12} {:>12} {:>12} {:>12}", "client", "cpu/read", "allocs/read", "bytes/read", "wall/read");
-        for (name, r) in [("minimal hyper client", m), ("cosmos-driver", d)] {
-            println!(
-                "{name:<22} {:>9.1} us {:>12.1} {:>12.0} {:>9.1} us",
-                r.cpu_us(),
-                r.allocs(),
-                r.bytes(),
-                r.wall_us()
+        compare(reads.min(2_000), reads, rounds, minimal_read, driver_read)
+            .await
+            .print(
+                &format!("point read, loopback, emulator profile local: {} rounds x {reads} reads per client (median round)", rounds.max(1)),
+                "read",
+                Some("at most 1.25x"),
             );
-        }
-        println!(
-            "driver / minimal CPU per read: {ratio:.2}x, median of paired rounds (range {:.2}x to {:.2}x; goal: at most 1.25x)",
-            ratios[0],
-            ratios[ratios.len() - 1]
-        );
     });
 }
