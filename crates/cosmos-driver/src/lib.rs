@@ -42,6 +42,7 @@ mod pipeline;
 pub mod protocol;
 pub mod query;
 pub mod read_many;
+pub mod resources;
 mod response;
 mod routing;
 mod session;
@@ -55,7 +56,8 @@ static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllo
 pub use auth::{AccessToken, Credential, TokenCredential};
 pub use client::{
     ChangeFeed, ChangeFeedOptions, ContainerBatch, ContainerBulk, ContainerClient,
-    DriverPageSource, ItemResponse,
+    ContainerResponse, DatabaseClient, DatabaseProperties, DriverPageSource, ItemResponse,
+    ThroughputResponse,
 };
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;

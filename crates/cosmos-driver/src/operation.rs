@@ -7,7 +7,7 @@ use http::{HeaderName, HeaderValue, Method};
 
 use crate::error::CosmosError;
 use crate::protocol::{
-    header_names as h, validate_id, ContainerReference, DatabaseReference, ItemReference,
+    header_names as h, validate_id, ContainerReference, DatabaseReference, ItemReference, OfferId,
     OperationType, PartitionKey, PartitionKeyDefinition, ResourceType,
 };
 
@@ -61,6 +61,10 @@ pub enum OperationTarget {
     Item(ItemReference),
     /// The feed of partition key ranges of a container.
     PartitionKeyRanges(ContainerReference),
+    /// The feed of throughput offers (read, or queried by the resource they provision).
+    Offers,
+    /// One throughput offer.
+    Offer(OfferId),
 }
 
 impl OperationTarget {
@@ -74,13 +78,15 @@ impl OperationTarget {
             }
             OperationTarget::Items(_) | OperationTarget::Item(_) => ResourceType::Document,
             OperationTarget::PartitionKeyRanges(_) => ResourceType::PartitionKeyRange,
+            OperationTarget::Offers | OperationTarget::Offer(_) => ResourceType::Offer,
         }
     }
 
     /// The resource link used in the signature: the resource itself, or the parent of a feed.
     pub fn signing_link(&self) -> &str {
         match self {
-            OperationTarget::Account | OperationTarget::Databases => "",
+            OperationTarget::Account | OperationTarget::Databases | OperationTarget::Offers => "",
+            OperationTarget::Offer(o) => o.link(),
             OperationTarget::Database(d) | OperationTarget::Containers(d) => d.link(),
             OperationTarget::Container(c)
             | OperationTarget::Items(c)
@@ -113,6 +119,8 @@ impl OperationTarget {
             OperationTarget::Items(c) => feed(c.path(), "docs"),
             OperationTarget::Item(i) => i.path_bytes().clone(),
             OperationTarget::PartitionKeyRanges(c) => feed(c.path(), "pkranges"),
+            OperationTarget::Offers => Bytes::from_static(b"/offers"),
+            OperationTarget::Offer(o) => o.path_bytes().clone(),
         }
     }
 }
@@ -247,6 +255,44 @@ impl CosmosOperation {
             OperationType::ReadFeed,
             OperationTarget::PartitionKeyRanges(container),
         )
+    }
+
+    /// Replace a container's settings with `body`, its whole definition as JSON (`id`, partition
+    /// key, indexing policy, default TTL, unique keys...). The service refuses a changed partition
+    /// key definition or unique key policy.
+    pub fn replace_container(container: ContainerReference, body: impl Into<Bytes>) -> Self {
+        Self::new(
+            OperationType::Replace,
+            OperationTarget::Container(container),
+        )
+        .with_body(body)
+    }
+
+    /// Read a throughput offer.
+    pub fn read_offer(offer: OfferId) -> Self {
+        Self::new(OperationType::Read, OperationTarget::Offer(offer))
+    }
+    /// Replace a throughput offer with `body`, the offer document with its `content` changed.
+    pub fn replace_offer(offer: OfferId, body: impl Into<Bytes>) -> Self {
+        Self::new(OperationType::Replace, OperationTarget::Offer(offer)).with_body(body)
+    }
+    /// Find the offer of the database or container whose `_rid` is `resource_id` (the query the
+    /// SDKs send to `/offers`).
+    pub fn query_offer_of(resource_id: &str) -> Result<Self, CosmosError> {
+        let body = serde_json::json!({
+            "query": "SELECT * FROM root r WHERE r.offerResourceId = @rid",
+            "parameters": [{"name": "@rid", "value": resource_id}],
+        });
+        Ok(Self::new(OperationType::Query, OperationTarget::Offers)
+            .with_json_body(&body)?
+            .with_header(
+                HeaderName::from_static("x-ms-documentdb-isquery"),
+                HeaderValue::from_static("True"),
+            )
+            .with_header(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static("application/query+json"),
+            ))
     }
 
     /// Sets the partition key.

@@ -24,7 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("pipeline", &["pipeline"]),
-    ("operation data", &["operation", "options"]),
+    ("operation data", &["operation", "options", "resources"]),
     ("hedging", &["hedging"]),
     ("routing", &["routing", "session"]),
     ("transport", &["transport"]),

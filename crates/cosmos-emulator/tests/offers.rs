@@ -230,3 +230,71 @@ async fn bad_throughput_and_unsupported_offer_queries_are_400s() {
         assert_eq!(r.status, 400, "{body}: {r:?}");
     }
 }
+
+#[tokio::test]
+async fn switching_manual_and_autoscale_needs_the_migration_headers() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    let all = offers(&c.get(base, "/offers", &[]).await);
+    let offer = all[0].clone();
+    let id = offer["id"].as_str().unwrap().to_owned();
+    let put = |content: Value, extra: Vec<(&'static str, &'static str)>| {
+        let mut body = offer.clone();
+        body["content"] = content;
+        let c = &c;
+        let id = id.clone();
+        async move {
+            on_offer(
+                c,
+                base,
+                Method::PUT,
+                &id,
+                &extra,
+                Some(body.to_string().as_bytes()),
+            )
+            .await
+        }
+    };
+    let auto = json!({"offerThroughput": 400, "offerAutopilotSettings": {"maxThroughput": 4000}});
+    let refused = put(auto.clone(), vec![]).await;
+    assert_eq!(refused.status, 400, "{refused:?}");
+    assert!(refused
+        .message()
+        .contains("x-ms-cosmos-migrate-offer-to-autopilot"));
+    let migrated = put(
+        json!({"offerThroughput": 400}),
+        vec![("x-ms-cosmos-migrate-offer-to-autopilot", "true")],
+    )
+    .await;
+    assert_eq!(migrated.status, 200, "{migrated:?}");
+    assert_eq!(
+        migrated.json()["content"]["offerAutopilotSettings"]["maxThroughput"],
+        4000
+    );
+    let raised = put(
+        json!({"offerThroughput": 600, "offerAutopilotSettings": {"maxThroughput": 7000}}),
+        vec![],
+    )
+    .await;
+    assert_eq!(raised.status, 200, "{raised:?}");
+    let read = on_offer(&c, base, Method::GET, &id, &[], None).await;
+    assert_eq!(
+        read.json()["content"]["offerAutopilotSettings"]["maxThroughput"],
+        7000
+    );
+    let to_manual = put(json!({"offerThroughput": 1000}), vec![]).await;
+    assert_eq!(to_manual.status, 400, "{to_manual:?}");
+    assert!(to_manual
+        .message()
+        .contains("x-ms-cosmos-migrate-offer-to-manual-throughput"));
+    let back = put(
+        read.json()["content"].clone(),
+        vec![("x-ms-cosmos-migrate-offer-to-manual-throughput", "true")],
+    )
+    .await;
+    assert_eq!(back.status, 200, "{back:?}");
+    assert_eq!(back.json()["content"]["offerThroughput"], 700);
+    assert!(back.json()["content"]
+        .get("offerAutopilotSettings")
+        .is_none());
+}

@@ -57,6 +57,8 @@ pub const fn operation_name(operation: OperationType, resource: ResourceType) ->
         (R::Database, O::ReadFeed | O::Query) => "read_all_databases",
         (R::PartitionKeyRange, _) => "read_partition_key_ranges",
         (R::DatabaseAccount, _) => "read_account",
+        (R::Offer, O::Replace) => "replace_throughput",
+        (R::Offer, _) => "read_throughput",
         _ => "other",
     }
 }

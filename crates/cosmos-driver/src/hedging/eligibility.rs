@@ -8,13 +8,30 @@ use crate::protocol::{OperationType, Region, ResourceType};
 use crate::routing::RegionalEndpoint;
 
 /// The operations hedging covers in this phase, as (resource type, operation type) pairs. Widening
-/// hedging to another operation is a change to this list and nothing else. Phase 2: each query
-/// page request, and each page of a document feed (read feed, change feed), is hedged like a point
-/// read (the winning page carries its region's continuation and session token).
+/// hedging to another operation is a change to this list and nothing else. Phase 2 (spec §16):
+/// each query page request and each page of a document feed (read feed, change feed) is hedged
+/// like a point read (the winning page carries its region's continuation and session token), and
+/// so are metadata reads: the account, databases and
+/// containers (one or a feed page), partition key ranges and throughput offers (read, feed, or the
+/// offer query). Metadata writes (create, replace, delete) are writes and never hedged.
+///
+/// Metadata reads take the first final answer, as point reads do, rather than waiting for both
+/// regions to compare `_etag`s: databases, containers, ranges and offers are account-wide
+/// metadata, and a view that is behind corrects itself through the service's own signals (a
+/// partition key range map older than a split gets 410/1002 on its next use, which re-reads it).
 pub const PHASE_ALLOWED_OPERATIONS: &[(ResourceType, OperationType)] = &[
     (ResourceType::Document, OperationType::Read),
     (ResourceType::Document, OperationType::Query),
     (ResourceType::Document, OperationType::ReadFeed),
+    (ResourceType::DatabaseAccount, OperationType::Read),
+    (ResourceType::Database, OperationType::Read),
+    (ResourceType::Database, OperationType::ReadFeed),
+    (ResourceType::Container, OperationType::Read),
+    (ResourceType::Container, OperationType::ReadFeed),
+    (ResourceType::PartitionKeyRange, OperationType::ReadFeed),
+    (ResourceType::Offer, OperationType::Read),
+    (ResourceType::Offer, OperationType::ReadFeed),
+    (ResourceType::Offer, OperationType::Query),
 ];
 
 /// What [`should_hedge`] looks at.
@@ -230,14 +247,22 @@ mod tests {
                 },
                 Skip(NoPreferredRegions),
             ),
-            // Row 3 wins over row 4.
+            // Every resource type is in the phase-2 set: a metadata write reaches row 4.
             (
                 HedgeEligibility {
                     resource_type: ResourceType::Container,
                     operation_type: OperationType::Replace,
                     ..base
                 },
-                Skip(ResourceTypeNotInPhase),
+                Skip(Write),
+            ),
+            (
+                HedgeEligibility {
+                    resource_type: ResourceType::Offer,
+                    operation_type: OperationType::Replace,
+                    ..base
+                },
+                Skip(Write),
             ),
             // Row 4 wins over row 5.
             (
@@ -348,18 +373,41 @@ mod tests {
     }
 
     #[test]
-    fn should_hedge_non_document() {
+    fn metadata_reads_hedge_and_metadata_writes_never() {
+        use HedgeDecision::*;
+        use OperationType::*;
         use ResourceType::*;
-        for rt in [DatabaseAccount, Database, Container, PartitionKeyRange] {
+        let rows = [
+            (DatabaseAccount, Read, Hedge(strategy())),
+            (Database, Read, Hedge(strategy())),
+            (Database, ReadFeed, Hedge(strategy())),
+            (Container, Read, Hedge(strategy())),
+            (Container, ReadFeed, Hedge(strategy())),
+            (PartitionKeyRange, ReadFeed, Hedge(strategy())),
+            (Offer, Read, Hedge(strategy())),
+            (Offer, ReadFeed, Hedge(strategy())),
+            (Offer, Query, Hedge(strategy())),
+            (Database, Create, Skip(NoHedge::Write)),
+            (Database, Delete, Skip(NoHedge::Write)),
+            (Container, Create, Skip(NoHedge::Write)),
+            (Container, Replace, Skip(NoHedge::Write)),
+            (Offer, Replace, Skip(NoHedge::Write)),
+            // Reads this phase leaves alone.
+            (Container, Query, Skip(NoHedge::OperationNotInPhase)),
+            (PartitionKeyRange, Read, Skip(NoHedge::OperationNotInPhase)),
+        ];
+        for (rt, op, want) in rows {
             let e = HedgeEligibility {
                 resource_type: rt,
+                operation_type: op,
                 ..read(3)
             };
-            assert_eq!(
-                should_hedge(&e),
-                HedgeDecision::Skip(NoHedge::ResourceTypeNotInPhase),
-                "{rt:?}"
-            );
+            assert_eq!(should_hedge(&e), want, "{rt:?} {op:?}");
+            let single = HedgeEligibility {
+                applicable_read_regions: 1,
+                ..e
+            };
+            assert_ne!(should_hedge(&single), Hedge(strategy()), "{rt:?} {op:?}");
         }
     }
 
@@ -390,14 +438,14 @@ mod tests {
     }
 
     #[test]
-    fn phase_two_hedges_document_point_reads_query_pages_and_feed_pages_only() {
-        assert_eq!(
-            PHASE_ALLOWED_OPERATIONS,
-            &[
-                (ResourceType::Document, OperationType::Read),
-                (ResourceType::Document, OperationType::Query),
-                (ResourceType::Document, OperationType::ReadFeed)
-            ]
+    fn phase_two_hedges_only_reads() {
+        for (rt, op) in PHASE_ALLOWED_OPERATIONS {
+            assert!(op.is_read_only(), "{rt:?} {op:?}");
+        }
+        assert!(PHASE_ALLOWED_OPERATIONS.contains(&(ResourceType::Document, OperationType::Read)));
+        assert!(PHASE_ALLOWED_OPERATIONS.contains(&(ResourceType::Document, OperationType::Query)));
+        assert!(
+            PHASE_ALLOWED_OPERATIONS.contains(&(ResourceType::Document, OperationType::ReadFeed))
         );
     }
 

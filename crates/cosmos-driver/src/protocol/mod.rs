@@ -7,6 +7,7 @@ mod cosmos_status;
 mod effective_partition_key;
 mod endpoint;
 pub mod header_names;
+mod offer_id;
 mod operation_type;
 mod partition_key;
 mod protocol_error;
@@ -19,6 +20,7 @@ pub use consistency::ConsistencyLevel;
 pub use cosmos_status::{status, sub_status, CosmosStatus};
 pub use effective_partition_key::{effective_partition_key, epk_in_range, EPK_MAX};
 pub use endpoint::Endpoint;
+pub use offer_id::OfferId;
 pub use operation_type::{OperationType, ResourceType};
 pub use partition_key::{
     PartitionKey, PartitionKeyDefinition, PartitionKeyValue, MAX_HIERARCHY_DEPTH,

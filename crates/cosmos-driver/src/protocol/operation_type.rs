@@ -13,6 +13,8 @@ pub enum ResourceType {
     Document,
     /// `pkranges`
     PartitionKeyRange,
+    /// `offers`: the throughput of a database or container.
+    Offer,
 }
 
 impl ResourceType {
@@ -24,6 +26,7 @@ impl ResourceType {
             ResourceType::Container => "colls",
             ResourceType::Document => "docs",
             ResourceType::PartitionKeyRange => "pkranges",
+            ResourceType::Offer => "offers",
         }
     }
 

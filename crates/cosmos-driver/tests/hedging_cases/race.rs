@@ -356,11 +356,13 @@ async fn hedging_default_is_on_for_reads_with_two_preferred_regions() {
         .await
         .unwrap();
     assert!(r.diagnostics().hedge().is_none());
-    // Nor is anything but a point read hedged: a container read is not.
+    // Nor is a write hedged, metadata writes included.
     let r = s
         .driver
         .execute(
-            CosmosOperation::read_container(s.c.clone()),
+            CosmosOperation::create_database(
+                cosmos_driver::DatabaseReference::new("other").unwrap(),
+            ),
             &OperationOptions::new(),
         )
         .await

@@ -42,8 +42,9 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
             .offers
             .create(link, container.rid.clone(), &container.rid_bytes, t);
     }
-    Ok(Reply::json(201, container.body.clone(), charge::metadata())
-        .header(headers::ETAG, &container.etag))
+    let definition = container.definition();
+    Ok(Reply::json(201, definition.body, charge::metadata())
+        .header(headers::ETAG, &definition.etag))
 }
 
 /// GET /dbs/{db}/colls
@@ -54,8 +55,12 @@ pub fn list(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
         .catalog
         .database(db)
         .ok_or_else(ApiError::missing_entity)?;
-    let containers = database.containers();
-    let bodies: Vec<&Bytes> = containers.iter().map(|c| &c.body).collect();
+    let definitions: Vec<Bytes> = database
+        .containers()
+        .iter()
+        .map(|c| c.definition().body)
+        .collect();
+    let bodies: Vec<&Bytes> = definitions.iter().collect();
     Ok(Reply::json(
         200,
         feed_body(&database.rid, "DocumentCollections", &bodies),
@@ -78,11 +83,23 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErro
         .iter()
         .filter_map(|p| p.read().ok().map(|p| p.usage()))
         .fold((0, 0), |(n, b), (pn, pb)| (n + pn, b + pb));
-    let mut reply = etag_read(ctx, &container.body, &container.etag);
+    let definition = container.definition();
+    let mut reply = etag_read(ctx, &definition.body, &definition.etag);
     for (name, value) in quota_headers(documents, bytes) {
         reply = reply.header(name, value);
     }
     Ok(reply)
+}
+
+/// PUT /dbs/{db}/colls/{coll}: replaces the indexing policy, default TTL and other settings; the
+/// partition key definition and the unique key policy cannot change (400), as in the service.
+pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+    require_write_region(ctx)?;
+    let database = ctx.shared.store.catalog.owner_database(db)?;
+    let map = parse_object(&ctx.body)?;
+    let definition = database.replace_container(coll, map, ctx.header(headers::IF_MATCH))?;
+    Ok(Reply::json(200, definition.body, charge::metadata())
+        .header(headers::ETAG, &definition.etag))
 }
 
 /// DELETE /dbs/{db}/colls/{coll}

@@ -52,6 +52,7 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
         Resource::Containers { db } if m == Method::POST => containers::create(ctx, db),
         Resource::Containers { db } if m == Method::GET => containers::list(ctx, db),
         Resource::Container { db, coll } if m == Method::GET => containers::read(ctx, db, coll),
+        Resource::Container { db, coll } if m == Method::PUT => containers::replace(ctx, db, coll),
         Resource::Container { db, coll } if m == Method::DELETE => {
             containers::delete(ctx, db, coll)
         }

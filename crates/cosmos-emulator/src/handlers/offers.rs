@@ -83,18 +83,25 @@ pub fn read(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
     Ok(etag_read(ctx, &offer.body(), &offer.etag))
 }
 
-/// PUT /offers/{id}: the body is the offer with its `content` changed.
+fn flag(ctx: &RequestCtx<'_>, name: &str) -> bool {
+    ctx.header(name)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// PUT /offers/{id}: the body is the offer with its `content` changed. Manual and autoscale
+/// offers keep their kind unless the request carries the matching migration header.
 pub fn replace(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
     let body: Value = serde_json::from_slice(&ctx.body)
         .map_err(|e| ApiError::bad_request(format!("The offer is invalid JSON: {e}")))?;
     let content = body
         .get("content")
         .ok_or_else(|| ApiError::bad_request("The offer needs its \"content\"."))?;
-    let throughput = Throughput::from_content(content).map_err(ApiError::bad_request)?;
-    let offer = ctx
-        .shared
-        .store
-        .offers
-        .replace(id, throughput, ctx.header(headers::IF_MATCH))?;
+    let to_autoscale = flag(ctx, headers::MIGRATE_OFFER_TO_AUTOSCALE);
+    let to_manual = flag(ctx, headers::MIGRATE_OFFER_TO_MANUAL);
+    let offer = ctx.shared.store.offers.replace(
+        id,
+        |now| now.replaced_by(content, to_autoscale, to_manual),
+        ctx.header(headers::IF_MATCH),
+    )?;
     Ok(Reply::json(200, offer.body(), charge::metadata()).header(headers::ETAG, &offer.etag))
 }

@@ -18,9 +18,11 @@ pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, A
     let pinned = pinned_key(&request.query, &container.pk_segments, &request.params)
         .and_then(|v| PkComponent::from_json(&v).ok())
         .map(|c| epk_hex(PartitionKeyValue(vec![c]).epk()));
-    let declares_non_value_aggregates = ctx
-        .header(SUPPORTED_QUERY_FEATURES)
-        .is_some_and(|f| f.split(',').any(|x| x.trim() == "NonValueAggregate"));
+    let declares = |feature: &str| {
+        ctx.header(SUPPORTED_QUERY_FEATURES)
+            .is_some_and(|f| f.split(',').any(|x| x.trim() == feature))
+    };
+    let declares_non_value_aggregates = declares("NonValueAggregate");
     let min_max = if declares_non_value_aggregates {
         MinMaxParts::WithCount
     } else {
@@ -34,6 +36,16 @@ pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, A
         min_max,
     )
     .map_err(|e| ApiError::bad_request(format!("The query cannot be planned: {e}")))?;
+    // As the service does: a client that declares its features but not GROUP BY cannot run a
+    // grouped query across partitions, so its plan is refused rather than handed over.
+    if ctx.header(SUPPORTED_QUERY_FEATURES).is_some()
+        && !plan.query_info.group_by_expressions.is_empty()
+        && !declares("GroupBy")
+    {
+        return Err(ApiError::bad_request(
+            "Query contains 1 or more unsupported features. Upgrade your SDK to a version that does support the requested features: Query contained GroupBy, which the calling client does not support.",
+        ));
+    }
     let body = serde_json::to_vec(&plan)
         .map_err(|e| ApiError::new(500, format!("The plan could not be written: {e}")))?;
     Ok(Reply::json(200, body.into(), charge::metadata()))

@@ -37,6 +37,10 @@ pub const IS_BATCH_REQUEST: &str = "x-ms-cosmos-is-batch-request";
 pub const IS_BATCH_ATOMIC: &str = "x-ms-cosmos-batch-atomic";
 pub const OFFER_THROUGHPUT: &str = "x-ms-offer-throughput";
 pub const OFFER_AUTOPILOT: &str = "x-ms-cosmos-offer-autopilot-settings";
+/// On an offer replace: switch a manual offer to autoscale.
+pub const MIGRATE_OFFER_TO_AUTOSCALE: &str = "x-ms-cosmos-migrate-offer-to-autopilot";
+/// On an offer replace: switch an autoscale offer to manual throughput.
+pub const MIGRATE_OFFER_TO_MANUAL: &str = "x-ms-cosmos-migrate-offer-to-manual-throughput";
 pub const BATCH_CONTINUE_ON_ERROR: &str = "x-ms-cosmos-batch-continue-on-error";
 pub const ITEM_LSN: &str = "x-ms-item-lsn";
 pub const COSMOS_ITEM_LLSN: &str = "x-ms-cosmos-item-llsn";

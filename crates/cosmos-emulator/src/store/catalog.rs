@@ -166,6 +166,21 @@ impl Database {
         Ok(split)
     }
 
+    /// Replaces the settings of the container named (or with `_rid`) `name` (see
+    /// [`Container::replace_definition`]); under the same lock as a split, so neither loses the
+    /// other's change.
+    pub fn replace_container(
+        &self,
+        name: &str,
+        map: Map<String, Value>,
+        if_match: Option<&str>,
+    ) -> Result<super::Definition, ApiError> {
+        let colls = self.containers.write().map_err(|_| poisoned())?;
+        let current =
+            lookup(&colls, name, |c| c.rid.as_str()).ok_or_else(ApiError::missing_entity)?;
+        current.replace_definition(map, if_match)
+    }
+
     /// Deletes a container.
     pub fn delete_container(&self, name: &str) -> Result<(), ApiError> {
         let mut colls = self.containers.write().map_err(|_| poisoned())?;

@@ -6,6 +6,7 @@ use std::sync::RwLock;
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
+use super::container_definition::{check_default_ttl, replaced, Definition};
 use super::document::{seal, Sealed};
 use super::partition::Partition;
 use crate::epk::{boundaries, range_bounds, range_of, Epk};
@@ -17,9 +18,8 @@ pub struct Container {
     pub id: String,
     pub rid_bytes: [u8; 8],
     pub rid: String,
-    /// The container's resource JSON.
-    pub body: Bytes,
-    pub etag: String,
+    /// The container's resource JSON and etag (replaced by a container replace).
+    pub(super) definition: RwLock<Definition>,
     /// The partition key path split into property names ("/a/b" -> ["a","b"]).
     pub pk_segments: Vec<String>,
     pub(super) boundaries: Vec<Epk>,
@@ -92,6 +92,7 @@ impl Container {
         regions: usize,
     ) -> Result<Self, ApiError> {
         let pk_segments = partition_key_segments(&mut map)?;
+        check_default_ttl(&map)?;
         let mut rid_bytes = [0u8; 8];
         rid_bytes[..4].copy_from_slice(&db_rid);
         rid_bytes[4..].copy_from_slice(&(ordinal | 0x8000_0000).to_be_bytes());
@@ -106,22 +107,7 @@ impl Container {
         });
         map.entry("geospatialConfig")
             .or_insert_with(|| json!({"type": "Geography"}));
-        let Sealed { body, etag } =
-            seal(map, &rid_bytes, format!("dbs/{db_rid_text}/colls/{rid}/"));
-        let mut doc: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        if let Some(obj) = doc.as_object_mut() {
-            obj.remove("_attachments");
-            for (k, v) in [
-                ("_docs", "docs/"),
-                ("_sprocs", "sprocs/"),
-                ("_triggers", "triggers/"),
-                ("_udfs", "udfs/"),
-                ("_conflicts", "conflicts/"),
-            ] {
-                obj.insert(k.into(), Value::from(v));
-            }
-        }
-        let body = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+        let definition = sealed_definition(map, &rid_bytes);
         let count = partition_count.clamp(1, 1024);
         let boundaries = boundaries(count);
         let range_ids: Vec<String> = (0..count).map(|i| i.to_string()).collect();
@@ -132,8 +118,7 @@ impl Container {
             id,
             rid_bytes,
             rid,
-            body,
-            etag,
+            definition: RwLock::new(definition),
             pk_segments,
             partitions: (0..count)
                 .map(|_| RwLock::new(Partition::new(regions)))
@@ -145,6 +130,34 @@ impl Container {
             pkranges_etag,
             next_item: AtomicU64::new(1),
         })
+    }
+
+    /// The container's resource JSON and etag now.
+    pub fn definition(&self) -> Definition {
+        match self.definition.read() {
+            Ok(d) => d.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Replaces the container's settings with those of a replace request's body (see
+    /// [`replaced`] for what may change); `if_match` other than `*` must name the current etag.
+    pub fn replace_definition(
+        &self,
+        map: Map<String, Value>,
+        if_match: Option<&str>,
+    ) -> Result<Definition, ApiError> {
+        let mut guard = self
+            .definition
+            .write()
+            .map_err(|_| ApiError::new(500, "A container definition lock was poisoned."))?;
+        if if_match.is_some_and(|tag| tag.trim() != "*" && tag.trim() != guard.etag) {
+            return Err(ApiError::precondition_failed());
+        }
+        let current: Map<String, Value> = serde_json::from_slice(&guard.body).unwrap_or_default();
+        let map = replaced(&current, map, &self.id)?;
+        *guard = sealed_definition(map, &self.rid_bytes);
+        Ok(guard.clone())
     }
 
     /// The physical partition (range index) an EPK belongs to.
@@ -190,6 +203,28 @@ impl Container {
         rid[8..].copy_from_slice(&n.to_le_bytes());
         rid
     }
+}
+
+/// Seals a container body: system properties, its `_self` link and the links of its feeds.
+fn sealed_definition(map: Map<String, Value>, rid_bytes: &[u8; 8]) -> Definition {
+    let rid = encode_rid(rid_bytes);
+    let db_rid_text = encode_rid(&rid_bytes[..4]);
+    let Sealed { body, etag } = seal(map, rid_bytes, format!("dbs/{db_rid_text}/colls/{rid}/"));
+    let mut doc: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if let Some(obj) = doc.as_object_mut() {
+        obj.remove("_attachments");
+        for (k, v) in [
+            ("_docs", "docs/"),
+            ("_sprocs", "sprocs/"),
+            ("_triggers", "triggers/"),
+            ("_udfs", "udfs/"),
+            ("_conflicts", "conflicts/"),
+        ] {
+            obj.insert(k.into(), Value::from(v));
+        }
+    }
+    let body = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+    Definition { body, etag }
 }
 
 /// The pkranges feed of ranges `ids` (with their `parents`) split at `boundaries`, and its etag.
@@ -244,7 +279,7 @@ mod tests {
     fn accepts_a_v2_hash_definition_and_lists_its_ranges() {
         let c = make(r#"{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash"}}"#).unwrap();
         assert_eq!(c.pk_segments, vec!["pk".to_owned()]);
-        let doc: Value = serde_json::from_slice(&c.body).unwrap();
+        let doc: Value = serde_json::from_slice(&c.definition().body).unwrap();
         assert_eq!(doc["partitionKey"]["version"], Value::from(2));
         let feed: Value = serde_json::from_slice(&c.pkranges_body).unwrap();
         let ranges = feed["PartitionKeyRanges"].as_array().unwrap();

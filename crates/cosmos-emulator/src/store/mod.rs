@@ -2,6 +2,7 @@
 
 mod catalog;
 mod container;
+mod container_definition;
 pub mod document;
 mod history;
 pub mod item_limits;
@@ -16,6 +17,7 @@ mod topology;
 
 pub use catalog::{Catalog, Database};
 pub use container::Container;
+pub use container_definition::Definition;
 pub use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
 pub use lag::ReplicationLag;
 pub use offer_table::{Offer, Offers, Throughput};

@@ -80,6 +80,34 @@ impl Throughput {
         }
     }
 
+    /// The throughput a replace with `content` leaves an offer at that now has `self`. Switching
+    /// between manual and autoscale needs the service's migration headers, as in the service:
+    /// `migrate_to_autoscale` with a content without autoscale settings (the maximum becomes the
+    /// larger of 4000 and the manual RU/s, rounded up to a thousand), or `migrate_to_manual` with a
+    /// content with them (the manual RU/s becomes a tenth of the maximum, at least 400).
+    pub fn replaced_by(
+        &self,
+        content: &Value,
+        migrate_to_autoscale: bool,
+        migrate_to_manual: bool,
+    ) -> Result<Self, String> {
+        let has_autoscale = content.get("offerAutopilotSettings").is_some();
+        match (self, migrate_to_autoscale, migrate_to_manual) {
+            (_, true, true) => Err("Send at most one of x-ms-cosmos-migrate-offer-to-autopilot and x-ms-cosmos-migrate-offer-to-manual-throughput.".into()),
+            (Self::Manual(n), true, false) if !has_autoscale => {
+                Self::autoscale((*n).max(4000).div_ceil(1000) * 1000)
+            }
+            (Self::Autoscale { max }, false, true) if has_autoscale => {
+                Self::manual((max / 10).div_ceil(100).max(4) * 100)
+            }
+            (_, true, false) => Err("x-ms-cosmos-migrate-offer-to-autopilot must be supplied only for a manual offer, and its content must not contain offerAutopilotSettings.".into()),
+            (_, false, true) => Err("x-ms-cosmos-migrate-offer-to-manual-throughput must be supplied only for an autoscale offer, and its content must contain offerAutopilotSettings.".into()),
+            (Self::Manual(_), false, false) if has_autoscale => Err("Updating a manual offer to autoscale throughput needs x-ms-cosmos-migrate-offer-to-autopilot: true and a content without offerAutopilotSettings.".into()),
+            (Self::Autoscale { .. }, false, false) if !has_autoscale => Err("Updating an autoscale offer to manual throughput needs x-ms-cosmos-migrate-offer-to-manual-throughput: true and a content with offerAutopilotSettings.".into()),
+            (_, false, false) => Self::from_content(content),
+        }
+    }
+
     fn manual(n: u64) -> Result<Self, String> {
         if !(MIN_MANUAL..=MAX_THROUGHPUT).contains(&n) || !n.is_multiple_of(100) {
             return Err(format!(
@@ -201,12 +229,12 @@ impl Offers {
         self.list().into_iter().find(|o| o.offer_resource_id == rid)
     }
 
-    /// Sets an offer's throughput; 404 when it does not exist, 412 when `if_match` names another
-    /// version.
+    /// Sets an offer's throughput to what `next` makes of the current one; 404 when it does not
+    /// exist, 412 when `if_match` names another version, 400 with `next`'s reason.
     pub fn replace(
         &self,
         id: &str,
-        throughput: Throughput,
+        next: impl FnOnce(&Throughput) -> Result<Throughput, String>,
         if_match: Option<&str>,
     ) -> Result<Offer, ApiError> {
         let mut offers = self
@@ -219,7 +247,7 @@ impl Offers {
         if if_match.is_some_and(|tag| tag.trim() != "*" && tag.trim() != offer.etag) {
             return Err(ApiError::precondition_failed());
         }
-        offer.throughput = throughput;
+        offer.throughput = next(&offer.throughput).map_err(ApiError::bad_request)?;
         offer.etag = new_etag();
         offer.ts = unix_seconds();
         Ok(offer.clone())
@@ -278,6 +306,78 @@ mod tests {
     }
 
     #[test]
+    fn switching_between_manual_and_autoscale_needs_the_migration_headers() {
+        let manual = Throughput::Manual(600);
+        let auto = Throughput::Autoscale { max: 5000 };
+        let m = json!({"offerThroughput": 800});
+        let a = json!({"offerThroughput": 500, "offerAutopilotSettings": {"maxThroughput": 6000}});
+        type Row<'a> = (
+            Throughput,
+            &'a Value,
+            bool,
+            bool,
+            Result<Throughput, &'a str>,
+        );
+        let rows: Vec<Row> = vec![
+            (manual, &m, false, false, Ok(Throughput::Manual(800))),
+            (
+                auto,
+                &a,
+                false,
+                false,
+                Ok(Throughput::Autoscale { max: 6000 }),
+            ),
+            (
+                manual,
+                &a,
+                false,
+                false,
+                Err("x-ms-cosmos-migrate-offer-to-autopilot"),
+            ),
+            (
+                auto,
+                &m,
+                false,
+                false,
+                Err("x-ms-cosmos-migrate-offer-to-manual-throughput"),
+            ),
+            (
+                manual,
+                &m,
+                true,
+                false,
+                Ok(Throughput::Autoscale { max: 4000 }),
+            ),
+            (
+                Throughput::Manual(4500),
+                &m,
+                true,
+                false,
+                Ok(Throughput::Autoscale { max: 5000 }),
+            ),
+            (manual, &a, true, false, Err("must not contain")),
+            (auto, &a, false, true, Ok(Throughput::Manual(500))),
+            (
+                Throughput::Autoscale { max: 1000 },
+                &a,
+                false,
+                true,
+                Ok(Throughput::Manual(400)),
+            ),
+            (auto, &m, false, true, Err("must contain")),
+            (auto, &m, true, true, Err("at most one")),
+        ];
+        for (now, content, to_auto, to_manual, want) in rows {
+            let got = now.replaced_by(content, to_auto, to_manual);
+            match (got, want) {
+                (Ok(g), Ok(w)) => assert_eq!(g, w, "{now:?} {content}"),
+                (Err(e), Err(needle)) => assert!(e.contains(needle), "{now:?} {content}: {e}"),
+                (g, w) => panic!("{now:?} {content} {to_auto} {to_manual}: {g:?} want {w:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn replace_reads_the_content_and_checks_the_etag() {
         let offers = Offers::default();
         let o = offers.create(
@@ -290,13 +390,13 @@ mod tests {
         let t = Throughput::from_content(&json!({"offerThroughput": 800})).unwrap();
         assert_eq!(
             offers
-                .replace(&o.id, t, Some("\"old\""))
+                .replace(&o.id, |_| Ok(t), Some("\"old\""))
                 .unwrap_err()
                 .status,
             412
         );
         let replaced = offers
-            .replace(&o.id.to_ascii_uppercase(), t, Some(&o.etag))
+            .replace(&o.id.to_ascii_uppercase(), |_| Ok(t), Some(&o.etag))
             .unwrap();
         assert_eq!(replaced.throughput, Throughput::Manual(800));
         let body: Value = serde_json::from_slice(&replaced.body()).unwrap();
@@ -308,7 +408,10 @@ mod tests {
         .unwrap();
         assert_eq!(auto, Throughput::Autoscale { max: 5000 });
         assert!(Throughput::from_content(&json!({})).is_err());
-        assert_eq!(offers.replace("nope", t, None).unwrap_err().status, 404);
+        assert_eq!(
+            offers.replace("nope", |_| Ok(t), None).unwrap_err().status,
+            404
+        );
         offers.create(
             "dbs/b/".into(),
             "AAAAAg==".into(),

@@ -1,0 +1,91 @@
+//! A container's settings through its handle: its definition (indexing policy, default TTL, unique
+//! keys) and its throughput.
+
+use super::offer_flow;
+use super::throughput_response::ThroughputResponse;
+use super::ContainerClient;
+use crate::resources::{ContainerProperties, ThroughputProperties};
+use crate::{CosmosError, CosmosOperation, CosmosResponse};
+
+/// A container definition as read or replaced, with the response that carried it.
+#[derive(Debug)]
+pub struct ContainerResponse {
+    properties: ContainerProperties,
+    response: CosmosResponse,
+}
+
+impl ContainerResponse {
+    pub(super) fn from_response(response: CosmosResponse) -> Result<Self, CosmosError> {
+        Ok(Self {
+            properties: ContainerProperties::from_json(response.body())?,
+            response,
+        })
+    }
+
+    /// The definition.
+    pub fn properties(&self) -> &ContainerProperties {
+        &self.properties
+    }
+
+    /// The definition, taken.
+    pub fn into_properties(self) -> ContainerProperties {
+        self.properties
+    }
+
+    /// The response (status, RU charge, etag, diagnostics).
+    pub fn response(&self) -> &CosmosResponse {
+        &self.response
+    }
+}
+
+impl ContainerClient {
+    /// Reads the container's definition.
+    pub async fn read_properties(&self) -> Result<ContainerResponse, CosmosError> {
+        let op = CosmosOperation::read_container(self.reference()?.clone());
+        let response = self.driver.execute(op, &self.options).await?;
+        ContainerResponse::from_response(response)
+    }
+
+    /// Replaces the container's definition with `properties` (typically one read with
+    /// [`ContainerClient::read_properties`] and changed): the indexing policy and default TTL
+    /// change; the service refuses a changed partition key definition or unique key policy.
+    pub async fn replace_properties(
+        &self,
+        properties: &ContainerProperties,
+    ) -> Result<ContainerResponse, CosmosError> {
+        let reference = self.reference()?;
+        properties.validate()?;
+        if properties.id != reference.id() {
+            return Err(CosmosError::invalid_input(format!(
+                "the definition names container {:?}, the handle is for {:?}",
+                properties.id,
+                reference.id()
+            )));
+        }
+        let op = CosmosOperation::replace_container(reference.clone(), properties.to_json()?);
+        let response = self.driver.execute(op, &self.options).await?;
+        ContainerResponse::from_response(response)
+    }
+
+    /// The container's own throughput (a 404 error when it has none: it shares its database's).
+    pub async fn read_throughput(&self) -> Result<ThroughputResponse, CosmosError> {
+        let reference = self.reference()?;
+        let read = CosmosOperation::read_container(reference.clone());
+        let rid = offer_flow::resource_id(&self.driver, read, &self.options).await?;
+        let what = format!("container {}", reference.link());
+        offer_flow::read_throughput(&self.driver, &rid, &what, &self.options).await
+    }
+
+    /// Sets the container's throughput. A manual container stays manual and an autoscale one
+    /// autoscale: the service refuses a switch, which is a migration rather than a replace.
+    pub async fn replace_throughput(
+        &self,
+        throughput: ThroughputProperties,
+    ) -> Result<ThroughputResponse, CosmosError> {
+        let reference = self.reference()?;
+        let read = CosmosOperation::read_container(reference.clone());
+        let rid = offer_flow::resource_id(&self.driver, read, &self.options).await?;
+        let what = format!("container {}", reference.link());
+        offer_flow::replace_throughput(&self.driver, &rid, &what, throughput, &self.options).await
+    }
+}

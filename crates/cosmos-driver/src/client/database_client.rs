@@ -1,0 +1,193 @@
+//! `driver.database("shop")`: a database handle with its throughput, its containers as a typed
+//! stream, and container creation with settings and throughput; `driver.databases()` lists the
+//! account's databases.
+
+use std::sync::Arc;
+
+use futures::stream::{self, BoxStream, StreamExt};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use super::container_settings::ContainerResponse;
+use super::offer_flow;
+use super::throughput_response::ThroughputResponse;
+use crate::resources::{ContainerProperties, ThroughputProperties};
+use crate::{
+    ContainerClient, CosmosDriver, CosmosError, CosmosOperation, DatabaseReference,
+    OperationOptions, Pager,
+};
+
+/// A database of one account. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct DatabaseClient {
+    driver: CosmosDriver,
+    database: Result<DatabaseReference, Arc<str>>,
+    options: OperationOptions,
+}
+
+/// A database as the service describes it.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct DatabaseProperties {
+    /// The database's id.
+    pub id: String,
+    /// Its resource id.
+    #[serde(rename = "_rid", default)]
+    pub resource_id: String,
+    /// Its etag.
+    #[serde(rename = "_etag", default)]
+    pub etag: String,
+}
+
+impl CosmosDriver {
+    /// A handle to database `database`. The id is checked here; a bad id makes every operation of
+    /// the handle fail with the reason.
+    pub fn database(&self, database: &str) -> DatabaseClient {
+        DatabaseClient {
+            driver: self.clone(),
+            database: DatabaseReference::new(database).map_err(|e| Arc::from(e.message())),
+            options: OperationOptions::default(),
+        }
+    }
+
+    /// The account's databases, read page by page as the stream is polled.
+    pub fn databases(&self) -> BoxStream<'static, Result<DatabaseProperties, CosmosError>> {
+        let pager = self.pages(
+            CosmosOperation::list_databases(),
+            OperationOptions::default(),
+        );
+        feed_stream(pager, "Databases")
+    }
+}
+
+impl DatabaseClient {
+    /// The same handle with `options` applied to each of its operations.
+    pub fn with_options(mut self, options: OperationOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The database's reference, or why its id was refused.
+    pub fn reference(&self) -> Result<&DatabaseReference, CosmosError> {
+        self.database
+            .as_ref()
+            .map_err(|m| CosmosError::invalid_input(m.to_string()))
+    }
+
+    /// A handle to container `container` of this database.
+    pub fn container(&self, container: &str) -> ContainerClient {
+        let id = self
+            .reference()
+            .map(|d| d.id().to_owned())
+            .unwrap_or_default();
+        self.driver
+            .container(&id, container)
+            .with_options(self.options.clone())
+    }
+
+    /// Reads the database.
+    pub async fn read(&self) -> Result<DatabaseProperties, CosmosError> {
+        let op = CosmosOperation::read_database(self.reference()?.clone());
+        self.driver.execute(op, &self.options).await?.json()
+    }
+
+    /// Creates a container from `properties`, provisioned with `throughput` when given (else the
+    /// service's default, or none of its own in a database with shared throughput).
+    pub async fn create_container(
+        &self,
+        properties: &ContainerProperties,
+        throughput: Option<ThroughputProperties>,
+    ) -> Result<ContainerResponse, CosmosError> {
+        properties.validate()?;
+        let reference = self.reference()?;
+        let container = reference.container(&properties.id)?;
+        let partition_key = crate::PartitionKeyDefinition::hierarchical(
+            properties.partition_key.paths.iter().cloned(),
+        )?;
+        let mut op = CosmosOperation::create_container(container, partition_key)
+            .with_body(properties.to_json()?);
+        if let Some(t) = throughput {
+            let (name, value) = t.create_header();
+            op = op.with_header(name, value);
+        }
+        let response = self.driver.execute(op, &self.options).await?;
+        ContainerResponse::from_response(response)
+    }
+
+    /// The database's containers, read page by page as the stream is polled.
+    pub fn containers(&self) -> BoxStream<'static, Result<ContainerProperties, CosmosError>> {
+        match self.reference() {
+            Ok(d) => {
+                let op = CosmosOperation::list_containers(d.clone());
+                feed_stream(
+                    self.driver.pages(op, self.options.clone()),
+                    "DocumentCollections",
+                )
+            }
+            Err(e) => stream::once(async move { Err(e) }).boxed(),
+        }
+    }
+
+    /// The database's shared throughput (a 404 error when it has none).
+    pub async fn read_throughput(&self) -> Result<ThroughputResponse, CosmosError> {
+        let reference = self.reference()?;
+        let read = CosmosOperation::read_database(reference.clone());
+        let rid = offer_flow::resource_id(&self.driver, read, &self.options).await?;
+        let what = format!("database {}", reference.link());
+        offer_flow::read_throughput(&self.driver, &rid, &what, &self.options).await
+    }
+
+    /// Sets the database's shared throughput (manual stays manual, autoscale stays autoscale).
+    pub async fn replace_throughput(
+        &self,
+        throughput: ThroughputProperties,
+    ) -> Result<ThroughputResponse, CosmosError> {
+        let reference = self.reference()?;
+        let read = CosmosOperation::read_database(reference.clone());
+        let rid = offer_flow::resource_id(&self.driver, read, &self.options).await?;
+        let what = format!("database {}", reference.link());
+        offer_flow::replace_throughput(&self.driver, &rid, &what, throughput, &self.options).await
+    }
+}
+
+/// The resources of a feed's pages (`{"<name>": [...]}`), one after another.
+fn feed_stream<T: DeserializeOwned + Send + 'static>(
+    pager: Pager,
+    name: &'static str,
+) -> BoxStream<'static, Result<T, CosmosError>> {
+    stream::unfold(Some(pager), move |pager| async move {
+        let mut pager = pager?;
+        match pager.next_page().await? {
+            Ok(page) => {
+                let mut feed: serde_json::Map<String, serde_json::Value> = match page.json() {
+                    Ok(f) => f,
+                    Err(e) => return Some((vec![Err(e)], None)),
+                };
+                let items = match feed.remove(name) {
+                    Some(serde_json::Value::Array(items)) => items,
+                    _ => {
+                        let e = CosmosError::new(
+                            crate::ErrorKind::Deserialization,
+                            format!("the feed page has no {name:?} array"),
+                        );
+                        return Some((vec![Err(e)], None));
+                    }
+                };
+                let parsed = items
+                    .into_iter()
+                    .map(|v| {
+                        serde_json::from_value(v).map_err(|e| {
+                            CosmosError::new(
+                                crate::ErrorKind::Deserialization,
+                                format!("a resource of the {name} feed is not valid: {e}"),
+                            )
+                        })
+                    })
+                    .collect();
+                Some((parsed, Some(pager)))
+            }
+            Err(e) => Some((vec![Err(e)], None)),
+        }
+    })
+    .flat_map(stream::iter)
+    .boxed()
+}

@@ -1,0 +1,14 @@
+//! The settings of databases and containers as typed data: a container's definition (indexing
+//! policy, default TTL, unique keys) and provisioned throughput (manual or autoscale), with the
+//! JSON the service reads and writes. Plain data; the client layer sends it.
+
+mod container_properties;
+mod throughput_properties;
+
+pub use container_properties::{
+    CompositePath, ContainerProperties, IndexPath, IndexingMode, IndexingPolicy, PartitionKeySpec,
+    UniqueKey, UniqueKeyPolicy,
+};
+pub use throughput_properties::{
+    AutopilotSettings, OfferContent, OfferDocument, ThroughputProperties,
+};
