@@ -84,12 +84,23 @@ pub(crate) fn classify(
                 ),
             ),
         ),
+        SendFailure::BodyTooLarge(limit) => (
+            AttemptOutcome::TooLarge,
+            CosmosError::new(
+                ErrorKind::Transport,
+                format!(
+                    "{op}: the response from {} is larger than the {limit} bytes the driver \
+                     accepts (DriverOptions::with_max_response_bytes)",
+                    region.region
+                ),
+            ),
+        ),
         SendFailure::TimedOut => (
             AttemptOutcome::TimedOut,
             CosmosError::new(
                 ErrorKind::RequestTimeout,
                 format!(
-                    "{op}: no response from {} within the request timeout of {request_timeout:?}",
+                    "{op}: no response from {} within the attempt timeout of {request_timeout:?}",
                     region.region
                 ),
             ),
@@ -111,12 +122,12 @@ pub(crate) fn record_response_facts(
             if state.partition_key_range_id.as_ref() != Some(range) {
                 state.partition_key_range_id = Some(range.clone());
             }
-            if ctx.core.breaker.is_active() {
-                if let (Some(pk), Ok(range)) = (ctx.operation.partition_key(), range.to_str()) {
-                    ctx.core
-                        .breaker
-                        .learn_range(container, pk.header_value(), range);
-                }
+            // Learnt always (not only while the breaker tracks something): a later failure that
+            // brings no range header still counts against the right partition.
+            if let (Some(pk), Ok(range)) = (ctx.operation.partition_key(), range.to_str()) {
+                ctx.core
+                    .breaker
+                    .learn_range(container, pk.header_value(), range);
             }
         }
     }

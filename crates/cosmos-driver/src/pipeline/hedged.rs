@@ -136,9 +136,7 @@ pub(crate) async fn run_hedged<'c>(
     let mut parent = RetryState::default();
     // The partition's range when the breaker already tracks it: failures that bring no header (no
     // response at all, or an error from a gateway) still count against the right partition.
-    if let Some(range) = ctx.learned_range() {
-        parent.partition_key_range_id = http::HeaderValue::from_str(&range).ok();
-    }
+    parent.partition_key_range_id = ctx.known_range();
     let mut plan = first;
     let mut reason = AttemptReason::FirstAttempt;
     loop {
@@ -239,7 +237,7 @@ pub(crate) async fn run_hedged<'c>(
                     }
                     RetryAction::Failover
                     | RetryAction::SessionRetry { .. }
-                    | RetryAction::RefreshAndReroute => {}
+                    | RetryAction::RefreshAndReroute { .. } => {}
                 }
                 let to_hub = decision.action
                     == RetryAction::SessionRetry {

@@ -72,7 +72,10 @@ impl<'a> LegParams<'a> {
             hub_latch: None,
             first_reason: AttemptReason::FirstAttempt,
             start_at_hub: false,
-            state: RetryState::default(),
+            state: RetryState {
+                partition_key_range_id: ctx.known_range(),
+                ..RetryState::default()
+            },
             diagnostics,
         }
     }
@@ -162,9 +165,9 @@ impl Route {
                 target: SessionRetryTarget::SameRegion,
             }
             | RetryAction::RetryLocal { .. } => {}
-            RetryAction::RefreshAndReroute | RetryAction::Complete | RetryAction::Abort(_) => {
-                return false
-            }
+            RetryAction::RefreshAndReroute { .. }
+            | RetryAction::Complete
+            | RetryAction::Abort(_) => return false,
         }
         true
     }
@@ -299,11 +302,19 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
 
     if route.candidates.all_unavailable() {
         // Boxed (rare path): keeps the leg's future, which every operation moves, small.
-        account = Box::pin(
+        let refresh = Box::pin(
             core.account
                 .refresh_if_stale(&core.transport, Duration::from_secs(5)),
-        )
-        .await;
+        );
+        account = match ctx.deadline {
+            Some(d) => match tokio::time::timeout_at(d, refresh).await {
+                Ok(fresh) => fresh,
+                Err(_) => {
+                    return p.timeout(ctx, Some("re-reading the account metadata"), None);
+                }
+            },
+            None => refresh.await,
+        };
         route = Route::new(ctx, &account, &routing, pin.as_ref());
     }
     if start_at_hub {
@@ -329,20 +340,24 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             && emit_hub_region_header(p.state.hub_region_processing_only, hub_latch);
         // The request is built, then only the built request is kept while it is in flight.
         let hedge_attempt = first_reason == AttemptReason::Hedge;
-        let built = core
-            .transport
-            .build(&build_attempt(
-                ctx,
-                &region.endpoint,
-                hub_header,
-                hedge_attempt,
-            ))
-            .await;
+        let request = build_attempt(ctx, &region.endpoint, hub_header, hedge_attempt);
+        // Signing may fetch a token: bounded by the deadline like everything else.
+        let built = match ctx.deadline {
+            Some(d) => match tokio::time::timeout_at(d, core.transport.build(&request)).await {
+                Ok(built) => built,
+                Err(_) => return p.timeout(ctx, Some("fetching a token"), None),
+            },
+            None => core.transport.build(&request).await,
+        };
         let attempt = InFlightAttempt::start(diagnostics, &region, reason, ctx.started);
         let started = attempt.started();
         let sent = match built {
-            Ok(request) => sent(core.transport.send_built(request, ctx.deadline).await)
-                .map_err(AttemptFailure::Send),
+            Ok(request) => sent(
+                core.transport
+                    .send_built(request, ctx.deadline, ctx.attempt_timeout())
+                    .await,
+            )
+            .map_err(AttemptFailure::Send),
             Err(e) => Err(AttemptFailure::Local(e)),
         };
         p.attempts += 1;
@@ -354,8 +369,7 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             }
             Err(AttemptFailure::Send(failure)) => {
                 attempt.failed(failure.describe());
-                let (outcome, error) =
-                    classify(ctx, &region, &failure, core.transport.request_timeout());
+                let (outcome, error) = classify(ctx, &region, &failure, ctx.attempt_timeout());
                 if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
                     return p.timeout(ctx, None, Some(error));
                 }
@@ -405,6 +419,18 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             .after(ctx, &account, decision.action)
             .map(|next| next.region.clone());
         let mut rebuilt = false;
+        if let RetryAction::RefreshAndReroute { delay } = decision.action {
+            // Waiting out a write-region failover: wait, then re-read the account.
+            if !delay.is_zero() {
+                if ctx.deadline.is_some_and(|d| Instant::now() + delay >= d) {
+                    let why = format!(
+                        "waiting {delay:?} more for the write region to move would pass the deadline"
+                    );
+                    return p.timeout(ctx, Some(&why), None);
+                }
+                Box::pin(tokio::time::sleep(delay)).await;
+            }
+        }
         if let Some(fresh) =
             super::effects::apply(ctx, &region, &p.state, &decision.effects, &account).await
         {
@@ -461,7 +487,7 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
                 route.advance(decision.action);
                 reason = AttemptReason::SessionRetry;
             }
-            RetryAction::RefreshAndReroute => {
+            RetryAction::RefreshAndReroute { .. } => {
                 // Writes of a single-write account re-resolve to the (new) hub by themselves; a
                 // read refused by a moved hub follows the hub when its latch is on.
                 route = Route::new(ctx, &account, &routing, pin.as_ref());

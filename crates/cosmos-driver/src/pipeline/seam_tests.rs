@@ -180,6 +180,7 @@ async fn leg_futures_stay_small() {
     let send = core.transport.send_built(
         http::Request::new(http_body_util::Full::new(bytes::Bytes::new())),
         None,
+        ctx.attempt_timeout(),
     );
     assert!(
         std::mem::size_of_val(&send) <= 512,

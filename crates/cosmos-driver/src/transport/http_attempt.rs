@@ -65,6 +65,7 @@ pub(crate) struct Transport {
     credential: Credential,
     token_scope: String,
     request_timeout: Duration,
+    max_response_bytes: usize,
 }
 
 const fn verb(method: &Method) -> &'static str {
@@ -87,12 +88,14 @@ impl Transport {
         credential: Credential,
         token_scope: String,
         request_timeout: Duration,
+        max_response_bytes: usize,
     ) -> Self {
         Self {
             client,
             credential,
             token_scope,
             request_timeout,
+            max_response_bytes,
         }
     }
 
@@ -108,24 +111,30 @@ impl Transport {
         deadline: Option<Instant>,
     ) -> Result<RawResponse, AttemptFailure> {
         let request = self.build(req).await.map_err(AttemptFailure::Local)?;
-        sent(self.send_built(request, deadline).await).map_err(AttemptFailure::Send)
+        sent(
+            self.send_built(request, deadline, self.request_timeout)
+                .await,
+        )
+        .map_err(AttemptFailure::Send)
     }
 
-    /// Sends a request made by [`Transport::build`]; gives up at the earlier of `deadline` and the
-    /// request timeout. The request is handed over at once; await the future and pass its output to
+    /// Sends a request made by [`Transport::build`]; gives up at the earlier of `deadline` and
+    /// `timeout` from now (the request timeout, or the shorter one of a read attempt). The request is handed over at once; await the future and pass its output to
     /// [`sent`]. (No async wrapper here: every layer of one would copy the in-flight state.)
     pub(crate) fn send_built(
         &self,
         request: Request<Full<Bytes>>,
         deadline: Option<Instant>,
+        timeout: Duration,
     ) -> tokio::time::Timeout<
         impl std::future::Future<Output = Result<RawResponse, SendFailure>> + Send + 'static,
     > {
         let attempt_deadline = {
-            let by_timeout = Instant::now() + self.request_timeout;
+            let by_timeout = Instant::now() + timeout;
             deadline.map_or(by_timeout, |d| d.min(by_timeout))
         };
-        self.client.send(request, attempt_deadline)
+        self.client
+            .send(request, attempt_deadline, self.max_response_bytes)
     }
 
     /// The signed HTTP request of one attempt (a master key signs at once; a token credential may
@@ -230,6 +239,7 @@ mod tests {
             cred,
             "https://localhost/.default".into(),
             Duration::from_secs(5),
+            1 << 20,
         );
         let endpoint = Endpoint::parse("http://127.0.0.1:9/", false).unwrap();
         let path = Bytes::from_static(b"/dbs/db/colls/c/docs/a%20b");
