@@ -50,9 +50,13 @@ impl CosmosDriver {
             .iter()
             .map(|e| Endpoint::parse(e, options.allow_insecure_http()))
             .collect::<Result<Vec<_>, _>>()?;
-        let account =
-            AccountCache::load(&transport, endpoint, &regional, options.allow_insecure_http())
-                .await?;
+        let account = AccountCache::load(
+            &transport,
+            endpoint,
+            &regional,
+            options.allow_insecure_http(),
+        )
+        .await?;
         let core = Arc::new(DriverCore {
             health: EndpointHealth::new(options.endpoint_unavailable_for()),
             breaker: PartitionBreaker::new(options.partition_breaker()),

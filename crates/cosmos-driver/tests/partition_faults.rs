@@ -15,7 +15,7 @@ const WEST: &str = "West US";
 const PK_HEADER: &str = "x-ms-documentdb-partitionkey";
 
 async fn unhedged() -> (cosmos_emulator::Emulator, cosmos_driver::CosmosDriver) {
-    let emu = common::start(EmulatorBuilder::new().regions([EAST, WEST])).await;
+    let emu = common::start(EmulatorBuilder::new().regions([EAST, WEST]).partitions(4)).await;
     let options = common::options(&emu)
         .with_preferred_regions([EAST, WEST])
         .with_availability_strategy(AvailabilityStrategy::Disabled);
@@ -27,8 +27,21 @@ async fn unhedged() -> (cosmos_emulator::Emulator, cosmos_driver::CosmosDriver) 
 async fn a_partition_503_trips_its_breaker_on_the_plain_path_and_marks_no_region() {
     let (emu, driver) = unhedged().await;
     let c = common::container(&driver, "db", "c").await;
-    common::create_item(&driver, &c, "a", "p", 1).await;
-    common::create_item(&driver, &c, "b", "q", 2).await;
+    let p_range = common::create_item(&driver, &c, "a", "p", 1)
+        .await
+        .partition_key_range_id()
+        .map(str::to_owned);
+    // A partition key in another range than "p".
+    let mut other = None;
+    for n in 0..32 {
+        let pk = format!("q{n}");
+        let r = common::create_item(&driver, &c, "b", &pk, n).await;
+        if r.partition_key_range_id().map(str::to_owned) != p_range {
+            other = Some(pk);
+            break;
+        }
+    }
+    let q = other.expect("a partition key in another range");
     // Only reads of partition key "p" fail in East, and the 503 carries no range header.
     let _fault = emu.faults().add(
         FaultRule::new(Reaction::respond(503, 0))
@@ -39,14 +52,27 @@ async fn a_partition_503_trips_its_breaker_on_the_plain_path_and_marks_no_region
     let opts = OperationOptions::new();
     // Below the breaker's threshold (5 consecutive failures) every read tries East first.
     for n in 0..5 {
-        let r = driver.execute(common::read(&c, "a", "p"), &opts).await.unwrap();
-        assert_eq!(common::regions_of(r.diagnostics()), [EAST, WEST], "read {n}");
+        let r = driver
+            .execute(common::read(&c, "a", "p"), &opts)
+            .await
+            .unwrap();
+        assert_eq!(
+            common::regions_of(r.diagnostics()),
+            [EAST, WEST],
+            "read {n}"
+        );
     }
     // The partition is now unhealthy in East: its reads start in West.
-    let r = driver.execute(common::read(&c, "a", "p"), &opts).await.unwrap();
+    let r = driver
+        .execute(common::read(&c, "a", "p"), &opts)
+        .await
+        .unwrap();
     assert_eq!(common::regions_of(r.diagnostics()), [WEST]);
     // Another partition key is not affected: East still serves it first, and only.
-    let r = driver.execute(common::read(&c, "b", "q"), &opts).await.unwrap();
+    let r = driver
+        .execute(common::read(&c, "b", &q), &opts)
+        .await
+        .unwrap();
     assert_eq!(common::regions_of(r.diagnostics()), [EAST]);
     assert_eq!(emu.counters().get(EAST, OpKind::Read), 6);
 }

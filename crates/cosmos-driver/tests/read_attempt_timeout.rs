@@ -76,8 +76,16 @@ async fn a_write_keeps_the_request_timeout() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::RequestTimeout, "{e}");
     let rows = e.diagnostics().requests();
-    assert_eq!(rows.len(), 1, "a create whose outcome is unknown is not retried");
-    assert!(rows[0].duration() >= Duration::from_millis(800), "{:?}", rows[0]);
+    assert_eq!(
+        rows.len(),
+        1,
+        "a create whose outcome is unknown is not retried"
+    );
+    assert!(
+        rows[0].duration() >= Duration::from_millis(800),
+        "{:?}",
+        rows[0]
+    );
 }
 
 #[tokio::test]
@@ -85,7 +93,7 @@ async fn a_response_past_the_cap_is_a_clear_error() {
     let emu = common::start(EmulatorBuilder::new()).await;
     let driver = common::driver(common::options(&emu)).await;
     let c = common::container(&driver, "db", "c").await;
-    let big = "x".repeat(4096);
+    let big = "x".repeat(16_384);
     driver
         .execute(
             CosmosOperation::create_item(c.clone())
@@ -96,13 +104,13 @@ async fn a_response_past_the_cap_is_a_clear_error() {
         )
         .await
         .unwrap();
-    let capped = common::driver(common::options(&emu).with_max_response_bytes(1024)).await;
+    let capped = common::driver(common::options(&emu).with_max_response_bytes(8192)).await;
     let e = capped
         .execute(common::read(&c, "a", "p"), &OperationOptions::new())
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Transport, "{e}");
-    assert!(e.to_string().contains("larger than the 1024 bytes"), "{e}");
+    assert!(e.to_string().contains("larger than the 8192 bytes"), "{e}");
     assert_eq!(e.diagnostics().requests().len(), 1, "not retried");
     // The default cap reads it.
     let r = driver

@@ -23,12 +23,17 @@ async fn starts_from_a_regional_endpoint_when_the_global_one_is_down() {
     let e = CosmosDriver::new(DriverOptions::new(dead.clone(), key.clone()))
         .await
         .unwrap_err();
-    assert!(e.to_string().contains("reading the database account"), "{e}");
+    assert!(
+        e.to_string().contains("reading the database account"),
+        "{e}"
+    );
 
     let west = emu.region_endpoint("West US").unwrap().to_string();
-    let options = DriverOptions::new(dead.clone(), key.clone())
-        .with_regional_endpoints([dead.clone(), west]);
-    let driver = CosmosDriver::new(options).await.expect("starts from West US");
+    let options =
+        DriverOptions::new(dead.clone(), key.clone()).with_regional_endpoints([dead.clone(), west]);
+    let driver = CosmosDriver::new(options)
+        .await
+        .expect("starts from West US");
     assert_eq!(driver.write_region().as_str(), "East US");
     // It works: the account's own regional endpoints serve the operations.
     let c = common::container(&driver, "db", "c").await;
@@ -40,8 +45,13 @@ async fn starts_from_a_regional_endpoint_when_the_global_one_is_down() {
     assert_eq!(r.status(), 200);
 
     // None of them answering: the error says so.
-    let e = CosmosDriver::new(DriverOptions::new(dead.clone(), key).with_regional_endpoints([dead]))
-        .await
-        .unwrap_err();
-    assert!(e.to_string().contains("nor from any of the 1 regional endpoints"), "{e}");
+    let e =
+        CosmosDriver::new(DriverOptions::new(dead.clone(), key).with_regional_endpoints([dead]))
+            .await
+            .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("nor from any of the 1 regional endpoints"),
+        "{e}"
+    );
 }

@@ -71,8 +71,7 @@ async fn a_write_waits_out_a_write_region_failover() {
 #[tokio::test]
 async fn a_write_forbidden_that_never_ends_stops_at_the_deadline() {
     let emu = common::start(EmulatorBuilder::new().regions([EAST, WEST])).await;
-    let driver =
-        common::driver(common::options(&emu).with_retry_options(quick_retries())).await;
+    let driver = common::driver(common::options(&emu).with_retry_options(quick_retries())).await;
     let c = common::container(&driver, "db", "c").await;
     let _forbidden = emu
         .faults()
@@ -119,8 +118,7 @@ async fn a_multi_write_account_moves_the_write_to_the_next_write_region() {
             .multi_write(true),
     )
     .await;
-    let driver =
-        common::driver(common::options(&emu).with_preferred_regions([EAST, WEST])).await;
+    let driver = common::driver(common::options(&emu).with_preferred_regions([EAST, WEST])).await;
     let c = common::container(&driver, "db", "c").await;
     let _forbidden = emu.faults().add(
         FaultRule::new(Reaction::respond(403, 3))

@@ -89,8 +89,7 @@ impl AccountCache {
         regional: &[Endpoint],
         allow_insecure_http: bool,
     ) -> Result<Self, CosmosError> {
-        let properties = match fetch_from(transport, &global, &global, allow_insecure_http).await
-        {
+        let properties = match fetch_from(transport, &global, &global, allow_insecure_http).await {
             Ok(p) => p,
             Err(global_error) => {
                 let mut found = None;
