@@ -50,7 +50,10 @@ async fn fetch_from(
         body: None,
         headers: AttemptHeaders::default(),
     };
-    match transport.send(&req, None).await {
+    match transport
+        .send(&req, None, transport.request_timeout())
+        .await
+    {
         Ok(raw) if raw.status.is_success() => {
             AccountProperties::parse(&raw.body, global, allow_insecure_http)
         }

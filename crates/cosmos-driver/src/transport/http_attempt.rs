@@ -104,45 +104,42 @@ impl Transport {
         self.request_timeout
     }
 
-    /// Signs and sends one attempt; gives up at the earlier of `deadline` and the request timeout.
+    /// Signs and sends one attempt; gives up at the earlier of `deadline` and `timeout` from now
+    /// (the request timeout, or the shorter one of a read attempt). Signing with a token credential
+    /// may fetch a token: that is bounded by the same time.
     pub(crate) async fn send(
         &self,
         req: &AttemptRequest<'_>,
         deadline: Option<Instant>,
+        timeout: Duration,
     ) -> Result<RawResponse, AttemptFailure> {
-        let request = self.build(req).await.map_err(AttemptFailure::Local)?;
+        let attempt_deadline = {
+            let by_timeout = Instant::now() + timeout;
+            deadline.map_or(by_timeout, |d| d.min(by_timeout))
+        };
+        let request = if self.credential.as_master_key().is_some() {
+            // A master key signs at once.
+            self.build(req).await
+        } else {
+            // Boxed (token credentials only): keeps the send future, which every attempt holds,
+            // small.
+            Box::pin(tokio::time::timeout_at(attempt_deadline, self.build(req)))
+                .await
+                .map_err(|_| AttemptFailure::Send(SendFailure::TimedOut))?
+        }
+        .map_err(AttemptFailure::Local)?;
+        // The request is handed to the client at once; only what is in flight is kept.
         sent(
-            self.send_built(request, deadline, self.request_timeout)
+            self.client
+                .send(request, attempt_deadline, self.max_response_bytes)
                 .await,
         )
         .map_err(AttemptFailure::Send)
     }
 
-    /// Sends a request made by [`Transport::build`]; gives up at the earlier of `deadline` and
-    /// `timeout` from now (the request timeout, or the shorter one of a read attempt). The request is handed over at once; await the future and pass its output to
-    /// [`sent`]. (No async wrapper here: every layer of one would copy the in-flight state.)
-    pub(crate) fn send_built(
-        &self,
-        request: Request<Full<Bytes>>,
-        deadline: Option<Instant>,
-        timeout: Duration,
-    ) -> tokio::time::Timeout<
-        impl std::future::Future<Output = Result<RawResponse, SendFailure>> + Send + 'static,
-    > {
-        let attempt_deadline = {
-            let by_timeout = Instant::now() + timeout;
-            deadline.map_or(by_timeout, |d| d.min(by_timeout))
-        };
-        self.client
-            .send(request, attempt_deadline, self.max_response_bytes)
-    }
-
     /// The signed HTTP request of one attempt (a master key signs at once; a token credential may
     /// have to fetch a token).
-    pub(crate) async fn build(
-        &self,
-        req: &AttemptRequest<'_>,
-    ) -> Result<Request<Full<Bytes>>, CosmosError> {
+    async fn build(&self, req: &AttemptRequest<'_>) -> Result<Request<Full<Bytes>>, CosmosError> {
         let (date, authorization) = match self.credential.as_master_key() {
             Some(key) => with_request_date(|date, lower| {
                 let auth = key.authorization(
