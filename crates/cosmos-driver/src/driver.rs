@@ -43,14 +43,25 @@ impl CosmosDriver {
             options.credential().clone(),
             token_scope,
             options.effective_request_timeout(),
+            options.max_response_bytes(),
         );
-        let account =
-            AccountCache::load(&transport, endpoint, options.allow_insecure_http()).await?;
+        let regional = options
+            .regional_endpoints()
+            .iter()
+            .map(|e| Endpoint::parse(e, options.allow_insecure_http()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let account = AccountCache::load(
+            &transport,
+            endpoint,
+            &regional,
+            options.allow_insecure_http(),
+        )
+        .await?;
         let core = Arc::new(DriverCore {
             health: EndpointHealth::new(options.endpoint_unavailable_for()),
             breaker: PartitionBreaker::new(options.partition_breaker()),
             sessions: SessionContainer::new(),
-            limits: RetryLimits::default(),
+            limits: RetryLimits::from_options(&options.retry_options()),
             containers: Default::default(),
             latencies: Default::default(),
             hedge_budget: options.hedge_budget().map(crate::hedging::HedgeBudget::new),

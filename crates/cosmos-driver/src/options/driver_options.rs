@@ -5,6 +5,9 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use super::operation_options::OperationOptions;
+use super::retry_options::{
+    RetryOptions, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_READ_ATTEMPT_TIMEOUT,
+};
 use crate::auth::Credential;
 use crate::hedging::{AvailabilityStrategy, HedgeBudgetConfig};
 use crate::protocol::{ConsistencyLevel, Region};
@@ -28,6 +31,10 @@ pub struct DriverOptions {
     partition_breaker: BreakerConfig,
     defaults: OperationOptions,
     hedge_budget: Option<HedgeBudgetConfig>,
+    retry: RetryOptions,
+    read_attempt_timeout: Option<Duration>,
+    max_response_bytes: usize,
+    regional_endpoints: Vec<String>,
     #[cfg(feature = "otel")]
     telemetry: Option<std::sync::Arc<crate::diagnostics::otel::Telemetry>>,
 }
@@ -47,6 +54,10 @@ impl DriverOptions {
             partition_breaker: BreakerConfig::default(),
             defaults: OperationOptions::default(),
             hedge_budget: None,
+            retry: RetryOptions::default(),
+            read_attempt_timeout: None,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            regional_endpoints: Vec::new(),
             #[cfg(feature = "otel")]
             telemetry: None,
         }
@@ -59,6 +70,63 @@ impl DriverOptions {
     pub fn with_hedge_budget(mut self, budget: HedgeBudgetConfig) -> Self {
         self.hedge_budget = Some(budget);
         self
+    }
+
+    /// The retry budget of every operation (default [`RetryOptions::default`]).
+    pub fn with_retry_options(mut self, retry: RetryOptions) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The retry budget.
+    pub fn retry_options(&self) -> RetryOptions {
+        self.retry
+    }
+
+    /// The timeout of one read attempt (default [`DEFAULT_READ_ATTEMPT_TIMEOUT`], never longer than
+    /// the request timeout): a read whose region stops answering gives up on that attempt, marks the
+    /// region for later requests and tries the next region. Writes keep the request timeout (by
+    /// default the service's 65 s), since a write retried elsewhere could apply twice.
+    pub fn with_read_attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.read_attempt_timeout = Some(timeout);
+        self
+    }
+
+    /// The per-attempt timeout of reads in force.
+    pub fn effective_read_attempt_timeout(&self) -> Duration {
+        self.read_attempt_timeout
+            .filter(|t| !t.is_zero())
+            .unwrap_or(DEFAULT_READ_ATTEMPT_TIMEOUT)
+            .min(self.effective_request_timeout())
+    }
+
+    /// The largest response body accepted (default [`DEFAULT_MAX_RESPONSE_BYTES`]); a larger one
+    /// ends the operation with an error that says so.
+    pub fn with_max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes.max(1);
+        self
+    }
+
+    /// The largest response body accepted.
+    pub fn max_response_bytes(&self) -> usize {
+        self.max_response_bytes
+    }
+
+    /// Regional endpoints of the account (`https://{account}-{region}.documents.azure.com:443/`),
+    /// tried in order when the global endpoint cannot be read at start; the first that answers
+    /// gives the account metadata. Usually the preferred regions' endpoints.
+    pub fn with_regional_endpoints<I, S>(mut self, endpoints: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.regional_endpoints = endpoints.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The regional endpoints tried when the global endpoint cannot be read.
+    pub fn regional_endpoints(&self) -> &[String] {
+        &self.regional_endpoints
     }
 
     /// The hedge budget, if any.

@@ -19,7 +19,8 @@ pub struct EffectiveOptions<'a> {
     pub consistency_level: Option<ConsistencyLevel>,
     /// Regions the operation must never be sent to.
     pub excluded_regions: &'a [Region],
-    /// Bound on the whole operation.
+    /// Bound on the whole operation (the operation's, the client's, or
+    /// [`super::DEFAULT_END_TO_END_TIMEOUT`]).
     pub end_to_end_timeout: Option<Duration>,
     /// Whether write responses carry the document.
     pub content_response_on_write: bool,
@@ -48,7 +49,12 @@ impl<'a> EffectiveOptions<'a> {
             excluded_regions: pick(&operation.excluded_regions, &client.excluded_regions)
                 .map(Vec::as_slice)
                 .unwrap_or(&[]),
-            end_to_end_timeout: operation.end_to_end_timeout.or(client.end_to_end_timeout),
+            end_to_end_timeout: Some(
+                operation
+                    .end_to_end_timeout
+                    .or(client.end_to_end_timeout)
+                    .unwrap_or(super::DEFAULT_END_TO_END_TIMEOUT),
+            ),
             content_response_on_write: operation
                 .content_response_on_write
                 .or(client.content_response_on_write)

@@ -64,7 +64,8 @@ impl OperationOptions {
         self.excluded_regions = Some(regions.into_iter().map(Into::into).collect());
         self
     }
-    /// Sets the end-to-end timeout.
+    /// Sets the end-to-end timeout (bound on the whole operation, every retry included; without
+    /// one at either level, [`super::DEFAULT_END_TO_END_TIMEOUT`]).
     pub fn with_end_to_end_timeout(mut self, timeout: Duration) -> Self {
         self.end_to_end_timeout = Some(timeout);
         self

@@ -84,12 +84,23 @@ pub(crate) fn classify(
                 ),
             ),
         ),
+        SendFailure::BodyTooLarge(limit) => (
+            AttemptOutcome::TooLarge,
+            CosmosError::new(
+                ErrorKind::Transport,
+                format!(
+                    "{op}: the response from {} is larger than the {limit} bytes the driver \
+                     accepts (DriverOptions::with_max_response_bytes)",
+                    region.region
+                ),
+            ),
+        ),
         SendFailure::TimedOut => (
             AttemptOutcome::TimedOut,
             CosmosError::new(
                 ErrorKind::RequestTimeout,
                 format!(
-                    "{op}: no response from {} within the request timeout of {request_timeout:?}",
+                    "{op}: no response from {} within the attempt timeout of {request_timeout:?}",
                     region.region
                 ),
             ),
@@ -103,6 +114,23 @@ pub(crate) fn record_response_facts(
     response: &ServiceResponse,
     state: &mut RetryState,
 ) {
+    // A container recreated under the same name answers with a new resource id: what was known of
+    // the old one goes before the new token is merged.
+    if let (Some(session), Some(rid), Some(container)) = (
+        &ctx.session,
+        response.headers.get(&h::CONTENT_PATH),
+        ctx.container,
+    ) {
+        if session.observe_rid(rid) {
+            tracing::debug!(
+                target: "cosmos.session",
+                container = %container,
+                "the container was recreated: its session token and caches are dropped"
+            );
+            ctx.core.breaker.forget_ranges(container);
+            ctx.core.containers.forget(container);
+        }
+    }
     if let (Some(session), Some(token)) = (&ctx.session, response.headers.get(&h::SESSION_TOKEN)) {
         session.capture(token);
     }
@@ -111,12 +139,12 @@ pub(crate) fn record_response_facts(
             if state.partition_key_range_id.as_ref() != Some(range) {
                 state.partition_key_range_id = Some(range.clone());
             }
-            if ctx.core.breaker.is_active() {
-                if let (Some(pk), Ok(range)) = (ctx.operation.partition_key(), range.to_str()) {
-                    ctx.core
-                        .breaker
-                        .learn_range(container, pk.header_value(), range);
-                }
+            // Learnt always (not only while the breaker tracks something): a later failure that
+            // brings no range header still counts against the right partition.
+            if let (Some(pk), Ok(range)) = (ctx.operation.partition_key(), range.to_str()) {
+                ctx.core
+                    .breaker
+                    .learn_range(container, pk.header_value(), range);
             }
         }
     }

@@ -40,6 +40,10 @@ pub(crate) struct OperationContext<'a> {
     pub send_tracked_session_token: bool,
     /// The container's session state (item operations only), looked up once.
     pub session: Option<ContainerSession>,
+    /// Regions where an attempt of this operation failed with a status from its partition (which
+    /// marks no endpoint for other operations): routing of this operation's later rounds and
+    /// re-routes tries them last.
+    failed_regions: std::sync::Mutex<Vec<Region>>,
 }
 
 impl<'a> OperationContext<'a> {
@@ -85,7 +89,17 @@ impl<'a> OperationContext<'a> {
             precondition,
             caller_session_token,
             send_tracked_session_token,
+            failed_regions: Default::default(),
         })
+    }
+
+    /// Remembers that `region` failed this operation.
+    pub(crate) fn record_failed_region(&self, region: &Region) {
+        if let Ok(mut failed) = self.failed_regions.lock() {
+            if !failed.contains(region) {
+                failed.push(region.clone());
+            }
+        }
     }
 
     /// The retry facts of this operation, for a leg that is `local_only` or not.
@@ -111,6 +125,28 @@ impl<'a> OperationContext<'a> {
         self.core.breaker.range_of(container, pk.header_value())
     }
 
+    /// The partition key range the operation's partition key was last seen in, whether or not the
+    /// breaker tracks anything: a leg starts with it, so that a failure that brings no range header
+    /// still counts against the right partition.
+    pub(crate) fn known_range(&self) -> Option<http::HeaderValue> {
+        let container = self.container?;
+        let pk = self.operation.partition_key()?;
+        self.core.breaker.known_range(container, pk.header_value())
+    }
+
+    /// The timeout of one attempt: point reads and feed reads give up after the short read attempt
+    /// timeout and try the next region; writes and queries (whose pages may legitimately take the
+    /// service's execution time) wait for the request timeout.
+    pub(crate) fn attempt_timeout(&self) -> std::time::Duration {
+        use crate::protocol::OperationType;
+        match self.operation.operation_type() {
+            OperationType::Read | OperationType::ReadFeed => {
+                self.core.options.effective_read_attempt_timeout()
+            }
+            _ => self.core.transport.request_timeout(),
+        }
+    }
+
     /// The regions this operation may use from `account` (see [`region_list`]).
     pub(crate) fn region_list<'s>(&self, account: &'s AccountSnapshot) -> &'s [RegionEndpoint] {
         region_list(&account.properties, self.is_read())
@@ -121,11 +157,17 @@ impl<'a> OperationContext<'a> {
     pub(crate) fn candidates(&self, account: &AccountSnapshot, excluded: &[Region]) -> Candidates {
         let is_read = self.is_read();
         let range = if is_read { self.learned_range() } else { None };
+        let failed_here = self
+            .failed_regions
+            .lock()
+            .map(|f| f.clone())
+            .unwrap_or_default();
         let query = RouteQuery {
             is_read,
             preferred: self.options.preferred_regions,
             container: self.container,
             learned_range: range.as_ref(),
+            failed_here: &failed_here,
         };
         route_candidates(
             &account.properties,

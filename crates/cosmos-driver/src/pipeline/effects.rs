@@ -23,6 +23,9 @@ pub(crate) async fn apply(
         core.health
             .mark_unavailable(&region.endpoint, scope, Instant::now());
     }
+    if effects.partition_failure && effects.mark_endpoint_unavailable.is_none() {
+        ctx.record_failed_region(&region.region);
+    }
     let breaker_cares =
         effects.partition_failure || (effects.partition_success && core.breaker.is_active());
     if breaker_cares {
@@ -39,6 +42,15 @@ pub(crate) async fn apply(
                 core.breaker
                     .record_success(container, range, &region.region, now);
             }
+        }
+    }
+    if let Some(container) = ctx.container {
+        if effects.refresh_partition_ranges {
+            core.breaker.forget_ranges(container);
+        }
+        if effects.refresh_container {
+            core.breaker.forget_ranges(container);
+            core.containers.forget(container);
         }
     }
     if effects.refresh_account {

@@ -133,12 +133,12 @@ pub(crate) async fn run_hedged<'c>(
     let latch = HubRegionLatch::new();
     let latch =
         hub_latch_eligible(op.resource_type(), op.operation_type(), multi_write).then_some(&latch);
-    let mut parent = RetryState::default();
-    // The partition's range when the breaker already tracks it: failures that bring no header (no
-    // response at all, or an error from a gateway) still count against the right partition.
-    if let Some(range) = ctx.learned_range() {
-        parent.partition_key_range_id = http::HeaderValue::from_str(&range).ok();
-    }
+    // The partition's range when it was seen before: failures that bring no header (no response at
+    // all, or an error from a gateway) still count against the right partition.
+    let mut parent = RetryState {
+        partition_key_range_id: ctx.known_range(),
+        ..RetryState::default()
+    };
     let mut plan = first;
     let mut reason = AttemptReason::FirstAttempt;
     loop {
@@ -239,7 +239,7 @@ pub(crate) async fn run_hedged<'c>(
                     }
                     RetryAction::Failover
                     | RetryAction::SessionRetry { .. }
-                    | RetryAction::RefreshAndReroute => {}
+                    | RetryAction::RefreshAndReroute { .. } => {}
                 }
                 let to_hub = decision.action
                     == RetryAction::SessionRetry {

@@ -72,7 +72,10 @@ impl<'a> LegParams<'a> {
             hub_latch: None,
             first_reason: AttemptReason::FirstAttempt,
             start_at_hub: false,
-            state: RetryState::default(),
+            state: RetryState {
+                partition_key_range_id: ctx.known_range(),
+                ..RetryState::default()
+            },
             diagnostics,
         }
     }
@@ -162,9 +165,9 @@ impl Route {
                 target: SessionRetryTarget::SameRegion,
             }
             | RetryAction::RetryLocal { .. } => {}
-            RetryAction::RefreshAndReroute | RetryAction::Complete | RetryAction::Abort(_) => {
-                return false
-            }
+            RetryAction::RefreshAndReroute { .. }
+            | RetryAction::Complete
+            | RetryAction::Abort(_) => return false,
         }
         true
     }
@@ -299,11 +302,19 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
 
     if route.candidates.all_unavailable() {
         // Boxed (rare path): keeps the leg's future, which every operation moves, small.
-        account = Box::pin(
+        let refresh = Box::pin(
             core.account
                 .refresh_if_stale(&core.transport, Duration::from_secs(5)),
-        )
-        .await;
+        );
+        account = match ctx.deadline {
+            Some(d) => match tokio::time::timeout_at(d, refresh).await {
+                Ok(fresh) => fresh,
+                Err(_) => {
+                    return p.timeout(ctx, Some("re-reading the account metadata"), None);
+                }
+            },
+            None => refresh.await,
+        };
         route = Route::new(ctx, &account, &routing, pin.as_ref());
     }
     if start_at_hub {
@@ -331,7 +342,10 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         let request = build_attempt(ctx, &region.endpoint, hub_header, hedge_attempt);
         let attempt = InFlightAttempt::start(diagnostics, &region, reason, ctx.started);
         let started = attempt.started();
-        let sent = core.transport.send(&request, ctx.deadline).await;
+        let sent = core
+            .transport
+            .send(&request, ctx.deadline, ctx.attempt_timeout())
+            .await;
         p.attempts += 1;
         p.region = Some(region.clone());
         let (outcome, end) = match sent {
@@ -341,8 +355,7 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             }
             Err(AttemptFailure::Send(failure)) => {
                 attempt.failed(failure.describe());
-                let (outcome, error) =
-                    classify(ctx, &region, &failure, core.transport.request_timeout());
+                let (outcome, error) = classify(ctx, &region, &failure, ctx.attempt_timeout());
                 if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
                     return p.timeout(ctx, None, Some(error));
                 }
@@ -392,6 +405,18 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             .after(ctx, &account, decision.action)
             .map(|next| next.region.clone());
         let mut rebuilt = false;
+        if let RetryAction::RefreshAndReroute { delay } = decision.action {
+            // Waiting out a write-region failover: wait, then re-read the account.
+            if !delay.is_zero() {
+                if ctx.deadline.is_some_and(|d| Instant::now() + delay >= d) {
+                    let why = format!(
+                        "waiting {delay:?} more for the write region to move would pass the deadline"
+                    );
+                    return p.timeout(ctx, Some(&why), None);
+                }
+                Box::pin(tokio::time::sleep(delay)).await;
+            }
+        }
         if let Some(fresh) =
             super::effects::apply(ctx, &region, &p.state, &decision.effects, &account).await
         {
@@ -448,7 +473,7 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
                 route.advance(decision.action);
                 reason = AttemptReason::SessionRetry;
             }
-            RetryAction::RefreshAndReroute => {
+            RetryAction::RefreshAndReroute { .. } => {
                 // Writes of a single-write account re-resolve to the (new) hub by themselves; a
                 // read refused by a moved hub follows the hub when its latch is on.
                 route = Route::new(ctx, &account, &routing, pin.as_ref());

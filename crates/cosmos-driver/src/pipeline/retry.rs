@@ -4,11 +4,15 @@
 //! | outcome | reads | writes |
 //! |---|---|---|
 //! | < 400 | complete | complete |
-//! | 429 | wait `x-ms-retry-after-ms` and retry in place (bounded count and total wait); 429/3092 fails over | same (a throttled write was not executed) |
-//! | 408, 500, 503, 410, lost connection, attempt timeout | next region, mark the endpoint | only idempotent writes retry (next write region on multi-write, in place otherwise) |
+//! | 429 | wait `x-ms-retry-after-ms` and retry in place (bounded count and total wait) | same (a throttled write was not executed) |
+//! | 429/3092 | next region (as a 503) | next write region on multi-write, else as any 429 |
+//! | 408, 500, 503, 410 (other sub-statuses) | next region; the partition's failure counts in its circuit breaker (the endpoint is not marked: one partition's fault) | only idempotent writes retry (next write region on multi-write, in place otherwise) |
+//! | lost connection, attempt timeout | next region, mark the endpoint, count the partition's failure | only idempotent writes retry, as above |
 //! | connection refused (never sent) | next region, mark the endpoint | retry (safe: nothing reached the server) |
+//! | 410/1002, 410/1007, 410/1008 (split, merge, migration) | forget the container's learnt ranges, retry in place | same (not executed) |
+//! | 410/1000 (name cache stale) | forget the container's metadata, retry in place | same (not executed) |
 //! | 404/1002 | in place once, then the hub region with the hub-region header (single-write) or the next region (multi-write) | same |
-//! | 403/3 | refresh account metadata, reroute to the new write region | same |
+//! | 403/3 | mark the endpoint for writes, refresh account metadata, reroute; again about once a second until the write region moves (budget or deadline) | same; multi-write: the next write region |
 //! | 403/1008 | refresh, mark the endpoint, next region | same |
 //! | anything else | abort with the service's error | same |
 //!
@@ -17,6 +21,7 @@
 
 use std::time::Duration;
 
+use crate::options::RetryOptions;
 use crate::protocol::{CosmosStatus, OperationType, ResourceType, StatusClass};
 use crate::routing::AccessScope;
 
@@ -60,6 +65,8 @@ pub(crate) enum AttemptOutcome {
     ConnectionLost,
     /// No answer within the request timeout (the request may have been processed).
     TimedOut,
+    /// The answer was larger than the driver accepts: every attempt would get the same.
+    TooLarge,
 }
 
 /// What routing can still offer, computed after excluded regions.
@@ -82,6 +89,8 @@ pub(crate) struct RetryCounters {
     pub session_retries: u8,
     pub hub_escalations: u8,
     pub refreshes: u8,
+    pub partition_moved_retries: u8,
+    pub write_forbidden_retries: u16,
 }
 
 /// Where a session retry goes.
@@ -118,8 +127,9 @@ pub(crate) enum RetryAction {
     Failover,
     /// Retry after 404/1002.
     SessionRetry { target: SessionRetryTarget },
-    /// Refresh the account metadata (an effect), then start over in the order it gives.
-    RefreshAndReroute,
+    /// After `delay`, refresh the account metadata (an effect), then start over in the order it
+    /// gives.
+    RefreshAndReroute { delay: Duration },
     /// Stop; the outcome is returned as the leg's result.
     Abort(AbortReason),
 }
@@ -142,6 +152,10 @@ pub struct LocationEffects {
     pub partition_failure: bool,
     /// Count a success of the partition in the attempt's region.
     pub partition_success: bool,
+    /// Forget the partition key ranges learnt for the container (it split, merged or moved).
+    pub refresh_partition_ranges: bool,
+    /// Forget the container's cached metadata (the service's name cache was stale).
+    pub refresh_container: bool,
 }
 
 /// The retry budget.
@@ -152,21 +166,34 @@ pub(crate) struct RetryLimits {
     pub max_failovers: u8,
     pub max_local_retries: u8,
     pub max_refreshes: u8,
+    pub max_partition_moved_retries: u8,
+    pub max_write_forbidden_retries: u16,
+    pub write_forbidden_delay: Duration,
     pub max_attempts: u16,
     pub local_retry_delay: Duration,
 }
 
-impl Default for RetryLimits {
-    fn default() -> Self {
+impl RetryLimits {
+    /// The limits `options` set.
+    pub(crate) fn from_options(options: &RetryOptions) -> Self {
         Self {
-            max_throttle_retries: 9,
-            max_throttle_wait: Duration::from_secs(30),
-            max_failovers: 8,
-            max_local_retries: 2,
+            max_throttle_retries: options.max_throttle_retries,
+            max_throttle_wait: options.max_throttle_wait,
+            max_failovers: options.max_failovers,
+            max_local_retries: options.max_local_retries,
             max_refreshes: 2,
-            max_attempts: 32,
+            max_partition_moved_retries: options.max_partition_moved_retries,
+            max_write_forbidden_retries: options.max_write_forbidden_retries,
+            write_forbidden_delay: options.write_forbidden_delay,
+            max_attempts: options.max_attempts,
             local_retry_delay: Duration::from_millis(20),
         }
+    }
+}
+
+impl Default for RetryLimits {
+    fn default() -> Self {
+        Self::from_options(&RetryOptions::default())
     }
 }
 
@@ -192,11 +219,15 @@ pub(crate) fn location_effects(
     match *outcome {
         AttemptOutcome::Response { status: s, .. } => match StatusClass::of(s) {
             StatusClass::Success => e.partition_success = true,
-            StatusClass::Transient => {
-                e.mark_endpoint_unavailable = Some(facts.scope());
-                e.partition_failure = true;
+            // One partition's fault: its circuit breaker counts it; the endpoint serves the
+            // account's other partitions and stays available.
+            StatusClass::Transient => e.partition_failure = true,
+            StatusClass::PartitionMoved => e.refresh_partition_ranges = true,
+            StatusClass::NameCacheStale => e.refresh_container = true,
+            StatusClass::WriteForbidden => {
+                e.refresh_account = true;
+                e.mark_endpoint_unavailable = Some(AccessScope::Write);
             }
-            StatusClass::WriteForbidden => e.refresh_account = true,
             StatusClass::AccountNotInRegion => {
                 e.refresh_account = true;
                 e.mark_endpoint_unavailable = Some(facts.scope());
@@ -214,6 +245,7 @@ pub(crate) fn location_effects(
             e.mark_endpoint_unavailable = Some(facts.scope());
             e.partition_failure = true;
         }
+        AttemptOutcome::TooLarge => {}
     }
     e
 }
@@ -246,6 +278,46 @@ fn transient(
     RetryAction::Abort(AbortReason::RetriesExhausted)
 }
 
+/// After 403/3: the write region is moving. A multi-write account's write goes to the next write
+/// region at once; otherwise the account is re-read and the write retried, at once the first time
+/// and `write_forbidden_delay` apart after that, until the region moves or the budget ends. A read
+/// refused with 403/3 (it carried the hub-region header to a region that is no longer the hub)
+/// re-reads the account and follows the hub, at most `max_refreshes` times.
+fn write_forbidden(
+    facts: &OperationFacts,
+    routing: RoutingView,
+    c: &mut RetryCounters,
+    limits: &RetryLimits,
+) -> RetryAction {
+    if facts.is_read() {
+        if c.refreshes < limits.max_refreshes {
+            c.refreshes += 1;
+            return RetryAction::RefreshAndReroute {
+                delay: Duration::ZERO,
+            };
+        }
+        return RetryAction::Abort(AbortReason::RetriesExhausted);
+    }
+    if c.write_forbidden_retries >= limits.max_write_forbidden_retries {
+        return RetryAction::Abort(AbortReason::RetriesExhausted);
+    }
+    c.write_forbidden_retries += 1;
+    if facts.multi_write
+        && !facts.local_only
+        && routing.has_next_region
+        && c.failovers < limits.max_failovers
+    {
+        c.failovers += 1;
+        return RetryAction::Failover;
+    }
+    let delay = if c.write_forbidden_retries == 1 {
+        Duration::ZERO
+    } else {
+        limits.write_forbidden_delay
+    };
+    RetryAction::RefreshAndReroute { delay }
+}
+
 /// Decides what follows an attempt. `hub_latched` is whether the leg's hub-region latch is already
 /// on (its own or a shared one).
 pub(crate) fn decide(
@@ -265,6 +337,7 @@ pub(crate) fn decide(
         AttemptOutcome::ConnectionLost | AttemptOutcome::TimedOut => {
             transient(facts, routing, &mut c, true, limits)
         }
+        AttemptOutcome::TooLarge => RetryAction::Abort(AbortReason::NotRetryable),
         AttemptOutcome::Response {
             status: s,
             retry_after,
@@ -273,8 +346,10 @@ pub(crate) fn decide(
             class @ (StatusClass::ThrottledRegionally
             | StatusClass::ThrottledEverywhere
             | StatusClass::Throttled) => {
+                // 429/3092 is capacity pressure in this region: as a 503, another region takes
+                // the read (or, on a multi-write account, the write: it was not executed).
                 if class == StatusClass::ThrottledRegionally
-                    && facts.is_read()
+                    && (facts.is_read() || facts.multi_write)
                     && !facts.local_only
                     && routing.has_next_region
                     && c.failovers < limits.max_failovers
@@ -329,10 +404,13 @@ pub(crate) fn decide(
                     RetryAction::Abort(AbortReason::RetriesExhausted)
                 }
             }
-            StatusClass::WriteForbidden => {
-                if c.refreshes < limits.max_refreshes {
-                    c.refreshes += 1;
-                    RetryAction::RefreshAndReroute
+            StatusClass::WriteForbidden => write_forbidden(facts, routing, &mut c, limits),
+            StatusClass::PartitionMoved | StatusClass::NameCacheStale => {
+                if c.partition_moved_retries < limits.max_partition_moved_retries {
+                    c.partition_moved_retries += 1;
+                    RetryAction::RetryLocal {
+                        delay: limits.local_retry_delay * u32::from(c.partition_moved_retries - 1),
+                    }
                 } else {
                     RetryAction::Abort(AbortReason::RetriesExhausted)
                 }
@@ -355,7 +433,9 @@ pub(crate) fn decide(
             }
         },
     };
-    let action = if action.retries() && c.attempts >= limits.max_attempts {
+    // Waiting out a write-region failover is bounded by its own budget and the deadline.
+    let counted = c.attempts.saturating_sub(c.write_forbidden_retries);
+    let action = if action.retries() && counted >= limits.max_attempts {
         RetryAction::Abort(AbortReason::RetriesExhausted)
     } else {
         action

@@ -218,7 +218,7 @@ fn retry_table() {
             "410 read fails over",
             read(),
             NEXT,
-            resp(410, 1002),
+            resp(410, 1001),
             Failover,
         ),
         row(
@@ -433,22 +433,163 @@ fn retry_table() {
         },
         // 403
         row(
-            "403/3 refreshes and reroutes",
+            "first 403/3 of a write refreshes and reroutes at once",
             create(),
             NEXT,
             resp(403, 3),
-            RefreshAndReroute,
+            RefreshAndReroute {
+                delay: Duration::ZERO,
+            },
         ),
         Row {
-            before: counters(|c| c.refreshes = 2),
+            before: counters(|c| c.write_forbidden_retries = 1),
             ..row(
-                "403/3 refreshes bounded",
+                "later 403/3 of a write waits a second before the refresh",
+                create(),
+                NEXT,
+                resp(403, 3),
+                RefreshAndReroute {
+                    delay: Duration::from_secs(1),
+                },
+            )
+        },
+        Row {
+            before: counters(|c| {
+                c.attempts = 60;
+                c.write_forbidden_retries = 60
+            }),
+            ..row(
+                "403/3 retries do not count against the attempt ceiling",
+                create(),
+                NEXT,
+                resp(403, 3),
+                RefreshAndReroute {
+                    delay: Duration::from_secs(1),
+                },
+            )
+        },
+        Row {
+            before: counters(|c| c.write_forbidden_retries = 120),
+            ..row(
+                "403/3 retries bounded",
                 create(),
                 NEXT,
                 resp(403, 3),
                 Abort(RetriesExhausted),
             )
         },
+        row(
+            "403/3 of a multi-write write goes to the next write region",
+            mw(OperationType::Create),
+            NEXT,
+            resp(403, 3),
+            Failover,
+        ),
+        row(
+            "403/3 of a multi-write write in the last region waits it out",
+            mw(OperationType::Create),
+            LAST,
+            resp(403, 3),
+            RefreshAndReroute {
+                delay: Duration::ZERO,
+            },
+        ),
+        row(
+            "403/3 of a read refreshes and follows the hub",
+            read(),
+            NEXT,
+            resp(403, 3),
+            RefreshAndReroute {
+                delay: Duration::ZERO,
+            },
+        ),
+        Row {
+            before: counters(|c| c.refreshes = 2),
+            ..row(
+                "403/3 of a read: refreshes bounded",
+                read(),
+                NEXT,
+                resp(403, 3),
+                Abort(RetriesExhausted),
+            )
+        },
+        // 410 sub-statuses
+        row(
+            "410/1002 (split) retries in place at once",
+            read(),
+            NEXT,
+            resp(410, 1002),
+            RetryLocal {
+                delay: Duration::ZERO,
+            },
+        ),
+        row(
+            "410/1007 (completing split) of a create retries in place: not executed",
+            create(),
+            NEXT,
+            resp(410, 1007),
+            RetryLocal {
+                delay: Duration::ZERO,
+            },
+        ),
+        Row {
+            before: counters(|c| c.partition_moved_retries = 2),
+            ..row(
+                "410/1008 (migration) retries in place, backing off",
+                read(),
+                NEXT,
+                resp(410, 1008),
+                RetryLocal { delay: MS(40) },
+            )
+        },
+        row(
+            "410/1000 (name cache stale) retries in place",
+            replace(),
+            LAST,
+            resp(410, 1000),
+            RetryLocal {
+                delay: Duration::ZERO,
+            },
+        ),
+        Row {
+            before: counters(|c| c.partition_moved_retries = 5),
+            ..row(
+                "410 partition moves bounded",
+                read(),
+                NEXT,
+                resp(410, 1002),
+                Abort(RetriesExhausted),
+            )
+        },
+        row(
+            "410/0 is transient: reads fail over",
+            read(),
+            NEXT,
+            resp(410, 0),
+            Failover,
+        ),
+        // 429/3092 as a 503
+        row(
+            "429/3092 multi-write write goes to the next region",
+            mw(OperationType::Create),
+            NEXT,
+            throttled(3092, Some(10)),
+            Failover,
+        ),
+        row(
+            "429/3092 single-write write waits in place",
+            create(),
+            NEXT,
+            throttled(3092, Some(10)),
+            RetryLocal { delay: MS(10) },
+        ),
+        row(
+            "a response too large is never retried",
+            read(),
+            NEXT,
+            AttemptOutcome::TooLarge,
+            Abort(NotRetryable),
+        ),
         row(
             "403/1008 fails over",
             read(),
@@ -498,6 +639,10 @@ fn effects_table() {
         partition_failure: true,
         ..none
     };
+    let partition = LocationEffects {
+        partition_failure: true,
+        ..none
+    };
     let mark_write = LocationEffects {
         mark_endpoint_unavailable: Some(AccessScope::Write),
         partition_failure: true,
@@ -513,11 +658,51 @@ fn effects_table() {
                 ..none
             },
         ),
-        ("503 read", read(), resp(503, 0), mark_read),
-        ("503 write", create(), resp(503, 0), mark_write),
-        ("410", read(), resp(410, 0), mark_read),
-        ("408", read(), resp(408, 0), mark_read),
-        ("500", read(), resp(500, 0), mark_read),
+        // A status from one partition stays with that partition.
+        ("503 read", read(), resp(503, 0), partition),
+        ("503 write", create(), resp(503, 0), partition),
+        ("410", read(), resp(410, 0), partition),
+        ("408", read(), resp(408, 0), partition),
+        ("500", read(), resp(500, 0), partition),
+        (
+            "410/1002",
+            read(),
+            resp(410, 1002),
+            LocationEffects {
+                refresh_partition_ranges: true,
+                ..none
+            },
+        ),
+        (
+            "410/1007",
+            create(),
+            resp(410, 1007),
+            LocationEffects {
+                refresh_partition_ranges: true,
+                ..none
+            },
+        ),
+        (
+            "410/1008",
+            read(),
+            resp(410, 1008),
+            LocationEffects {
+                refresh_partition_ranges: true,
+                ..none
+            },
+        ),
+        (
+            "410/1000",
+            read(),
+            resp(410, 1000),
+            LocationEffects {
+                refresh_container: true,
+                ..none
+            },
+        ),
+        ("3092", read(), throttled(3092, None), none),
+        ("too large", read(), AttemptOutcome::TooLarge, none),
+        // Only connection-level failures mark the region.
         ("refused", read(), AttemptOutcome::ConnectFailed, mark_read),
         ("lost", create(), AttemptOutcome::ConnectionLost, mark_write),
         ("timeout", read(), AttemptOutcome::TimedOut, mark_read),
@@ -527,6 +712,7 @@ fn effects_table() {
             resp(403, 3),
             LocationEffects {
                 refresh_account: true,
+                mark_endpoint_unavailable: Some(AccessScope::Write),
                 ..none
             },
         ),

@@ -184,7 +184,7 @@ async fn leg_futures_stay_small() {
         false,
         false,
     );
-    let send = core.transport.send(&request, None);
+    let send = core.transport.send(&request, None, ctx.attempt_timeout());
     assert!(
         std::mem::size_of_val(&send) <= 512,
         "send future: {} bytes",

@@ -89,8 +89,14 @@ pub mod sub_status {
     pub const DATABASE_ACCOUNT_NOT_FOUND: u32 = 1008;
     /// 404: the replica has not caught up with the session token (ReadSessionNotAvailable).
     pub const READ_SESSION_NOT_AVAILABLE: u32 = 1002;
+    /// 410: the name cache is stale (the container was recreated or moved): refresh the container.
+    pub const NAME_CACHE_STALE: u32 = 1000;
     /// 410: the partition key range is gone (split or merge).
     pub const PARTITION_KEY_RANGE_GONE: u32 = 1002;
+    /// 410: the partition is completing a split.
+    pub const COMPLETING_SPLIT: u32 = 1007;
+    /// 410: the partition is completing a migration (merge or move).
+    pub const COMPLETING_PARTITION_MIGRATION: u32 = 1008;
     /// 429: transient backend capacity pressure (SystemResourceUnavailable).
     pub const SYSTEM_RESOURCE_UNAVAILABLE: u32 = 3092;
     /// 429: provisioned throughput exhausted (RU budget exceeded).

@@ -41,6 +41,8 @@ pub const ACTIVITY_ID: HeaderName = HeaderName::from_static("x-ms-activity-id");
 /// `x-ms-documentdb-partitionkeyrangeid`: the partition key range that served the request.
 pub const PARTITION_KEY_RANGE_ID: HeaderName =
     HeaderName::from_static("x-ms-documentdb-partitionkeyrangeid");
+/// `x-ms-content-path`: the resource id (`_rid`) of the container that served the request.
+pub const CONTENT_PATH: HeaderName = HeaderName::from_static("x-ms-content-path");
 /// `x-ms-retry-after-ms`: how long to wait before retrying a throttled request.
 pub const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("x-ms-retry-after-ms");
 /// `x-ms-item-count`: the number of resources in a feed page.

@@ -20,7 +20,14 @@ pub enum StatusClass {
     WriteForbidden,
     /// 403/1008: the account is not available in this region.
     AccountNotInRegion,
-    /// 408, 410, 500, 503: the region failed to answer this time; another attempt may succeed.
+    /// 410/1002, 410/1007, 410/1008: the partition split, merged or moved; the request was not
+    /// executed. Refresh what is known of the container's ranges and retry in place.
+    PartitionMoved,
+    /// 410/1000: the name cache is stale (the container was recreated); the request was not
+    /// executed. Refresh the container's metadata and retry in place.
+    NameCacheStale,
+    /// 408, 410 (other sub-statuses), 500, 503: the partition failed to answer this time; another
+    /// attempt may succeed.
     Transient,
     /// An answer every region would give: 400, 401, any other 403, 404 without a sub-status, 405,
     /// 409, 412, 413, 422, 451, 501, 505.
@@ -54,8 +61,14 @@ impl StatusClass {
                 sub_status::DATABASE_ACCOUNT_NOT_FOUND => StatusClass::AccountNotInRegion,
                 _ => StatusClass::Definitive,
             },
+            status::GONE => match s.sub_status {
+                sub_status::PARTITION_KEY_RANGE_GONE
+                | sub_status::COMPLETING_SPLIT
+                | sub_status::COMPLETING_PARTITION_MIGRATION => StatusClass::PartitionMoved,
+                sub_status::NAME_CACHE_STALE => StatusClass::NameCacheStale,
+                _ => StatusClass::Transient,
+            },
             status::REQUEST_TIMEOUT
-            | status::GONE
             | status::INTERNAL_SERVER_ERROR
             | status::SERVICE_UNAVAILABLE => StatusClass::Transient,
             status::BAD_REQUEST
@@ -108,7 +121,11 @@ mod tests {
         (408, 0, StatusClass::Transient),
         (409, 0, StatusClass::Definitive),
         (410, 0, StatusClass::Transient),
-        (410, 1002, StatusClass::Transient),
+        (410, 1000, StatusClass::NameCacheStale),
+        (410, 1002, StatusClass::PartitionMoved),
+        (410, 1007, StatusClass::PartitionMoved),
+        (410, 1008, StatusClass::PartitionMoved),
+        (410, 1001, StatusClass::Transient),
         (412, 0, StatusClass::Definitive),
         (413, 0, StatusClass::Definitive),
         (422, 0, StatusClass::Definitive),

@@ -50,7 +50,10 @@ async fn fetch_from(
         body: None,
         headers: AttemptHeaders::default(),
     };
-    match transport.send(&req, None).await {
+    match transport
+        .send(&req, None, transport.request_timeout())
+        .await
+    {
         Ok(raw) if raw.status.is_success() => {
             AccountProperties::parse(&raw.body, global, allow_insecure_http)
         }
@@ -80,13 +83,50 @@ async fn fetch_from(
 }
 
 impl AccountCache {
-    /// Reads the account from `global`; fails when it cannot be read.
+    /// Reads the account from `global`, or, when it cannot be read there, from the first of
+    /// `regional` (the caller's regional endpoints, in order) that answers; fails when none does,
+    /// with the global endpoint's error.
     pub(crate) async fn load(
         transport: &Transport,
         global: Endpoint,
+        regional: &[Endpoint],
         allow_insecure_http: bool,
     ) -> Result<Self, CosmosError> {
-        let properties = fetch_from(transport, &global, &global, allow_insecure_http).await?;
+        let properties = match fetch_from(transport, &global, &global, allow_insecure_http).await {
+            Ok(p) => p,
+            Err(global_error) => {
+                let mut found = None;
+                for endpoint in regional {
+                    match fetch_from(transport, endpoint, &global, allow_insecure_http).await {
+                        Ok(p) => {
+                            tracing::warn!(
+                                target: "cosmos.account",
+                                endpoint = %endpoint,
+                                "the global endpoint could not be read; started from a regional one"
+                            );
+                            found = Some(p);
+                            break;
+                        }
+                        Err(e) => tracing::debug!(
+                            target: "cosmos.account",
+                            endpoint = %endpoint,
+                            error = %e,
+                            "regional endpoint could not be read"
+                        ),
+                    }
+                }
+                match found {
+                    Some(p) => p,
+                    None if regional.is_empty() => return Err(global_error),
+                    None => {
+                        return Err(global_error.with_context(format!(
+                            "the account could not be read from the global endpoint nor from any of the {} regional endpoints",
+                            regional.len()
+                        )))
+                    }
+                }
+            }
+        };
         let snapshot = AccountSnapshot {
             properties,
             generation: 1,

@@ -24,6 +24,9 @@ pub(crate) struct RouteQuery<'a> {
     pub container: Option<&'a Arc<str>>,
     /// The partition key range the operation's partition key was last seen in.
     pub learned_range: Option<&'a Arc<str>>,
+    /// Regions that already failed this operation (a status from its partition, which marks no
+    /// endpoint): its later rounds try them last.
+    pub failed_here: &'a [Region],
 }
 
 /// The regions an operation may use from `account`.
@@ -61,12 +64,13 @@ pub(crate) fn route_candidates(
     // its partition may be one marked unhealthy.
     let unknown_range = query.is_read && range.is_none() && breaker.is_active();
     // Nothing marked anywhere (the common case): no clock read, no lookups.
-    if !health.any_marked() && range.is_none() && !unknown_range {
+    if !health.any_marked() && range.is_none() && !unknown_range && query.failed_here.is_empty() {
         return order_regions(list, preferred, excluded, |_, _| false);
     }
     let now = Instant::now();
     order_regions(list, preferred, excluded, |_, r| {
-        health.is_unavailable(&r.endpoint, scope, now)
+        query.failed_here.contains(&r.region)
+            || health.is_unavailable(&r.endpoint, scope, now)
             || match (range, query.container) {
                 (Some(range), Some(c)) => breaker.is_unhealthy(c, range, &r.region, now),
                 (None, Some(c)) if unknown_range => breaker.any_unhealthy(c, &r.region, now),
@@ -137,6 +141,7 @@ mod tests {
                 preferred,
                 container: None,
                 learned_range: None,
+                failed_here: &[],
             }
         }
         let preferred = &[Region::new("North EU")][..];

@@ -73,7 +73,8 @@ const MAX_ENTRIES: usize = 1024;
 const MAX_LEARNED: usize = 4096;
 
 /// (container link, partition key header) -> partition key range id.
-type LearnedRanges = HashMap<(Arc<str>, HeaderValue), Arc<str>>;
+/// The range is kept both as text and as the header value a leg carries (cloned without allocating).
+type LearnedRanges = HashMap<(Arc<str>, HeaderValue), (Arc<str>, HeaderValue)>;
 
 /// The breaker of one driver.
 #[derive(Debug, Default)]
@@ -278,13 +279,16 @@ impl PartitionBreaker {
     pub fn learn_range(&self, container: &Arc<str>, pk: &HeaderValue, range: &str) {
         if let Ok(mut map) = self.learned.lock() {
             let key = (container.clone(), pk.clone());
-            if map.get(&key).is_some_and(|r| &**r == range) {
+            if map.get(&key).is_some_and(|(r, _)| &**r == range) {
                 return;
             }
+            let Ok(value) = HeaderValue::from_str(range) else {
+                return;
+            };
             if map.len() >= MAX_LEARNED {
                 map.clear();
             }
-            map.insert(key, Arc::from(range));
+            map.insert(key, (Arc::from(range), value));
         }
     }
 
@@ -294,7 +298,37 @@ impl PartitionBreaker {
             return None;
         }
         let map = self.learned.lock().ok()?;
-        map.get(&(container.clone(), pk.clone())).cloned()
+        map.get(&(container.clone(), pk.clone()))
+            .map(|(r, _)| r.clone())
+    }
+
+    /// The range partition key `pk` of `container` was last seen in (as the range header's value),
+    /// whether or not the breaker is active.
+    pub fn known_range(&self, container: &Arc<str>, pk: &HeaderValue) -> Option<HeaderValue> {
+        let map = self.learned.lock().ok()?;
+        map.get(&(container.clone(), pk.clone()))
+            .map(|(_, v)| v.clone())
+    }
+
+    /// The consecutive failures counted for `range` of `container` in `region` (0 when none).
+    pub fn consecutive_failures(&self, container: &str, range: &str, region: &Region) -> u32 {
+        self.entries
+            .lock()
+            .ok()
+            .and_then(|entries| {
+                entries
+                    .iter()
+                    .find(|e| e.is(container, range, region))
+                    .map(|e| e.failures)
+            })
+            .unwrap_or(0)
+    }
+
+    /// Forgets every range learnt for `container` (it split, merged, moved or was recreated).
+    pub fn forget_ranges(&self, container: &str) {
+        if let Ok(mut map) = self.learned.lock() {
+            map.retain(|(c, _), _| &**c != container);
+        }
     }
 
     /// A view of the breaker scoped to one container (and partition key, so that a recorded win

@@ -20,6 +20,8 @@ struct State {
     header: Option<HeaderValue>,
     /// The last raw header merged, to skip re-parsing a repeated token.
     last_raw: Option<HeaderValue>,
+    /// The resource id of the container the token belongs to (`x-ms-content-path`), once seen.
+    rid: Option<HeaderValue>,
 }
 
 /// The session state of one container, looked up once per operation.
@@ -30,6 +32,30 @@ impl ContainerSession {
     /// The header to send, if any token is known.
     pub(crate) fn header(&self) -> Option<HeaderValue> {
         self.0.lock().ok()?.header.clone()
+    }
+
+    /// Notes the resource id of the container that answered. A different one than before means the
+    /// container was deleted and recreated under the same name: the old token is dropped (its
+    /// ranges and LSNs belong to the old container) and true is returned, so that the caller drops
+    /// the container's other caches too.
+    pub(crate) fn observe_rid(&self, rid: &HeaderValue) -> bool {
+        let Ok(mut g) = self.0.lock() else {
+            return false;
+        };
+        match &g.rid {
+            Some(known) if known == rid => false,
+            None => {
+                g.rid = Some(rid.clone());
+                false
+            }
+            Some(_) => {
+                *g = State {
+                    rid: Some(rid.clone()),
+                    ..State::default()
+                };
+                true
+            }
+        }
     }
 
     /// Merges a response's `x-ms-session-token` in. Malformed tokens are ignored (and logged).
@@ -139,6 +165,30 @@ mod tests {
         assert!(s.header_for(&Arc::from("dbs/db/colls/other")).is_none());
         s.forget(&c());
         assert!(s.header_for(&c()).is_none());
+    }
+
+    #[test]
+    fn a_new_resource_id_drops_the_old_token() {
+        let s = SessionContainer::new();
+        let session = s.session(&c()).unwrap();
+        assert!(
+            !session.observe_rid(&HeaderValue::from_static("rid1")),
+            "first seen"
+        );
+        session.capture(&HeaderValue::from_static("0:-1#10"));
+        assert!(
+            !session.observe_rid(&HeaderValue::from_static("rid1")),
+            "same container"
+        );
+        assert_eq!(s.header_for(&c()).unwrap(), "0:-1#10");
+        assert!(
+            session.observe_rid(&HeaderValue::from_static("rid2")),
+            "recreated"
+        );
+        assert!(s.header_for(&c()).is_none(), "the old token is gone");
+        session.capture(&HeaderValue::from_static("0:-1#2"));
+        assert_eq!(s.header_for(&c()).unwrap(), "0:-1#2");
+        assert!(!session.observe_rid(&HeaderValue::from_static("rid2")));
     }
 
     #[test]

@@ -65,6 +65,7 @@ pub(crate) struct Transport {
     credential: Credential,
     token_scope: String,
     request_timeout: Duration,
+    max_response_bytes: usize,
 }
 
 const fn verb(method: &Method) -> &'static str {
@@ -87,12 +88,14 @@ impl Transport {
         credential: Credential,
         token_scope: String,
         request_timeout: Duration,
+        max_response_bytes: usize,
     ) -> Self {
         Self {
             client,
             credential,
             token_scope,
             request_timeout,
+            max_response_bytes,
         }
     }
 
@@ -101,31 +104,37 @@ impl Transport {
         self.request_timeout
     }
 
-    /// Signs and sends one attempt; gives up at the earlier of `deadline` and the request timeout.
+    /// Signs and sends one attempt; gives up at the earlier of `deadline` and `timeout` from now
+    /// (the request timeout, or the shorter one of a read attempt). Signing with a token credential
+    /// may fetch a token: that is bounded by the same time.
     pub(crate) async fn send(
         &self,
         req: &AttemptRequest<'_>,
         deadline: Option<Instant>,
+        timeout: Duration,
     ) -> Result<RawResponse, AttemptFailure> {
-        let request = self.build(req).await.map_err(AttemptFailure::Local)?;
-        sent(self.send_built(request, deadline).await).map_err(AttemptFailure::Send)
-    }
-
-    /// Sends a request made by [`Transport::build`]; gives up at the earlier of `deadline` and the
-    /// request timeout. The request is handed over at once; await the future and pass its output to
-    /// [`sent`].
-    fn send_built(
-        &self,
-        request: Request<Full<Bytes>>,
-        deadline: Option<Instant>,
-    ) -> tokio::time::Timeout<
-        impl std::future::Future<Output = Result<RawResponse, SendFailure>> + Send + 'static,
-    > {
         let attempt_deadline = {
-            let by_timeout = Instant::now() + self.request_timeout;
+            let by_timeout = Instant::now() + timeout;
             deadline.map_or(by_timeout, |d| d.min(by_timeout))
         };
-        self.client.send(request, attempt_deadline)
+        let request = if self.credential.as_master_key().is_some() {
+            // A master key signs at once.
+            self.build(req).await
+        } else {
+            // Boxed (token credentials only): keeps the send future, which every attempt holds,
+            // small.
+            Box::pin(tokio::time::timeout_at(attempt_deadline, self.build(req)))
+                .await
+                .map_err(|_| AttemptFailure::Send(SendFailure::TimedOut))?
+        }
+        .map_err(AttemptFailure::Local)?;
+        // The request is handed to the client at once; only what is in flight is kept.
+        sent(
+            self.client
+                .send(request, attempt_deadline, self.max_response_bytes)
+                .await,
+        )
+        .map_err(AttemptFailure::Send)
     }
 
     /// The signed HTTP request of one attempt (a master key signs at once; a token credential may
@@ -227,6 +236,7 @@ mod tests {
             cred,
             "https://localhost/.default".into(),
             Duration::from_secs(5),
+            1 << 20,
         );
         let endpoint = Endpoint::parse("http://127.0.0.1:9/", false).unwrap();
         let path = Bytes::from_static(b"/dbs/db/colls/c/docs/a%20b");

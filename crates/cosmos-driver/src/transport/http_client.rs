@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Request, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -54,6 +54,8 @@ pub(crate) enum SendFailure {
     Io(Box<dyn std::error::Error + Send + Sync>),
     /// No response before the attempt's deadline (the request may have been sent).
     TimedOut,
+    /// The response body is larger than the driver accepts (the limit, in bytes).
+    BodyTooLarge(usize),
 }
 
 impl SendFailure {
@@ -62,6 +64,7 @@ impl SendFailure {
             SendFailure::Connect(_) => "connection failed",
             SendFailure::Io(_) => "connection lost",
             SendFailure::TimedOut => "timed out",
+            SendFailure::BodyTooLarge(_) => "response too large",
         }
     }
 }
@@ -127,7 +130,8 @@ impl HttpClient {
         Ok(Self { client })
     }
 
-    /// Sends `request` and reads the whole response, giving up at `deadline`.
+    /// Sends `request` and reads the whole response (at most `max_body` bytes of body), giving up
+    /// at `deadline`.
     ///
     /// The request is handed to hyper before the returned future is first polled, so the future
     /// holds only what is in flight (it is embedded in every operation's future; keeping it small
@@ -137,6 +141,7 @@ impl HttpClient {
         &self,
         request: Request<Full<Bytes>>,
         deadline: Instant,
+        max_body: usize,
     ) -> tokio::time::Timeout<
         impl std::future::Future<Output = Result<RawResponse, SendFailure>> + Send + 'static,
     > {
@@ -150,10 +155,16 @@ impl HttpClient {
                 }
             })?;
             let (parts, body) = response.into_parts();
-            let body = body
+            let body = Limited::new(body, max_body)
                 .collect()
                 .await
-                .map_err(|e| SendFailure::Io(Box::new(e)))?
+                .map_err(|e| {
+                    if e.is::<LengthLimitError>() {
+                        SendFailure::BodyTooLarge(max_body)
+                    } else {
+                        SendFailure::Io(e)
+                    }
+                })?
                 .to_bytes();
             Ok(RawResponse {
                 status: parts.status,

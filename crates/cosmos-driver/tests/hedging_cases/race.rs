@@ -109,28 +109,42 @@ async fn hedging_read_primary_503() {
         (before.0 + 1, before.1 + 1, before.2),
         "East saw only the 503'd attempt, West one read, North nothing"
     );
+    // A 503 is one partition's answer: it counts against that partition in East (its circuit
+    // breaker) and leaves the endpoint available to the account's other partitions.
     assert!(
-        s.marked_unavailable(EAST),
-        "a 503 marks the primary's endpoint"
+        !s.marked_unavailable(EAST),
+        "a 503 does not mark the primary's endpoint"
+    );
+    let range = r.partition_key_range_id().expect("the range header");
+    assert_eq!(
+        s.driver
+            .partition_breaker()
+            .consecutive_failures(s.c.link(), range, &EAST.into()),
+        1,
+        "the 503 counts against the partition in East"
     );
     assert!(!s.marked_unavailable(WEST));
 
-    // The next read starts where routing now points: West first, the marked region last.
+    // Below the breaker's threshold, the next read starts in East again and the alternate takes
+    // over at once; the partition's failures in East keep counting.
     let r = s
         .driver
         .execute(common::read(&s.c, "a", "p"), &OperationOptions::new())
         .await
         .unwrap();
-    let h = r
-        .diagnostics()
-        .hedge()
-        .expect("North is still a usable alternate");
-    assert_eq!(h.primary_region().as_str(), WEST);
+    let h = r.diagnostics().hedge().expect("hedged");
+    assert_eq!(h.primary_region().as_str(), EAST);
+    assert_eq!(h.terminal_state(), HedgeTerminalState::AlternateWon);
     assert_eq!(
-        h.terminal_state(),
-        HedgeTerminalState::PrimaryWonPreThreshold
+        rows(r.diagnostics()),
+        [row(EAST, FirstAttempt, "503"), row(WEST, Hedge, "200")]
     );
-    assert_eq!(rows(r.diagnostics()), [row(WEST, FirstAttempt, "200")]);
+    assert_eq!(
+        s.driver
+            .partition_breaker()
+            .consecutive_failures(s.c.link(), range, &EAST.into()),
+        2
+    );
 }
 
 #[tokio::test]

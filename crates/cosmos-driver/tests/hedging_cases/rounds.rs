@@ -60,13 +60,14 @@ async fn both_legs_unavailable_retry_once_more_then_end() {
     assert_eq!(h.response_region(), None);
     let got = rows(e.diagnostics());
     // The primary's 503 would have moved it to West: it ended there instead (East), and the
-    // alternate went at once (West x3). Both endpoints are now marked, so no usable alternate is
-    // left: the operation's one retry is a plain leg over both regions (East, West x3).
+    // alternate went at once (West x3). Both regions failed this operation, so no usable alternate
+    // is left for it: its one retry is a plain leg over both regions (East, West x3). The 503s are
+    // the partition's answers: neither endpoint is marked for other operations.
     assert_eq!(count(&got, AttemptReason::FirstAttempt), 1, "{got:?}");
     assert_eq!(count(&got, AttemptReason::Hedge), 3, "{got:?}");
     assert_eq!(got.len(), 1 + 3 + 4, "{got:?}");
     assert!(got.iter().all(|(_, _, outcome)| outcome == "503"));
-    assert!(s.marked_unavailable(EAST) && s.marked_unavailable(WEST));
+    assert!(!s.marked_unavailable(EAST) && !s.marked_unavailable(WEST));
 }
 
 #[tokio::test]

@@ -47,9 +47,18 @@ async fn hedging_exclude_regions_under_503_retry() {
         0,
         "the healthy third region is excluded for the alternate"
     );
+    // The alternate's 503s count against the partition in West (not the endpoint).
     assert!(
-        s.marked_unavailable(WEST),
-        "the alternate's 503 marks its endpoint"
+        !s.marked_unavailable(WEST),
+        "a 503 does not mark the alternate's endpoint"
+    );
+    let range = r.partition_key_range_id().expect("the range header");
+    assert_eq!(
+        s.driver
+            .partition_breaker()
+            .consecutive_failures(s.c.link(), range, &WEST.into()),
+        3,
+        "the alternate's three 503s count against the partition in West"
     );
     assert!(!s.marked_unavailable(EAST));
 }
