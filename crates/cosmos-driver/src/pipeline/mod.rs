@@ -5,6 +5,7 @@
 //! - `execute`: resolves the options and dispatches (the plain path, or a hedge race).
 //! - `hedged`: the hedged read: eligibility, the race of two legs, what the operation keeps from it.
 //! - `effects`: the one place location effects are applied.
+//! - `write_outcome`: the unknown-outcome rule for writes whose answer was lost (table-tested).
 
 mod attempt;
 mod context;
@@ -22,6 +23,7 @@ mod retry;
 mod seam_tests;
 #[cfg(feature = "otel")]
 mod telemetry;
+mod write_outcome;
 
 pub(crate) use driver_core::DriverCore;
 pub(crate) use execute::execute;

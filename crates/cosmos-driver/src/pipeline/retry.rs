@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | < 400 | complete | complete |
 //! | 429 | wait `x-ms-retry-after-ms` and retry in place (bounded count and total wait); 429/3092 fails over | same (a throttled write was not executed) |
-//! | 408, 500, 503, 410, lost connection, attempt timeout | next region, mark the endpoint | only idempotent writes retry (next write region on multi-write, in place otherwise) |
+//! | 408, 500, 503, 410, lost connection, attempt timeout | next region, mark the endpoint | only writes that cannot land twice retry (idempotent ones and Create, see `write_outcome`; next write region on multi-write, in place otherwise) |
 //! | connection refused (never sent) | next region, mark the endpoint | retry (safe: nothing reached the server) |
 //! | 404/1002 | in place once, then the hub region with the hub-region header (single-write) or the next region (multi-write) | same |
 //! | 403/3 | refresh account metadata, reroute to the new write region | same |
@@ -17,6 +17,7 @@
 
 use std::time::Duration;
 
+use super::write_outcome::may_resend_after_unknown_outcome;
 use crate::protocol::{CosmosStatus, OperationType, ResourceType, StatusClass};
 use crate::routing::AccessScope;
 
@@ -229,7 +230,7 @@ fn transient(
     reached_server: bool,
     limits: &RetryLimits,
 ) -> RetryAction {
-    if reached_server && !facts.operation_type.is_idempotent() {
+    if reached_server && !may_resend_after_unknown_outcome(facts.operation_type) {
         return RetryAction::Abort(AbortReason::UnsafeToRetry);
     }
     let may_change_region = !facts.local_only && (facts.is_read() || facts.multi_write);
