@@ -50,7 +50,7 @@ pub use driver::CosmosDriver;
 pub use error::{CosmosError, ErrorKind};
 pub use operation::{CosmosOperation, OperationTarget, Precondition};
 pub use operations::Pager;
-pub use options::{ConnectionPoolOptions, DriverOptions, OperationOptions};
+pub use options::{ConnectionPoolOptions, DriverOptions, OperationOptions, PatchStrategy};
 pub use protocol::{
     ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference,
     OperationType, PartitionKey, PartitionKeyDefinition, PartitionKeyValue, Region, ResourceType,

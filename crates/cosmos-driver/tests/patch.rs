@@ -18,5 +18,7 @@ mod peer;
 mod preflight;
 #[path = "patch_cases/sessions.rs"]
 mod sessions;
+#[path = "patch_cases/strategies.rs"]
+mod strategies;
 #[path = "patch_cases/support.rs"]
 mod support;

@@ -3,8 +3,10 @@
 mod driver_options;
 mod effective;
 mod operation_options;
+mod patch_strategy;
 
 pub use crate::transport::ConnectionPoolOptions;
 pub use driver_options::{DriverOptions, DEFAULT_REQUEST_TIMEOUT};
 pub use effective::EffectiveOptions;
 pub use operation_options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};
+pub use patch_strategy::{PatchStrategy, UnknownPatchStrategy};

@@ -1,5 +1,6 @@
-//! The PATCH read-modify-write loop: pre-flight, then Read, apply, Replace with `If-Match` on the
-//! Read's ETag, and on 412 read again, up to the attempt limit.
+//! PATCH: pre-flight, then the strategy (`PatchStrategy`): the read-modify-write loop (Read,
+//! apply, Replace with `If-Match` on the Read's ETag, on 412 read again, up to the attempt limit),
+//! the service's PATCH verb, or the verb where the account serves it.
 //!
 //! The Read and the Replace re-enter the ordinary pipeline (retries, routing, sessions) and are
 //! never themselves PATCH. 412 stays non-retryable there; the only retry of a lost race is this
@@ -13,6 +14,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::instructions::PatchInstructions;
+use super::native::native_body;
 use super::ops::apply_patch_ops;
 use super::partition_paths::partition_key_paths;
 use super::preflight;
@@ -22,7 +24,7 @@ use super::synthesis::patch_response;
 use crate::diagnostics::DiagnosticsContext;
 use crate::error::{CosmosError, ErrorKind};
 use crate::operation::{CosmosOperation, Precondition};
-use crate::options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};
+use crate::options::{OperationOptions, PatchStrategy, DEFAULT_PATCH_MAX_ATTEMPTS};
 use crate::pipeline::{self, DriverCore};
 use crate::protocol::{
     header_names as h, status, CosmosStatus, ItemReference, PartitionKey, SessionToken,
@@ -41,7 +43,77 @@ pub(crate) async fn execute_patch(
     let container = request.item.container();
     let paths = partition_key_paths(core, container, &budget.sub_options(options, None)?).await?;
     preflight::check(&request.instructions, false, &paths).map_err(refused)?;
-    read_modify_write(core, &request, options, &budget).await
+    match request.strategy {
+        PatchStrategy::ReadModifyWrite => {
+            loop_can_run(&request, "PatchStrategy::ReadModifyWrite")?;
+            read_modify_write(core, &request, options, &budget).await
+        }
+        PatchStrategy::Native => native_patch(core, &request, options, &budget).await,
+        PatchStrategy::Auto => {
+            if core.native_patch.known() == Some(false) {
+                loop_can_run(&request, "an account that does not serve PATCH")?;
+                return read_modify_write(core, &request, options, &budget).await;
+            }
+            let result = native_patch(core, &request, options, &budget).await;
+            let status = match &result {
+                Ok(r) => Some(r.status()),
+                Err(e) => e.status(),
+            };
+            match status {
+                // Not served: nothing was carried out, so the loop may run the same PATCH.
+                Some(s) if pipeline::says_not_served(s) => {
+                    core.native_patch.learn(false);
+                    tracing::debug!(
+                        target: "cosmos.patch",
+                        status = s,
+                        "the account does not serve PATCH; read-modify-write from now on"
+                    );
+                    loop_can_run(&request, "an account that does not serve PATCH")?;
+                    read_modify_write(core, &request, options, &budget).await
+                }
+                Some(_) => {
+                    core.native_patch.learn(true);
+                    result
+                }
+                None => result,
+            }
+        }
+    }
+}
+
+/// The read-modify-write loop cannot evaluate a `condition`: it is refused, never ignored.
+fn loop_can_run(request: &PatchRequest, with: &str) -> Result<(), CosmosError> {
+    match &request.instructions.condition {
+        Some(_) => Err(CosmosError::invalid_input(format!(
+            "a PATCH with a condition needs the service's PATCH verb (PatchStrategy::Native or \
+             Auto on an account that serves it); the read-modify-write loop used with {with} \
+             cannot evaluate it"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// One native PATCH through the pipeline. A PATCH is never sent twice after its answer was lost:
+/// the pipeline reports that as [`ErrorKind::OutcomeUnknown`].
+async fn native_patch(
+    core: &DriverCore,
+    request: &PatchRequest,
+    caller: &OperationOptions,
+    budget: &Budget,
+) -> Result<CosmosResponse, CosmosError> {
+    let body = native_body(&request.instructions).map_err(|e| {
+        CosmosError::new(
+            ErrorKind::Deserialization,
+            format!("the PATCH body cannot be serialized: {e}"),
+        )
+    })?;
+    let op = request.with_headers(
+        CosmosOperation::patch_item(request.item.clone())
+            .with_partition_key(request.partition_key.clone())
+            .with_body(body),
+    );
+    let options = budget.sub_options(caller, request.caller_session_token.clone())?;
+    pipeline::execute(core, &op, &options).await
 }
 
 /// A PATCH's inputs, checked.
@@ -54,6 +126,7 @@ struct PatchRequest {
     caller_session_token: Option<SessionToken>,
     max_attempts: NonZeroU8,
     end_to_end_timeout: Option<Duration>,
+    strategy: PatchStrategy,
 }
 
 impl PatchRequest {
@@ -118,6 +191,10 @@ impl PatchRequest {
                 .or(defaults.patch_max_attempts)
                 .unwrap_or(DEFAULT_PATCH_MAX_ATTEMPTS),
             end_to_end_timeout: options.end_to_end_timeout.or(defaults.end_to_end_timeout),
+            strategy: options
+                .patch_strategy
+                .or(defaults.patch_strategy)
+                .unwrap_or_default(),
         })
     }
 

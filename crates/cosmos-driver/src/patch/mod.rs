@@ -2,6 +2,7 @@
 //!
 //! - [`instructions`]: the wire format (`{"operations":[...]}`) and its builder.
 //! - [`ops`]: RFC 6901 pointers and the all-or-nothing application of operations to a document.
+//! - `native`: the body of the service's PATCH verb (`PatchStrategy::Native`).
 //! - [`preflight`]: the refusals made before any request goes out.
 //! - `handler`: the loop (Read, apply, Replace with If-Match, again on 412), with
 //!   `session_thread` (the session token carried across attempts), `synthesis` (the response
@@ -10,6 +11,7 @@
 
 mod handler;
 pub mod instructions;
+mod native;
 pub mod ops;
 mod partition_paths;
 pub mod preflight;

@@ -5,6 +5,7 @@
 //! - `execute`: resolves the options and dispatches (the plain path, or a hedge race).
 //! - `hedged`: the hedged read: eligibility, the race of two legs, what the operation keeps from it.
 //! - `effects`: the one place location effects are applied.
+//! - `native_patch_support`: whether the account serves the PATCH verb, once learnt.
 //! - `write_outcome`: the unknown-outcome rule for writes whose answer was lost (table-tested).
 
 mod attempt;
@@ -16,6 +17,7 @@ mod hedge_tuning;
 mod hedged;
 mod leg;
 mod leg_result;
+mod native_patch_support;
 #[cfg(test)]
 mod plan_tests;
 mod retry;
@@ -27,4 +29,5 @@ mod write_outcome;
 
 pub(crate) use driver_core::DriverCore;
 pub(crate) use execute::execute;
+pub(crate) use native_patch_support::{says_not_served, NativePatchSupport};
 pub(crate) use retry::RetryLimits;
