@@ -300,6 +300,11 @@ impl WorkloadKind {
     }
 }
 
+fn parse_patch_strategy(s: &str) -> Result<cosmos_driver::PatchStrategy, String> {
+    s.parse()
+        .map_err(|e: cosmos_driver::options::UnknownPatchStrategy| e.to_string())
+}
+
 /// `cosmos bench` flags.
 #[derive(Args, Debug, Clone)]
 pub struct BenchArgs {
@@ -313,6 +318,11 @@ pub struct BenchArgs {
     /// What each operation does.
     #[arg(long, value_enum, default_value = "read")]
     pub workload: WorkloadKind,
+    /// How `patch-counter` carries out each PATCH: `rmw` (the driver's read-modify-write loop),
+    /// `native` (the service's PATCH verb) or `auto`; repeat the flag for one run per strategy
+    /// (default: rmw).
+    #[arg(long = "patch-strategy", value_name = "STRATEGY", value_parser = parse_patch_strategy)]
+    pub patch_strategy: Vec<cosmos_driver::PatchStrategy>,
     /// `off`, `on`, a threshold such as `50ms`, or `adaptive` (p95 of the primary region's recent
     /// latencies within 5ms..100ms; `adaptive:p99`, `adaptive:p90:10ms..200ms` change that); repeat
     /// for several runs. Default: off and 50ms.

@@ -64,6 +64,7 @@ impl CosmosDriver {
             limits: RetryLimits::from_options(&options.retry_options()),
             containers: Default::default(),
             latencies: Default::default(),
+            native_patch: Default::default(),
             hedge_budget: options.hedge_budget().map(crate::hedging::HedgeBudget::new),
             #[cfg(feature = "otel")]
             telemetry: options.telemetry(),

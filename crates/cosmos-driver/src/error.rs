@@ -32,6 +32,13 @@ pub enum ErrorKind {
     Deserialization,
     /// The driver does not support the requested operation.
     NotSupported,
+    /// A write was sent and nobody can tell whether it landed: its answer was lost (a timeout, a
+    /// connection closed after sending, 408/500/503) and no later attempt settled it (a retry's
+    /// 412, 404 or 409 is what the first write's success would also cause). The item may or may
+    /// not hold the write: read it before deciding what to do. The error's
+    /// [`source`](std::error::Error::source) is the last attempt's error; the error itself has
+    /// no status, so it is never mistaken for that attempt's definite 412, 404 or 409.
+    OutcomeUnknown,
 }
 
 struct Inner {
@@ -67,6 +74,15 @@ impl CosmosError {
             diagnostics: DiagnosticsContext::default(),
             source: None,
         }))
+    }
+
+    /// A write whose outcome is unknown ([`ErrorKind::OutcomeUnknown`]): `message` says why,
+    /// `cause` (the last attempt's error) becomes the source and lends its diagnostics.
+    pub fn outcome_unknown(message: impl Into<String>, cause: CosmosError) -> Self {
+        let diagnostics = cause.diagnostics().clone();
+        Self::new(ErrorKind::OutcomeUnknown, message)
+            .with_diagnostics(diagnostics)
+            .with_source(cause)
     }
 
     /// Input refused before any request was sent.
@@ -168,16 +184,33 @@ impl CosmosError {
     pub fn is_throttled(&self) -> bool {
         self.is(status::TOO_MANY_REQUESTS)
     }
-    /// A timeout: the end-to-end timeout, a request timeout, or a 408 from the service.
+    /// A timeout: the end-to-end timeout, a request timeout, or a 408 from the service; for an
+    /// unknown outcome, whether its last attempt timed out.
     pub fn is_timeout(&self) -> bool {
         matches!(
             self.0.kind,
             ErrorKind::EndToEndTimeout | ErrorKind::RequestTimeout
         ) || self.is(status::REQUEST_TIMEOUT)
+            || self.unknown_outcome_cause().is_some_and(Self::is_timeout)
     }
-    /// The end-to-end timeout of the operation elapsed.
+    /// The end-to-end timeout of the operation elapsed (for an unknown outcome: it ended the
+    /// operation before the outcome was known).
     pub fn is_end_to_end_timeout(&self) -> bool {
         self.0.kind == ErrorKind::EndToEndTimeout
+            || self
+                .unknown_outcome_cause()
+                .is_some_and(Self::is_end_to_end_timeout)
+    }
+    /// The error an unknown outcome ([`ErrorKind::OutcomeUnknown`]) carries as its source.
+    fn unknown_outcome_cause(&self) -> Option<&CosmosError> {
+        if self.0.kind != ErrorKind::OutcomeUnknown {
+            return None;
+        }
+        self.0.source.as_deref()?.downcast_ref::<CosmosError>()
+    }
+    /// A write was sent and whether it landed is unknown ([`ErrorKind::OutcomeUnknown`]).
+    pub fn is_outcome_unknown(&self) -> bool {
+        self.0.kind == ErrorKind::OutcomeUnknown
     }
     /// 401: the credential was refused.
     pub fn is_unauthorized(&self) -> bool {

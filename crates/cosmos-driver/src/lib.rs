@@ -64,7 +64,9 @@ pub use driver::CosmosDriver;
 pub use error::{CosmosError, ErrorKind};
 pub use operation::{CosmosOperation, OperationTarget, Precondition};
 pub use operations::Pager;
-pub use options::{ConnectionPoolOptions, DriverOptions, OperationOptions, RetryOptions};
+pub use options::{
+    ConnectionPoolOptions, DriverOptions, OperationOptions, PatchStrategy, RetryOptions,
+};
 pub use protocol::{
     ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference,
     OperationType, PartitionKey, PartitionKeyDefinition, PartitionKeyValue, Region, ResourceType,

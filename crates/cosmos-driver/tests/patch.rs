@@ -8,6 +8,8 @@ mod common;
 mod concurrency;
 #[path = "patch_cases/differential.rs"]
 mod differential;
+#[path = "patch_cases/exactly_once.rs"]
+mod exactly_once;
 #[path = "patch_cases/loop_rules.rs"]
 mod loop_rules;
 #[path = "patch_cases/peer.rs"]
@@ -16,5 +18,7 @@ mod peer;
 mod preflight;
 #[path = "patch_cases/sessions.rs"]
 mod sessions;
+#[path = "patch_cases/strategies.rs"]
+mod strategies;
 #[path = "patch_cases/support.rs"]
 mod support;

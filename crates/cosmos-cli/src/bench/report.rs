@@ -141,6 +141,9 @@ pub struct RuReport {
 /// PATCH facts over the whole run (warm-up included, so `final_counter` can equal `successful`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct PatchReport {
+    /// How the driver carried out each PATCH: `rmw`, `native` or `auto`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub strategy: Option<String>,
     /// Patches that returned success.
     pub successful: u64,
     /// Patches that failed with 412 after exhausting their attempts.
@@ -194,6 +197,7 @@ impl RunReport {
                 total: ms3(t.ru_total),
             },
             patch: final_counter.map(|final_counter| PatchReport {
+                strategy: None,
                 successful: t.patch.successful,
                 failed_412: t.patch.failed_412,
                 failed_other: t.patch.failed_other,

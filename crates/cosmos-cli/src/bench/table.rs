@@ -96,6 +96,12 @@ const ROWS: &[Row] = &[
 ];
 
 const PATCH_ROWS: &[Row] = &[
+    ("patch strategy", |r| {
+        r.patch
+            .as_ref()
+            .and_then(|p| p.strategy.clone())
+            .unwrap_or_else(|| "-".into())
+    }),
     ("patch successful", |r| {
         r.patch
             .as_ref()
@@ -273,6 +279,7 @@ mod tests {
         let mut r = run("off", 10.0);
         r.workload = "patch-counter".into();
         r.patch = Some(PatchReport {
+            strategy: Some("native".into()),
             successful: 790,
             failed_412: 10,
             failed_other: 0,
@@ -282,6 +289,7 @@ mod tests {
         let t = render(&[r]);
         assert!(t.contains("final counter") && t.contains("790"), "{t}");
         assert!(t.contains("1:500 2:290"), "{t}");
+        assert!(t.contains("patch strategy") && t.contains("native"), "{t}");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cosmos_driver::CosmosDriver;
+use cosmos_driver::{CosmosDriver, PatchStrategy};
 use cosmos_emulator::faults::profiles::{EPISODE_LENGTH, EPISODE_START};
 use cosmos_emulator::{Emulator, EmulatorBuilder};
 
@@ -163,6 +163,7 @@ async fn one_run(
     target: &Target,
     items: Option<&SeededItems>,
     hedging: HedgingChoice,
+    strategy: PatchStrategy,
 ) -> Result<CompletedRun, String> {
     let driver: CosmosDriver = target
         .account
@@ -173,7 +174,10 @@ async fn one_run(
         HedgingChoice::Threshold(t) => t,
         _ => DEFAULT_THRESHOLD,
     };
-    let label = format!("hedging {}", run_label(hedging, args.hedge_budget.0));
+    let mut label = format!("hedging {}", run_label(hedging, args.hedge_budget.0));
+    if args.workload == WorkloadKind::PatchCounter {
+        label = format!("{label}, patch {strategy}");
+    }
     target.centre_episode(args);
     let timeline = target
         .emulator
@@ -208,8 +212,13 @@ async fn one_run(
         (WorkloadKind::PatchCounter, _) => {
             let container = target.account.container_ref()?;
             let (counter, pk) = setup::reset_counter(&driver, &container).await?;
-            let w =
-                PatchCounterWorkload::new(driver.clone(), counter.clone(), pk.clone(), slow_after)?;
+            let w = PatchCounterWorkload::new(
+                driver.clone(),
+                counter.clone(),
+                pk.clone(),
+                slow_after,
+                strategy,
+            )?;
             let m = measure(w, config, label).await;
             let final_counter = setup::read_counter(&driver, &counter, &pk).await;
             (m, Some(final_counter))
@@ -267,6 +276,9 @@ async fn one_run(
         concurrency: config.concurrency.get(),
     };
     let mut report = RunReport::new(labels, &m, final_counter);
+    if let Some(patch) = report.patch.as_mut() {
+        patch.strategy = Some(strategy.to_string());
+    }
     if let Some(timeline) = timeline {
         let timeline = timeline.finish().await;
         if target.profile == "brownout" || target.profile == "blackhole" {
@@ -318,13 +330,24 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         WorkloadKind::BulkInsert if args.hedging.is_empty() => vec![HedgingChoice::Off],
         _ => hedging_runs(&args.hedging),
     };
+    let strategies = match (args.workload, args.patch_strategy.is_empty()) {
+        (WorkloadKind::PatchCounter, false) => args.patch_strategy.clone(),
+        _ => vec![PatchStrategy::ReadModifyWrite],
+    };
     for hedging in settings {
-        eprintln!(
-            "run: workload {}, hedging {}",
-            args.workload.name(),
-            run_label(hedging, args.hedge_budget.0)
-        );
-        runs.push(one_run(args, &target, items.as_ref(), hedging).await?);
+        for &strategy in &strategies {
+            eprintln!(
+                "run: workload {}, hedging {}{}",
+                args.workload.name(),
+                run_label(hedging, args.hedge_budget.0),
+                if args.workload == WorkloadKind::PatchCounter {
+                    format!(", patch strategy {strategy}")
+                } else {
+                    String::new()
+                }
+            );
+            runs.push(one_run(args, &target, items.as_ref(), hedging, strategy).await?);
+        }
     }
     print!("{}", output::table(&runs));
     if let Some(path) = &args.json {

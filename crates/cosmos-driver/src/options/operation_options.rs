@@ -3,6 +3,7 @@
 use std::num::{NonZeroU32, NonZeroU8};
 use std::time::Duration;
 
+use super::PatchStrategy;
 use crate::hedging::AvailabilityStrategy;
 use crate::protocol::{ConsistencyLevel, Region, SessionToken};
 
@@ -38,6 +39,8 @@ pub struct OperationOptions {
     pub consecutive_hedge_win_threshold: Option<NonZeroU32>,
     /// How many read-modify-write rounds a PATCH may take before giving up with 412.
     pub patch_max_attempts: Option<NonZeroU8>,
+    /// How a PATCH is carried out (default [`PatchStrategy::ReadModifyWrite`]).
+    pub patch_strategy: Option<PatchStrategy>,
 }
 
 impl OperationOptions {
@@ -97,6 +100,11 @@ impl OperationOptions {
     /// Sets the consecutive alternate-win threshold for this operation's races.
     pub fn with_consecutive_hedge_win_threshold(mut self, threshold: NonZeroU32) -> Self {
         self.consecutive_hedge_win_threshold = Some(threshold);
+        self
+    }
+    /// Sets how a PATCH is carried out.
+    pub fn with_patch_strategy(mut self, strategy: PatchStrategy) -> Self {
+        self.patch_strategy = Some(strategy);
         self
     }
     /// Sets the PATCH attempt limit.

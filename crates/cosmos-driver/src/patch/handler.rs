@@ -1,5 +1,6 @@
-//! The PATCH read-modify-write loop: pre-flight, then Read, apply, Replace with `If-Match` on the
-//! Read's ETag, and on 412 read again, up to the attempt limit.
+//! PATCH: pre-flight, then the strategy (`PatchStrategy`): the read-modify-write loop (Read,
+//! apply, Replace with `If-Match` on the Read's ETag, on 412 read again, up to the attempt limit),
+//! the service's PATCH verb, or the verb where the account serves it.
 //!
 //! The Read and the Replace re-enter the ordinary pipeline (retries, routing, sessions) and are
 //! never themselves PATCH. 412 stays non-retryable there; the only retry of a lost race is this
@@ -13,15 +14,17 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::instructions::PatchInstructions;
+use super::native::native_body;
 use super::ops::apply_patch_ops;
 use super::partition_paths::partition_key_paths;
 use super::preflight;
 use super::session_thread::{replace_token, SessionThread};
+use super::settle::{settle, Settlement, UnsettledWrite};
 use super::synthesis::patch_response;
 use crate::diagnostics::DiagnosticsContext;
 use crate::error::{CosmosError, ErrorKind};
 use crate::operation::{CosmosOperation, Precondition};
-use crate::options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};
+use crate::options::{OperationOptions, PatchStrategy, DEFAULT_PATCH_MAX_ATTEMPTS};
 use crate::pipeline::{self, DriverCore};
 use crate::protocol::{
     header_names as h, status, CosmosStatus, ItemReference, PartitionKey, SessionToken,
@@ -40,7 +43,77 @@ pub(crate) async fn execute_patch(
     let container = request.item.container();
     let paths = partition_key_paths(core, container, &budget.sub_options(options, None)?).await?;
     preflight::check(&request.instructions, false, &paths).map_err(refused)?;
-    read_modify_write(core, &request, options, &budget).await
+    match request.strategy {
+        PatchStrategy::ReadModifyWrite => {
+            loop_can_run(&request, "PatchStrategy::ReadModifyWrite")?;
+            read_modify_write(core, &request, options, &budget).await
+        }
+        PatchStrategy::Native => native_patch(core, &request, options, &budget).await,
+        PatchStrategy::Auto => {
+            if core.native_patch.known() == Some(false) {
+                loop_can_run(&request, "an account that does not serve PATCH")?;
+                return read_modify_write(core, &request, options, &budget).await;
+            }
+            let result = native_patch(core, &request, options, &budget).await;
+            let status = match &result {
+                Ok(r) => Some(r.status()),
+                Err(e) => e.status(),
+            };
+            match status {
+                // Not served: nothing was carried out, so the loop may run the same PATCH.
+                Some(s) if pipeline::says_not_served(s) => {
+                    core.native_patch.learn(false);
+                    tracing::debug!(
+                        target: "cosmos.patch",
+                        status = s,
+                        "the account does not serve PATCH; read-modify-write from now on"
+                    );
+                    loop_can_run(&request, "an account that does not serve PATCH")?;
+                    read_modify_write(core, &request, options, &budget).await
+                }
+                Some(_) => {
+                    core.native_patch.learn(true);
+                    result
+                }
+                None => result,
+            }
+        }
+    }
+}
+
+/// The read-modify-write loop cannot evaluate a `condition`: it is refused, never ignored.
+fn loop_can_run(request: &PatchRequest, with: &str) -> Result<(), CosmosError> {
+    match &request.instructions.condition {
+        Some(_) => Err(CosmosError::invalid_input(format!(
+            "a PATCH with a condition needs the service's PATCH verb (PatchStrategy::Native or \
+             Auto on an account that serves it); the read-modify-write loop used with {with} \
+             cannot evaluate it"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// One native PATCH through the pipeline. A PATCH is never sent twice after its answer was lost:
+/// the pipeline reports that as [`ErrorKind::OutcomeUnknown`].
+async fn native_patch(
+    core: &DriverCore,
+    request: &PatchRequest,
+    caller: &OperationOptions,
+    budget: &Budget,
+) -> Result<CosmosResponse, CosmosError> {
+    let body = native_body(&request.instructions).map_err(|e| {
+        CosmosError::new(
+            ErrorKind::Deserialization,
+            format!("the PATCH body cannot be serialized: {e}"),
+        )
+    })?;
+    let op = request.with_headers(
+        CosmosOperation::patch_item(request.item.clone())
+            .with_partition_key(request.partition_key.clone())
+            .with_body(body),
+    );
+    let options = budget.sub_options(caller, request.caller_session_token.clone())?;
+    pipeline::execute(core, &op, &options).await
 }
 
 /// A PATCH's inputs, checked.
@@ -53,6 +126,7 @@ struct PatchRequest {
     caller_session_token: Option<SessionToken>,
     max_attempts: NonZeroU8,
     end_to_end_timeout: Option<Duration>,
+    strategy: PatchStrategy,
 }
 
 impl PatchRequest {
@@ -117,6 +191,10 @@ impl PatchRequest {
                 .or(defaults.patch_max_attempts)
                 .unwrap_or(DEFAULT_PATCH_MAX_ATTEMPTS),
             end_to_end_timeout: options.end_to_end_timeout.or(defaults.end_to_end_timeout),
+            strategy: options
+                .patch_strategy
+                .or(defaults.patch_strategy)
+                .unwrap_or_default(),
         })
     }
 
@@ -179,7 +257,10 @@ impl Budget {
     }
 }
 
-/// Read, apply, Replace with If-Match; 412 goes round again.
+/// Read, apply, Replace with If-Match; 412 goes round again. A Replace whose outcome is unknown
+/// is settled by the next Read (`settle`): landed (success, once), not landed (the same
+/// conditional Replace again), or unknown ([`ErrorKind::OutcomeUnknown`]). Once a Replace is
+/// unsettled, the operations are never applied to an item that may already hold them.
 async fn read_modify_write(
     core: &DriverCore,
     request: &PatchRequest,
@@ -190,13 +271,27 @@ async fn read_modify_write(
     let mut thread = SessionThread::seed(request.caller_session_token.clone());
     let mut spent: Vec<DiagnosticsContext> = Vec::new();
     let mut last_conflict: Option<CosmosError> = None;
+    let mut unsettled: Option<(UnsettledWrite, CosmosError)> = None;
     for _ in 0..request.max_attempts.get() {
-        let read = pipeline::execute(
-            core,
-            &read_op,
-            &budget.sub_options(caller, thread.current().cloned())?,
-        )
-        .await?;
+        let read = match budget.sub_options(caller, thread.current().cloned()) {
+            Ok(options) => pipeline::execute(core, &read_op, &options).await,
+            Err(e) => Err(e),
+        };
+        let read = match (read, unsettled.take()) {
+            (Ok(read), pending) => {
+                unsettled = pending;
+                read
+            }
+            (Err(e), None) => return Err(e),
+            (Err(e), Some((_, lost))) => {
+                return Err(unknown(
+                    request,
+                    lost,
+                    "the read that would settle it failed",
+                    e,
+                ))
+            }
+        };
         thread.advance(read.session_token());
         let etag = read.etag().map(str::to_owned).ok_or_else(|| {
             CosmosError::new(
@@ -206,9 +301,27 @@ async fn read_modify_write(
             .with_diagnostics(read.diagnostics().clone())
         })?;
         let replace_session = replace_token(read.session_token(), &thread);
-        let (_, _, read_body, read_diagnostics) = read.into_parts();
+        let (read_status, read_headers, read_body, read_diagnostics) = read.into_parts();
         let mut doc =
             parse_document(&read_body).map_err(|e| e.with_diagnostics(read_diagnostics.clone()))?;
+        if let Some((write, lost)) = unsettled.take() {
+            match settle(&write, &etag, &doc) {
+                Settlement::Landed => {
+                    let read =
+                        CosmosResponse::new(read_status, read_headers, read_body, read_diagnostics);
+                    return patch_response(doc, read, spent);
+                }
+                Settlement::Unknown => {
+                    let changed = CosmosError::new(
+                        ErrorKind::OutcomeUnknown,
+                        format!("the item now has ETag {etag} and a body other than the one the replace wrote"),
+                    );
+                    return Err(unknown(request, lost, "the item changed since", changed)
+                        .with_diagnostics(read_diagnostics));
+                }
+                Settlement::NotLanded => unsettled = Some((write, lost)),
+            }
+        }
         apply_patch_ops(&mut doc, &request.instructions.operations).map_err(|e| {
             CosmosError::invalid_input(format!("the patch does not apply to the item as read: {e}"))
                 .with_status(CosmosStatus::new(status::BAD_REQUEST, 0))
@@ -222,14 +335,12 @@ async fn read_modify_write(
             )
         })?;
         spent.push(read_diagnostics);
-        let replace_op = request.replace(merged, etag);
-        match pipeline::execute(
-            core,
-            &replace_op,
-            &budget.sub_options(caller, replace_session)?,
-        )
-        .await
-        {
+        let replace_op = request.replace(merged, etag.clone());
+        let replaced = match budget.sub_options(caller, replace_session) {
+            Ok(options) => pipeline::execute(core, &replace_op, &options).await,
+            Err(e) => Err(e),
+        };
+        match replaced {
             Ok(replace) => {
                 thread.advance(replace.session_token());
                 return patch_response(doc, replace, spent);
@@ -239,10 +350,58 @@ async fn read_modify_write(
                 spent.push(conflict.diagnostics().clone());
                 last_conflict = Some(conflict);
             }
-            Err(other) => return Err(other),
+            Err(lost) if lost.is_outcome_unknown() => {
+                spent.push(lost.diagnostics().clone());
+                let write = UnsettledWrite {
+                    if_match: etag,
+                    body: doc,
+                };
+                // A second unknown outcome of the same write (same ETag, same body) replaces the
+                // first: both were conditioned on one ETag, so at most one of them lands.
+                unsettled = Some((write, lost));
+            }
+            Err(other) => {
+                return Err(match unsettled {
+                    Some((_, lost)) => unknown(request, lost, "its next replace failed", other),
+                    None => other,
+                })
+            }
         }
     }
-    Err(exhausted(request.max_attempts, last_conflict))
+    match unsettled {
+        Some((_, lost)) => {
+            let attempts = exhausted(request.max_attempts, last_conflict);
+            Err(unknown(
+                request,
+                lost,
+                "the attempts ran out before a read settled it",
+                attempts,
+            ))
+        }
+        None => Err(exhausted(request.max_attempts, last_conflict)),
+    }
+}
+
+/// The PATCH's outcome is unknown: a replace of it (`lost`) may have landed, and `why` (with
+/// `cause`) says why the loop cannot tell. The diagnostics are the cause's.
+fn unknown(
+    request: &PatchRequest,
+    lost: CosmosError,
+    why: &str,
+    cause: CosmosError,
+) -> CosmosError {
+    let diagnostics = cause.diagnostics().clone();
+    CosmosError::outcome_unknown(
+        format!(
+            "the outcome of PATCH on item '{}' is unknown: a replace was sent and its outcome lost ({}), and {why} ({}); \
+             the item may or may not hold the patch, and the patch was not applied again",
+            request.item.id(),
+            lost.message(),
+            cause.message()
+        ),
+        cause,
+    )
+    .with_diagnostics(diagnostics)
 }
 
 /// The Read's body as a JSON object.

@@ -5,8 +5,10 @@
 //! ```
 //!
 //! Operation names are `add`, `set`, `replace`, `remove`, `increment` and `move`; parsing also
-//! accepts the service's spelling `incr` for `increment`. Unknown top-level members (such as a
-//! service-side `condition` predicate) are refused rather than silently ignored.
+//! accepts the service's spelling `incr` for `increment`. An optional `condition` (`from c where
+//! ...`) is sent with a native PATCH (`PatchStrategy::Native`); the read-modify-write loop cannot
+//! evaluate it and refuses it. Other unknown top-level members are refused rather than silently
+//! ignored.
 
 use std::fmt;
 
@@ -19,6 +21,10 @@ use serde_json::Value;
 pub struct PatchInstructions {
     /// The operations, in application order.
     pub operations: Vec<PatchOperation>,
+    /// A filter predicate (`from c where ...`) the item must satisfy, checked by the service; a
+    /// native PATCH answers 412 when it is false. Only a native PATCH can carry one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
 }
 
 /// One operation of a PATCH.
@@ -188,6 +194,12 @@ impl PatchInstructions {
         self
     }
 
+    /// Sets the filter predicate (`from c where ...`) of a native PATCH.
+    pub fn with_condition(mut self, condition: impl Into<String>) -> Self {
+        self.condition = Some(condition.into());
+        self
+    }
+
     /// Appends a `move` of the value at `from` to `path`.
     pub fn move_from(mut self, from: impl Into<String>, path: impl Into<String>) -> Self {
         self.operations.push(PatchOperation::Move {
@@ -200,7 +212,10 @@ impl PatchInstructions {
 
 impl From<Vec<PatchOperation>> for PatchInstructions {
     fn from(operations: Vec<PatchOperation>) -> Self {
-        Self { operations }
+        Self {
+            operations,
+            condition: None,
+        }
     }
 }
 
@@ -365,7 +380,8 @@ mod tests {
             r#"{"operations":[{"path":"/a","value":1}]}"#,
             r#"{"operations":[{"op":"remove","path":"/a","from":"/b"}]}"#,
             r#"{"operations":[{"op":"incr","path":"/a","value":"1"}]}"#,
-            r#"{"operations":[{"op":"set","path":"/a","value":1}],"condition":"from c where c.x = 1"}"#,
+            r#"{"operations":[{"op":"set","path":"/a","value":1}],"condition":1}"#,
+            r#"{"operations":[{"op":"set","path":"/a","value":1}],"filter":"from c"}"#,
             r#"{"ops":[]}"#,
             r#"[]"#,
         ];
@@ -375,6 +391,16 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_condition_is_read_and_written_back() {
+        let text = r#"{"operations":[{"op":"set","path":"/a","value":1}],"condition":"from c where c.x = 1"}"#;
+        let spec: PatchInstructions = serde_json::from_str(text).unwrap();
+        assert_eq!(spec.condition.as_deref(), Some("from c where c.x = 1"));
+        assert_eq!(serde_json::to_string(&spec).unwrap(), text);
+        let plain = PatchInstructions::new().set("/a", serde_json::json!(1));
+        assert!(!serde_json::to_string(&plain).unwrap().contains("condition"));
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub(crate) struct DriverCore {
     pub containers: ContainerMetadata,
     /// Recent latencies of each primary region, for adaptive hedge thresholds.
     pub latencies: RegionLatencies,
+    /// Whether the account serves the PATCH verb (`PatchStrategy::Auto`).
+    pub native_patch: super::NativePatchSupport,
     /// The hedge budget, when the options set one.
     pub hedge_budget: Option<HedgeBudget>,
     /// Where metrics and spans go.

@@ -13,6 +13,7 @@ use super::leg_result::{LegEnd, LegResult, ServiceResponse};
 use super::retry::{
     decide, AttemptOutcome, RetryAction, RetryCounters, RoutingView, SessionRetryTarget,
 };
+use super::write_outcome::{end_is_ambiguous, leaves_outcome_unknown};
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{emit_hub_region_header, latch_session_unavailable, HubRegionLatch};
@@ -229,7 +230,7 @@ fn no_eligible_region(
 }
 
 /// A leg in progress: what it has done so far.
-struct Progress {
+struct Progress<'o> {
     state: RetryState,
     last_outcome: Option<AttemptOutcome>,
     attempts: usize,
@@ -237,10 +238,19 @@ struct Progress {
     observed_session_unavailable: bool,
     region: Option<RegionEndpoint>,
     moved_on: bool,
+    /// A write attempt of this leg was sent and its outcome is unknown (`write_outcome`).
+    write_outcome_unknown: bool,
+    /// What the operation is, for the unknown-outcome message.
+    operation: &'o crate::operation::CosmosOperation,
 }
 
-impl Progress {
+impl Progress<'_> {
     fn end(self, end: LegEnd) -> LegResult {
+        let end = if self.write_outcome_unknown {
+            settle_unknown_outcome(end, self.operation)
+        } else {
+            end
+        };
         LegResult::new(
             end,
             self.state,
@@ -269,6 +279,39 @@ impl Progress {
     }
 }
 
+/// The end of a write leg one of whose attempts left the outcome unknown: a success or a 400
+/// stands; anything else becomes [`ErrorKind::OutcomeUnknown`] with the end as its source.
+fn settle_unknown_outcome(end: LegEnd, operation: &crate::operation::CosmosOperation) -> LegEnd {
+    let status = match &end {
+        LegEnd::Response(r) => Some(r.status),
+        LegEnd::Error(e) => e.cosmos_status(),
+    };
+    if !end_is_ambiguous(true, status) {
+        return end;
+    }
+    let cause = match end {
+        LegEnd::Response(r) => CosmosError::service(
+            r.status,
+            crate::response::ResponseHeaders::new(r.headers),
+            r.body,
+        ),
+        LegEnd::Error(e) => e,
+    };
+    let last = match cause.cosmos_status() {
+        Some(s) => format!("answered {}/{}", s.status, s.sub_status),
+        None => "got no answer".to_owned(),
+    };
+    LegEnd::Error(CosmosError::outcome_unknown(
+        format!(
+            "the outcome of {operation} is unknown: an attempt was sent and its answer lost, and the last \
+             attempt {last}, which does not say whether the write landed; read the item to find out \
+             (last attempt: {})",
+            cause.message()
+        ),
+        cause,
+    ))
+}
+
 /// Runs one leg to its end. Location effects of every attempt are applied here, as they happen;
 /// session tokens are captured from every response.
 pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -> LegResult {
@@ -289,6 +332,8 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         observed_session_unavailable: false,
         region: None,
         moved_on: false,
+        write_outcome_unknown: false,
+        operation: ctx.operation,
     };
     let mut account = ctx.account.clone();
     let mut route = Route::new(ctx, &account, &routing, None);
@@ -356,6 +401,8 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             Err(AttemptFailure::Send(failure)) => {
                 attempt.failed(failure.describe());
                 let (outcome, error) = classify(ctx, &region, &failure, ctx.attempt_timeout());
+                p.write_outcome_unknown |=
+                    leaves_outcome_unknown(ctx.operation.operation_type(), &outcome);
                 if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
                     return p.timeout(ctx, None, Some(error));
                 }
@@ -374,6 +421,7 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             }
         };
         p.last_outcome = Some(outcome);
+        p.write_outcome_unknown |= leaves_outcome_unknown(ctx.operation.operation_type(), &outcome);
         tracing::debug!(
             target: "cosmos.attempt",
             region = %region.region,

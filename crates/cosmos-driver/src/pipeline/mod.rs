@@ -5,6 +5,8 @@
 //! - `execute`: resolves the options and dispatches (the plain path, or a hedge race).
 //! - `hedged`: the hedged read: eligibility, the race of two legs, what the operation keeps from it.
 //! - `effects`: the one place location effects are applied.
+//! - `native_patch_support`: whether the account serves the PATCH verb, once learnt.
+//! - `write_outcome`: the unknown-outcome rule for writes whose answer was lost (table-tested).
 
 mod attempt;
 mod context;
@@ -15,6 +17,7 @@ mod hedge_tuning;
 mod hedged;
 mod leg;
 mod leg_result;
+mod native_patch_support;
 #[cfg(test)]
 mod plan_tests;
 mod retry;
@@ -22,7 +25,9 @@ mod retry;
 mod seam_tests;
 #[cfg(feature = "otel")]
 mod telemetry;
+mod write_outcome;
 
 pub(crate) use driver_core::DriverCore;
 pub(crate) use execute::execute;
+pub(crate) use native_patch_support::{says_not_served, NativePatchSupport};
 pub(crate) use retry::RetryLimits;

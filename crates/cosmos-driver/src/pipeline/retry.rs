@@ -6,8 +6,8 @@
 //! | < 400 | complete | complete |
 //! | 429 | wait `x-ms-retry-after-ms` and retry in place (bounded count and total wait) | same (a throttled write was not executed) |
 //! | 429/3092 | next region (as a 503) | next write region on multi-write, else as any 429 |
-//! | 408, 500, 503, 410 (other sub-statuses) | next region; the partition's failure counts in its circuit breaker (the endpoint is not marked: one partition's fault) | only idempotent writes retry (next write region on multi-write, in place otherwise) |
-//! | lost connection, attempt timeout | next region, mark the endpoint, count the partition's failure | only idempotent writes retry, as above |
+//! | 408, 500, 503, 410 (other sub-statuses) | next region; the partition's failure counts in its circuit breaker (the endpoint is not marked: one partition's fault) | only writes that cannot land twice retry (idempotent ones and Create, see `write_outcome`; next write region on multi-write, in place otherwise) |
+//! | lost connection, attempt timeout | next region, mark the endpoint, count the partition's failure | only writes that cannot land twice retry, as above |
 //! | connection refused (never sent) | next region, mark the endpoint | retry (safe: nothing reached the server) |
 //! | 410/1002, 410/1007, 410/1008 (split, merge, migration) | forget the container's learnt ranges, retry in place | same (not executed) |
 //! | 410/1000 (name cache stale) | forget the container's metadata, retry in place | same (not executed) |
@@ -21,6 +21,7 @@
 
 use std::time::Duration;
 
+use super::write_outcome::may_resend_after_unknown_outcome;
 use crate::options::RetryOptions;
 use crate::protocol::{CosmosStatus, OperationType, ResourceType, StatusClass};
 use crate::routing::AccessScope;
@@ -261,7 +262,7 @@ fn transient(
     reached_server: bool,
     limits: &RetryLimits,
 ) -> RetryAction {
-    if reached_server && !facts.operation_type.is_idempotent() {
+    if reached_server && !may_resend_after_unknown_outcome(facts.operation_type) {
         return RetryAction::Abort(AbortReason::UnsafeToRetry);
     }
     let may_change_region = !facts.local_only && (facts.is_read() || facts.multi_write);

@@ -266,18 +266,18 @@ fn retry_table() {
             )
         },
         row(
-            "503 create is unsafe to retry",
+            "503 create retries in place (a repeat answers 409, never writes twice)",
             create(),
             NEXT,
             resp(503, 0),
-            Abort(UnsafeToRetry),
+            RetryLocal { delay: MS(20) },
         ),
         row(
-            "503 multi-write create is unsafe too",
+            "503 multi-write create fails over",
             mw(OperationType::Create),
             NEXT,
             resp(503, 0),
-            Abort(UnsafeToRetry),
+            Failover,
         ),
         row(
             "503 upsert is unsafe to retry",
@@ -329,11 +329,11 @@ fn retry_table() {
             Failover,
         ),
         row(
-            "lost connection: create may have landed",
+            "lost connection: create may have landed, its repeat cannot land twice",
             create(),
             NEXT,
             AttemptOutcome::ConnectionLost,
-            Abort(UnsafeToRetry),
+            RetryLocal { delay: MS(20) },
         ),
         row(
             "lost connection: read fails over",
@@ -350,11 +350,11 @@ fn retry_table() {
             Failover,
         ),
         row(
-            "timeout: create may have landed",
+            "timeout: create may have landed, its repeat cannot land twice",
             create(),
             NEXT,
             AttemptOutcome::TimedOut,
-            Abort(UnsafeToRetry),
+            RetryLocal { delay: MS(20) },
         ),
         row(
             "timeout: replace retries",

@@ -42,7 +42,7 @@ pub use injector::FaultInjector;
 pub use op_kind::OpKind;
 pub use pattern::PathPattern;
 pub use profiles::PROFILE_NAMES;
-pub use reaction::Reaction;
+pub use reaction::{AfterExecute, Reaction};
 pub use region::same_region;
 pub use rule::{FaultRule, RuleId, RuleSnapshot};
 pub use verdict::{RequestFacts, Verdict};

@@ -27,6 +27,23 @@ pub enum Reaction {
     Close,
     /// Never answer; hold the request until the client gives up.
     Stall,
+    /// Serve the request (its effects are stored), then lose the answer as [`AfterExecute`] says:
+    /// the client cannot tell whether its write landed.
+    ExecuteThen(AfterExecute),
+}
+
+/// What replaces the answer of a request served by [`Reaction::ExecuteThen`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterExecute {
+    /// Close the connection without answering.
+    Close,
+    /// Answer `status` with `x-ms-substatus: sub_status` instead of the handler's answer.
+    Respond {
+        /// HTTP status (the JSON format accepts 200..=599).
+        status: u16,
+        /// Value of `x-ms-substatus`.
+        sub_status: u32,
+    },
 }
 
 impl Reaction {
@@ -79,6 +96,7 @@ impl Reaction {
             ),
             Reaction::Close => (Duration::ZERO, Reaction::Close),
             Reaction::Stall => (Duration::ZERO, Reaction::Stall),
+            Reaction::ExecuteThen(after) => (Duration::ZERO, Reaction::ExecuteThen(*after)),
         }
     }
 }
@@ -136,6 +154,11 @@ mod tests {
             ),
             (Reaction::Close, Duration::ZERO, Reaction::Close),
             (Reaction::Stall, Duration::ZERO, Reaction::Stall),
+            (
+                Reaction::ExecuteThen(AfterExecute::Close),
+                Duration::ZERO,
+                Reaction::ExecuteThen(AfterExecute::Close),
+            ),
         ];
         for (reaction, delay, action) in cases {
             assert_eq!(reaction.outcome(&mut rng), (delay, action), "{reaction:?}");

@@ -49,8 +49,8 @@ use serde_json::Value;
 use super::condition::clamp_probability;
 use super::quote::{cut, quoted};
 use super::{
-    Condition, DelaySpec, FaultRule, HeaderMatch, OpKind, PathPattern, Reaction, RuleId,
-    RuleSnapshot,
+    AfterExecute, Condition, DelaySpec, FaultRule, HeaderMatch, OpKind, PathPattern, Reaction,
+    RuleId, RuleSnapshot,
 };
 
 /// A rule as JSON: what is read, and (with `id` and `hits` for a listing) what is written.
@@ -92,14 +92,26 @@ pub struct HeaderJson {
     pub value: String,
 }
 
-/// A reaction: `"close"`, `"stall"`, `{"delay": DELAY}` or `{"respond": {...}}`.
+/// A reaction: `"close"`, `"stall"`, `{"delay": DELAY}`, `{"respond": {...}}`,
+/// `"execute_then_close"` or `{"execute_then_respond": {"status": ..., "sub_status": ...}}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum ReactionJson {
     Close,
     Stall,
+    ExecuteThenClose,
+    ExecuteThenRespond(ExecuteThenRespondJson),
     Delay(DelayJson),
     Respond(RespondJson),
+}
+
+/// `{"status": ..., "sub_status": ...}`: the answer given after the request was served.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecuteThenRespondJson {
+    pub status: u64,
+    #[serde(default)]
+    pub sub_status: Option<u32>,
 }
 
 /// `{"status": ..., "sub_status": ..., "retry_after_ms": ..., "delay_ms" | "delay": ...}`.
@@ -273,6 +285,22 @@ impl ReactionJson {
         Ok(match self {
             ReactionJson::Close => Reaction::Close,
             ReactionJson::Stall => Reaction::Stall,
+            ReactionJson::ExecuteThenClose => Reaction::ExecuteThen(AfterExecute::Close),
+            ReactionJson::ExecuteThenRespond(r) => {
+                let status = u16::try_from(r.status)
+                    .ok()
+                    .filter(|s| (200..=599).contains(s))
+                    .ok_or_else(|| {
+                        format!(
+                            "{at}.execute_then_respond.status: expected an integer between 200 and 599, got {}",
+                            r.status
+                        )
+                    })?;
+                Reaction::ExecuteThen(AfterExecute::Respond {
+                    status,
+                    sub_status: r.sub_status.unwrap_or(0),
+                })
+            }
             ReactionJson::Delay(delay) => Reaction::Delay(delay.into_spec(&format!("{at}.delay"))?),
             ReactionJson::Respond(respond) => respond.into_reaction(&format!("{at}.respond"))?,
         })
@@ -301,6 +329,13 @@ impl ReactionJson {
             }
             Reaction::Close => ReactionJson::Close,
             Reaction::Stall => ReactionJson::Stall,
+            Reaction::ExecuteThen(AfterExecute::Close) => ReactionJson::ExecuteThenClose,
+            Reaction::ExecuteThen(AfterExecute::Respond { status, sub_status }) => {
+                ReactionJson::ExecuteThenRespond(ExecuteThenRespondJson {
+                    status: u64::from(*status),
+                    sub_status: Some(*sub_status),
+                })
+            }
         }
     }
 }
@@ -368,7 +403,7 @@ struct NoSettings {}
 impl<'de> Deserialize<'de> for ReactionJson {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct ReactionVisitor;
-        const EXPECTED: &str = "\"close\", \"stall\", {\"delay\":...} or {\"respond\":...}";
+        const EXPECTED: &str = "\"close\", \"stall\", \"execute_then_close\", {\"delay\":...}, {\"respond\":...} or {\"execute_then_respond\":...}";
         impl<'de> Visitor<'de> for ReactionVisitor {
             type Value = ReactionJson;
 
@@ -380,6 +415,7 @@ impl<'de> Deserialize<'de> for ReactionJson {
                 match name {
                     "close" => Ok(ReactionJson::Close),
                     "stall" => Ok(ReactionJson::Stall),
+                    "execute_then_close" => Ok(ReactionJson::ExecuteThenClose),
                     other => Err(E::custom(format!(
                         "unknown reaction {} (expected {EXPECTED})",
                         quoted(other)
@@ -403,6 +439,7 @@ impl<'de> Deserialize<'de> for ReactionJson {
                     }
                     "delay" => ReactionJson::Delay(map.next_value()?),
                     "respond" => ReactionJson::Respond(map.next_value()?),
+                    "execute_then_respond" => ReactionJson::ExecuteThenRespond(map.next_value()?),
                     other => {
                         return Err(de::Error::custom(format!(
                             "unknown reaction {} (expected {EXPECTED})",

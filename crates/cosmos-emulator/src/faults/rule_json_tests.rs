@@ -80,6 +80,24 @@ fn reactions_table() {
         (json!("stall"), Reaction::Stall),
         (json!({"stall":null}), Reaction::Stall),
         (
+            json!("execute_then_close"),
+            Reaction::ExecuteThen(AfterExecute::Close),
+        ),
+        (
+            json!({"execute_then_respond":{"status":503}}),
+            Reaction::ExecuteThen(AfterExecute::Respond {
+                status: 503,
+                sub_status: 0,
+            }),
+        ),
+        (
+            json!({"execute_then_respond":{"status":408,"sub_status":7}}),
+            Reaction::ExecuteThen(AfterExecute::Respond {
+                status: 408,
+                sub_status: 7,
+            }),
+        ),
+        (
             json!({"delay":250}),
             Reaction::Delay(DelaySpec::Fixed { ms: 250.0 }),
         ),

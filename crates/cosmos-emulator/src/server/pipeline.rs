@@ -15,7 +15,7 @@ use crate::auth::Credentials;
 use crate::exchange::reply::{error_response, to_response};
 use crate::exchange::request_class::op_kind;
 use crate::exchange::{header_text, Reply, RequestCtx, Shared};
-use crate::faults::{admin, Reaction, RequestFacts};
+use crate::faults::{admin, AfterExecute, Reaction, RequestFacts};
 use crate::handlers;
 use crate::protocol::{headers, route, ApiError, RouteError};
 
@@ -88,8 +88,10 @@ pub async fn handle(
     if !verdict.delay.is_zero() {
         tokio::time::sleep(verdict.delay).await;
     }
+    let mut after_execute = None;
     match verdict.reaction {
         Reaction::Delay(_) => {}
+        Reaction::ExecuteThen(after) => after_execute = Some(after),
         Reaction::Respond {
             status,
             sub_status,
@@ -116,10 +118,22 @@ pub async fn handle(
         region,
         now: Instant::now(),
     };
-    Ok(match handlers::handle(&ctx, &route) {
+    let response = match handlers::handle(&ctx, &route) {
         Ok(reply) => to_response(reply),
         Err(e) => error_response(&e, crate::protocol::charge::data_error()),
-    })
+    };
+    match after_execute {
+        None => Ok(response),
+        Some(AfterExecute::Close) => Err(CloseConnection),
+        Some(AfterExecute::Respond { status, sub_status }) => {
+            let e = ApiError::new(
+                status,
+                format!("Injected by an emulator fault rule after the request was served (status {status}, sub-status {sub_status})."),
+            )
+            .with_sub_status(sub_status);
+            Ok(error_response(&e, 0.0))
+        }
+    }
 }
 
 async fn admin_request(

@@ -1,11 +1,14 @@
-//! Every operation increments one shared counter item with PATCH (a Read-Modify-Write loop in the
-//! driver), so concurrent operations conflict and retry on 412.
+//! Every operation increments one shared counter item with PATCH, carried out as the chosen
+//! `PatchStrategy` says: with the driver's Read-Modify-Write loop concurrent operations conflict
+//! and retry on 412; with the service's PATCH verb each is one request.
 
 use std::time::Duration;
 
 use cosmos_driver::options::DEFAULT_PATCH_MAX_ATTEMPTS;
 use cosmos_driver::patch::PatchInstructions;
-use cosmos_driver::{CosmosDriver, CosmosOperation, ItemReference, OperationOptions, PartitionKey};
+use cosmos_driver::{
+    CosmosDriver, CosmosOperation, ItemReference, OperationOptions, PartitionKey, PatchStrategy,
+};
 
 use super::op_report::{report_err, report_ok};
 use crate::bench::workload::{OpReport, Workload};
@@ -21,18 +24,20 @@ pub struct PatchCounterWorkload {
 }
 
 impl PatchCounterWorkload {
-    /// Increments `counter` through `driver`.
+    /// Increments `counter` through `driver`, each PATCH carried out as `strategy` says.
     pub fn new(
         driver: CosmosDriver,
         counter: ItemReference,
         pk: PartitionKey,
         slow_after: Duration,
+        strategy: PatchStrategy,
     ) -> Result<Self, String> {
         let instructions = PatchInstructions::new().increment("/n", 1);
         let body = serde_json::to_vec(&instructions)
             .map_err(|e| format!("cannot encode the patch: {e}"))?;
-        let options =
-            OperationOptions::default().with_patch_max_attempts(DEFAULT_PATCH_MAX_ATTEMPTS);
+        let options = OperationOptions::default()
+            .with_patch_max_attempts(DEFAULT_PATCH_MAX_ATTEMPTS)
+            .with_patch_strategy(strategy);
         Ok(Self {
             driver,
             counter,

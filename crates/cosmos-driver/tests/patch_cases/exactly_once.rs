@@ -1,0 +1,202 @@
+//! Exactly-once PATCH: a replace the emulator carried out and whose answer was lost is settled by
+//! reading the item again; the operations are never applied twice, and success is reported only
+//! when the item holds the patch.
+
+use std::time::Duration;
+
+use cosmos_driver::patch::PatchInstructions;
+use cosmos_driver::{CosmosOperation, ErrorKind, OperationOptions};
+use cosmos_emulator::faults::{AfterExecute, FaultRule, OpKind, Reaction};
+use cosmos_emulator::EmulatorBuilder;
+use serde_json::json;
+
+use super::support::{create, patch, read_doc, requests_of, setup};
+
+fn increment() -> PatchInstructions {
+    PatchInstructions::new()
+        .increment("/n", 1)
+        .add("/log/-", json!("x"))
+}
+
+async fn counter_setup() -> (
+    cosmos_emulator::Emulator,
+    cosmos_driver::CosmosDriver,
+    cosmos_driver::ContainerReference,
+) {
+    let (emu, driver, c) = setup(EmulatorBuilder::new()).await;
+    create(
+        &driver,
+        &c,
+        &json!({"id": "a", "pk": "p", "n": 1, "log": []}),
+    )
+    .await;
+    (emu, driver, c)
+}
+
+#[tokio::test]
+async fn a_replace_that_landed_and_lost_its_answer_is_reported_once() {
+    let lost_answers = [
+        AfterExecute::Close,
+        AfterExecute::Respond {
+            status: 503,
+            sub_status: 0,
+        },
+        AfterExecute::Respond {
+            status: 408,
+            sub_status: 0,
+        },
+    ];
+    for after in lost_answers {
+        let (emu, driver, c) = counter_setup().await;
+        let lost = emu.faults().add(
+            FaultRule::new(Reaction::ExecuteThen(after))
+                .for_ops([OpKind::Replace])
+                .first(1),
+        );
+        let r = patch(
+            &driver,
+            &c,
+            "a",
+            "p",
+            &increment(),
+            &OperationOptions::new(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{after:?}: the re-read settles it: {e}"));
+        assert_eq!(lost.hits(), 1);
+        let returned: serde_json::Value = r.json().unwrap();
+        let (stored, etag) = read_doc(&driver, &c, "a", "p").await;
+        assert_eq!(stored["n"], 2, "{after:?}: applied once");
+        assert_eq!(stored["log"], json!(["x"]), "{after:?}: appended once");
+        assert_eq!(returned["n"], 2);
+        assert_eq!(r.etag(), Some(etag.as_str()), "the post-image's etag");
+        // The lost replace, the retry that met its 412, and nothing after the settling read.
+        assert_eq!(requests_of(&emu, OpKind::Replace), 2, "{after:?}");
+        assert!(
+            r.diagnostics().requests().len() >= 4,
+            "read, replace x2, read"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_replace_that_never_ran_is_sent_again_on_the_same_etag() {
+    let (emu, driver, c) = counter_setup().await;
+    // Every attempt of the first replace loses its connection before the emulator runs it: the
+    // pipeline gives up with an unknown outcome, the re-read finds the item unchanged.
+    let closed = emu.faults().add(
+        FaultRule::new(Reaction::Close)
+            .for_ops([OpKind::Replace])
+            .first(3),
+    );
+    let r = patch(
+        &driver,
+        &c,
+        "a",
+        "p",
+        &increment(),
+        &OperationOptions::new(),
+    )
+    .await
+    .expect("the same conditional replace, sent again, lands");
+    assert_eq!(closed.hits(), 3);
+    assert_eq!(r.status(), 200);
+    let (stored, _) = read_doc(&driver, &c, "a", "p").await;
+    assert_eq!(
+        (stored["n"].clone(), stored["log"].clone()),
+        (json!(2), json!(["x"]))
+    );
+    assert_eq!(requests_of(&emu, OpKind::Replace), 4);
+}
+
+#[tokio::test]
+async fn an_item_changed_by_another_writer_makes_the_outcome_unknown() {
+    let (emu, driver, c) = counter_setup().await;
+    let _lost = emu.faults().add(
+        FaultRule::new(Reaction::ExecuteThen(AfterExecute::Close))
+            .for_ops([OpKind::Replace])
+            .first(1),
+    );
+    // The settling read (the PATCH's second) is held for 3 s; another writer replaces the item
+    // as soon as the read has arrived (a local replace takes milliseconds).
+    let held = emu.faults().add(
+        FaultRule::new(Reaction::delay_ms(3_000))
+            .for_ops([OpKind::Read])
+            .after(1)
+            .first(1),
+    );
+    let other = driver.clone();
+    let c2 = c.clone();
+    let running = tokio::spawn(async move {
+        patch(
+            &other,
+            &c2,
+            "a",
+            "p",
+            &increment(),
+            &OperationOptions::new(),
+        )
+        .await
+    });
+    for _ in 0..2000 {
+        if held.hits() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(held.hits(), 1, "the settling read is held");
+    let overwrite = CosmosOperation::replace_item(c.item("a").unwrap())
+        .with_partition_key("p")
+        .with_json_body(&json!({"id": "a", "pk": "p", "n": 100, "log": []}))
+        .unwrap();
+    driver
+        .execute(overwrite, &OperationOptions::new())
+        .await
+        .expect("the other writer's replace");
+    let e = running
+        .await
+        .unwrap()
+        .expect_err("the item holds neither the old body nor the patch's");
+    assert_eq!(e.kind(), ErrorKind::OutcomeUnknown, "{e}");
+    assert!(e.message().contains("not applied again"), "{e}");
+    let (stored, _) = read_doc(&driver, &c, "a", "p").await;
+    assert_eq!(
+        stored["n"], 100,
+        "the patch was not applied over the other write"
+    );
+    assert_eq!(
+        requests_of(&emu, OpKind::Replace),
+        3,
+        "patch x2, the other writer x1"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_settling_read_makes_the_outcome_unknown() {
+    let (emu, driver, c) = counter_setup().await;
+    let _lost = emu.faults().add(
+        FaultRule::new(Reaction::ExecuteThen(AfterExecute::Close))
+            .for_ops([OpKind::Replace])
+            .first(1),
+    );
+    let _reads_refused = emu.faults().add(
+        FaultRule::new(Reaction::respond(404, 0))
+            .for_ops([OpKind::Read])
+            .after(1),
+    );
+    let e = patch(
+        &driver,
+        &c,
+        "a",
+        "p",
+        &increment(),
+        &OperationOptions::new(),
+    )
+    .await
+    .expect_err("nothing settles it");
+    assert_eq!(e.kind(), ErrorKind::OutcomeUnknown, "{e}");
+    assert!(!e.is_not_found(), "not reported as a definite 404");
+    drop(_reads_refused);
+    let (stored, _) = read_doc(&driver, &c, "a", "p").await;
+    assert_eq!(stored["n"], 2, "the lost replace landed, once");
+}
