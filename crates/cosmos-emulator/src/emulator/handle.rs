@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 
 use crate::exchange::Shared;
-use crate::faults::{FaultInjector, RequestCounters};
+use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
 
 /// A running emulator. Dropping it (or [`Emulator::shutdown`]) stops every listener and drops every
 /// open connection.
@@ -82,6 +82,12 @@ impl Emulator {
     /// Fault rules and latency profiles, changeable while the emulator runs.
     pub fn faults(&self) -> &FaultInjector {
         &self.shared.faults
+    }
+
+    /// Region outages (refuse or close every connection to a region), switchable while the
+    /// emulator runs; see [`RegionOutages`].
+    pub fn outages(&self) -> &RegionOutages {
+        &self.shared.outages
     }
 
     /// Requests seen per region and operation kind.

@@ -49,6 +49,10 @@ impl FaultRule {
             } => format!("respond-{status}-{sub_status}"),
             Reaction::Close => "close".to_owned(),
             Reaction::Stall => "stall".to_owned(),
+            Reaction::ExecuteThenClose => "execute-then-close".to_owned(),
+            Reaction::ExecuteThenRespond { status, sub_status } => {
+                format!("execute-then-respond-{status}-{sub_status}")
+            }
         };
         FaultRule {
             name,

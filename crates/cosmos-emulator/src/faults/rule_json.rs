@@ -31,7 +31,11 @@
 //!   - `{"respond": {"status": 200..=599, "sub_status": int (default 0), "retry_after_ms": int or
 //!     null, "delay_ms": number (default 0)}}` (or `"delay": DELAY` instead of `delay_ms`);
 //!   - `"close"` (or `{"close": null}`, `{"close": {}}`): close the connection without answering;
-//!   - `"stall"` (likewise): never answer.
+//!   - `"stall"` (likewise): never answer;
+//!   - `"execute_then_close"` (likewise): carry the request out, then close the connection without
+//!     answering (the write is stored, the client cannot know it);
+//!   - `{"execute_then_respond": {"status": 400..=599, "sub_status": int (default 0)}}`: carry the
+//!     request out, then answer this status (e.g. 408 or 503) instead of its result.
 //!
 //! DELAY is a number of milliseconds, `{"fixed_ms":N}`, `{"uniform_ms":[MIN,MAX]}` or
 //! `{"lognormal_ms":{"median":M,"sigma":S}}`.
@@ -92,14 +96,26 @@ pub struct HeaderJson {
     pub value: String,
 }
 
-/// A reaction: `"close"`, `"stall"`, `{"delay": DELAY}` or `{"respond": {...}}`.
+/// A reaction: `"close"`, `"stall"`, `"execute_then_close"`, `{"delay": DELAY}`,
+/// `{"respond": {...}}` or `{"execute_then_respond": {...}}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum ReactionJson {
     Close,
     Stall,
     Delay(DelayJson),
     Respond(RespondJson),
+    ExecuteThenClose,
+    ExecuteThenRespond(ExecuteRespondJson),
+}
+
+/// `{"status": 400..=599, "sub_status": ...}`: the answer sent after carrying the request out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecuteRespondJson {
+    pub status: u64,
+    #[serde(default)]
+    pub sub_status: Option<u32>,
 }
 
 /// `{"status": ..., "sub_status": ..., "retry_after_ms": ..., "delay_ms" | "delay": ...}`.
@@ -275,6 +291,22 @@ impl ReactionJson {
             ReactionJson::Stall => Reaction::Stall,
             ReactionJson::Delay(delay) => Reaction::Delay(delay.into_spec(&format!("{at}.delay"))?),
             ReactionJson::Respond(respond) => respond.into_reaction(&format!("{at}.respond"))?,
+            ReactionJson::ExecuteThenClose => Reaction::ExecuteThenClose,
+            ReactionJson::ExecuteThenRespond(answer) => {
+                let status = u16::try_from(answer.status)
+                    .ok()
+                    .filter(|s| (400..=599).contains(s))
+                    .ok_or_else(|| {
+                        format!(
+                            "{at}.execute_then_respond.status: expected an integer between 400 and 599, got {}",
+                            answer.status
+                        )
+                    })?;
+                Reaction::ExecuteThenRespond {
+                    status,
+                    sub_status: answer.sub_status.unwrap_or(0),
+                }
+            }
         })
     }
 
@@ -301,6 +333,13 @@ impl ReactionJson {
             }
             Reaction::Close => ReactionJson::Close,
             Reaction::Stall => ReactionJson::Stall,
+            Reaction::ExecuteThenClose => ReactionJson::ExecuteThenClose,
+            Reaction::ExecuteThenRespond { status, sub_status } => {
+                ReactionJson::ExecuteThenRespond(ExecuteRespondJson {
+                    status: u64::from(*status),
+                    sub_status: Some(*sub_status),
+                })
+            }
         }
     }
 }
@@ -368,7 +407,7 @@ struct NoSettings {}
 impl<'de> Deserialize<'de> for ReactionJson {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct ReactionVisitor;
-        const EXPECTED: &str = "\"close\", \"stall\", {\"delay\":...} or {\"respond\":...}";
+        const EXPECTED: &str = "\"close\", \"stall\", \"execute_then_close\", {\"delay\":...}, {\"respond\":...} or {\"execute_then_respond\":...}";
         impl<'de> Visitor<'de> for ReactionVisitor {
             type Value = ReactionJson;
 
@@ -380,6 +419,7 @@ impl<'de> Deserialize<'de> for ReactionJson {
                 match name {
                     "close" => Ok(ReactionJson::Close),
                     "stall" => Ok(ReactionJson::Stall),
+                    "execute_then_close" => Ok(ReactionJson::ExecuteThenClose),
                     other => Err(E::custom(format!(
                         "unknown reaction {} (expected {EXPECTED})",
                         quoted(other)
@@ -392,15 +432,16 @@ impl<'de> Deserialize<'de> for ReactionJson {
                     return Err(de::Error::custom(format!("expected {EXPECTED}, got {{}}")));
                 };
                 let reaction = match name.as_str() {
-                    "close" | "stall" => {
+                    "close" | "stall" | "execute_then_close" => {
                         map.next_value::<Option<NoSettings>>()
                             .map_err(|_| de::Error::custom(format!("{name} takes no settings")))?;
-                        if name == "close" {
-                            ReactionJson::Close
-                        } else {
-                            ReactionJson::Stall
+                        match name.as_str() {
+                            "close" => ReactionJson::Close,
+                            "stall" => ReactionJson::Stall,
+                            _ => ReactionJson::ExecuteThenClose,
                         }
                     }
+                    "execute_then_respond" => ReactionJson::ExecuteThenRespond(map.next_value()?),
                     "delay" => ReactionJson::Delay(map.next_value()?),
                     "respond" => ReactionJson::Respond(map.next_value()?),
                     other => {
