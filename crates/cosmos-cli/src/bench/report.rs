@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::chaos::ChaosReport;
 use super::engine::RunMeasurement;
 
 /// Every run of one benchmark invocation.
@@ -67,6 +68,9 @@ pub struct RunReport {
     /// only with the embedded emulator.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub region_reads_per_second: Option<std::collections::BTreeMap<String, Vec<u64>>>,
+    /// Lost, phantom and double-applied writes and the fault timeline, only for `chaos`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub chaos: Option<ChaosReport>,
 }
 
 /// Latency percentiles in milliseconds.
@@ -172,6 +176,7 @@ impl RunReport {
                 attempts_histogram: t.patch.attempts.clone(),
             }),
             region_reads_per_second: None,
+            chaos: None,
         }
     }
 }

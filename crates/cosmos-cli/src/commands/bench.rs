@@ -9,6 +9,7 @@ use cosmos_driver::CosmosDriver;
 use cosmos_emulator::faults::profiles::{EPISODE_LENGTH, EPISODE_START};
 use cosmos_emulator::{Emulator, EmulatorBuilder};
 
+use super::bench_chaos;
 use crate::args::hedging::{run_label, HedgingChoice};
 use crate::bench::output::{self, CompletedRun};
 use crate::bench::progress::{ProgressBar, ProgressCounters};
@@ -24,12 +25,16 @@ use crate::cli::{BenchArgs, WorkloadKind};
 
 /// The profile the embedded emulator uses when none is given.
 pub const DEFAULT_PROFILE: &str = "slow-primary";
+/// The profile the embedded emulator uses for the chaos workload when none is given.
+pub const CHAOS_PROFILE: &str = "geo";
 /// The threshold compared with hedging off when no `--hedging` is given.
 pub const DEFAULT_THRESHOLD: Duration = Duration::from_millis(50);
 
-/// The hedging settings to run: as given, or off and 50 ms.
-pub fn hedging_runs(given: &[HedgingChoice]) -> Vec<HedgingChoice> {
-    if given.is_empty() {
+/// The hedging settings to run: as given, or off and 50 ms (only off for the chaos workload).
+pub fn hedging_runs(given: &[HedgingChoice], workload: WorkloadKind) -> Vec<HedgingChoice> {
+    if given.is_empty() && workload == WorkloadKind::Chaos {
+        vec![HedgingChoice::Off]
+    } else if given.is_empty() {
         vec![
             HedgingChoice::Off,
             HedgingChoice::Threshold(DEFAULT_THRESHOLD),
@@ -72,6 +77,12 @@ impl Target {
 
 async fn target(args: &BenchArgs) -> Result<Target, String> {
     if args.target.endpoint.is_some() {
+        if args.workload == WorkloadKind::Chaos {
+            return Err(
+                "the chaos workload plays its faults on the embedded emulator; it cannot run against --endpoint"
+                    .into(),
+            );
+        }
         if args.profile.is_some() {
             return Err(
                 "--profile sets the embedded emulator's latency; it cannot apply to --endpoint"
@@ -92,10 +103,13 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
             emulator: None,
         });
     }
-    let profile = args
-        .profile
-        .clone()
-        .unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
+    let profile = args.profile.clone().unwrap_or_else(|| {
+        if args.workload == WorkloadKind::Chaos {
+            CHAOS_PROFILE.to_owned()
+        } else {
+            DEFAULT_PROFILE.to_owned()
+        }
+    });
     let emulator = EmulatorBuilder::new()
         .profile(&profile)
         .start()
@@ -106,11 +120,14 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
         emulator.endpoint(),
         emulator.regions().join(", ")
     );
-    let regions = if args.target.preferred_regions.is_empty() {
-        emulator.regions().to_vec()
-    } else {
-        args.target.regions()
-    };
+    let regions =
+        if args.target.preferred_regions.is_empty() && args.workload == WorkloadKind::Chaos {
+            bench_chaos::chaos_regions(emulator.regions(), &emulator.write_region())
+        } else if args.target.preferred_regions.is_empty() {
+            emulator.regions().to_vec()
+        } else {
+            args.target.regions()
+        };
     let account = BenchAccount {
         endpoint: emulator.endpoint().to_owned(),
         key: emulator.key().to_owned(),
@@ -130,7 +147,7 @@ fn engine_config(args: &BenchArgs) -> Result<EngineConfig, String> {
         .ok()
         .and_then(NonZeroUsize::new);
     Ok(EngineConfig {
-        pacing: Pacing::from_rate(args.rate),
+        pacing: Pacing::from_rate(args.rate()),
         concurrency: concurrency.ok_or("--concurrency must be at least 1")?,
         window: Window {
             warmup: args.warmup,
@@ -172,7 +189,27 @@ async fn one_run(
         .emulator
         .as_ref()
         .map(|e| RegionTimeline::start(e.counters().clone(), e.regions().to_vec()));
+    let mut chaos = None;
     let (m, final_counter) = match (args.workload, items) {
+        (WorkloadKind::Chaos, Some(items)) => {
+            let emulator = target
+                .emulator
+                .as_ref()
+                .ok_or("the chaos workload needs the embedded emulator")?;
+            let run = bench_chaos::ChaosRun {
+                emulator,
+                driver,
+                container: target.account.container_ref()?,
+                preferred: target.account.regions.clone(),
+                items: items.clone(),
+                config,
+                duration: args.duration,
+                slow_after,
+            };
+            let (m, report) = bench_chaos::run(run, |w, config| measure(w, config, label)).await?;
+            chaos = Some(report);
+            (m, None)
+        }
         (WorkloadKind::PatchCounter, _) => {
             let container = target.account.container_ref()?;
             let (counter, pk) = setup::reset_counter(&driver, &container).await?;
@@ -222,7 +259,7 @@ async fn one_run(
         eprintln!(
             "warning: the target could not keep up with {} ops/s: operations waited up to {:.1} s for one of the \
              {} slots (that wait is part of their latency); lower --rate or raise --concurrency",
-            args.rate,
+            args.rate(),
             m.max_start_lag.as_secs_f64(),
             config.concurrency
         );
@@ -231,10 +268,11 @@ async fn one_run(
         workload: args.workload.name().into(),
         profile: target.profile.clone(),
         hedging: run_label(hedging, args.hedge_budget.0),
-        rate: args.rate,
+        rate: args.rate(),
         concurrency: config.concurrency.get(),
     };
     let mut report = RunReport::new(labels, &m, final_counter);
+    report.chaos = chaos;
     if let Some(timeline) = timeline {
         let timeline = timeline.finish().await;
         if target.profile == "brownout" || target.profile == "blackhole" {
@@ -265,6 +303,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         | WorkloadKind::Mixed
         | WorkloadKind::Query
         | WorkloadKind::QueryCross
+        | WorkloadKind::Chaos
             if args.skip_setup =>
         {
             Some(SeededItems::new(&container, args.items)?)
@@ -272,7 +311,8 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         WorkloadKind::Read
         | WorkloadKind::Mixed
         | WorkloadKind::Query
-        | WorkloadKind::QueryCross => {
+        | WorkloadKind::QueryCross
+        | WorkloadKind::Chaos => {
             eprintln!(
                 "seeding {} items into {}/{}",
                 args.items, args.db, args.container
@@ -281,7 +321,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         }
     };
     let mut runs = Vec::new();
-    for hedging in hedging_runs(&args.hedging) {
+    for hedging in hedging_runs(&args.hedging, args.workload) {
         eprintln!(
             "run: workload {}, hedging {}",
             args.workload.name(),
@@ -290,6 +330,11 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         runs.push(one_run(args, &target, items.as_ref(), hedging).await?);
     }
     print!("{}", output::table(&runs));
+    for run in &runs {
+        if let Some(chaos) = &run.report.chaos {
+            print!("{}", chaos.describe());
+        }
+    }
     if let Some(path) = &args.json {
         output::write_json(path, &runs)?;
         eprintln!("wrote {}", path.display());
@@ -324,12 +369,16 @@ mod tests {
     #[test]
     fn default_runs_are_off_and_50ms() {
         assert_eq!(
-            hedging_runs(&[]),
+            hedging_runs(&[], WorkloadKind::Read),
             [
                 HedgingChoice::Off,
                 HedgingChoice::Threshold(Duration::from_millis(50))
             ]
         );
-        assert_eq!(hedging_runs(&[HedgingChoice::On]), [HedgingChoice::On]);
+        assert_eq!(
+            hedging_runs(&[HedgingChoice::On], WorkloadKind::Read),
+            [HedgingChoice::On]
+        );
+        assert_eq!(hedging_runs(&[], WorkloadKind::Chaos), [HedgingChoice::Off]);
     }
 }

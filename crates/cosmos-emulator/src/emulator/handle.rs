@@ -111,6 +111,21 @@ impl Emulator {
         self.shared.store.failover(region).map(|_| ())
     }
 
+    /// Splits partition key range `range` of container `container` in database `db` into two
+    /// children, as `POST /_emulator/split` does.
+    pub fn split(&self, db: &str, container: &str, range: &str) -> Result<(), String> {
+        let database = self
+            .shared
+            .store
+            .catalog
+            .owner_database(db)
+            .map_err(|e| e.message)?;
+        database
+            .split_container(container, range)
+            .map(|_| ())
+            .map_err(|e| e.message)
+    }
+
     /// Stops every listener and connection and waits until they are gone.
     pub async fn shutdown(mut self) {
         let tasks = std::mem::take(&mut self.tasks);

@@ -1,5 +1,6 @@
 //! The benchmark's workloads over this project's driver, and the account setup they need.
 
+pub mod chaos;
 mod mixed;
 pub mod op_report;
 mod patch_counter;
@@ -7,6 +8,7 @@ mod query;
 mod read;
 pub mod setup;
 
+pub use chaos::ChaosWorkload;
 pub use mixed::MixedWorkload;
 pub use patch_counter::PatchCounterWorkload;
 pub use query::{QueryShape, QueryWorkload};
