@@ -21,6 +21,8 @@
 
 #![deny(missing_docs)]
 
+#[cfg(test)]
+mod alloc_counter;
 pub mod auth;
 pub mod batch;
 pub mod bulk;
@@ -42,6 +44,11 @@ mod response;
 mod routing;
 mod session;
 mod transport;
+
+/// Unit tests count allocations on the measuring thread (see `alloc_counter`).
+#[cfg(test)]
+#[global_allocator]
+static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllocator;
 
 pub use auth::{AccessToken, Credential, TokenCredential};
 pub use client::{ContainerClient, DriverPageSource, ItemResponse};

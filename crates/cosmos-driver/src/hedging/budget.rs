@@ -93,11 +93,6 @@ impl HedgeBudget {
         }
     }
 
-    /// The settings.
-    pub fn config(&self) -> HedgeBudgetConfig {
-        self.config
-    }
-
     /// Adds `amount` thousandths, keeping the balance at most the cap.
     fn add(&self, amount: i64) {
         if amount <= 0 {
@@ -146,7 +141,8 @@ impl HedgeBudget {
             .is_ok()
     }
 
-    /// The balance in tokens (for diagnostics and tests).
+    /// The balance in tokens.
+    #[cfg(test)]
     pub fn balance(&self) -> f64 {
         self.balance.load(Relaxed) as f64 / MILLI as f64
     }

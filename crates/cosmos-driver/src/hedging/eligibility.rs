@@ -83,7 +83,8 @@ pub fn should_hedge(e: &HedgeEligibility) -> HedgeDecision {
     HedgeDecision::Hedge(strategy)
 }
 
-/// A region with its endpoint: the plain implementation of [`RegionalEndpoint`].
+/// A region with its endpoint: the plain implementation of [`RegionalEndpoint`] (tests).
+#[cfg(test)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegionEndpoint<E> {
     /// The region.
@@ -92,6 +93,7 @@ pub struct RegionEndpoint<E> {
     pub endpoint: E,
 }
 
+#[cfg(test)]
 impl<E: PartialEq + Clone> RegionalEndpoint for RegionEndpoint<E> {
     type Endpoint = E;
     fn region(&self) -> &Region {

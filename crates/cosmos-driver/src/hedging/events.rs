@@ -61,7 +61,7 @@ fn millis(d: Duration) -> u64 {
 pub(crate) fn enabled_for_operation(threshold: HedgeThreshold, region_count: usize) {
     tracing::debug!(
         name: "cosmos.hedge.enabled_for_operation",
-        target: "cosmos.hedge",
+        target: TARGET,
         threshold_ms = millis(threshold.get()),
         region_count,
     );
@@ -71,7 +71,7 @@ pub(crate) fn enabled_for_operation(threshold: HedgeThreshold, region_count: usi
 pub(crate) fn alternate_spawned(target_region: &Region, elapsed: Duration) {
     tracing::debug!(
         name: "cosmos.hedge.alternate_spawned",
-        target: "cosmos.hedge",
+        target: TARGET,
         target_region = %target_region,
         elapsed_ms = millis(elapsed),
     );
@@ -81,7 +81,7 @@ pub(crate) fn alternate_spawned(target_region: &Region, elapsed: Duration) {
 pub(crate) fn canceled(which: Leg, target_region: &Region, reason: CancelReason) {
     tracing::debug!(
         name: "cosmos.hedge.canceled",
-        target: "cosmos.hedge",
+        target: TARGET,
         which = which.as_str(),
         target_region = %target_region,
         reason = reason.as_str(),
@@ -92,7 +92,7 @@ pub(crate) fn canceled(which: Leg, target_region: &Region, reason: CancelReason)
 pub(crate) fn winner_selected(winner_region: &Region, elapsed: Duration, was_hedge: bool) {
     tracing::debug!(
         name: "cosmos.hedge.winner_selected",
-        target: "cosmos.hedge",
+        target: TARGET,
         winner_region = %winner_region,
         elapsed_ms = millis(elapsed),
         was_hedge,
@@ -103,7 +103,7 @@ pub(crate) fn winner_selected(winner_region: &Region, elapsed: Duration, was_hed
 pub(crate) fn budget_denied(primary_region: &Region, elapsed: Duration) {
     tracing::debug!(
         name: "cosmos.hedge.budget_denied",
-        target: "cosmos.hedge",
+        target: TARGET,
         primary_region = %primary_region,
         elapsed_ms = millis(elapsed),
     );
@@ -113,7 +113,7 @@ pub(crate) fn budget_denied(primary_region: &Region, elapsed: Duration) {
 pub(crate) fn both_transient(last_status: Option<CosmosStatus>) {
     tracing::warn!(
         name: "cosmos.hedge.both_transient",
-        target: "cosmos.hedge",
+        target: TARGET,
         last_status_code = last_status.map_or(0, |s| s.status),
         last_sub_status_code = last_status.map_or(0, |s| s.sub_status),
     );
@@ -123,7 +123,7 @@ pub(crate) fn both_transient(last_status: Option<CosmosStatus>) {
 pub(crate) fn recorded_alternate_win(primary_region: &Region, partition: &str) {
     tracing::debug!(
         name: "cosmos.hedge.recorded_alternate_win",
-        target: "cosmos.hedge",
+        target: TARGET,
         primary_region = %primary_region,
         partition,
     );

@@ -85,9 +85,6 @@ mod tests {
         fn observed_session_unavailable(&self) -> bool {
             false
         }
-        fn request_charge(&self) -> f64 {
-            1.0
-        }
     }
 
     /// Counts like the breaker does, and logs every call.

@@ -68,6 +68,7 @@ impl HubRegionLatch {
     }
 
     /// The shared flag, once installed.
+    #[cfg(test)]
     pub fn shared(&self) -> Option<&Arc<AtomicBool>> {
         self.shared.get()
     }

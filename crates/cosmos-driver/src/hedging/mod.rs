@@ -1,16 +1,17 @@
-//! Cross-region hedging of reads: configuration, eligibility, the race and its diagnostics.
+//! Cross-region hedging of reads: what a user configures ([`AvailabilityStrategy`],
+//! [`HedgingStrategy`], [`HedgeThreshold`], [`AdaptiveThreshold`], [`HedgeBudgetConfig`],
+//! [`HedgingEnv`]) and reads back ([`HedgeDiagnostics`], [`HedgeTerminalState`]).
 //!
-//! - [`strategy`](HedgingStrategy): the configuration types.
-//! - [`HedgingEnv`] and [`resolve_strategy`]: which strategy is in force for an operation.
-//! - [`should_hedge`], [`select_alternate`] and [`AlternateRouting::pinned`]: whether to hedge,
-//!   where the alternate goes and how it is pinned there.
-//! - [`is_final_result`]: which results end a race, and which may start one.
-//! - [`race_hedged`]: the race itself, with [`HubRegionLatch`] shared by its two attempts.
-//! - [`hedge_win_feedback`]: what the partition circuit breaker learns from a race.
-//! - [`RegionLatencies`] and [`AdaptiveThreshold`]: adaptive thresholds from recent latencies.
-//! - [`HedgeBudget`]: the token bucket that bounds hedged requests to a share of reads.
+//! Inside the crate, the module also holds the decisions and the race the pipeline uses:
+//! `strategy_resolution` (which strategy is in force), `eligibility` (whether to hedge and where the
+//! alternate goes), `final_result` (which results end a race), `race` (the race itself, with the
+//! `hub_latch` its two attempts share), `feedback` (what the partition circuit breaker learns),
+//! `region_latencies` and `adaptive` (adaptive thresholds), `budget` (the token bucket that bounds
+//! hedged requests to a share of reads).
 
 mod adaptive;
+#[cfg(test)]
+mod adaptive_alloc_tests;
 mod budget;
 mod eligibility;
 mod env;
@@ -24,32 +25,32 @@ mod region_latencies;
 mod strategy;
 mod strategy_resolution;
 
+// What a user configures and reads back.
 pub use crate::diagnostics::{HedgeDiagnostics, HedgeTerminalState, HedgingStrategyConfig};
-pub use crate::routing::{HedgeWinRecorder, RegionalEndpoint};
 pub use adaptive::AdaptiveThreshold;
-pub use budget::{HedgeBudget, HedgeBudgetConfig};
-pub use eligibility::{
-    select_alternate, should_hedge, AlternateRouting, HedgeDecision, HedgeEligibility, NoHedge,
-    RegionEndpoint, PHASE_ALLOWED_OPERATIONS,
-};
+pub use budget::HedgeBudgetConfig;
 pub use env::{
-    parse_lenient_bool, HedgingEnv, RejectedEnvValue, CONSECUTIVE_HEDGE_WIN_THRESHOLD_ENV,
+    HedgingEnv, RejectedEnvValue, CONSECUTIVE_HEDGE_WIN_THRESHOLD_ENV,
     DEFAULT_CONSECUTIVE_HEDGE_WIN_THRESHOLD, HEDGING_ENABLED_ENV, HEDGING_ENABLED_OVERRIDE_ENV,
 };
-pub use events::{CancelReason, Leg, TARGET as EVENT_TARGET};
-pub use feedback::{apply_hedge_win_feedback, hedge_win_feedback, HedgeWinFeedback};
-pub use final_result::{classify_hedge_result, is_final_result, may_start_hedge_after, LegOutcome};
-pub use hub_latch::{
+pub use strategy::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
+pub use strategy_resolution::DEFAULT_HEDGE_THRESHOLD;
+
+// What the pipeline uses.
+pub(crate) use budget::HedgeBudget;
+pub(crate) use eligibility::{
+    select_alternate, should_hedge, AlternateRouting, HedgeDecision, HedgeEligibility,
+    PHASE_ALLOWED_OPERATIONS,
+};
+pub(crate) use events::Leg;
+pub(crate) use feedback::{apply_hedge_win_feedback, hedge_win_feedback, HedgeWinFeedback};
+pub(crate) use final_result::{classify_hedge_result, may_start_hedge_after, LegOutcome};
+pub(crate) use hub_latch::{
     emit_hub_region_header, hub_latch_eligible, hub_latch_triggers, latch_session_unavailable,
     propagate_hedge_session_unavailable, HubRegionLatch,
 };
-pub use race::{
-    race_hedged, race_hedged_within, HedgeLegOutput, HedgedRace, RaceSetup, HARVEST_WINDOW,
-};
-pub use region_latencies::{RegionLatencies, MAX_TRACKED_REGIONS, ROTATION_PERIOD};
-pub use strategy::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
-pub use strategy_resolution::{
-    default_threshold, resolve_consecutive_hedge_win_threshold, resolve_hedging_enabled,
-    resolve_strategy, HedgingLayers, HedgingOff, ResolvedStrategy, StrategySource,
-    DEFAULT_HEDGE_THRESHOLD,
-};
+#[cfg(test)]
+pub(crate) use race::race_hedged;
+pub(crate) use race::{race_hedged_within, HedgeLegOutput, HedgedRace, RaceSetup};
+pub(crate) use region_latencies::RegionLatencies;
+pub(crate) use strategy_resolution::{default_threshold, resolve_strategy, HedgingLayers};

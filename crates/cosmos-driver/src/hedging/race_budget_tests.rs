@@ -19,9 +19,6 @@ impl HedgeLegOutput for Fake {
     fn observed_session_unavailable(&self) -> bool {
         false
     }
-    fn request_charge(&self) -> f64 {
-        1.0
-    }
 }
 
 fn ms(n: u64) -> Duration {

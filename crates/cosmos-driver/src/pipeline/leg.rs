@@ -18,7 +18,7 @@ use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{emit_hub_region_header, latch_session_unavailable, HubRegionLatch};
 use crate::protocol::{CosmosStatus, Region};
 use crate::routing::{AccountSnapshot, Candidates, RegionEndpoint};
-use crate::transport::{sent, AttemptFailure};
+use crate::transport::AttemptFailure;
 
 /// The retry state a leg carries: counters, the sticky hub-region latch, the partition key range id.
 #[derive(Clone, Debug, Default)]
@@ -327,24 +327,11 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         // would refuse it (403/3), so they never get it.
         let hub_header = region.region == account.properties.hub().region
             && emit_hub_region_header(p.state.hub_region_processing_only, hub_latch);
-        // The request is built, then only the built request is kept while it is in flight.
         let hedge_attempt = first_reason == AttemptReason::Hedge;
-        let built = core
-            .transport
-            .build(&build_attempt(
-                ctx,
-                &region.endpoint,
-                hub_header,
-                hedge_attempt,
-            ))
-            .await;
+        let request = build_attempt(ctx, &region.endpoint, hub_header, hedge_attempt);
         let attempt = InFlightAttempt::start(diagnostics, &region, reason, ctx.started);
         let started = attempt.started();
-        let sent = match built {
-            Ok(request) => sent(core.transport.send_built(request, ctx.deadline).await)
-                .map_err(AttemptFailure::Send),
-            Err(e) => Err(AttemptFailure::Local(e)),
-        };
+        let sent = core.transport.send(&request, ctx.deadline).await;
         p.attempts += 1;
         p.region = Some(region.clone());
         let (outcome, end) = match sent {

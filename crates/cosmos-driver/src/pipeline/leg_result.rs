@@ -152,13 +152,6 @@ impl HedgeLegOutput for LegResult {
         self.observed_session_unavailable
     }
 
-    fn request_charge(&self) -> f64 {
-        match &self.end {
-            LegEnd::Response(r) => r.request_charge,
-            LegEnd::Error(_) => 0.0,
-        }
-    }
-
     /// Errors made locally (bad input, credential failure) are final: another region would fail
     /// the same way. Transport failures, timeouts and "no eligible region" are transient. A leg that
     /// ended to move to another region (`moved_on`, a 403/1008 included) is transient: its outcome

@@ -177,10 +177,14 @@ async fn leg_futures_stay_small() {
         "run_leg future: {} bytes",
         std::mem::size_of_val(&leg)
     );
-    let send = core.transport.send_built(
-        http::Request::new(http_body_util::Full::new(bytes::Bytes::new())),
-        None,
+    let account = core.account.snapshot();
+    let request = crate::pipeline::attempt::build_attempt(
+        &ctx,
+        &account.properties.hub().endpoint,
+        false,
+        false,
     );
+    let send = core.transport.send(&request, None);
     assert!(
         std::mem::size_of_val(&send) <= 512,
         "send future: {} bytes",

@@ -113,8 +113,8 @@ impl Transport {
 
     /// Sends a request made by [`Transport::build`]; gives up at the earlier of `deadline` and the
     /// request timeout. The request is handed over at once; await the future and pass its output to
-    /// [`sent`]. (No async wrapper here: every layer of one would copy the in-flight state.)
-    pub(crate) fn send_built(
+    /// [`sent`].
+    fn send_built(
         &self,
         request: Request<Full<Bytes>>,
         deadline: Option<Instant>,
@@ -130,10 +130,7 @@ impl Transport {
 
     /// The signed HTTP request of one attempt (a master key signs at once; a token credential may
     /// have to fetch a token).
-    pub(crate) async fn build(
-        &self,
-        req: &AttemptRequest<'_>,
-    ) -> Result<Request<Full<Bytes>>, CosmosError> {
+    async fn build(&self, req: &AttemptRequest<'_>) -> Result<Request<Full<Bytes>>, CosmosError> {
         let (date, authorization) = match self.credential.as_master_key() {
             Some(key) => with_request_date(|date, lower| {
                 let auth = key.authorization(

@@ -1,59 +1,13 @@
 //! Recording a latency, reading an adaptive threshold and using the hedge budget allocate nothing:
-//! they run on every hedged read.
-//!
-//! A counting global allocator counts the allocations made on the measuring thread (the same
-//! technique as `hedging_allocations.rs`).
+//! they run on every hedged read (counted by the crate's test allocator, `alloc_counter`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::Duration;
 
-use cosmos_driver::hedging::{HedgeBudget, HedgeBudgetConfig, HedgeThreshold, RegionLatencies};
-use cosmos_driver::protocol::Region;
 use tokio::time::Instant;
 
-struct CountingAllocator;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn note_allocation() {
-    if COUNTING.try_with(Cell::get).unwrap_or(false) {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-    }
-}
-
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-/// Allocations made on this thread while `f` runs.
-fn allocations_of<T>(f: impl FnOnce() -> T) -> (u64, T) {
-    ALLOCATIONS.with(|n| n.set(0));
-    COUNTING.with(|c| c.set(true));
-    let out = f();
-    COUNTING.with(|c| c.set(false));
-    (ALLOCATIONS.with(Cell::get), out)
-}
+use super::{HedgeBudget, HedgeBudgetConfig, HedgeThreshold, RegionLatencies};
+use crate::alloc_counter::allocations_of;
+use crate::protocol::Region;
 
 #[test]
 fn recording_and_reading_latencies_allocates_nothing() {
