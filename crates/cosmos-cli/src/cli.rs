@@ -284,6 +284,11 @@ pub enum WorkloadKind {
     QueryCross,
     /// One bulk run creating `--items` new items in a fresh container (items/s and RU per item).
     BulkInsert,
+    /// Reads, queries, creates, replaces and PATCH increments while a schedule of faults plays
+    /// (read-region outage, write failover, split, 429 storm, unanswered writes); then every write
+    /// is read back and lost, phantom and double-applied writes are counted. Embedded emulator
+    /// only; one run, hedging off unless `--hedging` is given.
+    Chaos,
 }
 
 impl WorkloadKind {
@@ -296,6 +301,7 @@ impl WorkloadKind {
             WorkloadKind::Query => "query",
             WorkloadKind::QueryCross => "query-cross",
             WorkloadKind::BulkInsert => "bulk-insert",
+            WorkloadKind::Chaos => "chaos",
         }
     }
 }
@@ -336,9 +342,10 @@ pub struct BenchArgs {
     /// after this long (default: the breaker's 60 s), e.g. `3s`.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub hedge_win_probe_after: Option<Duration>,
-    /// Operations started per second (open loop); 0 for closed loop.
-    #[arg(long, default_value_t = 500)]
-    pub rate: u64,
+    /// Operations started per second (open loop); 0 for closed loop. Default 500, 300 for the
+    /// chaos workload.
+    #[arg(long = "rate", value_name = "RATE")]
+    pub rate_given: Option<u64>,
     /// Most operations in flight (the number of workers in closed loop).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub concurrency: u32,
@@ -376,6 +383,16 @@ pub struct BenchArgs {
     /// Use the database, container and items as they are: no creation, no seeding (with --endpoint).
     #[arg(long, requires = "endpoint")]
     pub skip_setup: bool,
+}
+
+impl BenchArgs {
+    /// Operations started per second: `--rate`, or the workload's default (500; 300 for chaos).
+    pub fn rate(&self) -> u64 {
+        self.rate_given.unwrap_or(match self.workload {
+            WorkloadKind::Chaos => 300,
+            _ => 500,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -472,7 +489,7 @@ mod tests {
         let Command::Bench(b) = cli.command else {
             panic!("not bench")
         };
-        assert_eq!((b.rate, b.concurrency, b.items), (500, 64, 1000));
+        assert_eq!((b.rate(), b.concurrency, b.items), (500, 64, 1000));
         assert_eq!(
             (b.duration, b.warmup),
             (Duration::from_secs(20), Duration::from_secs(2))

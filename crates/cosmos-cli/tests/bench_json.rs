@@ -198,3 +198,73 @@ fn patch_counter_reads_back_every_successful_increment() {
         assert!((1..=5).contains(&n), "{patch}");
     }
 }
+
+#[test]
+fn chaos_plays_every_fault_and_accounts_for_every_operation() {
+    let report = bench(
+        &[
+            "--workload",
+            "chaos",
+            "--duration",
+            "3s",
+            "--warmup",
+            "0s",
+            "--rate",
+            "150",
+            "--profile",
+            "local",
+        ],
+        &scratch("chaos"),
+    );
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "one run, hedging off");
+    let run = &runs[0];
+    check_run_shape(run);
+    assert_eq!(
+        (run["workload"].as_str(), run["hedging"].as_str()),
+        (Some("chaos"), Some("off"))
+    );
+    let chaos = &run["chaos"];
+    let faults: Vec<&str> = chaos["timeline"]
+        .as_array()
+        .expect("a timeline")
+        .iter()
+        .map(|e| {
+            assert!(e["error"].is_null(), "every fault applies: {e}");
+            e["fault"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        faults,
+        [
+            "unanswered-writes",
+            "throttle-storm",
+            "read-region-outage",
+            "write-failover",
+            "partition-split"
+        ]
+    );
+    for key in [
+        "lost_writes",
+        "phantom_writes",
+        "patch_double_applied",
+        "ambiguous_errors",
+        "read_errors",
+        "write_errors",
+        "max_write_unavailable_ms",
+        "unverified",
+    ] {
+        number(chaos, key);
+    }
+    assert!(number(chaos, "acknowledged_writes") > 0.0, "{chaos}");
+    assert!(
+        number(chaos, "ambiguous_errors") <= number(chaos, "write_errors"),
+        "{chaos}"
+    );
+    // The ledger sees every operation the engine measured (and those of the warm-up, none here).
+    let recorded = number(chaos, "acknowledged_writes")
+        + number(chaos, "write_errors")
+        + number(chaos, "reads_ok")
+        + number(chaos, "read_errors");
+    assert!(recorded >= number(run, "ops"), "{recorded} < ops: {run}");
+}

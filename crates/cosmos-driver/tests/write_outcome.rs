@@ -8,7 +8,7 @@ use cosmos_driver::{
     ContainerReference, CosmosDriver, CosmosError, CosmosOperation, ErrorKind, OperationOptions,
     Precondition,
 };
-use cosmos_emulator::faults::{AfterExecute, FaultGuard, FaultRule, OpKind, Reaction};
+use cosmos_emulator::faults::{FaultGuard, FaultRule, OpKind, Reaction};
 use cosmos_emulator::{Emulator, EmulatorBuilder};
 use serde_json::{json, Value};
 
@@ -20,12 +20,9 @@ async fn setup() -> (Emulator, CosmosDriver, ContainerReference) {
 }
 
 /// The first request of kind `op` is carried out, then its answer is replaced by `after`.
-fn lose_first_answer(emu: &Emulator, op: OpKind, after: AfterExecute) -> FaultGuard {
-    emu.faults().add(
-        FaultRule::new(Reaction::ExecuteThen(after))
-            .for_ops([op])
-            .first(1),
-    )
+fn lose_first_answer(emu: &Emulator, op: OpKind, after: Reaction) -> FaultGuard {
+    emu.faults()
+        .add(FaultRule::new(after).for_ops([op]).first(1))
 }
 
 async fn stored(driver: &CosmosDriver, c: &ContainerReference, id: &str) -> Option<Value> {
@@ -45,7 +42,7 @@ fn cause(e: &CosmosError) -> &CosmosError {
         .expect("an unknown outcome carries the last attempt's error")
 }
 
-const SERVICE_UNAVAILABLE: AfterExecute = AfterExecute::Respond {
+const SERVICE_UNAVAILABLE: Reaction = Reaction::ExecuteThenRespond {
     status: 503,
     sub_status: 0,
 };
@@ -63,11 +60,11 @@ fn replace(c: &ContainerReference, etag: Option<&str>, n: i64) -> CosmosOperatio
 
 #[tokio::test]
 async fn if_match_replace_whose_answer_was_lost_is_ambiguous_not_412() {
-    for after in [SERVICE_UNAVAILABLE, AfterExecute::Close] {
+    for after in [SERVICE_UNAVAILABLE, Reaction::ExecuteThenClose] {
         let (emu, driver, c) = setup().await;
         let created = common::create_item(&driver, &c, "a", "p", 1).await;
         let etag = created.etag().unwrap().to_owned();
-        let fault = lose_first_answer(&emu, OpKind::Replace, after);
+        let fault = lose_first_answer(&emu, OpKind::Replace, after.clone());
         let e = driver
             .execute(replace(&c, Some(&etag), 2), &OperationOptions::new())
             .await
@@ -106,7 +103,7 @@ async fn if_match_replace_whose_failure_was_served_is_a_definite_success_on_retr
 async fn unconditional_replace_whose_answer_was_lost_succeeds_on_retry() {
     let (emu, driver, c) = setup().await;
     common::create_item(&driver, &c, "a", "p", 1).await;
-    let _fault = lose_first_answer(&emu, OpKind::Replace, AfterExecute::Close);
+    let _fault = lose_first_answer(&emu, OpKind::Replace, Reaction::ExecuteThenClose);
     let r = driver
         .execute(replace(&c, None, 5), &OperationOptions::new())
         .await
@@ -119,7 +116,7 @@ async fn unconditional_replace_whose_answer_was_lost_succeeds_on_retry() {
 async fn delete_whose_answer_was_lost_is_ambiguous_not_404() {
     let (emu, driver, c) = setup().await;
     common::create_item(&driver, &c, "a", "p", 1).await;
-    let _fault = lose_first_answer(&emu, OpKind::Delete, AfterExecute::Close);
+    let _fault = lose_first_answer(&emu, OpKind::Delete, Reaction::ExecuteThenClose);
     let op = CosmosOperation::delete_item(c.item("a").unwrap()).with_partition_key("p");
     let e = driver
         .execute(op, &OperationOptions::new())
@@ -137,7 +134,7 @@ async fn create_whose_answer_was_lost_is_ambiguous_not_409() {
     let _fault = lose_first_answer(
         &emu,
         OpKind::Create,
-        AfterExecute::Respond {
+        Reaction::ExecuteThenRespond {
             status: 408,
             sub_status: 0,
         },

@@ -257,3 +257,31 @@ async fn a_query_page_naming_a_split_range_is_gone_and_its_continuation_resumes_
     }
     assert_eq!(all, parent);
 }
+
+#[tokio::test]
+async fn the_embedded_handle_splits_like_the_admin_api() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    fill(&c, base, 0, 20).await;
+    let before = ranges(&c, base).await.len();
+    emu.split("db", "c", "0").expect("range 0 splits");
+    let after = ranges(&c, base).await;
+    assert_eq!(after.len(), before + 1);
+    assert!(after.iter().all(|r| r["id"] != "0"), "{after:?}");
+    for i in 0..20 {
+        let r = c
+            .read_item(
+                base,
+                "db",
+                "c",
+                &format!("i{i}"),
+                &json!(format!("k{i}")),
+                &[],
+            )
+            .await;
+        assert_eq!(r.status, 200, "i{i}: {r:?}");
+    }
+    let unknown = emu.split("db", "c", "0").unwrap_err();
+    assert!(!unknown.is_empty());
+    assert!(emu.split("nope", "c", "1").is_err());
+}

@@ -1,5 +1,6 @@
 //! The tail-latency benchmark: an engine generic over a workload, its report, table and plot.
 
+pub mod chaos;
 pub mod engine;
 pub mod items;
 pub mod output;

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::chaos::ChaosReport;
 use super::engine::RunMeasurement;
 
 /// Every run of one benchmark invocation.
@@ -71,6 +72,9 @@ pub struct RunReport {
     /// items per second, and whose latency percentiles do not apply and are 0).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub bulk: Option<BulkReport>,
+    /// Lost, phantom and double-applied writes and the fault timeline, only for `chaos`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub chaos: Option<ChaosReport>,
 }
 
 /// One bulk run.
@@ -206,6 +210,7 @@ impl RunReport {
             }),
             region_reads_per_second: None,
             bulk: None,
+            chaos: None,
         }
     }
 }

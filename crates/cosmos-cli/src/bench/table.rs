@@ -163,10 +163,25 @@ pub fn render(runs: &[RunReport]) -> String {
         rows.extend_from_slice(BULK_ROWS);
     }
     let titles: Vec<String> = runs.iter().map(|r| run_title(r, runs)).collect();
-    let cells: Vec<Vec<String>> = rows
+    let mut rows: Vec<(&str, Vec<String>)> = rows
         .iter()
-        .map(|(_, f)| runs.iter().map(f).collect())
+        .map(|(label, f)| (*label, runs.iter().map(f).collect()))
         .collect();
+    if let Some(first) = runs.iter().find_map(|r| r.chaos.as_ref()) {
+        for (i, (label, _)) in first.rows().into_iter().enumerate() {
+            let cells = runs
+                .iter()
+                .map(|r| {
+                    r.chaos
+                        .as_ref()
+                        .and_then(|c| c.rows().into_iter().nth(i))
+                        .map_or("-".into(), |(_, v)| v)
+                })
+                .collect();
+            rows.push((label, cells));
+        }
+    }
+    let cells: Vec<&Vec<String>> = rows.iter().map(|(_, c)| c).collect();
     let label_w = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
     let col_w: Vec<usize> = (0..runs.len())
         .map(|i| {
@@ -232,6 +247,7 @@ mod tests {
             patch: None,
             region_reads_per_second: None,
             bulk: None,
+            chaos: None,
         }
     }
 

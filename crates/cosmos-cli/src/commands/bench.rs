@@ -9,6 +9,7 @@ use cosmos_driver::{CosmosDriver, PatchStrategy};
 use cosmos_emulator::faults::profiles::{EPISODE_LENGTH, EPISODE_START};
 use cosmos_emulator::{Emulator, EmulatorBuilder};
 
+use super::bench_chaos;
 use crate::args::hedging::{run_label, HedgingChoice};
 use crate::bench::output::{self, CompletedRun};
 use crate::bench::progress::{ProgressBar, ProgressCounters};
@@ -25,12 +26,16 @@ use crate::cli::{BenchArgs, WorkloadKind};
 
 /// The profile the embedded emulator uses when none is given.
 pub const DEFAULT_PROFILE: &str = "slow-primary";
+/// The profile the embedded emulator uses for the chaos workload when none is given.
+pub const CHAOS_PROFILE: &str = "geo";
 /// The threshold compared with hedging off when no `--hedging` is given.
 pub const DEFAULT_THRESHOLD: Duration = Duration::from_millis(50);
 
-/// The hedging settings to run: as given, or off and 50 ms.
-pub fn hedging_runs(given: &[HedgingChoice]) -> Vec<HedgingChoice> {
-    if given.is_empty() {
+/// The hedging settings to run: as given, or off and 50 ms (only off for the chaos workload).
+pub fn hedging_runs(given: &[HedgingChoice], workload: WorkloadKind) -> Vec<HedgingChoice> {
+    if given.is_empty() && workload == WorkloadKind::Chaos {
+        vec![HedgingChoice::Off]
+    } else if given.is_empty() {
         vec![
             HedgingChoice::Off,
             HedgingChoice::Threshold(DEFAULT_THRESHOLD),
@@ -73,6 +78,12 @@ impl Target {
 
 async fn target(args: &BenchArgs) -> Result<Target, String> {
     if args.target.endpoint.is_some() {
+        if args.workload == WorkloadKind::Chaos {
+            return Err(
+                "the chaos workload plays its faults on the embedded emulator; it cannot run against --endpoint"
+                    .into(),
+            );
+        }
         if args.profile.is_some() {
             return Err(
                 "--profile sets the embedded emulator's latency; it cannot apply to --endpoint"
@@ -96,6 +107,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
     let default_profile = match args.workload {
         // Bulk writes go to the write region: a slow primary would only measure its latency.
         WorkloadKind::BulkInsert => "local",
+        WorkloadKind::Chaos => CHAOS_PROFILE,
         _ => DEFAULT_PROFILE,
     };
     let profile = args
@@ -113,11 +125,14 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
         emulator.endpoint(),
         emulator.regions().join(", ")
     );
-    let regions = if args.target.preferred_regions.is_empty() {
-        emulator.regions().to_vec()
-    } else {
-        args.target.regions()
-    };
+    let regions =
+        if args.target.preferred_regions.is_empty() && args.workload == WorkloadKind::Chaos {
+            bench_chaos::chaos_regions(emulator.regions(), &emulator.write_region())
+        } else if args.target.preferred_regions.is_empty() {
+            emulator.regions().to_vec()
+        } else {
+            args.target.regions()
+        };
     let account = BenchAccount {
         endpoint: emulator.endpoint().to_owned(),
         key: emulator.key().to_owned(),
@@ -137,7 +152,7 @@ fn engine_config(args: &BenchArgs) -> Result<EngineConfig, String> {
         .ok()
         .and_then(NonZeroUsize::new);
     Ok(EngineConfig {
-        pacing: Pacing::from_rate(args.rate),
+        pacing: Pacing::from_rate(args.rate()),
         concurrency: concurrency.ok_or("--concurrency must be at least 1")?,
         window: Window {
             warmup: args.warmup,
@@ -183,6 +198,7 @@ async fn one_run(
         .emulator
         .as_ref()
         .map(|e| RegionTimeline::start(e.counters().clone(), e.regions().to_vec()));
+    let mut chaos = None;
     let (m, final_counter) = match (args.workload, items) {
         (WorkloadKind::BulkInsert, _) => {
             let labels = RunLabels {
@@ -208,6 +224,25 @@ async fn one_run(
             let latency_us = hdrhistogram::Histogram::new(3)
                 .map_err(|e| format!("cannot make an empty histogram: {e}"))?;
             return Ok(CompletedRun { report, latency_us });
+        }
+        (WorkloadKind::Chaos, Some(items)) => {
+            let emulator = target
+                .emulator
+                .as_ref()
+                .ok_or("the chaos workload needs the embedded emulator")?;
+            let run = bench_chaos::ChaosRun {
+                emulator,
+                driver,
+                container: target.account.container_ref()?,
+                preferred: target.account.regions.clone(),
+                items: items.clone(),
+                config,
+                duration: args.duration,
+                slow_after,
+            };
+            let (m, report) = bench_chaos::run(run, |w, config| measure(w, config, label)).await?;
+            chaos = Some(report);
+            (m, None)
         }
         (WorkloadKind::PatchCounter, _) => {
             let container = target.account.container_ref()?;
@@ -263,7 +298,7 @@ async fn one_run(
         eprintln!(
             "warning: the target could not keep up with {} ops/s: operations waited up to {:.1} s for one of the \
              {} slots (that wait is part of their latency); lower --rate or raise --concurrency",
-            args.rate,
+            args.rate(),
             m.max_start_lag.as_secs_f64(),
             config.concurrency
         );
@@ -272,13 +307,14 @@ async fn one_run(
         workload: args.workload.name().into(),
         profile: target.profile.clone(),
         hedging: run_label(hedging, args.hedge_budget.0),
-        rate: args.rate,
+        rate: args.rate(),
         concurrency: config.concurrency.get(),
     };
     let mut report = RunReport::new(labels, &m, final_counter);
     if let Some(patch) = report.patch.as_mut() {
         patch.strategy = Some(strategy.to_string());
     }
+    report.chaos = chaos;
     if let Some(timeline) = timeline {
         let timeline = timeline.finish().await;
         if target.profile == "brownout" || target.profile == "blackhole" {
@@ -309,6 +345,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         | WorkloadKind::Mixed
         | WorkloadKind::Query
         | WorkloadKind::QueryCross
+        | WorkloadKind::Chaos
             if args.skip_setup =>
         {
             Some(SeededItems::new(&container, args.items)?)
@@ -316,7 +353,8 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         WorkloadKind::Read
         | WorkloadKind::Mixed
         | WorkloadKind::Query
-        | WorkloadKind::QueryCross => {
+        | WorkloadKind::QueryCross
+        | WorkloadKind::Chaos => {
             eprintln!(
                 "seeding {} items into {}/{}",
                 args.items, args.db, args.container
@@ -328,7 +366,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
     let settings = match args.workload {
         // Bulk writes are never hedged: one run unless settings are asked for.
         WorkloadKind::BulkInsert if args.hedging.is_empty() => vec![HedgingChoice::Off],
-        _ => hedging_runs(&args.hedging),
+        _ => hedging_runs(&args.hedging, args.workload),
     };
     let strategies = match (args.workload, args.patch_strategy.is_empty()) {
         (WorkloadKind::PatchCounter, false) => args.patch_strategy.clone(),
@@ -350,6 +388,11 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         }
     }
     print!("{}", output::table(&runs));
+    for run in &runs {
+        if let Some(chaos) = &run.report.chaos {
+            print!("{}", chaos.describe());
+        }
+    }
     if let Some(path) = &args.json {
         output::write_json(path, &runs)?;
         eprintln!("wrote {}", path.display());
@@ -384,12 +427,16 @@ mod tests {
     #[test]
     fn default_runs_are_off_and_50ms() {
         assert_eq!(
-            hedging_runs(&[]),
+            hedging_runs(&[], WorkloadKind::Read),
             [
                 HedgingChoice::Off,
                 HedgingChoice::Threshold(Duration::from_millis(50))
             ]
         );
-        assert_eq!(hedging_runs(&[HedgingChoice::On]), [HedgingChoice::On]);
+        assert_eq!(
+            hedging_runs(&[HedgingChoice::On], WorkloadKind::Read),
+            [HedgingChoice::On]
+        );
+        assert_eq!(hedging_runs(&[], WorkloadKind::Chaos), [HedgingChoice::Off]);
     }
 }

@@ -1,6 +1,7 @@
 //! The subcommands of `cosmos`.
 
 pub mod bench;
+pub mod bench_chaos;
 pub mod connect;
 pub mod container;
 pub mod database;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use cosmos_driver::patch::PatchInstructions;
 use cosmos_driver::{CosmosOperation, ErrorKind, OperationOptions};
-use cosmos_emulator::faults::{AfterExecute, FaultRule, OpKind, Reaction};
+use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
 use cosmos_emulator::EmulatorBuilder;
 use serde_json::json;
 
@@ -36,23 +36,21 @@ async fn counter_setup() -> (
 #[tokio::test]
 async fn a_replace_that_landed_and_lost_its_answer_is_reported_once() {
     let lost_answers = [
-        AfterExecute::Close,
-        AfterExecute::Respond {
+        Reaction::ExecuteThenClose,
+        Reaction::ExecuteThenRespond {
             status: 503,
             sub_status: 0,
         },
-        AfterExecute::Respond {
+        Reaction::ExecuteThenRespond {
             status: 408,
             sub_status: 0,
         },
     ];
     for after in lost_answers {
         let (emu, driver, c) = counter_setup().await;
-        let lost = emu.faults().add(
-            FaultRule::new(Reaction::ExecuteThen(after))
-                .for_ops([OpKind::Replace])
-                .first(1),
-        );
+        let lost = emu
+            .faults()
+            .add(FaultRule::new(after.clone()).for_ops([OpKind::Replace]).first(1));
         let r = patch(
             &driver,
             &c,
@@ -113,7 +111,7 @@ async fn a_replace_that_never_ran_is_sent_again_on_the_same_etag() {
 async fn an_item_changed_by_another_writer_makes_the_outcome_unknown() {
     let (emu, driver, c) = counter_setup().await;
     let _lost = emu.faults().add(
-        FaultRule::new(Reaction::ExecuteThen(AfterExecute::Close))
+        FaultRule::new(Reaction::ExecuteThenClose)
             .for_ops([OpKind::Replace])
             .first(1),
     );
@@ -175,7 +173,7 @@ async fn an_item_changed_by_another_writer_makes_the_outcome_unknown() {
 async fn a_failed_settling_read_makes_the_outcome_unknown() {
     let (emu, driver, c) = counter_setup().await;
     let _lost = emu.faults().add(
-        FaultRule::new(Reaction::ExecuteThen(AfterExecute::Close))
+        FaultRule::new(Reaction::ExecuteThenClose)
             .for_ops([OpKind::Replace])
             .first(1),
     );

@@ -3,7 +3,7 @@
 
 use cosmos_driver::patch::PatchInstructions;
 use cosmos_driver::{ErrorKind, OperationOptions, PatchStrategy};
-use cosmos_emulator::faults::{AfterExecute, FaultRule, OpKind, Reaction};
+use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
 use cosmos_emulator::EmulatorBuilder;
 use serde_json::json;
 
@@ -101,7 +101,7 @@ async fn the_loop_refuses_a_condition_it_cannot_evaluate() {
 async fn native_whose_answer_was_lost_is_ambiguous_and_never_sent_twice() {
     let (emu, driver, c) = counter_setup().await;
     let _lost = emu.faults().add(
-        FaultRule::new(Reaction::ExecuteThen(AfterExecute::Close))
+        FaultRule::new(Reaction::ExecuteThenClose)
             .for_ops([OpKind::Patch])
             .first(1),
     );

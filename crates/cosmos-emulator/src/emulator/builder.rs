@@ -10,7 +10,7 @@ use super::handle::Emulator;
 use super::StartError;
 use crate::auth::{key_from_base64, AdminAccess, AuthPolicy};
 use crate::exchange::Shared;
-use crate::faults::{FaultInjector, RequestCounters};
+use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
 use crate::server::{self, ConnectionCap, Port, DEFAULT_MAX_CONNECTIONS};
 use crate::store::{Catalog, RegionInfo, ReplicationLag, Store, Topology};
 use crate::tls;
@@ -304,6 +304,7 @@ impl EmulatorBuilder {
             admin: AdminAccess::new(&self.key, self.admin_token.as_deref(), self.host),
             body_read_timeout: self.body_read_timeout,
             faults,
+            outages: RegionOutages::new(&self.regions),
             counters: RequestCounters::with_regions(&self.regions),
             account_id: self.account_id.clone(),
             global_endpoint: url(&global)?,

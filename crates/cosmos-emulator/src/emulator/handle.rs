@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 
 use crate::exchange::Shared;
-use crate::faults::{FaultInjector, RequestCounters};
+use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
 
 /// A running emulator. Dropping it (or [`Emulator::shutdown`]) stops every listener and drops every
 /// open connection.
@@ -84,6 +84,12 @@ impl Emulator {
         &self.shared.faults
     }
 
+    /// Region outages (refuse or close every connection to a region), switchable while the
+    /// emulator runs; see [`RegionOutages`].
+    pub fn outages(&self) -> &RegionOutages {
+        &self.shared.outages
+    }
+
     /// Requests seen per region and operation kind.
     pub fn counters(&self) -> &RequestCounters {
         &self.shared.counters
@@ -103,6 +109,21 @@ impl Emulator {
     /// (in single-write accounts).
     pub fn failover(&self, region: &str) -> Result<(), String> {
         self.shared.store.failover(region).map(|_| ())
+    }
+
+    /// Splits partition key range `range` of container `container` in database `db` into two
+    /// children, as `POST /_emulator/split` does.
+    pub fn split(&self, db: &str, container: &str, range: &str) -> Result<(), String> {
+        let database = self
+            .shared
+            .store
+            .catalog
+            .owner_database(db)
+            .map_err(|e| e.message)?;
+        database
+            .split_container(container, range)
+            .map(|_| ())
+            .map_err(|e| e.message)
     }
 
     /// Stops every listener and connection and waits until they are gone.

@@ -7,7 +7,7 @@ use tokio::time::Instant;
 use std::time::Duration;
 
 use crate::auth::{AdminAccess, AuthPolicy};
-use crate::faults::{FaultInjector, RequestCounters};
+use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
 use crate::store::Store;
 
 /// Everything the listeners share.
@@ -19,6 +19,8 @@ pub struct Shared {
     /// How long a client may take to send a request body once its headers are in.
     pub body_read_timeout: Duration,
     pub faults: FaultInjector,
+    /// Regions taken down as a whole (before any fault rule).
+    pub outages: RegionOutages,
     pub counters: RequestCounters,
     /// The account's id in the account document.
     pub account_id: String,

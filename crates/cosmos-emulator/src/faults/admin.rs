@@ -38,14 +38,14 @@ pub struct AdminResponse {
 }
 
 impl AdminResponse {
-    fn json(status: u16, body: Value) -> Self {
+    pub(crate) fn json(status: u16, body: Value) -> Self {
         AdminResponse {
             status,
             body: body.to_string().into_bytes(),
         }
     }
 
-    fn error(status: u16, code: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn error(status: u16, code: &str, message: impl Into<String>) -> Self {
         Self::json(status, json!({ "code": code, "message": message.into() }))
     }
 }
@@ -63,7 +63,7 @@ pub fn handle(
     let rest = path.strip_prefix(PREFIX)?;
     let segments: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
     let response = match segments.as_slice() {
-        ["failover"] => return None,
+        ["failover"] | ["outages"] => return None,
         ["faults"] => faults_collection(method, body, faults),
         ["faults", id] => match id.parse::<u64>() {
             Ok(id) => fault_item(method, RuleId(id), body, faults),
@@ -81,7 +81,7 @@ pub fn handle(
         _ => AdminResponse::error(
             404,
             "NotFound",
-            format!("unknown admin path {} (known: /_emulator/faults, /_emulator/faults/{{id}}, /_emulator/counters, /_emulator/profile, /_emulator/failover)", quoted(path)),
+            format!("unknown admin path {} (known: /_emulator/faults, /_emulator/faults/{{id}}, /_emulator/counters, /_emulator/profile, /_emulator/failover, /_emulator/outages)", quoted(path)),
         ),
     };
     Some(response)

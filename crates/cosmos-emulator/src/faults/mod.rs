@@ -2,7 +2,8 @@
 //!
 //! A [`FaultRule`] is a [`Condition`] (regions, operation kinds, path pattern, request header,
 //! probability, first-N / after-N, on/off) plus a [`Reaction`] (delay then serve, answer a status,
-//! close the connection, stall). The [`FaultInjector`] evaluates the latency profile's rules and then the user's rules for
+//! close the connection, stall, execute then close or answer an error). [`RegionOutages`] take a
+//! whole region down (refuse or close its connections), apart from the rules. The [`FaultInjector`] evaluates the latency profile's rules and then the user's rules for
 //! every request and returns a [`Verdict`] the server carries out. [`RequestCounters`] count requests
 //! per region and [`OpKind`]. [`admin`] answers the `/_emulator/` HTTP API over both.
 //!
@@ -17,6 +18,8 @@ mod guard;
 mod injector;
 mod installed_rule;
 mod op_kind;
+pub mod outage;
+pub mod outage_admin;
 mod pattern;
 pub mod profiles;
 mod quote;
@@ -40,9 +43,10 @@ pub use delay::{DelaySpec, MAX_DELAY};
 pub use guard::FaultGuard;
 pub use injector::FaultInjector;
 pub use op_kind::OpKind;
+pub use outage::{OutageMode, RegionOutages};
 pub use pattern::PathPattern;
 pub use profiles::PROFILE_NAMES;
-pub use reaction::{AfterExecute, Reaction};
+pub use reaction::Reaction;
 pub use region::same_region;
 pub use rule::{FaultRule, RuleId, RuleSnapshot};
 pub use verdict::{RequestFacts, Verdict};

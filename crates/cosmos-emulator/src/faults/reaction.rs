@@ -27,19 +27,13 @@ pub enum Reaction {
     Close,
     /// Never answer; hold the request until the client gives up.
     Stall,
-    /// Serve the request (its effects are stored), then lose the answer as [`AfterExecute`] says:
-    /// the client cannot tell whether its write landed.
-    ExecuteThen(AfterExecute),
-}
-
-/// What replaces the answer of a request served by [`Reaction::ExecuteThen`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AfterExecute {
-    /// Close the connection without answering.
-    Close,
-    /// Answer `status` with `x-ms-substatus: sub_status` instead of the handler's answer.
-    Respond {
-        /// HTTP status (the JSON format accepts 200..=599).
+    /// Carry the request out (its write is stored), then close the connection without answering:
+    /// the client cannot tell whether its request landed.
+    ExecuteThenClose,
+    /// Carry the request out (its write is stored), then answer `status` (e.g. 408 or 503) with
+    /// `x-ms-substatus: sub_status` instead of the result.
+    ExecuteThenRespond {
+        /// HTTP status of the answer (the JSON format accepts 400..=599).
         status: u16,
         /// Value of `x-ms-substatus`.
         sub_status: u32,
@@ -96,8 +90,17 @@ impl Reaction {
             ),
             Reaction::Close => (Duration::ZERO, Reaction::Close),
             Reaction::Stall => (Duration::ZERO, Reaction::Stall),
-            Reaction::ExecuteThen(after) => (Duration::ZERO, Reaction::ExecuteThen(*after)),
+            Reaction::ExecuteThenClose => (Duration::ZERO, Reaction::ExecuteThenClose),
+            Reaction::ExecuteThenRespond { .. } => (Duration::ZERO, self.clone()),
         }
+    }
+
+    /// Whether the request is carried out (its effects stored) before the reaction's answer.
+    pub fn executes(&self) -> bool {
+        matches!(
+            self,
+            Reaction::Delay(_) | Reaction::ExecuteThenClose | Reaction::ExecuteThenRespond { .. }
+        )
     }
 }
 
@@ -155,13 +158,45 @@ mod tests {
             (Reaction::Close, Duration::ZERO, Reaction::Close),
             (Reaction::Stall, Duration::ZERO, Reaction::Stall),
             (
-                Reaction::ExecuteThen(AfterExecute::Close),
+                Reaction::ExecuteThenClose,
                 Duration::ZERO,
-                Reaction::ExecuteThen(AfterExecute::Close),
+                Reaction::ExecuteThenClose,
+            ),
+            (
+                Reaction::ExecuteThenRespond {
+                    status: 408,
+                    sub_status: 0,
+                },
+                Duration::ZERO,
+                Reaction::ExecuteThenRespond {
+                    status: 408,
+                    sub_status: 0,
+                },
             ),
         ];
         for (reaction, delay, action) in cases {
             assert_eq!(reaction.outcome(&mut rng), (delay, action), "{reaction:?}");
+        }
+    }
+
+    #[test]
+    fn which_reactions_execute_the_request() {
+        let cases = [
+            (Reaction::SERVE, true),
+            (Reaction::respond(503, 0), false),
+            (Reaction::Close, false),
+            (Reaction::Stall, false),
+            (Reaction::ExecuteThenClose, true),
+            (
+                Reaction::ExecuteThenRespond {
+                    status: 503,
+                    sub_status: 0,
+                },
+                true,
+            ),
+        ];
+        for (reaction, executes) in cases {
+            assert_eq!(reaction.executes(), executes, "{reaction:?}");
         }
     }
 }

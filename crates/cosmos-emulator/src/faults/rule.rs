@@ -49,8 +49,8 @@ impl FaultRule {
             } => format!("respond-{status}-{sub_status}"),
             Reaction::Close => "close".to_owned(),
             Reaction::Stall => "stall".to_owned(),
-            Reaction::ExecuteThen(super::AfterExecute::Close) => "execute-then-close".to_owned(),
-            Reaction::ExecuteThen(super::AfterExecute::Respond { status, sub_status }) => {
+            Reaction::ExecuteThenClose => "execute-then-close".to_owned(),
+            Reaction::ExecuteThenRespond { status, sub_status } => {
                 format!("execute-then-respond-{status}-{sub_status}")
             }
         };

@@ -31,7 +31,11 @@
 //!   - `{"respond": {"status": 200..=599, "sub_status": int (default 0), "retry_after_ms": int or
 //!     null, "delay_ms": number (default 0)}}` (or `"delay": DELAY` instead of `delay_ms`);
 //!   - `"close"` (or `{"close": null}`, `{"close": {}}`): close the connection without answering;
-//!   - `"stall"` (likewise): never answer.
+//!   - `"stall"` (likewise): never answer;
+//!   - `"execute_then_close"` (likewise): carry the request out, then close the connection without
+//!     answering (the write is stored, the client cannot know it);
+//!   - `{"execute_then_respond": {"status": 400..=599, "sub_status": int (default 0)}}`: carry the
+//!     request out, then answer this status (e.g. 408 or 503) instead of its result.
 //!
 //! DELAY is a number of milliseconds, `{"fixed_ms":N}`, `{"uniform_ms":[MIN,MAX]}` or
 //! `{"lognormal_ms":{"median":M,"sigma":S}}`.
@@ -49,8 +53,8 @@ use serde_json::Value;
 use super::condition::clamp_probability;
 use super::quote::{cut, quoted};
 use super::{
-    AfterExecute, Condition, DelaySpec, FaultRule, HeaderMatch, OpKind, PathPattern, Reaction,
-    RuleId, RuleSnapshot,
+    Condition, DelaySpec, FaultRule, HeaderMatch, OpKind, PathPattern, Reaction, RuleId,
+    RuleSnapshot,
 };
 
 /// A rule as JSON: what is read, and (with `id` and `hits` for a listing) what is written.
@@ -92,23 +96,23 @@ pub struct HeaderJson {
     pub value: String,
 }
 
-/// A reaction: `"close"`, `"stall"`, `{"delay": DELAY}`, `{"respond": {...}}`,
-/// `"execute_then_close"` or `{"execute_then_respond": {"status": ..., "sub_status": ...}}`.
+/// A reaction: `"close"`, `"stall"`, `"execute_then_close"`, `{"delay": DELAY}`,
+/// `{"respond": {...}}` or `{"execute_then_respond": {...}}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReactionJson {
     Close,
     Stall,
-    ExecuteThenClose,
-    ExecuteThenRespond(ExecuteThenRespondJson),
     Delay(DelayJson),
     Respond(RespondJson),
+    ExecuteThenClose,
+    ExecuteThenRespond(ExecuteRespondJson),
 }
 
-/// `{"status": ..., "sub_status": ...}`: the answer given after the request was served.
+/// `{"status": 400..=599, "sub_status": ...}`: the answer sent after carrying the request out.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExecuteThenRespondJson {
+pub struct ExecuteRespondJson {
     pub status: u64,
     #[serde(default)]
     pub sub_status: Option<u32>,
@@ -285,24 +289,24 @@ impl ReactionJson {
         Ok(match self {
             ReactionJson::Close => Reaction::Close,
             ReactionJson::Stall => Reaction::Stall,
-            ReactionJson::ExecuteThenClose => Reaction::ExecuteThen(AfterExecute::Close),
-            ReactionJson::ExecuteThenRespond(r) => {
-                let status = u16::try_from(r.status)
-                    .ok()
-                    .filter(|s| (200..=599).contains(s))
-                    .ok_or_else(|| {
-                        format!(
-                            "{at}.execute_then_respond.status: expected an integer between 200 and 599, got {}",
-                            r.status
-                        )
-                    })?;
-                Reaction::ExecuteThen(AfterExecute::Respond {
-                    status,
-                    sub_status: r.sub_status.unwrap_or(0),
-                })
-            }
             ReactionJson::Delay(delay) => Reaction::Delay(delay.into_spec(&format!("{at}.delay"))?),
             ReactionJson::Respond(respond) => respond.into_reaction(&format!("{at}.respond"))?,
+            ReactionJson::ExecuteThenClose => Reaction::ExecuteThenClose,
+            ReactionJson::ExecuteThenRespond(answer) => {
+                let status = u16::try_from(answer.status)
+                    .ok()
+                    .filter(|s| (400..=599).contains(s))
+                    .ok_or_else(|| {
+                        format!(
+                            "{at}.execute_then_respond.status: expected an integer between 400 and 599, got {}",
+                            answer.status
+                        )
+                    })?;
+                Reaction::ExecuteThenRespond {
+                    status,
+                    sub_status: answer.sub_status.unwrap_or(0),
+                }
+            }
         })
     }
 
@@ -329,9 +333,9 @@ impl ReactionJson {
             }
             Reaction::Close => ReactionJson::Close,
             Reaction::Stall => ReactionJson::Stall,
-            Reaction::ExecuteThen(AfterExecute::Close) => ReactionJson::ExecuteThenClose,
-            Reaction::ExecuteThen(AfterExecute::Respond { status, sub_status }) => {
-                ReactionJson::ExecuteThenRespond(ExecuteThenRespondJson {
+            Reaction::ExecuteThenClose => ReactionJson::ExecuteThenClose,
+            Reaction::ExecuteThenRespond { status, sub_status } => {
+                ReactionJson::ExecuteThenRespond(ExecuteRespondJson {
                     status: u64::from(*status),
                     sub_status: Some(*sub_status),
                 })
@@ -428,18 +432,18 @@ impl<'de> Deserialize<'de> for ReactionJson {
                     return Err(de::Error::custom(format!("expected {EXPECTED}, got {{}}")));
                 };
                 let reaction = match name.as_str() {
-                    "close" | "stall" => {
+                    "close" | "stall" | "execute_then_close" => {
                         map.next_value::<Option<NoSettings>>()
                             .map_err(|_| de::Error::custom(format!("{name} takes no settings")))?;
-                        if name == "close" {
-                            ReactionJson::Close
-                        } else {
-                            ReactionJson::Stall
+                        match name.as_str() {
+                            "close" => ReactionJson::Close,
+                            "stall" => ReactionJson::Stall,
+                            _ => ReactionJson::ExecuteThenClose,
                         }
                     }
+                    "execute_then_respond" => ReactionJson::ExecuteThenRespond(map.next_value()?),
                     "delay" => ReactionJson::Delay(map.next_value()?),
                     "respond" => ReactionJson::Respond(map.next_value()?),
-                    "execute_then_respond" => ReactionJson::ExecuteThenRespond(map.next_value()?),
                     other => {
                         return Err(de::Error::custom(format!(
                             "unknown reaction {} (expected {EXPECTED})",

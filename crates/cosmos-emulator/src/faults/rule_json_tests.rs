@@ -79,23 +79,36 @@ fn reactions_table() {
         (json!({"close":{}}), Reaction::Close),
         (json!("stall"), Reaction::Stall),
         (json!({"stall":null}), Reaction::Stall),
+        (json!("execute_then_close"), Reaction::ExecuteThenClose),
+        (json!({"execute_then_close":{}}), Reaction::ExecuteThenClose),
         (
-            json!("execute_then_close"),
-            Reaction::ExecuteThen(AfterExecute::Close),
+            json!({"execute_then_respond":{"status":408}}),
+            Reaction::ExecuteThenRespond {
+                status: 408,
+                sub_status: 0,
+            },
         ),
         (
+            json!({"execute_then_respond":{"status":503,"sub_status":21008}}),
+            Reaction::ExecuteThenRespond {
+                status: 503,
+                sub_status: 21008,
+            },
+        ),
+        (json!("execute_then_close"), Reaction::ExecuteThenClose),
+        (
             json!({"execute_then_respond":{"status":503}}),
-            Reaction::ExecuteThen(AfterExecute::Respond {
+            Reaction::ExecuteThenRespond {
                 status: 503,
                 sub_status: 0,
-            }),
+            },
         ),
         (
             json!({"execute_then_respond":{"status":408,"sub_status":7}}),
-            Reaction::ExecuteThen(AfterExecute::Respond {
+            Reaction::ExecuteThenRespond {
                 status: 408,
                 sub_status: 7,
-            }),
+            },
         ),
         (
             json!({"delay":250}),
@@ -157,6 +170,18 @@ fn errors_name_the_field() {
             "rules[0]: invalid type: integer `7`",
         ),
         (r#"{"rules":[{"name":"x"}]}"#, "rules[0]: missing field `reaction`"),
+        (
+            r#"{"rules":[{"reaction":{"execute_then_respond":{"status":200}}}]}"#,
+            "rules[0].reaction.execute_then_respond.status: expected an integer between 400 and 599, got 200",
+        ),
+        (
+            r#"{"rules":[{"reaction":{"execute_then_respond":{}}}]}"#,
+            "rules[0].reaction.execute_then_respond: missing field `status`",
+        ),
+        (
+            r#"{"rules":[{"reaction":{"execute_then_close":{"status":503}}}]}"#,
+            "execute_then_close takes no settings",
+        ),
         (
             r#"{"rules":[{"reaction":"close","probabilty":1}]}"#,
             "rules[0].probabilty: unknown field",
@@ -346,6 +371,11 @@ fn written_rules_read_back_identically() {
         .with_header("x-ms-cosmos-hub-region-processing-only", "True")
         .with_probability(0.25),
         FaultRule::new(Reaction::respond_retry_after(429, 3200, 100)),
+        FaultRule::new(Reaction::ExecuteThenClose).for_ops([OpKind::Create]),
+        FaultRule::new(Reaction::ExecuteThenRespond {
+            status: 408,
+            sub_status: 0,
+        }),
         FaultRule::new(Reaction::Respond {
             status: 503,
             sub_status: 21008,

@@ -15,6 +15,7 @@ use super::connection_cap::{refuse, ConnectionCap};
 use super::pipeline;
 use super::port::Port;
 use crate::exchange::Shared;
+use crate::faults::OutageMode;
 
 /// How long a client may take to send a request's headers (and to finish a TLS handshake).
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -44,11 +45,25 @@ async fn accept_loop(
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
+                    if let Port::Region(i) = port {
+                        if shared.outages.mode_at(i) == Some(OutageMode::Refuse) {
+                            reset(stream);
+                            continue;
+                        }
+                    }
                     match cap.admit() {
                         Some(slot) => {
+                            let outages = shared.outages.clone();
                             let serve = serve_connection(stream, shared.clone(), port, tls.clone());
                             connections.spawn(async move {
-                                serve.await;
+                                match port {
+                                    // A region going out in `refuse` mode drops its connections.
+                                    Port::Region(i) => tokio::select! {
+                                        () = serve => {}
+                                        () = outages.refused(i) => {}
+                                    },
+                                    Port::Global => serve.await,
+                                }
                                 drop(slot);
                             });
                         }
@@ -66,6 +81,14 @@ async fn accept_loop(
             Some(_) = connections.join_next() => {}
         }
     }
+}
+
+/// Drops an accepted connection with a TCP reset (linger zero), as a host that refuses it would.
+fn reset(stream: TcpStream) {
+    // Linger zero makes the drop send a reset at once; it never blocks.
+    #[allow(deprecated)]
+    let _ = stream.set_linger(Some(Duration::ZERO));
+    drop(stream);
 }
 
 async fn serve_connection(

@@ -1,4 +1,5 @@
-//! The steps every request goes through: admin API, counting, fault verdict, body, auth, handler.
+//! The steps every request goes through: admin API, region outage, auth, counting, fault verdict,
+//! body, handler, and a fault's answer after the handler for reactions that execute first.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -15,7 +16,7 @@ use crate::auth::Credentials;
 use crate::exchange::reply::{error_response, to_response};
 use crate::exchange::request_class::op_kind;
 use crate::exchange::{header_text, Reply, RequestCtx, Shared};
-use crate::faults::{admin, AfterExecute, Reaction, RequestFacts};
+use crate::faults::{admin, outage_admin, Reaction, RequestFacts};
 use crate::handlers;
 use crate::protocol::{headers, route, ApiError, RouteError};
 
@@ -31,8 +32,9 @@ impl std::fmt::Display for CloseConnection {
 
 impl std::error::Error for CloseConnection {}
 
-/// Serves one request: route (bad segments refused), auth, then counters and fault rules, then
-/// the body (with a timeout), then the handler. Nothing but routing happens before auth.
+/// Serves one request: a region in outage closes it unanswered; then route (bad segments
+/// refused), auth, then counters and fault rules, then the body (with a timeout), then the handler.
+/// Nothing but routing happens before auth.
 pub async fn handle(
     shared: Arc<Shared>,
     port: Port,
@@ -42,6 +44,14 @@ pub async fn handle(
     let path = parts.uri.path();
     if path.starts_with("/_emulator") {
         return Ok(admin_request(&shared, port, &parts, body).await);
+    }
+    let topology = &shared.store.topology;
+    let region = match port {
+        Port::Global => topology.hub(),
+        Port::Region(i) => i,
+    };
+    if shared.outages.mode_at(region).is_some() {
+        return Err(CloseConnection);
     }
     let route = match route::parse(path) {
         Ok(route) => route,
@@ -67,11 +77,6 @@ pub async fn handle(
     if let Err(message) = shared.auth.check(&creds, SystemTime::now()) {
         return Ok(error_response(&ApiError::new(401, message), 0.0));
     }
-    let topology = &shared.store.topology;
-    let region = match port {
-        Port::Global => topology.hub(),
-        Port::Region(i) => i,
-    };
     let region_name = topology
         .regions()
         .get(region)
@@ -88,10 +93,8 @@ pub async fn handle(
     if !verdict.delay.is_zero() {
         tokio::time::sleep(verdict.delay).await;
     }
-    let mut after_execute = None;
     match verdict.reaction {
         Reaction::Delay(_) => {}
-        Reaction::ExecuteThen(after) => after_execute = Some(after),
         Reaction::Respond {
             status,
             sub_status,
@@ -105,6 +108,7 @@ pub async fn handle(
         }
         Reaction::Close => return Err(CloseConnection),
         Reaction::Stall => std::future::pending::<()>().await,
+        Reaction::ExecuteThenClose | Reaction::ExecuteThenRespond { .. } => {}
     }
     let body = match read_body(&parts.headers, body, shared.body_read_timeout).await {
         Ok(b) => b,
@@ -122,17 +126,17 @@ pub async fn handle(
         Ok(reply) => to_response(reply),
         Err(e) => error_response(&e, crate::protocol::charge::data_error()),
     };
-    match after_execute {
-        None => Ok(response),
-        Some(AfterExecute::Close) => Err(CloseConnection),
-        Some(AfterExecute::Respond { status, sub_status }) => {
+    match verdict.reaction {
+        Reaction::ExecuteThenClose => Err(CloseConnection),
+        Reaction::ExecuteThenRespond { status, sub_status } => {
             let e = ApiError::new(
                 status,
-                format!("Injected by an emulator fault rule after the request was served (status {status}, sub-status {sub_status})."),
+                format!("Injected by an emulator fault rule after the request was carried out (status {status}, sub-status {sub_status})."),
             )
             .with_sub_status(sub_status);
             Ok(error_response(&e, 0.0))
         }
+        _ => Ok(response),
     }
 }
 
@@ -161,6 +165,10 @@ async fn admin_request(
     }
     if path == "/_emulator/replication-lag" {
         return to_response(handlers::replication_lag(shared, &parts.method, &body));
+    }
+    if path == outage_admin::PATH {
+        let answer = outage_admin::handle(&parts.method, &body, &shared.outages);
+        return to_response(Reply::json(answer.status, Bytes::from(answer.body), 0.0));
     }
     if path == "/_emulator/split" {
         return to_response(handlers::split(shared, &parts.method, &body));
