@@ -50,7 +50,7 @@ fn answer(
     build: impl FnOnce(Vec<(DocKey, Arc<StoredDoc>)>) -> Result<CachedResult, ApiError>,
 ) -> Result<Arc<CachedResult>, ApiError> {
     let params: BTreeMap<&String, &Value> = identity.params.iter().collect();
-    let key_at = |ranges: Vec<(usize, u64)>| ResultKey {
+    let key_at = |ranges: Vec<(String, u64)>| ResultKey {
         container: container.rid.clone(),
         text: identity.text.to_owned(),
         params: serde_json::to_string(&params).unwrap_or_default(),
@@ -69,7 +69,7 @@ fn answer(
         let lsn = read_lsn(ctx, &partition, range_id)?;
         tokens.push(session_token(ctx, &partition, range_id, lsn));
         page.replica = Some(replica_state(ctx, &partition, lsn, None));
-        lsns.push((range, lsn));
+        lsns.push((range_id.to_owned(), lsn));
     }
     let cache = &ctx.shared.store.query_results;
     if let Some(hit) = cache.get(&key_at(lsns.clone())) {
@@ -90,7 +90,7 @@ fn answer(
         let lsn = read_lsn(ctx, &partition, range_id)?;
         tokens.push(session_token(ctx, &partition, range_id, lsn));
         page.replica = Some(replica_state(ctx, &partition, lsn, None));
-        lsns.push((range, lsn));
+        lsns.push((range_id.to_owned(), lsn));
         docs.extend(partition.scan_from(lsn, Bound::Unbounded, scope.only_epk, usize::MAX));
     }
     page.session_tokens = tokens;

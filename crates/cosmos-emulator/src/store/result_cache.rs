@@ -29,8 +29,9 @@ pub struct ResultKey {
     /// The parameters, as canonical JSON text.
     pub params: String,
     pub region: usize,
-    /// Each range read, and the LSN it was read at.
-    pub ranges: Vec<(usize, u64)>,
+    /// Each range read, by its id (never reused: a split gives its children new ids, while their
+    /// positions in the container's list take the parent's), and the LSN it was read at.
+    pub ranges: Vec<(String, u64)>,
     /// The one partition key of a single-partition query.
     pub only_epk: Option<Epk>,
 }
@@ -110,7 +111,7 @@ mod tests {
             text: text.into(),
             params: "{}".into(),
             region: 0,
-            ranges: vec![(0, lsn)],
+            ranges: vec![("0".to_owned(), lsn)],
             only_epk: None,
         }
     }
