@@ -74,18 +74,15 @@ async fn a_write_keeps_the_request_timeout() {
         )
         .await
         .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::RequestTimeout, "{e}");
+    // The create was sent and never answered: whether it landed is unknown (a repeat would
+    // answer 409, so it may be resent), and no attempt gave up before the request timeout.
+    assert_eq!(e.kind(), ErrorKind::OutcomeUnknown, "{e}");
+    assert!(e.is_timeout(), "{e}");
     let rows = e.diagnostics().requests();
-    assert_eq!(
-        rows.len(),
-        1,
-        "a create whose outcome is unknown is not retried"
-    );
-    assert!(
-        rows[0].duration() >= Duration::from_millis(800),
-        "{:?}",
-        rows[0]
-    );
+    assert!(!rows.is_empty());
+    for row in rows {
+        assert!(row.duration() >= Duration::from_millis(800), "{row:?}");
+    }
 }
 
 #[tokio::test]
