@@ -48,9 +48,11 @@ async fn a_replace_that_landed_and_lost_its_answer_is_reported_once() {
     ];
     for after in lost_answers {
         let (emu, driver, c) = counter_setup().await;
-        let lost = emu
-            .faults()
-            .add(FaultRule::new(after.clone()).for_ops([OpKind::Replace]).first(1));
+        let lost = emu.faults().add(
+            FaultRule::new(after.clone())
+                .for_ops([OpKind::Replace])
+                .first(1),
+        );
         let r = patch(
             &driver,
             &c,
