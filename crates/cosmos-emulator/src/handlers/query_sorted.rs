@@ -202,6 +202,7 @@ pub fn ordered(
 }
 
 /// One page of a query answered from all its rows, from result `start` on.
+#[allow(clippy::too_many_arguments)]
 pub fn whole_result(
     ctx: &RequestCtx<'_>,
     container: &Container,
