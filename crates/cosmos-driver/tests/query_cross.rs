@@ -214,34 +214,6 @@ async fn a_malformed_cross_partition_query_gets_the_services_error() {
     assert_eq!(e.status(), Some(400), "{e}");
 }
 
-/// `POST /_emulator/split` (the emulator's admin API, authorized with the account key).
-async fn split_range(emu: &Emulator, range: &str) {
-    use http_body_util::{BodyExt, Full};
-    use hyper_util::client::legacy::Client;
-    use hyper_util::rt::TokioExecutor;
-    let client: Client<_, Full<bytes::Bytes>> = Client::builder(TokioExecutor::new()).build_http();
-    let body = json!({"db": "q", "container": "items", "range": range}).to_string();
-    let req = http::Request::post(format!(
-        "{}/_emulator/split",
-        emu.endpoint().trim_end_matches('/')
-    ))
-    .header("authorization", format!("Bearer {}", emu.key()))
-    .header("content-type", "application/json")
-    .body(Full::new(bytes::Bytes::from(body)))
-    .unwrap();
-    let resp = client
-        .request(req)
-        .await
-        .expect("the split request is answered");
-    let status = resp.status();
-    let text = resp.into_body().collect().await.unwrap().to_bytes();
-    assert!(
-        status.is_success(),
-        "split: {status} {}",
-        String::from_utf8_lossy(&text)
-    );
-}
-
 #[tokio::test]
 async fn a_split_mid_query_and_a_token_from_before_it_lose_and_repeat_nothing() {
     let p = seeded_pair().await;
@@ -260,7 +232,7 @@ async fn a_split_mid_query_and_a_token_from_before_it_lose_and_repeat_nothing() 
         token = page.continuation().unwrap().map(str::to_owned);
         got.extend(page.into_items());
     }
-    split_range(&p._four, "1").await;
+    common::split_range(&p._four, "q", "items", "1").await;
     let mut splits = 0;
     while let Some(page) = pages.try_next().await.unwrap() {
         splits = page.summary().splits;
