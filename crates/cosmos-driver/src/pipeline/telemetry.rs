@@ -24,7 +24,10 @@ pub(crate) fn record(
             Some(i.container().database().id()),
             Some(i.container().id()),
         ),
-        OperationTarget::Account | OperationTarget::Databases => (None, None),
+        OperationTarget::Account
+        | OperationTarget::Databases
+        | OperationTarget::Offers
+        | OperationTarget::Offer(_) => (None, None),
     };
     let (status, failed, diagnostics) = match result {
         Ok(r) => (Some(r.cosmos_status()), false, r.diagnostics()),
