@@ -18,7 +18,8 @@ use tokio::time::Instant;
 /// Thousandths of a token per token.
 const MILLI: i64 = 1_000;
 
-/// Settings of a [`HedgeBudget`].
+/// Settings of the hedge budget: a token bucket of the driver that earns a share of every read
+/// and a small floor per second, and spends one token per hedged request.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HedgeBudgetConfig {
     ratio: f64,

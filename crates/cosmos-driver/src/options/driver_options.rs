@@ -64,7 +64,7 @@ impl DriverOptions {
     }
 
     /// Bounds hedging with a budget (a token bucket of the driver, see
-    /// [`crate::hedging::HedgeBudget`]): a read whose threshold passes when the budget is spent
+    /// [`HedgeBudgetConfig`]): a read whose threshold passes when the budget is spent
     /// waits on its primary alone, and its `HedgeDiagnostics` say so. Without it (the default)
     /// every read whose threshold passes is hedged.
     pub fn with_hedge_budget(mut self, budget: HedgeBudgetConfig) -> Self {
