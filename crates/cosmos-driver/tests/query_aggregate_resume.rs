@@ -63,6 +63,8 @@ const QUERIES: &[&str] = &[
     "SELECT c.pk, COUNT(1) AS n, MAX(c.n) AS hi FROM c GROUP BY c.pk",
     "SELECT c.k, COUNT(1) AS n FROM c GROUP BY c.k OFFSET 1 LIMIT 3",
     "SELECT TOP 3 c.k, SUM(c.n) AS total FROM c GROUP BY c.k",
+    "SELECT DISTINCT c.k FROM c GROUP BY c.k",
+    "SELECT DISTINCT VALUE COUNT(1) FROM c",
 ];
 
 fn options(page: u32, read_limit: Option<u32>) -> QueryOptions {
