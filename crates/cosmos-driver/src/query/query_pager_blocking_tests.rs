@@ -220,3 +220,64 @@ async fn a_group_table_too_large_for_a_token_says_so_and_the_stream_still_reads_
         "the keys g000 to g998 that are 0 or 1 modulo 3"
     );
 }
+
+mod random_pages {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn row() -> impl Strategy<Value = Value> {
+        (0u8..6, 1i64..4, -20i64..20, 0u8..4).prop_map(|(k, n, t, lo)| {
+            let k = format!("g{k}");
+            let lo = match lo {
+                0 => json!({}),
+                1 => json!({"item": null}),
+                2 => json!({"item": format!("s{t}")}),
+                _ => json!({"item": t}),
+            };
+            json!({"groupByItems": [{"item": k}], "payload": {"k": k, "n": {"item": n}, "total": {"item": t}, "lo": lo}})
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Random group rows on 3 ranges, read in pages of random size with random read limits
+        /// and parallelism, each page from a new pager resumed from the last token, give the
+        /// result of one uninterrupted pager.
+        #[test]
+        fn random_group_rows_paged_and_resumed_equal_one_go(
+            rows in proptest::collection::vec(proptest::collection::vec(row(), 0..9), 3),
+            service_page in 1usize..4,
+            max_items in 1u32..4,
+            read_limit in 0u32..3,
+            concurrency in 1usize..4,
+        ) {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            let mut source = grouped_source(3, 0, 1, service_page);
+            for (i, r) in rows.into_iter().enumerate() {
+                source.rows.insert(i.to_string(), r);
+            }
+            let source = Arc::new(source);
+            let mut options = QueryOptions::new()
+                .with_max_item_count(max_items)
+                .with_max_concurrency(concurrency);
+            if read_limit > 0 {
+                options = options.with_page_read_limit(read_limit);
+            }
+            let (want, got) = rt.block_on(async {
+                let want: Vec<Value> = all_pages(grouped_pager(source.clone(), QueryOptions::new()))
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .flat_map(|p| p.values)
+                    .collect();
+                (want, resumed_page_by_page(&source, &options).await.0)
+            });
+            prop_assert_eq!(got, want);
+        }
+    }
+}
