@@ -47,7 +47,9 @@ pub struct QueryOptions {
     pub populate_index_metrics: bool,
     /// A deadline for the whole query, across pages.
     pub query_timeout: Option<Duration>,
-    /// Per-request options of every page request; its `end_to_end_timeout` bounds each page.
+    /// Per-request options of every page request. Its `end_to_end_timeout` bounds each page
+    /// request; a page that has no value yet also ends (empty, with a continuation) once that
+    /// time has passed, checked between its requests, as with [`QueryOptions::page_time_limit`].
     pub request: OperationOptions,
     /// The most service pages one result page reads while it has no value yet: past it, the
     /// page ends empty with a continuation that resumes exactly where it stopped. A

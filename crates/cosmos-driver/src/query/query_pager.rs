@@ -289,18 +289,26 @@ impl QueryPager {
         Ok(page)
     }
 
-    /// Whether a page without a value has read enough (the page read and time limits): it ends
-    /// empty, with its continuation. A page always reads at least one service page.
+    /// Whether a page without a value has read enough: the page read limit, or the page time
+    /// limit or the page's deadline (`request.end_to_end_timeout`) passed, checked between
+    /// requests. It then ends empty, with its continuation. A page always reads at least one
+    /// service page.
     fn page_spent(&self, pages_read: u64, page_started: Instant) -> bool {
-        pages_read > 0
-            && (self
-                .options
-                .page_read_limit
-                .is_some_and(|n| pages_read >= u64::from(n))
-                || self
-                    .options
-                    .page_time_limit
-                    .is_some_and(|d| page_started.elapsed() >= d))
+        if pages_read == 0 {
+            return false;
+        }
+        let read_limit = self
+            .options
+            .page_read_limit
+            .is_some_and(|n| pages_read >= u64::from(n));
+        let time_limit = [
+            self.options.page_time_limit,
+            self.options.request.end_to_end_timeout,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        read_limit || time_limit.is_some_and(|d| page_started.elapsed() >= d)
     }
 
     async fn fetch(

@@ -162,6 +162,21 @@ async fn a_page_time_limit_ends_pages_mid_drain() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_page_deadline_ends_pages_mid_drain() {
+    let source = Arc::new(grouped_source(3, 10, 12, 4));
+    let want = whole(&source).await;
+    let options = QueryOptions::new()
+        .with_max_item_count(100)
+        .with_max_concurrency(1)
+        .with_request_options(
+            crate::OperationOptions::new().with_end_to_end_timeout(Duration::from_millis(12)),
+        );
+    let (got, sizes) = resumed_page_by_page(&source, &options).await;
+    assert_eq!(got, want);
+    assert_eq!(sizes, vec![0, 0, 12]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_split_between_pages_of_a_group_by_loses_and_repeats_nothing() {
     let unsplit = Arc::new(grouped_source(2, 12, 12, 3));
     let want = whole(&unsplit).await;
