@@ -167,6 +167,22 @@ def main():
         others = {region: n for region, n in reads.items() if region != preferred and n}
         expect(not others, f"reads also reached {others}")
 
+    def unique_key_policy_is_enforced():
+        database = client.get_database_client(db_name)
+        container = database.create_container(
+            "unique", partition_key=PartitionKey(path="/pk"),
+            unique_key_policy={"uniqueKeys": [{"paths": ["/email"]}]})
+        expect(container.read()["uniqueKeyPolicy"]["uniqueKeys"][0]["paths"] == ["/email"],
+               "the unique key policy is not read back")
+        container.create_item({"id": "a", "pk": "p", "email": "x@y"})
+        expect_error(409, exceptions.CosmosResourceExistsError,
+                     lambda: container.create_item({"id": "b", "pk": "p", "email": "x@y"}))
+        container.create_item({"id": "b", "pk": "q", "email": "x@y"})  # another logical partition
+        container.create_item({"id": "c", "pk": "p", "email": "c@y"})
+        expect_error(409, exceptions.CosmosResourceExistsError,
+                     lambda: container.replace_item("c", {"id": "c", "pk": "p", "email": "x@y"}))
+        expect(container.read_item("c", partition_key="p")["email"] == "c@y", "a refused replace changed the item")
+
     def delete_database():
         client.delete_database(db_name)
         expect_error(404, exceptions.CosmosResourceNotFoundError,
@@ -186,6 +202,7 @@ def main():
             checks.run(name, check)
         for name, check in query_checks(ENDPOINT, KEY, REGIONS, db_name, CLIENT_OPTIONS):
             checks.run(name, check)
+        checks.run("a unique key policy is enforced", unique_key_policy_is_enforced)
         checks.run("delete the database", delete_database)
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0

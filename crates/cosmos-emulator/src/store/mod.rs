@@ -14,6 +14,7 @@ mod result_cache;
 mod ru_meter;
 mod split;
 mod topology;
+pub mod unique_keys;
 
 pub use catalog::{Catalog, Database};
 pub use container::Container;
