@@ -193,7 +193,7 @@ mod tests {
         let store = two_region_store();
         let container = store.catalog.container("db", "c").unwrap();
         let key = DocKey {
-            epk: 1,
+            epk: 1u128.into(),
             id: "a".into(),
         };
         let t0 = Instant::now();
