@@ -21,6 +21,7 @@ from azure.core import MatchConditions
 from azure.cosmos import CosmosClient, PartitionKey, exceptions
 
 from checks_feeds import feed_checks
+from checks_hierarchical import hierarchical_checks
 from checks_query import query_checks
 
 ENDPOINT = os.environ["COSMOS_ENDPOINT"]
@@ -185,6 +186,8 @@ def main():
         for name, check in feed_checks(ENDPOINT, KEY, REGIONS, db_name, CLIENT_OPTIONS):
             checks.run(name, check)
         for name, check in query_checks(ENDPOINT, KEY, REGIONS, db_name, CLIENT_OPTIONS):
+            checks.run(name, check)
+        for name, check in hierarchical_checks(ENDPOINT, KEY, REGIONS, db_name, CLIENT_OPTIONS):
             checks.run(name, check)
         checks.run("delete the database", delete_database)
     print(f"{checks.passed} passed, {checks.failed} failed")
