@@ -151,6 +151,15 @@ impl CosmosDriver {
     pub fn sessions(&self) -> &SessionContainer {
         &self.core.sessions
     }
+
+    /// The partition key paths of `container`, read once per container and then kept.
+    pub(crate) async fn partition_key_paths(
+        &self,
+        container: &crate::protocol::ContainerReference,
+        options: &crate::options::OperationOptions,
+    ) -> Result<std::sync::Arc<[String]>, crate::CosmosError> {
+        crate::patch::partition_key_paths(&self.core, container, options).await
+    }
 }
 
 #[cfg(test)]

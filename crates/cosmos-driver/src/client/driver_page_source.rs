@@ -69,6 +69,19 @@ impl QueryPageSource for DriverPageSource {
         })
     }
 
+    fn partition_key_path_count(
+        &self,
+        settings: &PageSettings,
+    ) -> BoxFuture<'_, Result<usize, CosmosError>> {
+        let options = settings.request.clone();
+        Box::pin(async move {
+            self.driver
+                .partition_key_paths(&self.container, &options)
+                .await
+                .map(|paths| paths.len())
+        })
+    }
+
     fn ranges(&self, _refresh: bool) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
         Box::pin(async move {
             let mut out = Vec::new();

@@ -65,6 +65,13 @@ impl FakeSource {
 }
 
 impl QueryPageSource for FakeSource {
+    fn partition_key_path_count(
+        &self,
+        _s: &PageSettings,
+    ) -> BoxFuture<'_, Result<usize, CosmosError>> {
+        Box::pin(async { Ok(1) })
+    }
+
     fn plan(
         &self,
         _body: Bytes,
@@ -96,7 +103,7 @@ impl QueryPageSource for FakeSource {
         settings: &PageSettings,
     ) -> BoxFuture<'_, Result<RangePage, CosmosError>> {
         let id = match target {
-            PageTarget::Range(r) => r.id,
+            PageTarget::Range(r) | PageTarget::EpkRange(r) => r.id,
             PageTarget::PartitionKey(_) => "pk".into(),
         };
         let page = settings
@@ -493,4 +500,63 @@ async fn single_partition_queries_send_the_query_as_written() {
         e.message()
     );
     assert!(source.bodies.lock().unwrap()[0].contains("@lo"));
+}
+
+#[test]
+fn a_key_prefix_covers_its_epk_range_on_each_overlapping_range() {
+    use crate::protocol::{effective_partition_key, PartitionKey};
+    let two = PartitionKey::hierarchical(["a".into(), "b".into()]).unwrap();
+    let one = PartitionKey::from("a");
+    // Full keys and single-path containers have no prefix range.
+    assert_eq!(prefix_range(&two, 2), None);
+    assert_eq!(prefix_range(&one, 1), None);
+    assert_eq!(prefix_range(&two, 1), None);
+    let p = prefix_range(&one, 3).unwrap();
+    let start = effective_partition_key(&one, 3);
+    assert_eq!(
+        (p.min.as_str(), p.max.clone()),
+        (start.as_str(), format!("{start}FF"))
+    );
+    assert_eq!(prefix_range(&two, 3).unwrap().min.len(), 64);
+    // The prefix's keys lie in its range; ranges are narrowed to the part it covers.
+    let full = effective_partition_key(
+        &PartitionKey::hierarchical(["a".into(), "z".into()]).unwrap(),
+        2,
+    );
+    assert!(p.min < full && full < p.max);
+    let cut = format!("{start}2");
+    let ranges = vec![
+        TargetRange {
+            id: "0".into(),
+            min: String::new(),
+            max: cut.clone(),
+        },
+        TargetRange {
+            id: "1".into(),
+            min: cut.clone(),
+            max: "FF".into(),
+        },
+    ];
+    let narrowed = narrowed_ranges(&p, &ranges);
+    assert_eq!(
+        narrowed,
+        vec![
+            TargetRange {
+                id: "0".into(),
+                min: start.clone(),
+                max: cut.clone()
+            },
+            TargetRange {
+                id: "1".into(),
+                min: cut,
+                max: format!("{start}FF")
+            },
+        ]
+    );
+    let elsewhere = vec![TargetRange {
+        id: "9".into(),
+        min: "3F".into(),
+        max: "FF".into(),
+    }];
+    assert!(narrowed_ranges(&p, &elsewhere).is_empty() || start.as_str() >= "3F");
 }

@@ -46,9 +46,11 @@ impl PkDefinition {
                 def.insert("version".into(), Value::from(2));
             }
             Some(v) if v.as_u64() == Some(2) => {}
-            Some(v) => return Err(format!(
+            Some(v) => {
+                return Err(format!(
                 "Partition key version {v} is not supported: this emulator hashes with version 2."
-            )),
+            ))
+            }
         }
         def.insert("kind".into(), Value::from(kind.as_str()));
         let texts: Vec<&str> = match def.get("paths") {
