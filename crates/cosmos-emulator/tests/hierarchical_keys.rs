@@ -201,15 +201,15 @@ async fn point_operations_need_every_component_of_the_key() {
     assert_eq!(read(THREE, r#"["t1","u1","s1"]"#).await.json()["n"], 1);
     assert_eq!(read(TWO, r#"["t1","u1"]"#).await.json()["n"], 1);
     assert_eq!(read(TWO, r#"["t1","u2"]"#).await.status, 404);
-    for (docs, partial) in [
-        (THREE, r#"["t1","u1"]"#),
-        (THREE, r#"["t1"]"#),
-        (TWO, r#"["t1"]"#),
-        (TWO, r#"["t1","u1","s1"]"#),
+    for (docs, partial, says) in [
+        (THREE, r#"["t1","u1"]"#, "fewer components (2) than"),
+        (THREE, r#"["t1"]"#, "fewer components (1) than"),
+        (TWO, r#"["t1"]"#, "fewer components (1) than"),
+        (TWO, r#"["t1","u1","s1"]"#, "more components (3) than"),
     ] {
         let r = read(docs, partial).await;
-        assert_eq!(r.status, 400, "{partial}: {r:?}");
-        assert!(r.message().contains("components"), "{}", r.message());
+        assert_eq!((r.status, r.sub_status()), (400, 1001), "{partial}: {r:?}");
+        assert!(r.message().contains(says), "{partial}: {}", r.message());
     }
 
     // The key inside the document must match the header, component by component.

@@ -89,8 +89,9 @@ impl PkDefinition {
     pub fn point_epk(&self, key: &PartitionKeyValue) -> Result<Epk, String> {
         let (have, want) = (key.0.len(), self.paths.len());
         if self.multi_hash && have != want {
+            let fewer_or_more = if have < want { "fewer" } else { "more" };
             return Err(format!(
-                "The partition key has {have} components; the container's definition has {want} paths, and this operation needs a value for each of them."
+                "The partition key in the x-ms-documentdb-partitionkey header has {fewer_or_more} components ({have}) than the container's definition has paths ({want}); this operation needs a value for each path."
             ));
         }
         if !self.multi_hash && have > 1 {

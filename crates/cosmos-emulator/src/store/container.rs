@@ -15,6 +15,9 @@ use crate::epk::{
 use crate::protocol::ids::{encode_rid, new_etag, unix_seconds};
 use crate::protocol::ApiError;
 
+/// Sub-status of a 400 whose partition key does not fit the container's definition.
+pub const PARTITION_KEY_MISMATCH: u32 = 1001;
+
 /// A container with `N` physical partitions, one per partition key range.
 pub struct Container {
     pub id: String,
@@ -119,11 +122,14 @@ impl Container {
         range_of(epk, &self.boundaries)
     }
 
-    /// The EPK of the full partition key a point operation's header names (400 when the header
-    /// is unreadable or, for a hierarchical key, lacks a component).
+    /// The EPK of the full partition key a point operation's header names: 400 when the header
+    /// is unreadable; 400 with sub-status 1001 (the key does not fit the definition) when its
+    /// component count is not the definition's.
     pub fn point_epk(&self, header: &str) -> Result<Epk, ApiError> {
         let key = PartitionKeyValue::from_header(header).map_err(ApiError::bad_request)?;
-        self.pk.point_epk(&key).map_err(ApiError::bad_request)
+        self.pk
+            .point_epk(&key)
+            .map_err(|e| ApiError::bad_request(e).with_sub_status(PARTITION_KEY_MISMATCH))
     }
 
     /// The keys a read's partition key header selects: one key, or a hierarchical prefix's range.
