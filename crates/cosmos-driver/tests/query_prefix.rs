@@ -426,3 +426,51 @@ async fn a_split_in_the_middle_of_a_prefix_query_loses_and_repeats_nothing() {
         "a token from before the split resumes on the children"
     );
 }
+
+#[tokio::test]
+async fn cross_partition_queries_and_read_many_work_on_hierarchical_containers() {
+    let s = setup(4).await;
+    let three = s.driver.container("h", "three");
+    // The plan's query range for a WHERE pinning a prefix, and for none, over every range.
+    for (q, pred) in [
+        (
+            "SELECT c.id, c.n FROM c WHERE c.tenant = 't0' AND c.user = 'u04' ORDER BY c.n DESC, c.id ASC",
+            Box::new(|d: &Value| d["tenant"] == "t0" && d["user"] == "u04") as Holds,
+        ),
+        (
+            "SELECT c.id, c.n FROM c ORDER BY c.n DESC, c.id ASC",
+            Box::new(|_: &Value| true),
+        ),
+    ] {
+        let got: Vec<Value> = three
+            .query_items_with(
+                Query::new(q),
+                QueryScope::CrossPartition,
+                QueryOptions::new().with_max_item_count(6),
+            )
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(ids(&got), ordered(&s.docs, pred), "{q}");
+    }
+    // Read many groups the keys by the range their full EPK lies in.
+    let wanted: Vec<(PartitionKey, String)> = s
+        .docs
+        .iter()
+        .step_by(5)
+        .map(|d| {
+            let part = |k: &str| d[k].as_str().unwrap().to_owned();
+            (
+                key(&[&part("tenant"), &part("user"), &part("session")]),
+                part("id"),
+            )
+        })
+        .chain([(key(&["t0", "u00", "s9"]), "absent".to_owned())])
+        .collect();
+    let read = three.read_many::<Value>(&wanted).await.unwrap();
+    let want: Vec<String> = wanted[..wanted.len() - 1]
+        .iter()
+        .map(|(_, id)| id.clone())
+        .collect();
+    assert_eq!(ids(read.items()), want);
+}

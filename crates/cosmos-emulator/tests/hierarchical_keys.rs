@@ -544,3 +544,71 @@ async fn epk_scoped_queries_that_cannot_be_served_exactly_are_refused() {
         assert!(r.message().contains(says), "{headers:?}: {}", r.message());
     }
 }
+
+/// Every page's ids of a read feed (`GET .../docs`, resumed by `x-ms-continuation`) or, with
+/// `A-IM`, a change feed (resumed by `If-None-Match` with the last etag, until 304).
+async fn feed_ids(c: &TestClient, base: &str, headers: &[(&str, &str)]) -> BTreeSet<String> {
+    let is_change_feed = headers.iter().any(|(n, _)| *n == "a-im");
+    let resume_with = if is_change_feed {
+        "if-none-match"
+    } else {
+        "x-ms-continuation"
+    };
+    let mut out = BTreeSet::new();
+    let mut position: Option<String> = None;
+    for _ in 0..100 {
+        let mut all: Vec<(&str, &str)> = vec![("x-ms-max-item-count", "5")];
+        all.extend_from_slice(headers);
+        if let Some(t) = &position {
+            all.push((resume_with, t));
+        }
+        let r = c.get(base, THREE, &all).await;
+        if r.status == 304 {
+            return out;
+        }
+        assert_eq!(r.status, 200, "{r:?}");
+        for d in r.json()["Documents"].as_array().unwrap() {
+            out.insert(d["id"].as_str().unwrap().to_owned());
+        }
+        let next = if is_change_feed {
+            "etag"
+        } else {
+            "x-ms-continuation"
+        };
+        position = r.header(next).map(str::to_owned);
+        if position.is_none() {
+            return out;
+        }
+    }
+    panic!("the feed did not end");
+}
+
+#[tokio::test]
+async fn read_feeds_and_change_feeds_follow_full_keys_and_prefixes() {
+    let (emu, c) = start(4).await;
+    let base = emu.endpoint();
+    let docs = fill(&c, base).await;
+    let pk = ("x-ms-documentdb-partitionkey", r#"["t0","u5","s1"]"#);
+    let change_feed = ("a-im", "Incremental feed");
+    assert_eq!(
+        feed_ids(&c, base, &[pk, change_feed]).await,
+        expected(&docs, |d| d["id"] == "t0-u5-s1")
+    );
+    let prefix = ("x-ms-documentdb-partitionkey", r#"["t1"]"#);
+    assert_eq!(
+        feed_ids(&c, base, &[prefix, change_feed]).await,
+        expected(&docs, |d| d["tenant"] == "t1")
+    );
+    assert_eq!(
+        feed_ids(&c, base, &[prefix]).await,
+        expected(&docs, |d| d["tenant"] == "t1"),
+        "the read feed of a prefix"
+    );
+    // Every range's change feed together holds every item once.
+    let mut all = BTreeSet::new();
+    for (id, _, _) in ranges(&c, base, "three").await {
+        let range = ("x-ms-documentdb-partitionkeyrangeid", id.as_str());
+        all.extend(feed_ids(&c, base, &[range, change_feed]).await);
+    }
+    assert_eq!(all, expected(&docs, |_| true));
+}
