@@ -9,6 +9,7 @@
 //! - `write_outcome`: the unknown-outcome rule for writes whose answer was lost (table-tested).
 
 mod attempt;
+mod conditional_writes;
 mod context;
 mod driver_core;
 mod effects;
@@ -20,6 +21,7 @@ mod leg_result;
 mod native_patch_support;
 #[cfg(test)]
 mod plan_tests;
+mod recreated_container;
 mod retry;
 #[cfg(test)]
 mod seam_tests;
@@ -27,6 +29,7 @@ mod seam_tests;
 mod telemetry;
 mod write_outcome;
 
+pub(crate) use conditional_writes::{ConditionalWrites, SiblingVerdict, WriteKey, WriterOutcome};
 pub(crate) use driver_core::DriverCore;
 pub(crate) use execute::execute;
 pub(crate) use native_patch_support::{says_not_served, NativePatchSupport};
