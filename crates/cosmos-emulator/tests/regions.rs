@@ -175,7 +175,9 @@ async fn hub_only_reads_are_refused_outside_the_hub_and_see_committed_state_in_i
         .create_item(east, "db", "c", &json!({"id": "a", "pk": "p"}))
         .await;
     assert_eq!(created.status, 201);
-    let token = created.header("x-ms-session-token").expect("a session token");
+    let token = created
+        .header("x-ms-session-token")
+        .expect("a session token");
     let (range, lsn) = token.split_once(":-1#").expect("a range:-1#lsn token");
     let (past, reached) = (format!("{range}:-1#99"), format!("{range}:-1#{lsn}"));
     let hub_only = [("x-ms-cosmos-hub-region-processing-only", "True")];

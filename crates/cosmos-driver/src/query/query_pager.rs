@@ -23,7 +23,9 @@ use super::query_plan::QueryRange;
 use super::query_spec::Query;
 use super::range_merge::{RangeCursor, TargetRange};
 use crate::diagnostics::DiagnosticsContext;
-use crate::protocol::{effective_partition_key, status, sub_status, PartitionKey, EPK_MAX};
+use crate::protocol::{
+    effective_partition_key, status, sub_status, PartitionKey, EPK_MAX, MAX_HIERARCHY_DEPTH,
+};
 use crate::{CosmosError, ErrorKind};
 
 /// The most range splits one query follows before giving up.
@@ -190,11 +192,12 @@ impl QueryPager {
         };
         let settings = self.settings()?;
         let prefix = match &self.scope {
-            QueryScope::PartitionKey(pk) => {
+            // A key of the deepest hierarchy is complete whatever the container's definition.
+            QueryScope::PartitionKey(pk) if pk.values().len() < MAX_HIERARCHY_DEPTH => {
                 let paths = self.source.partition_key_path_count(&settings).await?;
                 prefix_range(pk, paths)
             }
-            QueryScope::CrossPartition => None,
+            QueryScope::PartitionKey(_) | QueryScope::CrossPartition => None,
         };
         self.mode = match (&self.scope, &prefix) {
             (QueryScope::CrossPartition, _) => Mode::Ranges,
