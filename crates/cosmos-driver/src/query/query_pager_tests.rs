@@ -31,6 +31,10 @@ struct FakeSource {
     max_in_flight: AtomicUsize,
     delay: Duration,
     bodies: Mutex<Vec<String>>,
+    /// The container's partition key path count.
+    paths: usize,
+    /// Every page request's target, in the order sent.
+    targets: Mutex<Vec<PageTarget>>,
 }
 
 fn target(id: &str, min: &str, max: &str) -> TargetRange {
@@ -60,6 +64,8 @@ impl FakeSource {
             max_in_flight: AtomicUsize::new(0),
             delay: Duration::from_millis(5),
             bodies: Mutex::new(Vec::new()),
+            paths: 1,
+            targets: Mutex::new(Vec::new()),
         }
     }
 }
@@ -69,7 +75,7 @@ impl QueryPageSource for FakeSource {
         &self,
         _s: &PageSettings,
     ) -> BoxFuture<'_, Result<usize, CosmosError>> {
-        Box::pin(async { Ok(1) })
+        Box::pin(async move { Ok(self.paths) })
     }
 
     fn plan(
@@ -102,6 +108,7 @@ impl QueryPageSource for FakeSource {
         continuation: Option<String>,
         settings: &PageSettings,
     ) -> BoxFuture<'_, Result<RangePage, CosmosError>> {
+        self.targets.lock().unwrap().push(target.clone());
         let id = match target {
             PageTarget::Range(r) | PageTarget::EpkRange(r) => r.id,
             PageTarget::PartitionKey(_) => "pk".into(),
@@ -559,4 +566,68 @@ fn a_key_prefix_covers_its_epk_range_on_each_overlapping_range() {
         max: "FF".into(),
     }];
     assert!(narrowed_ranges(&p, &elsewhere).is_empty() || start.as_str() >= "3F");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_prefix_query_asks_each_overlapping_range_for_its_part_and_merges_them() {
+    use crate::protocol::{effective_partition_key, PartitionKey};
+    let prefix = PartitionKey::from("a");
+    let lo = effective_partition_key(&prefix, 2);
+    let (one, two, end) = (format!("{lo}1"), format!("{lo}2"), format!("{lo}FF"));
+    let mut source = order_by_source(4, 6, 4);
+    source.paths = 2;
+    source.rows.insert("pk".into(), Vec::new());
+    source.ranges = vec![
+        target("0", "", &lo),
+        target("1", &lo, &one),
+        target("2", &one, &two),
+        target("3", &two, "FF"),
+    ];
+    let source = Arc::new(source);
+    let scope = QueryScope::PartitionKey(prefix.clone());
+    let options = QueryOptions::new().with_max_item_count(4);
+    let got: Vec<Value> = all_pages(QueryPager::new(
+        source.clone(),
+        Query::new("SELECT * FROM c ORDER BY c.n DESC"),
+        scope,
+        options,
+    ))
+    .await
+    .unwrap()
+    .into_iter()
+    .flat_map(|p| p.values)
+    .collect();
+    let mut want: Vec<Value> = ["1", "2", "3"]
+        .iter()
+        .flat_map(|r| source.rows[*r].iter().map(|row| row["payload"].clone()))
+        .collect();
+    want.sort_by(|a, b| b["n"].as_i64().cmp(&a["n"].as_i64()));
+    assert_eq!(ns(&got), ns(&want));
+    let mut asked: Vec<PageTarget> = source.targets.lock().unwrap().clone();
+    asked.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    asked.dedup();
+    assert_eq!(
+        asked,
+        vec![
+            PageTarget::EpkRange(target("1", &lo, &one)),
+            PageTarget::EpkRange(target("2", &one, &two)),
+            PageTarget::EpkRange(target("3", &two, &end)),
+        ]
+    );
+    // A full key of the same container keeps the single-range path.
+    source.targets.lock().unwrap().clear();
+    let full = PartitionKey::hierarchical(["a".into(), "b".into()]).unwrap();
+    let pages = all_pages(QueryPager::new(
+        source.clone(),
+        Query::new("SELECT * FROM c"),
+        QueryScope::PartitionKey(full.clone()),
+        QueryOptions::new(),
+    ))
+    .await
+    .unwrap();
+    assert!(pages.iter().all(|p| p.values.is_empty()));
+    assert_eq!(
+        source.targets.lock().unwrap().first(),
+        Some(&PageTarget::PartitionKey(full))
+    );
 }
