@@ -161,6 +161,11 @@ impl CosmosDriver {
     ) -> Result<std::sync::Arc<[String]>, crate::CosmosError> {
         crate::patch::partition_key_paths(&self.core, container, options).await
     }
+
+    /// What the driver keeps of each container (partition key paths and ranges).
+    pub(crate) fn container_metadata(&self) -> &crate::routing::ContainerMetadata {
+        &self.core.containers
+    }
 }
 
 #[cfg(test)]
