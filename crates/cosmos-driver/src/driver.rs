@@ -153,6 +153,15 @@ impl CosmosDriver {
         &self.core.sessions
     }
 
+    /// The partition key paths of `container`, read once per container and then kept.
+    pub(crate) async fn partition_key_paths(
+        &self,
+        container: &crate::protocol::ContainerReference,
+        options: &crate::options::OperationOptions,
+    ) -> Result<std::sync::Arc<[String]>, crate::CosmosError> {
+        crate::patch::partition_key_paths(&self.core, container, options).await
+    }
+
     /// What the driver keeps of each container (partition key paths and ranges).
     pub(crate) fn container_metadata(&self) -> &crate::routing::ContainerMetadata {
         &self.core.containers

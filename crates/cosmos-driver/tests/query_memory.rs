@@ -55,6 +55,13 @@ fn row(r: usize, i: usize) -> Value {
 struct Generated;
 
 impl QueryPageSource for Generated {
+    fn partition_key_path_count(
+        &self,
+        _s: &PageSettings,
+    ) -> BoxFuture<'_, Result<usize, CosmosError>> {
+        Box::pin(async { Ok(1) })
+    }
+
     fn plan(&self, _b: Bytes, _s: &PageSettings) -> BoxFuture<'_, Result<QueryPlan, CosmosError>> {
         let body = br#"{"partitionedQueryExecutionInfoVersion":2,"queryInfo":{"orderBy":["Ascending"],"orderByExpressions":["c.n"],"rewrittenQuery":"SELECT c._rid, [{\"item\": c.n}] AS orderByItems, c AS payload FROM c WHERE ({documentdb-formattableorderbyquery-filter}) ORDER BY c.n"},"queryRanges":[{"min":"","max":"FF","isMinInclusive":true,"isMaxInclusive":false}]}"#;
         Box::pin(async move { Ok(QueryPlan::from_body(body).expect("a plan")) })

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{east_and_lagging_west, east_west, pk_header, start_with_container, Resp, TestClient};
-use cosmos_emulator::epk::{epk_hex, PartitionKeyValue};
+use cosmos_emulator::epk::{epk_hex, Epk, PartitionKeyValue};
 use cosmos_emulator::EmulatorBuilder;
 use http::Method;
 use serde_json::{json, Value};
@@ -242,7 +242,13 @@ async fn a_partition_key_or_a_feed_range_narrows_the_feed() {
     assert_eq!(ids(&whole).len(), 3);
     // The feed range of one partition key: [epk, epk + 1).
     let epk = PartitionKeyValue::from_header(&pk).unwrap().epk();
-    let point = epk_feed(&c, base, epk_hex(epk), epk_hex(epk + 1)).await;
+    let point = epk_feed(
+        &c,
+        base,
+        epk_hex(epk),
+        epk_hex(Epk::single(epk.first() + 1)),
+    )
+    .await;
     assert_eq!(ids(&point), vec!["a", "c"]);
     // Two halves of the range hold every item once.
     let middle = "20000000000000000000000000000000".to_owned();

@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 
 import { Checks, client, expect, expectError, REGIONS } from "./harness.mjs";
 import { feedChecks } from "./checks_feeds.mjs";
+import { hierarchicalChecks } from "./checks_hierarchical.mjs";
 import { pointChecks } from "./checks_points.mjs";
 import { queryChecks } from "./checks_query.mjs";
 
@@ -19,7 +20,7 @@ async function main() {
   const [first, ...rest] = pointChecks(state);
   await checks.run(...first);
   if (state.container) {
-    const families = [rest, feedChecks(state), queryChecks(state)];
+    const families = [rest, feedChecks(state), queryChecks(state), hierarchicalChecks(state)];
     for (const family of families) {
       for (const [name, check] of family) {
         await checks.run(name, check);

@@ -16,11 +16,11 @@ pub const A_IM: HeaderName = HeaderName::from_static("a-im");
 pub const WIRE_FORMAT_VERSION: HeaderName =
     HeaderName::from_static("x-ms-cosmos-changefeed-wire-format-version");
 /// `x-ms-read-key-type`
-pub const READ_KEY_TYPE: HeaderName = HeaderName::from_static("x-ms-read-key-type");
+pub const READ_KEY_TYPE: HeaderName = h::READ_KEY_TYPE;
 /// `x-ms-start-epk`
-pub const START_EPK: HeaderName = HeaderName::from_static("x-ms-start-epk");
+pub const START_EPK: HeaderName = h::START_EPK;
 /// `x-ms-end-epk`
-pub const END_EPK: HeaderName = HeaderName::from_static("x-ms-end-epk");
+pub const END_EPK: HeaderName = h::END_EPK;
 
 /// The all-versions-and-deletes wire format this driver reads.
 const WIRE_FORMAT: &str = "2021-09-15";

@@ -114,6 +114,19 @@ impl QueryPageSource for DriverPageSource {
         })
     }
 
+    fn partition_key_path_count(
+        &self,
+        settings: &PageSettings,
+    ) -> BoxFuture<'_, Result<usize, CosmosError>> {
+        let options = settings.request.clone();
+        Box::pin(async move {
+            self.driver
+                .partition_key_paths(&self.container, &options)
+                .await
+                .map(|paths| paths.len())
+        })
+    }
+
     /// The container's ranges: the driver's last reading unless `refresh` (or none is kept); a
     /// reading is kept for the next operation until a request finds a range gone.
     fn ranges(&self, refresh: bool) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {

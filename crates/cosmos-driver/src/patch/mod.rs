@@ -22,4 +22,5 @@ mod synthesis;
 pub(crate) use handler::execute_patch;
 pub use instructions::{CosmosNumber, PatchInstructions, PatchOpKind, PatchOperation};
 pub use ops::{apply_patch_ops, JsonPointer, PatchError, PatchFailure};
+pub(crate) use partition_paths::partition_key_paths;
 pub use preflight::PatchRefusal;

@@ -41,6 +41,13 @@ pub const ACTIVITY_ID: HeaderName = HeaderName::from_static("x-ms-activity-id");
 /// `x-ms-documentdb-partitionkeyrangeid`: the partition key range that served the request.
 pub const PARTITION_KEY_RANGE_ID: HeaderName =
     HeaderName::from_static("x-ms-documentdb-partitionkeyrangeid");
+/// `x-ms-read-key-type`: how `x-ms-start-epk` / `x-ms-end-epk` are read
+/// (`EffectivePartitionKeyRange`).
+pub const READ_KEY_TYPE: HeaderName = HeaderName::from_static("x-ms-read-key-type");
+/// `x-ms-start-epk`: the inclusive start of the effective partition keys a request reads.
+pub const START_EPK: HeaderName = HeaderName::from_static("x-ms-start-epk");
+/// `x-ms-end-epk`: the exclusive end of the effective partition keys a request reads.
+pub const END_EPK: HeaderName = HeaderName::from_static("x-ms-end-epk");
 /// `x-ms-content-path`: the resource id (`_rid`) of the container that served the request.
 pub const CONTENT_PATH: HeaderName = HeaderName::from_static("x-ms-content-path");
 /// `x-ms-retry-after-ms`: how long to wait before retrying a throttled request.

@@ -50,6 +50,9 @@ pub enum PageTarget {
     Range(TargetRange),
     /// The range of one partition key.
     PartitionKey(PartitionKey),
+    /// Part of one partition key range: the keys in `[min, max)` of range `id` (the
+    /// `x-ms-start-epk` / `x-ms-end-epk` headers), as for a prefix of a hierarchical key.
+    EpkRange(TargetRange),
 }
 
 /// One page of one range, as the service answered it.
@@ -86,6 +89,11 @@ pub trait QueryPageSource: Send + Sync {
         body: Bytes,
         settings: &PageSettings,
     ) -> BoxFuture<'_, Result<QueryPlan, CosmosError>>;
+    /// How many paths the container's partition key has (more than one: hierarchical).
+    fn partition_key_path_count(
+        &self,
+        settings: &PageSettings,
+    ) -> BoxFuture<'_, Result<usize, CosmosError>>;
     /// The container's partition key ranges, re-read from the service when `refresh`.
     fn ranges(&self, refresh: bool) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>>;
     /// One page.
@@ -120,16 +128,29 @@ pub fn page_operation(
         http::header::CONTENT_TYPE,
         HeaderValue::from_static(QUERY_CONTENT_TYPE),
     );
+    let text = |value: &str| {
+        HeaderValue::from_str(value).map_err(|_| {
+            CosmosError::new(
+                ErrorKind::Deserialization,
+                "a partition key range id or bound is not a valid header value",
+            )
+        })
+    };
     match target {
         PageTarget::Range(r) => {
-            let id = HeaderValue::from_str(&r.id).map_err(|_| {
-                CosmosError::new(
-                    ErrorKind::Deserialization,
-                    "a partition key range id is not a valid header value",
-                )
-            })?;
             op = op
-                .with_header(h::PARTITION_KEY_RANGE_ID, id)
+                .with_header(h::PARTITION_KEY_RANGE_ID, text(&r.id)?)
+                .with_header(ENABLE_CROSS_PARTITION, HeaderValue::from_static("True"));
+        }
+        PageTarget::EpkRange(r) => {
+            op = op
+                .with_header(h::PARTITION_KEY_RANGE_ID, text(&r.id)?)
+                .with_header(h::START_EPK, text(&r.min)?)
+                .with_header(h::END_EPK, text(&r.max)?)
+                .with_header(
+                    h::READ_KEY_TYPE,
+                    HeaderValue::from_static("EffectivePartitionKeyRange"),
+                )
                 .with_header(ENABLE_CROSS_PARTITION, HeaderValue::from_static("True"));
         }
         PageTarget::PartitionKey(pk) => op = op.with_partition_key(pk.clone()),

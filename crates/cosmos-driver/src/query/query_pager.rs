@@ -19,10 +19,13 @@ use super::query_execution::{
 };
 use super::query_features::check_plan;
 use super::query_options::{QueryOptions, QueryScope};
+use super::query_plan::QueryRange;
 use super::query_spec::Query;
 use super::range_merge::{RangeCursor, TargetRange};
 use crate::diagnostics::DiagnosticsContext;
-use crate::protocol::{status, sub_status};
+use crate::protocol::{
+    effective_partition_key, status, sub_status, PartitionKey, EPK_MAX, MAX_HIERARCHY_DEPTH,
+};
 use crate::{CosmosError, ErrorKind};
 
 /// The most range splits one query follows before giving up.
@@ -91,6 +94,8 @@ pub struct QueryPager {
     scope: QueryScope,
     options: QueryOptions,
     exec: Option<(QueryExecution, Bytes)>,
+    /// How the pages are addressed, decided when the query starts.
+    mode: Mode,
     started: Option<Instant>,
     summary: QuerySummary,
     finished: bool,
@@ -104,6 +109,17 @@ impl std::fmt::Debug for QueryPager {
             .field("finished", &self.finished)
             .finish_non_exhaustive()
     }
+}
+
+/// How a query's page requests are addressed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    /// Each range by its id (a cross-partition query).
+    Ranges,
+    /// The partition key header (a full key: one range).
+    Key,
+    /// Each range by its id and the part of it a hierarchical key prefix covers.
+    Prefix,
 }
 
 fn is_split(e: &CosmosError) -> bool {
@@ -125,6 +141,7 @@ impl QueryPager {
             scope,
             options,
             exec: None,
+            mode: Mode::Ranges,
             started: None,
             summary: QuerySummary::default(),
             finished: false,
@@ -174,8 +191,21 @@ impl QueryPager {
             None => None,
         };
         let settings = self.settings()?;
-        match &self.scope {
-            QueryScope::PartitionKey(_) => {
+        let prefix = match &self.scope {
+            // A key of the deepest hierarchy is complete whatever the container's definition.
+            QueryScope::PartitionKey(pk) if pk.values().len() < MAX_HIERARCHY_DEPTH => {
+                let paths = self.source.partition_key_path_count(&settings).await?;
+                prefix_range(pk, paths)
+            }
+            QueryScope::PartitionKey(_) | QueryScope::CrossPartition => None,
+        };
+        self.mode = match (&self.scope, &prefix) {
+            (QueryScope::CrossPartition, _) => Mode::Ranges,
+            (QueryScope::PartitionKey(_), None) => Mode::Key,
+            (QueryScope::PartitionKey(_), Some(_)) => Mode::Prefix,
+        };
+        match (&self.scope, prefix) {
+            (QueryScope::PartitionKey(_), None) => {
                 let whole = TargetRange {
                     id: String::new(),
                     min: String::new(),
@@ -191,7 +221,7 @@ impl QueryPager {
                     body,
                 ))
             }
-            QueryScope::CrossPartition => {
+            (_, prefix) => {
                 let plan = self.source.plan(self.query.to_body()?, &settings).await?;
                 let plan = check_plan(&plan)
                     .map_err(|u| CosmosError::new(ErrorKind::NotSupported, u.to_string()))?;
@@ -200,10 +230,13 @@ impl QueryPager {
                     Some(t) => {
                         resume_cursors(&t.ranges, &ranges).map_err(CosmosError::invalid_input)?
                     }
-                    None => overlapping_ranges(&plan.ranges, &ranges)
-                        .into_iter()
-                        .map(|r| RangeCursor::new(r, None, 0))
-                        .collect(),
+                    None => match &prefix {
+                        Some(p) => narrowed_ranges(p, &ranges),
+                        None => overlapping_ranges(&plan.ranges, &ranges),
+                    }
+                    .into_iter()
+                    .map(|r| RangeCursor::new(r, None, 0))
+                    .collect(),
                 };
                 let body = match &plan.range_query {
                     Some(text) => self.query.with_text(text).to_body()?,
@@ -331,13 +364,17 @@ impl QueryPager {
                 wanted.push(extra);
             }
         }
-        let single = matches!(self.scope, QueryScope::PartitionKey(_));
+        let mode = self.mode;
+        let single = mode == Mode::Key;
         let source = &self.source;
         let scope = &self.scope;
         let results: Vec<(PageRequest, Result<RangePage, CosmosError>)> = stream::iter(wanted)
             .map(|req| {
-                let target = match (single, scope) {
-                    (true, QueryScope::PartitionKey(pk)) => PageTarget::PartitionKey(pk.clone()),
+                let target = match (mode, scope) {
+                    (Mode::Key, QueryScope::PartitionKey(pk)) => {
+                        PageTarget::PartitionKey(pk.clone())
+                    }
+                    (Mode::Prefix, _) => PageTarget::EpkRange(req.range.clone()),
                     _ => PageTarget::Range(req.range.clone()),
                 };
                 let fut = source.page(body.clone(), target, req.continuation.clone(), &settings);
@@ -402,9 +439,9 @@ impl QueryPager {
                         .map_err(|m| CosmosError::new(ErrorKind::Deserialization, m))?;
                 }
                 Err(e) => {
-                    let what = match &self.scope {
-                        QueryScope::PartitionKey(_) => "a query page".to_owned(),
-                        QueryScope::CrossPartition => {
+                    let what = match self.mode {
+                        Mode::Key => "a query page".to_owned(),
+                        Mode::Ranges | Mode::Prefix => {
                             format!("a query page of range {}", req.range.id)
                         }
                     };
@@ -414,6 +451,36 @@ impl QueryPager {
         }
         Ok(())
     }
+}
+
+/// The effective partition keys a hierarchical key prefix covers, `[prefix, prefix + "FF")`, when
+/// `pk` has fewer components than the container's `paths` (None for a full key).
+pub fn prefix_range(pk: &PartitionKey, paths: usize) -> Option<QueryRange> {
+    let components = pk.values().len();
+    if paths < 2 || components == 0 || components >= paths {
+        return None;
+    }
+    let min = effective_partition_key(pk, paths);
+    let max = format!("{min}{EPK_MAX}");
+    Some(QueryRange {
+        min,
+        max,
+        is_min_inclusive: true,
+        is_max_inclusive: false,
+    })
+}
+
+/// The ranges overlapping `prefix`, each narrowed to the part the prefix covers.
+pub fn narrowed_ranges(prefix: &QueryRange, ranges: &[TargetRange]) -> Vec<TargetRange> {
+    overlapping_ranges(std::slice::from_ref(prefix), ranges)
+        .into_iter()
+        .map(|r| TargetRange {
+            min: r.min.max(prefix.min.clone()),
+            // Text order: "FF" (the end of the space) sorts after every key.
+            max: r.max.min(prefix.max.clone()),
+            id: r.id,
+        })
+        .collect()
 }
 
 #[cfg(test)]

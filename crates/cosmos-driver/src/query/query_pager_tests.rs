@@ -31,6 +31,10 @@ struct FakeSource {
     max_in_flight: AtomicUsize,
     delay: Duration,
     bodies: Mutex<Vec<String>>,
+    /// The container's partition key path count.
+    paths: usize,
+    /// Every page request's target, in the order sent.
+    targets: Mutex<Vec<PageTarget>>,
 }
 
 fn target(id: &str, min: &str, max: &str) -> TargetRange {
@@ -60,11 +64,20 @@ impl FakeSource {
             max_in_flight: AtomicUsize::new(0),
             delay: Duration::from_millis(5),
             bodies: Mutex::new(Vec::new()),
+            paths: 1,
+            targets: Mutex::new(Vec::new()),
         }
     }
 }
 
 impl QueryPageSource for FakeSource {
+    fn partition_key_path_count(
+        &self,
+        _s: &PageSettings,
+    ) -> BoxFuture<'_, Result<usize, CosmosError>> {
+        Box::pin(async move { Ok(self.paths) })
+    }
+
     fn plan(
         &self,
         _body: Bytes,
@@ -95,8 +108,9 @@ impl QueryPageSource for FakeSource {
         continuation: Option<String>,
         settings: &PageSettings,
     ) -> BoxFuture<'_, Result<RangePage, CosmosError>> {
+        self.targets.lock().unwrap().push(target.clone());
         let id = match target {
-            PageTarget::Range(r) => r.id,
+            PageTarget::Range(r) | PageTarget::EpkRange(r) => r.id,
             PageTarget::PartitionKey(_) => "pk".into(),
         };
         let page = settings
@@ -493,6 +507,129 @@ async fn single_partition_queries_send_the_query_as_written() {
         e.message()
     );
     assert!(source.bodies.lock().unwrap()[0].contains("@lo"));
+}
+
+#[test]
+fn a_key_prefix_covers_its_epk_range_on_each_overlapping_range() {
+    use crate::protocol::{effective_partition_key, PartitionKey};
+    let two = PartitionKey::hierarchical(["a".into(), "b".into()]).unwrap();
+    let one = PartitionKey::from("a");
+    // Full keys and single-path containers have no prefix range.
+    assert_eq!(prefix_range(&two, 2), None);
+    assert_eq!(prefix_range(&one, 1), None);
+    assert_eq!(prefix_range(&two, 1), None);
+    let p = prefix_range(&one, 3).unwrap();
+    let start = effective_partition_key(&one, 3);
+    assert_eq!(
+        (p.min.as_str(), p.max.clone()),
+        (start.as_str(), format!("{start}FF"))
+    );
+    assert_eq!(prefix_range(&two, 3).unwrap().min.len(), 64);
+    // The prefix's keys lie in its range; ranges are narrowed to the part it covers.
+    let full = effective_partition_key(
+        &PartitionKey::hierarchical(["a".into(), "z".into()]).unwrap(),
+        2,
+    );
+    assert!(p.min < full && full < p.max);
+    let cut = format!("{start}2");
+    let ranges = vec![
+        TargetRange {
+            id: "0".into(),
+            min: String::new(),
+            max: cut.clone(),
+        },
+        TargetRange {
+            id: "1".into(),
+            min: cut.clone(),
+            max: "FF".into(),
+        },
+    ];
+    let narrowed = narrowed_ranges(&p, &ranges);
+    assert_eq!(
+        narrowed,
+        vec![
+            TargetRange {
+                id: "0".into(),
+                min: start.clone(),
+                max: cut.clone()
+            },
+            TargetRange {
+                id: "1".into(),
+                min: cut,
+                max: format!("{start}FF")
+            },
+        ]
+    );
+    let elsewhere = vec![TargetRange {
+        id: "9".into(),
+        min: "3F".into(),
+        max: "FF".into(),
+    }];
+    assert!(narrowed_ranges(&p, &elsewhere).is_empty() || start.as_str() >= "3F");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_prefix_query_asks_each_overlapping_range_for_its_part_and_merges_them() {
+    use crate::protocol::{effective_partition_key, PartitionKey};
+    let prefix = PartitionKey::from("a");
+    let lo = effective_partition_key(&prefix, 2);
+    let (one, two, end) = (format!("{lo}1"), format!("{lo}2"), format!("{lo}FF"));
+    let mut source = order_by_source(4, 6, 4);
+    source.paths = 2;
+    source.rows.insert("pk".into(), Vec::new());
+    source.ranges = vec![
+        target("0", "", &lo),
+        target("1", &lo, &one),
+        target("2", &one, &two),
+        target("3", &two, "FF"),
+    ];
+    let source = Arc::new(source);
+    let scope = QueryScope::PartitionKey(prefix.clone());
+    let options = QueryOptions::new().with_max_item_count(4);
+    let got: Vec<Value> = all_pages(QueryPager::new(
+        source.clone(),
+        Query::new("SELECT * FROM c ORDER BY c.n DESC"),
+        scope,
+        options,
+    ))
+    .await
+    .unwrap()
+    .into_iter()
+    .flat_map(|p| p.values)
+    .collect();
+    let mut want: Vec<Value> = ["1", "2", "3"]
+        .iter()
+        .flat_map(|r| source.rows[*r].iter().map(|row| row["payload"].clone()))
+        .collect();
+    want.sort_by(|a, b| b["n"].as_i64().cmp(&a["n"].as_i64()));
+    assert_eq!(ns(&got), ns(&want));
+    let mut asked: Vec<PageTarget> = source.targets.lock().unwrap().clone();
+    asked.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    asked.dedup();
+    assert_eq!(
+        asked,
+        vec![
+            PageTarget::EpkRange(target("1", &lo, &one)),
+            PageTarget::EpkRange(target("2", &one, &two)),
+            PageTarget::EpkRange(target("3", &two, &end)),
+        ]
+    );
+    // A full key of the same container keeps the single-range path.
+    source.targets.lock().unwrap().clear();
+    let full = PartitionKey::hierarchical(["a".into(), "b".into()]).unwrap();
+    let pages = all_pages(QueryPager::new(
+        source.clone(),
+        Query::new("SELECT * FROM c"),
+        QueryScope::PartitionKey(full.clone()),
+        QueryOptions::new(),
+    ))
+    .await
+    .unwrap();
+    assert!(pages.iter().all(|p| p.values.is_empty()));
+    assert_eq!(
+        source.targets.lock().unwrap().first(),
+        Some(&PageTarget::PartitionKey(full))
+    );
 }
 
 #[path = "query_pager_blocking_tests.rs"]

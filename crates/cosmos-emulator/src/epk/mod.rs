@@ -1,9 +1,13 @@
 //! Effective partition keys: hashing (V2) and the split of the key space into ranges.
 
+mod definition;
+mod key;
 mod murmur;
 mod partition_key;
 mod ranges;
 
+pub use definition::PkDefinition;
+pub use key::{Epk, EpkFilter, MAX_PARTS};
 pub use murmur::murmur3_x64_128;
-pub use partition_key::{epk_hex, Epk, PartitionKeyValue, PkComponent};
+pub use partition_key::{epk_hex, PartitionKeyValue, PkComponent};
 pub use ranges::{boundaries, range_bounds, range_of, MAX_EPK, MIN_EPK};

@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+use super::key::Epk;
 use super::murmur::murmur3_x64_128;
 
 /// The longest partition key header accepted (a 2 KB key with JSON escapes fits).
@@ -35,9 +36,6 @@ pub enum PkComponent {
 /// A partition key value: its components (empty = the container-wide "none" key).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PartitionKeyValue(pub Vec<PkComponent>);
-
-/// The 128-bit effective partition key; orders the same way as its hex form.
-pub type Epk = u128;
 
 impl PkComponent {
     /// Reads one component from its JSON form; objects stand for Undefined only when empty.
@@ -132,25 +130,46 @@ impl PartitionKeyValue {
         Ok(Self(vec![component]))
     }
 
-    /// The effective partition key under hash version 2; the "none" key (no components) is 0.
+    /// The effective partition key under hash version 2 (`Hash`: one hash over every component);
+    /// the "none" key (no components) is 0.
     pub fn epk(&self) -> Epk {
         if self.0.is_empty() {
-            return 0;
+            return Epk::single(0);
         }
         let mut buffer = Vec::with_capacity(32);
         for component in &self.0 {
             component.write_for_hashing(&mut buffer);
         }
-        let (h1, h2) = murmur3_x64_128(&buffer, 0);
-        // Bytes h1(LE) || h2(LE) reversed are h2(BE) || h1(BE): the number (h2 << 64) | h1.
-        let value = (u128::from(h2) << 64) | u128::from(h1);
-        value & (u128::MAX >> 2)
+        Epk::single(hash_v2(&buffer))
     }
+
+    /// The effective partition key of a hierarchical (`MultiHash`) key: each component's own
+    /// hash, in order (one part per component).
+    pub fn epk_per_component(&self) -> Epk {
+        let parts: Vec<u128> = self
+            .0
+            .iter()
+            .map(|c| {
+                let mut buffer = Vec::with_capacity(16);
+                c.write_for_hashing(&mut buffer);
+                hash_v2(&buffer)
+            })
+            .collect();
+        Epk::from_parts(&parts).unwrap_or(Epk::MIN)
+    }
+}
+
+/// MurmurHash3 x64-128 (seed 0) of `buffer` as the service reads it: bytes h1(LE) || h2(LE)
+/// reversed are h2(BE) || h1(BE), the number (h2 << 64) | h1; the top two bits cleared.
+fn hash_v2(buffer: &[u8]) -> u128 {
+    let (h1, h2) = murmur3_x64_128(buffer, 0);
+    let value = (u128::from(h2) << 64) | u128::from(h1);
+    value & (u128::MAX >> 2)
 }
 
 /// Renders an EPK as the service does (32 upper-case hex digits).
 pub fn epk_hex(epk: Epk) -> String {
-    format!("{epk:032X}")
+    epk.hex()
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! Hash V2 keys lie in [0, 2^126). N ranges split that space evenly; the first range starts at ""
 //! (the minimum) and the last ends at "FF" (the maximum), as the service writes them.
 
-use super::partition_key::{epk_hex, Epk};
+use super::key::Epk;
+use super::partition_key::epk_hex;
 
 /// The service's minimum and maximum EPK boundaries.
 pub const MIN_EPK: &str = "";
@@ -15,7 +16,7 @@ pub fn boundaries(count: usize) -> Vec<Epk> {
     let count = count.max(1) as u128;
     let space: u128 = 1u128 << 126;
     (1..count)
-        .map(|i| space / count * i + (space % count) * i / count)
+        .map(|i| Epk::single(space / count * i + (space % count) * i / count))
         .collect()
 }
 
@@ -70,7 +71,7 @@ mod tests {
     fn one_range_covers_everything() {
         let b = boundaries(1);
         assert!(b.is_empty());
-        assert_eq!(range_of(u128::MAX >> 2, &b), 0);
+        assert_eq!(range_of(Epk::single(u128::MAX >> 2), &b), 0);
         assert_eq!(range_bounds(0, &b), (String::new(), "FF".into()));
     }
 
@@ -78,11 +79,11 @@ mod tests {
     fn keys_land_in_the_range_whose_bounds_hold_them() {
         let b = boundaries(3);
         for (epk, expected) in [
-            (0u128, 0usize),
-            (b[0] - 1, 0),
+            (Epk::single(0), 0usize),
+            (Epk::single(b[0].first() - 1), 0),
             (b[0], 1),
             (b[1], 2),
-            (u128::MAX >> 2, 2),
+            (Epk::single(u128::MAX >> 2), 2),
         ] {
             assert_eq!(range_of(epk, &b), expected);
             let (min, max) = range_bounds(expected, &b);

@@ -10,7 +10,6 @@ use super::batch_ops::{evaluate, op_epk, BatchOp, OpResult, Staged};
 use super::consistency::{require_write_region, session_token};
 use super::items::{commit, commit_all};
 use super::replica_headers::{container_paths, replica_headers, replica_state};
-use crate::epk::PartitionKeyValue;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError};
@@ -76,11 +75,9 @@ fn atomic_batch(
             headers::PARTITION_KEY
         ))
     })?;
-    let epk = PartitionKeyValue::from_header(raw)
-        .map_err(ApiError::bad_request)?
-        .epk();
+    let epk = container.point_epk(raw)?;
     for (i, op) in ops.iter().enumerate() {
-        if op_epk(op)?.is_some_and(|e| e != epk) {
+        if op_epk(op, container)?.is_some_and(|e| e != epk) {
             return Err(ApiError::bad_request(format!(
                 "Operation {i} names another partition key; a transactional batch has one."
             )));
@@ -153,11 +150,7 @@ fn bulk(
     ops: &[BatchOp],
 ) -> Result<Reply, ApiError> {
     let header_epk = match ctx.header(headers::PARTITION_KEY) {
-        Some(raw) => Some(
-            PartitionKeyValue::from_header(raw)
-                .map_err(ApiError::bad_request)?
-                .epk(),
-        ),
+        Some(raw) => Some(container.point_epk(raw)?),
         None => None,
     };
     let named_range = match ctx.header(headers::PARTITION_KEY_RANGE_ID) {
@@ -183,7 +176,7 @@ fn bulk(
         .iter()
         .enumerate()
         .map(|(i, op)| {
-            op_epk(op)?.or(header_epk).ok_or_else(|| {
+            op_epk(op, container)?.or(header_epk).ok_or_else(|| {
                 ApiError::bad_request(format!(
                     "Operation {i} has no partitionKey and the request has no {} header.",
                     headers::PARTITION_KEY

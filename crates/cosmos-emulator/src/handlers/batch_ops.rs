@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::patch::{parse_request_value, patched};
-use crate::epk::{Epk, PartitionKeyValue};
+use crate::epk::{Epk, EpkFilter};
 use crate::protocol::{charge, ApiError};
 use crate::store::document::{id_of, seal};
 use crate::store::item_limits::{check_depth, check_size};
@@ -66,7 +66,12 @@ impl<'p> Staged<'p> {
     fn logical_partition(&self, epk: Epk) -> Vec<(DocKey, Arc<StoredDoc>)> {
         let mut items: HashMap<DocKey, Arc<StoredDoc>> = self
             .partition
-            .scan(self.partition.committed_lsn(), None, Some(epk), usize::MAX)
+            .scan(
+                self.partition.committed_lsn(),
+                None,
+                Some(EpkFilter::Key(epk)),
+                usize::MAX,
+            )
             .into_iter()
             .collect();
         for (key, write) in self.writes.iter().filter(|(k, _)| k.epk == epk) {
@@ -85,15 +90,16 @@ impl<'p> Staged<'p> {
 }
 
 /// The operation's partition key EPK, when it names one; 400 when it is unreadable.
-pub fn op_epk(op: &BatchOp) -> Result<Option<u128>, ApiError> {
+pub fn op_epk(op: &BatchOp, container: &Container) -> Result<Option<Epk>, ApiError> {
     op.partition_key
         .as_deref()
         .map(|raw| {
-            PartitionKeyValue::from_header(raw)
-                .map(|pk| pk.epk())
-                .map_err(|e| {
-                    ApiError::bad_request(format!("An operation's partitionKey is invalid: {e}"))
-                })
+            container.point_epk(raw).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "An operation's partitionKey is invalid: {}",
+                    e.message
+                ))
+            })
         })
         .transpose()
 }
@@ -101,7 +107,7 @@ pub fn op_epk(op: &BatchOp) -> Result<Option<u128>, ApiError> {
 /// Evaluates `op` on the item with partition key `epk` in `container`.
 pub fn evaluate(
     op: &BatchOp,
-    epk: u128,
+    epk: Epk,
     container: &Container,
     staged: &Staged<'_>,
 ) -> Result<OpResult, ApiError> {
@@ -148,9 +154,11 @@ pub fn evaluate(
         }))
     };
     let check_key = |map: &Map<String, Value>| -> Result<(), ApiError> {
-        let inside = PartitionKeyValue::from_object(map, &container.pk_segments)
+        let inside = container
+            .pk
+            .epk_of_document(map)
             .map_err(ApiError::bad_request)?;
-        if inside.epk() != epk {
+        if inside != epk {
             return Err(ApiError::bad_request(
                 "PartitionKey extracted from document doesn't match the one specified in the operation.",
             ));
@@ -241,7 +249,7 @@ pub fn evaluate(
             let body = op.resource_body.as_ref().ok_or_else(|| {
                 ApiError::bad_request("A Patch operation needs a resourceBody with its operations.")
             })?;
-            let request = parse_request_value(body, &container.pk_segments)?;
+            let request = parse_request_value(body, &container.pk.paths)?;
             let k = key(&op_id()?);
             let current = staged.current(&k).ok_or_else(ApiError::missing_entity)?;
             if !matches(&current) {

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::consistency::{read_lsn, session_token};
 use super::feed::{page_end_whole_lsn, page_size};
-use crate::epk::{epk_hex, PartitionKeyValue};
+use crate::epk::{epk_hex, EpkFilter};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::change_feed_request::{self, epk_in, etag, FeedMode, FeedStart};
 use crate::protocol::{charge, headers, ApiError};
@@ -22,11 +22,7 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Re
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let limit = page_size(ctx)?;
     let only_epk = match ctx.header(headers::PARTITION_KEY) {
-        Some(raw) => Some(
-            PartitionKeyValue::from_header(raw)
-                .map_err(ApiError::bad_request)?
-                .epk(),
-        ),
+        Some(raw) => Some(container.header_filter(raw)?),
         None => None,
     };
     let range = scope(ctx, &container, only_epk, request.epk_range.as_ref())?;
@@ -40,7 +36,7 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Re
     let range_id = container.range_id(range);
     let upto = read_lsn(ctx, &partition, range_id)?;
     let wanted = |key: &DocKey| {
-        only_epk.is_none_or(|epk| key.epk == epk)
+        only_epk.is_none_or(|f| f.contains(key.epk))
             && request
                 .epk_range
                 .as_ref()
@@ -95,11 +91,20 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Re
 fn scope(
     ctx: &RequestCtx<'_>,
     container: &Container,
-    only_epk: Option<u128>,
+    only_epk: Option<EpkFilter>,
     epk_range: Option<&(String, String)>,
 ) -> Result<usize, ApiError> {
-    if let Some(epk) = only_epk {
-        return Ok(container.range_index(epk));
+    if let Some(filter) = only_epk {
+        return match container.ranges_of(&filter).as_slice() {
+            [one] => Ok(*one),
+            many => Err(ApiError::bad_request(format!(
+                "The partition key prefix spans {} partition key ranges; a change feed reads one: send {} with {} and {}.",
+                many.len(),
+                headers::PARTITION_KEY_RANGE_ID,
+                headers::START_EPK,
+                headers::END_EPK
+            ))),
+        };
     }
     if let Some(id) = ctx.header(headers::PARTITION_KEY_RANGE_ID) {
         return container.range_by_id(id.trim()).ok_or_else(|| {
@@ -225,7 +230,7 @@ fn all_versions_item(entry: &HistoryEntry, container: &Container) -> Result<Byte
             metadata.insert("id".into(), json!(entry.key.id));
             if let Some(pk) = previous
                 .as_ref()
-                .and_then(|p| pk_object(p, &container.pk_segments))
+                .and_then(|p| pk_object(p, &container.pk.paths))
             {
                 metadata.insert("partitionKey".into(), pk);
             }
@@ -241,10 +246,13 @@ fn all_versions_item(entry: &HistoryEntry, container: &Container) -> Result<Byte
 }
 
 /// `{"<last path segment>": value}` for the partition key inside `doc`.
-fn pk_object(doc: &Value, segments: &[String]) -> Option<Value> {
-    let value = segments.iter().try_fold(doc, |v, s| v.get(s))?;
-    let name = segments.last()?;
-    Some(json!({ name: value }))
+fn pk_object(doc: &Value, paths: &[Vec<String>]) -> Option<Value> {
+    let mut out = serde_json::Map::new();
+    for segments in paths {
+        let value = segments.iter().try_fold(doc, |v, s| v.get(s))?;
+        out.insert(segments.last()?.clone(), value.clone());
+    }
+    Some(Value::Object(out))
 }
 
 /// `body` (a JSON object) with `"_lsn": lsn` added before its closing brace.
@@ -283,9 +291,9 @@ mod tests {
     fn the_partition_key_object_names_the_last_segment() {
         let doc = json!({"a": {"b": "x"}});
         assert_eq!(
-            pk_object(&doc, &["a".into(), "b".into()]),
+            pk_object(&doc, &[vec!["a".into(), "b".into()]]),
             Some(json!({"b": "x"}))
         );
-        assert_eq!(pk_object(&doc, &["z".into()]), None);
+        assert_eq!(pk_object(&doc, &[vec!["z".into()]]), None);
     }
 }

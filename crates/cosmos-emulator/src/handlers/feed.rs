@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::consistency::{read_lsn, session_token};
 use super::replica_headers::{container_paths, replica_headers, replica_state};
-use crate::epk::{epk_hex, PartitionKeyValue};
+use crate::epk::{epk_hex, Epk};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
 use crate::store::DocKey;
@@ -43,8 +43,7 @@ fn decode(token: &str) -> Result<Continuation, ApiError> {
     let bytes = URL_SAFE_NO_PAD.decode(token.trim()).map_err(|_| bad())?;
     let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
     let range = value["range"].as_u64().ok_or_else(bad)? as usize;
-    let epk =
-        u128::from_str_radix(value["epk"].as_str().ok_or_else(bad)?, 16).map_err(|_| bad())?;
+    let epk = Epk::parse_hex(value["epk"].as_str().ok_or_else(bad)?).map_err(|_| bad())?;
     let id = value["id"].as_str().ok_or_else(bad)?.to_owned();
     Ok(Continuation {
         range,
@@ -121,15 +120,11 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let page_size = page_size(ctx)?;
     let only_epk = match ctx.header(headers::PARTITION_KEY) {
-        Some(raw) => Some(
-            PartitionKeyValue::from_header(raw)
-                .map_err(ApiError::bad_request)?
-                .epk(),
-        ),
+        Some(raw) => Some(container.header_filter(raw)?),
         None => None,
     };
-    let ranges: Vec<usize> = match (only_epk, ctx.header(headers::PARTITION_KEY_RANGE_ID)) {
-        (Some(epk), _) => vec![container.range_index(epk)],
+    let ranges: Vec<usize> = match (&only_epk, ctx.header(headers::PARTITION_KEY_RANGE_ID)) {
+        (Some(filter), _) => container.ranges_of(filter),
         (None, Some(id)) => vec![container.range_by_id(id.trim()).ok_or_else(|| {
             ApiError::new(410, format!("Partition key range {id:?} does not exist."))
                 .with_sub_status(1002)

@@ -8,6 +8,7 @@ use tokio::time::Instant;
 use super::consistency::{if_match_ok, if_none_match_hit, read_lsn, require_write_region};
 use super::item_reply::{item_reply, partition_error, with_item_lsn, write_error};
 use super::target::Target;
+use crate::epk::EpkFilter;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
@@ -186,7 +187,12 @@ fn check_unique_keys(
     if keys.is_empty() {
         return Ok(());
     }
-    let items = partition.scan(partition.committed_lsn(), None, Some(key.epk), usize::MAX);
+    let items = partition.scan(
+        partition.committed_lsn(),
+        None,
+        Some(EpkFilter::Key(key.epk)),
+        usize::MAX,
+    );
     keys.check(map, &key.id, stored_items(&items))
 }
 

@@ -19,7 +19,7 @@ use crate::store::{DocKey, Partition, StoredDoc};
 pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
-    let request = parse_request(&ctx.body, &target.container.pk_segments)?;
+    let request = parse_request(&ctx.body, &target.container.pk.paths)?;
     let key = target.key(id);
     let mut partition = target.write(ctx)?;
     let existing = current_for_write(ctx, &target, &partition, &key)?;
@@ -44,16 +44,16 @@ pub struct PatchRequest {
 
 /// Parses a patch body: `{"operations": [...], "condition": "from c where ..."}`, or a bare JSON
 /// array of operations (what the Node.js SDK sends); 400 for anything else.
-pub fn parse_request(body: &[u8], pk_segments: &[String]) -> Result<PatchRequest, ApiError> {
+pub fn parse_request(body: &[u8], pk_paths: &[Vec<String>]) -> Result<PatchRequest, ApiError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("The request payload is invalid JSON: {e}")))?;
-    parse_request_value(&value, pk_segments)
+    parse_request_value(&value, pk_paths)
 }
 
 /// [`parse_request`] over an already decoded body (a batch operation's `resourceBody`).
 pub fn parse_request_value(
     value: &Value,
-    pk_segments: &[String],
+    pk_paths: &[Vec<String>],
 ) -> Result<PatchRequest, ApiError> {
     let (operations, condition) = match value {
         Value::Array(_) => (Some(value), None),
@@ -65,7 +65,7 @@ pub fn parse_request_value(
         }
     };
     let ops = parse_operations(operations).map_err(ApiError::bad_request)?;
-    check_protected_paths(&ops, pk_segments)?;
+    check_protected_paths(&ops, pk_paths)?;
     let condition =
         match condition {
             None | Some(Value::Null) => None,
@@ -130,7 +130,7 @@ pub fn patched(
 }
 
 /// 400 for operations on `/id`, system properties or the partition key path.
-fn check_protected_paths(ops: &[PatchOp], pk_segments: &[String]) -> Result<(), ApiError> {
+fn check_protected_paths(ops: &[PatchOp], pk_paths: &[Vec<String>]) -> Result<(), ApiError> {
     for op in ops {
         for path in op.touched() {
             let root = path.root();
@@ -139,7 +139,10 @@ fn check_protected_paths(ops: &[PatchOp], pk_segments: &[String]) -> Result<(), 
                     "The path {path} cannot be patched: it is a system property or the id."
                 )));
             }
-            if path.0.len() <= pk_segments.len() && pk_segments.starts_with(&path.0) {
+            if pk_paths
+                .iter()
+                .any(|pk| path.0.len() <= pk.len() && pk.starts_with(&path.0))
+            {
                 return Err(ApiError::bad_request(format!(
                     "The path {path} cannot be patched: it holds the partition key."
                 )));

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::query_page::{run_page, Budget, Page, Scope};
 use super::query_token::QueryToken;
 use super::replica_headers::{container_paths, replica_headers};
-use crate::epk::{PartitionKeyValue, PkComponent};
+use crate::epk::{Epk, EpkFilter, PartitionKeyValue, PkComponent};
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
@@ -163,13 +163,22 @@ fn scope_of(
     container: &Container,
     request: &QueryRequest,
 ) -> Result<Scope, ApiError> {
+    let epk_headers = ctx.header(headers::START_EPK).is_some()
+        || ctx.header(headers::END_EPK).is_some()
+        || ctx.header(headers::READ_KEY_TYPE).is_some();
     if let Some(raw) = ctx.header(headers::PARTITION_KEY) {
-        let epk = PartitionKeyValue::from_header(raw)
-            .map_err(ApiError::bad_request)?
-            .epk();
+        if epk_headers {
+            return Err(ApiError::bad_request(format!(
+                "A query names its keys by {} or by {} / {}, not both.",
+                headers::PARTITION_KEY,
+                headers::START_EPK,
+                headers::END_EPK
+            )));
+        }
+        let filter = container.header_filter(raw)?;
         return Ok(Scope {
-            ranges: vec![container.range_index(epk)],
-            only_epk: Some(epk),
+            ranges: container.ranges_of(&filter),
+            only_epk: Some(filter),
         });
     }
     if let Some(id) = ctx.header(headers::PARTITION_KEY_RANGE_ID) {
@@ -177,19 +186,29 @@ fn scope_of(
             ApiError::new(410, format!("Partition key range {id:?} does not exist."))
                 .with_sub_status(1002)
         })?;
+        let only_epk = if epk_headers {
+            Some(epk_range_within(ctx, container, range)?)
+        } else {
+            None
+        };
         return Ok(Scope {
             ranges: vec![range],
-            only_epk: None,
+            only_epk,
         });
     }
-    if let Some(value) = pinned_key(&request.query, &container.pk_segments, &request.params) {
-        if let Ok(component) = PkComponent::from_json(&value) {
-            let epk = PartitionKeyValue(vec![component]).epk();
-            return Ok(Scope {
-                ranges: vec![container.range_index(epk)],
-                only_epk: Some(epk),
-            });
-        }
+    if epk_headers {
+        return Err(ApiError::bad_request(format!(
+            "A query scoped by {} / {} must name the partition key range they lie in ({}).",
+            headers::START_EPK,
+            headers::END_EPK,
+            headers::PARTITION_KEY_RANGE_ID
+        )));
+    }
+    if let Some(filter) = pinned_filter(request, container) {
+        return Ok(Scope {
+            ranges: container.ranges_of(&filter),
+            only_epk: Some(filter),
+        });
     }
     let all = Scope {
         ranges: (0..container.partitions().len()).collect(),
@@ -223,6 +242,65 @@ fn scope_of(
         )));
     }
     Ok(all)
+}
+
+/// The `x-ms-start-epk` / `x-ms-end-epk` range of a query on range `range` (what SDKs send for a
+/// hierarchical key prefix or a feed range): both bounds, `x-ms-read-key-type:
+/// EffectivePartitionKeyRange`, and within the range's own bounds; 400 otherwise.
+fn epk_range_within(
+    ctx: &RequestCtx<'_>,
+    container: &Container,
+    range: usize,
+) -> Result<EpkFilter, ApiError> {
+    let key_type = ctx.header(headers::READ_KEY_TYPE).map(str::trim);
+    if key_type != Some("EffectivePartitionKeyRange") {
+        return Err(ApiError::bad_request(format!(
+            "{} / {} need {}: EffectivePartitionKeyRange (got {key_type:?}).",
+            headers::START_EPK,
+            headers::END_EPK,
+            headers::READ_KEY_TYPE
+        )));
+    }
+    let bound = |name: &str| -> Result<Epk, ApiError> {
+        let text = ctx.header(name).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "{} and {} go together; {name} is missing.",
+                headers::START_EPK,
+                headers::END_EPK
+            ))
+        })?;
+        Epk::parse_hex(text.trim())
+            .map_err(|e| ApiError::bad_request(format!("{name} is invalid: {e}")))
+    };
+    let (min, max) = (bound(headers::START_EPK)?, bound(headers::END_EPK)?);
+    let (range_min, range_max) = container.range_epks(range);
+    if min >= max || min < range_min || range_max.is_some_and(|m| max > m) {
+        return Err(ApiError::bad_request(format!(
+            "The effective partition key range [{}, {}) is empty or not within partition key range {:?}.",
+            min.hex(),
+            max.hex(),
+            container.range_id(range)
+        )));
+    }
+    Ok(EpkFilter::Range(min, max))
+}
+
+/// The keys a WHERE clause pins: the partition key (every path of a hierarchical key, each by an
+/// equality), or a leading prefix of a hierarchical key's paths.
+pub fn pinned_filter(request: &QueryRequest, container: &Container) -> Option<EpkFilter> {
+    let mut components = Vec::new();
+    for path in &container.pk.paths {
+        let Some(component) = pinned_key(&request.query, path, &request.params)
+            .and_then(|v| PkComponent::from_json(&v).ok())
+        else {
+            break;
+        };
+        components.push(component);
+    }
+    if components.is_empty() {
+        return None;
+    }
+    container.pk.filter(&PartitionKeyValue(components)).ok()
 }
 
 /// Whether the gateway answers a cross-partition query itself: no ORDER BY, aggregates,

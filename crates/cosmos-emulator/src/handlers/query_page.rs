@@ -24,7 +24,7 @@ use super::query_sorted::{ordered, whole_result, QueryIdentity};
 use super::query_token::{Position, QueryToken};
 use super::replica_headers::{replica_state, ReplicaState};
 use super::target::live;
-use crate::epk::Epk;
+use crate::epk::EpkFilter;
 use crate::exchange::RequestCtx;
 use crate::protocol::ApiError;
 use crate::sql::ast::Query;
@@ -45,10 +45,10 @@ pub struct Budget {
     pub deadline: std::time::Instant,
 }
 
-/// The ranges a query reads and, for a single-partition query, the one key.
+/// The ranges a query reads and, for a single-partition or prefix query, the keys it reads.
 pub struct Scope {
     pub ranges: Vec<usize>,
-    pub only_epk: Option<Epk>,
+    pub only_epk: Option<EpkFilter>,
 }
 
 /// One page of results.

@@ -1,12 +1,11 @@
 //! POST .../docs with `x-ms-cosmos-is-query-plan-request: True`: the plan an SDK needs to run a
 //! query across partition key ranges.
 
-use super::query::read_request;
-use crate::epk::{epk_hex, PartitionKeyValue, PkComponent};
+use super::query::{pinned_filter, read_request};
+use crate::epk::EpkFilter;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, ApiError};
-use crate::sql::partition_filter::pinned_key;
-use crate::sql::plan::{plan, MinMaxParts};
+use crate::sql::plan::{plan, MinMaxParts, QueryRange};
 
 /// The header naming the query features a client can combine.
 const SUPPORTED_QUERY_FEATURES: &str = "x-ms-cosmos-supported-query-features";
@@ -15,9 +14,20 @@ const SUPPORTED_QUERY_FEATURES: &str = "x-ms-cosmos-supported-query-features";
 pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let request = read_request(ctx)?;
-    let pinned = pinned_key(&request.query, &container.pk_segments, &request.params)
-        .and_then(|v| PkComponent::from_json(&v).ok())
-        .map(|c| epk_hex(PartitionKeyValue(vec![c]).epk()));
+    let pinned = pinned_filter(&request, &container).map(|filter| match filter {
+        EpkFilter::Key(epk) => QueryRange {
+            min: epk.hex(),
+            max: epk.hex(),
+            is_min_inclusive: true,
+            is_max_inclusive: true,
+        },
+        EpkFilter::Range(min, _) => QueryRange {
+            min: min.hex(),
+            max: format!("{}FF", min.hex()),
+            is_min_inclusive: true,
+            is_max_inclusive: false,
+        },
+    });
     let declares = |feature: &str| {
         ctx.header(SUPPORTED_QUERY_FEATURES)
             .is_some_and(|f| f.split(',').any(|x| x.trim() == feature))

@@ -61,7 +61,7 @@ impl Position {
 
     /// The document key this position names.
     pub fn key(&self) -> Result<DocKey, ApiError> {
-        let epk: Epk = u128::from_str_radix(&self.epk, 16).map_err(|_| malformed())?;
+        let epk = Epk::parse_hex(&self.epk).map_err(|_| malformed())?;
         Ok(DocKey {
             epk,
             id: self.id.clone(),
@@ -126,7 +126,7 @@ mod tests {
     #[test]
     fn tokens_round_trip_and_bad_ones_are_refused() {
         let key = DocKey {
-            epk: 0xABCD,
+            epk: Epk::single(0xABCD),
             id: "x\"y".into(),
         };
         for token in [

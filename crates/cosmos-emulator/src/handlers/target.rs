@@ -5,7 +5,7 @@ use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
 use serde_json::{Map, Value};
 
 use super::consistency::require_write_region;
-use crate::epk::{Epk, PartitionKeyValue};
+use crate::epk::Epk;
 use crate::exchange::RequestCtx;
 use crate::protocol::{headers, ApiError};
 use crate::store::{Container, DocKey, Partition};
@@ -29,14 +29,7 @@ impl Target {
                 headers::PARTITION_KEY
             ))
         })?;
-        let pk = PartitionKeyValue::from_header(raw).map_err(ApiError::bad_request)?;
-        if pk.0.len() > 1 {
-            return Err(ApiError::bad_request(format!(
-                "The partition key has {} components; the container's definition has one path.",
-                pk.0.len()
-            )));
-        }
-        let epk = pk.epk();
+        let epk = container.point_epk(raw)?;
         let range = container.range_index(epk);
         let db_id = ctx
             .shared
@@ -95,9 +88,12 @@ impl Target {
 
     /// 400 unless the partition key inside `doc` is the one the header named.
     pub fn check_document_key(&self, doc: &Map<String, Value>) -> Result<(), ApiError> {
-        let inside = PartitionKeyValue::from_object(doc, &self.container.pk_segments)
+        let inside = self
+            .container
+            .pk
+            .epk_of_document(doc)
             .map_err(ApiError::bad_request)?;
-        if inside.epk() != self.epk {
+        if inside != self.epk {
             return Err(ApiError::bad_request(
                 "PartitionKey extracted from document doesn't match the one specified in the header.",
             ));

@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use crate::epk::PartitionKeyValue;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, Resource, Route};
 use crate::store::{Container, Store};
@@ -23,11 +22,7 @@ pub fn ranges_of(
     container: &Container,
 ) -> Option<Vec<usize>> {
     match (partition_key, range_id) {
-        (Some(raw), _) => {
-            Some(vec![container.range_index(
-                PartitionKeyValue::from_header(raw).ok()?.epk(),
-            )])
-        }
+        (Some(raw), _) => Some(container.ranges_of(&container.header_filter(raw).ok()?)),
         (None, Some(id)) => Some(vec![container.range_by_id(id.trim())?]),
         (None, None) => Some((0..container.partitions().len()).collect()),
     }

@@ -79,13 +79,13 @@ pub enum MinMaxParts {
     WithCount,
 }
 
-/// Builds the plan of `q` (parsed from `text`); `pinned` is the effective partition key (hex) a
-/// WHERE clause fixes, if any.
+/// Builds the plan of `q` (parsed from `text`); `pinned` is the range of effective partition keys
+/// a WHERE clause fixes (one key, or a hierarchical prefix's keys), if any.
 pub fn plan(
     q: &Query,
     text: &str,
     params: &HashMap<String, Value>,
-    pinned: Option<String>,
+    pinned: Option<QueryRange>,
     min_max: MinMaxParts,
 ) -> Result<QueryPlan, SqlError> {
     let chars: Vec<char> = text.chars().collect();
@@ -193,12 +193,7 @@ pub fn plan(
         info.rewritten_query = format!("{head} OFFSET 0 LIMIT {}", o.saturating_add(l));
     }
     let query_ranges = vec![match pinned {
-        Some(epk) => QueryRange {
-            min: epk.clone(),
-            max: epk,
-            is_min_inclusive: true,
-            is_max_inclusive: true,
-        },
+        Some(range) => range,
         None => QueryRange {
             min: String::new(),
             max: "FF".to_owned(),

@@ -9,9 +9,14 @@ use serde_json::{json, Map, Value};
 use super::container_definition::{check_default_ttl, replaced, Definition};
 use super::document::{seal, Sealed};
 use super::partition::Partition;
-use crate::epk::{boundaries, range_bounds, range_of, Epk};
+use crate::epk::{
+    boundaries, range_bounds, range_of, Epk, EpkFilter, PartitionKeyValue, PkDefinition,
+};
 use crate::protocol::ids::{encode_rid, new_etag, unix_seconds};
 use crate::protocol::ApiError;
+
+/// Sub-status of a 400 whose partition key does not fit the container's definition.
+pub const PARTITION_KEY_MISMATCH: u32 = 1001;
 
 /// A container with `N` physical partitions, one per partition key range.
 pub struct Container {
@@ -20,8 +25,8 @@ pub struct Container {
     pub rid: String,
     /// The container's resource JSON and etag (replaced by a container replace).
     pub(super) definition: RwLock<Definition>,
-    /// The partition key path split into property names ("/a/b" -> ["a","b"]).
-    pub pk_segments: Vec<String>,
+    /// The partition key definition (its paths, `Hash` or `MultiHash`).
+    pub pk: PkDefinition,
     pub(super) boundaries: Vec<Epk>,
     pub(super) partitions: Vec<RwLock<Partition>>,
     pub(super) range_ids: Vec<String>,
@@ -35,54 +40,6 @@ pub struct Container {
     pub unique_keys: super::unique_keys::UniqueKeys,
 }
 
-/// Validates a container body's partition key definition; returns the path's segments.
-fn partition_key_segments(map: &mut Map<String, Value>) -> Result<Vec<String>, ApiError> {
-    let Some(Value::Object(def)) = map.get_mut("partitionKey") else {
-        return Err(ApiError::bad_request(
-            "The container needs a partition key definition: \"partitionKey\": {\"paths\": [\"/pk\"], \"kind\": \"Hash\", \"version\": 2}",
-        ));
-    };
-    let kind = def.get("kind").and_then(Value::as_str).unwrap_or("Hash");
-    if kind != "Hash" {
-        return Err(ApiError::bad_request(format!(
-            "Partition key kind {kind:?} is not supported; use \"Hash\"."
-        )));
-    }
-    match def.get("version") {
-        None | Some(Value::Null) => {
-            def.insert("version".into(), Value::from(2));
-        }
-        Some(v) if v.as_u64() == Some(2) => {}
-        Some(v) => {
-            return Err(ApiError::bad_request(format!(
-                "Partition key version {v} is not supported: this emulator hashes with version 2."
-            )))
-        }
-    }
-    def.insert("kind".into(), Value::from("Hash"));
-    let paths: Vec<&str> = match def.get("paths") {
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
-    let [path] = paths.as_slice() else {
-        return Err(ApiError::bad_request(
-            "The partition key definition must have exactly one path.",
-        ));
-    };
-    let segments: Vec<String> = path
-        .strip_prefix('/')
-        .unwrap_or("")
-        .split('/')
-        .map(str::to_owned)
-        .collect();
-    if !path.starts_with('/') || segments.iter().any(String::is_empty) {
-        return Err(ApiError::bad_request(format!(
-            "The partition key path {path:?} is not a path like \"/pk\"."
-        )));
-    }
-    Ok(segments)
-}
-
 impl Container {
     /// Builds a container from a create request's body.
     pub fn create(
@@ -93,7 +50,7 @@ impl Container {
         partition_count: usize,
         regions: usize,
     ) -> Result<Self, ApiError> {
-        let pk_segments = partition_key_segments(&mut map)?;
+        let pk = PkDefinition::from_container_body(&mut map).map_err(ApiError::bad_request)?;
         check_default_ttl(&map)?;
         let unique_keys = super::unique_keys::UniqueKeys::from_definition(&map)?;
         let mut rid_bytes = [0u8; 8];
@@ -122,7 +79,7 @@ impl Container {
             rid_bytes,
             rid,
             definition: RwLock::new(definition),
-            pk_segments,
+            pk,
             partitions: (0..count)
                 .map(|_| RwLock::new(Partition::new(regions)))
                 .collect(),
@@ -167,6 +124,44 @@ impl Container {
     /// The physical partition (range index) an EPK belongs to.
     pub fn range_index(&self, epk: Epk) -> usize {
         range_of(epk, &self.boundaries)
+    }
+
+    /// The EPK of the full partition key a point operation's header names: 400 when the header
+    /// is unreadable; 400 with sub-status 1001 (the key does not fit the definition) when its
+    /// component count is not the definition's.
+    pub fn point_epk(&self, header: &str) -> Result<Epk, ApiError> {
+        let key = PartitionKeyValue::from_header(header).map_err(ApiError::bad_request)?;
+        self.pk
+            .point_epk(&key)
+            .map_err(|e| ApiError::bad_request(e).with_sub_status(PARTITION_KEY_MISMATCH))
+    }
+
+    /// The keys a read's partition key header selects: one key, or a hierarchical prefix's range.
+    pub fn header_filter(&self, header: &str) -> Result<EpkFilter, ApiError> {
+        let key = PartitionKeyValue::from_header(header).map_err(ApiError::bad_request)?;
+        self.pk.filter(&key).map_err(ApiError::bad_request)
+    }
+
+    /// The range indexes holding keys that `filter` may pass, in order.
+    pub fn ranges_of(&self, filter: &EpkFilter) -> Vec<usize> {
+        match filter {
+            EpkFilter::Key(k) => vec![self.range_index(*k)],
+            EpkFilter::Range(min, max) => {
+                let first = self.range_index(*min);
+                let last = first.max(self.boundaries.partition_point(|b| b < max));
+                (first..=last).collect()
+            }
+        }
+    }
+
+    /// The `[min, max)` bounds of range `index`.
+    pub fn range_epks(&self, index: usize) -> (Epk, Option<Epk>) {
+        let min = if index == 0 {
+            Epk::MIN
+        } else {
+            self.boundaries.get(index - 1).copied().unwrap_or(Epk::MIN)
+        };
+        (min, self.boundaries.get(index).copied())
     }
 
     /// The partition at a range index.
@@ -282,7 +277,7 @@ mod tests {
     #[test]
     fn accepts_a_v2_hash_definition_and_lists_its_ranges() {
         let c = make(r#"{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash"}}"#).unwrap();
-        assert_eq!(c.pk_segments, vec!["pk".to_owned()]);
+        assert_eq!(c.pk.paths, vec![vec!["pk".to_owned()]]);
         let doc: Value = serde_json::from_slice(&c.definition().body).unwrap();
         assert_eq!(doc["partitionKey"]["version"], Value::from(2));
         let feed: Value = serde_json::from_slice(&c.pkranges_body).unwrap();
@@ -295,10 +290,44 @@ mod tests {
     }
 
     #[test]
+    fn multi_hash_definitions_are_echoed_as_given() {
+        let c = make(
+            r#"{"id":"c","partitionKey":{"paths":["/t","/u"],"kind":"MultiHash","version":2}}"#,
+        )
+        .unwrap();
+        assert!(c.pk.multi_hash);
+        let doc: Value = serde_json::from_slice(&c.definition().body).unwrap();
+        assert_eq!(
+            doc["partitionKey"],
+            json!({"paths": ["/t", "/u"], "kind": "MultiHash", "version": 2})
+        );
+    }
+
+    #[test]
+    fn a_prefix_selects_every_range_its_keys_can_lie_in() {
+        let c = make(
+            r#"{"id":"c","partitionKey":{"paths":["/t","/u"],"kind":"MultiHash","version":2}}"#,
+        )
+        .unwrap();
+        let b = |i: usize| c.boundaries[i];
+        let full = |min: Epk, max: Epk| EpkFilter::Range(min, max);
+        assert_eq!(
+            c.ranges_of(&full(Epk::MIN, Epk::parse_hex("FF").unwrap())),
+            vec![0, 1, 2, 3]
+        );
+        assert_eq!(c.ranges_of(&full(b(0), b(0).prefix_end())), vec![1]);
+        let below = Epk::single(b(0).first() - 1);
+        assert_eq!(c.ranges_of(&full(below, below.prefix_end())), vec![0]);
+        assert_eq!(c.ranges_of(&full(below, b(1))), vec![0, 1]);
+        assert_eq!(c.ranges_of(&EpkFilter::Key(b(2))), vec![3]);
+    }
+
+    #[test]
     fn refuses_unsupported_definitions() {
         for body in [
             r#"{"id":"c"}"#,
-            r#"{"id":"c","partitionKey":{"paths":["/a","/b"],"kind":"MultiHash","version":2}}"#,
+            r#"{"id":"c","partitionKey":{"paths":["/a","/b"],"kind":"Hash","version":2}}"#,
+            r#"{"id":"c","partitionKey":{"paths":["/a","/b","/c","/d"],"kind":"MultiHash","version":2}}"#,
             r#"{"id":"c","partitionKey":{"paths":["/a"],"kind":"Hash","version":1}}"#,
             r#"{"id":"c","partitionKey":{"paths":["pk"],"kind":"Hash"}}"#,
             r#"{"id":"c","partitionKey":{"paths":["/a//b"],"kind":"Hash"}}"#,

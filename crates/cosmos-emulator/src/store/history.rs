@@ -101,7 +101,7 @@ mod tests {
 
     fn key(id: &str) -> DocKey {
         DocKey {
-            epk: 1,
+            epk: 1u128.into(),
             id: id.into(),
         }
     }

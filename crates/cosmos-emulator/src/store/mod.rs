@@ -254,7 +254,7 @@ mod tests {
             let c = store.catalog.container("db", container).unwrap();
             let mut p = c.partition(0).unwrap().write().unwrap();
             let key = DocKey {
-                epk: 1,
+                epk: 1u128.into(),
                 id: id.into(),
             };
             let doc = Arc::new(StoredDoc {
@@ -272,7 +272,7 @@ mod tests {
             let c = store.catalog.container("db", container).unwrap();
             let p = c.partition(0).unwrap().read().unwrap();
             p.latest(&DocKey {
-                epk: 1,
+                epk: 1u128.into(),
                 id: id.into(),
             })
             .is_some()
@@ -293,7 +293,7 @@ mod tests {
         let store = two_region_store();
         let container = store.catalog.container("db", "c").unwrap();
         let key = DocKey {
-            epk: 1,
+            epk: 1u128.into(),
             id: "a".into(),
         };
         let t0 = Instant::now();

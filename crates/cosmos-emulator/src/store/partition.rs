@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use super::history::{ChangeHistory, HistoryEntry};
 use super::replica_log::ReplicaLog;
-use crate::epk::Epk;
+use crate::epk::{Epk, EpkFilter};
 use crate::protocol::ids::unix_seconds;
 
 /// Where an item lives within a container: its EPK, then its id.
@@ -249,12 +249,12 @@ impl Partition {
     }
 
     /// Up to `limit` items visible at `lsn`, in key order, strictly after `after`, optionally only
-    /// those with EPK `only_epk`.
+    /// those whose EPK passes `only_epk`.
     pub fn scan(
         &self,
         lsn: u64,
         after: Option<&DocKey>,
-        only_epk: Option<Epk>,
+        only_epk: Option<EpkFilter>,
         limit: usize,
     ) -> Vec<(DocKey, Arc<StoredDoc>)> {
         use std::ops::Bound;
@@ -266,17 +266,17 @@ impl Partition {
     }
 
     /// Up to `limit` items visible at `lsn`, in key order, from `from` on, optionally only those
-    /// with EPK `only_epk`.
+    /// whose EPK passes `only_epk`.
     pub fn scan_from(
         &self,
         lsn: u64,
         from: std::ops::Bound<&DocKey>,
-        only_epk: Option<Epk>,
+        only_epk: Option<EpkFilter>,
         limit: usize,
     ) -> Vec<(DocKey, Arc<StoredDoc>)> {
         use std::ops::Bound;
-        let floor = only_epk.map(|epk| DocKey {
-            epk,
+        let floor = only_epk.map(|f| DocKey {
+            epk: f.floor(),
             id: String::new(),
         });
         let lower = match (from, &floor) {
@@ -292,14 +292,25 @@ impl Partition {
             if out.len() >= limit {
                 break;
             }
-            if only_epk.is_some_and(|epk| key.epk != epk) {
-                if only_epk.is_some_and(|epk| key.epk > epk) {
+            if only_epk.is_some_and(|f| !f.contains(key.epk)) {
+                if only_epk.is_some_and(|f| f.is_past(key.epk)) {
                     break;
                 }
                 continue;
             }
             if let Some(doc) = version_at(versions, lsn) {
                 out.push((key.clone(), doc.clone()));
+            }
+        }
+        out
+    }
+
+    /// The distinct EPKs of the keys held (any version), ascending.
+    pub fn distinct_epks(&self) -> Vec<Epk> {
+        let mut out: Vec<Epk> = Vec::new();
+        for key in self.docs.keys() {
+            if out.last() != Some(&key.epk) {
+                out.push(key.epk);
             }
         }
         out
@@ -411,7 +422,7 @@ mod tests {
 
     fn key(id: &str) -> DocKey {
         DocKey {
-            epk: 7,
+            epk: 7u128.into(),
             id: id.into(),
         }
     }
@@ -527,7 +538,10 @@ mod tests {
         let t0 = Instant::now();
         for (epk, id) in [(1u128, "x"), (2, "a"), (2, "b"), (3, "c")] {
             p.commit(
-                DocKey { epk, id: id.into() },
+                DocKey {
+                    epk: Epk::single(epk),
+                    id: id.into(),
+                },
                 doc(id),
                 0,
                 t0,
@@ -545,9 +559,18 @@ mod tests {
             rest.iter().map(|(k, _)| k.id.as_str()).collect::<Vec<_>>(),
             vec!["b", "c"]
         );
-        let only = p.scan(lsn, None, Some(2), 10);
+        let only = p.scan(lsn, None, Some(EpkFilter::Key(Epk::single(2))), 10);
         assert_eq!(
             only.iter().map(|(k, _)| k.id.as_str()).collect::<Vec<_>>(),
+            vec!["a", "b"]
+        );
+        let span = EpkFilter::Range(Epk::single(2), Epk::single(3));
+        let ranged = p.scan(lsn, None, Some(span), 10);
+        assert_eq!(
+            ranged
+                .iter()
+                .map(|(k, _)| k.id.as_str())
+                .collect::<Vec<_>>(),
             vec!["a", "b"]
         );
     }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use super::partition::DocKey;
-use crate::epk::Epk;
+use crate::epk::EpkFilter;
 
 /// Entries kept at once.
 const MAX_ENTRIES: usize = 8;
@@ -32,8 +32,8 @@ pub struct ResultKey {
     /// Each range read, by its id (never reused: a split gives its children new ids, while their
     /// positions in the container's list take the parent's), and the LSN it was read at.
     pub ranges: Vec<(String, u64)>,
-    /// The one partition key of a single-partition query.
-    pub only_epk: Option<Epk>,
+    /// The keys a single-partition or prefix query reads.
+    pub only_epk: Option<EpkFilter>,
 }
 
 /// One row of an ORDER BY result: its sort keys, its document and row within it, and the values

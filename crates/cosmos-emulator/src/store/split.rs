@@ -12,17 +12,30 @@ use crate::protocol::ids::encode_rid;
 use crate::protocol::ApiError;
 
 /// The top of the hash V2 key space (exclusive).
-const EPK_SPACE: Epk = 1 << 126;
+const EPK_SPACE: u128 = 1 << 126;
 
-/// Where range `index` of `boundaries` is cut in two: the middle of its key space.
+/// Where range `index` of `boundaries` is cut in two: the middle of its key space (by the
+/// boundaries' first parts).
 pub fn midpoint(index: usize, boundaries: &[Epk]) -> Option<Epk> {
     let low = if index == 0 {
-        0
+        Epk::MIN
     } else {
         *boundaries.get(index - 1)?
     };
-    let high = boundaries.get(index).copied().unwrap_or(EPK_SPACE);
-    (high - low >= 2).then(|| low + (high - low) / 2)
+    let high = boundaries
+        .get(index)
+        .copied()
+        .unwrap_or(Epk::single(EPK_SPACE));
+    let (l, h) = (low.first(), high.first());
+    let mid = Epk::single(l + h.saturating_sub(l) / 2);
+    (low < mid && mid < high).then_some(mid)
+}
+
+/// Where a hierarchical-key range holding items with the distinct EPKs `held` is cut: at its
+/// median key, as the service splits by the data a range holds, so one key prefix can span
+/// several ranges. None with fewer than two distinct keys.
+pub fn median_key(held: &[Epk]) -> Option<Epk> {
+    (held.len() >= 2).then(|| held[held.len() / 2])
 }
 
 impl Container {
@@ -35,11 +48,22 @@ impl Container {
                 self.range_ids.join(", ")
             ))
         })?;
-        let mid = midpoint(index, &self.boundaries).ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "Partition key range {range_id:?} is too small to split."
-            ))
-        })?;
+        let by_data = if self.pk.multi_hash {
+            let held = self.partitions[index]
+                .read()
+                .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))?
+                .distinct_epks();
+            median_key(&held)
+        } else {
+            None
+        };
+        let mid = by_data
+            .or_else(|| midpoint(index, &self.boundaries))
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "Partition key range {range_id:?} is too small to split."
+                ))
+            })?;
         // Every partition is locked for the whole move: no write lands in between.
         let mut guards = Vec::with_capacity(self.partitions.len());
         for p in &self.partitions {
@@ -83,7 +107,7 @@ impl Container {
             rid_bytes: self.rid_bytes,
             rid: self.rid.clone(),
             definition: RwLock::new(self.definition()),
-            pk_segments: self.pk_segments.clone(),
+            pk: self.pk.clone(),
             boundaries,
             partitions,
             range_ids,
@@ -104,10 +128,23 @@ mod tests {
     #[test]
     fn ranges_are_cut_in_the_middle_of_their_key_space() {
         let b = boundaries(2);
-        assert_eq!(midpoint(0, &b), Some(b[0] / 2));
-        assert_eq!(midpoint(1, &b), Some(b[0] + (EPK_SPACE - b[0]) / 2));
-        assert_eq!(midpoint(0, &[]), Some(EPK_SPACE / 2));
-        assert_eq!(midpoint(1, &[5, 6]), None);
+        let b0 = b[0].first();
+        assert_eq!(midpoint(0, &b), Some(Epk::single(b0 / 2)));
+        assert_eq!(
+            midpoint(1, &b),
+            Some(Epk::single(b0 + (EPK_SPACE - b0) / 2))
+        );
+        assert_eq!(midpoint(0, &[]), Some(Epk::single(EPK_SPACE / 2)));
+        assert_eq!(midpoint(1, &[Epk::single(5), Epk::single(6)]), None);
         assert_eq!(midpoint(9, &b), None);
+    }
+
+    #[test]
+    fn hierarchical_ranges_are_cut_at_their_median_key() {
+        let keys: Vec<Epk> = (1..=5u128)
+            .map(|i| Epk::from_parts(&[7, i]).unwrap())
+            .collect();
+        assert_eq!(median_key(&keys), Some(keys[2]));
+        assert_eq!(median_key(&keys[..1]), None);
     }
 }

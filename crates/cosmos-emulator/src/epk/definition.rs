@@ -1,0 +1,226 @@
+//! A container's partition key definition (`Hash` with one path, or `MultiHash` with one to three
+//! paths) and what it decides: which components a key has, its effective partition key, and which
+//! keys a full key or a hierarchical prefix selects.
+
+use serde_json::{Map, Value};
+
+use super::key::{Epk, EpkFilter, MAX_PARTS};
+use super::partition_key::{PartitionKeyValue, PkComponent};
+
+/// The partition key definition of a container.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PkDefinition {
+    /// Each path split into property names ("/a/b" -> ["a","b"]).
+    pub paths: Vec<Vec<String>>,
+    /// `MultiHash` (hierarchical): one hash per component.
+    pub multi_hash: bool,
+}
+
+const EXAMPLE: &str =
+    "\"partitionKey\": {\"paths\": [\"/pk\"], \"kind\": \"Hash\", \"version\": 2}";
+
+impl PkDefinition {
+    /// Reads and checks a container body's `partitionKey`, filling in `version: 2` when absent.
+    pub fn from_container_body(map: &mut Map<String, Value>) -> Result<Self, String> {
+        let Some(Value::Object(def)) = map.get_mut("partitionKey") else {
+            return Err(format!(
+                "The container needs a partition key definition: {EXAMPLE}"
+            ));
+        };
+        let kind = def
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("Hash")
+            .to_owned();
+        let multi_hash = match kind.as_str() {
+            "Hash" => false,
+            "MultiHash" => true,
+            other => {
+                return Err(format!(
+                    "Partition key kind {other:?} is not supported; use \"Hash\" or \"MultiHash\"."
+                ))
+            }
+        };
+        match def.get("version") {
+            None | Some(Value::Null) => {
+                def.insert("version".into(), Value::from(2));
+            }
+            Some(v) if v.as_u64() == Some(2) => {}
+            Some(v) => {
+                return Err(format!(
+                "Partition key version {v} is not supported: this emulator hashes with version 2."
+            ))
+            }
+        }
+        def.insert("kind".into(), Value::from(kind.as_str()));
+        let texts: Vec<&str> = match def.get("paths") {
+            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let most = if multi_hash { MAX_PARTS } else { 1 };
+        if texts.is_empty() || texts.len() > most {
+            return Err(if multi_hash {
+                format!(
+                    "A MultiHash partition key definition has 1 to {MAX_PARTS} paths; this one has {}.",
+                    texts.len()
+                )
+            } else {
+                "A Hash partition key definition must have exactly one path (use \"kind\": \"MultiHash\" for hierarchical keys).".to_owned()
+            });
+        }
+        let paths = texts
+            .iter()
+            .map(|t| segments(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { paths, multi_hash })
+    }
+
+    /// The effective partition key of a key with all its components (or, for `MultiHash`, a
+    /// prefix of them: the start of the prefix's range).
+    pub fn epk(&self, key: &PartitionKeyValue) -> Epk {
+        if self.multi_hash {
+            key.epk_per_component()
+        } else {
+            key.epk()
+        }
+    }
+
+    /// The EPK of the key a point operation names: it must have every component.
+    pub fn point_epk(&self, key: &PartitionKeyValue) -> Result<Epk, String> {
+        let (have, want) = (key.0.len(), self.paths.len());
+        if self.multi_hash && have != want {
+            let fewer_or_more = if have < want { "fewer" } else { "more" };
+            return Err(format!(
+                "The partition key in the x-ms-documentdb-partitionkey header has {fewer_or_more} components ({have}) than the container's definition has paths ({want}); this operation needs a value for each path."
+            ));
+        }
+        if !self.multi_hash && have > 1 {
+            return Err(format!(
+                "The partition key has {have} components; the container's definition has one path."
+            ));
+        }
+        Ok(self.epk(key))
+    }
+
+    /// The keys a partition key header selects for a read: the one key when it is complete, the
+    /// range `[prefix, prefix + "FF")` when it is a prefix of a hierarchical key.
+    pub fn filter(&self, key: &PartitionKeyValue) -> Result<EpkFilter, String> {
+        let (have, want) = (key.0.len(), self.paths.len());
+        if !self.multi_hash || have == want {
+            return self.point_epk(key).map(EpkFilter::Key);
+        }
+        if have == 0 || have > want {
+            return Err(format!(
+                "The partition key has {have} components; the container's definition has {want} paths: give 1 to {want} of them."
+            ));
+        }
+        let start = self.epk(key);
+        Ok(EpkFilter::Range(start, start.prefix_end()))
+    }
+
+    /// The partition key inside a document: one component per path, absent paths Undefined.
+    pub fn key_of(&self, doc: &Map<String, Value>) -> Result<PartitionKeyValue, String> {
+        let mut components: Vec<PkComponent> = Vec::with_capacity(self.paths.len());
+        for path in &self.paths {
+            components.extend(PartitionKeyValue::from_object(doc, path)?.0);
+        }
+        Ok(PartitionKeyValue(components))
+    }
+
+    /// The EPK of the key inside a document.
+    pub fn epk_of_document(&self, doc: &Map<String, Value>) -> Result<Epk, String> {
+        self.key_of(doc).map(|k| self.epk(&k))
+    }
+}
+
+fn segments(path: &str) -> Result<Vec<String>, String> {
+    let segments: Vec<String> = path
+        .strip_prefix('/')
+        .unwrap_or("")
+        .split('/')
+        .map(str::to_owned)
+        .collect();
+    if !path.starts_with('/') || segments.iter().any(String::is_empty) {
+        return Err(format!(
+            "The partition key path {path:?} is not a path like \"/pk\"."
+        ));
+    }
+    Ok(segments)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn definition(body: Value) -> Result<PkDefinition, String> {
+        let mut map = json!({ "id": "c", "partitionKey": body })
+            .as_object()
+            .cloned()
+            .unwrap();
+        PkDefinition::from_container_body(&mut map)
+    }
+
+    #[test]
+    fn accepts_hash_and_multi_hash_definitions() {
+        let hash = definition(json!({"paths": ["/a/b"], "kind": "Hash"})).unwrap();
+        assert_eq!(hash.paths, vec![vec!["a".to_owned(), "b".to_owned()]]);
+        assert!(!hash.multi_hash);
+        for n in 1..=3 {
+            let paths: Vec<String> = (0..n).map(|i| format!("/p{i}")).collect();
+            let multi =
+                definition(json!({"paths": paths, "kind": "MultiHash", "version": 2})).unwrap();
+            assert_eq!(multi.paths.len(), n);
+            assert!(multi.multi_hash);
+        }
+    }
+
+    #[test]
+    fn refuses_bad_definitions_with_a_reason() {
+        let four = json!({"paths": ["/a", "/b", "/c", "/d"], "kind": "MultiHash", "version": 2});
+        assert!(definition(four).unwrap_err().contains("1 to 3 paths"));
+        let two_hash = json!({"paths": ["/a", "/b"], "kind": "Hash"});
+        assert!(definition(two_hash).unwrap_err().contains("MultiHash"));
+        let range = json!({"paths": ["/a"], "kind": "Range"});
+        assert!(definition(range).is_err());
+        let bad_path = json!({"paths": ["/a", "b"], "kind": "MultiHash"});
+        assert!(definition(bad_path).is_err());
+    }
+
+    fn key(text: &str) -> PartitionKeyValue {
+        PartitionKeyValue::from_header(text).unwrap()
+    }
+
+    #[test]
+    fn multi_hash_keys_need_every_component_for_point_operations() {
+        let d = definition(json!({"paths": ["/t", "/u", "/s"], "kind": "MultiHash"})).unwrap();
+        assert!(d.point_epk(&key(r#"["a","b","c"]"#)).is_ok());
+        for partial in [r#"["a"]"#, r#"["a","b"]"#, "[]", r#"["a","b","c","d"]"#] {
+            assert!(d.point_epk(&key(partial)).is_err(), "{partial}");
+        }
+        assert_eq!(
+            d.filter(&key(r#"["a","b","c"]"#)).unwrap(),
+            EpkFilter::Key(d.epk(&key(r#"["a","b","c"]"#)))
+        );
+        let EpkFilter::Range(min, max) = d.filter(&key(r#"["a"]"#)).unwrap() else {
+            panic!("a prefix selects a range");
+        };
+        assert_eq!(min.parts().len(), 1);
+        let full = d.epk(&key(r#"["a","x","y"]"#));
+        assert!(min < full && full < max);
+        assert!(d.filter(&key("[]")).is_err());
+    }
+
+    #[test]
+    fn document_keys_are_read_from_every_path() {
+        let d = definition(json!({"paths": ["/t", "/n/u"], "kind": "MultiHash"})).unwrap();
+        let doc = json!({"t": "a", "n": {"u": 5}});
+        let inside = d.key_of(doc.as_object().unwrap()).unwrap();
+        assert_eq!(inside, key(r#"["a", 5]"#));
+        let missing = json!({"t": "a"});
+        assert_eq!(
+            d.key_of(missing.as_object().unwrap()).unwrap(),
+            key(r#"["a", {}]"#)
+        );
+    }
+}
