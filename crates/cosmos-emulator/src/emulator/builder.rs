@@ -223,7 +223,7 @@ impl EmulatorBuilder {
         self
     }
 
-    /// How long a client may take to send a request body (default [`DEFAULT_BODY_READ_TIMEOUT`]);
+    /// How long a client may take to send a request body (default 30 s);
     /// later, the request is answered 408.
     pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
         self.body_read_timeout = timeout;

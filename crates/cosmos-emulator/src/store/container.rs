@@ -102,7 +102,8 @@ impl Container {
     }
 
     /// Replaces the container's settings with those of a replace request's body (see
-    /// [`replaced`] for what may change); `if_match` other than `*` must name the current etag.
+    /// `container_definition::replaced` for what may change); `if_match` other than `*` must name
+    /// the current etag.
     pub fn replace_definition(
         &self,
         map: Map<String, Value>,

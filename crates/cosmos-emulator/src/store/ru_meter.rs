@@ -47,7 +47,7 @@ pub struct RuMeter {
 }
 
 impl RuMeter {
-    /// [`admit`] for one range.
+    /// The admission decision (the module's `admit`) for one range.
     pub fn admit(
         &self,
         container: &str,
@@ -63,7 +63,7 @@ impl RuMeter {
         )
     }
 
-    /// [`record`] for one range.
+    /// The charge bookkeeping (the module's `record`) for one range.
     pub fn record(&self, container: &str, range: &str, charge: f64, now: Instant) {
         if let Ok(mut windows) = self.windows.lock() {
             let key = (container.to_owned(), range.to_owned());
