@@ -15,6 +15,8 @@ mod lag_admin;
 mod offers;
 mod patch;
 mod query;
+mod query_budget;
+mod query_build;
 mod query_page;
 mod query_plan;
 mod query_sorted;

@@ -20,12 +20,14 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::consistency::{read_lsn, session_token};
+use super::query_budget::{next_step, Spent, Step};
+use super::query_build::BuildAt;
 use super::query_sorted::{ordered, whole_result, QueryIdentity};
 use super::query_token::{Position, QueryToken};
 use super::replica_headers::{replica_state, ReplicaState};
 use super::target::live;
 use crate::epk::Epk;
-use crate::exchange::RequestCtx;
+use crate::exchange::{QueryLimits, RequestCtx};
 use crate::protocol::ApiError;
 use crate::sql::ast::Query;
 use crate::sql::eval::Ctx;
@@ -40,9 +42,20 @@ const SCAN_CHUNK: usize = 256;
 pub struct Budget {
     pub max_items: usize,
     pub max_bytes: usize,
-    /// Rows bound (JOINs and subqueries included) before a streaming page stops.
-    pub max_work: u64,
-    pub deadline: std::time::Instant,
+    /// Work, time and memory ([`super::query_budget::next_step`]).
+    pub limits: QueryLimits,
+    pub started: std::time::Instant,
+}
+
+impl Budget {
+    /// What the page has used: the work counted in `work`, the time since it started, `held`.
+    pub fn spent(&self, work: u64, held: usize) -> Spent {
+        Spent {
+            work,
+            elapsed: self.started.elapsed(),
+            held,
+        }
+    }
 }
 
 /// The ranges a query reads and, for a single-partition query, the one key.
@@ -122,23 +135,31 @@ pub fn run_page(
         offset: offset.unwrap_or(0),
         end: take.map(|t| offset.unwrap_or(0).saturating_add(t)),
     };
+    // A build in progress carries where its pages resume once it is done.
+    let (token, at) = match token {
+        Some(QueryToken::Build { id, after, then }) => {
+            (then.map(|t| *t), Some(BuildAt { id, after }))
+        }
+        other => (other, None),
+    };
     if q.from.is_none() || needs_all_rows(q) {
         let start = match token {
             None => 0,
             Some(QueryToken::Results { n }) => n,
             Some(_) => return Err(kind_mismatch()),
         };
-        return whole_result(ctx, container, q, identity, &ectx, scope, start, budget);
+        return whole_result(ctx, container, q, identity, &ectx, scope, start, at, budget);
     }
     if !q.order_by.is_empty() {
-        let after = match token {
-            None => None,
-            Some(QueryToken::Order { keys, at, seen }) => Some((keys, at, seen)),
-            Some(_) => return Err(kind_mismatch()),
-        };
+        if !matches!(token, None | Some(QueryToken::Order { .. })) {
+            return Err(kind_mismatch());
+        }
         return ordered(
-            ctx, container, q, identity, &ectx, scope, after, &window, budget,
+            ctx, container, q, identity, &ectx, scope, token, at, &window, budget,
         );
+    }
+    if at.is_some() {
+        return Err(kind_mismatch());
     }
     let after = match token {
         None => None,
@@ -245,8 +266,8 @@ fn streaming(
                         page.items.push(serde_json::to_vec(&v).unwrap_or_default());
                     }
                 }
-                let out_of_budget = ectx.work.get() >= budget.max_work
-                    || std::time::Instant::now() >= budget.deadline;
+                let out_of_budget =
+                    next_step(budget.spent(ectx.work.get(), 0), &budget.limits) != Step::Go;
                 if out_of_budget && window.end.is_none_or(|end| seen < end) {
                     page.next = Some(QueryToken::Scan {
                         at: Position::new(&key, total as u64),

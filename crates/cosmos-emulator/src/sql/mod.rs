@@ -9,6 +9,7 @@ pub mod ast;
 pub mod eval;
 pub mod exec;
 mod functions;
+pub mod grouping;
 mod lexer;
 pub mod limits;
 mod parse_expr;

@@ -1,5 +1,6 @@
 //! The emulator's data: regions, databases, containers, partitions and their replicas.
 
+mod build_shelf;
 mod catalog;
 mod container;
 mod container_definition;
@@ -15,6 +16,7 @@ mod ru_meter;
 mod split;
 mod topology;
 
+pub use build_shelf::{BuildKey, BuildShelf};
 pub use catalog::{Catalog, Database};
 pub use container::Container;
 pub use container_definition::Definition;
@@ -44,6 +46,8 @@ pub struct Store {
     pub partitions_per_container: usize,
     /// Answers of ORDER BY and whole-result queries, kept between their pages.
     pub query_results: ResultCache,
+    /// Answers of such queries still being built, between their pages.
+    pub query_builds: BuildShelf,
 }
 
 impl Store {
@@ -143,6 +147,7 @@ mod tests {
             ru_meter: None,
             partitions_per_container: 1,
             query_results: ResultCache::default(),
+            query_builds: BuildShelf::default(),
         };
         let db = store
             .catalog
