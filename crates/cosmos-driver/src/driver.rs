@@ -65,6 +65,7 @@ impl CosmosDriver {
             containers: Default::default(),
             latencies: Default::default(),
             native_patch: Default::default(),
+            conditional_writes: Default::default(),
             hedge_budget: options.hedge_budget().map(crate::hedging::HedgeBudget::new),
             #[cfg(feature = "otel")]
             telemetry: options.telemetry(),

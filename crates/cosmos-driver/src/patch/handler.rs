@@ -25,7 +25,7 @@ use crate::diagnostics::DiagnosticsContext;
 use crate::error::{CosmosError, ErrorKind};
 use crate::operation::{CosmosOperation, Precondition};
 use crate::options::{OperationOptions, PatchStrategy, DEFAULT_PATCH_MAX_ATTEMPTS};
-use crate::pipeline::{self, DriverCore};
+use crate::pipeline::{self, DriverCore, SiblingVerdict, WriteKey, WriterOutcome};
 use crate::protocol::{
     header_names as h, status, CosmosStatus, ItemReference, PartitionKey, SessionToken,
 };
@@ -212,6 +212,17 @@ impl PatchRequest {
         )
     }
 
+    /// This item under the precondition `if_match`, as the driver's conditional-write registry
+    /// knows it.
+    fn write_key(&self, if_match: &str) -> WriteKey {
+        WriteKey {
+            item: self.item.link().to_owned(),
+            partition_key: String::from_utf8_lossy(self.partition_key.header_value().as_bytes())
+                .into_owned(),
+            if_match: if_match.to_owned(),
+        }
+    }
+
     fn replace(&self, body: Vec<u8>, etag: String) -> CosmosOperation {
         self.with_headers(
             CosmosOperation::replace_item(self.item.clone())
@@ -221,6 +232,10 @@ impl PatchRequest {
         )
     }
 }
+
+/// How long a PATCH with no deadline waits for a sibling Replace's answer before it reports its
+/// own outcome unknown.
+const SIBLING_PATIENCE: Duration = Duration::from_secs(30);
 
 /// The caller's end-to-end timeout bounds the whole PATCH: each sub-operation gets what is left.
 struct Budget {
@@ -234,6 +249,14 @@ impl Budget {
             timeout,
             deadline: timeout.map(|t| Instant::now() + t),
         }
+    }
+
+    /// How long to wait for a sibling's answer: the time left, or [`SIBLING_PATIENCE`] without a
+    /// deadline.
+    fn patience(&self) -> Duration {
+        self.deadline.map_or(SIBLING_PATIENCE, |d| {
+            d.saturating_duration_since(Instant::now())
+        })
     }
 
     /// The caller's options for one sub-operation: its session token replaced by `session_token`
@@ -272,6 +295,7 @@ async fn read_modify_write(
     let mut spent: Vec<DiagnosticsContext> = Vec::new();
     let mut last_conflict: Option<CosmosError> = None;
     let mut unsettled: Option<(UnsettledWrite, CosmosError)> = None;
+    let mut writer = core.conditional_writes.writer();
     for _ in 0..request.max_attempts.get() {
         let read = match budget.sub_options(caller, thread.current().cloned()) {
             Ok(options) => pipeline::execute(core, &read_op, &options).await,
@@ -307,9 +331,40 @@ async fn read_modify_write(
         if let Some((write, lost)) = unsettled.take() {
             match settle(&write, &etag, &doc) {
                 Settlement::Landed => {
-                    let read =
-                        CosmosResponse::new(read_status, read_headers, read_body, read_diagnostics);
-                    return patch_response(doc, read, spent);
+                    let key = request.write_key(&write.if_match);
+                    match writer.siblings(&key, budget.patience()).await {
+                        SiblingVerdict::NoSibling => {
+                            writer.record(&key, WriterOutcome::Landed);
+                            let read = CosmosResponse::new(
+                                read_status,
+                                read_headers,
+                                read_body,
+                                read_diagnostics,
+                            );
+                            return patch_response(doc, read, spent);
+                        }
+                        // A sibling's Replace on the same ETag landed, so this one did not: the
+                        // item as read is someone else's write, and the loop goes on from it.
+                        SiblingVerdict::TheirsLanded => {
+                            writer.record(&key, WriterOutcome::NotLanded);
+                        }
+                        SiblingVerdict::Wait | SiblingVerdict::CannotTell => {
+                            let shared = CosmosError::new(
+                                ErrorKind::OutcomeUnknown,
+                                format!(
+                                    "another PATCH of this driver sent a replace on the same version (ETag {}) and its outcome is unknown too",
+                                    write.if_match
+                                ),
+                            );
+                            return Err(unknown(
+                                request,
+                                lost,
+                                "the item now holds the body both would write",
+                                shared,
+                            )
+                            .with_diagnostics(read_diagnostics));
+                        }
+                    }
                 }
                 Settlement::Unknown => {
                     let changed = CosmosError::new(
@@ -336,10 +391,23 @@ async fn read_modify_write(
         })?;
         spent.push(read_diagnostics);
         let replace_op = request.replace(merged, etag.clone());
+        let key = request.write_key(&etag);
+        writer.record(&key, WriterOutcome::Pending);
         let replaced = match budget.sub_options(caller, replace_session) {
             Ok(options) => pipeline::execute(core, &replace_op, &options).await,
             Err(e) => Err(e),
         };
+        // A resend of a write whose first answer was lost stays unknown when refused: the first
+        // one may be the write that consumed the precondition.
+        let resent = unsettled.as_ref().is_some_and(|(w, _)| w.if_match == etag);
+        writer.record(
+            &key,
+            match &replaced {
+                Ok(_) => WriterOutcome::Landed,
+                Err(e) if e.is_outcome_unknown() || resent => WriterOutcome::Unknown,
+                Err(_) => WriterOutcome::NotLanded,
+            },
+        );
         match replaced {
             Ok(replace) => {
                 thread.advance(replace.session_token());

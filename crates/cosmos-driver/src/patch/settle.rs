@@ -10,8 +10,9 @@
 //!
 //! The one case no rule without a marker in the document can tell apart: another writer that read
 //! the same ETag and wrote a byte-identical body (two increments of the same counter from the same
-//! read) while this Replace lost its race. Only one of the two conditional writes landed, and the
-//! verdict is `Landed` for both. The driver README says so.
+//! read) while this Replace lost its race. The loop asks the driver's registry of conditional
+//! writes (`pipeline/conditional_writes.rs`) before it takes `Landed` as its own; writers in other
+//! processes stay out of sight, and the driver README says so.
 
 use serde_json::{Map, Value};
 

@@ -32,6 +32,8 @@ pub(crate) struct DriverCore {
     pub latencies: RegionLatencies,
     /// Whether the account serves the PATCH verb (`PatchStrategy::Auto`).
     pub native_patch: super::NativePatchSupport,
+    /// The conditional Replaces of running PATCH calls, to tell their lost answers apart.
+    pub conditional_writes: super::ConditionalWrites,
     /// The hedge budget, when the options set one.
     pub hedge_budget: Option<HedgeBudget>,
     /// Where metrics and spans go.

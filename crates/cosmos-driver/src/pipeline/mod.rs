@@ -9,6 +9,7 @@
 //! - `write_outcome`: the unknown-outcome rule for writes whose answer was lost (table-tested).
 
 mod attempt;
+mod conditional_writes;
 mod context;
 mod driver_core;
 mod effects;
@@ -27,6 +28,7 @@ mod seam_tests;
 mod telemetry;
 mod write_outcome;
 
+pub(crate) use conditional_writes::{ConditionalWrites, SiblingVerdict, WriteKey, WriterOutcome};
 pub(crate) use driver_core::DriverCore;
 pub(crate) use execute::execute;
 pub(crate) use native_patch_support::{says_not_served, NativePatchSupport};

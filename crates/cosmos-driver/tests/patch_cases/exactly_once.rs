@@ -200,3 +200,47 @@ async fn a_failed_settling_read_makes_the_outcome_unknown() {
     let (stored, _) = read_doc(&driver, &c, "a", "p").await;
     assert_eq!(stored["n"], 2, "the lost replace landed, once");
 }
+
+#[tokio::test]
+async fn a_sibling_that_wrote_the_same_body_is_not_taken_for_this_write() {
+    // Two PATCH calls of one driver read the same version and compute the same body. A's replace
+    // is held without being carried out until its attempt times out; B's lands. A's resend then
+    // meets B's 412, and A's settling read finds the body A meant to write under a new ETag: B's
+    // write, not A's. A must apply its increment again on top of B's, not report B's as its own.
+    let emu = crate::common::start(EmulatorBuilder::new()).await;
+    let driver = crate::common::driver(
+        crate::common::options(&emu).with_request_timeout(Duration::from_millis(300)),
+    )
+    .await;
+    let c = crate::common::container(&driver, "db", "c").await;
+    create(
+        &driver,
+        &c,
+        &json!({"id": "a", "pk": "p", "n": 1, "log": []}),
+    )
+    .await;
+    let held = emu.faults().add(
+        FaultRule::new(Reaction::Stall)
+            .for_ops([OpKind::Replace])
+            .with_header("x-test-writer", "a")
+            .first(1),
+    );
+    let options = OperationOptions::new();
+    let (spec, a_op) = (
+        increment(),
+        super::support::patch_op(&c, "a", "p", &increment()).with_header(
+            http::HeaderName::from_static("x-test-writer"),
+            http::HeaderValue::from_static("a"),
+        ),
+    );
+    let a = driver.execute(a_op, &options);
+    let b = patch(&driver, &c, "a", "p", &spec, &options);
+    let (a, b) = tokio::join!(a, b);
+    assert_eq!(held.hits(), 1, "A's first replace was held");
+    let a = a.expect("A's increment lands after B's");
+    b.expect("B's increment lands");
+    let (stored, _) = read_doc(&driver, &c, "a", "p").await;
+    assert_eq!(stored["n"], 3, "both increments, each once");
+    assert_eq!(stored["log"], json!(["x", "x"]));
+    assert_eq!(a.json::<serde_json::Value>().unwrap()["n"], 3);
+}

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fault_plan::FaultKind;
 use super::ledger::LedgerSnapshot;
-use super::verdict::{longest_write_gap, Judgement};
+use super::verdict::{longest_write_gap, Judgement, LostByKind};
 
 /// One fault as it was played: offsets in milliseconds from the run's start (warm-up included).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -31,6 +31,9 @@ pub struct ChaosReport {
     pub acknowledged_writes: u64,
     /// Acknowledged writes whose effect the read-back did not find.
     pub lost_writes: u64,
+    /// The same, by kind of write.
+    #[serde(default)]
+    pub lost_by_kind: LostByKind,
     /// Writes reported failed without ambiguity whose effect the read-back found.
     pub phantom_writes: u64,
     /// Counter increments landed minus increments acknowledged or ambiguous.
@@ -72,6 +75,7 @@ impl ChaosReport {
         ChaosReport {
             acknowledged_writes: judgement.acknowledged_writes,
             lost_writes: judgement.lost_writes,
+            lost_by_kind: judgement.lost_by_kind,
             phantom_writes: judgement.phantom_writes,
             patch_double_applied: judgement.patch_double_applied,
             ambiguous_errors: judgement.ambiguous_errors,
@@ -90,7 +94,16 @@ impl ChaosReport {
     pub fn rows(&self) -> Vec<(&'static str, String)> {
         vec![
             ("acknowledged writes", self.acknowledged_writes.to_string()),
-            ("lost writes", self.lost_writes.to_string()),
+            (
+                "lost writes",
+                format!(
+                    "{} (creates {}, replaces {}, increments {})",
+                    self.lost_writes,
+                    self.lost_by_kind.creates,
+                    self.lost_by_kind.replaces,
+                    self.lost_by_kind.increments
+                ),
+            ),
             ("phantom writes", self.phantom_writes.to_string()),
             (
                 "patch double-applied",
@@ -155,6 +168,11 @@ mod tests {
         let judgement = Judgement {
             acknowledged_writes: 3,
             lost_writes: 1,
+            lost_by_kind: LostByKind {
+                creates: 0,
+                replaces: 1,
+                increments: 0,
+            },
             phantom_writes: 2,
             patch_double_applied: 4,
             ambiguous_errors: 5,
@@ -181,6 +199,9 @@ mod tests {
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["timeline"][0]["fault"], "read-region-outage");
         assert_eq!(json["lost_writes"], 1);
+        assert_eq!(json["lost_by_kind"]["replaces"], 1);
+        assert!(r.rows().iter().any(|(label, value)| *label == "lost writes"
+            && value == "1 (creates 0, replaces 1, increments 0)"));
         assert!(r
             .describe()
             .contains("1.5 s to 2.5 s  ReadRegionOutage: West US refused"));

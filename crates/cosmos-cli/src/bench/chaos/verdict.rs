@@ -37,6 +37,17 @@ pub struct ReadBack {
     pub counters: Vec<Option<i64>>,
 }
 
+/// Lost writes by kind of write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LostByKind {
+    /// Acknowledged creates whose item is absent.
+    pub creates: u64,
+    /// Acknowledged replaces overwritten by an earlier one.
+    pub replaces: u64,
+    /// Acknowledged PATCH increments missing from their counter.
+    pub increments: u64,
+}
+
 /// The figures.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Judgement {
@@ -44,6 +55,8 @@ pub struct Judgement {
     pub acknowledged_writes: u64,
     /// Acknowledged writes whose effect is missing.
     pub lost_writes: u64,
+    /// The same, by kind of write: creates, replaces, increments.
+    pub lost_by_kind: LostByKind,
     /// Writes reported failed without ambiguity whose effect is present.
     pub phantom_writes: u64,
     /// Counter increments landed beyond those acknowledged or ambiguous.
@@ -85,7 +98,9 @@ pub fn judge(ledger: &LedgerSnapshot, back: &ReadBack) -> Judgement {
     for (i, c) in ledger.creates.iter().enumerate() {
         match back.creates.get(i).copied().unwrap_or(Presence::Unknown) {
             Presence::Present => j.phantom_writes += count(c.outcome, WriteOutcome::Failed),
-            Presence::Absent => j.lost_writes += count(c.outcome, WriteOutcome::Acknowledged),
+            Presence::Absent => {
+                j.lost_by_kind.creates += count(c.outcome, WriteOutcome::Acknowledged)
+            }
             Presence::Unknown => j.unverified += 1,
         }
     }
@@ -111,7 +126,7 @@ pub fn judge(ledger: &LedgerSnapshot, back: &ReadBack) -> Judgement {
                 continue;
             }
         };
-        j.lost_writes += ledger
+        j.lost_by_kind.replaces += ledger
             .replaces
             .iter()
             .filter(|r| {
@@ -128,8 +143,10 @@ pub fn judge(ledger: &LedgerSnapshot, back: &ReadBack) -> Judgement {
         };
         let landed = u64::try_from(landed).unwrap_or(0);
         j.patch_double_applied += landed.saturating_sub(tally.acknowledged + tally.ambiguous);
-        j.lost_writes += tally.acknowledged.saturating_sub(landed);
+        j.lost_by_kind.increments += tally.acknowledged.saturating_sub(landed);
     }
+    let lost = j.lost_by_kind;
+    j.lost_writes = lost.creates + lost.replaces + lost.increments;
     j
 }
 
@@ -212,6 +229,10 @@ mod tests {
                 ..Default::default()
             };
             let j = judge(&ledger, &back);
+            assert_eq!(
+                j.lost_by_kind.creates, j.lost_writes,
+                "lost creates are counted as such"
+            );
             let got = (
                 j.acknowledged_writes,
                 j.lost_writes,
@@ -257,6 +278,10 @@ mod tests {
             };
             let j = judge(&ledger, &back);
             assert_eq!(
+                j.lost_by_kind.replaces, j.lost_writes,
+                "lost replaces are counted as such"
+            );
+            assert_eq!(
                 (j.lost_writes, j.phantom_writes, j.unverified),
                 want,
                 "{t0:?} {t1:?}"
@@ -293,6 +318,10 @@ mod tests {
                 ..Default::default()
             };
             let j = judge(&ledger, &back);
+            assert_eq!(
+                j.lost_by_kind.increments, j.lost_writes,
+                "lost increments are counted as such"
+            );
             assert_eq!(
                 (j.patch_double_applied, j.lost_writes, j.unverified),
                 want,
