@@ -298,3 +298,58 @@ async fn an_order_by_rebuilt_after_writes_between_pages_resumes_after_its_last_r
     want.extend((1..=3).map(|w| json!(format!("z{w}"))));
     assert_eq!(rows, want);
 }
+
+/// The per-range queries a query plan sends for aggregates and GROUP BY: under a tiny budget each
+/// page answers the partial aggregates of the documents it read (never an empty page before the
+/// last), and combining them as the SDKs do gives the one-page answer.
+#[tokio::test]
+async fn per_range_aggregate_queries_answer_partial_aggregates_that_combine_to_the_answer() {
+    let (whole_emu, whole) = filled(QueryLimits::default()).await;
+    let (emu, c) = filled(tiny(4)).await;
+    let scope = [
+        ("x-ms-documentdb-partitionkeyrangeid", "0"),
+        ("x-ms-max-item-count", "100"),
+    ];
+    let count = json!({"query": r#"SELECT VALUE [{"item": COUNT(1)}] FROM c"#});
+    let sum = json!({"query": r#"SELECT VALUE [{"item": {"sum": SUM(c.n), "count": COUNT(c.n)}}] FROM c WHERE c.n > 2"#});
+    let groups = json!({"query": r#"SELECT [{"item": c.g}] AS groupByItems, {"g": c.g, "n": {"item": COUNT(1)}} AS payload FROM c GROUP BY c.g"#});
+
+    let (want, pages, _) = all_pages(&whole, whole_emu.endpoint(), &count, &scope).await;
+    assert_eq!(pages, 1);
+    let (got, pages, empty) = all_pages(&c, emu.endpoint(), &count, &scope).await;
+    assert_eq!(empty, 0, "every page has its partial count");
+    assert!(pages >= 4, "{pages} pages");
+    assert_eq!(got.len(), pages, "one partial row per page");
+    let total: i64 = got.iter().map(|r| r[0]["item"].as_i64().unwrap()).sum();
+    assert_eq!(json!(total), want[0][0]["item"]);
+
+    let (want, _, _) = all_pages(&whole, whole_emu.endpoint(), &sum, &scope).await;
+    let (got, _, _) = all_pages(&c, emu.endpoint(), &sum, &scope).await;
+    let add = |rows: &[Value], field: &str| -> i64 {
+        rows.iter()
+            .map(|r| r[0]["item"][field].as_i64().unwrap_or(0))
+            .sum()
+    };
+    assert_eq!(add(&got, "sum"), add(&want, "sum"));
+    assert_eq!(add(&got, "count"), add(&want, "count"));
+
+    // Groups: merged by their groupByItems, the counts add up to the one-page answer; a page also
+    // ends at its item count.
+    let merge = |rows: &[Value]| -> std::collections::BTreeMap<String, i64> {
+        let mut out = std::collections::BTreeMap::new();
+        for r in rows {
+            *out.entry(r["groupByItems"].to_string()).or_insert(0) +=
+                r["payload"]["n"]["item"].as_i64().unwrap();
+        }
+        out
+    };
+    let (want, _, _) = all_pages(&whole, whole_emu.endpoint(), &groups, &scope).await;
+    let small = [
+        ("x-ms-documentdb-partitionkeyrangeid", "0"),
+        ("x-ms-max-item-count", "2"),
+    ];
+    let (got, _, empty) = all_pages(&c, emu.endpoint(), &groups, &small).await;
+    assert_eq!(empty, 0);
+    assert!(got.len() > want.len(), "partial groups over several pages");
+    assert_eq!(merge(&got), merge(&want));
+}

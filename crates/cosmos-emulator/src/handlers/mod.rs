@@ -18,6 +18,7 @@ mod query;
 mod query_budget;
 mod query_build;
 mod query_page;
+mod query_partial;
 mod query_plan;
 mod query_sorted;
 mod query_token;

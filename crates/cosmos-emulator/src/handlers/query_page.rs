@@ -7,7 +7,9 @@
 //!   stop at the page's item, byte, work or time budget;
 //! - ordered (ORDER BY): every matching row sorted by the keys and then by document order, resumed
 //!   strictly after the last row returned;
-//! - whole-result (aggregates, GROUP BY, DISTINCT, no FROM): the answer, paged through.
+//! - whole-result (aggregates, GROUP BY, DISTINCT, no FROM): the answer, paged through;
+//! - the per-range aggregate queries of a query plan: partial aggregates page by page, which the
+//!   SDKs combine ([`super::query_partial`]).
 //!
 //! The last two are computed once per state of the data and kept between pages
 //! ([`super::query_sorted`]).
@@ -22,6 +24,7 @@ use serde_json::Value;
 use super::consistency::{read_lsn, session_token};
 use super::query_budget::{next_step, Spent, Step};
 use super::query_build::BuildAt;
+use super::query_partial::partial_page;
 use super::query_sorted::{ordered, whole_result, QueryIdentity};
 use super::query_token::{Position, QueryToken};
 use super::replica_headers::{replica_state, ReplicaState};
@@ -32,6 +35,7 @@ use crate::protocol::ApiError;
 use crate::sql::ast::Query;
 use crate::sql::eval::Ctx;
 use crate::sql::exec::{bind, count_of, needs_all_rows, passes, project, source_names};
+use crate::sql::grouping::combines_across_pages;
 use crate::sql::SqlError;
 use crate::store::{Container, DocKey, StoredDoc};
 
@@ -142,6 +146,14 @@ pub fn run_page(
         }
         other => (other, None),
     };
+    if q.from.is_some() && combines_across_pages(q) {
+        let after = match (token, at) {
+            (None, None) => None,
+            (Some(QueryToken::Partial { after }), None) => Some(after),
+            _ => return Err(kind_mismatch()),
+        };
+        return partial_page(ctx, container, q, &ectx, scope, after, budget);
+    }
     if q.from.is_none() || needs_all_rows(q) {
         let start = match token {
             None => 0,

@@ -87,6 +87,10 @@ pub enum QueryToken {
     /// A query answered from all its rows (aggregates, GROUP BY, DISTINCT) resumes at result `n`.
     #[serde(rename = "r")]
     Results { n: u64 },
+    /// A per-range aggregate query of a query plan, answered in partial aggregates page by page,
+    /// resumes strictly after the document `after`.
+    #[serde(rename = "p")]
+    Partial { after: Position },
     /// A query that must see every row is still reading its scope: build `id` reads on strictly
     /// after the document `after` (from the start when absent); once built, its pages resume
     /// after `then` (an `Order` or `Results` token; from the first result when absent).
@@ -121,7 +125,9 @@ impl QueryToken {
         let bytes = URL_SAFE_NO_PAD.decode(text).map_err(|_| malformed())?;
         let token: Self = serde_json::from_slice(&bytes).map_err(|_| malformed())?;
         match &token {
-            QueryToken::Scan { at, .. } | QueryToken::Order { at, .. } => {
+            QueryToken::Scan { at, .. }
+            | QueryToken::Order { at, .. }
+            | QueryToken::Partial { after: at } => {
                 at.key()?;
             }
             QueryToken::Results { .. } => {}
@@ -166,6 +172,9 @@ mod tests {
                 seen: 0,
             },
             QueryToken::Results { n: 7 },
+            QueryToken::Partial {
+                after: Position::new(&key, 0),
+            },
             QueryToken::Build {
                 id: 9,
                 after: None,

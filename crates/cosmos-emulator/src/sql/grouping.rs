@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::aggregate::Accumulator;
-use super::ast::Query;
+use super::ast::{Expr, Projection, Query};
 use super::eval::{eval, Ctx, Scope};
 use super::exec::{project, Row};
 use super::sql_error::SqlError;
@@ -123,6 +123,52 @@ impl Gathered {
     }
 }
 
+/// Whether `q` has the shape of the per-range aggregate queries of a query plan
+/// ([`super::plan`]): `SELECT VALUE [{"item": <aggregates>}]`, or `... AS groupByItems, ... AS
+/// payload` with GROUP BY or aggregates, without DISTINCT, ORDER BY, TOP or OFFSET/LIMIT. Partial
+/// answers of such a query over parts of its rows combine into its answer (the SDKs sum, merge and
+/// group the rows of every page and range), so the service answers each page with the partial
+/// aggregates of the documents that page read.
+pub fn combines_across_pages(q: &Query) -> bool {
+    if q.distinct
+        || !q.order_by.is_empty()
+        || q.top.is_some()
+        || q.offset.is_some()
+        || q.limit.is_some()
+        || (q.aggregates.is_empty() && q.group_by.is_empty())
+    {
+        return false;
+    }
+    match &q.projection {
+        Projection::Value(Expr::Array(items)) => {
+            q.group_by.is_empty()
+                && items.len() == 1
+                && matches!(&items[0], Expr::Object(fields) if fields.len() == 1 && fields[0].0 == "item")
+        }
+        Projection::Items(items) => {
+            let aliases: Vec<Option<&str>> = items.iter().map(|i| i.alias.as_deref()).collect();
+            aliases == [Some("groupByItems"), Some("payload")]
+        }
+        _ => false,
+    }
+}
+
+impl Gathered {
+    /// Rows (groups, values) gathered so far.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Groups(g) => g.groups.len(),
+            Self::Distinct(_, values) => values.len(),
+            Self::Rows(rows) => rows.len(),
+        }
+    }
+
+    /// Whether nothing was gathered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 impl Grouping {
     /// Each group's first row and its aggregate results, in first-seen order.
     pub fn results(self) -> Vec<(Row, Vec<Val>)> {
@@ -138,4 +184,44 @@ fn fresh(q: &Query) -> Vec<Accumulator> {
         .iter()
         .map(|a| Accumulator::new(a.kind))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::parse_query;
+
+    #[test]
+    fn only_the_plans_per_range_aggregate_shapes_combine_across_pages() {
+        let table = [
+            (r#"SELECT VALUE [{"item": COUNT(1)}] FROM c"#, true),
+            (
+                r#"SELECT VALUE [{"item": {"sum": SUM(c.n), "count": COUNT(c.n)}}] FROM c WHERE c.n > 1"#,
+                true,
+            ),
+            (
+                r#"SELECT [{"item": c.g}] AS groupByItems, {"g": c.g, "n": {"item": COUNT(1)}} AS payload FROM c GROUP BY c.g"#,
+                true,
+            ),
+            (
+                r#"SELECT [] AS groupByItems, {"n": {"item": COUNT(1)}} AS payload FROM c"#,
+                true,
+            ),
+            ("SELECT VALUE COUNT(1) FROM c", false),
+            ("SELECT COUNT(1) AS n FROM c", false),
+            ("SELECT c.g, COUNT(1) AS n FROM c GROUP BY c.g", false),
+            (r#"SELECT VALUE [{"item": c.n}] FROM c"#, false),
+            (r#"SELECT VALUE [{"other": COUNT(1)}] FROM c"#, false),
+            (r#"SELECT TOP 1 VALUE [{"item": COUNT(1)}] FROM c"#, false),
+            (
+                r#"SELECT DISTINCT VALUE [{"item": COUNT(1)}] FROM c"#,
+                false,
+            ),
+            ("SELECT DISTINCT VALUE c.n FROM c", false),
+        ];
+        for (text, want) in table {
+            let q = parse_query(text).unwrap();
+            assert_eq!(combines_across_pages(&q), want, "{text}");
+        }
+    }
 }
