@@ -34,8 +34,9 @@ use crate::exchange::{QueryLimits, RequestCtx};
 use crate::protocol::ApiError;
 use crate::sql::ast::Query;
 use crate::sql::eval::Ctx;
-use crate::sql::exec::{bind, count_of, needs_all_rows, passes, project, source_names};
+use crate::sql::exec::{bind, count_of, needs_all_rows, passes, project, source_names, Row};
 use crate::sql::grouping::combines_across_pages;
+use crate::sql::id_filter::candidate_ids;
 use crate::sql::SqlError;
 use crate::store::{Container, DocKey, StoredDoc};
 
@@ -210,6 +211,9 @@ fn streaming(
     };
     let mut seen = after.as_ref().map_or(0, |a| a.1);
     let mut scanned = 0usize;
+    // Read-many queries: only documents with these ids can pass the WHERE clause (a `FROM c`
+    // without JOIN binds one row per document).
+    let only_ids = candidate_ids(q, ectx.params);
     for &range in &scope.ranges {
         let lock = container
             .partition(range)
@@ -246,8 +250,21 @@ fn streaming(
             cursor = Some(last_key.clone());
             for (key, doc) in chunk {
                 scanned += 1;
-                let value = parse_doc(&doc)?;
-                let rows = bind(q, Some(value), None, ectx).map_err(sql_error)?;
+                // A document whose id the WHERE clause cannot let through binds its one row,
+                // which fails the filter, without being read (`None`): the page, its
+                // continuation and its charge are those of the full scan.
+                let rows: Vec<Option<Row>> =
+                    if only_ids.as_ref().is_some_and(|ids| !ids.contains(&key.id)) {
+                        ectx.work.set(ectx.work.get() + 1);
+                        vec![None]
+                    } else {
+                        let value = parse_doc(&doc)?;
+                        bind(q, Some(value), None, ectx)
+                            .map_err(sql_error)?
+                            .into_iter()
+                            .map(Some)
+                            .collect()
+                    };
                 let skip = if resume_key.as_ref() == Some(&key) {
                     resume_row as usize
                 } else {
@@ -267,6 +284,7 @@ fn streaming(
                         page.scanned = scanned;
                         return Ok(page);
                     }
+                    let Some(row) = row else { continue };
                     if !passes(q, &names, &row, None, ectx).map_err(sql_error)? {
                         continue;
                     }
