@@ -171,12 +171,15 @@ async fn hub_only_reads_are_refused_outside_the_hub_and_see_committed_state_in_i
     )
     .await;
     let (east, west) = east_west(&emu);
-    assert_eq!(
-        c.create_item(east, "db", "c", &json!({"id": "a", "pk": "p"}))
-            .await
-            .status,
-        201
-    );
+    let created = c
+        .create_item(east, "db", "c", &json!({"id": "a", "pk": "p"}))
+        .await;
+    assert_eq!(created.status, 201);
+    let token = created
+        .header("x-ms-session-token")
+        .expect("a session token");
+    let (range, lsn) = token.split_once(":-1#").expect("a range:-1#lsn token");
+    let (past, reached) = (format!("{range}:-1#99"), format!("{range}:-1#{lsn}"));
     let hub_only = [("x-ms-cosmos-hub-region-processing-only", "True")];
     let r = c.read_a(west, &hub_only).await;
     assert_eq!((r.status, r.sub_status()), (403, 3));
@@ -184,4 +187,26 @@ async fn hub_only_reads_are_refused_outside_the_hub_and_see_committed_state_in_i
     assert_eq!(r.status, 200);
     // Without the header the lagging West US replica does not have the item yet.
     assert_eq!(c.read_a(west, &[]).await.status, 404);
+    // The hub holds every committed write: a session token past them (from a deleted container of
+    // the same name) is not served there either.
+    let r = c
+        .read_a(
+            east,
+            &[
+                ("x-ms-cosmos-hub-region-processing-only", "True"),
+                ("x-ms-session-token", past.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!((r.status, r.sub_status()), (404, 1002));
+    let r = c
+        .read_a(
+            east,
+            &[
+                ("x-ms-cosmos-hub-region-processing-only", "True"),
+                ("x-ms-session-token", reached.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 200, "a token the hub has reached is served");
 }

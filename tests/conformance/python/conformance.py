@@ -13,6 +13,7 @@ import base64
 import json
 import os
 import sys
+import time
 import traceback
 import urllib.request
 import uuid
@@ -167,6 +168,38 @@ def main():
         others = {region: n for region, n in reads.items() if region != preferred and n}
         expect(not others, f"reads also reached {others}")
 
+    def unique_key_policy_is_enforced():
+        database = client.get_database_client(db_name)
+        container = database.create_container(
+            "unique", partition_key=PartitionKey(path="/pk"),
+            unique_key_policy={"uniqueKeys": [{"paths": ["/email"]}]})
+        expect(container.read()["uniqueKeyPolicy"]["uniqueKeys"][0]["paths"] == ["/email"],
+               "the unique key policy is not read back")
+        container.create_item({"id": "a", "pk": "p", "email": "x@y"})
+        expect_error(409, exceptions.CosmosResourceExistsError,
+                     lambda: container.create_item({"id": "b", "pk": "p", "email": "x@y"}))
+        container.create_item({"id": "b", "pk": "q", "email": "x@y"})  # another logical partition
+        container.create_item({"id": "c", "pk": "p", "email": "c@y"})
+        expect_error(409, exceptions.CosmosResourceExistsError,
+                     lambda: container.replace_item("c", {"id": "c", "pk": "p", "email": "x@y"}))
+        expect(container.read_item("c", partition_key="p")["email"] == "c@y", "a refused replace changed the item")
+
+    def expired_items_are_deleted():
+        database = client.get_database_client(db_name)
+        container = database.create_container("ttl", partition_key=PartitionKey(path="/pk"), default_ttl=1)
+        container.create_item({"id": "short", "pk": "p"})
+        container.create_item({"id": "kept", "pk": "p", "ttl": -1})
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                container.read_item("short", partition_key="p")
+            except exceptions.CosmosResourceNotFoundError:
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("an item with a 1 s time to live was still there after 15 s")
+        expect(container.read_item("kept", partition_key="p")["id"] == "kept", "ttl -1 expired")
+
     def delete_database():
         client.delete_database(db_name)
         expect_error(404, exceptions.CosmosResourceNotFoundError,
@@ -186,6 +219,8 @@ def main():
             checks.run(name, check)
         for name, check in query_checks(ENDPOINT, KEY, REGIONS, db_name, CLIENT_OPTIONS):
             checks.run(name, check)
+        checks.run("a unique key policy is enforced", unique_key_policy_is_enforced)
+        checks.run("items expire after their time to live", expired_items_are_deleted)
         checks.run("delete the database", delete_database)
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0

@@ -1,7 +1,7 @@
 //! A container's settings through its handle: its definition (indexing policy, default TTL, unique
 //! keys) and its throughput.
 
-use super::offer_flow;
+use super::offer_flow::{self, OfferOwner};
 use super::throughput_response::ThroughputResponse;
 use super::ContainerClient;
 use crate::resources::{ContainerProperties, ThroughputProperties};
@@ -69,11 +69,8 @@ impl ContainerClient {
 
     /// The container's own throughput (a 404 error when it has none: it shares its database's).
     pub async fn read_throughput(&self) -> Result<ThroughputResponse, CosmosError> {
-        let reference = self.reference()?;
-        let read = CosmosOperation::read_container(reference.clone());
-        let rid = offer_flow::resource_id(&self.driver, read, &self.options).await?;
-        let what = format!("container {}", reference.link());
-        offer_flow::read_throughput(&self.driver, &rid, &what, &self.options).await
+        let owner = OfferOwner::container(self.reference()?);
+        offer_flow::read_throughput(&self.driver, owner, &self.options).await
     }
 
     /// Sets the container's throughput. A manual container stays manual and an autoscale one
@@ -82,10 +79,7 @@ impl ContainerClient {
         &self,
         throughput: ThroughputProperties,
     ) -> Result<ThroughputResponse, CosmosError> {
-        let reference = self.reference()?;
-        let read = CosmosOperation::read_container(reference.clone());
-        let rid = offer_flow::resource_id(&self.driver, read, &self.options).await?;
-        let what = format!("container {}", reference.link());
-        offer_flow::replace_throughput(&self.driver, &rid, &what, throughput, &self.options).await
+        let owner = OfferOwner::container(self.reference()?);
+        offer_flow::replace_throughput(&self.driver, owner, throughput, &self.options).await
     }
 }

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use super::container_settings::ContainerResponse;
-use super::offer_flow;
+use super::offer_flow::{self, OfferOwner};
 use super::throughput_response::ThroughputResponse;
 use crate::resources::{ContainerProperties, ThroughputProperties};
 use crate::{
@@ -129,11 +129,8 @@ impl DatabaseClient {
 
     /// The database's shared throughput (a 404 error when it has none).
     pub async fn read_throughput(&self) -> Result<ThroughputResponse, CosmosError> {
-        let reference = self.reference()?;
-        let read = CosmosOperation::read_database(reference.clone());
-        let rid = offer_flow::resource_id(&self.driver, read, &self.options).await?;
-        let what = format!("database {}", reference.link());
-        offer_flow::read_throughput(&self.driver, &rid, &what, &self.options).await
+        let owner = OfferOwner::database(self.reference()?);
+        offer_flow::read_throughput(&self.driver, owner, &self.options).await
     }
 
     /// Sets the database's shared throughput (manual stays manual, autoscale stays autoscale).
@@ -141,11 +138,8 @@ impl DatabaseClient {
         &self,
         throughput: ThroughputProperties,
     ) -> Result<ThroughputResponse, CosmosError> {
-        let reference = self.reference()?;
-        let read = CosmosOperation::read_database(reference.clone());
-        let rid = offer_flow::resource_id(&self.driver, read, &self.options).await?;
-        let what = format!("database {}", reference.link());
-        offer_flow::replace_throughput(&self.driver, &rid, &what, throughput, &self.options).await
+        let owner = OfferOwner::database(self.reference()?);
+        offer_flow::replace_throughput(&self.driver, owner, throughput, &self.options).await
     }
 }
 

@@ -9,7 +9,10 @@ use super::throughput_response::ThroughputResponse;
 use crate::error::ErrorKind;
 use crate::protocol::{CosmosStatus, OfferId};
 use crate::resources::{OfferDocument, ThroughputProperties};
-use crate::{CosmosDriver, CosmosError, CosmosOperation, OperationOptions};
+use crate::{
+    ContainerReference, CosmosDriver, CosmosError, CosmosOperation, DatabaseReference,
+    OperationOptions,
+};
 
 #[derive(Deserialize)]
 struct OfferFeed {
@@ -24,14 +27,38 @@ struct ResourceIds {
     rid: String,
 }
 
-/// The resource id of the database or container `read` reads.
-pub(super) async fn resource_id(
-    driver: &CosmosDriver,
+/// A database or container whose throughput is read or replaced: how to read it (for its `_rid`)
+/// and how errors name it.
+pub(super) struct OfferOwner {
     read: CosmosOperation,
-    options: &OperationOptions,
-) -> Result<String, CosmosError> {
-    let response = driver.execute(read, options).await?;
-    Ok(response.json::<ResourceIds>()?.rid)
+    what: String,
+}
+
+impl OfferOwner {
+    pub(super) fn database(reference: &DatabaseReference) -> Self {
+        Self {
+            read: CosmosOperation::read_database(reference.clone()),
+            what: format!("database {}", reference.link()),
+        }
+    }
+
+    pub(super) fn container(reference: &ContainerReference) -> Self {
+        Self {
+            read: CosmosOperation::read_container(reference.clone()),
+            what: format!("container {}", reference.link()),
+        }
+    }
+
+    /// The owner's offer, found by the owner's resource id.
+    async fn offer(
+        self,
+        driver: &CosmosDriver,
+        options: &OperationOptions,
+    ) -> Result<OfferDocument, CosmosError> {
+        let response = driver.execute(self.read, options).await?;
+        let rid = response.json::<ResourceIds>()?.rid;
+        Ok(find_offer(driver, &rid, &self.what, options).await?.0)
+    }
 }
 
 /// The offer of the resource with `_rid` `rid`; `what` names it in the error when it has none.
@@ -57,14 +84,13 @@ async fn find_offer(
     Ok((OfferDocument::from_json(&body)?, charge))
 }
 
-/// The throughput of the resource with `_rid` `rid`.
+/// The owner's throughput.
 pub(super) async fn read_throughput(
     driver: &CosmosDriver,
-    rid: &str,
-    what: &str,
+    owner: OfferOwner,
     options: &OperationOptions,
 ) -> Result<ThroughputResponse, CosmosError> {
-    let (offer, _) = find_offer(driver, rid, what, options).await?;
+    let offer = owner.offer(driver, options).await?;
     let id = OfferId::new(&offer.id)?;
     let response = driver
         .execute(CosmosOperation::read_offer(id), options)
@@ -72,16 +98,15 @@ pub(super) async fn read_throughput(
     ThroughputResponse::from_response(response)
 }
 
-/// Sets the throughput of the resource with `_rid` `rid` to `throughput`. The service keeps an
-/// offer manual or autoscale: switching between them is refused (a migration, not a replace).
+/// Sets the owner's throughput to `throughput`. The service keeps an offer manual or autoscale:
+/// switching between them is refused (a migration, not a replace).
 pub(super) async fn replace_throughput(
     driver: &CosmosDriver,
-    rid: &str,
-    what: &str,
+    owner: OfferOwner,
     throughput: ThroughputProperties,
     options: &OperationOptions,
 ) -> Result<ThroughputResponse, CosmosError> {
-    let (offer, _) = find_offer(driver, rid, what, options).await?;
+    let offer = owner.offer(driver, options).await?;
     let id = OfferId::new(&offer.id)?;
     let next = offer.with_throughput(throughput);
     let op = CosmosOperation::replace_offer(id, Vec::new()).with_json_body(&next)?;

@@ -116,20 +116,8 @@ pub(crate) fn record_response_facts(
 ) {
     // A container recreated under the same name answers with a new resource id: what was known of
     // the old one goes before the new token is merged.
-    if let (Some(session), Some(rid), Some(container)) = (
-        &ctx.session,
-        response.headers.get(&h::CONTENT_PATH),
-        ctx.container,
-    ) {
-        if session.observe_rid(rid) {
-            tracing::debug!(
-                target: "cosmos.session",
-                container = %container,
-                "the container was recreated: its session token and caches are dropped"
-            );
-            ctx.core.breaker.forget_ranges(container);
-            ctx.core.containers.forget(container);
-        }
+    if let Some(rid) = response.headers.get(&h::CONTENT_PATH) {
+        super::recreated_container::observe_container_rid(ctx, rid);
     }
     if let (Some(session), Some(token)) = (&ctx.session, response.headers.get(&h::SESSION_TOKEN)) {
         session.capture(token);

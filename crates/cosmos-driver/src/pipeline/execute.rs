@@ -8,6 +8,7 @@ use super::driver_core::DriverCore;
 use super::hedged;
 use super::leg::{run_leg, LegParams};
 use super::leg_result::{LegEnd, LegResult};
+use super::recreated_container::{container_was_recreated, ended_session_unavailable};
 use crate::diagnostics::{into_recorder, sink, ActivityId, DiagnosticsSink};
 use crate::error::CosmosError;
 use crate::hedging::HedgeDiagnostics;
@@ -34,10 +35,17 @@ pub(crate) async fn execute(
     let diagnostics = sink(activity_id, started);
     let span = tracing::debug_span!("cosmos.operation", operation = %operation, activity_id = %activity_id);
     // Instrumenting wraps (and so copies) the whole in-flight future: only when someone listens.
+    let run = || async {
+        let (mut end, mut hedge) = dispatch(&ctx, &diagnostics).await;
+        if ended_session_unavailable(&end) && container_was_recreated(&ctx).await {
+            (end, hedge) = dispatch(&ctx, &diagnostics).await;
+        }
+        (end, hedge)
+    };
     let (end, hedge) = if span.is_disabled() {
-        dispatch(&ctx, &diagnostics).await
+        run().await
     } else {
-        dispatch(&ctx, &diagnostics).instrument(span).await
+        run().instrument(span).await
     };
     let result = after_operation(
         &ctx,

@@ -21,6 +21,7 @@ mod leg_result;
 mod native_patch_support;
 #[cfg(test)]
 mod plan_tests;
+mod recreated_container;
 mod retry;
 #[cfg(test)]
 mod seam_tests;

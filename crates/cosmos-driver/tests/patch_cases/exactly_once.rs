@@ -209,7 +209,7 @@ async fn a_sibling_that_wrote_the_same_body_is_not_taken_for_this_write() {
     // write, not A's. A must apply its increment again on top of B's, not report B's as its own.
     let emu = crate::common::start(EmulatorBuilder::new()).await;
     let driver = crate::common::driver(
-        crate::common::options(&emu).with_request_timeout(Duration::from_millis(300)),
+        crate::common::options(&emu).with_request_timeout(Duration::from_secs(2)),
     )
     .await;
     let c = crate::common::container(&driver, "db", "c").await;

@@ -403,13 +403,17 @@ impl EmulatorBuilder {
     }
 }
 
-/// Cleans up every partition each [`CLEANUP_PERIOD`] (commits clean up their own partition too).
+/// Cleans up every partition and deletes expired items each [`CLEANUP_PERIOD`] (commits clean up
+/// their own partition too).
 async fn clean_up_periodically(shared: Arc<Shared>) {
     let mut ticks = tokio::time::interval(CLEANUP_PERIOD);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
         shared.store.clean_up(tokio::time::Instant::now());
+        shared
+            .store
+            .expire_items(crate::protocol::ids::unix_seconds());
     }
 }
 

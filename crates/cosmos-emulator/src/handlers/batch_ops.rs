@@ -8,10 +8,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::patch::{parse_request_value, patched};
-use crate::epk::PartitionKeyValue;
+use crate::epk::{Epk, PartitionKeyValue};
 use crate::protocol::{charge, ApiError};
 use crate::store::document::{id_of, seal};
 use crate::store::item_limits::{check_depth, check_size};
+use crate::store::unique_keys::stored_items;
 use crate::store::{Container, DocKey, Partition, StoredDoc};
 
 /// A batch operation as the SDKs send it.
@@ -59,6 +60,22 @@ impl<'p> Staged<'p> {
             Some(staged) => staged.clone(),
             None => self.partition.latest(key).cloned(),
         }
+    }
+
+    /// The logical partition `epk` as the operations so far would leave it.
+    fn logical_partition(&self, epk: Epk) -> Vec<(DocKey, Arc<StoredDoc>)> {
+        let mut items: HashMap<DocKey, Arc<StoredDoc>> = self
+            .partition
+            .scan(self.partition.committed_lsn(), None, Some(epk), usize::MAX)
+            .into_iter()
+            .collect();
+        for (key, write) in self.writes.iter().filter(|(k, _)| k.epk == epk) {
+            match write {
+                Some(doc) => items.insert(key.clone(), doc.clone()),
+                None => items.remove(key),
+            };
+        }
+        items.into_iter().collect()
     }
 
     /// Records an operation's write so later operations see it.
@@ -114,6 +131,13 @@ pub fn evaluate(
     };
     let sealed = |map: Map<String, Value>, rid: [u8; 16]| -> Result<Arc<StoredDoc>, ApiError> {
         check_depth(&map)?;
+        if !container.unique_keys.is_empty() {
+            let id = id_of(&map)?;
+            let items = staged.logical_partition(epk);
+            container
+                .unique_keys
+                .check(&map, &id, stored_items(&items))?;
+        }
         let link = container.item_self_link(&rid);
         let s = seal(map, &rid, link);
         check_size(s.body.len())?;

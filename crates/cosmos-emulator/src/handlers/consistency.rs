@@ -18,7 +18,7 @@ pub fn require_write_region(ctx: &RequestCtx<'_>) -> Result<(), ApiError> {
 }
 
 /// The LSN a read in the serving region sees in `partition`: the committed state for hub-only reads
-/// (403/3 outside the hub), else the region's replica, which must have reached the session token's
+/// (403/3 outside the hub), else the region's replica; either must have reached the session token's
 /// LSN (404/1002 otherwise).
 pub fn read_lsn(
     ctx: &RequestCtx<'_>,
@@ -37,9 +37,19 @@ pub fn read_lsn(
             )
             .with_sub_status(sub_status::WRITE_FORBIDDEN));
         }
-        return Ok(partition.committed_lsn());
+        // The hub holds every committed write: a token past them names writes that never
+        // happened in this container (it belongs to a deleted one of the same name).
+        let committed = partition.committed_lsn();
+        session_reached(ctx, range_id, committed)?;
+        return Ok(committed);
     }
     let visible = partition.visible_lsn(ctx.region, ctx.now);
+    session_reached(ctx, range_id, visible)?;
+    Ok(visible)
+}
+
+/// 404/1002 unless `visible` reaches the request's session token for `range_id`.
+fn session_reached(ctx: &RequestCtx<'_>, range_id: &str, visible: u64) -> Result<(), ApiError> {
     if let Some(token) = ctx.header(headers::SESSION_TOKEN) {
         let wanted = required_lsn(token, range_id).map_err(ApiError::bad_request)?;
         if wanted.is_some_and(|lsn| lsn > visible) {
@@ -51,7 +61,7 @@ pub fn read_lsn(
             .with_sub_status(sub_status::READ_SESSION_NOT_AVAILABLE));
         }
     }
-    Ok(visible)
+    Ok(())
 }
 
 /// The session token for `range_id` at `lsn` (multi-write accounts add each region's progress).

@@ -13,6 +13,7 @@ use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
 use crate::store::document::{id_of, parse_object, seal};
 use crate::store::item_limits::{check_depth, check_size};
+use crate::store::unique_keys::stored_items;
 use crate::store::{DocKey, Partition, StoredDoc};
 
 /// POST .../docs: create, or upsert with `x-ms-documentdb-is-upsert: true`.
@@ -162,6 +163,7 @@ pub fn commit_item(
     rid: [u8; 16],
 ) -> Result<(Arc<StoredDoc>, u64), ApiError> {
     check_depth(&map)?;
+    check_unique_keys(target, partition, key, &map)?;
     let sealed = seal(map, &rid, target.self_link(&rid));
     check_size(sealed.body.len())?;
     let doc = Arc::new(StoredDoc {
@@ -171,6 +173,21 @@ pub fn commit_item(
     });
     let lsn = commit(ctx, partition, key, Some(doc.clone()));
     Ok((doc, lsn))
+}
+
+/// 409 when `map` would break one of the container's unique keys in its logical partition.
+fn check_unique_keys(
+    target: &Target,
+    partition: &Partition,
+    key: &DocKey,
+    map: &Map<String, Value>,
+) -> Result<(), ApiError> {
+    let keys = &target.container.unique_keys;
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let items = partition.scan(partition.committed_lsn(), None, Some(key.epk), usize::MAX);
+    keys.check(map, &key.id, stored_items(&items))
 }
 
 /// Commits a write in the serving region; the partition's clock reading is taken under its lock so

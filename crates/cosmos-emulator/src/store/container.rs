@@ -31,6 +31,8 @@ pub struct Container {
     pub pkranges_body: Bytes,
     pub pkranges_etag: String,
     pub(super) next_item: AtomicU64,
+    /// The unique key constraints (`uniqueKeyPolicy`, fixed at creation).
+    pub unique_keys: super::unique_keys::UniqueKeys,
 }
 
 /// Validates a container body's partition key definition; returns the path's segments.
@@ -93,6 +95,7 @@ impl Container {
     ) -> Result<Self, ApiError> {
         let pk_segments = partition_key_segments(&mut map)?;
         check_default_ttl(&map)?;
+        let unique_keys = super::unique_keys::UniqueKeys::from_definition(&map)?;
         let mut rid_bytes = [0u8; 8];
         rid_bytes[..4].copy_from_slice(&db_rid);
         rid_bytes[4..].copy_from_slice(&(ordinal | 0x8000_0000).to_be_bytes());
@@ -129,6 +132,7 @@ impl Container {
             pkranges_body,
             pkranges_etag,
             next_item: AtomicU64::new(1),
+            unique_keys,
         })
     }
 

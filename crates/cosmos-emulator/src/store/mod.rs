@@ -15,6 +15,8 @@ mod result_cache;
 mod ru_meter;
 mod split;
 mod topology;
+pub mod ttl;
+pub mod unique_keys;
 
 pub use build_shelf::{BuildKey, BuildShelf};
 pub use catalog::{Catalog, Database};
@@ -108,6 +110,54 @@ impl Store {
         Ok(index)
     }
 
+    /// Deletes the items whose time to live has passed at `unix_now` (see [`ttl`]), in the write
+    /// region, in every container that has expiry on. Returns how many went.
+    pub fn expire_items(&self, unix_now: u64) -> usize {
+        let mut expired = 0;
+        for db in self.catalog.databases() {
+            for container in db.containers() {
+                let Some(default_ttl) = ttl::default_ttl(&container.definition().body) else {
+                    continue;
+                };
+                let is_expired =
+                    |doc: &StoredDoc| ttl::expired(Some(default_ttl), &doc.body, unix_now);
+                for partition in container.partitions() {
+                    // Found under the read lock; each re-checked under the write lock (a write in
+                    // between renews an item).
+                    let candidates: Vec<DocKey> = match partition.read() {
+                        Ok(p) => p
+                            .scan(p.committed_lsn(), None, None, usize::MAX)
+                            .into_iter()
+                            .filter(|(_, doc)| is_expired(doc))
+                            .map(|(key, _)| key)
+                            .collect(),
+                        Err(_) => continue,
+                    };
+                    if candidates.is_empty() {
+                        continue;
+                    }
+                    let Ok(mut p) = partition.write() else {
+                        continue;
+                    };
+                    let lags = self.sample_lags();
+                    for key in candidates {
+                        if p.latest(&key).is_some_and(|doc| is_expired(doc)) {
+                            p.commit(
+                                key,
+                                None,
+                                self.topology.hub(),
+                                tokio::time::Instant::now(),
+                                &lags,
+                            );
+                            expired += 1;
+                        }
+                    }
+                }
+            }
+        }
+        expired
+    }
+
     /// Cleans up every partition that is not busy (see [`Partition::clean_up`]).
     pub fn clean_up(&self, now: tokio::time::Instant) {
         for db in self.catalog.databases() {
@@ -191,6 +241,56 @@ mod tests {
         drop(writer);
         assert_eq!(failover.join().unwrap(), Ok(1));
         assert!(store.topology.can_write(1) && !store.topology.can_write(0));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_sweep_deletes_what_has_expired_and_nothing_else() {
+        let store = two_region_store();
+        let db = store.catalog.database("db").unwrap();
+        let body = json!({"id": "t", "partitionKey": {"paths": ["/pk"], "kind": "Hash"}, "defaultTtl": 60});
+        let serde_json::Value::Object(map) = body else {
+            unreachable!()
+        };
+        db.add_container("t", |ordinal| {
+            Container::create(map, "t".into(), db.rid_bytes, ordinal, 1, 2)
+        })
+        .unwrap();
+        let put = |container: &str, id: &str, doc: serde_json::Value| {
+            let c = store.catalog.container("db", container).unwrap();
+            let mut p = c.partition(0).unwrap().write().unwrap();
+            let key = DocKey {
+                epk: 1,
+                id: id.into(),
+            };
+            let doc = Arc::new(StoredDoc {
+                body: doc.to_string().into(),
+                etag: "e".into(),
+                rid: [0; 16],
+            });
+            p.commit(key, Some(doc), 0, Instant::now(), &[Duration::ZERO; 2]);
+        };
+        put("t", "default", json!({"id": "default", "_ts": 1000}));
+        put("t", "short", json!({"id": "short", "_ts": 1000, "ttl": 10}));
+        put("t", "never", json!({"id": "never", "_ts": 1000, "ttl": -1}));
+        put("c", "off", json!({"id": "off", "_ts": 1000, "ttl": 1}));
+        let present = |container: &str, id: &str| {
+            let c = store.catalog.container("db", container).unwrap();
+            let p = c.partition(0).unwrap().read().unwrap();
+            p.latest(&DocKey {
+                epk: 1,
+                id: id.into(),
+            })
+            .is_some()
+        };
+        assert_eq!(store.expire_items(1009), 0);
+        assert_eq!(store.expire_items(1010), 1);
+        assert!(!present("t", "short") && present("t", "default"));
+        assert_eq!(store.expire_items(1059), 0);
+        assert_eq!(store.expire_items(1060), 1);
+        assert!(!present("t", "default"));
+        assert_eq!(store.expire_items(1_000_000), 0);
+        assert!(present("t", "never"), "ttl -1 never expires");
+        assert!(present("c", "off"), "no defaultTtl: expiry is off");
     }
 
     #[tokio::test(start_paused = true)]

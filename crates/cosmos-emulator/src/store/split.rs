@@ -91,6 +91,7 @@ impl Container {
             pkranges_body,
             pkranges_etag,
             next_item: AtomicU64::new(self.next_item.load(Ordering::Relaxed)),
+            unique_keys: self.unique_keys.clone(),
         })
     }
 }

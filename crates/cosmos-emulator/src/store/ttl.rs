@@ -1,0 +1,96 @@
+//! Time to live, as the service documents it: a container's `defaultTtl` turns expiry on (absent
+//! or `null`: off, and items' own `ttl` is ignored; `-1`: on, items do not expire unless their own
+//! `ttl` says so; `n > 0`: items expire `n` seconds after their last write). An item's `ttl`
+//! (`-1` or `n > 0`) overrides the container's when expiry is on. An item expires once its `_ts`
+//! plus its time to live has passed; the emulator deletes expired items in its periodic sweep
+//! (each second) in the write region, as any delete, so every region and the change feed see them
+//! go.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The seconds an item lives after its last write (`None`: it does not expire), from the
+/// container's `defaultTtl` and the item's `ttl`. Pure.
+pub fn time_to_live(default_ttl: Option<i64>, item_ttl: Option<&Value>) -> Option<u64> {
+    let default_ttl = default_ttl?;
+    let own = item_ttl
+        .and_then(Value::as_i64)
+        .filter(|t| *t == -1 || *t > 0);
+    match own.unwrap_or(default_ttl) {
+        t if t > 0 => u64::try_from(t).ok(),
+        _ => None,
+    }
+}
+
+/// What the sweep reads of a stored item.
+#[derive(Deserialize)]
+struct Expiry {
+    #[serde(rename = "_ts", default)]
+    ts: u64,
+    ttl: Option<Value>,
+}
+
+/// Whether the stored item `body` has expired at `now` (seconds since the epoch) under the
+/// container's `defaultTtl`.
+pub fn expired(default_ttl: Option<i64>, body: &[u8], now: u64) -> bool {
+    let Ok(item) = serde_json::from_slice::<Expiry>(body) else {
+        return false;
+    };
+    time_to_live(default_ttl, item.ttl.as_ref())
+        .is_some_and(|ttl| item.ts.saturating_add(ttl) <= now)
+}
+
+/// The container's `defaultTtl` from its resource JSON (`None`: expiry is off).
+pub fn default_ttl(definition: &[u8]) -> Option<i64> {
+    #[derive(Deserialize)]
+    struct Settings {
+        #[serde(rename = "defaultTtl")]
+        default_ttl: Option<i64>,
+    }
+    serde_json::from_slice::<Settings>(definition)
+        .ok()?
+        .default_ttl
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_time_to_live_table() {
+        // (container defaultTtl, item ttl) -> seconds
+        let table = [
+            (None, None, None),
+            (None, Some(json!(10)), None),
+            (Some(-1), None, None),
+            (Some(-1), Some(json!(10)), Some(10)),
+            (Some(-1), Some(json!(-1)), None),
+            (Some(60), None, Some(60)),
+            (Some(60), Some(json!(5)), Some(5)),
+            (Some(60), Some(json!(-1)), None),
+            (Some(60), Some(json!(0)), Some(60)),
+            (Some(60), Some(json!("5")), Some(60)),
+            (Some(60), Some(json!(null)), Some(60)),
+        ];
+        for (container, item, want) in table {
+            assert_eq!(
+                time_to_live(container, item.as_ref()),
+                want,
+                "{container:?} {item:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_item_expires_once_its_ts_plus_ttl_has_passed() {
+        let body = json!({"id": "a", "_ts": 1000, "ttl": 10}).to_string();
+        assert!(!expired(Some(-1), body.as_bytes(), 1009));
+        assert!(expired(Some(-1), body.as_bytes(), 1010));
+        assert!(!expired(None, body.as_bytes(), 5000), "expiry off");
+        assert!(!expired(Some(60), b"not json", 5000));
+        assert_eq!(default_ttl(br#"{"id":"c","defaultTtl":60}"#), Some(60));
+        assert_eq!(default_ttl(br#"{"id":"c","defaultTtl":null}"#), None);
+        assert_eq!(default_ttl(br#"{"id":"c"}"#), None);
+    }
+}
