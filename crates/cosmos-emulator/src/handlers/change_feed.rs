@@ -2,8 +2,8 @@
 //! or one partition key, as the serving region's replica sees it (a lagging region's feed lags).
 //!
 //! The etag of each answer is the partition's LSN the feed has been read to; sending it back in
-//! `If-None-Match` continues after it (the service sends no `x-ms-continuation` on a change feed:
-//! the SDKs read the etag). 304 when nothing is new. Every page and 304 carries the headers the
+//! `If-None-Match` continues after it (the SDKs read the etag as the change feed's continuation,
+//! not `x-ms-continuation`). 304 when nothing is new. Every page and 304 carries the headers the
 //! SDKs read: the etag, `x-ms-item-count`, the session token, the range id, the replica headers
 //! (`lsn` and the others of [`super::replica_headers`]), the range's quota and usage, and the
 //! container paths the Python SDK files the session token under.
