@@ -111,8 +111,8 @@ fn key_of(container: &Container, identity: &QueryIdentity<'_>, scope: &Scope, id
     }
 }
 
-/// Reads on with the build `at` names (or a new one), feeding each document to `feed` (which
-/// answers the bytes it made the state hold), until the scope is read or the page's budget
+/// Reads on with the build `at` names (or a new one), feeding each document and its size in bytes
+/// to `feed` (which answers the bytes it made the state hold), until the scope is read or the page's budget
 /// ends. `work` is the rows bound so far by this request.
 #[allow(clippy::too_many_arguments)]
 pub fn build_page<S: Any + Send>(
@@ -126,7 +126,7 @@ pub fn build_page<S: Any + Send>(
     page: &mut Page,
     work: &std::cell::Cell<u64>,
     fresh: impl FnOnce() -> S,
-    mut feed: impl FnMut(&mut S, &DocKey, Value) -> Result<usize, ApiError>,
+    mut feed: impl FnMut(&mut S, &DocKey, Value, usize) -> Result<usize, ApiError>,
     mut pause: impl FnMut(&mut S),
 ) -> Result<Built<S>, ApiError> {
     let shelf = &ctx.shared.store.query_builds;
@@ -172,9 +172,8 @@ pub fn build_page<S: Any + Send>(
                 scanned += 1;
                 page.scanned = scanned;
                 let value = parse_doc(&doc)?;
-                build.held = build
-                    .held
-                    .saturating_add(feed(&mut build.state, &key, value)?);
+                let held = feed(&mut build.state, &key, value, doc.body.len())?;
+                build.held = build.held.saturating_add(held);
                 build.after = Some(key);
                 match next_step(budget.spent(work.get(), build.held), &budget.limits) {
                     Step::Go => {}

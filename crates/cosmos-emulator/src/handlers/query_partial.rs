@@ -91,10 +91,11 @@ pub fn partial_page(
             for (key, doc) in chunk {
                 page.scanned += 1;
                 let value: Value = parse_doc(&doc)?;
+                let doc_bytes = doc.body.len();
                 for row in bind(q, Some(value), None, ectx).map_err(sql_error)? {
                     if passes(q, &names, &row, None, ectx).map_err(sql_error)? {
                         held += gathered
-                            .add(q, &names, row, None, ectx)
+                            .add(q, &names, row, doc_bytes, None, ectx)
                             .map_err(sql_error)?;
                     }
                 }

@@ -58,7 +58,7 @@ fn answer<S: std::any::Any + Send>(
     page: &mut Page,
     work: &std::cell::Cell<u64>,
     fresh: impl FnOnce() -> S,
-    feed: impl FnMut(&mut S, &DocKey, Value) -> Result<usize, ApiError>,
+    feed: impl FnMut(&mut S, &DocKey, Value, usize) -> Result<usize, ApiError>,
     pause: impl FnMut(&mut S),
     done: impl FnOnce(S) -> Result<CachedResult, ApiError>,
 ) -> Result<Answer, ApiError> {
@@ -152,7 +152,7 @@ pub fn ordered(
         &mut page,
         ectx.work,
         || (Vec::new(), 0),
-        |(rows, _): &mut Gathering, key: &DocKey, value: Value| {
+        |(rows, _): &mut Gathering, key: &DocKey, value: Value, doc_bytes: usize| {
             let mut held = 0;
             for (i, row) in bind(q, Some(value), None, ectx)
                 .map_err(sql_error)?
@@ -163,7 +163,7 @@ pub fn ordered(
                     continue;
                 }
                 let keys = order_keys(q, &names, &row, None, ectx).map_err(sql_error)?;
-                held += row_bytes(&row) + key.id.len() + 64;
+                held += row_bytes(doc_bytes) + key.id.len();
                 rows.push(OrderedRow {
                     keys,
                     doc: key.clone(),
@@ -264,12 +264,12 @@ pub fn whole_result(
             &mut page,
             ectx.work,
             || Gathered::new(q),
-            |gathered: &mut Gathered, _: &DocKey, value: Value| {
+            |gathered: &mut Gathered, _: &DocKey, value: Value, doc_bytes: usize| {
                 let mut held = 0;
                 for row in bind(q, Some(value), None, ectx).map_err(sql_error)? {
                     if passes(q, &names, &row, None, ectx).map_err(sql_error)? {
                         held += gathered
-                            .add(q, &names, row, None, ectx)
+                            .add(q, &names, row, doc_bytes, None, ectx)
                             .map_err(sql_error)?;
                     }
                 }

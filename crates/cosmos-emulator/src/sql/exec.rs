@@ -285,7 +285,7 @@ pub fn finish(
     let names = source_names(q);
     let mut gathered = Gathered::new(q);
     for row in rows {
-        gathered.add(q, &names, row, outer, ctx)?;
+        gathered.add(q, &names, row, 0, outer, ctx)?;
     }
     finish_gathered(q, gathered, outer, ctx)
 }

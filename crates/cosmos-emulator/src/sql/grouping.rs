@@ -31,12 +31,9 @@ pub enum Gathered {
     Rows(Vec<Row>),
 }
 
-/// Bytes a row holds, about (its JSON text).
-pub fn row_bytes(row: &Row) -> usize {
-    row.iter()
-        .map(|v| serde_json::to_vec(v).map_or(0, |b| b.len()))
-        .sum::<usize>()
-        + 16
+/// Bytes a row bound from a document of `doc_bytes` bytes holds, about.
+pub fn row_bytes(doc_bytes: usize) -> usize {
+    doc_bytes + 64
 }
 
 impl Gathered {
@@ -58,18 +55,20 @@ impl Gathered {
         })
     }
 
-    /// Adds one row that passed the filter; answers the bytes it made the state hold.
+    /// Adds one row that passed the filter, bound from a document of `doc_bytes` bytes; answers
+    /// the bytes, about, it made the state hold.
     pub fn add(
         &mut self,
         q: &Query,
         names: &[String],
         row: Row,
+        doc_bytes: usize,
         outer: Option<&Scope<'_>>,
         ctx: &Ctx<'_>,
     ) -> Result<usize, SqlError> {
         let grouping = match self {
             Self::Rows(rows) => {
-                let bytes = row_bytes(&row);
+                let bytes = row_bytes(doc_bytes);
                 rows.push(row);
                 return Ok(bytes);
             }
@@ -96,7 +95,7 @@ impl Gathered {
         let mut held = 0;
         let slot = if q.group_by.is_empty() {
             if grouping.groups[0].0.is_empty() {
-                held = row_bytes(&row);
+                held = row_bytes(doc_bytes);
                 grouping.groups[0].0 = row.clone();
             }
             0
@@ -109,7 +108,7 @@ impl Gathered {
             match grouping.index.get(&key) {
                 Some(&i) => i,
                 None => {
-                    held = row_bytes(&row) + key.len();
+                    held = row_bytes(doc_bytes) + key.len();
                     grouping.index.insert(key, grouping.groups.len());
                     grouping.groups.push((row.clone(), fresh(q)));
                     grouping.groups.len() - 1
