@@ -25,27 +25,13 @@ fn arg(name: &str, default: u64) -> u64 {
 }
 
 fn start_emulator() -> (String, String) {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let emu = cosmos_emulator::EmulatorBuilder::new()
-                .regions(["East US"])
-                .partitions(4)
-                .profile("local")
-                .start()
-                .await
-                .expect("emulator");
-            tx.send((emu.endpoint().to_string(), emu.key().to_string()))
-                .expect("send endpoint");
-            std::future::pending::<()>().await;
-        });
-    });
-    rx.recv().expect("the emulator started")
+    let emu = cosmos_emulator::EmulatorBuilder::new()
+        .regions(["East US"])
+        .partitions(4)
+        .profile("local")
+        .start_detached()
+        .expect("emulator");
+    (emu.endpoint().to_owned(), emu.key().to_owned())
 }
 
 fn pk(i: u64) -> String {

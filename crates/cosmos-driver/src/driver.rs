@@ -152,6 +152,11 @@ impl CosmosDriver {
     pub fn sessions(&self) -> &SessionContainer {
         &self.core.sessions
     }
+
+    /// What the driver keeps of each container (partition key paths and ranges).
+    pub(crate) fn container_metadata(&self) -> &crate::routing::ContainerMetadata {
+        &self.core.containers
+    }
 }
 
 #[cfg(test)]

@@ -258,3 +258,27 @@ async fn a_split_mid_query_and_a_token_from_before_it_lose_and_repeat_nothing() 
         "a token from before the split resumes on the children"
     );
 }
+
+#[tokio::test]
+async fn the_range_map_is_read_once_and_again_only_after_a_range_is_found_gone() {
+    let p = seeded_pair().await;
+    let q = Query::new("SELECT c.id, c.n FROM c ORDER BY c.n DESC");
+    let reads = p._four.faults().add(
+        cosmos_emulator::faults::FaultRule::new(cosmos_emulator::faults::Reaction::SERVE)
+            .on_path("/dbs/q/colls/items/pkranges"),
+    );
+    let all = cross(&p.cross, &q, Some(7)).await;
+    assert_eq!(all.len(), 60);
+    let first = reads.hits();
+    assert!(first >= 1, "the first query read the range map");
+    assert_eq!(cross(&p.cross, &q, Some(7)).await, all);
+    assert_eq!(reads.hits(), first, "the next query used the kept map");
+    // A split makes the kept map stale: the next query meets 410/1002 on the parent, reads the
+    // map again, and loses and repeats nothing.
+    common::split_range(&p._four, "q", "items", "2").await;
+    assert_eq!(cross(&p.cross, &q, Some(7)).await, all);
+    assert!(
+        reads.hits() > first,
+        "the map was read again after the split"
+    );
+}

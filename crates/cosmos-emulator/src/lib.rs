@@ -20,7 +20,7 @@ pub mod store;
 mod tls;
 
 pub use cli::{run, EmulatorArgs};
-pub use emulator::{Emulator, EmulatorBuilder, StartError, WELL_KNOWN_KEY};
+pub use emulator::{DetachedEmulator, Emulator, EmulatorBuilder, StartError, WELL_KNOWN_KEY};
 pub use exchange::QueryLimits;
 pub use faults::{FaultInjector, RequestCounters};
 pub use store::ReplicationLag;

@@ -182,25 +182,11 @@ pub fn arg(name: &str, default: u64) -> u64 {
 
 /// Starts the emulator (profile `local`) on its own thread and runtime; its endpoint and key.
 pub fn start_emulator() -> (String, String) {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let emu = cosmos_emulator::EmulatorBuilder::new()
-                .profile("local")
-                .start()
-                .await
-                .expect("emulator");
-            tx.send((emu.endpoint().to_string(), emu.key().to_string()))
-                .expect("send endpoint");
-            std::future::pending::<()>().await;
-        });
-    });
-    rx.recv().expect("the emulator started")
+    let emu = cosmos_emulator::EmulatorBuilder::new()
+        .profile("local")
+        .start_detached()
+        .expect("emulator");
+    (emu.endpoint().to_owned(), emu.key().to_owned())
 }
 
 /// The headers of a document request signed once with `key` (`verb` on `link`), for the minimal

@@ -1,6 +1,8 @@
 //! Query pages through a driver: the plan, the range listing and each page are one operation
 //! through the driver's `execute`, so each is retried, routed and hedged like a point read.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use serde::Deserialize;
@@ -49,6 +51,49 @@ struct RawRange {
     max: String,
 }
 
+impl DriverPageSource {
+    /// Reads the container's partition key ranges: every page of the feed, the leaves only.
+    async fn read_ranges(&self) -> Result<Vec<TargetRange>, CosmosError> {
+        let mut out = Vec::new();
+        let mut continuation: Option<String> = None;
+        for _ in 0..MAX_RANGE_PAGES {
+            let mut op = CosmosOperation::read_partition_key_ranges(self.container.clone());
+            if let Some(c) = &continuation {
+                op = op.with_continuation(c)?;
+            }
+            let response = self
+                .driver
+                .execute(op, &OperationOptions::default())
+                .await?;
+            let page: RangesPage = response.json()?;
+            out.extend(page.ranges.into_iter().map(|r| TargetRange {
+                id: r.id,
+                min: r.min,
+                max: r.max,
+            }));
+            continuation = response.continuation().map(str::to_owned);
+            if continuation.is_none() {
+                out.sort_by(|a, b| a.min.cmp(&b.min));
+                // A feed can list a split parent beside its children; keep the leaves.
+                let all = out.clone();
+                out.retain(|r| {
+                    !all.iter().any(|o| {
+                        o.id != r.id
+                            && o.min >= r.min
+                            && o.max <= r.max
+                            && (o.min != r.min || o.max != r.max)
+                    })
+                });
+                return Ok(out);
+            }
+        }
+        Err(CosmosError::new(
+            ErrorKind::Deserialization,
+            format!("the partition key range feed did not end within {MAX_RANGE_PAGES} pages"),
+        ))
+    }
+}
+
 /// The most pages of partition key ranges read for one container.
 const MAX_RANGE_PAGES: usize = 1000;
 
@@ -69,45 +114,20 @@ impl QueryPageSource for DriverPageSource {
         })
     }
 
-    fn ranges(&self, _refresh: bool) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
+    /// The container's ranges: the driver's last reading unless `refresh` (or none is kept); a
+    /// reading is kept for the next operation until a request finds a range gone.
+    fn ranges(&self, refresh: bool) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
         Box::pin(async move {
-            let mut out = Vec::new();
-            let mut continuation: Option<String> = None;
-            for _ in 0..MAX_RANGE_PAGES {
-                let mut op = CosmosOperation::read_partition_key_ranges(self.container.clone());
-                if let Some(c) = &continuation {
-                    op = op.with_continuation(c)?;
-                }
-                let response = self
-                    .driver
-                    .execute(op, &OperationOptions::default())
-                    .await?;
-                let page: RangesPage = response.json()?;
-                out.extend(page.ranges.into_iter().map(|r| TargetRange {
-                    id: r.id,
-                    min: r.min,
-                    max: r.max,
-                }));
-                continuation = response.continuation().map(str::to_owned);
-                if continuation.is_none() {
-                    out.sort_by(|a, b| a.min.cmp(&b.min));
-                    // A feed can list a split parent beside its children; keep the leaves.
-                    let all = out.clone();
-                    out.retain(|r| {
-                        !all.iter().any(|o| {
-                            o.id != r.id
-                                && o.min >= r.min
-                                && o.max <= r.max
-                                && (o.min != r.min || o.max != r.max)
-                        })
-                    });
-                    return Ok(out);
+            let metadata = self.driver.container_metadata();
+            let link = self.container.link();
+            if !refresh {
+                if let Some(kept) = metadata.partition_key_ranges(link) {
+                    return Ok(kept.to_vec());
                 }
             }
-            Err(CosmosError::new(
-                ErrorKind::Deserialization,
-                format!("the partition key range feed did not end within {MAX_RANGE_PAGES} pages"),
-            ))
+            let ranges = self.read_ranges().await?;
+            metadata.remember_partition_key_ranges(link, Arc::from(ranges.clone()));
+            Ok(ranges)
         })
     }
 

@@ -160,7 +160,8 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
     let mut indices: Vec<usize> = (0..items.len()).collect();
     let mut found: Vec<Option<Value>> = vec![None; items.len()];
     for round in 0..MAX_PLAN_ROUNDS {
-        let ranges = source.ranges(true).await?;
+        // The driver's kept ranges first; read again when a range was found gone.
+        let ranges = source.ranges(round > 0).await?;
         let groups = plan_read_many(&pending, &ranges, &paths)?;
         let concurrency = options.max_concurrency.max(1);
         let answers: Vec<(ReadManyGroup, Result<GroupAnswer, CosmosError>)> =

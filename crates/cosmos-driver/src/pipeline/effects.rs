@@ -47,6 +47,7 @@ pub(crate) async fn apply(
     if let Some(container) = ctx.container {
         if effects.refresh_partition_ranges {
             core.breaker.forget_ranges(container);
+            core.containers.forget_partition_key_ranges(container);
         }
         if effects.refresh_container {
             core.breaker.forget_ranges(container);

@@ -4,17 +4,22 @@
 
 use std::cmp::Ordering;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
 
 use super::query_plan::AggregateKind;
+use super::token_text::{float_text, opt_value_text};
 use super::value_order::compare_values;
 
 /// A running numeric total: exact while every addend is an integer and nothing overflows.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Serialized (in continuation tokens) as `{"i": n}` or `{"f": x}`; an infinite double as a word.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Total {
     /// Exact.
+    #[serde(rename = "i")]
     Int(i64),
     /// Past the first fraction or overflow.
+    #[serde(rename = "f", with = "float_text")]
     Float(f64),
 }
 
@@ -45,26 +50,34 @@ impl Total {
     }
 }
 
-/// One aggregate being combined.
-#[derive(Clone, Debug, PartialEq)]
+/// One aggregate being combined. Its partial state is plain data: a continuation token carries
+/// it (serde), and [`Aggregator::same_kind`] checks a carried one against the query's plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Aggregator {
     /// `COUNT`: the sum of the ranges' counts.
+    #[serde(rename = "count")]
     Count(Total),
     /// `SUM`: the sum of the ranges' sums; undefined once any range's sum is undefined (a
     /// non-number was summed).
+    #[serde(rename = "sum")]
     Sum(Option<Total>),
     /// `MIN` or `MAX`: the extreme so far (`None` before any defined partial).
+    #[serde(rename = "ext")]
     Extreme {
         /// `true` for MAX.
         max: bool,
         /// The extreme so far.
+        #[serde(rename = "v", default, with = "opt_value_text")]
         value: Option<Value>,
     },
     /// `AVG`: summed sums and counts.
+    #[serde(rename = "avg")]
     Average {
         /// The summed sums.
+        #[serde(rename = "s")]
         sum: Total,
         /// The summed counts.
+        #[serde(rename = "c")]
         count: Total,
     },
 }
@@ -90,6 +103,14 @@ impl Aggregator {
             },
             AggregateKind::Other(_) => return None,
         })
+    }
+
+    /// Whether `other` combines the same aggregate (COUNT, SUM, MIN, MAX or AVG) as `self`.
+    pub fn same_kind(&self, other: &Aggregator) -> bool {
+        match (self, other) {
+            (Aggregator::Extreme { max: a, .. }, Aggregator::Extreme { max: b, .. }) => a == b,
+            (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
+        }
     }
 
     /// Adds one range's partial (`None`: the range's partial is undefined).
@@ -199,11 +220,13 @@ mod tests {
         a.result()
     }
 
-    #[test]
-    fn aggregates_combine_partials_like_the_service() {
+    type Case = (AggregateKind, Vec<Option<Value>>, Option<Value>);
+
+    /// Partials as ranges answer them, and the combined value the service gives.
+    fn cases() -> Vec<Case> {
         use AggregateKind::*;
         let n = |v: Value| Some(v);
-        let table: Vec<(AggregateKind, Vec<Option<Value>>, Option<Value>)> = vec![
+        vec![
             (
                 Count,
                 vec![n(json!(3)), n(json!(0)), n(json!(4))],
@@ -260,7 +283,45 @@ mod tests {
                 vec![n(json!({"sum": 1, "count": 2}))],
                 Some(json!(0.5)),
             ),
-        ];
+            (
+                Sum,
+                vec![n(json!(1e308)), n(json!(1e308)), n(json!(1))],
+                None,
+            ),
+            (
+                Sum,
+                vec![n(json!(0.1)), n(json!(0.2)), n(json!(3))],
+                Some(json!(0.1 + 0.2 + 3.0)),
+            ),
+            (
+                Min,
+                vec![
+                    n(json!("b")),
+                    n(json!(null)),
+                    n(json!(false)),
+                    n(json!("a")),
+                ],
+                Some(json!(null)),
+            ),
+            (
+                Average,
+                vec![
+                    n(json!({"sum": 0.5, "count": 1})),
+                    n(json!({"sum": 2, "count": 2})),
+                ],
+                Some(json!(2.5 / 3.0)),
+            ),
+            (
+                Count,
+                vec![n(json!(i64::MAX)), n(json!(2))],
+                Some(json!(9.223372036854776e18)),
+            ),
+        ]
+    }
+
+    #[test]
+    fn aggregates_combine_partials_like_the_service() {
+        let table = cases();
         for (kind, partials, want) in table {
             assert_eq!(
                 combine(kind.clone(), &partials),
@@ -268,6 +329,60 @@ mod tests {
                 "{kind:?} {partials:?}"
             );
         }
+    }
+
+    /// The partial state carried through a token at every point resumes to the same value.
+    #[test]
+    fn partial_state_round_trips_at_every_point() {
+        for (kind, partials, want) in cases() {
+            for cut in 0..=partials.len() {
+                let mut first = Aggregator::new(&kind).unwrap();
+                for p in &partials[..cut] {
+                    first.add(p.as_ref()).unwrap();
+                }
+                let text = serde_json::to_string(&first).unwrap();
+                let mut back: Aggregator = serde_json::from_str(&text).unwrap();
+                assert!(back.same_kind(&first));
+                assert_eq!(
+                    serde_json::to_string(&back).unwrap(),
+                    text,
+                    "{kind:?} cut {cut}"
+                );
+                for p in &partials[cut..] {
+                    back.add(p.as_ref()).unwrap();
+                }
+                assert_eq!(
+                    back.result(),
+                    want,
+                    "{kind:?} {partials:?} cut {cut}: {text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn kinds_are_told_apart_and_malformed_state_is_refused() {
+        use AggregateKind::*;
+        let all: Vec<Aggregator> = [Count, Sum, Min, Max, Average]
+            .iter()
+            .map(|k| Aggregator::new(k).unwrap())
+            .collect();
+        for (i, a) in all.iter().enumerate() {
+            for (j, b) in all.iter().enumerate() {
+                assert_eq!(a.same_kind(b), i == j, "{a:?} {b:?}");
+            }
+        }
+        for bad in [
+            r#"{"count":{"x":1}}"#,
+            r#"{"ext":{"max":true,"v":"{"}}"#,
+            r#"{"avg":{"s":{"i":1}}}"#,
+            r#"{"median":{}}"#,
+            r#"{"count":{"i":1.5}}"#,
+        ] {
+            assert!(serde_json::from_str::<Aggregator>(bad).is_err(), "{bad}");
+        }
+        let none: Aggregator = serde_json::from_str(r#"{"ext":{"max":false}}"#).unwrap();
+        assert_eq!(none.result(), None);
     }
 
     #[test]

@@ -1,13 +1,17 @@
 //! The driver's continuation token for a query: which query it belongs to, each range's position
 //! (the service continuation of its current page and how many of that page's rows are gone), for
-//! ORDER BY the key of the last row, and the DISTINCT/OFFSET/LIMIT/TOP state. Encoded as base64url
-//! JSON; refused with a clear error when it is corrupted, too large, or from another query.
+//! ORDER BY the key of the last row, the DISTINCT/OFFSET/LIMIT/TOP state, and for a
+//! cross-partition aggregate or GROUP BY the blocking stage's state (partial aggregates, the
+//! table of groups, or the rest of the built result). Encoded as base64url JSON of format 2;
+//! refused with a clear error when it is corrupted, too large, of an older format, or from
+//! another query.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::blocking_stage::BlockingState;
 use super::query_plan::QueryRange;
 use super::result_shaping::ShapingState;
 
@@ -15,8 +19,12 @@ use super::result_shaping::ShapingState;
 pub const MAX_TOKEN_BYTES: usize = 256 * 1024;
 /// The most range positions one token may hold.
 pub const MAX_TOKEN_RANGES: usize = 4096;
-const VERSION: u8 = 1;
-const PREFIX: &str = "cq1.";
+const VERSION: u8 = 2;
+const PREFIX: &str = "cq2.";
+/// The prefix of format-1 tokens (before aggregate state was carried).
+const FORMAT_1_PREFIX: &str = "cq1.";
+/// The most JSON bytes a token holds: base64 of them, with the prefix, fits [`MAX_TOKEN_BYTES`].
+pub(crate) const MAX_TOKEN_JSON_BYTES: usize = (MAX_TOKEN_BYTES - PREFIX.len()) / 4 * 3;
 
 /// One range's position.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,6 +106,30 @@ pub struct QueryContinuation {
     /// The result stages' state.
     #[serde(rename = "p", default)]
     pub shaping: ShapingState,
+    /// A cross-partition aggregate or GROUP BY: the blocking stage's state.
+    #[serde(rename = "g", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) blocking: Option<BlockingState>,
+}
+
+/// A writer that refuses to grow past a limit, so an oversized token is found without building
+/// it whole.
+struct Capped {
+    out: Vec<u8>,
+    limit: usize,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if self.out.len() + b.len() > self.limit {
+            return Err(std::io::Error::other("over the limit"));
+        }
+        self.out.extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Why a token was refused.
@@ -121,20 +153,30 @@ impl QueryContinuation {
             ranges,
             last_key,
             shaping,
+            blocking: None,
         }
+    }
+
+    /// The token carrying a blocking stage's state too.
+    pub(crate) fn with_blocking(mut self, state: BlockingState) -> QueryContinuation {
+        self.blocking = Some(state);
+        self
     }
 
     /// The token as text, or why it cannot be issued (too large).
     pub fn encode(&self) -> Result<String, String> {
-        let json = serde_json::to_vec(self).map_err(|e| format!("cannot encode the token: {e}"))?;
-        let text = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(json));
-        if text.len() > MAX_TOKEN_BYTES {
-            return Err(format!(
-                "the continuation token would take {} bytes, more than the {MAX_TOKEN_BYTES} the driver issues",
-                text.len()
-            ));
+        let mut w = Capped {
+            out: Vec::new(),
+            limit: MAX_TOKEN_JSON_BYTES,
+        };
+        if let Err(e) = serde_json::to_writer(&mut w, self) {
+            return Err(if e.is_io() {
+                format!("the continuation token would take more than the {MAX_TOKEN_BYTES} bytes the driver issues")
+            } else {
+                format!("cannot encode the token: {e}")
+            });
         }
-        Ok(text)
+        Ok(format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(w.out)))
     }
 
     /// Reads a token and checks that it belongs to the query `fingerprint` run in `scope`.
@@ -143,6 +185,11 @@ impl QueryContinuation {
             return Err(refused(format_args!(
                 "it is {} bytes long, more than the {MAX_TOKEN_BYTES} the driver issues",
                 text.len()
+            )));
+        }
+        if text.starts_with(FORMAT_1_PREFIX) {
+            return Err(refused(format_args!(
+                "it has format 1, from an older version of the driver; this driver reads format {VERSION}: run the query from its start"
             )));
         }
         let Some(body) = text.strip_prefix(PREFIX) else {
@@ -169,7 +216,10 @@ impl QueryContinuation {
                 "it was issued for a different partition key or scope",
             ));
         }
-        if token.ranges.is_empty() || token.ranges.len() > MAX_TOKEN_RANGES {
+        // Only an aggregate's state can outlive the ranges: its result is built but not all
+        // handed out, or every range is read and the result not built yet.
+        let needs_ranges = token.blocking.is_none();
+        if (needs_ranges && token.ranges.is_empty()) || token.ranges.len() > MAX_TOKEN_RANGES {
             return Err(refused(format_args!(
                 "it names {} ranges",
                 token.ranges.len()
@@ -228,7 +278,7 @@ mod tests {
     fn a_token_round_trips_and_keeps_null_apart_from_undefined() {
         let t = sample();
         let text = t.encode().unwrap();
-        assert!(text.starts_with("cq1."));
+        assert!(text.starts_with("cq2."));
         let back = QueryContinuation::decode(&text, "q1", "cross").unwrap();
         assert_eq!(back, t);
         assert_eq!(back.last_key.unwrap().keys[0].item, Some(Value::Null));
@@ -248,14 +298,14 @@ mod tests {
             ),
             (format!("{}!", text), "q1", "cross", "corrupted"),
             (
-                format!("cq1.{}", URL_SAFE_NO_PAD.encode(b"{\"v\":1}")),
+                format!("cq2.{}", URL_SAFE_NO_PAD.encode(b"{\"v\":2}")),
                 "q1",
                 "cross",
                 "corrupted",
             ),
             (
                 format!(
-                    "cq1.{}",
+                    "cq2.{}",
                     URL_SAFE_NO_PAD.encode(br#"{"v":9,"q":"q1","s":"cross","r":[]}"#)
                 ),
                 "q1",
@@ -264,8 +314,8 @@ mod tests {
             ),
             (
                 format!(
-                    "cq1.{}",
-                    URL_SAFE_NO_PAD.encode(br#"{"v":1,"q":"q1","s":"cross","r":[]}"#)
+                    "cq2.{}",
+                    URL_SAFE_NO_PAD.encode(br#"{"v":2,"q":"q1","s":"cross","r":[]}"#)
                 ),
                 "q1",
                 "cross",
@@ -273,9 +323,9 @@ mod tests {
             ),
             (
                 format!(
-                    "cq1.{}",
+                    "cq2.{}",
                     URL_SAFE_NO_PAD.encode(
-                        br#"{"v":1,"q":"q1","s":"cross","r":[{"a":"8","b":"F"},{"a":"","b":"8"}]}"#
+                        br#"{"v":2,"q":"q1","s":"cross","r":[{"a":"8","b":"F"},{"a":"","b":"8"}]}"#
                     )
                 ),
                 "q1",
@@ -283,6 +333,36 @@ mod tests {
                 "out of order",
             ),
             ("x".repeat(MAX_TOKEN_BYTES + 1), "q1", "cross", "bytes long"),
+            (
+                format!(
+                    "cq1.{}",
+                    URL_SAFE_NO_PAD
+                        .encode(br#"{"v":1,"q":"q1","s":"cross","r":[{"a":"","b":"FF"}]}"#)
+                ),
+                "q1",
+                "cross",
+                "format 1, from an older version of the driver",
+            ),
+            (
+                format!(
+                    "cq2.{}",
+                    URL_SAFE_NO_PAD.encode(
+                        br#"{"v":2,"q":"q1","s":"cross","r":[],"g":{"v":[{"count":{"i":"x"}}]}}"#
+                    )
+                ),
+                "q1",
+                "cross",
+                "corrupted",
+            ),
+            (
+                format!(
+                    "cq2.{}",
+                    URL_SAFE_NO_PAD.encode(br#"{"v":2,"q":"q1","s":"cross","r":[],"g":{"o":[7]}}"#)
+                ),
+                "q1",
+                "cross",
+                "corrupted",
+            ),
         ];
         for (token, q, scope, why) in table {
             let e = QueryContinuation::decode(&token, q, scope).unwrap_err();
@@ -294,14 +374,46 @@ mod tests {
     #[test]
     fn deeply_nested_json_in_a_token_is_refused_not_overflowed() {
         let deep = format!(
-            r#"{{"v":1,"q":"q1","s":"cross","r":[{{"a":"","b":"FF"}}],"k":{{"k":[{{"item":{}1{}}}]}}}}"#,
+            r#"{{"v":2,"q":"q1","s":"cross","r":[{{"a":"","b":"FF"}}],"k":{{"k":[{{"item":{}1{}}}]}}}}"#,
             "[".repeat(5000),
             "]".repeat(5000)
         );
-        let text = format!("cq1.{}", URL_SAFE_NO_PAD.encode(deep));
+        let text = format!("cq2.{}", URL_SAFE_NO_PAD.encode(deep));
         assert!(QueryContinuation::decode(&text, "q1", "cross")
             .unwrap_err()
             .contains("corrupted"));
+    }
+
+    #[test]
+    fn an_aggregate_token_may_outlive_its_ranges_and_round_trips() {
+        use super::super::aggregates::{Aggregator, Total};
+        use super::super::token_text::JsonText;
+        let states = [
+            BlockingState::Values(vec![
+                Aggregator::Count(Total::Int(3)),
+                Aggregator::Sum(None),
+                Aggregator::Extreme {
+                    max: true,
+                    value: Some(json!({"deep": [[null]]})),
+                },
+                Aggregator::Average {
+                    sum: Total::Float(f64::INFINITY),
+                    count: Total::Int(2),
+                },
+            ]),
+            BlockingState::Output(vec![
+                JsonText(json!({"k": "a", "n": 2})),
+                JsonText(json!(null)),
+            ]),
+            BlockingState::Output(vec![]),
+        ];
+        for state in states {
+            let mut t = sample().with_blocking(state);
+            t.ranges.clear();
+            let text = t.encode().unwrap();
+            let back = QueryContinuation::decode(&text, "q1", "cross").unwrap();
+            assert_eq!(back, t);
+        }
     }
 
     #[test]
@@ -309,13 +421,30 @@ mod tests {
         let mut t = sample();
         t.shaping.distinct_seen = vec![[1; 16]; 20_000];
         assert!(t.encode().unwrap_err().contains("more than"));
+        // Right at the limit it is issued, and read back.
+        let mut t = sample();
+        let base = t.encode().unwrap().len();
+        let (mut fits, mut over) = (0usize, 20_000usize);
+        while over - fits > 1 {
+            let mid = (fits + over) / 2;
+            t.shaping.distinct_seen = vec![[1; 16]; mid];
+            if t.encode().is_ok() {
+                fits = mid;
+            } else {
+                over = mid;
+            }
+        }
+        t.shaping.distinct_seen = vec![[1; 16]; fits];
+        let text = t.encode().unwrap();
+        assert!(text.len() > base && text.len() <= MAX_TOKEN_BYTES);
+        assert!(QueryContinuation::decode(&text, "q1", "cross").is_ok());
     }
 
     proptest! {
         #[test]
         fn no_input_panics(s in ".{0,300}") {
             let _ = QueryContinuation::decode(&s, "q1", "cross");
-            let _ = QueryContinuation::decode(&format!("cq1.{s}"), "q1", "cross");
+            let _ = QueryContinuation::decode(&format!("cq2.{s}"), "q1", "cross");
         }
 
         #[test]

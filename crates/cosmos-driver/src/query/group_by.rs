@@ -2,25 +2,40 @@
 //! `{"groupByItems": [{"item": k}, ...], "payload": ...}`; rows of the same group (equal keys by
 //! the service's equality) are combined column by column, grouping columns keep their value.
 //! Groups come out in the order they were first seen. Also serves non-VALUE aggregates without
-//! GROUP BY (one group with no key) and `SELECT VALUE` over groups.
+//! GROUP BY (one group with no key) and `SELECT VALUE` over groups. The table of groups is plain
+//! data a continuation token carries ([`GroupByMerge::table`], [`GroupByMerge::resume`]).
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::aggregates::{partial_of, Aggregator};
 use super::query_features::GroupedAggregation;
 use super::query_plan::AggregateKind;
+use super::token_text::opt_value_text;
 use super::value_order::canonical_text;
 
 /// The most groups one query may produce on the client.
 pub const MAX_GROUPS: usize = 1_000_000;
 
-#[derive(Clone, Debug)]
-enum Column {
+/// One column of a group: an aggregate's partial, or a grouping key's value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) enum Column {
+    #[serde(rename = "a")]
     Aggregate(Aggregator),
+    #[serde(rename = "k", with = "opt_value_text")]
     Key(Option<Value>),
+}
+
+/// One group of the table a token carries: its key (the canonical text of its grouping values)
+/// and its columns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct GroupEntry {
+    #[serde(rename = "k")]
+    key: String,
+    #[serde(rename = "c")]
+    columns: Vec<Column>,
 }
 
 impl Column {
@@ -49,6 +64,14 @@ impl Column {
         match self {
             Column::Aggregate(a) => a.result(),
             Column::Key(v) => v.clone(),
+        }
+    }
+
+    fn same_kind(&self, other: &Column) -> bool {
+        match (self, other) {
+            (Column::Aggregate(a), Column::Aggregate(b)) => a.same_kind(b),
+            (Column::Key(_), Column::Key(_)) => true,
+            _ => false,
         }
     }
 }
@@ -89,6 +112,55 @@ impl GroupByMerge {
                 .map(|(_, kind)| Column::new(kind.as_ref()))
                 .collect(),
         }
+    }
+
+    /// A merge for the plan's columns that continues from a token's `table`; refused when the
+    /// table does not fit the plan (another column shape, a repeated group, too many groups).
+    pub(crate) fn resume(
+        shape: GroupedAggregation,
+        table: Vec<GroupEntry>,
+    ) -> Result<GroupByMerge, String> {
+        let mut merge = GroupByMerge::new(shape);
+        if table.len() > MAX_GROUPS {
+            return Err(format!("it carries {} groups", table.len()));
+        }
+        let fresh = merge.fresh_columns()?;
+        for entry in table {
+            let fits = entry.columns.len() == fresh.len()
+                && entry
+                    .columns
+                    .iter()
+                    .zip(&fresh)
+                    .all(|(a, b)| a.same_kind(b));
+            if !fits {
+                return Err("its groups do not have the query's columns".into());
+            }
+            if merge.index.insert(entry.key, merge.groups.len()).is_some() {
+                return Err("it repeats a group".into());
+            }
+            merge.groups.push(entry.columns);
+        }
+        Ok(merge)
+    }
+
+    /// The table of groups in first-seen order, for a token.
+    pub(crate) fn table(&self) -> Vec<GroupEntry> {
+        let mut keys: Vec<&str> = vec![""; self.groups.len()];
+        for (key, &at) in &self.index {
+            keys[at] = key;
+        }
+        keys.into_iter()
+            .zip(&self.groups)
+            .map(|(key, columns)| GroupEntry {
+                key: key.to_owned(),
+                columns: columns.clone(),
+            })
+            .collect()
+    }
+
+    /// The bytes the groups' keys alone take in a token: a lower bound of the table's size.
+    pub(crate) fn key_bytes(&self) -> usize {
+        self.index.keys().map(String::len).sum()
     }
 
     /// Adds one range row.

@@ -3,6 +3,7 @@
 //! DISTINCT, OFFSET/LIMIT/TOP) and resume them (the composite continuation token).
 
 mod aggregates;
+mod blocking_stage;
 mod continuation_token;
 mod group_by;
 mod page_source;
@@ -16,6 +17,7 @@ mod query_spec;
 mod query_stream;
 mod range_merge;
 mod result_shaping;
+mod token_text;
 mod value_order;
 
 pub use aggregates::{partial_of, Aggregator, Total};

@@ -1,15 +1,16 @@
 //! One query's execution as a pure state machine over plain data: which range pages to fetch,
 //! how their rows become the result (merge, aggregate, shape), and the continuation token at any
-//! point. The executor that sends the page requests drives it; nothing here does I/O.
-
-use std::collections::VecDeque;
+//! point, for every family (an aggregate or GROUP BY too, while its ranges are read and while
+//! its result is handed out). The executor that sends the page requests drives it; nothing here
+//! does I/O.
 
 use serde_json::Value;
 
-use super::aggregates::{partial_of, Aggregator};
-use super::continuation_token::{KeyCell, LastKey, QueryContinuation, RangePosition};
-use super::group_by::GroupByMerge;
-use super::query_features::{Aggregation, ExecutionPlan};
+use super::blocking_stage::{too_large, BlockingStage};
+use super::continuation_token::{
+    KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_JSON_BYTES,
+};
+use super::query_features::ExecutionPlan;
 use super::query_plan::QueryRange;
 use super::range_merge::{MergeOrder, MergeStep, RangeCursor, RangeMerge, RangeRow, TargetRange};
 use super::result_shaping::{ResultShaper, Shaped};
@@ -36,12 +37,6 @@ pub enum Next {
     Done,
 }
 
-#[derive(Debug)]
-enum Blocking {
-    Values(Vec<Aggregator>),
-    Groups(GroupByMerge),
-}
-
 /// The execution of one query.
 #[derive(Debug)]
 pub struct QueryExecution {
@@ -49,8 +44,7 @@ pub struct QueryExecution {
     scope: String,
     key_count: usize,
     merge: RangeMerge,
-    blocking: Option<Blocking>,
-    blocked_output: Option<VecDeque<Value>>,
+    blocking: Option<BlockingStage>,
     shaper: ResultShaper,
     produced: u64,
     done: bool,
@@ -129,23 +123,21 @@ impl QueryExecution {
             MergeOrder::Sorted(plan.order_by.clone())
         };
         let mut merge = RangeMerge::new(order, cursors);
-        let blocking = match &plan.aggregation {
-            Aggregation::None => None,
-            Aggregation::Value(kinds) => Some(Blocking::Values(
-                kinds
-                    .iter()
-                    .map(|k| {
-                        Aggregator::new(k)
-                            .ok_or_else(|| format!("the aggregate {k:?} cannot be combined"))
-                    })
-                    .collect::<Result<_, _>>()?,
-            )),
-            Aggregation::Grouped(shape) => Some(Blocking::Groups(GroupByMerge::new(shape.clone()))),
-        };
+        let mut blocking = BlockingStage::new(&plan.aggregation)?;
         let shaper = match resumed {
             Some(token) => {
-                if blocking.is_some() {
-                    return Err("a continuation token cannot resume an aggregate or GROUP BY query across partitions".into());
+                match (token.blocking.clone(), blocking.is_some()) {
+                    (Some(state), _) => {
+                        blocking = Some(BlockingStage::resume(&plan.aggregation, state).map_err(
+                            |why| {
+                                format!("the continuation token is not valid for this query: {why}")
+                            },
+                        )?);
+                    }
+                    (None, true) => {
+                        return Err("the continuation token is not valid for this query: it carries no aggregate state, and the query aggregates".into());
+                    }
+                    (None, false) => {}
                 }
                 if let Some(last) = &token.last_key {
                     merge = merge.with_last_key(
@@ -163,7 +155,6 @@ impl QueryExecution {
             key_count: plan.order_by.len(),
             merge,
             blocking,
-            blocked_output: None,
             shaper,
             produced: 0,
             done: false,
@@ -179,7 +170,6 @@ impl QueryExecution {
             key_count: 0,
             merge: RangeMerge::new(MergeOrder::Sequential, vec![cursor]),
             blocking: None,
-            blocked_output: None,
             shaper: ResultShaper::pass_through(),
             produced: 0,
             done: false,
@@ -270,8 +260,9 @@ impl QueryExecution {
                 self.done = true;
                 return Ok(Next::Done);
             }
-            let candidate = if let Some(queue) = self.blocked_output.as_mut() {
-                match queue.pop_front() {
+            let draining = self.blocking.as_ref().map(BlockingStage::is_draining);
+            let candidate = if draining == Some(false) {
+                match self.blocking.as_mut().and_then(BlockingStage::next_output) {
                     Some(v) => v,
                     None => {
                         self.done = true;
@@ -287,7 +278,7 @@ impl QueryExecution {
                     }
                     MergeStep::Row(row, _) => match self.blocking.as_mut() {
                         Some(b) => {
-                            absorb(b, row)?;
+                            b.absorb(row)?;
                             continue;
                         }
                         None => match row.payload {
@@ -295,9 +286,9 @@ impl QueryExecution {
                             None => continue,
                         },
                     },
-                    MergeStep::Done => match self.blocking.take() {
+                    MergeStep::Done => match self.blocking.as_mut() {
                         Some(b) => {
-                            self.blocked_output = Some(finish(b).into());
+                            b.finish();
                             continue;
                         }
                         None => {
@@ -323,7 +314,15 @@ impl QueryExecution {
 
     /// Whether the result is produced only once every range is drained (aggregates, GROUP BY).
     pub fn is_blocking(&self) -> bool {
-        self.blocking.is_some() || self.blocked_output.is_some()
+        self.blocking.is_some()
+    }
+
+    /// Whether the query still reads ranges before it can produce its next value: an aggregate
+    /// or GROUP BY whose result is not built yet.
+    pub fn is_draining(&self) -> bool {
+        self.blocking
+            .as_ref()
+            .is_some_and(BlockingStage::is_draining)
     }
 
     /// Whether the result is complete.
@@ -332,30 +331,16 @@ impl QueryExecution {
     }
 
     /// The token that resumes the query right after the last value produced: `Ok(None)` when the
-    /// result is complete; an error when it cannot be issued (an aggregate or GROUP BY result
-    /// part-way through, or a token past the size limit).
+    /// result is complete; an error when it cannot be issued (past the size limit: an aggregate
+    /// or GROUP BY with very many groups, or a DISTINCT with very many values).
     pub fn continuation(&self) -> Result<Option<String>, String> {
         if self.done || self.shaper.is_finished() {
             return Ok(None);
         }
-        if self.blocked_output.is_some() || (self.blocking.is_some() && self.produced > 0) {
-            return Err("an aggregate or GROUP BY query across partitions cannot be resumed part-way; read its result in one go".into());
+        if let Some(stage) = &self.blocking {
+            return self.blocking_continuation(stage);
         }
-        let ranges: Vec<RangePosition> = self
-            .merge
-            .cursors()
-            .iter()
-            .filter(|c| !c.is_done())
-            .map(|c| {
-                let (token, skip) = c.resume_point();
-                RangePosition {
-                    min: c.range.min.clone(),
-                    max: c.range.max.clone(),
-                    token: token.map(str::to_owned),
-                    skip,
-                }
-            })
-            .collect();
+        let ranges = self.positions();
         if ranges.is_empty() {
             return Ok(None);
         }
@@ -373,37 +358,48 @@ impl QueryExecution {
         .encode()
         .map(Some)
     }
-}
 
-fn absorb(blocking: &mut Blocking, row: RangeRow) -> Result<(), String> {
-    let Some(payload) = row.payload else {
-        return Ok(());
-    };
-    match blocking {
-        Blocking::Values(aggs) => {
-            // `[{"item": partial}, ...]`, one cell per aggregate; or a single cell.
-            match &payload {
-                Value::Array(cells) => {
-                    for (agg, cell) in aggs.iter_mut().zip(cells) {
-                        agg.add(partial_of(cell))?;
-                    }
+    /// Where each range not yet drained stands.
+    fn positions(&self) -> Vec<RangePosition> {
+        self.merge
+            .cursors()
+            .iter()
+            .filter(|c| !c.is_done())
+            .map(|c| {
+                let (token, skip) = c.resume_point();
+                RangePosition {
+                    min: c.range.min.clone(),
+                    max: c.range.max.clone(),
+                    token: token.map(str::to_owned),
+                    skip,
                 }
-                cell => {
-                    if let Some(agg) = aggs.first_mut() {
-                        agg.add(partial_of(cell))?;
-                    }
-                }
-            }
-            Ok(())
-        }
-        Blocking::Groups(groups) => groups.add(payload),
+            })
+            .collect()
     }
-}
 
-fn finish(blocking: Blocking) -> Vec<Value> {
-    match blocking {
-        Blocking::Values(aggs) => aggs.iter().filter_map(Aggregator::result).collect(),
-        Blocking::Groups(groups) => groups.finish(),
+    /// An aggregate or GROUP BY: while ranges are read, their positions and the partial state;
+    /// once the result is built, the values not yet handed out (no ranges).
+    fn blocking_continuation(&self, stage: &BlockingStage) -> Result<Option<String>, String> {
+        if stage.is_exhausted() {
+            return Ok(None);
+        }
+        let ranges = if stage.is_draining() {
+            self.positions()
+        } else {
+            Vec::new()
+        };
+        let state = stage.state(MAX_TOKEN_JSON_BYTES)?;
+        QueryContinuation::new(
+            self.fingerprint.clone(),
+            self.scope.clone(),
+            ranges,
+            None,
+            self.shaper.state(),
+        )
+        .with_blocking(state)
+        .encode()
+        .map(Some)
+        .map_err(|_| too_large(stage.describe()))
     }
 }
 

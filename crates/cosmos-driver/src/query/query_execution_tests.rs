@@ -276,38 +276,187 @@ fn group_by_combines_groups_then_shapes() {
     let p = plan(
         r#"{"groupByExpressions":["c.k"],"groupByAliases":["k","n"],"groupByAliasToAggregateType":{"k":null,"n":"Count"},"offset":1,"limit":5}"#,
     );
-    let mut exec = fresh(&p, &ranges3());
-    let first = exec.step().unwrap();
-    assert!(matches!(first, Next::Fetch(_)));
-    assert!(
-        exec.continuation().is_ok(),
-        "nothing produced yet: the query can start over"
-    );
-    let got = {
-        let mut out = Vec::new();
-        let mut step = first;
-        loop {
-            match step {
-                Next::Value(v) => out.push(v),
-                Next::Done => break,
-                Next::Fetch(reqs) => {
-                    for r in reqs {
-                        let (d, n) = svc.serve(&r);
-                        exec.fill(&r, d, n).unwrap();
-                    }
-                }
-            }
-            if out.len() == 1 {
-                assert!(exec.continuation().unwrap_err().contains("GROUP BY"));
-            }
-            step = exec.step().unwrap();
-        }
-        out
-    };
+    let whole = drive(&mut fresh(&p, &ranges3()), &svc, usize::MAX);
     assert_eq!(
-        got,
+        whole,
         vec![json!({"k": "b", "n": 1}), json!({"k": "c", "n": 1})]
     );
+    // Part-way through the built result: the token carries the rest.
+    let mut first = fresh(&p, &ranges3());
+    let mut got = drive(&mut first, &svc, 1);
+    let token = resume(&p, &first.continuation().unwrap().unwrap());
+    assert!(token.ranges.is_empty());
+    let mut second = resumed(&p, &token, &ranges3());
+    got.extend(drive(&mut second, &svc, usize::MAX));
+    assert_eq!(got, whole);
+}
+
+fn resume(p: &ExecutionPlan, text: &str) -> QueryContinuation {
+    let _ = p;
+    QueryContinuation::decode(text, "fp", "cross").unwrap()
+}
+
+fn resumed(p: &ExecutionPlan, token: &QueryContinuation, ranges: &[TargetRange]) -> QueryExecution {
+    let cursors = resume_cursors(&token.ranges, ranges).unwrap();
+    QueryExecution::new(p, "fp".into(), "cross".into(), cursors, Some(token)).unwrap()
+}
+
+/// Runs at most `steps` steps (a value, or feeding the pages asked for); the values produced and
+/// whether the result is complete.
+fn drive_steps(exec: &mut QueryExecution, svc: &FakeService, steps: usize) -> (Vec<Value>, bool) {
+    let mut out = Vec::new();
+    for _ in 0..steps {
+        match exec.step().unwrap() {
+            Next::Value(v) => out.push(v),
+            Next::Done => return (out, true),
+            Next::Fetch(reqs) => {
+                for r in reqs {
+                    let (docs, next) = svc.serve(&r);
+                    exec.fill(&r, docs, next).unwrap();
+                }
+            }
+        }
+    }
+    (out, false)
+}
+
+/// Resumes from a token after every `cuts[i]` steps until the result is complete. A cut of one
+/// step only fetches a page again, so every cut is at least two steps.
+fn drive_resuming(p: &ExecutionPlan, svc: &FakeService, cuts: &[usize]) -> Vec<Value> {
+    let mut exec = fresh(p, &ranges3());
+    let mut out = Vec::new();
+    for round in 0..10_000 {
+        let steps = cuts[round % cuts.len()].max(2);
+        let (values, done) = drive_steps(&mut exec, svc, steps);
+        out.extend(values);
+        if done {
+            return out;
+        }
+        match exec.continuation().unwrap() {
+            Some(text) => exec = resumed(p, &resume(p, &text), &ranges3()),
+            None => return out,
+        }
+    }
+    panic!("the query makes no progress across resumptions")
+}
+
+fn blocking_service(page: usize) -> FakeService {
+    let mut rows = HashMap::new();
+    let g = |k: Value, n: i64, s: Value, lo: Value| {
+        let item = |v: &Value| {
+            if v.is_null() {
+                json!({})
+            } else {
+                json!({"item": v})
+            }
+        };
+        json!({"groupByItems": [item(&k)], "payload": {"k": k, "n": {"item": n}, "s": item(&s), "lo": item(&lo), "avg": {"item": {"sum": n * 2, "count": n}}}})
+    };
+    rows.insert(
+        "0".to_string(),
+        vec![
+            g(json!("a"), 2, json!(3), json!("x")),
+            g(json!("b"), 1, json!(1.5), json!(4)),
+            g(json!("c"), 3, json!(-2), json!(null)),
+        ],
+    );
+    rows.insert(
+        "1".to_string(),
+        vec![
+            g(json!("b"), 2, json!(2), json!(true)),
+            g(json!("a"), 1, Value::Null, json!(-1)),
+            g(json!("d"), 5, json!(7), json!("y")),
+            g(json!("a"), 1, json!(4), json!(0.5)),
+        ],
+    );
+    rows.insert("2".to_string(), vec![g(json!("e"), 1, json!(1), json!(9))]);
+    FakeService { rows, page }
+}
+
+const GROUPED: &str = r#"{"groupByExpressions":["c.k"],"groupByAliases":["k","n","s","lo","avg"],"groupByAliasToAggregateType":{"k":null,"n":"Count","s":"Sum","lo":"Min","avg":"Average"}"#;
+
+/// GROUP BY with DISTINCT, OFFSET/LIMIT and TOP, and value aggregates: a token taken after any
+/// step (reading ranges, or handing out the result) resumes to the uninterrupted result.
+#[test]
+fn aggregates_and_groups_resume_exactly_from_any_step() {
+    let shapes = [
+        format!("{GROUPED}}}"),
+        format!(r#"{GROUPED},"offset":1,"limit":3}}"#),
+        format!(r#"{GROUPED},"top":2}}"#),
+        format!(r#"{GROUPED},"distinctType":"Unordered"}}"#),
+        r#"{"groupByExpressions":["c.k"],"groupByAliases":["k"],"groupByAliasToAggregateType":{"k":null},"distinctType":"Unordered","top":4}"#.to_string(),
+    ];
+    for shape in &shapes {
+        let p = plan(shape);
+        for page in 1..4 {
+            let svc = blocking_service(page);
+            let whole = drive(&mut fresh(&p, &ranges3()), &svc, usize::MAX);
+            assert!(!whole.is_empty(), "{shape}");
+            for steps in 2..12 {
+                assert_eq!(
+                    drive_resuming(&p, &svc, &[steps]),
+                    whole,
+                    "{shape} page {page} every {steps} steps"
+                );
+            }
+        }
+    }
+    let mut rows = HashMap::new();
+    rows.insert(
+        "0".into(),
+        vec![
+            json!([{"item": 3}, {"item": 2}, {"item": {"sum": 2, "count": 1}}]),
+            json!([{"item": 1}, {}, {"item": {"sum": 1, "count": 1}}]),
+        ],
+    );
+    rows.insert("1".into(), vec![]);
+    rows.insert("2".into(), vec![json!([{"item": 0}, {"item": "z"}, {}])]);
+    let p = plan(r#"{"aggregates":["Count","Max","Average"],"hasSelectValue":false}"#);
+    for page in 1..3 {
+        let svc = FakeService {
+            rows: rows.clone(),
+            page,
+        };
+        let whole = drive(&mut fresh(&p, &ranges3()), &svc, usize::MAX);
+        assert_eq!(whole, vec![json!(4), json!("z"), json!(1.5)]);
+        for steps in 2..8 {
+            assert_eq!(
+                drive_resuming(&p, &svc, &[steps]),
+                whole,
+                "page {page} every {steps}"
+            );
+        }
+    }
+}
+
+/// A token from before a split resumes an aggregate on the children.
+#[test]
+fn an_aggregate_token_resumes_on_the_children_of_a_split() {
+    let svc = blocking_service(1);
+    let p = plan(&format!("{GROUPED}}}"));
+    let whole = drive(&mut fresh(&p, &ranges3()), &svc, usize::MAX);
+    for steps in 1..6 {
+        let mut first = fresh(&p, &ranges3());
+        let (got, done) = drive_steps(&mut first, &svc, steps);
+        assert!(!done && got.is_empty());
+        let token = resume(&p, &first.continuation().unwrap().unwrap());
+        let now = vec![
+            target("0", "", "55"),
+            target("3", "55", "80"),
+            target("4", "80", "AA"),
+            target("2", "AA", "FF"),
+        ];
+        let mut rows = svc.rows.clone();
+        rows.insert("3".into(), rows["1"].clone());
+        rows.insert("4".into(), vec![]);
+        let svc2 = FakeService { rows, page: 1 };
+        let mut second = resumed(&p, &token, &now);
+        assert_eq!(
+            drive(&mut second, &svc2, usize::MAX),
+            whole,
+            "after {steps} steps"
+        );
+    }
 }
 
 #[test]
@@ -359,4 +508,85 @@ fn malformed_rows_and_unknown_ranges_are_errors() {
     )
     .unwrap_err()
     .contains("no partition key range covers"));
+}
+
+mod random_splits {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One partial cell: a number (integer or not), a string, a boolean, null, or undefined.
+    fn cell() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            (-50i64..50).prop_map(|n| json!({"item": n})),
+            (-50i64..50).prop_map(|n| json!({"item": n as f64 / 4.0})),
+            "[a-c]".prop_map(|s| json!({"item": s})),
+            any::<bool>().prop_map(|b| json!({"item": b})),
+            Just(json!({"item": null})),
+            Just(json!({})),
+        ]
+    }
+
+    /// A partial SUM: a number, or undefined (a range that summed a non-number).
+    fn sum_cell() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            (-50i64..50).prop_map(|n| json!({"item": n})),
+            (-50i64..50).prop_map(|n| json!({"item": n as f64 / 4.0})),
+            Just(json!({})),
+        ]
+    }
+
+    fn group_row() -> impl Strategy<Value = Value> {
+        (0u8..5, 0i64..4, sum_cell(), cell(), -9i64..9, 0i64..3).prop_map(|(k, n, s, lo, sum, count)| {
+            let key = if k == 4 { json!({}) } else { json!({"item": format!("k{k}")}) };
+            let mut payload = json!({"n": {"item": n}, "s": s, "lo": lo, "avg": {"item": {"sum": sum, "count": count}}});
+            if k < 4 {
+                payload["k"] = json!(format!("k{k}"));
+            }
+            json!({"groupByItems": [key], "payload": payload})
+        })
+    }
+
+    fn value_row() -> impl Strategy<Value = Value> {
+        ((0i64..5), sum_cell(), cell(), cell())
+            .prop_map(|(n, s, lo, hi)| json!([{"item": n}, s, lo, hi]))
+    }
+
+    fn service(rows: Vec<Vec<Value>>, page: usize) -> FakeService {
+        FakeService {
+            rows: rows
+                .into_iter()
+                .enumerate()
+                .map(|(i, r)| (i.to_string(), r))
+                .collect(),
+            page,
+        }
+    }
+
+    const SHAPES: [&str; 4] = [
+        r#"{"groupByExpressions":["c.k"],"groupByAliases":["k","n","s","lo","avg"],"groupByAliasToAggregateType":{"k":null,"n":"Count","s":"Sum","lo":"Min","avg":"Average"}}"#,
+        r#"{"groupByExpressions":["c.k"],"groupByAliases":["k","n","s","lo","avg"],"groupByAliasToAggregateType":{"k":null,"n":"Count","s":"Sum","lo":"Min","avg":"Average"},"offset":1,"limit":2}"#,
+        r#"{"groupByExpressions":["c.k"],"groupByAliases":["k","n","s","lo","avg"],"groupByAliasToAggregateType":{"k":null,"n":"Count","s":"Sum","lo":"Min","avg":"Average"},"top":3,"distinctType":"Unordered"}"#,
+        r#"{"aggregates":["Count","Sum","Min","Max"]}"#,
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        /// Random partial rows on three ranges, served in random page sizes and resumed from
+        /// tokens taken at random steps, give the uninterrupted result.
+        #[test]
+        fn random_rows_resumed_at_random_steps_equal_one_go(
+            groups in proptest::collection::vec(proptest::collection::vec(group_row(), 0..7), 3),
+            values in proptest::collection::vec(proptest::collection::vec(value_row(), 0..4), 3),
+            page in 1usize..4,
+            shape in 0usize..4,
+            cuts in proptest::collection::vec(2usize..9, 1..5),
+        ) {
+            let rows = if shape == 3 { values } else { groups };
+            let svc = service(rows, page);
+            let p = plan(SHAPES[shape]);
+            let whole = drive(&mut fresh(&p, &ranges3()), &svc, usize::MAX);
+            prop_assert_eq!(drive_resuming(&p, &svc, &cuts), whole);
+        }
+    }
 }

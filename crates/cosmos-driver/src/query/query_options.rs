@@ -47,8 +47,19 @@ pub struct QueryOptions {
     pub populate_index_metrics: bool,
     /// A deadline for the whole query, across pages.
     pub query_timeout: Option<Duration>,
-    /// Per-request options of every page request; its `end_to_end_timeout` bounds each page.
+    /// Per-request options of every page request. Its `end_to_end_timeout` bounds each page
+    /// request; a page that has no value yet also ends (empty, with a continuation) once that
+    /// time has passed, checked between its requests, as with [`QueryOptions::page_time_limit`].
     pub request: OperationOptions,
+    /// The most service pages one result page reads while it has no value yet: past it, the
+    /// page ends empty with a continuation that resumes exactly where it stopped. A
+    /// cross-partition aggregate or GROUP BY reads every range before its first value; this
+    /// bounds the work behind each of its pages. `None`: no limit.
+    pub page_read_limit: Option<u32>,
+    /// How long one result page keeps reading service pages while it has no value yet: past it,
+    /// the page ends empty (once the requests in flight are answered) with a continuation that
+    /// resumes exactly where it stopped. `None`: no limit.
+    pub page_time_limit: Option<Duration>,
 }
 
 impl QueryOptions {
@@ -78,6 +89,20 @@ impl QueryOptions {
     /// Sets a deadline for the whole query.
     pub fn with_query_timeout(mut self, d: Duration) -> Self {
         self.query_timeout = Some(d);
+        self
+    }
+
+    /// Ends a page that has no value yet after `n` service pages (at least 1), with a
+    /// continuation.
+    pub fn with_page_read_limit(mut self, n: u32) -> Self {
+        self.page_read_limit = Some(n.max(1));
+        self
+    }
+
+    /// Ends a page that has no value yet once it has read service pages for `d`, with a
+    /// continuation.
+    pub fn with_page_time_limit(mut self, d: Duration) -> Self {
+        self.page_time_limit = Some(d);
         self
     }
 

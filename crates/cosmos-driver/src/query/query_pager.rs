@@ -67,8 +67,8 @@ impl QuerySummary {
 pub struct RawQueryPage {
     /// The page's values.
     pub values: Vec<Value>,
-    /// Resumes the query after this page (`Ok(None)`: the query is complete), or why no token
-    /// can be issued.
+    /// Resumes the query after this page (`Ok(None)`: the query is complete; no page follows),
+    /// or why no token can be issued (too large).
     pub continuation: Result<Option<String>, String>,
     /// Request units of the requests behind this page.
     pub request_charge: f64,
@@ -251,15 +251,16 @@ impl QueryPager {
             summary: QuerySummary::default(),
         };
         let mut splits_left = MAX_SPLITS_PER_QUERY.saturating_sub(self.summary.splits as u32);
+        let page_started = Instant::now();
+        let mut pages_read: u64 = 0;
         while let Some((exec, _)) = self.exec.as_mut() {
-            let blocking = exec.is_blocking();
             match exec
                 .step()
                 .map_err(|m| CosmosError::new(ErrorKind::Deserialization, m))?
             {
                 Next::Value(v) => {
                     page.values.push(v);
-                    if !blocking && page.values.len() >= page_items {
+                    if page.values.len() >= page_items {
                         break;
                     }
                 }
@@ -268,10 +269,12 @@ impl QueryPager {
                     break;
                 }
                 Next::Fetch(needed) => {
-                    if !page.values.is_empty() && !blocking {
+                    if !page.values.is_empty() || self.page_spent(pages_read, page_started) {
                         break;
                     }
+                    let before = self.summary.pages;
                     self.fetch(needed, &mut page, &mut splits_left).await?;
+                    pages_read += self.summary.pages - before;
                 }
             }
         }
@@ -279,8 +282,33 @@ impl QueryPager {
             (_, true) | (None, _) => Ok(None),
             (Some((exec, _)), false) => exec.continuation(),
         };
+        if matches!(page.continuation, Ok(None)) {
+            self.finished = true;
+        }
         page.summary = self.summary.clone();
         Ok(page)
+    }
+
+    /// Whether a page without a value has read enough: the page read limit, or the page time
+    /// limit or the page's deadline (`request.end_to_end_timeout`) passed, checked between
+    /// requests. It then ends empty, with its continuation. A page always reads at least one
+    /// service page.
+    fn page_spent(&self, pages_read: u64, page_started: Instant) -> bool {
+        if pages_read == 0 {
+            return false;
+        }
+        let read_limit = self
+            .options
+            .page_read_limit
+            .is_some_and(|n| pages_read >= u64::from(n));
+        let time_limit = [
+            self.options.page_time_limit,
+            self.options.request.end_to_end_timeout,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        read_limit || time_limit.is_some_and(|d| page_started.elapsed() >= d)
     }
 
     async fn fetch(

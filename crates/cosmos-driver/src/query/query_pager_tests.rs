@@ -494,3 +494,6 @@ async fn single_partition_queries_send_the_query_as_written() {
     );
     assert!(source.bodies.lock().unwrap()[0].contains("@lo"));
 }
+
+#[path = "query_pager_blocking_tests.rs"]
+mod blocking;

@@ -42,8 +42,9 @@ impl<T> QueryPage<T> {
     }
 
     /// The token that resumes the query after this page (`None`: the query is complete). An
-    /// error when no token can be issued for this query at this point (an aggregate or GROUP BY
-    /// result part-way, or a token past the size limit).
+    /// error when no token can be issued at this point because it would be larger than
+    /// [`MAX_TOKEN_BYTES`](super::MAX_TOKEN_BYTES) (an aggregate or GROUP BY with very many
+    /// groups, a DISTINCT with very many values); the error says what to do instead.
     pub fn continuation(&self) -> Result<Option<&str>, CosmosError> {
         match &self.continuation {
             Ok(t) => Ok(t.as_deref()),

@@ -13,17 +13,7 @@ use serde_json::Value;
 use super::query_plan::SortOrder;
 use super::value_order::compare_keys;
 
-/// A partition key range a query page is sent to: its id (`x-ms-documentdb-partitionkeyrangeid`;
-/// empty for a query scoped by partition key) and its effective partition key bounds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TargetRange {
-    /// The range id.
-    pub id: String,
-    /// The inclusive lower bound.
-    pub min: String,
-    /// The exclusive upper bound.
-    pub max: String,
-}
+pub use crate::routing::TargetRange;
 
 /// One result row of a range: its ORDER BY keys (empty without ORDER BY), the service's `_rid`
 /// when the rewritten query projects it, and the value the query returns (`None` when undefined).

@@ -1,7 +1,8 @@
-//! What the driver knows of each container's metadata, read once and kept: today the partition key
-//! paths (PATCH's pre-flight needs them); the partition key range map joins it when operations fan
-//! out over ranges. A container deleted through the driver is forgotten (a new one of the same
-//! name may be keyed differently).
+//! What the driver knows of each container's metadata, read once and kept: the partition key paths
+//! (PATCH's pre-flight and hierarchical keys need them) and the partition key ranges (queries and
+//! bulk fan out over them). A container deleted or found recreated is forgotten (a new one of the
+//! same name may be keyed differently); its ranges are also forgotten when a request finds one gone
+//! (410/1002, 410/1007: a split or merge).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -10,6 +11,19 @@ use std::sync::{Arc, RwLock};
 #[derive(Debug, Default)]
 pub struct ContainerMetadata {
     partition_key_paths: RwLock<HashMap<Arc<str>, Arc<[String]>>>,
+    partition_key_ranges: RwLock<HashMap<Arc<str>, Arc<[TargetRange]>>>,
+}
+
+/// A partition key range an operation is sent to: its id (`x-ms-documentdb-partitionkeyrangeid`;
+/// empty for a query scoped by partition key) and its effective partition key bounds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetRange {
+    /// The range id.
+    pub id: String,
+    /// The inclusive lower bound.
+    pub min: String,
+    /// The exclusive upper bound.
+    pub max: String,
 }
 
 impl ContainerMetadata {
@@ -25,11 +39,31 @@ impl ContainerMetadata {
         }
     }
 
-    /// Forgets everything known of the container at `link` (it was deleted).
+    /// The partition key ranges last read for the container at `link` (its leaves, by lower bound).
+    pub fn partition_key_ranges(&self, link: &str) -> Option<Arc<[TargetRange]>> {
+        self.partition_key_ranges.read().ok()?.get(link).cloned()
+    }
+
+    /// Remembers the partition key ranges of the container at `link`.
+    pub fn remember_partition_key_ranges(&self, link: &str, ranges: Arc<[TargetRange]>) {
+        if let Ok(mut map) = self.partition_key_ranges.write() {
+            map.insert(Arc::from(link), ranges);
+        }
+    }
+
+    /// Forgets the partition key ranges of the container at `link` (one was found gone).
+    pub fn forget_partition_key_ranges(&self, link: &str) {
+        if let Ok(mut map) = self.partition_key_ranges.write() {
+            map.remove(link);
+        }
+    }
+
+    /// Forgets everything known of the container at `link` (it was deleted or recreated).
     pub fn forget(&self, link: &str) {
         if let Ok(mut map) = self.partition_key_paths.write() {
             map.remove(link);
         }
+        self.forget_partition_key_ranges(link);
     }
 }
 
@@ -52,5 +86,24 @@ mod tests {
         assert!(cache.partition_key_paths("dbs/d/colls/other").is_none());
         cache.forget("dbs/d/colls/c");
         assert!(cache.partition_key_paths("dbs/d/colls/c").is_none());
+    }
+
+    #[test]
+    fn remembers_ranges_until_one_is_gone_or_the_container_is() {
+        let cache = ContainerMetadata::default();
+        let c = "dbs/d/colls/c";
+        let ranges: Arc<[TargetRange]> = Arc::from(vec![TargetRange {
+            id: "0".into(),
+            min: String::new(),
+            max: "FF".into(),
+        }]);
+        assert!(cache.partition_key_ranges(c).is_none());
+        cache.remember_partition_key_ranges(c, ranges.clone());
+        assert_eq!(cache.partition_key_ranges(c), Some(ranges.clone()));
+        cache.forget_partition_key_ranges(c);
+        assert!(cache.partition_key_ranges(c).is_none());
+        cache.remember_partition_key_ranges(c, ranges);
+        cache.forget(c);
+        assert!(cache.partition_key_ranges(c).is_none());
     }
 }

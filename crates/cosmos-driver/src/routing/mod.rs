@@ -12,7 +12,7 @@ mod region_order;
 pub use account::{AccountProperties, RegionEndpoint, RegionalEndpoint};
 pub(crate) use account_cache::AccountCache;
 pub use account_cache::AccountSnapshot;
-pub use container_metadata::ContainerMetadata;
+pub use container_metadata::{ContainerMetadata, TargetRange};
 pub use endpoint_health::{AccessScope, EndpointHealth};
 pub(crate) use operation_route::{region_list, route_candidates, RouteQuery};
 pub use partition_breaker::{BreakerConfig, ContainerBreaker, HedgeWinRecorder, PartitionBreaker};

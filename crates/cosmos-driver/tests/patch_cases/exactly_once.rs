@@ -10,27 +10,12 @@ use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
 use cosmos_emulator::EmulatorBuilder;
 use serde_json::json;
 
-use super::support::{create, patch, read_doc, requests_of, setup};
+use super::support::{counter_setup, counter_setup_with, patch, read_doc, requests_of};
 
 fn increment() -> PatchInstructions {
     PatchInstructions::new()
         .increment("/n", 1)
         .add("/log/-", json!("x"))
-}
-
-async fn counter_setup() -> (
-    cosmos_emulator::Emulator,
-    cosmos_driver::CosmosDriver,
-    cosmos_driver::ContainerReference,
-) {
-    let (emu, driver, c) = setup(EmulatorBuilder::new()).await;
-    create(
-        &driver,
-        &c,
-        &json!({"id": "a", "pk": "p", "n": 1, "log": []}),
-    )
-    .await;
-    (emu, driver, c)
 }
 
 #[tokio::test]
@@ -207,17 +192,9 @@ async fn a_sibling_that_wrote_the_same_body_is_not_taken_for_this_write() {
     // is held without being carried out until its attempt times out; B's lands. A's resend then
     // meets B's 412, and A's settling read finds the body A meant to write under a new ETag: B's
     // write, not A's. A must apply its increment again on top of B's, not report B's as its own.
-    let emu = crate::common::start(EmulatorBuilder::new()).await;
-    let driver = crate::common::driver(
-        crate::common::options(&emu).with_request_timeout(Duration::from_secs(2)),
-    )
-    .await;
-    let c = crate::common::container(&driver, "db", "c").await;
-    create(
-        &driver,
-        &c,
-        &json!({"id": "a", "pk": "p", "n": 1, "log": []}),
-    )
+    let (emu, driver, c) = counter_setup_with(EmulatorBuilder::new(), |o| {
+        o.with_request_timeout(Duration::from_secs(2))
+    })
     .await;
     let held = emu.faults().add(
         FaultRule::new(Reaction::Stall)

@@ -4,28 +4,12 @@
 use cosmos_driver::patch::PatchInstructions;
 use cosmos_driver::{ErrorKind, OperationOptions, PatchStrategy};
 use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
-use cosmos_emulator::EmulatorBuilder;
 use serde_json::json;
 
-use super::support::{create, patch, read_doc, requests_of, setup};
+use super::support::{counter_setup, patch, read_doc, requests_of};
 
 fn strategy(s: PatchStrategy) -> OperationOptions {
     OperationOptions::new().with_patch_strategy(s)
-}
-
-async fn counter_setup() -> (
-    cosmos_emulator::Emulator,
-    cosmos_driver::CosmosDriver,
-    cosmos_driver::ContainerReference,
-) {
-    let (emu, driver, c) = setup(EmulatorBuilder::new()).await;
-    create(
-        &driver,
-        &c,
-        &json!({"id": "a", "pk": "p", "n": 1, "log": []}),
-    )
-    .await;
-    (emu, driver, c)
 }
 
 fn bump() -> PatchInstructions {

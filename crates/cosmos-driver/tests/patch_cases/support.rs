@@ -24,6 +24,28 @@ pub async fn setup(builder: EmulatorBuilder) -> (Emulator, CosmosDriver, Contain
     (emu, driver, c)
 }
 
+/// [`setup`] on a default emulator, with counter item `a` in partition `p` (`n: 1`, `log: []`).
+pub async fn counter_setup() -> (Emulator, CosmosDriver, ContainerReference) {
+    counter_setup_with(EmulatorBuilder::new(), |o| o).await
+}
+
+/// [`counter_setup`] with `builder`'s emulator and the driver options changed by `options`.
+pub async fn counter_setup_with(
+    builder: EmulatorBuilder,
+    options: impl FnOnce(cosmos_driver::DriverOptions) -> cosmos_driver::DriverOptions,
+) -> (Emulator, CosmosDriver, ContainerReference) {
+    let emu = common::start(builder).await;
+    let driver = common::driver(options(common::options(&emu))).await;
+    let c = common::container(&driver, "db", "c").await;
+    create(
+        &driver,
+        &c,
+        &serde_json::json!({"id": "a", "pk": "p", "n": 1, "log": []}),
+    )
+    .await;
+    (emu, driver, c)
+}
+
 /// Creates `doc` (which names its `id` and `pk`).
 pub async fn create(driver: &CosmosDriver, c: &ContainerReference, doc: &Value) -> CosmosResponse {
     let pk = doc["pk"]

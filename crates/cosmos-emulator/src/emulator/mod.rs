@@ -1,9 +1,11 @@
 //! The embeddable emulator: [`EmulatorBuilder`] starts it, [`Emulator`] controls it.
 
 mod builder;
+mod detached;
 mod handle;
 
 pub use builder::{EmulatorBuilder, WELL_KNOWN_KEY};
+pub use detached::DetachedEmulator;
 pub use handle::Emulator;
 
 /// Why an emulator could not start.
