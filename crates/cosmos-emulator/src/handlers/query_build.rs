@@ -112,8 +112,9 @@ fn key_of(container: &Container, identity: &QueryIdentity<'_>, scope: &Scope, id
 }
 
 /// Reads on with the build `at` names (or a new one), feeding each document and its size in bytes
-/// to `feed` (which answers the bytes it made the state hold), until the scope is read or the page's budget
-/// ends. `work` is the rows bound so far by this request.
+/// to `feed` (which answers the bytes it made the state hold), until the scope is read or the
+/// page's budget ends (`pause` then tidies the state before it is shelved). `work` is the rows
+/// bound so far by this request.
 #[allow(clippy::too_many_arguments)]
 pub fn build_page<S: Any + Send>(
     ctx: &RequestCtx<'_>,
