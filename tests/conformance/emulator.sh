@@ -6,7 +6,8 @@
 #   conformance_run CMD [ARG...]  start the emulator, run CMD with COSMOS_ENDPOINT, COSMOS_KEY and
 #                                 COSMOS_REGIONS set, stop the emulator, exit with CMD's status
 #
-# Environment: CARGO_TARGET_DIR (default <repo>/target).
+# Environment: CARGO_TARGET_DIR (default <repo>/target); EMULATOR_ARGS, further flags for the
+# emulator (e.g. "--query-page-work 20" to run the SDKs against pages that end early).
 
 conformance_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 conformance_regions="East US,West US"
@@ -68,8 +69,9 @@ conformance_run() {
     local port endpoint ready output status summary
     port=$(free_port_range)
     emulator_log=$(mktemp)
+    # shellcheck disable=SC2086 # EMULATOR_ARGS is a list of flags.
     "$target/debug/cosmos-emulator" --port "$port" --regions "$conformance_regions" \
-        >"$emulator_log" 2>&1 &
+        ${EMULATOR_ARGS:-} >"$emulator_log" 2>&1 &
     emulator_pid=$!
     endpoint="http://127.0.0.1:$port/"
     ready=0

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::emulator::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};
+use crate::exchange::QueryLimits;
 use crate::store::ReplicationLag;
 
 /// Flags for running the emulator.
@@ -68,6 +69,17 @@ pub struct EmulatorArgs {
     /// sub-status 3200 past it).
     #[arg(long)]
     pub enforce_throughput: bool,
+    /// Rows a query page may bind before it ends with a continuation (also while an ORDER BY,
+    /// aggregate, GROUP BY or DISTINCT query is still reading its scope).
+    #[arg(long, value_name = "ROWS", default_value_t = QueryLimits::default().page_work)]
+    pub query_page_work: u64,
+    /// Time a query page may take before it ends with a continuation, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = QueryLimits::default().page_time.as_millis() as u64)]
+    pub query_page_ms: u64,
+    /// Bytes an ORDER BY, aggregate, GROUP BY or DISTINCT query may hold while its answer is
+    /// built; past it the query answers 400.
+    #[arg(long, value_name = "BYTES", default_value_t = QueryLimits::default().build_bytes)]
+    pub query_build_bytes: usize,
 }
 
 impl std::fmt::Debug for EmulatorArgs {
@@ -114,7 +126,12 @@ impl EmulatorArgs {
             .tls(self.tls)
             .port(self.port)
             .max_connections(self.max_connections)
-            .body_read_timeout(std::time::Duration::from_millis(self.body_read_timeout_ms));
+            .body_read_timeout(std::time::Duration::from_millis(self.body_read_timeout_ms))
+            .query_limits(QueryLimits {
+                page_work: self.query_page_work.max(1),
+                page_time: std::time::Duration::from_millis(self.query_page_ms.max(1)),
+                build_bytes: self.query_build_bytes,
+            });
         if let Some(host) = self.host {
             builder = builder.host(host);
         }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{pk_header, start_with_container, Resp, TestClient};
+use common::{master_auth, now_date, pk_header, start_with_container, Resp, TestClient};
 use cosmos_emulator::EmulatorBuilder;
 use http::Method;
 use serde_json::json;
@@ -41,6 +41,19 @@ const REPLICA: &[&str] = &[
 const CONTAINER_PATHS: &[&str] = &["x-ms-alt-content-path", "x-ms-content-path"];
 
 const ITEM: &[&str] = &["x-ms-item-lsn", "x-ms-cosmos-item-llsn"];
+
+/// A partition's quota and usage (the backend sends them with the answers of a range).
+const QUOTA: &[&str] = &["x-ms-resource-quota", "x-ms-resource-usage"];
+
+/// What the SDKs read from a change-feed page (and its 304): the etag is the continuation.
+const CHANGE_FEED: &[&str] = &["etag", "x-ms-item-count"];
+
+/// What the service sends with an offer's read and replace (the SDKs' throughput responses).
+const OFFER: &[&str] = &[
+    "x-ms-offer-replace-pending",
+    "x-ms-cosmos-min-throughput",
+    "etag",
+];
 
 fn assert_has(family: &str, r: &Resp, sets: &[&[&str]]) {
     let missing: Vec<&str> = sets
@@ -204,4 +217,149 @@ async fn each_family_of_answers_carries_the_headers_sdks_read() {
         .map(|r| r.header("x-ms-transport-request-id").unwrap())
         .collect();
     assert!(ids[0] != ids[1] && ids[1] != ids[2], "{ids:?}");
+}
+
+/// A request on `/offers/{id}`, signed with the id alone as the resource link (as the SDKs do).
+async fn on_offer(
+    c: &TestClient,
+    base: &str,
+    method: Method,
+    id: &str,
+    body: Option<&[u8]>,
+) -> Resp {
+    let date = now_date();
+    let auth = master_auth(&c.key, method.as_str(), "offers", id, &date);
+    let headers = [
+        ("x-ms-date", date.as_str()),
+        ("authorization", auth.as_str()),
+        ("x-ms-version", "2020-07-15"),
+    ];
+    c.send_raw(base, method, &format!("/offers/{id}/"), &headers, body)
+        .await
+}
+
+#[tokio::test]
+async fn change_feed_pages_and_offer_answers_carry_the_headers_sdks_read() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(2)).await;
+    let base = emu.endpoint();
+    for i in 0..3 {
+        let doc = json!({"id": format!("a{i}"), "pk": "p", "n": i});
+        assert_eq!(c.create_item(base, "db", "c", &doc).await.status, 201);
+    }
+    let pk = pk_header(&json!("p"));
+    let feed = |extra: Vec<(&'static str, String)>| {
+        let pk = pk.clone();
+        let c = &c;
+        async move {
+            let mut headers = vec![
+                ("a-im", "Incremental feed".to_owned()),
+                ("x-ms-documentdb-partitionkey", pk),
+            ];
+            headers.extend(extra);
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+            c.get(base, DOCS, &headers).await
+        }
+    };
+
+    // A page with changes, then the 304 from its etag: both carry the full set.
+    let page = feed(vec![]).await;
+    assert_eq!(page.status, 200, "{page:?}");
+    assert_has(
+        "change feed",
+        &page,
+        &[COMMON, REPLICA, CONTAINER_PATHS, QUOTA, CHANGE_FEED],
+    );
+    assert_eq!(page.header("x-ms-item-count"), Some("3"));
+    assert_eq!(page.json()["Documents"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        page.header("x-ms-alt-content-path"),
+        Some("dbs/db/colls/c"),
+        "the Python SDK files the session token under this path"
+    );
+    let usage = page.header("x-ms-resource-usage").unwrap();
+    assert!(usage.contains("documentsCount=3;"), "{usage}");
+    let etag = page.header("etag").unwrap().to_owned();
+    let none = feed(vec![("if-none-match", etag.clone())]).await;
+    assert_eq!(none.status, 304, "{none:?}");
+    assert_has(
+        "change feed 304",
+        &none,
+        &[COMMON, REPLICA, CONTAINER_PATHS, QUOTA, CHANGE_FEED],
+    );
+    assert_eq!(none.header("x-ms-item-count"), Some("0"));
+    assert_eq!(none.header("etag"), Some(etag.as_str()));
+    // The lsn is the range's, as the session token says.
+    let lsn = none.header("lsn").unwrap();
+    let session = none.header("x-ms-session-token").unwrap();
+    assert!(
+        session.ends_with(&format!("#{lsn}")),
+        "{session} vs lsn {lsn}"
+    );
+
+    // After a write the etag continues with just that change.
+    let doc = json!({"id": "late", "pk": "p"});
+    assert_eq!(c.create_item(base, "db", "c", &doc).await.status, 201);
+    let next = feed(vec![("if-none-match", etag.clone())]).await;
+    assert_eq!(next.status, 200);
+    assert_eq!(next.header("x-ms-item-count"), Some("1"));
+    assert_ne!(next.header("etag"), Some(etag.as_str()));
+    assert!(next.header("lsn").unwrap().parse::<u64>().unwrap() > lsn.parse::<u64>().unwrap());
+
+    // All versions and deletes: the same set.
+    let full = feed(vec![
+        ("a-im", "Full-Fidelity Feed".to_owned()),
+        ("if-none-match", etag),
+        (
+            "x-ms-cosmos-changefeed-wire-format-version",
+            "2021-09-15".to_owned(),
+        ),
+    ])
+    .await;
+    assert_eq!(full.status, 200, "{full:?}");
+    assert_has(
+        "all-versions change feed",
+        &full,
+        &[COMMON, REPLICA, CONTAINER_PATHS, QUOTA, CHANGE_FEED],
+    );
+
+    // Offers: the feed counts them; a read and a replace carry the offer's state.
+    let offers = c.get(base, "/offers", &[]).await;
+    assert_eq!(offers.status, 200);
+    assert_has("offers feed", &offers, &[COMMON, &["x-ms-item-count"]]);
+    let offer = offers.json()["Offers"][0].clone();
+    let id = offer["id"].as_str().unwrap().to_owned();
+    let read = on_offer(&c, base, Method::GET, &id, None).await;
+    assert_eq!(read.status, 200, "{read:?}");
+    assert_has("offer read", &read, &[COMMON, OFFER]);
+    assert_eq!(read.header("x-ms-offer-replace-pending"), Some("false"));
+    // The minimum it announces is what a replace may ask for, and no less.
+    let min: u64 = read
+        .header("x-ms-cosmos-min-throughput")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut body = read.json();
+    body["content"]["offerThroughput"] = json!(min);
+    let replaced = on_offer(
+        &c,
+        base,
+        Method::PUT,
+        &id,
+        Some(body.to_string().as_bytes()),
+    )
+    .await;
+    assert_eq!(replaced.status, 200, "{replaced:?}");
+    assert_has("offer replace", &replaced, &[COMMON, OFFER]);
+    assert_eq!(replaced.json()["content"]["offerThroughput"], json!(min));
+    body["content"]["offerThroughput"] = json!(min - 100);
+    let below = on_offer(
+        &c,
+        base,
+        Method::PUT,
+        &id,
+        Some(body.to_string().as_bytes()),
+    )
+    .await;
+    assert_eq!(below.status, 400, "{below:?}");
 }

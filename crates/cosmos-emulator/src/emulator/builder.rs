@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use super::handle::Emulator;
 use super::StartError;
 use crate::auth::{key_from_base64, AdminAccess, AuthPolicy};
-use crate::exchange::Shared;
+use crate::exchange::{QueryLimits, Shared};
 use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
 use crate::server::{self, ConnectionCap, Port, DEFAULT_MAX_CONNECTIONS};
 use crate::store::{Catalog, RegionInfo, ReplicationLag, Store, Topology};
@@ -43,6 +43,7 @@ pub struct EmulatorBuilder {
     admin_token: Option<String>,
     max_connections: usize,
     body_read_timeout: Duration,
+    query_limits: QueryLimits,
 }
 
 /// How long a client may take to send a request body, unless configured otherwise.
@@ -70,6 +71,7 @@ impl std::fmt::Debug for EmulatorBuilder {
                 &self.admin_token.as_ref().map(|_| "<redacted>"),
             )
             .field("max_connections", &self.max_connections)
+            .field("query_limits", &self.query_limits)
             .finish_non_exhaustive()
     }
 }
@@ -96,6 +98,7 @@ impl Default for EmulatorBuilder {
             admin_token: None,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            query_limits: QueryLimits::default(),
         }
     }
 }
@@ -230,6 +233,14 @@ impl EmulatorBuilder {
         self
     }
 
+    /// What one page of a query may use (default [`QueryLimits::default`]): a page ends with a
+    /// continuation past its work or time budget, also while a query that must see every row is
+    /// still reading its scope; such a query is refused past its memory budget.
+    pub fn query_limits(mut self, limits: QueryLimits) -> Self {
+        self.query_limits = limits;
+        self
+    }
+
     /// Binds every listener and starts serving.
     pub async fn start(self) -> Result<Emulator, StartError> {
         let fail = |m: String| StartError(m);
@@ -299,10 +310,12 @@ impl EmulatorBuilder {
                 ru_meter: self.enforce_throughput.then(Default::default),
                 partitions_per_container: self.partitions.clamp(1, 1024),
                 query_results: Default::default(),
+                query_builds: Default::default(),
             },
             auth,
             admin: AdminAccess::new(&self.key, self.admin_token.as_deref(), self.host),
             body_read_timeout: self.body_read_timeout,
+            query_limits: self.query_limits,
             faults,
             outages: RegionOutages::new(&self.regions),
             counters: RequestCounters::with_regions(&self.regions),

@@ -18,6 +18,8 @@ pub struct Shared {
     pub admin: AdminAccess,
     /// How long a client may take to send a request body once its headers are in.
     pub body_read_timeout: Duration,
+    /// What one page of a query may use.
+    pub query_limits: super::QueryLimits,
     pub faults: FaultInjector,
     /// Regions taken down as a whole (before any fault rule).
     pub outages: RegionOutages,

@@ -3,8 +3,10 @@
 //! form, and the request's classification.
 
 mod context;
+mod query_limits;
 pub mod reply;
 pub mod request_class;
 
 pub use context::{header_text, RequestCtx, Shared};
+pub use query_limits::QueryLimits;
 pub use reply::Reply;

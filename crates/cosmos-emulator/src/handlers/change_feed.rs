@@ -2,13 +2,18 @@
 //! or one partition key, as the serving region's replica sees it (a lagging region's feed lags).
 //!
 //! The etag of each answer is the partition's LSN the feed has been read to; sending it back in
-//! `If-None-Match` continues after it. 304 when nothing is new.
+//! `If-None-Match` continues after it (the SDKs read the etag as the change feed's continuation,
+//! not `x-ms-continuation`). 304 when nothing is new. Every page and 304 carries the headers the
+//! SDKs read: the etag, `x-ms-item-count`, the session token, the range id, the replica headers
+//! (`lsn` and the others of [`super::replica_headers`]), the range's quota and usage, and the
+//! container paths the Python SDK files the session token under.
 
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
 use super::consistency::{read_lsn, session_token};
 use super::feed::{page_end_whole_lsn, page_size};
+use super::replica_headers::{container_paths, quota_headers, replica_headers, replica_state};
 use crate::epk::{epk_hex, EpkFilter};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::change_feed_request::{self, epk_in, etag, FeedMode, FeedStart};
@@ -70,18 +75,20 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Re
     reply = reply
         .header(headers::ETAG, etag(read_to))
         .header(headers::ITEM_COUNT, items.len().to_string())
-        .header(headers::LSN, upto.to_string())
         .header(
             headers::SESSION_TOKEN,
             session_token(ctx, &partition, range_id, upto),
         )
-        .header(headers::PARTITION_KEY_RANGE_ID, range_id)
-        .header(headers::CONTENT_PATH, &container.rid);
-    if let Some(database) = ctx.shared.store.catalog.database(db) {
-        reply = reply.header(
-            headers::ALT_CONTENT_PATH,
-            format!("dbs/{}/colls/{}", database.id, container.id),
-        );
+        .header(headers::PARTITION_KEY_RANGE_ID, range_id);
+    // The replica headers (`lsn` is the LSN the feed was read at) and the range's quota and
+    // usage, as the service's backend sends with every feed page (and 304).
+    let (documents, bytes) = partition.usage();
+    let replica = replica_headers(&replica_state(ctx, &partition, upto, None));
+    for (name, value) in replica.into_iter().chain(quota_headers(documents, bytes)) {
+        reply = reply.header(name, value);
+    }
+    for (name, value) in container_paths(ctx, db, &container) {
+        reply = reply.header(name, value);
     }
     Ok(reply)
 }

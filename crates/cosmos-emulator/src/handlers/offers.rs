@@ -80,7 +80,23 @@ pub fn read(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
         .offers
         .get(id)
         .ok_or_else(ApiError::missing_entity)?;
-    Ok(etag_read(ctx, &offer.body(), &offer.etag))
+    Ok(with_offer_state(
+        etag_read(ctx, &offer.body(), &offer.etag),
+        &offer.throughput,
+    ))
+}
+
+/// `x-ms-offer-replace-pending` (a replace here takes effect at once, so never pending) and
+/// `x-ms-cosmos-min-throughput` (the least RU/s a replace of an offer of this kind may ask for),
+/// which the service sends with an offer's read and replace and the SDKs surface on their
+/// throughput responses.
+fn with_offer_state(reply: Reply, throughput: &Throughput) -> Reply {
+    reply
+        .header(headers::OFFER_REPLACE_PENDING, "false")
+        .header(
+            headers::OFFER_MIN_THROUGHPUT,
+            throughput.minimum().to_string(),
+        )
 }
 
 fn flag(ctx: &RequestCtx<'_>, name: &str) -> bool {
@@ -103,5 +119,7 @@ pub fn replace(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
         |now| now.replaced_by(content, to_autoscale, to_manual),
         ctx.header(headers::IF_MATCH),
     )?;
-    Ok(Reply::json(200, offer.body(), charge::metadata()).header(headers::ETAG, &offer.etag))
+    let reply =
+        Reply::json(200, offer.body(), charge::metadata()).header(headers::ETAG, &offer.etag);
+    Ok(with_offer_state(reply, &offer.throughput))
 }

@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -32,10 +31,6 @@ const DEFAULT_PAGE: usize = 100;
 const MAX_PAGE: usize = 1000;
 /// A page ends at about this many bytes of results.
 const PAGE_BYTES: usize = 4 * 1024 * 1024;
-/// Rows a streaming page may bind before it ends.
-const PAGE_WORK: u64 = 1_000_000;
-/// Time a streaming page may take before it ends.
-const PAGE_TIME: Duration = Duration::from_secs(2);
 /// Most parameters in one request.
 const MAX_PARAMETERS: usize = 1000;
 
@@ -123,8 +118,8 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
     let budget = Budget {
         max_items: page_size(ctx)?,
         max_bytes: PAGE_BYTES,
-        max_work: PAGE_WORK,
-        deadline: std::time::Instant::now() + PAGE_TIME,
+        limits: ctx.shared.query_limits,
+        started: std::time::Instant::now(),
     };
     let page = run_page(
         ctx,

@@ -7,7 +7,9 @@
 //!   stop at the page's item, byte, work or time budget;
 //! - ordered (ORDER BY): every matching row sorted by the keys and then by document order, resumed
 //!   strictly after the last row returned;
-//! - whole-result (aggregates, GROUP BY, DISTINCT, no FROM): the answer, paged through.
+//! - whole-result (aggregates, GROUP BY, DISTINCT, no FROM): the answer, paged through;
+//! - the per-range aggregate queries of a query plan: partial aggregates page by page, which the
+//!   SDKs combine ([`super::query_partial`]).
 //!
 //! The last two are computed once per state of the data and kept between pages
 //! ([`super::query_sorted`]).
@@ -20,16 +22,21 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::consistency::{read_lsn, session_token};
+use super::query_budget::{next_step, Spent, Step};
+use super::query_build::BuildAt;
+use super::query_partial::partial_page;
 use super::query_sorted::{ordered, whole_result, QueryIdentity};
 use super::query_token::{Position, QueryToken};
 use super::replica_headers::{replica_state, ReplicaState};
 use super::target::live;
 use crate::epk::EpkFilter;
-use crate::exchange::RequestCtx;
+use crate::exchange::{QueryLimits, RequestCtx};
 use crate::protocol::ApiError;
 use crate::sql::ast::Query;
 use crate::sql::eval::Ctx;
-use crate::sql::exec::{bind, count_of, needs_all_rows, passes, project, source_names};
+use crate::sql::exec::{bind, count_of, needs_all_rows, passes, project, source_names, Row};
+use crate::sql::grouping::combines_across_pages;
+use crate::sql::id_filter::candidate_ids;
 use crate::sql::SqlError;
 use crate::store::{Container, DocKey, StoredDoc};
 
@@ -40,9 +47,20 @@ const SCAN_CHUNK: usize = 256;
 pub struct Budget {
     pub max_items: usize,
     pub max_bytes: usize,
-    /// Rows bound (JOINs and subqueries included) before a streaming page stops.
-    pub max_work: u64,
-    pub deadline: std::time::Instant,
+    /// Work, time and memory ([`super::query_budget::next_step`]).
+    pub limits: QueryLimits,
+    pub started: std::time::Instant,
+}
+
+impl Budget {
+    /// What the page has used: the work counted in `work`, the time since it started, `held`.
+    pub fn spent(&self, work: u64, held: usize) -> Spent {
+        Spent {
+            work,
+            elapsed: self.started.elapsed(),
+            held,
+        }
+    }
 }
 
 /// The ranges a query reads and, for a single-partition or prefix query, the keys it reads.
@@ -122,23 +140,39 @@ pub fn run_page(
         offset: offset.unwrap_or(0),
         end: take.map(|t| offset.unwrap_or(0).saturating_add(t)),
     };
+    // A build in progress carries where its pages resume once it is done.
+    let (token, at) = match token {
+        Some(QueryToken::Build { id, after, then }) => {
+            (then.map(|t| *t), Some(BuildAt { id, after }))
+        }
+        other => (other, None),
+    };
+    if q.from.is_some() && combines_across_pages(q) {
+        let after = match (token, at) {
+            (None, None) => None,
+            (Some(QueryToken::Partial { after }), None) => Some(after),
+            _ => return Err(kind_mismatch()),
+        };
+        return partial_page(ctx, container, q, &ectx, scope, after, budget);
+    }
     if q.from.is_none() || needs_all_rows(q) {
         let start = match token {
             None => 0,
             Some(QueryToken::Results { n }) => n,
             Some(_) => return Err(kind_mismatch()),
         };
-        return whole_result(ctx, container, q, identity, &ectx, scope, start, budget);
+        return whole_result(ctx, container, q, identity, &ectx, scope, start, at, budget);
     }
     if !q.order_by.is_empty() {
-        let after = match token {
-            None => None,
-            Some(QueryToken::Order { keys, at, seen }) => Some((keys, at, seen)),
-            Some(_) => return Err(kind_mismatch()),
-        };
+        if !matches!(token, None | Some(QueryToken::Order { .. })) {
+            return Err(kind_mismatch());
+        }
         return ordered(
-            ctx, container, q, identity, &ectx, scope, after, &window, budget,
+            ctx, container, q, identity, &ectx, scope, token, at, &window, budget,
         );
+    }
+    if at.is_some() {
+        return Err(kind_mismatch());
     }
     let after = match token {
         None => None,
@@ -177,6 +211,9 @@ fn streaming(
     };
     let mut seen = after.as_ref().map_or(0, |a| a.1);
     let mut scanned = 0usize;
+    // Read-many queries: only documents with these ids can pass the WHERE clause (a `FROM c`
+    // without JOIN binds one row per document).
+    let only_ids = candidate_ids(q, ectx.params);
     for &range in &scope.ranges {
         let lock = container
             .partition(range)
@@ -213,8 +250,21 @@ fn streaming(
             cursor = Some(last_key.clone());
             for (key, doc) in chunk {
                 scanned += 1;
-                let value = parse_doc(&doc)?;
-                let rows = bind(q, Some(value), None, ectx).map_err(sql_error)?;
+                // A document whose id the WHERE clause cannot let through binds its one row,
+                // which fails the filter, without being read (`None`): the page, its
+                // continuation and its charge are those of the full scan.
+                let rows: Vec<Option<Row>> =
+                    if only_ids.as_ref().is_some_and(|ids| !ids.contains(&key.id)) {
+                        ectx.work.set(ectx.work.get() + 1);
+                        vec![None]
+                    } else {
+                        let value = parse_doc(&doc)?;
+                        bind(q, Some(value), None, ectx)
+                            .map_err(sql_error)?
+                            .into_iter()
+                            .map(Some)
+                            .collect()
+                    };
                 let skip = if resume_key.as_ref() == Some(&key) {
                     resume_row as usize
                 } else {
@@ -234,6 +284,7 @@ fn streaming(
                         page.scanned = scanned;
                         return Ok(page);
                     }
+                    let Some(row) = row else { continue };
                     if !passes(q, &names, &row, None, ectx).map_err(sql_error)? {
                         continue;
                     }
@@ -245,8 +296,8 @@ fn streaming(
                         page.items.push(serde_json::to_vec(&v).unwrap_or_default());
                     }
                 }
-                let out_of_budget = ectx.work.get() >= budget.max_work
-                    || std::time::Instant::now() >= budget.deadline;
+                let out_of_budget =
+                    next_step(budget.spent(ectx.work.get(), 0), &budget.limits) != Step::Go;
                 if out_of_budget && window.end.is_none_or(|end| seen < end) {
                     page.next = Some(QueryToken::Scan {
                         at: Position::new(&key, total as u64),

@@ -7,27 +7,29 @@
 //! paging a large ORDER BY costs one scan and sort, not one per page. A write between pages moves
 //! a range's LSN: the next page recomputes from the current state and still resumes strictly
 //! after the last row returned.
+//!
+//! Computing an answer reads the whole scope under the page's work and time budget: a scope too
+//! large for one page is read over several, each ending empty with a continuation, and the first
+//! results come once it is read ([`super::query_build`]).
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
-use std::ops::Bound;
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::consistency::{read_lsn, session_token};
-use super::query_page::{parse_doc, sql_error, Budget, Page, Scope, Window};
+use super::query_build::{build_page, read_points, BuildAt, Built};
+use super::query_page::{sql_error, Budget, Page, Scope, Window};
 use super::query_token::{Position, QueryToken, SortKey};
-use super::replica_headers::replica_state;
-use super::target::live;
 use crate::exchange::RequestCtx;
 use crate::protocol::ApiError;
 use crate::sql::ast::Query;
 use crate::sql::eval::Ctx;
-use crate::sql::exec::{bind, compare_keys, finish, order_keys, passes, project, source_names};
-use crate::store::{
-    CachedResult, Container, DocKey, OrderedRow, ResultKey, StoredDoc, MAX_ENTRY_BYTES,
+use crate::sql::exec::{
+    bind, compare_keys, finish, finish_gathered, order_keys, passes, project, source_names,
 };
+use crate::sql::grouping::{row_bytes, Gathered};
+use crate::store::{CachedResult, Container, DocKey, OrderedRow, ResultKey, MAX_ENTRY_BYTES};
 
 /// What a query's answer depends on besides the data: its text and parameters.
 pub struct QueryIdentity<'a> {
@@ -35,75 +37,81 @@ pub struct QueryIdentity<'a> {
     pub params: &'a HashMap<String, Value>,
 }
 
-fn poisoned() -> ApiError {
-    ApiError::new(500, "A partition lock was poisoned.")
+/// A query's whole answer, or the continuation of its build when the page's budget ran out first.
+enum Answer {
+    Ready(Arc<CachedResult>),
+    Building(BuildAt),
 }
 
-/// The answer for `scope` at the LSNs the request reads, from the cache or from `build` over
-/// every document of the scope; the page gets the ranges' session tokens and what was scanned.
-fn answer(
+/// The answer for `scope` at the LSNs the request reads: from the cache, or built from every
+/// document of the scope over as many pages as the budget needs ([`super::query_build`]). `fresh`
+/// starts the gathered state, `feed` adds a document to it, `pause` tidies it when a page ends
+/// mid-build and `done` turns it into the answer.
+#[allow(clippy::too_many_arguments)]
+fn answer<S: std::any::Any + Send>(
     ctx: &RequestCtx<'_>,
     container: &Container,
     identity: &QueryIdentity<'_>,
     scope: &Scope,
+    at: Option<BuildAt>,
+    budget: &Budget,
     page: &mut Page,
-    build: impl FnOnce(Vec<(DocKey, Arc<StoredDoc>)>) -> Result<CachedResult, ApiError>,
-) -> Result<Arc<CachedResult>, ApiError> {
+    work: &std::cell::Cell<u64>,
+    fresh: impl FnOnce() -> S,
+    feed: impl FnMut(&mut S, &DocKey, Value, usize) -> Result<usize, ApiError>,
+    pause: impl FnMut(&mut S),
+    done: impl FnOnce(S) -> Result<CachedResult, ApiError>,
+) -> Result<Answer, ApiError> {
     let params: BTreeMap<&String, &Value> = identity.params.iter().collect();
-    let key_at = |ranges: Vec<(String, u64)>| ResultKey {
+    let lsns = read_points(ctx, container, scope, page)?;
+    let cache_key = ResultKey {
         container: container.rid.clone(),
         text: identity.text.to_owned(),
         params: serde_json::to_string(&params).unwrap_or_default(),
         region: ctx.region,
-        ranges,
+        ranges: lsns.clone(),
         only_epk: scope.only_epk,
     };
-    let mut lsns = Vec::with_capacity(scope.ranges.len());
-    let mut tokens = Vec::with_capacity(scope.ranges.len());
-    for &range in &scope.ranges {
-        let lock = container
-            .partition(range)
-            .ok_or_else(|| ApiError::new(500, "A partition key range has no partition."))?;
-        let partition = lock.read().map_err(|_| poisoned()).and_then(live)?;
-        let range_id = container.range_id(range);
-        let lsn = read_lsn(ctx, &partition, range_id)?;
-        tokens.push(session_token(ctx, &partition, range_id, lsn));
-        page.replica = Some(replica_state(ctx, &partition, lsn, None));
-        lsns.push((range_id.to_owned(), lsn));
-    }
     let cache = &ctx.shared.store.query_results;
-    if let Some(hit) = cache.get(&key_at(lsns.clone())) {
-        page.session_tokens = tokens;
-        return Ok(hit);
+    if at.is_none() {
+        if let Some(hit) = cache.get(&cache_key) {
+            return Ok(Answer::Ready(hit));
+        }
     }
-    // Read each range at the LSN it is at now, under its lock (versions older than the replicas
-    // need may be dropped once the lock is let go).
-    let mut docs = Vec::new();
-    lsns.clear();
-    tokens.clear();
-    for &range in &scope.ranges {
-        let lock = container
-            .partition(range)
-            .ok_or_else(|| ApiError::new(500, "A partition key range has no partition."))?;
-        let partition = lock.read().map_err(|_| poisoned()).and_then(live)?;
-        let range_id = container.range_id(range);
-        let lsn = read_lsn(ctx, &partition, range_id)?;
-        tokens.push(session_token(ctx, &partition, range_id, lsn));
-        page.replica = Some(replica_state(ctx, &partition, lsn, None));
-        lsns.push((range_id.to_owned(), lsn));
-        docs.extend(partition.scan_from(lsn, Bound::Unbounded, scope.only_epk, usize::MAX));
+    let built = build_page(
+        ctx, container, identity, scope, &lsns, at, budget, page, work, fresh, feed, pause,
+    )?;
+    match built {
+        Built::Yielded { id, after } => Ok(Answer::Building(BuildAt { id, after })),
+        Built::Done {
+            state,
+            consistent,
+            held,
+        } => {
+            let result = Arc::new(done(state)?);
+            if consistent && held <= MAX_ENTRY_BYTES {
+                cache.put(cache_key, result.clone());
+            }
+            Ok(Answer::Ready(result))
+        }
     }
-    page.session_tokens = tokens;
-    page.scanned = docs.len();
-    let bytes: usize = docs.iter().map(|(_, d)| d.body.len()).sum();
-    let result = Arc::new(build(docs)?);
-    if bytes <= MAX_ENTRY_BYTES {
-        cache.put(key_at(lsns), result.clone());
-    }
-    Ok(result)
 }
 
-/// One page of an ORDER BY query, strictly after `after` (keys, position, rows seen so far).
+/// The continuation of a page that ended mid-build: the build, then where its pages resume.
+fn building(at: BuildAt, then: Option<QueryToken>) -> QueryToken {
+    QueryToken::Build {
+        id: at.id,
+        after: at.after,
+        then: then.map(Box::new),
+    }
+}
+
+fn wrong_shape() -> ApiError {
+    ApiError::new(500, "A cached query answer has the wrong shape.")
+}
+
+/// One page of an ORDER BY query, strictly after `after` (keys, position, rows seen so far), or
+/// of its build (`at`).
 #[allow(clippy::too_many_arguments)]
 pub fn ordered(
     ctx: &RequestCtx<'_>,
@@ -112,28 +120,40 @@ pub fn ordered(
     identity: &QueryIdentity<'_>,
     ectx: &Ctx<'_>,
     scope: &Scope,
-    after: Option<(Vec<SortKey>, Position, u64)>,
+    resume: Option<QueryToken>,
+    at: Option<BuildAt>,
     window: &Window,
     budget: &Budget,
 ) -> Result<Page, ApiError> {
     let mut page = Page::new();
     let names = source_names(q);
-    let after = match after {
-        None => None,
-        Some((keys, at, seen)) => {
+    let after = match &resume {
+        Some(QueryToken::Order { keys, at, seen }) => {
             let keys: Vec<Option<Value>> = keys.iter().map(SortKey::to_val).collect();
-            Some((keys, at.key()?, at.row, seen))
+            Some((keys, at.key()?, at.row, *seen))
         }
+        _ => None,
     };
     let cmp = |a: &OrderedRow, b: &OrderedRow| {
         compare_keys(q, &a.keys, &b.keys)
             .then_with(|| a.doc.cmp(&b.doc))
             .then_with(|| a.row.cmp(&b.row))
     };
-    let result = answer(ctx, container, identity, scope, &mut page, |docs| {
-        let mut rows = Vec::new();
-        for (key, doc) in docs {
-            let value = parse_doc(&doc)?;
+    // Rows gathered so far and where the rows of this page's stretch of the scan begin (each
+    // stretch is sorted when its page ends, so the final sort merges sorted runs).
+    type Gathering = (Vec<OrderedRow>, usize);
+    let answer = answer(
+        ctx,
+        container,
+        identity,
+        scope,
+        at,
+        budget,
+        &mut page,
+        ectx.work,
+        || (Vec::new(), 0),
+        |(rows, _): &mut Gathering, key: &DocKey, value: Value, doc_bytes: usize| {
+            let mut held = 0;
             for (i, row) in bind(q, Some(value), None, ectx)
                 .map_err(sql_error)?
                 .into_iter()
@@ -143,6 +163,7 @@ pub fn ordered(
                     continue;
                 }
                 let keys = order_keys(q, &names, &row, None, ectx).map_err(sql_error)?;
+                held += row_bytes(doc_bytes) + key.id.len();
                 rows.push(OrderedRow {
                     keys,
                     doc: key.clone(),
@@ -150,15 +171,26 @@ pub fn ordered(
                     bound: row,
                 });
             }
+            Ok(held)
+        },
+        |(rows, run): &mut Gathering| {
+            rows[*run..].sort_by(cmp);
+            *run = rows.len();
+        },
+        |(mut rows, _): Gathering| {
+            rows.sort_by(cmp);
+            Ok(CachedResult::Ordered(rows))
+        },
+    )?;
+    let result = match answer {
+        Answer::Ready(result) => result,
+        Answer::Building(at) => {
+            page.next = Some(building(at, resume));
+            return Ok(page);
         }
-        rows.sort_by(cmp);
-        Ok(CachedResult::Ordered(rows))
-    })?;
+    };
     let CachedResult::Ordered(rows) = result.as_ref() else {
-        return Err(ApiError::new(
-            500,
-            "A cached query answer has the wrong shape.",
-        ));
+        return Err(wrong_shape());
     };
     let start = match &after {
         None => 0,
@@ -201,7 +233,8 @@ pub fn ordered(
     Ok(page)
 }
 
-/// One page of a query answered from all its rows, from result `start` on.
+/// One page of a query answered from all its rows, from result `start` on, or of its build
+/// (`at`).
 #[allow(clippy::too_many_arguments)]
 pub fn whole_result(
     ctx: &RequestCtx<'_>,
@@ -211,6 +244,7 @@ pub fn whole_result(
     ectx: &Ctx<'_>,
     scope: &Scope,
     start: u64,
+    at: Option<BuildAt>,
     budget: &Budget,
 ) -> Result<Page, ApiError> {
     let mut page = Page::new();
@@ -220,26 +254,45 @@ pub fn whole_result(
             finish(q, vec![Vec::new()], None, ectx).map_err(sql_error)?,
         ))
     } else {
-        answer(ctx, container, identity, scope, &mut page, |docs| {
-            let mut kept = Vec::new();
-            for (_, doc) in docs {
-                let value = parse_doc(&doc)?;
+        let answer = answer(
+            ctx,
+            container,
+            identity,
+            scope,
+            at,
+            budget,
+            &mut page,
+            ectx.work,
+            || Gathered::new(q),
+            |gathered: &mut Gathered, _: &DocKey, value: Value, doc_bytes: usize| {
+                let mut held = 0;
                 for row in bind(q, Some(value), None, ectx).map_err(sql_error)? {
                     if passes(q, &names, &row, None, ectx).map_err(sql_error)? {
-                        kept.push(row);
+                        held += gathered
+                            .add(q, &names, row, doc_bytes, None, ectx)
+                            .map_err(sql_error)?;
                     }
                 }
+                Ok(held)
+            },
+            |_: &mut Gathered| {},
+            |gathered: Gathered| {
+                Ok(CachedResult::Whole(
+                    finish_gathered(q, gathered, None, ectx).map_err(sql_error)?,
+                ))
+            },
+        )?;
+        match answer {
+            Answer::Ready(result) => result,
+            Answer::Building(at) => {
+                let then = (start > 0).then_some(QueryToken::Results { n: start });
+                page.next = Some(building(at, then));
+                return Ok(page);
             }
-            Ok(CachedResult::Whole(
-                finish(q, kept, None, ectx).map_err(sql_error)?,
-            ))
-        })?
+        }
     };
     let CachedResult::Whole(results) = result.as_ref() else {
-        return Err(ApiError::new(
-            500,
-            "A cached query answer has the wrong shape.",
-        ));
+        return Err(wrong_shape());
     };
     let mut n = start as usize;
     while let Some(v) = results.get(n) {

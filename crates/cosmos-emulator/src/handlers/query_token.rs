@@ -87,6 +87,21 @@ pub enum QueryToken {
     /// A query answered from all its rows (aggregates, GROUP BY, DISTINCT) resumes at result `n`.
     #[serde(rename = "r")]
     Results { n: u64 },
+    /// A per-range aggregate query of a query plan, answered in partial aggregates page by page,
+    /// resumes strictly after the document `after`.
+    #[serde(rename = "p")]
+    Partial { after: Position },
+    /// A query that must see every row is still reading its scope: build `id` reads on strictly
+    /// after the document `after` (from the start when absent); once built, its pages resume
+    /// after `then` (an `Order` or `Results` token; from the first result when absent).
+    #[serde(rename = "b")]
+    Build {
+        id: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<Position>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        then: Option<Box<QueryToken>>,
+    },
 }
 
 fn malformed() -> ApiError {
@@ -110,10 +125,24 @@ impl QueryToken {
         let bytes = URL_SAFE_NO_PAD.decode(text).map_err(|_| malformed())?;
         let token: Self = serde_json::from_slice(&bytes).map_err(|_| malformed())?;
         match &token {
-            QueryToken::Scan { at, .. } | QueryToken::Order { at, .. } => {
+            QueryToken::Scan { at, .. }
+            | QueryToken::Order { at, .. }
+            | QueryToken::Partial { after: at } => {
                 at.key()?;
             }
             QueryToken::Results { .. } => {}
+            QueryToken::Build { after, then, .. } => {
+                if let Some(at) = after {
+                    at.key()?;
+                }
+                match then.as_deref() {
+                    None | Some(QueryToken::Results { .. }) => {}
+                    Some(QueryToken::Order { at, .. }) => {
+                        at.key()?;
+                    }
+                    Some(_) => return Err(malformed()),
+                }
+            }
         }
         Ok(token)
     }
@@ -143,6 +172,23 @@ mod tests {
                 seen: 0,
             },
             QueryToken::Results { n: 7 },
+            QueryToken::Partial {
+                after: Position::new(&key, 0),
+            },
+            QueryToken::Build {
+                id: 9,
+                after: None,
+                then: None,
+            },
+            QueryToken::Build {
+                id: u64::MAX,
+                after: Some(Position::new(&key, 0)),
+                then: Some(Box::new(QueryToken::Order {
+                    keys: vec![SortKey::Value(Value::from("k"))],
+                    at: Position::new(&key, 1),
+                    seen: 3,
+                })),
+            },
         ] {
             assert_eq!(QueryToken::decode(&token.encode()).unwrap(), token);
         }
@@ -151,6 +197,13 @@ mod tests {
             "!!",
             "e30",
             "eyJrIjoicyJ9",
+            // A build whose `then` is another build, or a scan.
+            &URL_SAFE_NO_PAD.encode(r#"{"k":"b","id":1,"then":{"k":"b","id":2}}"#),
+            &URL_SAFE_NO_PAD.encode(
+                r#"{"k":"b","id":1,"then":{"k":"s","at":{"epk":"0","id":"a","row":0},"seen":0}}"#,
+            ),
+            // A build whose position names no EPK.
+            &URL_SAFE_NO_PAD.encode(r#"{"k":"b","id":1,"after":{"epk":"zz","id":"a","row":0}}"#),
             &"A".repeat(MAX_TOKEN_BYTES + 1),
         ] {
             assert_eq!(QueryToken::decode(bad).unwrap_err().status, 400, "{bad}");

@@ -1,11 +1,12 @@
 //! The replica and quota headers the service's backend sends with every answer that reached a
-//! partition (point operations and their errors, read feeds, single-range query pages, batches),
+//! partition (point operations and their errors, read feeds, single-range query pages, change-feed
+//! pages, batches),
 //! which SDKs surface in their diagnostics and response-header maps:
 //! `lsn`, `x-ms-item-lsn`, `x-ms-global-committed-lsn`, `x-ms-quorum-acked-lsn`,
 //! `x-ms-cosmos-llsn`, `x-ms-cosmos-item-llsn`, `x-ms-cosmos-quorum-acked-llsn`,
 //! `x-ms-current-write-quorum`, `x-ms-current-replica-set-size`, `x-ms-xp-role`,
-//! `x-ms-number-of-read-regions`; and, for a container, `x-ms-resource-quota` /
-//! `x-ms-resource-usage`.
+//! `x-ms-number-of-read-regions`; and, for a container (and for the range a change-feed page
+//! reads), `x-ms-resource-quota` / `x-ms-resource-usage`.
 //!
 //! The values are pure functions of the partition's replication state ([`ReplicaState`]); the
 //! emulator's one replica per region stands for the service's replica set.

@@ -37,6 +37,8 @@ pub const IS_BATCH_REQUEST: &str = "x-ms-cosmos-is-batch-request";
 pub const IS_BATCH_ATOMIC: &str = "x-ms-cosmos-batch-atomic";
 pub const OFFER_THROUGHPUT: &str = "x-ms-offer-throughput";
 pub const OFFER_AUTOPILOT: &str = "x-ms-cosmos-offer-autopilot-settings";
+pub const OFFER_REPLACE_PENDING: &str = "x-ms-offer-replace-pending";
+pub const OFFER_MIN_THROUGHPUT: &str = "x-ms-cosmos-min-throughput";
 /// On an offer replace: switch a manual offer to autoscale.
 pub const MIGRATE_OFFER_TO_AUTOSCALE: &str = "x-ms-cosmos-migrate-offer-to-autopilot";
 /// On an offer replace: switch an autoscale offer to manual throughput.

@@ -9,9 +9,9 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::aggregate::Accumulator;
 use super::ast::{Expr, Projection, Query, Source, Step};
 use super::eval::{eval, Ctx, Scope};
+use super::grouping::Gathered;
 use super::limits::MAX_ROWS_PER_DOCUMENT;
 use super::sql_error::SqlError;
 use super::value::{canonical, is_true, order, Val};
@@ -283,30 +283,49 @@ pub fn finish(
     ctx: &Ctx<'_>,
 ) -> Result<Vec<Value>, SqlError> {
     let names = source_names(q);
+    let mut gathered = Gathered::new(q);
+    for row in rows {
+        gathered.add(q, &names, row, 0, outer, ctx)?;
+    }
+    finish_gathered(q, gathered, outer, ctx)
+}
+
+/// Answers a query from what was gathered from all its filtered rows (see [`Gathered`]).
+pub fn finish_gathered(
+    q: &Query,
+    gathered: Gathered,
+    outer: Option<&Scope<'_>>,
+    ctx: &Ctx<'_>,
+) -> Result<Vec<Value>, SqlError> {
+    let names = source_names(q);
     let mut values: Vec<Value> = Vec::new();
-    if !q.aggregates.is_empty() || !q.group_by.is_empty() {
-        for (row, results) in groups(q, &names, rows, outer, ctx)? {
-            let inner = ctx.with_aggregates(&results);
-            if let Some(v) = project(q, &names, &row, outer, &inner)? {
-                values.push(v);
+    match gathered {
+        Gathered::Groups(grouping) => {
+            for (row, results) in grouping.results() {
+                let inner = ctx.with_aggregates(&results);
+                if let Some(v) = project(q, &names, &row, outer, &inner)? {
+                    values.push(v);
+                }
             }
         }
-    } else {
-        let mut keyed = Vec::with_capacity(rows.len());
-        for row in rows {
-            let keys = if q.order_by.is_empty() {
-                Vec::new()
-            } else {
-                order_keys(q, &names, &row, outer, ctx)?
-            };
-            keyed.push((keys, row));
-        }
-        if !q.order_by.is_empty() {
-            keyed.sort_by(|a, b| compare_keys(q, &a.0, &b.0));
-        }
-        for (_, row) in keyed {
-            if let Some(v) = project(q, &names, &row, outer, ctx)? {
-                values.push(v);
+        Gathered::Distinct(_, distinct) => values = distinct,
+        Gathered::Rows(rows) => {
+            let mut keyed = Vec::with_capacity(rows.len());
+            for row in rows {
+                let keys = if q.order_by.is_empty() {
+                    Vec::new()
+                } else {
+                    order_keys(q, &names, &row, outer, ctx)?
+                };
+                keyed.push((keys, row));
+            }
+            if !q.order_by.is_empty() {
+                keyed.sort_by(|a, b| compare_keys(q, &a.0, &b.0));
+            }
+            for (_, row) in keyed {
+                if let Some(v) = project(q, &names, &row, outer, ctx)? {
+                    values.push(v);
+                }
             }
         }
     }
@@ -323,62 +342,6 @@ pub fn finish(
         .min()
         .map_or(usize::MAX, |n| n as usize);
     Ok(values.into_iter().skip(offset).take(take).collect())
-}
-
-/// Groups rows by the GROUP BY values (one group for an aggregate without GROUP BY, even when
-/// empty); each group's first row and its aggregate results, in first-seen order.
-fn groups(
-    q: &Query,
-    names: &[String],
-    rows: Vec<Row>,
-    outer: Option<&Scope<'_>>,
-    ctx: &Ctx<'_>,
-) -> Result<Vec<(Row, Vec<Val>)>, SqlError> {
-    let fresh = || -> Vec<Accumulator> {
-        q.aggregates
-            .iter()
-            .map(|a| Accumulator::new(a.kind))
-            .collect()
-    };
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut out: Vec<(Row, Vec<Accumulator>)> = Vec::new();
-    if q.group_by.is_empty() {
-        out.push((Vec::new(), fresh()));
-    }
-    for row in rows {
-        let scope = Scope {
-            names,
-            values: &row,
-            outer,
-        };
-        let slot = if q.group_by.is_empty() {
-            if out[0].0.is_empty() {
-                out[0].0 = row.clone();
-            }
-            0
-        } else {
-            let mut key = String::new();
-            for e in &q.group_by {
-                key.push_str(&canonical(eval(e, &scope, ctx)?.as_ref()));
-                key.push('|');
-            }
-            match index.get(&key) {
-                Some(&i) => i,
-                None => {
-                    index.insert(key, out.len());
-                    out.push((row.clone(), fresh()));
-                    out.len() - 1
-                }
-            }
-        };
-        for (acc, call) in out[slot].1.iter_mut().zip(&q.aggregates) {
-            acc.add(eval(&call.arg, &scope, ctx)?);
-        }
-    }
-    Ok(out
-        .into_iter()
-        .map(|(row, accs)| (row, accs.iter().map(Accumulator::result).collect()))
-        .collect())
 }
 
 /// Runs a subquery in the scope of the enclosing row.

@@ -9,6 +9,8 @@ pub mod ast;
 pub mod eval;
 pub mod exec;
 mod functions;
+pub mod grouping;
+pub mod id_filter;
 mod lexer;
 pub mod limits;
 mod parse_expr;

@@ -1,5 +1,6 @@
 //! The emulator's data: regions, databases, containers, partitions and their replicas.
 
+mod build_shelf;
 mod catalog;
 mod container;
 mod container_definition;
@@ -17,6 +18,7 @@ mod topology;
 pub mod ttl;
 pub mod unique_keys;
 
+pub use build_shelf::{BuildKey, BuildShelf};
 pub use catalog::{Catalog, Database};
 pub use container::Container;
 pub use container_definition::Definition;
@@ -46,6 +48,8 @@ pub struct Store {
     pub partitions_per_container: usize,
     /// Answers of ORDER BY and whole-result queries, kept between their pages.
     pub query_results: ResultCache,
+    /// Answers of such queries still being built, between their pages.
+    pub query_builds: BuildShelf,
 }
 
 impl Store {
@@ -193,6 +197,7 @@ mod tests {
             ru_meter: None,
             partitions_per_container: 1,
             query_results: ResultCache::default(),
+            query_builds: BuildShelf::default(),
         };
         let db = store
             .catalog

@@ -42,6 +42,15 @@ impl Throughput {
         }
     }
 
+    /// The least a replace may set an offer of this kind to: the least manual RU/s, or the least
+    /// autoscale maximum.
+    pub fn minimum(&self) -> u64 {
+        match self {
+            Self::Manual(_) => MIN_MANUAL,
+            Self::Autoscale { .. } => MIN_AUTOSCALE,
+        }
+    }
+
     /// From `x-ms-offer-throughput` and `x-ms-cosmos-offer-autopilot-settings` (at most one).
     pub fn from_headers(
         manual: Option<&str>,
