@@ -169,3 +169,57 @@ async fn a_split_in_the_middle_of_a_run_reroutes_and_loses_nothing() {
     assert_eq!(ids.len(), N);
     assert_eq!(ids.into_iter().collect::<BTreeSet<_>>().len(), N);
 }
+
+#[tokio::test]
+async fn hierarchical_keys_are_batched_by_range_not_by_key() {
+    use cosmos_driver::protocol::PartitionKeyValue;
+    use cosmos_driver::{
+        CosmosOperation, DatabaseReference, OperationOptions, PartitionKey, PartitionKeyDefinition,
+    };
+    const N: usize = 400;
+    let emu = common::start(EmulatorBuilder::new().partitions(4)).await;
+    let driver = common::driver(common::options(&emu)).await;
+    let db = DatabaseReference::new("h").unwrap();
+    let none = OperationOptions::new();
+    driver
+        .execute(CosmosOperation::create_database(db.clone()), &none)
+        .await
+        .unwrap();
+    let definition =
+        PartitionKeyDefinition::hierarchical(["/tenant".to_owned(), "/user".to_owned()]).unwrap();
+    driver
+        .execute(
+            CosmosOperation::create_container(db.container("two").unwrap(), definition),
+            &none,
+        )
+        .await
+        .unwrap();
+    let items = driver.container("h", "two");
+    // 100 distinct keys: routed by key, they would need at least 100 batches.
+    let op = |i: usize| {
+        let (tenant, user) = (format!("t{}", i % 10), format!("u{}", i % 100));
+        let key = PartitionKey::hierarchical([
+            PartitionKeyValue::from(tenant.as_str()),
+            PartitionKeyValue::from(user.as_str()),
+        ])
+        .unwrap();
+        BulkOperation::create(
+            key,
+            &json!({"id": format!("i{i}"), "tenant": tenant, "user": user}),
+        )
+        .unwrap()
+    };
+    let response = items
+        .bulk()
+        .run(futures::stream::iter((0..N).map(op)))
+        .await
+        .expect("the run starts");
+    let stats = response.stats().clone();
+    assert!(stats.batches <= 12, "full keys go by range: {stats:?}");
+    for (i, r) in response.into_results().iter().enumerate() {
+        let r = r.as_ref().unwrap_or_else(|e| panic!("operation {i}: {e}"));
+        assert_eq!(r.status.status, 201, "operation {i}: {:?}", r.message);
+    }
+    let ids: BTreeSet<String> = all_ids(&items).await.into_iter().collect();
+    assert_eq!(ids.len(), N, "every item once");
+}

@@ -1,8 +1,8 @@
 //! Where a bulk operation goes: the container's partition key ranges and how its keys hash, and
-//! the route of one partition key. Hash-V2 single-path containers route by partition key range
-//! (the key's effective partition key falls in one range); any other definition (hierarchical,
-//! hash V1, unknown) routes by the partition key itself, which is always correct but packs fewer
-//! operations per request.
+//! the route of one partition key. Hash-V2 containers, single-path and hierarchical (`MultiHash`,
+//! up to three paths), route a full key by partition key range (its effective partition key falls
+//! in one range); any other definition (hash V1, unknown) or an incomplete key routes by the
+//! partition key itself, which is always correct but packs fewer operations per request.
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -57,9 +57,16 @@ pub struct KeyDefinition {
 }
 
 impl KeyDefinition {
-    /// Whether keys route by their hash-V2 effective partition key (one path, `Hash`, version 2).
+    /// Whether keys route by their hash-V2 effective partition key: version 2, and one path
+    /// (`Hash`) or one to three (`MultiHash`).
     pub fn routes_by_range(&self) -> bool {
-        self.paths.len() == 1 && self.kind.as_deref() == Some("Hash") && self.version == Some(2)
+        let paths = self.paths.len();
+        self.version == Some(2)
+            && match self.kind.as_deref() {
+                Some("Hash") => paths == 1,
+                Some("MultiHash") => (1..=3).contains(&paths),
+                _ => false,
+            }
     }
 }
 
@@ -68,6 +75,8 @@ impl KeyDefinition {
 pub struct RangeMap {
     /// Sorted by lower bound; empty when keys route by partition key.
     ranges: Vec<TargetRange>,
+    /// The number of partition key paths (a key routes by range only with all of them).
+    paths: usize,
 }
 
 impl RangeMap {
@@ -77,19 +86,26 @@ impl RangeMap {
             ranges.clear();
         }
         ranges.sort_by(|a, b| a.min.cmp(&b.min));
-        RangeMap { ranges }
+        RangeMap {
+            ranges,
+            paths: definition.paths.len(),
+        }
     }
 
     /// Routes every key by the key itself.
     pub fn by_partition_key() -> Self {
-        RangeMap { ranges: Vec::new() }
+        RangeMap {
+            ranges: Vec::new(),
+            paths: 0,
+        }
     }
 
     /// The route of the items of `key`: the range holding its effective partition key, or the
     /// key itself when the map has no range for it.
     pub fn route(&self, key: &PartitionKey) -> BulkRoute {
         if !self.ranges.is_empty() {
-            if let Some(epk) = (key.values().len() == 1).then(|| effective_partition_key(key, 1)) {
+            let complete = key.values().len() == self.paths;
+            if let Some(epk) = complete.then(|| effective_partition_key(key, self.paths)) {
                 let after = self
                     .ranges
                     .partition_point(|r| r.min.as_str() <= epk.as_str());
@@ -177,8 +193,13 @@ mod tests {
                 ..v2()
             },
             KeyDefinition {
-                paths: vec!["/a".into(), "/b".into()],
+                paths: vec!["/a".into(), "/b".into(), "/c".into(), "/d".into()],
                 kind: Some("MultiHash".into()),
+                version: Some(2),
+            },
+            KeyDefinition {
+                paths: vec!["/a".into(), "/b".into()],
+                kind: Some("Hash".into()),
                 version: Some(2),
             },
         ];
@@ -196,5 +217,21 @@ mod tests {
         );
         assert_eq!(gap.route(&key), by_key);
         assert_eq!(RangeMap::by_partition_key().route(&key), by_key);
+    }
+
+    #[test]
+    fn full_hierarchical_keys_route_by_range_and_prefixes_by_key() {
+        let two = KeyDefinition {
+            paths: vec!["/a".into(), "/b".into()],
+            kind: Some("MultiHash".into()),
+            version: Some(2),
+        };
+        let full = PartitionKey::hierarchical(["t".into(), "u".into()]).unwrap();
+        let epk = effective_partition_key(&full, 2);
+        assert_eq!(epk.len(), 64, "two 32-digit hashes");
+        let map = RangeMap::new(&two, vec![range("lo", "", &epk), range("hi", &epk, "FF")]);
+        assert_eq!(map.route(&full), BulkRoute::Range(Arc::from("hi")));
+        let prefix = PartitionKey::from("t");
+        assert_eq!(map.route(&prefix), BulkRoute::PartitionKey(prefix.clone()));
     }
 }
