@@ -11,6 +11,7 @@ import { feedChecks } from "./checks_feeds.mjs";
 import { hierarchicalChecks } from "./checks_hierarchical.mjs";
 import { pointChecks } from "./checks_points.mjs";
 import { queryChecks } from "./checks_query.mjs";
+import { settingsChecks } from "./checks_settings.mjs";
 
 async function main() {
   expect(REGIONS.length >= 2, "COSMOS_REGIONS must name at least two regions");
@@ -20,7 +21,13 @@ async function main() {
   const [first, ...rest] = pointChecks(state);
   await checks.run(...first);
   if (state.container) {
-    const families = [rest, feedChecks(state), queryChecks(state), hierarchicalChecks(state)];
+    const families = [
+      rest,
+      feedChecks(state),
+      queryChecks(state),
+      hierarchicalChecks(state),
+      settingsChecks(state),
+    ];
     for (const family of families) {
       for (const [name, check] of family) {
         await checks.run(name, check);
