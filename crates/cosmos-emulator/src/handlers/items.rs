@@ -11,6 +11,7 @@ use super::target::Target;
 use crate::epk::EpkFilter;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
+use crate::protocol::ids::unix_seconds;
 use crate::protocol::{charge, headers, ApiError};
 use crate::store::document::{id_of, parse_object, seal};
 use crate::store::item_limits::{check_depth, check_size};
@@ -58,9 +59,13 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
     let target = Target::locate(ctx, db, coll)?;
     let partition = target.read()?;
     let lsn = read_lsn(ctx, &partition, target.range_id())?;
-    let doc = partition.read_at(&target.key(id), lsn).ok_or_else(|| {
-        partition_error(ctx, &target, &partition, lsn, ApiError::missing_entity())
-    })?;
+    // An item past its time to live is not read, even before the sweep deletes it.
+    let doc = partition
+        .read_at(&target.key(id), lsn)
+        .filter(|doc| !target.container.expired(&doc.body, unix_seconds()))
+        .ok_or_else(|| {
+            partition_error(ctx, &target, &partition, lsn, ApiError::missing_entity())
+        })?;
     if if_none_match_hit(ctx, &doc.etag) {
         return Ok(item_reply(
             ctx,

@@ -1,6 +1,6 @@
 //! A container: its definition, its partition key ranges and their physical partitions.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::RwLock;
 
 use bytes::Bytes;
@@ -38,7 +38,13 @@ pub struct Container {
     pub(super) next_item: AtomicU64,
     /// The unique key constraints (`uniqueKeyPolicy`, fixed at creation).
     pub unique_keys: super::unique_keys::UniqueKeys,
+    /// `defaultTtl` as last set ([`NO_TTL`]: expiry off), kept beside the definition so reads need
+    /// not parse it.
+    pub(super) default_ttl: AtomicI64,
 }
+
+/// What [`Container::default_ttl`] holds when expiry is off.
+const NO_TTL: i64 = i64::MIN;
 
 impl Container {
     /// Builds a container from a create request's body.
@@ -53,6 +59,10 @@ impl Container {
         let pk = PkDefinition::from_container_body(&mut map).map_err(ApiError::bad_request)?;
         check_default_ttl(&map)?;
         let unique_keys = super::unique_keys::UniqueKeys::from_definition(&map)?;
+        let default_ttl = map
+            .get("defaultTtl")
+            .and_then(Value::as_i64)
+            .unwrap_or(NO_TTL);
         let mut rid_bytes = [0u8; 8];
         rid_bytes[..4].copy_from_slice(&db_rid);
         rid_bytes[4..].copy_from_slice(&(ordinal | 0x8000_0000).to_be_bytes());
@@ -90,6 +100,7 @@ impl Container {
             pkranges_etag,
             next_item: AtomicU64::new(1),
             unique_keys,
+            default_ttl: AtomicI64::new(default_ttl),
         })
     }
 
@@ -118,8 +129,24 @@ impl Container {
         }
         let current: Map<String, Value> = serde_json::from_slice(&guard.body).unwrap_or_default();
         let map = replaced(&current, map, &self.id)?;
+        let default_ttl = map
+            .get("defaultTtl")
+            .and_then(Value::as_i64)
+            .unwrap_or(NO_TTL);
         *guard = sealed_definition(map, &self.rid_bytes);
+        self.default_ttl.store(default_ttl, Ordering::Relaxed);
         Ok(guard.clone())
+    }
+
+    /// The container's `defaultTtl` (`None`: expiry is off).
+    pub fn default_ttl(&self) -> Option<i64> {
+        Some(self.default_ttl.load(Ordering::Relaxed)).filter(|t| *t != NO_TTL)
+    }
+
+    /// Whether the stored item `body` has outlived its time to live at `unix_now` (seconds).
+    pub fn expired(&self, body: &[u8], unix_now: u64) -> bool {
+        self.default_ttl()
+            .is_some_and(|t| super::ttl::expired(Some(t), body, unix_now))
     }
 
     /// The physical partition (range index) an EPK belongs to.
@@ -273,6 +300,27 @@ mod tests {
     fn make(body: &str) -> Result<Container, ApiError> {
         let map = parse_object(body.as_bytes()).unwrap();
         Container::create(map, "c".into(), [0, 0, 0, 1], 1, 4, 2)
+    }
+
+    #[test]
+    fn the_default_ttl_follows_creation_and_replaces() {
+        let body = br#"{"id":"a","_ts":1000}"#;
+        let c = make(r#"{"id":"c","partitionKey":{"paths":["/pk"]},"defaultTtl":10}"#).unwrap();
+        assert_eq!(c.default_ttl(), Some(10));
+        assert!(!c.expired(body, 1009) && c.expired(body, 1010));
+        let off = parse_object(br#"{"id":"c","partitionKey":{"paths":["/pk"]}}"#).unwrap();
+        c.replace_definition(off, None).unwrap();
+        assert_eq!(c.default_ttl(), None);
+        assert!(!c.expired(body, 5000), "expiry switched off");
+        let on = parse_object(br#"{"id":"c","partitionKey":{"paths":["/pk"]},"defaultTtl":-1}"#)
+            .unwrap();
+        c.replace_definition(on, None).unwrap();
+        assert_eq!(c.default_ttl(), Some(-1));
+        assert!(
+            !c.expired(body, 5000),
+            "-1: only an item's own ttl expires it"
+        );
+        assert!(c.expired(br#"{"id":"a","_ts":1000,"ttl":5}"#, 1005));
     }
 
     #[test]

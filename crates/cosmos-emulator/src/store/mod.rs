@@ -116,11 +116,10 @@ impl Store {
         let mut expired = 0;
         for db in self.catalog.databases() {
             for container in db.containers() {
-                let Some(default_ttl) = ttl::default_ttl(&container.definition().body) else {
+                if container.default_ttl().is_none() {
                     continue;
-                };
-                let is_expired =
-                    |doc: &StoredDoc| ttl::expired(Some(default_ttl), &doc.body, unix_now);
+                }
+                let is_expired = |doc: &StoredDoc| container.expired(&doc.body, unix_now);
                 for partition in container.partitions() {
                     // Found under the read lock; each re-checked under the write lock (a write in
                     // between renews an item).

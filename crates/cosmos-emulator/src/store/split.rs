@@ -3,7 +3,7 @@
 //! each child holding its half of the parent's items and the parent's replication log. The old
 //! container's partitions are emptied and retired, so a request still holding it answers 410.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::RwLock;
 
 use super::container::{pkranges_feed, Container};
@@ -116,6 +116,7 @@ impl Container {
             pkranges_etag,
             next_item: AtomicU64::new(self.next_item.load(Ordering::Relaxed)),
             unique_keys: self.unique_keys.clone(),
+            default_ttl: AtomicI64::new(self.default_ttl.load(Ordering::Relaxed)),
         })
     }
 }

@@ -2,9 +2,9 @@
 //! or `null`: off, and items' own `ttl` is ignored; `-1`: on, items do not expire unless their own
 //! `ttl` says so; `n > 0`: items expire `n` seconds after their last write). An item's `ttl`
 //! (`-1` or `n > 0`) overrides the container's when expiry is on. An item expires once its `_ts`
-//! plus its time to live has passed; the emulator deletes expired items in its periodic sweep
-//! (each second) in the write region, as any delete, so every region and the change feed see them
-//! go.
+//! plus its time to live has passed: a point read no longer finds it, and the emulator deletes it
+//! in its periodic sweep (each second) in the write region, as any delete, so every region, query
+//! and the change feed see it go.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -38,18 +38,6 @@ pub fn expired(default_ttl: Option<i64>, body: &[u8], now: u64) -> bool {
     };
     time_to_live(default_ttl, item.ttl.as_ref())
         .is_some_and(|ttl| item.ts.saturating_add(ttl) <= now)
-}
-
-/// The container's `defaultTtl` from its resource JSON (`None`: expiry is off).
-pub fn default_ttl(definition: &[u8]) -> Option<i64> {
-    #[derive(Deserialize)]
-    struct Settings {
-        #[serde(rename = "defaultTtl")]
-        default_ttl: Option<i64>,
-    }
-    serde_json::from_slice::<Settings>(definition)
-        .ok()?
-        .default_ttl
 }
 
 #[cfg(test)]
@@ -89,8 +77,5 @@ mod tests {
         assert!(expired(Some(-1), body.as_bytes(), 1010));
         assert!(!expired(None, body.as_bytes(), 5000), "expiry off");
         assert!(!expired(Some(60), b"not json", 5000));
-        assert_eq!(default_ttl(br#"{"id":"c","defaultTtl":60}"#), Some(60));
-        assert_eq!(default_ttl(br#"{"id":"c","defaultTtl":null}"#), None);
-        assert_eq!(default_ttl(br#"{"id":"c"}"#), None);
     }
 }
