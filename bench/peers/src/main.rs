@@ -97,6 +97,7 @@ fn facts(d: &DiagnosticsContext, slow_after: Duration) -> (HedgeFacts, u32, f64)
                     HedgeTerminalState::PrimaryWonPreThreshold
                         | HedgeTerminalState::DeadlineExceededPreThreshold
                 ),
+                budget_denied: false,
             }
         }
         None => {
@@ -106,6 +107,7 @@ fn facts(d: &DiagnosticsContext, slow_after: Duration) -> (HedgeFacts, u32, f64)
                 alternate_won: false,
                 primary_over_threshold: first
                     .is_some_and(|ms| Duration::from_millis(ms) > slow_after),
+                budget_denied: false,
             }
         }
     };
@@ -140,7 +142,8 @@ impl Workload for SdkRead {
             }
             Err(e) => {
                 let status = u16::from(e.status().status_code());
-                let mut report = OpReport::failed(Some(status));
+                let sub_status = e.status().sub_status().map_or(0, |s| u32::from(s.value()));
+                let mut report = OpReport::failed(Some(status), sub_status);
                 if let Some(d) = e.diagnostics() {
                     let (hedge, extra_requests, total) = facts(&d, self.slow_after);
                     report.hedge = hedge;
@@ -176,6 +179,11 @@ async fn container(args: &Args, hedging: HedgingChoice) -> Result<ContainerClien
         )),
         HedgingChoice::On => {
             return Err("give the SDK an explicit threshold, e.g. --hedging 50ms".into())
+        }
+        HedgingChoice::Adaptive(_) => {
+            return Err(
+                "the SDK has no adaptive threshold: give it one, e.g. --hedging 50ms".into(),
+            )
         }
     });
     let regions: Vec<Region> = args
