@@ -14,19 +14,7 @@ use serde_json::{json, Value};
 const DOCS: &str = "/dbs/db/colls/c/docs";
 
 async fn query(c: &TestClient, base: &str, body: &Value, extra: &[(&str, &str)]) -> common::Resp {
-    let mut headers = vec![
-        ("x-ms-documentdb-isquery", "True"),
-        ("content-type", "application/query+json"),
-    ];
-    headers.extend_from_slice(extra);
-    c.send(
-        base,
-        Method::POST,
-        DOCS,
-        &headers,
-        Some(body.to_string().as_bytes()),
-    )
-    .await
+    c.query(base, DOCS, body, extra).await
 }
 
 /// Every page of a query; `between` runs after each page (writes between pages).

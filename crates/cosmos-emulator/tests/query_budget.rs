@@ -7,25 +7,12 @@ mod common;
 
 use common::{pk_header, start_with_container, TestClient};
 use cosmos_emulator::{EmulatorBuilder, QueryLimits};
-use http::Method;
 use serde_json::{json, Value};
 
 const DOCS: &str = "/dbs/db/colls/c/docs";
 
 async fn query(c: &TestClient, base: &str, body: &Value, extra: &[(&str, &str)]) -> common::Resp {
-    let mut headers = vec![
-        ("x-ms-documentdb-isquery", "True"),
-        ("content-type", "application/query+json"),
-    ];
-    headers.extend_from_slice(extra);
-    c.send(
-        base,
-        Method::POST,
-        DOCS,
-        &headers,
-        Some(body.to_string().as_bytes()),
-    )
-    .await
+    c.query(base, DOCS, body, extra).await
 }
 
 /// Every result of a query and how many pages (and empty pages with a continuation) it took.

@@ -37,7 +37,8 @@ pub(crate) async fn execute(
     // Instrumenting wraps (and so copies) the whole in-flight future: only when someone listens.
     let run = || async {
         let (mut end, mut hedge) = dispatch(&ctx, &diagnostics).await;
-        if ended_session_unavailable(&end) && container_was_recreated(&ctx).await {
+        // Boxed (rare path): keeps every operation's future small.
+        if ended_session_unavailable(&end) && Box::pin(container_was_recreated(&ctx)).await {
             (end, hedge) = dispatch(&ctx, &diagnostics).await;
         }
         (end, hedge)

@@ -46,6 +46,13 @@ pub struct Container {
 /// What [`Container::default_ttl`] holds when expiry is off.
 const NO_TTL: i64 = i64::MIN;
 
+/// A container body's `defaultTtl` as [`Container::default_ttl`] keeps it (checked already).
+fn ttl_setting(map: &Map<String, Value>) -> i64 {
+    map.get("defaultTtl")
+        .and_then(Value::as_i64)
+        .unwrap_or(NO_TTL)
+}
+
 impl Container {
     /// Builds a container from a create request's body.
     pub fn create(
@@ -59,10 +66,7 @@ impl Container {
         let pk = PkDefinition::from_container_body(&mut map).map_err(ApiError::bad_request)?;
         check_default_ttl(&map)?;
         let unique_keys = super::unique_keys::UniqueKeys::from_definition(&map)?;
-        let default_ttl = map
-            .get("defaultTtl")
-            .and_then(Value::as_i64)
-            .unwrap_or(NO_TTL);
+        let default_ttl = ttl_setting(&map);
         let mut rid_bytes = [0u8; 8];
         rid_bytes[..4].copy_from_slice(&db_rid);
         rid_bytes[4..].copy_from_slice(&(ordinal | 0x8000_0000).to_be_bytes());
@@ -129,10 +133,7 @@ impl Container {
         }
         let current: Map<String, Value> = serde_json::from_slice(&guard.body).unwrap_or_default();
         let map = replaced(&current, map, &self.id)?;
-        let default_ttl = map
-            .get("defaultTtl")
-            .and_then(Value::as_i64)
-            .unwrap_or(NO_TTL);
+        let default_ttl = ttl_setting(&map);
         *guard = sealed_definition(map, &self.rid_bytes);
         self.default_ttl.store(default_ttl, Ordering::Relaxed);
         Ok(guard.clone())

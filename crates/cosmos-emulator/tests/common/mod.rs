@@ -223,6 +223,30 @@ impl TestClient {
         .await
     }
 
+    /// Posts `body` (`{"query", "parameters"}`) as a query to the docs feed at `path`, with `extra`
+    /// headers.
+    pub async fn query(
+        &self,
+        base: &str,
+        path: &str,
+        body: &Value,
+        extra: &[(&str, &str)],
+    ) -> Resp {
+        let mut headers = vec![
+            ("x-ms-documentdb-isquery", "True"),
+            ("content-type", "application/query+json"),
+        ];
+        headers.extend_from_slice(extra);
+        self.send(
+            base,
+            Method::POST,
+            path,
+            &headers,
+            Some(body.to_string().as_bytes()),
+        )
+        .await
+    }
+
     /// Creates database `db` and container `coll` (partition key `/pk`) through `base`.
     pub async fn setup(&self, base: &str, db: &str, coll: &str) {
         let r = self
