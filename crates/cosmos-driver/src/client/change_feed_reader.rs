@@ -6,19 +6,32 @@ use std::marker::PhantomData;
 
 use futures::Stream;
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 
 use super::driver_page_source::DriverPageSource;
 use crate::change_feed::{
-    is_range_gone, page_operation, ChangeFeedMode, ChangeFeedPage, FeedState,
+    is_range_gone, page_operation, ChangeFeedMode, ChangeFeedPage, FeedState, NextRequest,
+    PageStart,
 };
+use crate::operations::feed_body::feed_items;
+use crate::operations::page_guard::change_feed_fault;
 use crate::options::OperationOptions;
-use crate::protocol::{status, ContainerReference};
+use crate::protocol::ContainerReference;
 use crate::query::{QueryPageSource, TargetRange};
 use crate::{CosmosDriver, CosmosError};
 
 /// Range re-reads one page may make after answers that a range is gone (a split).
 const MAX_RANGE_REFRESHES: usize = 8;
+
+/// The position a page request reads after (its `If-None-Match` etag), if any.
+fn sent_position(next: &NextRequest) -> Option<&str> {
+    let start = match next {
+        NextRequest::Range { start, .. } | NextRequest::PartitionKey { start, .. } => start,
+    };
+    match start {
+        PageStart::After(etag) => Some(etag),
+        PageStart::Beginning | PageStart::Now | PageStart::Since(_) => None,
+    }
+}
 
 /// How a change feed is read.
 #[derive(Clone, Debug, Default)]
@@ -29,12 +42,6 @@ pub struct ChangeFeedOptions {
     pub max_item_count: Option<u32>,
     /// Per-request options (session token, consistency, excluded regions, deadline, hedging).
     pub request: OperationOptions,
-}
-
-#[derive(Deserialize)]
-struct Documents<T> {
-    #[serde(rename = "Documents")]
-    documents: Vec<T>,
 }
 
 /// A change feed of one container, read lazily: [`ChangeFeed::next_page`] answers the next page
@@ -147,11 +154,15 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             page.request_charge += response.request_charge();
             page.session_token = response.session_token().map(str::to_owned);
             page.diagnostics.push(response.diagnostics().clone());
-            let items = if response.status() == status::NOT_MODIFIED {
-                Vec::new()
-            } else {
-                response.json::<Documents<T>>()?.documents
-            };
+            let what = format!("a change feed page of {}", container.link());
+            let items: Vec<T> = feed_items(&response, "Documents", &what)?;
+            if let Some(fault) =
+                change_feed_fault(sent_position(&next), response.etag(), items.len())
+            {
+                return Err(fault
+                    .into_error(&what)
+                    .with_diagnostics(response.diagnostics().clone()));
+            }
             state.record_page(response.etag(), !items.is_empty());
             if !items.is_empty() || state.poll_finished() {
                 page.items = items;
