@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::operations::feed_body::feed_items;
+use crate::operations::feed_body::{feed_items, unreadable};
 use crate::operations::page_guard::PageGuard;
 use crate::options::OperationOptions;
 use crate::protocol::ContainerReference;
@@ -109,10 +109,8 @@ impl QueryPageSource for DriverPageSource {
         let options = settings.request.clone();
         Box::pin(async move {
             let response = self.driver.execute(op, &options).await?;
-            QueryPlan::from_body(response.body()).map_err(|m| {
-                CosmosError::new(ErrorKind::Deserialization, m)
-                    .with_diagnostics(response.diagnostics().clone())
-            })
+            QueryPlan::from_body(response.body())
+                .map_err(|why| unreadable(&response, "the query plan request", why))
         })
     }
 

@@ -50,21 +50,28 @@ pub(crate) fn feed_items<T: de::DeserializeOwned>(
     if response.status() == status::NOT_MODIFIED {
         return Ok(Vec::new());
     }
-    read_array(response.body(), field).map_err(|why| {
-        let activity = response.activity_id().unwrap_or("none");
-        CosmosError::new(
-            ErrorKind::Deserialization,
-            format!(
-                "{what}: the page the service answered (status {}, activity id {activity}, {} \
-                 bytes) cannot be read: {why}",
-                response.cosmos_status(),
-                response.body().len()
-            ),
-        )
-        .with_status(response.cosmos_status())
-        .with_headers(response.headers().clone())
-        .with_diagnostics(response.diagnostics().clone())
-    })
+    read_array(response.body(), field).map_err(|why| unreadable(response, what, why))
+}
+
+/// The error for a `response` whose body cannot be read (`why`); `what` names it.
+pub(crate) fn unreadable(
+    response: &CosmosResponse,
+    what: impl fmt::Display,
+    why: impl fmt::Display,
+) -> CosmosError {
+    let activity = response.activity_id().unwrap_or("none");
+    CosmosError::new(
+        ErrorKind::Deserialization,
+        format!(
+            "{what}: the service's answer (status {}, activity id {activity}, {} bytes) cannot \
+             be read: {why}",
+            response.cosmos_status(),
+            response.body().len()
+        ),
+    )
+    .with_status(response.cosmos_status())
+    .with_headers(response.headers().clone())
+    .with_diagnostics(response.diagnostics().clone())
 }
 
 /// How many resources a feed page holds (checking its shape as [`feed_items`] does).

@@ -70,8 +70,8 @@ impl PageFault {
     }
 }
 
-/// The guard of one chain of continuations.
-#[derive(Clone, Debug)]
+/// The guard of one chain of continuations. Its `Debug` shows counts, not the tokens.
+#[derive(Clone)]
 pub struct PageGuard {
     /// The most recent continuations (sent or received), newest last.
     recent: VecDeque<Box<str>>,
@@ -81,6 +81,15 @@ pub struct PageGuard {
     since_saved: u64,
     power: u64,
     empty_in_a_row: u32,
+}
+
+impl fmt::Debug for PageGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PageGuard")
+            .field("recent_tokens", &self.recent.len())
+            .field("empty_in_a_row", &self.empty_in_a_row)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for PageGuard {
@@ -313,6 +322,15 @@ mod tests {
             Err(PageFault::Repeated)
         );
         guard.check(Some("a"), Some("b"), 1).unwrap();
+    }
+
+    #[test]
+    fn debug_output_holds_no_token() {
+        let mut guard = PageGuard::new();
+        guard.check(None, Some("secret-position"), 0).unwrap();
+        let text = format!("{guard:?}");
+        assert!(!text.contains("secret-position"), "{text}");
+        assert!(text.contains("empty_in_a_row: 1"), "{text}");
     }
 
     #[test]
