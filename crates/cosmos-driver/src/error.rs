@@ -186,6 +186,11 @@ impl CosmosError {
     pub fn is_conflict(&self) -> bool {
         self.is(status::CONFLICT)
     }
+    /// 410/1002, 410/1007 or 410/1008: the partition key range the request named is gone (split,
+    /// merged or moved); read the ranges again ([`crate::protocol::is_range_gone`]).
+    pub fn is_range_gone(&self) -> bool {
+        self.0.status.is_some_and(crate::protocol::is_range_gone)
+    }
     /// 429: the request was throttled (after the driver's own throttling retries).
     pub fn is_throttled(&self) -> bool {
         self.is(status::TOO_MANY_REQUESTS)

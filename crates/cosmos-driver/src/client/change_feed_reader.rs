@@ -9,8 +9,7 @@ use serde::de::DeserializeOwned;
 
 use super::driver_page_source::DriverPageSource;
 use crate::change_feed::{
-    is_range_gone, page_operation, ChangeFeedMode, ChangeFeedPage, FeedState, NextRequest,
-    PageStart,
+    page_operation, ChangeFeedMode, ChangeFeedPage, FeedState, NextRequest, PageStart,
 };
 use crate::operations::feed_body::feed_items;
 use crate::operations::page_guard::change_feed_fault;
@@ -125,7 +124,7 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
                 return Err(self.setup_error());
             };
             if !state.is_partition_key_scope() && self.ranges.is_none() {
-                self.ranges = Some(source.ranges(true).await?);
+                self.ranges = Some(source.ranges(true, &self.options.request).await?);
             }
             let next = match state.next_request(self.ranges.as_deref().unwrap_or(&[])) {
                 Ok(next) => next,
@@ -144,7 +143,7 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             )?;
             let response = match self.driver.execute(op, &self.options.request).await {
                 Ok(r) => r,
-                Err(e) if is_range_gone(&e) && refreshes < MAX_RANGE_REFRESHES => {
+                Err(e) if e.is_range_gone() && refreshes < MAX_RANGE_REFRESHES => {
                     refreshes += 1;
                     self.ranges = None;
                     continue;

@@ -43,7 +43,11 @@ struct RawRange {
 
 impl DriverPageSource {
     /// Reads the container's partition key ranges: every page of the feed, the leaves only.
-    async fn read_ranges(&self) -> Result<Vec<TargetRange>, CosmosError> {
+    async fn read_ranges(
+        &self,
+        options: &OperationOptions,
+    ) -> Result<Vec<TargetRange>, CosmosError> {
+        let options = options.for_metadata();
         let mut out = Vec::new();
         let mut continuation: Option<String> = None;
         let mut guard = PageGuard::new();
@@ -52,10 +56,7 @@ impl DriverPageSource {
             if let Some(c) = &continuation {
                 op = op.with_continuation(c)?;
             }
-            let response = self
-                .driver
-                .execute(op.clone(), &OperationOptions::default())
-                .await?;
+            let response = self.driver.execute(op.clone(), &options).await?;
             let ranges: Vec<RawRange> = feed_items(&response, "PartitionKeyRanges", &op)?;
             guard
                 .check(
@@ -129,7 +130,12 @@ impl QueryPageSource for DriverPageSource {
 
     /// The container's ranges: the driver's last reading unless `refresh` (or none is kept); a
     /// reading is kept for the next operation until a request finds a range gone.
-    fn ranges(&self, refresh: bool) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
+    fn ranges(
+        &self,
+        refresh: bool,
+        options: &OperationOptions,
+    ) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
+        let options = options.clone();
         Box::pin(async move {
             let metadata = self.driver.container_metadata();
             let link = self.container.link();
@@ -138,7 +144,7 @@ impl QueryPageSource for DriverPageSource {
                     return Ok(kept.to_vec());
                 }
             }
-            let ranges = self.read_ranges().await?;
+            let ranges = self.read_ranges(&options).await?;
             metadata.remember_partition_key_ranges(link, Arc::from(ranges.clone()));
             Ok(ranges)
         })

@@ -9,7 +9,6 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::driver_page_source::DriverPageSource;
-use crate::change_feed::is_range_gone;
 use crate::diagnostics::DiagnosticsContext;
 use crate::operations::feed_body::feed_items;
 use crate::operations::page_guard::PageGuard;
@@ -170,7 +169,7 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
     let mut found: Vec<Option<Value>> = vec![None; items.len()];
     for round in 0..MAX_PLAN_ROUNDS {
         // The driver's kept ranges first; read again when a range was found gone.
-        let ranges = source.ranges(round > 0).await?;
+        let ranges = source.ranges(round > 0, &options.request).await?;
         let groups = plan_read_many(&pending, &ranges, &paths)?;
         let concurrency = options.max_concurrency.max(1);
         let answers: Vec<(ReadManyGroup, Result<GroupAnswer, CosmosError>)> =
@@ -195,7 +194,7 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
                         found[indices[i]] = Some(doc);
                     }
                 }
-                Err(e) if is_range_gone(&e) && round + 1 < MAX_PLAN_ROUNDS => {
+                Err(e) if e.is_range_gone() && round + 1 < MAX_PLAN_ROUNDS => {
                     total.diagnostics.push(e.diagnostics().clone());
                     gone.extend(group.items.iter().map(|k| k.index));
                 }

@@ -14,7 +14,25 @@ use super::hedged::HedgePlan;
 use super::leg_result::LegResult;
 use crate::hedging::{
     default_threshold, HedgeLegOutput, HedgeTerminalState, HedgeThreshold, HedgedRace, Leg,
+    ReadKind,
 };
+use crate::operation::CosmosOperation;
+use crate::protocol::{OperationType, ResourceType};
+
+/// The kind of read `op` is, for its latencies: a change-feed page is a read feed with `A-IM`.
+pub(crate) fn read_kind(op: &CosmosOperation) -> ReadKind {
+    match (op.resource_type(), op.operation_type()) {
+        (ResourceType::Document, OperationType::Read) => ReadKind::PointRead,
+        (ResourceType::Document, OperationType::Query) => ReadKind::QueryPage,
+        (ResourceType::Document, _)
+            if op.extra_headers().iter().any(|(n, _)| n.as_str() == "a-im") =>
+        {
+            ReadKind::ChangeFeedPage
+        }
+        (ResourceType::Document, _) => ReadKind::FeedPage,
+        _ => ReadKind::Metadata,
+    }
+}
 
 /// The fixed threshold the read's race uses.
 pub(crate) fn race_threshold(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>) -> HedgeThreshold {
@@ -23,15 +41,19 @@ pub(crate) fn race_threshold(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>) -
         return threshold;
     }
     let fallback = default_threshold(ctx.options.hedging.request_timeout);
-    ctx.core
-        .latencies
-        .threshold_for(&plan.primary.region, threshold, fallback, Instant::now())
+    ctx.core.latencies.threshold_for(
+        &plan.primary.region,
+        read_kind(ctx.operation),
+        threshold,
+        fallback,
+        Instant::now(),
+    )
 }
 
 /// What a finished race says about its primary region's latency, when anything.
 ///
-/// A final answer of the primary in its own region took `elapsed` there. When the alternate won,
-/// the primary had not answered within `elapsed`: recording that lower bound keeps a region that
+/// A final answer of the primary in its own region took `elapsed` there. When the alternate won
+/// while the primary was still out, the primary had not answered within `elapsed`: recording that lower bound keeps a region that
 /// turned slow from looking fast (its slow answers are never seen, because the alternate wins
 /// first); it leaves a quantile below the threshold unchanged, because every such latency lies
 /// above it. Anything else (no final answer, a deadline) says nothing.
@@ -41,7 +63,12 @@ pub(crate) fn observed_primary_latency(
     elapsed: Duration,
 ) -> Option<Duration> {
     match race.terminal_state {
-        HedgeTerminalState::AlternateWon => Some(elapsed),
+        // After an early hedge (the primary already ended transient, say a 503 in 3 ms) the race's
+        // time is the alternate's, not the primary region's: nothing to record.
+        HedgeTerminalState::AlternateWon => match race.earlier {
+            Some((Leg::Primary, _)) => None,
+            _ => Some(elapsed),
+        },
         HedgeTerminalState::PrimaryWonPreThreshold
         | HedgeTerminalState::PrimaryWonAfterHedge
         | HedgeTerminalState::BudgetDenied => match &race.output {
@@ -71,8 +98,11 @@ pub(crate) fn record_race(
         return;
     }
     if let Some(latency) = observed_primary_latency(plan, race, elapsed) {
-        ctx.core
-            .latencies
-            .record(&plan.primary.region, latency, Instant::now());
+        ctx.core.latencies.record(
+            &plan.primary.region,
+            read_kind(ctx.operation),
+            latency,
+            Instant::now(),
+        );
     }
 }

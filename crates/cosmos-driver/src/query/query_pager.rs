@@ -25,9 +25,7 @@ use super::query_spec::Query;
 use super::range_merge::{RangeCursor, TargetRange};
 use crate::diagnostics::DiagnosticsContext;
 use crate::operations::page_guard::PageGuard;
-use crate::protocol::{
-    effective_partition_key, status, sub_status, PartitionKey, EPK_MAX, MAX_HIERARCHY_DEPTH,
-};
+use crate::protocol::{effective_partition_key, PartitionKey, EPK_MAX, MAX_HIERARCHY_DEPTH};
 use crate::{CosmosError, ErrorKind};
 
 /// The most range splits one query follows before giving up.
@@ -124,11 +122,6 @@ enum Mode {
     Key,
     /// Each range by its id and the part of it a hierarchical key prefix covers.
     Prefix,
-}
-
-fn is_split(e: &CosmosError) -> bool {
-    e.status() == Some(status::GONE)
-        && matches!(e.sub_status(), Some(s) if s == sub_status::PARTITION_KEY_RANGE_GONE || s == 1007)
 }
 
 impl QueryPager {
@@ -230,7 +223,7 @@ impl QueryPager {
                 let plan = self.source.plan(self.query.to_body()?, &settings).await?;
                 let plan = check_plan(&plan)
                     .map_err(|u| CosmosError::new(ErrorKind::NotSupported, u.to_string()))?;
-                let ranges = self.source.ranges(false).await?;
+                let ranges = self.source.ranges(false, &settings.request).await?;
                 let cursors = match &token {
                     Some(t) => {
                         resume_cursors(&t.ranges, &ranges).map_err(CosmosError::invalid_input)?
@@ -424,7 +417,7 @@ impl QueryPager {
                     })?;
                     page.diagnostics.push(p.diagnostics);
                 }
-                Err(e) if is_split(&e) && !single => {
+                Err(e) if e.is_range_gone() && !single => {
                     self.summary.record(e.diagnostics());
                     if *splits_left == 0 {
                         return Err(e.with_context(format!(
@@ -433,7 +426,7 @@ impl QueryPager {
                     }
                     *splits_left -= 1;
                     self.summary.splits += 1;
-                    let ranges = self.source.ranges(true).await?;
+                    let ranges = self.source.ranges(true, &settings.request).await?;
                     let children: Vec<TargetRange> = ranges
                         .into_iter()
                         .filter(|r| {
