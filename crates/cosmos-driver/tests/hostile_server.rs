@@ -445,6 +445,26 @@ async fn change_feed_pages_must_move_past_their_changes() {
         .collect();
     assert_eq!(sent, [None, Some("\"5\"".to_owned())]);
 
+    // Changes that lead back to a position the range was at: a cycle.
+    let server = Server::start(|_, seen| {
+        let next = match seen.if_none_match.as_deref() {
+            Some("\"A\"") => "\"B\"",
+            _ => "\"A\"",
+        };
+        Reply::page(r#"{"Documents":[{"id":"a"}]}"#, None).with_header("etag", next.to_owned())
+    })
+    .await;
+    let driver = server.driver().await;
+    let mut feed = driver.container("db", "c").change_feed::<Value>(
+        cosmos_driver::change_feed::ChangeFeedStart::Beginning,
+        cosmos_driver::change_feed::FeedScope::Container,
+    );
+    assert_eq!(feed.next_page().await.expect("to A").items().len(), 1);
+    assert_eq!(feed.next_page().await.expect("to B").items().len(), 1);
+    let e = feed.next_page().await.expect_err("back to A");
+    assert!(e.to_string().contains("cycle"), "{e}");
+    assert_eq!(server.pages().len(), 3);
+
     // "Nothing new" at the same position is a finished poll, not an error.
     let server = Server::start(|_, _| Reply {
         status: 304,

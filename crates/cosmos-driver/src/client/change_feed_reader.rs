@@ -2,6 +2,7 @@
 //! is one operation through the driver's pipeline (retried, routed and hedged like a point read);
 //! the pure position keeping is [`crate::change_feed::FeedState`].
 
+use std::collections::HashMap;
 use std::marker::PhantomData;
 
 use futures::Stream;
@@ -12,7 +13,7 @@ use crate::change_feed::{
     page_operation, ChangeFeedMode, ChangeFeedPage, FeedState, NextRequest, PageStart,
 };
 use crate::operations::feed_body::feed_items;
-use crate::operations::page_guard::change_feed_fault;
+use crate::operations::page_guard::PageGuard;
 use crate::options::OperationOptions;
 use crate::protocol::ContainerReference;
 use crate::query::{QueryPageSource, TargetRange};
@@ -29,6 +30,23 @@ fn sent_position(next: &NextRequest) -> Option<&str> {
     match start {
         PageStart::After(etag) => Some(etag),
         PageStart::Beginning | PageStart::Now | PageStart::Since(_) => None,
+    }
+}
+
+/// Which range (or part of one, or partition key) a page request reads: one guard each.
+fn range_key(next: &NextRequest) -> String {
+    match next {
+        NextRequest::Range {
+            range_id,
+            part: None,
+            ..
+        } => range_id.clone(),
+        NextRequest::Range {
+            range_id,
+            part: Some(part),
+            ..
+        } => format!("{range_id} [{:?}, {:?})", part.min(), part.max()),
+        NextRequest::PartitionKey { partition_key, .. } => partition_key.as_json().to_owned(),
     }
 }
 
@@ -53,6 +71,8 @@ pub struct ChangeFeed<T> {
     state: Result<FeedState, Option<CosmosError>>,
     ranges: Option<Vec<TargetRange>>,
     options: ChangeFeedOptions,
+    /// The position guard of each range read (by range id and the part of it read).
+    guards: HashMap<String, PageGuard>,
     _items: PhantomData<fn() -> T>,
 }
 
@@ -76,6 +96,7 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             state,
             ranges: None,
             options,
+            guards: HashMap::new(),
             _items: PhantomData,
         }
     }
@@ -155,8 +176,9 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             page.diagnostics.push(response.diagnostics().clone());
             let what = format!("a change feed page of {}", container.link());
             let items: Vec<T> = feed_items(&response, "Documents", &what)?;
-            if let Some(fault) =
-                change_feed_fault(sent_position(&next), response.etag(), items.len())
+            let guard = self.guards.entry(range_key(&next)).or_default();
+            if let Err(fault) =
+                guard.check_changes(sent_position(&next), response.etag(), items.len())
             {
                 return Err(fault
                     .into_error(&what)

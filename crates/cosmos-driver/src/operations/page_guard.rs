@@ -10,7 +10,8 @@
 //! token whose distance doubles), within about twice the cycle's length, whatever that length.
 //!
 //! The change feed is the exception: "nothing new" legitimately answers with the position it was
-//! sent. Its rule is [`change_feed_fault`]: a page *with* changes must move the position.
+//! sent. Its rule is [`PageGuard::check_changes`]: a page *with* changes must move the position,
+//! to one the range has not been at.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -153,6 +154,25 @@ impl PageGuard {
             self.power = self.power.saturating_mul(2);
         }
         Ok(())
+    }
+
+    /// The change feed's rule for a page of one range read from position `sent` (its etag; none
+    /// for a start from the beginning, now or a time) that held `items` changes and answered
+    /// position `next`: see [`change_feed_fault`]; besides, changes that lead back to a position
+    /// the range was at earlier are a cycle. Pages without changes are polls and are not counted.
+    pub fn check_changes(
+        &mut self,
+        sent: Option<&str>,
+        next: Option<&str>,
+        items: usize,
+    ) -> Result<(), PageFault> {
+        if let Some(fault) = change_feed_fault(sent, next, items) {
+            return Err(fault);
+        }
+        if items == 0 {
+            return Ok(());
+        }
+        self.check(sent, next, items)
     }
 
     fn remember(&mut self, token: &str) {
@@ -343,6 +363,59 @@ mod tests {
             .to_string()
             .contains("1001 empty pages"));
         assert!(PageFault::Repeated.to_string().contains("it was sent"));
+    }
+
+    #[test]
+    fn change_feed_positions_as_a_table() {
+        // (sent, answered, changes) of one range's pages in turn; the index of the page that
+        // faults and why.
+        type Page<'a> = (Option<&'a str>, Option<&'a str>, usize);
+        type Fault = Option<(usize, PageFault)>;
+        let cases: &[(&str, &[Page<'_>], Fault)] = &[
+            (
+                "changes, then polls at the same position, then more changes",
+                &[
+                    (None, Some("1"), 2),
+                    (Some("1"), Some("2"), 1),
+                    (Some("2"), Some("2"), 0),
+                    (Some("2"), Some("2"), 0),
+                    (Some("2"), Some("3"), 4),
+                ],
+                None,
+            ),
+            (
+                "changes at the same position",
+                &[(None, Some("1"), 2), (Some("1"), Some("1"), 2)],
+                Some((1, PageFault::ChangesWithoutProgress)),
+            ),
+            (
+                "changes leading back to an earlier position",
+                &[
+                    (None, Some("A"), 1),
+                    (Some("A"), Some("B"), 1),
+                    (Some("B"), Some("A"), 1),
+                ],
+                Some((2, PageFault::Cycle)),
+            ),
+            (
+                "many polls are never a run of empty pages",
+                &[(Some("9"), Some("9"), 0); 2000],
+                None,
+            ),
+        ];
+        for (name, pages, expected) in cases {
+            let mut guard = PageGuard::new();
+            let got = pages
+                .iter()
+                .enumerate()
+                .find_map(|(i, (sent, next, items))| {
+                    guard
+                        .check_changes(*sent, *next, *items)
+                        .err()
+                        .map(|f| (i, f))
+                });
+            assert_eq!(got, *expected, "{name}");
+        }
     }
 
     #[test]
