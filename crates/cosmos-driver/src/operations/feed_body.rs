@@ -164,35 +164,52 @@ fn read_array<T: de::DeserializeOwned>(body: &[u8], field: &str) -> Result<Vec<T
         ));
     }
     let mut json = serde_json::Deserializer::from_slice(body);
-    let mut track = serde_path_to_error::Track::new();
-    let seed = FeedArray::<T> {
-        field,
-        _items: PhantomData,
-    };
-    let read = seed.deserialize(serde_path_to_error::Deserializer::new(
-        &mut json, &mut track,
-    ));
-    let items = match read {
-        Ok(items) => items,
-        Err(e) => {
-            let path = track.path().to_string();
-            let reason: String = e.to_string().chars().take(MAX_REASON_CHARS).collect();
-            return Err(if path == "." || path.is_empty() {
-                reason
-            } else {
-                format!("at {path}: {reason}")
-            });
+    match FeedArray::<T>::new(field).deserialize(&mut json) {
+        Ok(items) => {
+            json.end()
+                .map_err(|e| format!("after the page's object: {e}"))?;
+            Ok(items)
         }
-    };
-    json.end()
-        .map_err(|e| format!("after the page's object: {e}"))?;
-    Ok(items)
+        // Read again, tracking the path (which costs on every value), only to say where.
+        Err(e) => Err(where_reading_stops::<T>(body, field).unwrap_or_else(|| cut(&e))),
+    }
+}
+
+/// Where and why reading `body` as a feed page stops: `at Documents[0].pk: EOF while ...`.
+fn where_reading_stops<T: de::DeserializeOwned>(body: &[u8], field: &str) -> Option<String> {
+    let mut json = serde_json::Deserializer::from_slice(body);
+    let mut track = serde_path_to_error::Track::new();
+    let e = FeedArray::<T>::new(field)
+        .deserialize(serde_path_to_error::Deserializer::new(
+            &mut json, &mut track,
+        ))
+        .err()?;
+    let path = track.path().to_string();
+    Some(if path == "." || path.is_empty() {
+        cut(&e)
+    } else {
+        format!("at {path}: {}", cut(&e))
+    })
+}
+
+/// The JSON reader's reason, cut to [`MAX_REASON_CHARS`].
+fn cut(e: &serde_json::Error) -> String {
+    e.to_string().chars().take(MAX_REASON_CHARS).collect()
 }
 
 /// Reads a JSON object, keeping only the array under `field` (read as `Vec<T>`).
 struct FeedArray<'f, T> {
     field: &'f str,
     _items: PhantomData<fn() -> T>,
+}
+
+impl<'f, T> FeedArray<'f, T> {
+    fn new(field: &'f str) -> Self {
+        FeedArray {
+            field,
+            _items: PhantomData,
+        }
+    }
 }
 
 impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for FeedArray<'_, T> {
