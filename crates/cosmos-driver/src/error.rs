@@ -118,6 +118,12 @@ impl CosmosError {
         self
     }
 
+    /// The same error with the headers of the answer it is about (a page that could not be read).
+    pub(crate) fn with_headers(mut self, headers: ResponseHeaders) -> Self {
+        self.0.headers = Some(headers);
+        self
+    }
+
     /// The same error with a status attached (for synthesized errors such as PATCH exhaustion).
     pub fn with_status(mut self, status: CosmosStatus) -> Self {
         self.0.status = Some(status);

@@ -10,6 +10,8 @@ use serde_json::Value;
 
 use super::driver_page_source::DriverPageSource;
 use crate::diagnostics::DiagnosticsContext;
+use crate::operations::feed_body::feed_items;
+use crate::operations::page_guard::PageGuard;
 use crate::options::OperationOptions;
 use crate::protocol::ContainerReference;
 use crate::query::{page_operation, PageSettings, PageTarget, QueryPageSource};
@@ -32,12 +34,6 @@ struct ContainerBody {
 #[derive(Deserialize)]
 struct PartitionKeyBody {
     paths: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct Documents {
-    #[serde(rename = "Documents")]
-    documents: Vec<Value>,
 }
 
 /// What one group answered.
@@ -107,6 +103,8 @@ async fn run_group(
             };
             let target = PageTarget::Range(group.range.clone());
             let mut continuation: Option<String> = None;
+            let mut guard = PageGuard::new();
+            let what = format!("a read-many query of range {}", group.range.id);
             for _ in 0..MAX_PAGES_PER_GROUP {
                 let op = page_operation(
                     container,
@@ -118,8 +116,19 @@ async fn run_group(
                 let response = driver.execute(op, options).await?;
                 answer.charge += response.request_charge();
                 answer.diagnostics.push(response.diagnostics().clone());
-                let page: Documents = response.json()?;
-                for doc in page.documents {
+                let documents: Vec<Value> = feed_items(&response, "Documents", &what)?;
+                guard
+                    .check(
+                        continuation.as_deref(),
+                        response.continuation(),
+                        documents.len(),
+                    )
+                    .map_err(|fault| {
+                        fault
+                            .into_error(&what)
+                            .with_diagnostics(response.diagnostics().clone())
+                    })?;
+                for doc in documents {
                     if let Some(index) = group.index_of(&doc, paths) {
                         answer.found.push((index, doc));
                     }

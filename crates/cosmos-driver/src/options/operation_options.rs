@@ -117,7 +117,7 @@ impl OperationOptions {
             excluded_regions: self.excluded_regions.clone(),
             end_to_end_timeout: self.end_to_end_timeout,
             application_preferred_regions: self.application_preferred_regions.clone(),
-            availability_strategy: self.availability_strategy.clone(),
+            availability_strategy: self.availability_strategy,
             hedging_enabled: self.hedging_enabled,
             consecutive_hedge_win_threshold: self.consecutive_hedge_win_threshold,
             ..Self::default()

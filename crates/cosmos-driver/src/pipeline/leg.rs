@@ -413,7 +413,9 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             Ok(raw) => {
                 let response = ServiceResponse::from_raw(raw);
                 attempt.answered(&response);
-                record_response_facts(ctx, &response, &mut p.state);
+                if let Err(e) = record_response_facts(ctx, &response, &mut p.state) {
+                    return p.end(LegEnd::Error(e));
+                }
                 p.last_status = Some(response.status);
                 let outcome = AttemptOutcome::Response {
                     status: response.status,

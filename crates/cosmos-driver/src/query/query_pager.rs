@@ -3,6 +3,7 @@
 //! children of a range that split (410/1002), and cuts the result into pages with their
 //! continuation, charge, session token, metrics and diagnostics.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -23,6 +24,7 @@ use super::query_plan::QueryRange;
 use super::query_spec::Query;
 use super::range_merge::{RangeCursor, TargetRange};
 use crate::diagnostics::DiagnosticsContext;
+use crate::operations::page_guard::PageGuard;
 use crate::protocol::{effective_partition_key, PartitionKey, EPK_MAX, MAX_HIERARCHY_DEPTH};
 use crate::{CosmosError, ErrorKind};
 
@@ -97,6 +99,8 @@ pub struct QueryPager {
     started: Option<Instant>,
     summary: QuerySummary,
     finished: bool,
+    /// The continuation guard of each range's chain of pages, by range id and lower bound.
+    guards: HashMap<(String, String), PageGuard>,
 }
 
 impl std::fmt::Debug for QueryPager {
@@ -138,6 +142,7 @@ impl QueryPager {
             started: None,
             summary: QuerySummary::default(),
             finished: false,
+            guards: HashMap::new(),
         }
     }
 
@@ -391,6 +396,18 @@ impl QueryPager {
                     if let Some(m) = p.headers.get(INDEX_METRICS) {
                         page.index_metrics.push(m.to_owned());
                     }
+                    let guard = self
+                        .guards
+                        .entry((req.range.id.clone(), req.range.min.clone()))
+                        .or_default();
+                    if let Err(fault) = guard.check(
+                        req.continuation.as_deref(),
+                        p.continuation.as_deref(),
+                        p.documents.len(),
+                    ) {
+                        let what = self.page_name(&req);
+                        return Err(fault.into_error(what).with_diagnostics(p.diagnostics));
+                    }
                     let Some((exec, _)) = self.exec.as_mut() else {
                         break;
                     };
@@ -435,17 +452,19 @@ impl QueryPager {
                         .map_err(|m| CosmosError::new(ErrorKind::Deserialization, m))?;
                 }
                 Err(e) => {
-                    let what = match self.mode {
-                        Mode::Key => "a query page".to_owned(),
-                        Mode::Ranges | Mode::Prefix => {
-                            format!("a query page of range {}", req.range.id)
-                        }
-                    };
-                    return Err(e.with_context(what));
+                    return Err(e.with_context(self.page_name(&req)));
                 }
             }
         }
         Ok(())
+    }
+
+    /// How errors name the page `req` asked for.
+    fn page_name(&self, req: &PageRequest) -> String {
+        match self.mode {
+            Mode::Key => "a query page".to_owned(),
+            Mode::Ranges | Mode::Prefix => format!("a query page of range {}", req.range.id),
+        }
     }
 }
 
