@@ -136,6 +136,7 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             let response = match self.driver.execute(op, &self.options.request).await {
                 Ok(r) => r,
                 Err(e) if e.is_range_gone() && refreshes < MAX_RANGE_REFRESHES => {
+                    tokio::time::sleep(crate::operations::replan_delay(refreshes as u32)).await;
                     refreshes += 1;
                     self.ranges = None;
                     continue;

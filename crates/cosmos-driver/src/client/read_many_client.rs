@@ -19,7 +19,7 @@ use crate::read_many::{
 use crate::{CosmosDriver, CosmosError, CosmosOperation, ErrorKind, PartitionKey};
 
 /// Rounds of planning after groups found their range gone.
-const MAX_PLAN_ROUNDS: usize = 4;
+const MAX_PLAN_ROUNDS: usize = 8;
 /// The most pages one group query reads.
 const MAX_PAGES_PER_GROUP: usize = 1000;
 
@@ -160,6 +160,9 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
     let mut found: Vec<Option<Value>> = vec![None; items.len()];
     for round in 0..MAX_PLAN_ROUNDS {
         // The driver's kept ranges first; read again when a range was found gone.
+        if round > 1 {
+            tokio::time::sleep(crate::operations::replan_delay(round as u32 - 1)).await;
+        }
         let ranges = source.ranges(round > 0, &options.request).await?;
         let groups = plan_read_many(&pending, &ranges, &paths)?;
         let concurrency = options.max_concurrency.max(1);

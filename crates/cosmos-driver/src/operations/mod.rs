@@ -9,17 +9,21 @@
 //!   the change feed reuse it.
 //! - `fan_out`: an operation spread over partition key ranges (its trait and a test double; the
 //!   cross-partition query is its first user).
+//! - `replan`: how long a compound operation waits before it plans again after a range was
+//!   found gone.
 //! - read-modify-write is PATCH, in [`crate::patch`].
 
 mod fan_out;
 mod operation_kind;
 mod pager;
 mod pipeline_entry;
+mod replan;
 #[cfg(test)]
 mod test_entry;
 
 pub use pager::Pager;
 pub(crate) use pipeline_entry::PipelineEntry;
+pub(crate) use replan::replan_delay;
 
 use self::operation_kind::OperationKind;
 use crate::error::CosmosError;

@@ -422,7 +422,10 @@ impl QueryPager {
                         })
                         .collect();
                     if children.is_empty() {
-                        // The range map has not caught up yet: ask for the same range again.
+                        // The range map has not caught up yet (a split or migration completing):
+                        // ask for the same range again, a little later each time.
+                        let used = MAX_SPLITS_PER_QUERY - *splits_left - 1;
+                        tokio::time::sleep(crate::operations::replan_delay(used)).await;
                         continue;
                     }
                     let Some((exec, _)) = self.exec.as_mut() else {
