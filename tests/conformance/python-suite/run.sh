@@ -125,7 +125,8 @@ if [ "${1:-}" = "--in-namespace" ]; then
         if [ "$code" = 0 ]; then
             echo "  $sample: clean"
         else
-            echo "  $sample: exit $code; the last lines of $work/sample-$name.log:"
+            case "$code" in '"'*) outcome=${code//\"/} ;; *) outcome="exit status $code" ;; esac
+            echo "  $sample: $outcome; the last lines of $work/sample-$name.log:"
             tail -n 3 "$work/sample-$name.log" | sed 's/^/      /'
         fi
     done <"$here/samples.txt"

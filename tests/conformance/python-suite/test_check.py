@@ -79,6 +79,16 @@ class Compare(unittest.TestCase):
         self.assertEqual(counts["failed"], 1)
         self.assertIn("did not finish", problems[0])
 
+    def test_timing_dependent_entries_are_not_judged_but_must_run(self):
+        expected, problems = check.parse_expected(["?a  # timing", "?gone  # timing"])
+        self.assertEqual(problems, [])
+        for outcome in ("passed", "failed"):
+            with contextlib.redirect_stdout(io.StringIO()):
+                problems, _, _ = self.run_compare(expected, results(("a", outcome, "")))
+            self.assertEqual(len(problems), 1)
+            self.assertIn("NOT RUN", problems[0])
+            self.assertIn("gone", problems[0])
+
     def test_samples(self):
         problems, _, clean = self.run_compare(
             {"sample:bad.py": "gap", "sample:fixed.py": "gap"},
