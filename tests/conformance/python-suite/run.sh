@@ -20,7 +20,7 @@
 # Environment: PYTHON (default python3), SUITE_WORK (default /tmp/cosmos-python-suite: venv, sdist,
 # logs), CARGO_TARGET_DIR (default <repo>/target), EMULATOR_PROFILE (debug, the default, or
 # release), SUITE_TEST_TIMEOUT (seconds a test may take, default 120), SUITE_TIMEOUT (seconds the
-# whole test run may take, default 900), SAMPLE_TIMEOUT (seconds a sample may take, default 120).
+# whole test run may take, default 720), SAMPLE_TIMEOUT (seconds a sample may take, default 120).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -78,13 +78,18 @@ if [ "${1:-}" = "--in-namespace" ]; then
     echo "test suite: ${#files[@]} files, against https://localhost:8081/"
     rm -f "$work/cert.pem" "$work/results.jsonl" "$work/samples.jsonl"
     start_emulator 8081 "$work/emulator-tls.log" --tls --cert-out "$work/cert.pem"
+    # The certificate is written once the listeners are up.
+    for _ in $(seq 1 50); do
+        [ -s "$work/cert.pem" ] && break
+        sleep 0.1
+    done
     set +e
     (
         cd "$src/tests"
         export REQUESTS_CA_BUNDLE="$work/cert.pem" SSL_CERT_FILE="$work/cert.pem"
         export PYTHONPATH="$here" SUITE_RESULTS="$work/results.jsonl"
         export PYTHONDONTWRITEBYTECODE=1
-        timeout --kill-after=10 "${SUITE_TIMEOUT:-900}" "$work/venv/bin/python" -m pytest \
+        timeout --kill-after=10 "${SUITE_TIMEOUT:-720}" "$work/venv/bin/python" -m pytest \
             -p no:cacheprovider -p suite_report -p suite_isolation \
             --timeout "${SUITE_TEST_TIMEOUT:-120}" -q -rfE --tb=short -W ignore --durations=10 \
             "${files[@]}"
@@ -92,6 +97,7 @@ if [ "${1:-}" = "--in-namespace" ]; then
     status=$?
     set -e
     echo "pytest exited with $status (its output: $work/pytest.log)"
+    sed -n '/slowest 10 durations/,/^$/p' "$work/pytest.log"
     stop_emulator
 
     port=8091
