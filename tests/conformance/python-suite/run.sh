@@ -91,7 +91,7 @@ if [ "${1:-}" = "--in-namespace" ]; then
         export PYTHONDONTWRITEBYTECODE=1
         timeout --kill-after=10 "${SUITE_TIMEOUT:-720}" "$work/venv/bin/python" -m pytest \
             -p no:cacheprovider -p suite_report -p suite_isolation \
-            --timeout "${SUITE_TEST_TIMEOUT:-120}" -q -rfE --tb=short -W ignore --durations=10 \
+            --timeout "${SUITE_TEST_TIMEOUT:-120}" -q -rfE --tb=native -W ignore --durations=10 \
             "${files[@]}"
     ) >"$work/pytest.log" 2>&1
     status=$?

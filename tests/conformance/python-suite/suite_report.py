@@ -14,6 +14,9 @@ _state = {}
 def _first_line(report):
     if report.outcome == "skipped" and isinstance(report.longrepr, tuple):
         return str(report.longrepr[2])
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None and getattr(crash, "message", None):
+        return crash.message.strip().splitlines()[0][:300]
     text = getattr(report, "longreprtext", "") or ""
     lines = [line.strip() for line in text.splitlines() if line.strip().startswith("E ")]
     if lines:
