@@ -1,4 +1,4 @@
-//! Containers: create, read, list, delete, and their partition key ranges.
+//! Containers: create, read, list, query, delete, and their partition key ranges.
 
 use bytes::Bytes;
 
@@ -67,6 +67,22 @@ pub fn list(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
         charge::metadata(),
     )
     .header(headers::ITEM_COUNT, bodies.len().to_string()))
+}
+
+/// POST /dbs/{db}/colls with a query: the containers it selects.
+pub fn query(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
+    let database = ctx
+        .shared
+        .store
+        .catalog
+        .database(db)
+        .ok_or_else(ApiError::missing_entity)?;
+    let definitions: Vec<Bytes> = database
+        .containers()
+        .iter()
+        .map(|c| c.definition().body)
+        .collect();
+    super::metadata_query::answer(ctx, &database.rid, "DocumentCollections", &definitions)
 }
 
 /// GET /dbs/{db}/colls/{coll}

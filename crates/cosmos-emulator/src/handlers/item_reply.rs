@@ -9,8 +9,8 @@ use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError};
 use crate::store::{Partition, StoredDoc};
 
-/// The partition's headers on an item answer: session token and `lsn` at `lsn`, the range id and
-/// the container's paths.
+/// The partition's headers on an item answer: the session token at `lsn`, the range id, the
+/// container's paths and the replica headers (`lsn` among them, once).
 fn partition_headers(
     ctx: &RequestCtx<'_>,
     target: &Target,
@@ -24,7 +24,6 @@ fn partition_headers(
             headers::SESSION_TOKEN,
             session_token(ctx, partition, target.range_id(), lsn),
         ),
-        (headers::LSN, lsn.to_string()),
         (
             headers::PARTITION_KEY_RANGE_ID,
             target.range_id().to_owned(),

@@ -12,6 +12,7 @@ mod feed;
 mod item_reply;
 mod items;
 mod lag_admin;
+mod metadata_query;
 mod offers;
 mod patch;
 mod query;
@@ -48,10 +49,14 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
     let m = ctx.method;
     match &route.resource {
         Resource::Account if m == Method::GET => account::read(ctx),
+        Resource::Databases if m == Method::POST && is_query(ctx.headers) => databases::query(ctx),
         Resource::Databases if m == Method::POST => databases::create(ctx),
         Resource::Databases if m == Method::GET => databases::list(ctx),
         Resource::Database { db } if m == Method::GET => databases::read(ctx, db),
         Resource::Database { db } if m == Method::DELETE => databases::delete(ctx, db),
+        Resource::Containers { db } if m == Method::POST && is_query(ctx.headers) => {
+            containers::query(ctx, db)
+        }
         Resource::Containers { db } if m == Method::POST => containers::create(ctx, db),
         Resource::Containers { db } if m == Method::GET => containers::list(ctx, db),
         Resource::Container { db, coll } if m == Method::GET => containers::read(ctx, db, coll),
