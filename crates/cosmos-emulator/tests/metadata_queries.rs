@@ -1,6 +1,6 @@
-//! Queries over databases and containers (POST `/dbs`, `/dbs/{db}/colls` as a query): what the
-//! SDKs send for `query_databases`, `query_containers` and a filtered `list`. A query there
-//! selects resources; it never creates one.
+//! Queries over databases, containers and offers (POST `/dbs`, `/dbs/{db}/colls`, `/offers` as a
+//! query): what the SDKs send for `query_databases`, `query_containers`, a filtered `list`, and
+//! their throughput reads. A query there selects resources; it never creates one.
 
 mod common;
 
@@ -97,4 +97,42 @@ async fn queries_over_databases_and_containers_select_and_never_create() {
     assert_eq!(r.status, 400, "{r:?}");
     let r = metadata_query(&c, base, "/dbs/nope/colls", &all).await;
     assert_eq!(r.status, 404, "{r:?}");
+}
+
+#[tokio::test]
+async fn offer_queries_in_every_sdk_shape_find_the_offer() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    let container = c.get(base, "/dbs/db/colls/c", &[]).await.json();
+    let rid = container["_rid"].as_str().unwrap().to_owned();
+    let link = container["_self"].as_str().unwrap().to_owned();
+    let shapes = [
+        // Microsoft's Rust SDK.
+        json!({"query": "SELECT * FROM c WHERE c.offerResourceId = @rid", "parameters": [{"name": "@rid", "value": rid}]}),
+        // The Python SDK.
+        json!({"query": "SELECT * FROM root r WHERE r.resource=@link", "parameters": [{"name": "@link", "value": link}]}),
+        // The Node.js SDK, the link inline.
+        json!({"query": format!("SELECT * from root where root.resource = \"{link}\"")}),
+        // The Java and .NET SDKs.
+        json!({"query": "SELECT * FROM root WHERE root.offerResourceId = @offerResourceId", "parameters": [{"name": "@offerResourceId", "value": rid}]}),
+    ];
+    for body in &shapes {
+        let r = metadata_query(&c, base, "/offers", body).await;
+        assert_eq!(r.status, 200, "{body}: {r:?}");
+        let offers = r.json()["Offers"].as_array().unwrap().clone();
+        assert_eq!(offers.len(), 1, "{body}: {offers:?}");
+        assert_eq!(offers[0]["offerResourceId"], rid, "{body}");
+        assert_eq!(offers[0]["content"]["offerThroughput"], 400, "{body}");
+    }
+    let none = json!({"query": "SELECT * FROM c WHERE c.offerResourceId = 'nope'"});
+    let r = metadata_query(&c, base, "/offers", &none).await;
+    assert_eq!(r.json()["Offers"], json!([]));
+    let r = metadata_query(
+        &c,
+        base,
+        "/offers",
+        &json!({"query": "SELECT VALUE o.content.offerThroughput FROM o"}),
+    )
+    .await;
+    assert_eq!(r.json()["Offers"], json!([400]));
 }

@@ -1,8 +1,9 @@
-//! Queries over an account's metadata feeds: POST `/dbs` and `/dbs/{db}/colls` with
+//! Queries over an account's metadata feeds: POST `/dbs`, `/dbs/{db}/colls` and `/offers` with
 //! `x-ms-documentdb-isquery: True` (or `Content-Type: application/query+json`), what the SDKs send
-//! for `query_databases`, `query_containers` and a filtered `list`. The query runs over the feed's
-//! resources as the SQL engine runs it over items, and the answer is one page of the feed
-//! (`Databases`, `DocumentCollections`).
+//! for `query_databases`, `query_containers`, a filtered `list`, and their throughput reads
+//! (`SELECT * FROM c WHERE c.offerResourceId = @rid`, `... r.resource = @link`). The query runs
+//! over the feed's resources as the SQL engine runs it over items, and the answer is one page of
+//! the feed (`Databases`, `DocumentCollections`, `Offers`).
 
 use bytes::Bytes;
 use serde_json::Value;
