@@ -17,6 +17,7 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     let database = store.catalog.owner_database(db)?;
     let map = parse_object(&ctx.body)?;
     let id = id_of(&map)?;
+    Container::check_definition(&map)?;
     let throughput = super::offers::requested(ctx)?;
     let regions = store.topology.regions().len();
     let container = database.add_container(&id, |ordinal| {
@@ -139,4 +140,17 @@ pub fn pkranges(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Api
     }
     let count = container.partitions().len();
     Ok(reply.header(headers::ITEM_COUNT, count.to_string()))
+}
+
+/// GET (or a query POST to) /dbs/{db}/colls/{coll}/conflicts: the conflicts feed. Concurrent
+/// writes in a multi-write account are resolved as the last writer wins, which the service
+/// records in no conflict, so the feed is empty.
+pub fn conflicts(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+    let container = ctx.shared.store.catalog.container(db, coll)?;
+    Ok(Reply::json(
+        200,
+        feed_body(&container.rid, "Conflicts", &[]),
+        charge::metadata(),
+    )
+    .header(headers::ITEM_COUNT, "0"))
 }

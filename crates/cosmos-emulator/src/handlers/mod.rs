@@ -65,6 +65,13 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
             containers::delete(ctx, db, coll)
         }
         Resource::PkRanges { db, coll } if m == Method::GET => containers::pkranges(ctx, db, coll),
+        Resource::Conflicts { db, coll } if m == Method::GET || m == Method::POST => {
+            containers::conflicts(ctx, db, coll)
+        }
+        Resource::Conflict { db, coll, .. } if m == Method::GET || m == Method::DELETE => {
+            ctx.shared.store.catalog.container(db, coll)?;
+            Err(ApiError::missing_entity())
+        }
         Resource::Offers if m == Method::GET => Ok(offers::list(ctx)),
         Resource::Offers if m == Method::POST && is_query(ctx.headers) => offers::query(ctx),
         Resource::Offer { id } if m == Method::GET => offers::read(ctx, id),
