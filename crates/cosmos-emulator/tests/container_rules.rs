@@ -166,3 +166,49 @@ async fn a_feed_range_without_bounds_reads_its_whole_partition_key_range() {
         .await;
     assert_eq!(r.status, 400, "{r:?}");
 }
+
+#[tokio::test]
+async fn quoted_partition_key_paths_name_properties_holding_any_character() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(2)).await;
+    let base = emu.endpoint();
+    for (id, path, doc) in [
+        (
+            "q1",
+            "/\"level' 1*()\"/\"le/vel2\"",
+            json!({"id": "d1", "level' 1*()": {"le/vel2": "val1"}}),
+        ),
+        (
+            "q2",
+            "/'level\" 1*()'/'le/vel2'",
+            json!({"id": "d2", "level\" 1*()": {"le/vel2": "val2"}}),
+        ),
+    ] {
+        let body = json!({"id": id, "partitionKey": {"paths": [path], "kind": "Hash"}});
+        let r = create(&c, base, &body).await;
+        assert_eq!(r.status, 201, "{path}: {r:?}");
+        assert_eq!(r.json()["partitionKey"]["paths"], json!([path]));
+        let value = doc[doc
+            .as_object()
+            .unwrap()
+            .keys()
+            .find(|k| *k != "id")
+            .unwrap()]
+        .as_object()
+        .unwrap()["le/vel2"]
+            .clone();
+        let docs = format!("/dbs/db/colls/{id}/docs");
+        let r = c
+            .send_with_pk(base, Method::POST, &docs, &value, &[], Some(&doc))
+            .await;
+        assert_eq!(r.status, 201, "{path}: {r:?}");
+        // Another value in the header is a mismatch: the key was read from the quoted path.
+        let r = c
+            .send_with_pk(base, Method::POST, &docs, &json!("other"), &[], Some(&doc))
+            .await;
+        assert_eq!((r.status, r.sub_status()), (400, 1001), "{path}: {r:?}");
+    }
+    for bad in ["/\"open", "/a//b", "pk"] {
+        let body = json!({"id": "bad", "partitionKey": {"paths": [bad], "kind": "Hash"}});
+        assert_eq!(create(&c, base, &body).await.status, 400, "{bad}");
+    }
+}

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{pk_header, start_with_container, Resp, TestClient};
+use common::{master_auth, now_date, pk_header, start_with_container, Resp, TestClient};
 use cosmos_emulator::EmulatorBuilder;
 use http::Method;
 use serde_json::{json, Value};
@@ -299,5 +299,62 @@ async fn an_object_at_the_partition_key_path_is_undefined() {
             Some(&json!({"id": "a", "pk": [1]})),
         )
         .await;
+    assert_eq!(r.status, 400, "{r:?}");
+}
+
+/// The Python SDK's `delete_all_items_by_partition_key`: signed as the container (resource type
+/// `colls` on its link).
+async fn delete_partition_key(c: &TestClient, base: &str, pk: Option<&str>) -> Resp {
+    let date = now_date();
+    let auth = master_auth(&c.key, "POST", "colls", "dbs/db/colls/c", &date);
+    let header = pk.map(|p| pk_header(&json!(p)));
+    let mut headers = vec![
+        ("x-ms-date", date.as_str()),
+        ("authorization", auth.as_str()),
+        ("x-ms-version", "2020-07-15"),
+    ];
+    if let Some(h) = &header {
+        headers.push(("x-ms-documentdb-partitionkey", h.as_str()));
+    }
+    let path = "/dbs/db/colls/c/operations/partitionkeydelete";
+    c.send_raw(base, Method::POST, path, &headers, None).await
+}
+
+#[tokio::test]
+async fn a_partition_key_delete_removes_every_item_of_that_key_only() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(2)).await;
+    let base = emu.endpoint();
+    for i in 0..6 {
+        let pk = if i % 2 == 0 { "gone" } else { "kept" };
+        let doc = json!({"id": format!("d{i}"), "pk": pk});
+        assert_eq!(c.create_item(base, "db", "c", &doc).await.status, 201);
+    }
+    let r = delete_partition_key(&c, base, Some("gone")).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(r.header("x-ms-session-token").is_some());
+    let count = |pk: &'static str| {
+        let c = c.clone();
+        async move {
+            let r = c
+                .query(
+                    base,
+                    DOCS,
+                    &json!({"query": "SELECT VALUE COUNT(1) FROM c"}),
+                    &[("x-ms-documentdb-partitionkey", &pk_header(&json!(pk)))],
+                )
+                .await;
+            r.json()["Documents"][0].as_i64().unwrap()
+        }
+    };
+    assert_eq!(count("gone").await, 0);
+    assert_eq!(count("kept").await, 3);
+    let read = c
+        .read_item(base, "db", "c", "d0", &json!("gone"), &[])
+        .await;
+    assert_eq!(read.status, 404);
+    // Again, on a key with nothing left, and without a partition key.
+    let r = delete_partition_key(&c, base, Some("gone")).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = delete_partition_key(&c, base, None).await;
     assert_eq!(r.status, 400, "{r:?}");
 }

@@ -1,7 +1,8 @@
 """Service rules checks for conformance.py: what the SDK's own tests expect of items and
 containers (a replace that changes the id renames the item, an item's ttl must be -1 or a positive
 number of seconds, no_response answers writes without the item, an object at the partition key
-path is undefined, the default indexing policy, the conflicts feed).
+path is undefined, the default indexing policy, the conflicts feed, deleting all items of a
+partition key, quoted partition key paths).
 
 rules_checks(...) returns (name, check) pairs; conformance.py runs them with the other checks.
 """
@@ -77,6 +78,22 @@ def rules_checks(endpoint, key, regions, db_name, client_options):
         _expect(list(c.list_conflicts()) == [], "conflicts listed")
         _expect(list(c.query_conflicts("SELECT * FROM c")) == [], "conflicts queried")
 
+    def delete_all_items_by_partition_key():
+        c = container()
+        for i in range(4):
+            c.create_item({"id": f"del{i}", "pk": "doomed" if i % 2 else "spared"})
+        c.delete_all_items_by_partition_key("doomed")
+        left = sorted(c.query_items("SELECT VALUE c.id FROM c WHERE STARTSWITH(c.id, 'del')",
+                                    enable_cross_partition_query=True))
+        _expect(left == ["del0", "del2"], f"left {left}")
+
+    def quoted_partition_key_paths():
+        c = database.create_container(f"rules-q-{uuid.uuid4().hex[:6]}",
+                                      partition_key=PartitionKey(path="/\"level' 1*()\"/\"le/vel2\""))
+        c.create_item({"id": "d1", "level' 1*()": {"le/vel2": "val1"}})
+        _expect(c.read_item("d1", partition_key="val1")["id"] == "d1", "not found under its key")
+        database.delete_container(c.id)
+
     return [
         ("replace_item with a new id renames the item", replace_with_a_new_id_renames),
         ("an item ttl of 0, None or -5 raises 400", item_ttl_must_be_valid),
@@ -84,4 +101,6 @@ def rules_checks(endpoint, key, regions, db_name, client_options):
         ("an object at the partition key path is undefined", object_partition_key_value_is_undefined),
         ("the default indexing policy is filled in", default_indexing_policy_is_filled_in),
         ("the conflicts feed is empty", conflicts_feed_is_empty),
+        ("delete_all_items_by_partition_key removes that key's items", delete_all_items_by_partition_key),
+        ("a quoted partition key path names a property with any character", quoted_partition_key_paths),
     ]

@@ -146,6 +146,41 @@ pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Re
     ))
 }
 
+/// POST .../colls/{coll}/operations/partitionkeydelete: deletes every item of the partition key
+/// the header names, in one commit (the service runs it in the background and reports it done at
+/// once; here it is done when the answer is sent). 200 without a body; the charge is that of the
+/// deletes.
+pub fn delete_partition_key(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+    require_write_region(ctx)?;
+    let target = Target::locate(ctx, db, coll)?;
+    let mut partition = target.write(ctx)?;
+    let items = partition.scan(
+        partition.committed_lsn(),
+        None,
+        Some(EpkFilter::Key(target.epk)),
+        usize::MAX,
+    );
+    let charge: f64 = items
+        .iter()
+        .map(|(_, doc)| charge::write(doc.body.len()))
+        .sum();
+    let lsn = if items.is_empty() {
+        partition.committed_lsn()
+    } else {
+        let deletes = items.into_iter().map(|(key, _)| (key, None)).collect();
+        commit_all(ctx, &mut partition, deletes)
+    };
+    Ok(item_reply(
+        ctx,
+        &target,
+        &partition,
+        200,
+        None,
+        lsn,
+        charge.max(charge::metadata()),
+    ))
+}
+
 /// The item a replace, delete or patch changes, in the committed state: 404 when it is missing,
 /// 412 when an `If-Match` names another version (both with the partition's headers).
 pub fn current_for_write(

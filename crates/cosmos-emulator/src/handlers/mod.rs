@@ -92,6 +92,9 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
             Some(a_im) => change_feed::read(ctx, db, coll, a_im),
             None => feed::read_feed(ctx, db, coll),
         },
+        Resource::PartitionKeyDelete { db, coll } if m == Method::POST => {
+            items::delete_partition_key(ctx, db, coll)
+        }
         Resource::Item { db, coll, id } if m == Method::GET => items::read(ctx, db, coll, id),
         Resource::Item { db, coll, id } if m == Method::PUT => items::replace(ctx, db, coll, id),
         Resource::Item { db, coll, id } if m == Method::DELETE => items::delete(ctx, db, coll, id),

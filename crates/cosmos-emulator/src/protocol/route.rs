@@ -35,6 +35,9 @@ pub enum Resource {
         coll: String,
         id: String,
     },
+    /// `/dbs/{db}/colls/{coll}/operations/partitionkeydelete`: delete every item of a partition
+    /// key (signed as the container is, resource type `colls` on its link, as the service wants)
+    PartitionKeyDelete { db: String, coll: String },
     /// `/offers`
     Offers,
     /// `/offers/{id}`
@@ -157,6 +160,14 @@ pub fn parse(path: &str) -> Result<Route, RouteError> {
             "conflicts",
             link(6),
         ),
+        (["dbs", "colls", "operations"], 6) if seg[5] == "partitionkeydelete" => (
+            Resource::PartitionKeyDelete {
+                db: seg[1].clone(),
+                coll: seg[3].clone(),
+            },
+            "colls",
+            link(4),
+        ),
         _ => return Err(RouteError::NotServed),
     };
     Ok(Route {
@@ -226,6 +237,11 @@ mod tests {
                 "/dbs/d1/colls/c1/conflicts/x",
                 "conflicts",
                 "dbs/d1/colls/c1/conflicts/x",
+            ),
+            (
+                "/dbs/d1/colls/c1/operations/partitionkeydelete",
+                "colls",
+                "dbs/d1/colls/c1",
             ),
             ("/offers", "offers", ""),
             ("/offers/Of1A/", "offers", "of1a"),
