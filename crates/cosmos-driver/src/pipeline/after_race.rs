@@ -5,12 +5,16 @@
 //! read without hedging would have done in its first two regions: the primary leg in its region
 //! (it ends when it would move on), the alternate in the region the move would have gone to. So:
 //!
-//! | the primary leg ended | a region neither leg used | budget left | next |
-//! |---|---|---|---|
-//! | by its own retry decision (budget spent, not retryable) | any | any | end with the last result |
-//! | to move to another region | none | any | end with the last result |
-//! | to move to another region | yes | yes | one plain leg over the regions the race did not use, with the legs' counters |
-//! | to move to another region | yes | no | end with the last result |
+//! The alternate decides as the read without hedging would in its region, over the operation's
+//! route: where that read would move on to a region the race does not use, the alternate ends.
+//!
+//! | the primary leg ended | the alternate ended | a region neither leg used | budget left | next |
+//! |---|---|---|---|---|
+//! | by its own retry decision (budget spent, not retryable) | any | any | any | end with the last result |
+//! | to move on | by its own retry decision | any | any | end with the last result |
+//! | to move on | to move on | none | any | end with the last result |
+//! | to move on | to move on | yes | yes | one plain leg over the regions the race did not use, with the legs' counters |
+//! | to move on | to move on | yes | no | end with the last result |
 //!
 //! No second race is ever planned: a race's alternate is the one extra leg hedging may add, so a
 //! hedged read sends at most the requests of the same read without hedging plus one leg of its
@@ -23,6 +27,8 @@ use super::retry::{RetryCounters, RetryLimits};
 pub(crate) struct RaceLegs {
     /// The primary leg ended because its retry decision called for another region.
     pub primary_moved_on: bool,
+    /// The alternate leg ended because its retry decision called for another region.
+    pub alternate_moved_on: bool,
     /// The primary leg's counters.
     pub primary: RetryCounters,
     /// The alternate leg's counters (default when it never ran).
@@ -64,7 +70,7 @@ pub(crate) fn merged_counters(primary: RetryCounters, alternate: RetryCounters) 
 
 /// The decision of the module's table.
 pub(crate) fn after_both_transient(legs: RaceLegs, limits: &RetryLimits) -> AfterRace {
-    if !legs.primary_moved_on || !legs.untried_region {
+    if !legs.primary_moved_on || !legs.alternate_moved_on || !legs.untried_region {
         return AfterRace::End;
     }
     let counters = merged_counters(legs.primary, legs.alternate);
@@ -103,17 +109,20 @@ mod tests {
             c.throttle_wait = Duration::from_millis(1800)
         });
         let rows = [
-            // (name, moved on, untried region, primary, alternate, continues)
+            // (name, primary moved on, alternate moved on, untried region, primary, alternate,
+            // continues)
             (
                 "primary spent its budget",
                 false,
+                false,
                 true,
                 throttled,
                 throttled,
                 false,
             ),
             (
-                "primary spent its budget, no region left",
+                "primary spent, no region left",
+                false,
                 false,
                 false,
                 throttled,
@@ -121,23 +130,35 @@ mod tests {
                 false,
             ),
             (
-                "primary moved on, no region left",
+                "alternate spent its budget",
                 true,
                 false,
+                true,
                 moved,
                 spent,
                 false,
             ),
             (
-                "primary moved on, a region left",
+                "both moved on, no region left",
+                true,
+                true,
+                false,
+                moved,
+                moved,
+                false,
+            ),
+            (
+                "both moved on, a region left",
+                true,
                 true,
                 true,
                 moved,
-                spent,
+                moved,
                 true,
             ),
             (
-                "primary moved on, attempts spent",
+                "both moved on, attempts spent",
+                true,
                 true,
                 true,
                 counters(|c| {
@@ -148,20 +169,22 @@ mod tests {
                 false,
             ),
             (
-                "primary moved on past the failover budget",
+                "both moved on past the failover budget",
+                true,
                 true,
                 true,
                 counters(|c| {
                     c.attempts = 9;
                     c.failovers = 9
                 }),
-                spent,
+                moved,
                 false,
             ),
         ];
-        for (name, moved_on, untried, primary, alternate, continues) in rows {
+        for (name, moved_on, alternate_moved_on, untried, primary, alternate, continues) in rows {
             let legs = RaceLegs {
                 primary_moved_on: moved_on,
+                alternate_moved_on,
                 primary,
                 alternate,
                 untried_region: untried,

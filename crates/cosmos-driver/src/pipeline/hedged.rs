@@ -194,14 +194,12 @@ pub(crate) async fn run_hedged<'c>(
                 Leg::Alternate => (earlier.as_ref(), Some(&last)),
             };
             let raced = [plan.primary.region.clone(), plan.alternate.region.clone()];
-            let untried_region = ctx
-                .applicable_regions(&ctx.start_candidates())
-                .any(|r| !raced.contains(&r.region));
             let legs = RaceLegs {
                 primary_moved_on: primary.is_some_and(|p| p.moved_on),
+                alternate_moved_on: alternate.is_some_and(|a| a.moved_on),
                 primary: primary.map(|p| p.state.counters).unwrap_or_default(),
                 alternate: alternate.map(|a| a.state.counters).unwrap_or_default(),
-                untried_region,
+                untried_region: untried_region(ctx, &plan),
             };
             let AfterRace::Continue(counters) = after_both_transient(legs, &ctx.core.limits) else {
                 return (last.end, Some(hedge));
@@ -276,6 +274,7 @@ async fn race<'c>(
         },
     );
     let alternate = plan.alternate;
+    let regions_beyond = untried_region(ctx, plan);
     // Boxed inside the closure: the alternate's future is allocated only once the threshold fires
     // (or the primary asks for another region), and the operation's future stays near a plain
     // leg's size instead of carrying a second leg inline.
@@ -290,6 +289,7 @@ async fn race<'c>(
             );
             let params = LegParams::hedge_alternate(
                 &pinned.excluded_regions,
+                regions_beyond,
                 latch,
                 leg_state(parent),
                 diagnostics,
@@ -298,6 +298,12 @@ async fn race<'c>(
         })
     })
     .await
+}
+
+/// Whether a region the operation may read from is neither of the race's two.
+fn untried_region(ctx: &OperationContext<'_>, plan: &HedgePlan<'_>) -> bool {
+    ctx.applicable_regions(&ctx.start_candidates())
+        .any(|r| r.region != plan.primary.region && r.region != plan.alternate.region)
 }
 
 /// A leg's starting state: its own retry budget, with what the operation already knows.

@@ -43,6 +43,12 @@ pub(crate) struct LegRouting<'a> {
     /// called for it (the primary leg of a race: the move is upgraded to the race's alternate,
     /// §6.5 #9). Retries in place and the hub step of a session retry stay in the leg.
     pub region_change_ends_leg: bool,
+    /// For a leg kept in one region that ends on a region change (a race's alternate): whether
+    /// the operation has regions beyond the race's two. The retry decision then sees the route of
+    /// the read without hedging: where that read would move on, the alternate ends and leaves the
+    /// move to the operation; where that read would retry in its last region, so does the
+    /// alternate.
+    pub regions_beyond: bool,
 }
 
 /// Everything one leg starts with.
@@ -69,6 +75,7 @@ impl<'a> LegParams<'a> {
                 excluded_regions: ctx.options.excluded_regions,
                 local_only: false,
                 region_change_ends_leg: false,
+                regions_beyond: false,
             },
             hub_latch: None,
             first_reason: AttemptReason::FirstAttempt,
@@ -82,9 +89,12 @@ impl<'a> LegParams<'a> {
     }
 
     /// A hedge race's alternate leg: pinned to its region by `excluded_regions` (every other
-    /// region), with all its retries kept there, sharing the race's hub-region latch.
+    /// region), with all its retries kept there, sharing the race's hub-region latch. A retry the
+    /// read without hedging would make in another region (`regions_beyond`: the operation has
+    /// one the race does not use) ends the leg instead.
     pub(crate) fn hedge_alternate(
         excluded_regions: &'a [Region],
+        regions_beyond: bool,
         hub_latch: Option<&'a HubRegionLatch>,
         state: RetryState,
         diagnostics: &'a DiagnosticsSink,
@@ -93,7 +103,8 @@ impl<'a> LegParams<'a> {
             routing: LegRouting {
                 excluded_regions,
                 local_only: true,
-                region_change_ends_leg: false,
+                region_change_ends_leg: true,
+                regions_beyond,
             },
             hub_latch,
             first_reason: AttemptReason::Hedge,
@@ -197,10 +208,15 @@ impl Route {
         let current_is_hub = self
             .current(ctx, account)
             .is_some_and(|c| c.region == hub.region);
+        let next_in_route = !self.at_hub && self.cursor + 1 < self.candidates.len();
         RoutingView {
-            has_next_region: !routing.local_only
-                && !self.at_hub
-                && self.cursor + 1 < self.candidates.len(),
+            has_next_region: if routing.local_only {
+                // A pinned leg never moves; one that ends on a region change decides as the read
+                // without hedging would, over the operation's route.
+                routing.region_change_ends_leg && routing.regions_beyond
+            } else {
+                next_in_route
+            },
             hub_reachable: !routing.excluded_regions.contains(&hub.region)
                 && (!routing.local_only || current_is_hub),
         }
@@ -434,7 +450,12 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             "attempt finished"
         );
 
-        let facts = ctx.facts(routing.local_only, account.properties.multi_write);
+        // A pinned leg that ends on a region change decides like a free one: the move becomes the
+        // end of the leg.
+        let facts = ctx.facts(
+            routing.local_only && !routing.region_change_ends_leg,
+            account.properties.multi_write,
+        );
         p.range_gone = facts.range_pinned
             && matches!(outcome, AttemptOutcome::Response { status, .. } if is_range_gone(status));
         let view = route.view(ctx, &account, &routing);
@@ -487,9 +508,16 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             == RetryAction::SessionRetry {
                 target: SessionRetryTarget::HubRegion,
             };
+        let moves = matches!(
+            decision.action,
+            RetryAction::Failover
+                | RetryAction::SessionRetry {
+                    target: SessionRetryTarget::NextRegion,
+                }
+        );
         if routing.region_change_ends_leg
             && !hub_step
-            && next.is_some_and(|next| next != region.region)
+            && (moves || next.is_some_and(|next| next != region.region))
         {
             p.moved_on = true;
             tracing::debug!(

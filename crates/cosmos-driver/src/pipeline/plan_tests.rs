@@ -156,6 +156,7 @@ async fn a_pinned_leg_stays_in_its_region_across_an_account_refresh() {
     let diagnostics = sink(ActivityId::new(), ctx.started);
     let params = LegParams::hedge_alternate(
         &pinned.excluded_regions,
+        false,
         None,
         RetryState::default(),
         &diagnostics,

@@ -100,6 +100,7 @@ async fn two_legs_race_on_one_stack_frame() {
         );
         let params = LegParams::hedge_alternate(
             &pinned.excluded_regions,
+            false,
             Some(&latch),
             RetryState::default(),
             &diagnostics,

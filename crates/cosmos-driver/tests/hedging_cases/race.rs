@@ -417,7 +417,7 @@ async fn hedging_respects_deadline() {
 #[tokio::test]
 async fn app_cancel_preserves_hedge_diagnostics() {
     // The alternate ends transient early; the deadline fires while the primary is still out.
-    let s = Setup::three_regions(100).await;
+    let s = Setup::two_regions(100).await;
     let _slow = s.emu.faults().add(slow_reads(EAST, 3_000));
     let _down = s.emu.faults().add(reads_in(
         WEST,

@@ -48,6 +48,17 @@ impl Setup {
         .await
     }
 
+    /// Two regions (East US takes writes), reads preferring East then West, hedging after
+    /// `threshold_ms`: the alternate has no region beyond it, so it retries in place where the
+    /// read without hedging would in its last region.
+    pub async fn two_regions(threshold_ms: u64) -> Setup {
+        Setup::start(EmulatorBuilder::new().regions([EAST, WEST]), |o| {
+            o.with_preferred_regions([EAST, WEST])
+                .with_availability_strategy(hedging(threshold_ms))
+        })
+        .await
+    }
+
     /// Reads of `region` so far.
     pub fn reads(&self, region: &str) -> u64 {
         self.emu.counters().get(region, OpKind::Read)

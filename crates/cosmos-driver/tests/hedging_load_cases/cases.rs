@@ -660,3 +660,63 @@ mod all_regions_refuse {
         check(Kind::MetadataRead, Fault::AllRefuse).await;
     }
 }
+
+/// 429/3092 from the primary and the alternate while the third region serves: the alternate must
+/// not wait out throttle backoffs in place where the read without hedging moves on.
+mod throttle_regional_but_the_third {
+    use super::*;
+
+    #[tokio::test]
+    async fn point_read() {
+        check(
+            Kind::PointRead,
+            Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092)),
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn query_page() {
+        check(
+            Kind::QueryPage,
+            Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092)),
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn cross_partition_query() {
+        check(
+            Kind::CrossPartitionQuery,
+            Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092)),
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn change_feed_page() {
+        check(
+            Kind::ChangeFeedPage,
+            Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092)),
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn read_many() {
+        check(
+            Kind::ReadMany,
+            Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092)),
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn metadata_read() {
+        check(
+            Kind::MetadataRead,
+            Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092)),
+        )
+        .await;
+    }
+}
