@@ -39,6 +39,7 @@ mod operations;
 pub mod options;
 pub mod patch;
 mod pipeline;
+pub mod prelude;
 pub mod protocol;
 pub mod query;
 pub mod read_many;
@@ -56,8 +57,8 @@ static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllo
 pub use auth::{AccessToken, Credential, TokenCredential};
 pub use client::{
     ChangeFeed, ChangeFeedOptions, ContainerBatch, ContainerBulk, ContainerClient,
-    ContainerResponse, DatabaseClient, DatabaseProperties, DriverPageSource, ItemResponse,
-    ThroughputResponse,
+    ContainerResponse, DatabaseClient, DatabaseProperties, DriverPageSource, ItemOptions,
+    ItemResponse, ThroughputResponse,
 };
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
@@ -79,3 +80,14 @@ pub use routing::{
 };
 pub use session::SessionContainer;
 pub use transport::{API_VERSION, USER_AGENT_VALUE};
+
+pub use batch::BatchResponse;
+pub use bulk::{BulkOperation, BulkOptions, BulkResponse};
+pub use change_feed::{
+    ChangeFeedItem, ChangeFeedMode, ChangeFeedPage, ChangeFeedStart, FeedRange, FeedScope,
+};
+pub use hedging::AvailabilityStrategy;
+pub use patch::PatchInstructions;
+pub use query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope};
+pub use read_many::{ReadManyOptions, ReadManyResponse};
+pub use resources::{ContainerProperties, IndexingPolicy, ThroughputProperties};

@@ -33,8 +33,17 @@ impl QueryParameter {
     }
 }
 
-/// A NoSQL query with named parameters:
-/// `Query::new("SELECT * FROM c WHERE c.n > @lo").with_parameter("@lo", 10)?`.
+/// A NoSQL query with named parameters.
+///
+/// ```
+/// use cosmos_driver::Query;
+///
+/// let query = Query::new("SELECT * FROM c WHERE c.n > @lo AND c.pk = @pk")
+///     .with_parameter("@lo", 10)?
+///     .with_parameter("@pk", "c-7")?;
+/// assert_eq!(query.parameters().len(), 2);
+/// # Ok::<(), cosmos_driver::CosmosError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Query {
     #[serde(rename = "query")]
@@ -55,11 +64,11 @@ impl Query {
 
     /// The same query with parameter `name` (which starts with `@`) bound to `value`, serialized
     /// through serde. Refuses a malformed or repeated name, too many parameters, or a value serde
-    /// cannot turn into JSON.
-    pub fn with_parameter<T: Serialize + ?Sized>(
+    /// cannot turn into JSON. The value is taken by value or by reference (`10`, `&n`, `"x"`).
+    pub fn with_parameter<T: Serialize>(
         mut self,
         name: &str,
-        value: &T,
+        value: T,
     ) -> Result<Self, CosmosError> {
         check_parameter_name(name)?;
         if self.parameters.iter().any(|p| p.name == name) {
@@ -72,7 +81,7 @@ impl Query {
                 "a query takes at most {MAX_PARAMETERS} parameters"
             )));
         }
-        let value = serde_json::to_value(value).map_err(|e| {
+        let value = serde_json::to_value(&value).map_err(|e| {
             CosmosError::invalid_input(format!("query parameter {name} cannot be serialized: {e}"))
         })?;
         self.parameters.push(QueryParameter {
