@@ -49,6 +49,18 @@ impl CosmosDriver {
         }
     }
 
+    /// Creates database `id`, with shared throughput when `throughput` is given (409 when it
+    /// exists), and answers a handle to it.
+    pub async fn create_database(
+        &self,
+        id: &str,
+        throughput: Option<ThroughputProperties>,
+    ) -> Result<DatabaseClient, CosmosError> {
+        let database = self.database(id);
+        database.create(throughput).await?;
+        Ok(database)
+    }
+
     /// The account's databases, read page by page as the stream is polled.
     pub fn databases(&self) -> BoxStream<'static, Result<DatabaseProperties, CosmosError>> {
         let pager = self.pages(
@@ -82,6 +94,26 @@ impl DatabaseClient {
         self.driver
             .container(&id, container)
             .with_options(self.options.clone())
+    }
+
+    /// Creates this database, with shared throughput when `throughput` is given (409 when it
+    /// exists).
+    pub async fn create(
+        &self,
+        throughput: Option<ThroughputProperties>,
+    ) -> Result<DatabaseProperties, CosmosError> {
+        let mut op = CosmosOperation::create_database(self.reference()?.clone());
+        if let Some(t) = throughput {
+            let (name, value) = t.create_header();
+            op = op.with_header(name, value);
+        }
+        self.driver.execute(op, &self.options).await?.json()
+    }
+
+    /// Deletes this database and everything in it.
+    pub async fn delete(&self) -> Result<(), CosmosError> {
+        let op = CosmosOperation::delete_database(self.reference()?.clone());
+        self.driver.execute(op, &self.options).await.map(|_| ())
     }
 
     /// Reads the database.
