@@ -56,7 +56,7 @@ static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllo
 
 pub use auth::{AccessToken, Credential, TokenCredential};
 pub use client::{
-    ChangeFeed, ChangeFeedOptions, ContainerBatch, ContainerBulk, ContainerClient,
+    ChangeFeed, ChangeFeedItems, ChangeFeedOptions, ContainerBatch, ContainerBulk, ContainerClient,
     ContainerResponse, DatabaseClient, DatabaseProperties, DriverPageSource, ItemOptions,
     ItemResponse, ThroughputResponse,
 };

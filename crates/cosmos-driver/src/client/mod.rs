@@ -14,7 +14,7 @@ mod offer_flow;
 mod read_many_client;
 mod throughput_response;
 
-pub use change_feed_reader::{ChangeFeed, ChangeFeedOptions};
+pub use change_feed_reader::{ChangeFeed, ChangeFeedItems, ChangeFeedOptions};
 pub use container_batch::ContainerBatch;
 pub use container_bulk::ContainerBulk;
 pub use container_client::ContainerClient;
