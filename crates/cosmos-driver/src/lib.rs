@@ -58,7 +58,7 @@ pub use auth::{AccessToken, Credential, TokenCredential};
 pub use client::{
     ChangeFeed, ChangeFeedItems, ChangeFeedOptions, ContainerBatch, ContainerBulk, ContainerClient,
     ContainerResponse, DatabaseClient, DatabaseProperties, DriverPageSource, ItemOptions,
-    ItemResponse, ThroughputResponse,
+    ItemResponse, ResourceFeed, ResourcePage, ThroughputResponse,
 };
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;

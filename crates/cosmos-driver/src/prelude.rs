@@ -23,6 +23,6 @@ pub use crate::{
     DriverOptions, ErrorKind, FeedRange, FeedScope, IndexingPolicy, ItemOptions, ItemResponse,
     OperationOptions, PartitionKey, PartitionKeyDefinition, PatchInstructions, Precondition, Query,
     QueryItems, QueryOptions, QueryPage, QueryScope, ReadManyOptions, ReadManyResponse, Region,
-    SessionToken, ThroughputProperties, ThroughputResponse,
+    ResourceFeed, ResourcePage, SessionToken, ThroughputProperties, ThroughputResponse,
 };
 pub use futures::{StreamExt, TryStreamExt};

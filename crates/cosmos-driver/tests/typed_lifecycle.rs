@@ -69,3 +69,34 @@ async fn a_database_handle_creates_itself_and_a_bad_id_fails_with_the_reason() {
     let bad = driver.create_database("a/b", None).await.unwrap_err();
     assert_eq!(bad.kind(), ErrorKind::InvalidInput);
 }
+
+#[tokio::test]
+async fn listings_stream_their_resources_with_a_running_charge_or_page_by_page() {
+    let emu = common::start(EmulatorBuilder::new()).await;
+    let driver = common::driver(common::options(&emu)).await;
+    let shop = driver.create_database("shop", None).await.unwrap();
+    let key = PartitionKeyDefinition::new("/pk").unwrap();
+    for id in ["a", "b"] {
+        shop.create_container(&ContainerProperties::new(id, &key), None)
+            .await
+            .unwrap();
+    }
+    let mut databases = driver.databases();
+    let mut ids = Vec::new();
+    while let Some(d) = databases.next().await {
+        ids.push(d.unwrap().id);
+    }
+    assert_eq!(ids, ["shop"]);
+    assert!(databases.request_charge_so_far() >= 0.0);
+
+    let pages: Vec<ResourcePage<ContainerProperties>> =
+        shop.containers().into_pages().try_collect().await.unwrap();
+    let mut names: Vec<_> = pages
+        .iter()
+        .flat_map(|p| p.items().iter().map(|c| c.id.clone()))
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a", "b"]);
+    assert!(pages.last().unwrap().continuation().is_none());
+    assert!(!pages[0].diagnostics().requests().is_empty());
+}

@@ -12,6 +12,7 @@ mod item_options;
 mod item_response;
 mod offer_flow;
 mod read_many_client;
+mod resource_feed;
 mod throughput_response;
 
 pub use change_feed_reader::{ChangeFeed, ChangeFeedItems, ChangeFeedOptions};
@@ -23,4 +24,5 @@ pub use database_client::{DatabaseClient, DatabaseProperties};
 pub use driver_page_source::DriverPageSource;
 pub use item_options::ItemOptions;
 pub use item_response::ItemResponse;
+pub use resource_feed::{ResourceFeed, ResourcePage};
 pub use throughput_response::ThroughputResponse;
