@@ -49,7 +49,7 @@ async fn a_single_partition_query_streams_typed_rows_with_parameters() {
     let items = seeded(&emu).await;
     let q =
         Query::new("SELECT c.id, c.n FROM c WHERE c.n >= @lo AND c.kind = @k ORDER BY c.n DESC")
-            .with_parameter("@lo", &10)
+            .with_parameter("@lo", 10)
             .unwrap()
             .with_parameter("@k", "x")
             .unwrap();

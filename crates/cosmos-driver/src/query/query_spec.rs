@@ -186,7 +186,7 @@ mod tests {
             lo: i32,
         }
         let q = Query::new("SELECT * FROM c WHERE c.n > @lo AND c.s = @s")
-            .with_parameter("@lo", &10)
+            .with_parameter("@lo", 10)
             .unwrap()
             .with_parameter("@s", "x")
             .unwrap()
@@ -217,24 +217,24 @@ mod tests {
             ("@a b", "only letters, digits"),
         ];
         for (name, why) in table {
-            let e = Query::new("SELECT 1").with_parameter(name, &1).unwrap_err();
+            let e = Query::new("SELECT 1").with_parameter(name, 1).unwrap_err();
             assert!(e.message().contains(why), "{name}: {}", e.message());
             assert_eq!(e.kind(), crate::ErrorKind::InvalidInput);
         }
         let long = format!("@{}", "a".repeat(MAX_PARAMETER_NAME_BYTES));
-        assert!(Query::new("x").with_parameter(&long, &1).is_err());
+        assert!(Query::new("x").with_parameter(&long, 1).is_err());
     }
 
     #[test]
     fn repeated_parameter_and_too_many_are_refused() {
-        let q = Query::new("SELECT 1").with_parameter("@a", &1).unwrap();
-        let e = q.clone().with_parameter("@a", &2).unwrap_err();
+        let q = Query::new("SELECT 1").with_parameter("@a", 1).unwrap();
+        let e = q.clone().with_parameter("@a", 2).unwrap_err();
         assert!(e.message().contains("given twice"));
         let mut q = Query::new("SELECT 1");
         for i in 0..MAX_PARAMETERS {
-            q = q.with_parameter(&format!("@p{i}"), &i).unwrap();
+            q = q.with_parameter(&format!("@p{i}"), i).unwrap();
         }
-        assert!(q.with_parameter("@last", &0).is_err());
+        assert!(q.with_parameter("@last", 0).is_err());
     }
 
     #[test]
@@ -263,16 +263,16 @@ mod tests {
     #[test]
     fn fingerprint_changes_with_text_and_parameters() {
         let a = Query::new("SELECT * FROM c WHERE c.n > @lo")
-            .with_parameter("@lo", &1)
+            .with_parameter("@lo", 1)
             .unwrap();
         let same = Query::new("SELECT * FROM c WHERE c.n > @lo")
-            .with_parameter("@lo", &1)
+            .with_parameter("@lo", 1)
             .unwrap();
         let other_value = Query::new("SELECT * FROM c WHERE c.n > @lo")
-            .with_parameter("@lo", &2)
+            .with_parameter("@lo", 2)
             .unwrap();
         let other_text = Query::new("SELECT * FROM c WHERE c.n >= @lo")
-            .with_parameter("@lo", &1)
+            .with_parameter("@lo", 1)
             .unwrap();
         assert_eq!(a.fingerprint(), same.fingerprint());
         assert_ne!(a.fingerprint(), other_value.fingerprint());
