@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::emulator::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};
-use crate::exchange::QueryLimits;
+use crate::exchange::{QueryLimits, SessionWait};
 use crate::store::ReplicationLag;
 
 /// Flags for running the emulator.
@@ -80,6 +80,10 @@ pub struct EmulatorArgs {
     /// built; past it the query answers 400.
     #[arg(long, value_name = "BYTES", default_value_t = QueryLimits::default().build_bytes)]
     pub query_build_bytes: usize,
+    /// How long a read whose session token is ahead of the serving region's replica waits for it
+    /// before answering 404/1002, in milliseconds (the service's 5 s by default; 0 answers at once).
+    #[arg(long, value_name = "MS", default_value_t = SessionWait::default().window.as_millis() as u64)]
+    pub session_wait_ms: u64,
 }
 
 impl std::fmt::Debug for EmulatorArgs {
@@ -131,7 +135,10 @@ impl EmulatorArgs {
                 page_work: self.query_page_work.max(1),
                 page_time: std::time::Duration::from_millis(self.query_page_ms.max(1)),
                 build_bytes: self.query_build_bytes,
-            });
+            })
+            .session_wait(SessionWait::within(std::time::Duration::from_millis(
+                self.session_wait_ms,
+            )));
         if let Some(host) = self.host {
             builder = builder.host(host);
         }

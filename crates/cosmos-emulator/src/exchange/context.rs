@@ -20,6 +20,8 @@ pub struct Shared {
     pub body_read_timeout: Duration,
     /// What one page of a query may use.
     pub query_limits: super::QueryLimits,
+    /// How long a read waits for a lagging replica before it answers 404/1002.
+    pub session_wait: super::SessionWait,
     pub faults: FaultInjector,
     /// Regions taken down as a whole (before any fault rule).
     pub outages: RegionOutages,

@@ -20,6 +20,7 @@ pub fn op_kind(method: &Method, route: &Route, headers: &HeaderMap) -> OpKind {
             }
         }
         (Resource::Items { .. }, &Method::GET) => OpKind::ReadFeed,
+        (Resource::PartitionKeyDelete { .. }, &Method::POST) => OpKind::Delete,
         (Resource::Item { .. }, &Method::GET) => OpKind::Read,
         (Resource::Item { .. }, &Method::PUT) => OpKind::Replace,
         (Resource::Item { .. }, &Method::DELETE) => OpKind::Delete,

@@ -137,6 +137,7 @@ pub fn evaluate(
     };
     let sealed = |map: Map<String, Value>, rid: [u8; 16]| -> Result<Arc<StoredDoc>, ApiError> {
         check_depth(&map)?;
+        crate::store::ttl::check_item_ttl(&map).map_err(ApiError::bad_request)?;
         if !container.unique_keys.is_empty() {
             let id = id_of(&map)?;
             let items = staged.logical_partition(epk);

@@ -90,23 +90,32 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
     Ok(with_item_lsn(reply, item_lsn))
 }
 
-/// PUT .../docs/{id}
+/// PUT .../docs/{id}: replaces the item; a body naming another id renames it, as the service
+/// does (the same resource id under the new id, the old id gone, at one LSN; 409 when the new id
+/// is taken).
 pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
     let map = parse_object(&ctx.body)?;
     let body_id = id_of(&map)?;
-    if body_id != id {
-        return Err(ApiError::bad_request(format!(
-            "The id in the body ({body_id:?}) is not the id in the URL ({id:?}); replace cannot rename an item."
-        )));
-    }
     target.check_document_key(&map)?;
     let key = target.key(id);
     let mut partition = target.write(ctx)?;
     let existing = current_for_write(ctx, &target, &partition, &key)?;
-    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, existing.rid)
-        .map_err(|e| write_error(ctx, &target, &partition, e))?;
+    let (doc, lsn) = if body_id == id {
+        commit_item(ctx, &target, &mut partition, &key, map, existing.rid)
+    } else {
+        rename(
+            ctx,
+            &target,
+            &mut partition,
+            &key,
+            &body_id,
+            map,
+            existing.rid,
+        )
+    }
+    .map_err(|e| write_error(ctx, &target, &partition, e))?;
     Ok(item_reply(
         ctx,
         &target,
@@ -137,6 +146,41 @@ pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Re
     ))
 }
 
+/// POST .../colls/{coll}/operations/partitionkeydelete: deletes every item of the partition key
+/// the header names, in one commit (the service runs it in the background and reports it done at
+/// once; here it is done when the answer is sent). 200 without a body; the charge is that of the
+/// deletes.
+pub fn delete_partition_key(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+    require_write_region(ctx)?;
+    let target = Target::locate(ctx, db, coll)?;
+    let mut partition = target.write(ctx)?;
+    let items = partition.scan(
+        partition.committed_lsn(),
+        None,
+        Some(EpkFilter::Key(target.epk)),
+        usize::MAX,
+    );
+    let charge: f64 = items
+        .iter()
+        .map(|(_, doc)| charge::write(doc.body.len()))
+        .sum();
+    let lsn = if items.is_empty() {
+        partition.committed_lsn()
+    } else {
+        let deletes = items.into_iter().map(|(key, _)| (key, None)).collect();
+        commit_all(ctx, &mut partition, deletes)
+    };
+    Ok(item_reply(
+        ctx,
+        &target,
+        &partition,
+        200,
+        None,
+        lsn,
+        charge.max(charge::metadata()),
+    ))
+}
+
 /// The item a replace, delete or patch changes, in the committed state: 404 when it is missing,
 /// 412 when an `If-Match` names another version (both with the partition's headers).
 pub fn current_for_write(
@@ -157,7 +201,8 @@ pub fn current_for_write(
 }
 
 /// Seals `map` (system properties added) as the item with resource id `rid` and commits it;
-/// returns the stored item and its LSN. Refuses (changing nothing) an item deeper than
+/// returns the stored item and its LSN. Refuses (changing nothing) an item whose `ttl` is not -1
+/// or a positive number of seconds (400), one deeper than
 /// [`MAX_ITEM_DEPTH`](crate::store::item_limits::MAX_ITEM_DEPTH) (400) or larger than
 /// [`MAX_ITEM_BYTES`](crate::store::item_limits::MAX_ITEM_BYTES) (413).
 pub fn commit_item(
@@ -168,24 +213,65 @@ pub fn commit_item(
     map: Map<String, Value>,
     rid: [u8; 16],
 ) -> Result<(Arc<StoredDoc>, u64), ApiError> {
-    check_depth(&map)?;
-    check_unique_keys(target, partition, key, &map)?;
-    let sealed = seal(map, &rid, target.self_link(&rid));
-    check_size(sealed.body.len())?;
-    let doc = Arc::new(StoredDoc {
-        body: sealed.body,
-        etag: sealed.etag,
-        rid,
-    });
+    let doc = checked_item(target, partition, key, None, map, rid)?;
     let lsn = commit(ctx, partition, key, Some(doc.clone()));
     Ok((doc, lsn))
 }
 
-/// 409 when `map` would break one of the container's unique keys in its logical partition.
+/// Renames the item at `old` to `new_id` with the body `map` (checked as [`commit_item`] checks
+/// it): one commit deletes `old` and writes the item, keeping its resource id `rid`; 409 when an
+/// item already has `new_id`.
+fn rename(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &mut Partition,
+    old: &DocKey,
+    new_id: &str,
+    map: Map<String, Value>,
+    rid: [u8; 16],
+) -> Result<(Arc<StoredDoc>, u64), ApiError> {
+    let new = target.key(new_id);
+    if partition.latest(&new).is_some() {
+        return Err(ApiError::already_exists());
+    }
+    let doc = checked_item(target, partition, &new, Some(&old.id), map, rid)?;
+    let lsn = commit_all(
+        ctx,
+        partition,
+        vec![(old.clone(), None), (new, Some(doc.clone()))],
+    );
+    Ok((doc, lsn))
+}
+
+/// `map` sealed as the item at `key` with resource id `rid`, after the checks every write makes
+/// (depth, `ttl`, unique keys, ignoring the item `leaving` a rename, size).
+fn checked_item(
+    target: &Target,
+    partition: &Partition,
+    key: &DocKey,
+    leaving: Option<&str>,
+    map: Map<String, Value>,
+    rid: [u8; 16],
+) -> Result<Arc<StoredDoc>, ApiError> {
+    check_depth(&map)?;
+    crate::store::ttl::check_item_ttl(&map).map_err(ApiError::bad_request)?;
+    check_unique_keys(target, partition, key, leaving, &map)?;
+    let sealed = seal(map, &rid, target.self_link(&rid));
+    check_size(sealed.body.len())?;
+    Ok(Arc::new(StoredDoc {
+        body: sealed.body,
+        etag: sealed.etag,
+        rid,
+    }))
+}
+
+/// 409 when `map` would break one of the container's unique keys in its logical partition
+/// (the item `leaving` a rename does not count).
 fn check_unique_keys(
     target: &Target,
     partition: &Partition,
     key: &DocKey,
+    leaving: Option<&str>,
     map: &Map<String, Value>,
 ) -> Result<(), ApiError> {
     let keys = &target.container.unique_keys;
@@ -198,7 +284,8 @@ fn check_unique_keys(
         Some(EpkFilter::Key(key.epk)),
         usize::MAX,
     );
-    keys.check(map, &key.id, stored_items(&items))
+    let others = stored_items(&items).filter(|(id, _)| Some(*id) != leaving);
+    keys.check(map, &key.id, others)
 }
 
 /// Commits a write in the serving region; the partition's clock reading is taken under its lock so

@@ -114,15 +114,29 @@ pub async fn handle(
         Ok(b) => b,
         Err(e) => return Ok(error_response(&e, 0.0)),
     };
-    let ctx = RequestCtx {
-        shared: &shared,
-        method: &parts.method,
-        headers: &parts.headers,
-        body,
-        region,
-        now: Instant::now(),
+    // A read ahead of this region's replica (404/1002) is served again as the replica catches
+    // up, within the session wait, as the service's gateway does before it answers 1002.
+    let started = Instant::now();
+    let mut attempt = 0;
+    let result = loop {
+        let ctx = RequestCtx {
+            shared: &shared,
+            method: &parts.method,
+            headers: &parts.headers,
+            body: body.clone(),
+            region,
+            now: Instant::now(),
+        };
+        let result = handlers::handle(&ctx, &route);
+        let behind = matches!(&result, Err(e) if e.status == 404
+            && e.sub_status == crate::protocol::sub_status::READ_SESSION_NOT_AVAILABLE);
+        attempt += 1;
+        match shared.session_wait.next_pause(attempt, started.elapsed()) {
+            Some(pause) if behind => tokio::time::sleep(pause).await,
+            _ => break result,
+        }
     };
-    let response = match handlers::handle(&ctx, &route) {
+    let response = match result {
         Ok(reply) => to_response(reply),
         Err(e) => error_response(&e, crate::protocol::charge::data_error()),
     };
