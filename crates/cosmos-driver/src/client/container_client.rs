@@ -203,8 +203,10 @@ impl ContainerClient {
         self.query_items(Query::new("SELECT * FROM c"), QueryScope::CrossPartition)
     }
 
-    /// The container's change feed from `start` over `scope`, latest-version mode. Read it with
-    /// `next_page` or `into_stream`; an empty page ends a poll and keeps the continuation.
+    /// The container's change feed from `start` over `scope`, latest-version mode. Read one poll
+    /// item by item with `into_items` (a `Stream` with a running charge and the continuation),
+    /// page by page with `into_pages`, or one page at a time with `next_page`; an empty page ends
+    /// a poll and keeps the continuation.
     pub fn change_feed<T: DeserializeOwned>(
         &self,
         start: ChangeFeedStart,
