@@ -236,3 +236,38 @@ async fn a_handle_with_a_bad_id_fails_each_operation_with_the_reason() {
     let first = e.next().await.unwrap().unwrap_err();
     assert_eq!(first.kind(), ErrorKind::InvalidInput);
 }
+
+#[tokio::test]
+async fn per_call_item_options_keep_a_read_out_of_an_excluded_region() {
+    let emu = common::start(EmulatorBuilder::new()).await;
+    let regions = ["East US", "West US", "North Europe"];
+    let driver = common::driver(common::options(&emu).with_preferred_regions(regions)).await;
+    common::container(&driver, "shop", "orders").await;
+    let orders = driver.container("shop", "orders");
+    let order = Order {
+        id: "o-1".into(),
+        pk: "c-7".into(),
+        n: 1,
+    };
+    orders.create_item("c-7", &order, None).await.unwrap();
+
+    let plain = orders.read_item::<Order>("c-7", "o-1", None).await.unwrap();
+    assert_eq!(common::regions_of(plain.diagnostics())[0], "East US");
+
+    let elsewhere = orders
+        .read_item::<Order>(
+            "c-7",
+            "o-1",
+            Some(
+                ItemOptions::new()
+                    .with_excluded_regions(["East US"])
+                    .with_availability_strategy(AvailabilityStrategy::Disabled),
+            ),
+        )
+        .await
+        .unwrap();
+    let went = common::regions_of(elsewhere.diagnostics());
+    assert!(!went.is_empty());
+    assert!(went.iter().all(|r| r != "East US"), "{went:?}");
+    assert_eq!(elsewhere.into_item().unwrap(), order);
+}
