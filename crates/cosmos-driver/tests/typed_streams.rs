@@ -116,4 +116,6 @@ async fn one_item_that_does_not_fit_is_named_by_id_and_index_with_the_attempts()
         .unwrap_err();
     assert!(e.message().contains("(id \"odd\")"), "{}", e.message());
     assert!(e.message().contains("item 5"), "{}", e.message());
+    assert!(e.message().contains("attempt"), "{}", e.message());
+    assert!(!e.diagnostics().requests().is_empty());
 }

@@ -148,6 +148,8 @@ pub struct QueryItems<T> {
     state: ItemsState,
     request_charge: f64,
     pages_read: usize,
+    /// The diagnostics of the page being read out (for the error of an item that does not fit).
+    page_diagnostics: Vec<DiagnosticsContext>,
     _item: PhantomData<fn() -> T>,
 }
 
@@ -183,6 +185,7 @@ impl<T> QueryItems<T> {
             state: ItemsState::Fresh(Box::new(pager)),
             request_charge: 0.0,
             pages_read: 0,
+            page_diagnostics: Vec::new(),
             _item: PhantomData,
         }
     }
@@ -196,6 +199,7 @@ impl<T> QueryItems<T> {
             },
             request_charge: 0.0,
             pages_read: 0,
+            page_diagnostics: Vec::new(),
             _item: PhantomData,
         }
     }
@@ -245,10 +249,21 @@ impl<T: DeserializeOwned> Stream for QueryItems<T> {
                 }
                 ItemsState::Running { pages, buffered } => {
                     if let Some((index, v)) = buffered.pop_front() {
+                        let e = match T::deserialize(&v) {
+                            Ok(item) => return Poll::Ready(Some(Ok(item))),
+                            Err(e) => e,
+                        };
                         let page = self.pages_read.saturating_sub(1);
-                        return Poll::Ready(Some(T::deserialize(&v).map_err(|e| {
-                            item_error(&format!("a query result (page {page})"), index, &v, e)
-                        })));
+                        let diagnostics = DiagnosticsContext::aggregate(std::mem::take(
+                            &mut self.page_diagnostics,
+                        ));
+                        let attempts = diagnostics.requests().len();
+                        let what = format!(
+                            "a query result (page {page}, read in {attempts} attempt{})",
+                            if attempts == 1 { "" } else { "s" }
+                        );
+                        let error = item_error(&what, index, &v, e).with_diagnostics(diagnostics);
+                        return Poll::Ready(Some(Err(error)));
                     }
                     match pages.poll_next_unpin(cx) {
                         Poll::Pending => return Poll::Pending,
@@ -264,6 +279,7 @@ impl<T: DeserializeOwned> Stream for QueryItems<T> {
                             buffered.extend(page.values.into_iter().enumerate());
                             self.request_charge += page.request_charge;
                             self.pages_read += 1;
+                            self.page_diagnostics = page.diagnostics;
                         }
                     }
                 }
