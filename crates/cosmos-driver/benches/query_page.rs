@@ -52,7 +52,7 @@ fn main() {
                 .unwrap();
             session_token = created.session_token().unwrap().to_string();
         }
-        let query = Query::new("SELECT * FROM c WHERE c.n >= @lo").with_parameter("@lo", &0).unwrap();
+        let query = Query::new("SELECT * FROM c WHERE c.n >= @lo").with_parameter("@lo", 0).unwrap();
         let body = query.to_body().unwrap();
 
         // The minimal client: the same query request, signed once, sent as is.

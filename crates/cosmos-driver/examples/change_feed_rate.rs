@@ -66,7 +66,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             async move {
                 let body =
                     json!({"id": format!("d{i}"), "pk": pk(i), "n": i, "pad": "x".repeat(200)});
-                c.create_item(pk(i).as_str(), &body).await.map(|_| ())
+                c.create_item(pk(i).as_str(), &body, None).await.map(|_| ())
             }
         })
         .buffer_unordered(32)

@@ -1,7 +1,32 @@
 //! An Azure Cosmos DB (NoSQL API) driver over HTTP whose reads stay fast when a region is slow.
 //!
-//! Build one [`CosmosDriver`] per account, describe each operation as a [`CosmosOperation`], and
-//! run it with [`CosmosDriver::execute`] (or [`CosmosDriver::pages`] for every page of a feed).
+//! Build one [`CosmosDriver`] per account and work through its typed handles, with
+//! `use cosmos_driver::prelude::*`:
+//!
+//! - [`CosmosDriver::create_database`], [`CosmosDriver::database`] → [`DatabaseClient`]
+//!   (create, read, delete, `create_container`, containers, throughput);
+//! - [`CosmosDriver::container`] / [`DatabaseClient::container`] → [`ContainerClient`]: item
+//!   operations generic over `T: Serialize / DeserializeOwned` (`read_item::<T>`, `create_item`,
+//!   `upsert_item`, `replace_item`, `delete_item`, `patch_item`) with per-call [`ItemOptions`],
+//!   answering [`ItemResponse<T>`] (charge, ETag, session token, diagnostics); queries
+//!   ([`QueryItems`]), the change feed ([`ChangeFeed`]), read many, transactional batch, bulk,
+//!   properties and throughput;
+//! - streams of one shape: items with a running charge, `into_pages()` for each page's RU,
+//!   continuation and diagnostics.
+//!
+//! ```no_run
+//! use cosmos_driver::prelude::*;
+//! # async fn run(driver: CosmosDriver) -> Result<(), CosmosError> {
+//! let orders = driver.container("shop", "orders");
+//! let order = orders.read_item::<serde_json::Value>("c-7", "o-1", None).await?;
+//! println!("{} RU, etag {:?}", order.request_charge(), order.etag());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Below the handles, the operation layer stays public for what they do not cover: describe an
+//! operation as a [`CosmosOperation`] and run it with [`CosmosDriver::execute`] (or
+//! [`CosmosDriver::pages`] for every page of a feed), answering a [`CosmosResponse`].
 //!
 //! Layers, top to bottom; a module imports its own layer and those below, never one above (the
 //! `layers` test keeps it so):
@@ -21,6 +46,11 @@
 
 #![deny(missing_docs)]
 
+/// The README's code examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 #[cfg(test)]
 mod alloc_counter;
 pub mod auth;
@@ -39,6 +69,7 @@ mod operations;
 pub mod options;
 pub mod patch;
 mod pipeline;
+pub mod prelude;
 pub mod protocol;
 pub mod query;
 pub mod read_many;
@@ -55,9 +86,9 @@ static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllo
 
 pub use auth::{AccessToken, Credential, TokenCredential};
 pub use client::{
-    ChangeFeed, ChangeFeedOptions, ContainerBatch, ContainerBulk, ContainerClient,
-    ContainerResponse, DatabaseClient, DatabaseProperties, DriverPageSource, ItemResponse,
-    ThroughputResponse,
+    ChangeFeed, ChangeFeedItems, ChangeFeedOptions, ContainerBatch, ContainerBulk, ContainerClient,
+    ContainerResponse, DatabaseClient, DatabaseProperties, DriverPageSource, ItemOptions,
+    ItemResponse, ResourceFeed, ResourcePage, ThroughputResponse,
 };
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
@@ -79,3 +110,14 @@ pub use routing::{
 };
 pub use session::SessionContainer;
 pub use transport::{API_VERSION, USER_AGENT_VALUE};
+
+pub use batch::BatchResponse;
+pub use bulk::{BulkOperation, BulkOptions, BulkResponse};
+pub use change_feed::{
+    ChangeFeedItem, ChangeFeedMode, ChangeFeedPage, ChangeFeedStart, FeedRange, FeedScope,
+};
+pub use hedging::AvailabilityStrategy;
+pub use patch::PatchInstructions;
+pub use query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope};
+pub use read_many::{ReadManyOptions, ReadManyResponse};
+pub use resources::{ContainerProperties, IndexingPolicy, ThroughputProperties};

@@ -33,8 +33,14 @@ async fn a_batch_commits_with_one_result_per_operation() {
     let driver = common::driver(common::options(&emu)).await;
     common::container(&driver, "shop", "orders").await;
     let orders = driver.container("shop", "orders");
-    orders.create_item("t-1", &order("old", 1)).await.unwrap();
-    orders.create_item("t-1", &order("gone", 1)).await.unwrap();
+    orders
+        .create_item("t-1", &order("old", 1), None)
+        .await
+        .unwrap();
+    orders
+        .create_item("t-1", &order("gone", 1), None)
+        .await
+        .unwrap();
 
     let response = orders
         .transactional_batch("t-1")
@@ -76,14 +82,14 @@ async fn a_batch_commits_with_one_result_per_operation() {
 
     // Every write is visible to later reads.
     let read: Order = orders
-        .read_item("t-1", "old")
+        .read_item("t-1", "old", None)
         .await
         .unwrap()
         .into_item()
         .unwrap();
     assert_eq!(read.n, 42);
     assert!(orders
-        .read_item("t-1", "gone")
+        .read_item::<serde_json::Value>("t-1", "gone", None)
         .await
         .unwrap_err()
         .is_not_found());
@@ -108,7 +114,10 @@ async fn a_rolled_back_batch_applies_nothing_and_names_the_failing_operation() {
     let driver = common::driver(common::options(&emu)).await;
     common::container(&driver, "shop", "orders").await;
     let orders = driver.container("shop", "orders");
-    orders.create_item("t-1", &order("taken", 1)).await.unwrap();
+    orders
+        .create_item("t-1", &order("taken", 1), None)
+        .await
+        .unwrap();
 
     let err = orders
         .transactional_batch("t-1")
@@ -138,13 +147,13 @@ async fn a_rolled_back_batch_applies_nothing_and_names_the_failing_operation() {
     // Nothing of the batch was applied: the upsert before the failure neither.
     for id in ["x1", "x2"] {
         assert!(orders
-            .read_item("t-1", id)
+            .read_item::<serde_json::Value>("t-1", id, None)
             .await
             .unwrap_err()
             .is_not_found());
     }
     let taken: Order = orders
-        .read_item("t-1", "taken")
+        .read_item("t-1", "taken", None)
         .await
         .unwrap()
         .into_item()

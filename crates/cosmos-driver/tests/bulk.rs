@@ -91,6 +91,7 @@ async fn every_kind_of_operation_answers_in_the_callers_order() {
             .create_item(
                 format!("pk-{i}"),
                 &json!({"id": "x", "pk": format!("pk-{i}"), "n": 1}),
+                None,
             )
             .await
             .unwrap();
@@ -123,12 +124,12 @@ async fn every_kind_of_operation_answers_in_the_callers_order() {
 
     // The writes are visible.
     assert!(items
-        .read_item("pk-1", "x")
+        .read_item::<serde_json::Value>("pk-1", "x", None)
         .await
         .unwrap_err()
         .is_not_found());
     let v: serde_json::Value = items
-        .read_item("pk-3", "x")
+        .read_item("pk-3", "x", None)
         .await
         .unwrap()
         .into_item()

@@ -44,6 +44,7 @@ async fn write(c: &ContainerClient, i: usize, n: i64) {
     c.upsert_item(
         pk.as_str(),
         &json!({"id": format!("d{i}"), "pk": pk, "n": n}),
+        None,
     )
     .await
     .expect("write");
@@ -304,7 +305,7 @@ async fn all_versions_and_deletes_report_each_change_with_its_metadata() {
     let token = feed.continuation().unwrap();
     write(&f.c, 1, 1).await;
     write(&f.c, 1, 2).await;
-    f.c.delete_item("p1", "d1").await.unwrap();
+    f.c.delete_item("p1", "d1", None).await.unwrap();
     let feed = f.c.change_feed_with::<ChangeFeedItem<Doc>>(
         ChangeFeedStart::Continuation(token),
         FeedScope::Container,

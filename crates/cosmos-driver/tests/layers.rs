@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 /// Top to bottom; each layer lists the crate's top-level modules in it. A module this table names
 /// that does not exist is ignored (a branch may not have it yet).
 const LAYERS: &[(&str, &[&str])] = &[
+    ("prelude", &["prelude"]),
     ("client", &["client"]),
     ("api", &["driver"]),
     (

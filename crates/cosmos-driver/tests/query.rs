@@ -24,13 +24,14 @@ async fn seeded(emu: &cosmos_emulator::Emulator) -> ContainerClient {
     let items = driver.container("q", "items");
     for i in 0..30 {
         let doc = json!({"id": format!("a{i:02}"), "pk": "a", "n": i, "kind": if i % 3 == 0 { "x" } else { "y" }});
-        items.create_item("a", &doc).await.unwrap();
+        items.create_item("a", &doc, None).await.unwrap();
     }
     for i in 0..10 {
         items
             .create_item(
                 "b",
                 &json!({"id": format!("b{i}"), "pk": "b", "n": 100 + i}),
+                None,
             )
             .await
             .unwrap();
@@ -48,7 +49,7 @@ async fn a_single_partition_query_streams_typed_rows_with_parameters() {
     let items = seeded(&emu).await;
     let q =
         Query::new("SELECT c.id, c.n FROM c WHERE c.n >= @lo AND c.kind = @k ORDER BY c.n DESC")
-            .with_parameter("@lo", &10)
+            .with_parameter("@lo", 10)
             .unwrap()
             .with_parameter("@k", "x")
             .unwrap();

@@ -45,7 +45,7 @@ async fn seeded() -> (Emulator, ContainerClient) {
     let c = driver.container("q", "items");
     for doc in documents() {
         let pk = doc["pk"].as_str().unwrap().to_owned();
-        c.create_item(pk.as_str(), &doc).await.unwrap();
+        c.create_item(pk.as_str(), &doc, None).await.unwrap();
     }
     (emu, c)
 }

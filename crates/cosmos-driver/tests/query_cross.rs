@@ -57,7 +57,7 @@ async fn seeded_pair() -> Pair {
         let c = d.container("q", "items");
         for doc in documents() {
             let pk = doc["pk"].as_str().unwrap().to_owned();
-            c.create_item(pk.as_str(), &doc).await.unwrap();
+            c.create_item(pk.as_str(), &doc, None).await.unwrap();
         }
     }
     Pair {
@@ -172,7 +172,7 @@ async fn every_page_token_of_a_cross_partition_query_resumes_exactly() {
         "SELECT DISTINCT VALUE c.k FROM c ORDER BY c.k",
         "SELECT c.id FROM c WHERE c.n < 40",
     ] {
-        let q = Query::new(text).with_parameter("@unused", &0).unwrap();
+        let q = Query::new(text).with_parameter("@unused", 0).unwrap();
         let all = cross(&p.cross, &q, Some(4)).await;
         let mut got = Vec::new();
         let mut token: Option<String> = None;

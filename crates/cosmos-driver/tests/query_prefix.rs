@@ -83,11 +83,11 @@ async fn setup(partitions: usize) -> Setup {
     for d in &docs {
         let s = |k: &str| d[k].as_str().unwrap().to_owned();
         three
-            .create_item(key(&[&s("tenant"), &s("user"), &s("session")]), d)
+            .create_item(key(&[&s("tenant"), &s("user"), &s("session")]), d, None)
             .await
             .unwrap();
         if d["session"] == "s0" {
-            two.create_item(key(&[&s("tenant"), &s("user")]), d)
+            two.create_item(key(&[&s("tenant"), &s("user")]), d, None)
                 .await
                 .unwrap();
         }
@@ -247,27 +247,42 @@ async fn point_operations_on_hierarchical_keys_use_every_component() {
     let s = setup(4).await;
     let three = s.driver.container("h", "three");
     let full = key(&["t1", "u02", "s1"]);
-    let item = three.read_item(full.clone(), "t1-u02-s1").await.unwrap();
-    assert_eq!(item.item::<Value>().unwrap()["user"], "u02");
+    let item = three
+        .read_item::<Value>(full.clone(), "t1-u02-s1", None)
+        .await
+        .unwrap();
+    assert_eq!(item.item().unwrap()["user"], "u02");
     let changed =
         json!({"id": "t1-u02-s1", "tenant": "t1", "user": "u02", "session": "s1", "n": 100});
-    three.upsert_item(full.clone(), &changed).await.unwrap();
-    let read = three.read_item(full.clone(), "t1-u02-s1").await.unwrap();
-    assert_eq!(read.item::<Value>().unwrap()["n"], 100);
+    three
+        .upsert_item(full.clone(), &changed, None)
+        .await
+        .unwrap();
+    let read = three
+        .read_item::<Value>(full.clone(), "t1-u02-s1", None)
+        .await
+        .unwrap();
+    assert_eq!(read.item().unwrap()["n"], 100);
     let partial = three
-        .read_item(key(&["t1", "u02"]), "t1-u02-s1")
+        .read_item::<Value>(key(&["t1", "u02"]), "t1-u02-s1", None)
         .await
         .unwrap_err();
     assert_eq!(partial.status(), Some(400), "{partial}");
-    three.delete_item(full.clone(), "t1-u02-s1").await.unwrap();
-    let gone = three.read_item(full, "t1-u02-s1").await.unwrap_err();
+    three
+        .delete_item(full.clone(), "t1-u02-s1", None)
+        .await
+        .unwrap();
+    let gone = three
+        .read_item::<Value>(full, "t1-u02-s1", None)
+        .await
+        .unwrap_err();
     assert_eq!(gone.status(), Some(404));
     let two = s.driver.container("h", "two");
     let r = two
-        .read_item(key(&["t0", "u05"]), "t0-u05-s0")
+        .read_item::<Value>(key(&["t0", "u05"]), "t0-u05-s0", None)
         .await
         .unwrap();
-    assert_eq!(r.item::<Value>().unwrap()["tenant"], "t0");
+    assert_eq!(r.item().unwrap()["tenant"], "t0");
 }
 
 #[tokio::test]

@@ -176,14 +176,14 @@ async fn the_driver_and_the_python_sdk_answer_the_corpus_alike() {
     }
     for (i, doc) in query_corpus::documents().into_iter().enumerate() {
         db.container("single")
-            .create_item("p", &doc)
+            .create_item("p", &doc, None)
             .await
             .expect("seed single");
         let mut spread = doc.clone();
         let key = SPREAD[i % SPREAD.len()];
         spread["pk"] = json!(key);
         db.container("spread")
-            .create_item(key, &spread)
+            .create_item(key, &spread, None)
             .await
             .expect("seed spread");
     }

@@ -34,6 +34,7 @@ async fn seed(c: &ContainerClient, count: usize, keep: impl Fn(usize) -> bool) {
         c.create_item(
             pk.as_str(),
             &json!({"id": format!("d{i}"), "pk": pk, "n": i}),
+            None,
         )
         .await
         .expect("seed");

@@ -2,8 +2,10 @@
 //! is one operation through the driver's pipeline (retried, routed and hedged like a point read);
 //! the pure position keeping is [`crate::change_feed::FeedState`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use futures::Stream;
 use serde::de::DeserializeOwned;
@@ -16,8 +18,8 @@ use crate::operations::feed_body::feed_items;
 use crate::operations::page_guard::PageGuard;
 use crate::options::OperationOptions;
 use crate::protocol::ContainerReference;
-use crate::query::{QueryPageSource, TargetRange};
-use crate::{CosmosDriver, CosmosError};
+use crate::query::{item_error, QueryPageSource, TargetRange};
+use crate::{CosmosDriver, CosmosError, CosmosResponse};
 
 /// Range re-reads one page may make after answers that a range is gone (a split).
 const MAX_RANGE_REFRESHES: usize = 8;
@@ -48,6 +50,34 @@ fn range_key(next: &NextRequest) -> String {
         } => format!("{range_id} [{:?}, {:?})", part.min(), part.max()),
         NextRequest::PartitionKey { partition_key, .. } => partition_key.as_json().to_owned(),
     }
+}
+
+/// The error of a change feed page that could not be read as `T`s (`error`): when the body is a
+/// well-formed page and one item does not fit `T`, an error naming that item (index, id) instead
+/// of a byte offset; either way with the page request's diagnostics (its attempts).
+fn failed_page<T: DeserializeOwned>(
+    response: &CosmosResponse,
+    what: &str,
+    error: CosmosError,
+) -> CosmosError {
+    let attempts = response.diagnostics().requests().len();
+    let error = match feed_items::<serde_json::Value>(response, "Documents", what) {
+        Ok(values) => values
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| T::deserialize(v).err().map(|e| (i, v, e)))
+            .map(|(i, v, e)| {
+                let what = format!(
+                    "{what} ({} items, read in {attempts} attempt{})",
+                    values.len(),
+                    if attempts == 1 { "" } else { "s" }
+                );
+                item_error(&what, i, v, e)
+            })
+            .unwrap_or(error),
+        Err(_) => error,
+    };
+    error.with_diagnostics(response.diagnostics().clone())
 }
 
 /// How a change feed is read.
@@ -176,7 +206,10 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             page.session_token = response.session_token().map(str::to_owned);
             page.diagnostics.push(response.diagnostics().clone());
             let what = format!("a change feed page of {}", container.link());
-            let items: Vec<T> = feed_items(&response, "Documents", &what)?;
+            let items: Vec<T> = match feed_items(&response, "Documents", &what) {
+                Ok(items) => items,
+                Err(e) => return Err(failed_page::<T>(&response, &what, e)),
+            };
             let guard = self.guards.entry(range_key(&next)).or_default();
             if let Err(fault) =
                 guard.check_changes(sent_position(&next), response.etag(), items.len())
@@ -211,5 +244,82 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             };
             Some((page, (feed, end)))
         })
+    }
+}
+
+impl<T: DeserializeOwned + Send + 'static> ChangeFeed<T> {
+    /// One poll page by page, each page with its charge, continuation and diagnostics: the same
+    /// stream as [`ChangeFeed::into_stream`], named as the other feeds' `into_pages`.
+    pub fn into_pages(self) -> impl Stream<Item = Result<ChangeFeedPage<T>, CosmosError>> {
+        self.into_stream()
+    }
+
+    /// One poll item by item: every change up to the end of the poll, then the end of the
+    /// stream. [`ChangeFeedItems::request_charge_so_far`] and [`ChangeFeedItems::continuation`]
+    /// say what was read and where to resume.
+    pub fn into_items(self) -> ChangeFeedItems<T> {
+        let continuation = self.continuation();
+        ChangeFeedItems {
+            pages: Box::pin(self.into_stream()),
+            buffered: VecDeque::new(),
+            request_charge: 0.0,
+            continuation,
+        }
+    }
+}
+
+/// The changes of one poll of a change feed, item by item (from [`ChangeFeed::into_items`]).
+pub struct ChangeFeedItems<T> {
+    pages: Pin<Box<dyn Stream<Item = Result<ChangeFeedPage<T>, CosmosError>> + Send>>,
+    buffered: VecDeque<T>,
+    request_charge: f64,
+    continuation: Option<String>,
+}
+
+impl<T> std::fmt::Debug for ChangeFeedItems<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChangeFeedItems")
+            .field("buffered", &self.buffered.len())
+            .field("request_charge", &self.request_charge)
+            .finish()
+    }
+}
+
+// The items are moved out, never pinned in place.
+impl<T> Unpin for ChangeFeedItems<T> {}
+
+impl<T> ChangeFeedItems<T> {
+    /// The request units of the pages read so far.
+    pub fn request_charge_so_far(&self) -> f64 {
+        self.request_charge
+    }
+
+    /// Where the feed stands after the last page read (resume with
+    /// `ChangeFeedStart::Continuation`): once the stream has ended, after every change it gave.
+    pub fn continuation(&self) -> Option<&str> {
+        self.continuation.as_deref()
+    }
+}
+
+impl<T> Stream for ChangeFeedItems<T> {
+    type Item = Result<T, CosmosError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(item) = this.buffered.pop_front() {
+                return Poll::Ready(Some(Ok(item)));
+            }
+            match this.pages.as_mut().poll_next(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(Some(Ok(page))) => {
+                    this.request_charge += page.request_charge();
+                    this.continuation = Some(page.continuation().to_owned());
+                    this.buffered.extend(page.into_items());
+                }
+            }
+        }
     }
 }

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::change_feed_reader::{ChangeFeed, ChangeFeedOptions};
 use super::driver_page_source::DriverPageSource;
+use super::item_options::ItemOptions;
 use super::item_response::ItemResponse;
 use crate::change_feed::{ChangeFeedStart, FeedRange, FeedScope, FeedState};
 use crate::patch::PatchInstructions;
@@ -57,71 +58,115 @@ impl ContainerClient {
             .map_err(|m| CosmosError::invalid_input(m.to_string()))
     }
 
-    async fn run(&self, operation: CosmosOperation) -> Result<ItemResponse, CosmosError> {
+    async fn run<T>(
+        &self,
+        operation: CosmosOperation,
+        options: Option<ItemOptions>,
+    ) -> Result<ItemResponse<T>, CosmosError> {
+        let (operation, merged) = match options {
+            Some(o) => {
+                let merged = o.over(&self.options);
+                let operation = match o.precondition {
+                    Some(p) => operation.with_precondition(p),
+                    None => operation,
+                };
+                (operation, merged)
+            }
+            None => (operation, self.options.clone()),
+        };
         self.driver
-            .execute(operation, &self.options)
+            .execute(operation, &merged)
             .await
             .map(ItemResponse::new)
     }
 
-    /// Reads item `id` in partition `partition_key`.
-    pub async fn read_item(
+    /// Reads item `id` in partition `partition_key` as `T`.
+    pub async fn read_item<T: DeserializeOwned>(
         &self,
         partition_key: impl Into<PartitionKey>,
         id: &str,
-    ) -> Result<ItemResponse, CosmosError> {
+        options: Option<ItemOptions>,
+    ) -> Result<ItemResponse<T>, CosmosError> {
         let item = self.reference()?.item(id)?;
-        self.run(CosmosOperation::read_item(item).with_partition_key(partition_key))
-            .await
+        self.run(
+            CosmosOperation::read_item(item).with_partition_key(partition_key),
+            options,
+        )
+        .await
     }
 
-    /// Creates `item` in partition `partition_key`.
-    pub async fn create_item<T: Serialize + ?Sized>(
+    /// Creates `item` in partition `partition_key` (409 when its id is taken).
+    pub async fn create_item<T: Serialize>(
         &self,
         partition_key: impl Into<PartitionKey>,
         item: &T,
-    ) -> Result<ItemResponse, CosmosError> {
+        options: Option<ItemOptions>,
+    ) -> Result<ItemResponse<T>, CosmosError> {
         let op = CosmosOperation::create_item(self.reference()?.clone())
             .with_partition_key(partition_key)
             .with_json_body(item)?;
-        self.run(op).await
+        self.run(op, options).await
     }
 
     /// Creates or replaces `item` in partition `partition_key`.
-    pub async fn upsert_item<T: Serialize + ?Sized>(
+    pub async fn upsert_item<T: Serialize>(
         &self,
         partition_key: impl Into<PartitionKey>,
         item: &T,
-    ) -> Result<ItemResponse, CosmosError> {
+        options: Option<ItemOptions>,
+    ) -> Result<ItemResponse<T>, CosmosError> {
         let op = CosmosOperation::upsert_item(self.reference()?.clone())
             .with_partition_key(partition_key)
             .with_json_body(item)?;
-        self.run(op).await
+        self.run(op, options).await
     }
 
-    /// Deletes item `id` in partition `partition_key`.
+    /// Replaces item `id` in partition `partition_key` with `item` (404 when it does not exist;
+    /// 412 when `options` carries an ETag condition the item no longer meets).
+    pub async fn replace_item<T: Serialize>(
+        &self,
+        partition_key: impl Into<PartitionKey>,
+        id: &str,
+        item: &T,
+        options: Option<ItemOptions>,
+    ) -> Result<ItemResponse<T>, CosmosError> {
+        let reference = self.reference()?.item(id)?;
+        let op = CosmosOperation::replace_item(reference)
+            .with_partition_key(partition_key)
+            .with_json_body(item)?;
+        self.run(op, options).await
+    }
+
+    /// Deletes item `id` in partition `partition_key`. The response carries no item.
     pub async fn delete_item(
         &self,
         partition_key: impl Into<PartitionKey>,
         id: &str,
-    ) -> Result<ItemResponse, CosmosError> {
+        options: Option<ItemOptions>,
+    ) -> Result<ItemResponse<()>, CosmosError> {
         let item = self.reference()?.item(id)?;
-        self.run(CosmosOperation::delete_item(item).with_partition_key(partition_key))
-            .await
+        self.run(
+            CosmosOperation::delete_item(item).with_partition_key(partition_key),
+            options,
+        )
+        .await
     }
 
-    /// Applies `instructions` to item `id` in partition `partition_key`.
-    pub async fn patch_item(
+    /// Applies `instructions` to item `id` in partition `partition_key`; the response carries the
+    /// patched item as `T`. Its [`ItemResponse::request_charge`] is everything the PATCH was billed
+    /// (under the default read-modify-write strategy, the read and the replace).
+    pub async fn patch_item<T: DeserializeOwned>(
         &self,
         partition_key: impl Into<PartitionKey>,
         id: &str,
-        instructions: PatchInstructions,
-    ) -> Result<ItemResponse, CosmosError> {
+        instructions: &PatchInstructions,
+        options: Option<ItemOptions>,
+    ) -> Result<ItemResponse<T>, CosmosError> {
         let item = self.reference()?.item(id)?;
         let op = CosmosOperation::patch_item(item)
             .with_partition_key(partition_key)
-            .with_json_body(&instructions)?;
-        self.run(op).await
+            .with_json_body(instructions)?;
+        self.run(op, options).await
     }
 
     /// Runs `query` in `scope`; the result is read lazily as the stream is polled.
@@ -158,8 +203,10 @@ impl ContainerClient {
         self.query_items(Query::new("SELECT * FROM c"), QueryScope::CrossPartition)
     }
 
-    /// The container's change feed from `start` over `scope`, latest-version mode. Read it with
-    /// `next_page` or `into_stream`; an empty page ends a poll and keeps the continuation.
+    /// The container's change feed from `start` over `scope`, latest-version mode. Read one poll
+    /// item by item with `into_items` (a `Stream` with a running charge and the continuation),
+    /// page by page with `into_pages`, or one page at a time with `next_page`; an empty page ends
+    /// a poll and keeps the continuation.
     pub fn change_feed<T: DeserializeOwned>(
         &self,
         start: ChangeFeedStart,

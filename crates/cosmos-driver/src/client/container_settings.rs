@@ -67,6 +67,12 @@ impl ContainerClient {
         ContainerResponse::from_response(response)
     }
 
+    /// Deletes the container and every item in it.
+    pub async fn delete(&self) -> Result<(), CosmosError> {
+        let op = CosmosOperation::delete_container(self.reference()?.clone());
+        self.driver.execute(op, &self.options).await.map(|_| ())
+    }
+
     /// The container's own throughput (a 404 error when it has none: it shares its database's).
     pub async fn read_throughput(&self) -> Result<ThroughputResponse, CosmosError> {
         let owner = OfferOwner::container(self.reference()?);

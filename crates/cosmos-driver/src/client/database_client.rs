@@ -4,17 +4,16 @@
 
 use std::sync::Arc;
 
-use futures::stream::{self, BoxStream, StreamExt};
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use super::container_settings::ContainerResponse;
 use super::offer_flow::{self, OfferOwner};
+use super::resource_feed::ResourceFeed;
 use super::throughput_response::ThroughputResponse;
 use crate::resources::{ContainerProperties, ThroughputProperties};
 use crate::{
     ContainerClient, CosmosDriver, CosmosError, CosmosOperation, DatabaseReference,
-    OperationOptions, Pager,
+    OperationOptions,
 };
 
 /// A database of one account. Cheap to clone.
@@ -49,13 +48,25 @@ impl CosmosDriver {
         }
     }
 
+    /// Creates database `id`, with shared throughput when `throughput` is given (409 when it
+    /// exists), and answers a handle to it.
+    pub async fn create_database(
+        &self,
+        id: &str,
+        throughput: Option<ThroughputProperties>,
+    ) -> Result<DatabaseClient, CosmosError> {
+        let database = self.database(id);
+        database.create(throughput).await?;
+        Ok(database)
+    }
+
     /// The account's databases, read page by page as the stream is polled.
-    pub fn databases(&self) -> BoxStream<'static, Result<DatabaseProperties, CosmosError>> {
+    pub fn databases(&self) -> ResourceFeed<DatabaseProperties> {
         let pager = self.pages(
             CosmosOperation::list_databases(),
             OperationOptions::default(),
         );
-        feed_stream(pager, "Databases")
+        ResourceFeed::new(pager, "Databases")
     }
 }
 
@@ -82,6 +93,26 @@ impl DatabaseClient {
         self.driver
             .container(&id, container)
             .with_options(self.options.clone())
+    }
+
+    /// Creates this database, with shared throughput when `throughput` is given (409 when it
+    /// exists).
+    pub async fn create(
+        &self,
+        throughput: Option<ThroughputProperties>,
+    ) -> Result<DatabaseProperties, CosmosError> {
+        let mut op = CosmosOperation::create_database(self.reference()?.clone());
+        if let Some(t) = throughput {
+            let (name, value) = t.create_header();
+            op = op.with_header(name, value);
+        }
+        self.driver.execute(op, &self.options).await?.json()
+    }
+
+    /// Deletes this database and everything in it.
+    pub async fn delete(&self) -> Result<(), CosmosError> {
+        let op = CosmosOperation::delete_database(self.reference()?.clone());
+        self.driver.execute(op, &self.options).await.map(|_| ())
     }
 
     /// Reads the database.
@@ -114,16 +145,16 @@ impl DatabaseClient {
     }
 
     /// The database's containers, read page by page as the stream is polled.
-    pub fn containers(&self) -> BoxStream<'static, Result<ContainerProperties, CosmosError>> {
+    pub fn containers(&self) -> ResourceFeed<ContainerProperties> {
         match self.reference() {
             Ok(d) => {
                 let op = CosmosOperation::list_containers(d.clone());
-                feed_stream(
+                ResourceFeed::new(
                     self.driver.pages(op, self.options.clone()),
                     "DocumentCollections",
                 )
             }
-            Err(e) => stream::once(async move { Err(e) }).boxed(),
+            Err(e) => ResourceFeed::failed(e),
         }
     }
 
@@ -141,47 +172,4 @@ impl DatabaseClient {
         let owner = OfferOwner::database(self.reference()?);
         offer_flow::replace_throughput(&self.driver, owner, throughput, &self.options).await
     }
-}
-
-/// The resources of a feed's pages (`{"<name>": [...]}`), one after another.
-fn feed_stream<T: DeserializeOwned + Send + 'static>(
-    pager: Pager,
-    name: &'static str,
-) -> BoxStream<'static, Result<T, CosmosError>> {
-    stream::unfold(Some(pager), move |pager| async move {
-        let mut pager = pager?;
-        match pager.next_page().await? {
-            Ok(page) => {
-                let mut feed: serde_json::Map<String, serde_json::Value> = match page.json() {
-                    Ok(f) => f,
-                    Err(e) => return Some((vec![Err(e)], None)),
-                };
-                let items = match feed.remove(name) {
-                    Some(serde_json::Value::Array(items)) => items,
-                    _ => {
-                        let e = CosmosError::new(
-                            crate::ErrorKind::Deserialization,
-                            format!("the feed page has no {name:?} array"),
-                        );
-                        return Some((vec![Err(e)], None));
-                    }
-                };
-                let parsed = items
-                    .into_iter()
-                    .map(|v| {
-                        serde_json::from_value(v).map_err(|e| {
-                            CosmosError::new(
-                                crate::ErrorKind::Deserialization,
-                                format!("a resource of the {name} feed is not valid: {e}"),
-                            )
-                        })
-                    })
-                    .collect();
-                Some((parsed, Some(pager)))
-            }
-            Err(e) => Some((vec![Err(e)], None)),
-        }
-    })
-    .flat_map(stream::iter)
-    .boxed()
 }

@@ -37,6 +37,7 @@ pub use query_options::{QueryOptions, QueryScope, DEFAULT_MAX_CONCURRENCY, MAX_C
 pub use query_pager::{QueryPager, QuerySummary, RawQueryPage, MAX_SPLITS_PER_QUERY};
 pub use query_plan::{AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder};
 pub use query_spec::{Query, QueryParameter, MAX_PARAMETERS};
+pub(crate) use query_stream::item_error;
 pub use query_stream::{QueryItems, QueryPage, QueryPages};
 pub use range_merge::{MergeOrder, MergeStep, RangeCursor, RangeMerge, RangeRow, TargetRange};
 pub use result_shaping::{

@@ -37,7 +37,7 @@ mod tests {
             .container("c")
             .unwrap();
         let q = Query::new("SELECT * FROM c WHERE c.n = @n")
-            .with_parameter("@n", &1)
+            .with_parameter("@n", 1)
             .unwrap();
         let op = CosmosOperation::query_items(c, &q)
             .unwrap()

@@ -474,7 +474,7 @@ async fn single_partition_queries_send_the_query_as_written() {
     let source = Arc::new(FakeSource::new("{}", vec![], rows, 3));
     let scope = QueryScope::PartitionKey(crate::PartitionKey::from("p1"));
     let q = Query::new("SELECT * FROM c WHERE c.i >= @lo")
-        .with_parameter("@lo", &0)
+        .with_parameter("@lo", 0)
         .unwrap();
     let mut p = QueryPager::new(
         source.clone(),

@@ -33,8 +33,17 @@ impl QueryParameter {
     }
 }
 
-/// A NoSQL query with named parameters:
-/// `Query::new("SELECT * FROM c WHERE c.n > @lo").with_parameter("@lo", 10)?`.
+/// A NoSQL query with named parameters.
+///
+/// ```
+/// use cosmos_driver::Query;
+///
+/// let query = Query::new("SELECT * FROM c WHERE c.n > @lo AND c.pk = @pk")
+///     .with_parameter("@lo", 10)?
+///     .with_parameter("@pk", "c-7")?;
+/// assert_eq!(query.parameters().len(), 2);
+/// # Ok::<(), cosmos_driver::CosmosError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Query {
     #[serde(rename = "query")]
@@ -55,11 +64,11 @@ impl Query {
 
     /// The same query with parameter `name` (which starts with `@`) bound to `value`, serialized
     /// through serde. Refuses a malformed or repeated name, too many parameters, or a value serde
-    /// cannot turn into JSON.
-    pub fn with_parameter<T: Serialize + ?Sized>(
+    /// cannot turn into JSON. The value is taken by value or by reference (`10`, `&n`, `"x"`).
+    pub fn with_parameter<T: Serialize>(
         mut self,
         name: &str,
-        value: &T,
+        value: T,
     ) -> Result<Self, CosmosError> {
         check_parameter_name(name)?;
         if self.parameters.iter().any(|p| p.name == name) {
@@ -72,7 +81,7 @@ impl Query {
                 "a query takes at most {MAX_PARAMETERS} parameters"
             )));
         }
-        let value = serde_json::to_value(value).map_err(|e| {
+        let value = serde_json::to_value(&value).map_err(|e| {
             CosmosError::invalid_input(format!("query parameter {name} cannot be serialized: {e}"))
         })?;
         self.parameters.push(QueryParameter {
@@ -177,7 +186,7 @@ mod tests {
             lo: i32,
         }
         let q = Query::new("SELECT * FROM c WHERE c.n > @lo AND c.s = @s")
-            .with_parameter("@lo", &10)
+            .with_parameter("@lo", 10)
             .unwrap()
             .with_parameter("@s", "x")
             .unwrap()
@@ -208,24 +217,24 @@ mod tests {
             ("@a b", "only letters, digits"),
         ];
         for (name, why) in table {
-            let e = Query::new("SELECT 1").with_parameter(name, &1).unwrap_err();
+            let e = Query::new("SELECT 1").with_parameter(name, 1).unwrap_err();
             assert!(e.message().contains(why), "{name}: {}", e.message());
             assert_eq!(e.kind(), crate::ErrorKind::InvalidInput);
         }
         let long = format!("@{}", "a".repeat(MAX_PARAMETER_NAME_BYTES));
-        assert!(Query::new("x").with_parameter(&long, &1).is_err());
+        assert!(Query::new("x").with_parameter(&long, 1).is_err());
     }
 
     #[test]
     fn repeated_parameter_and_too_many_are_refused() {
-        let q = Query::new("SELECT 1").with_parameter("@a", &1).unwrap();
-        let e = q.clone().with_parameter("@a", &2).unwrap_err();
+        let q = Query::new("SELECT 1").with_parameter("@a", 1).unwrap();
+        let e = q.clone().with_parameter("@a", 2).unwrap_err();
         assert!(e.message().contains("given twice"));
         let mut q = Query::new("SELECT 1");
         for i in 0..MAX_PARAMETERS {
-            q = q.with_parameter(&format!("@p{i}"), &i).unwrap();
+            q = q.with_parameter(&format!("@p{i}"), i).unwrap();
         }
-        assert!(q.with_parameter("@last", &0).is_err());
+        assert!(q.with_parameter("@last", 0).is_err());
     }
 
     #[test]
@@ -254,16 +263,16 @@ mod tests {
     #[test]
     fn fingerprint_changes_with_text_and_parameters() {
         let a = Query::new("SELECT * FROM c WHERE c.n > @lo")
-            .with_parameter("@lo", &1)
+            .with_parameter("@lo", 1)
             .unwrap();
         let same = Query::new("SELECT * FROM c WHERE c.n > @lo")
-            .with_parameter("@lo", &1)
+            .with_parameter("@lo", 1)
             .unwrap();
         let other_value = Query::new("SELECT * FROM c WHERE c.n > @lo")
-            .with_parameter("@lo", &2)
+            .with_parameter("@lo", 2)
             .unwrap();
         let other_text = Query::new("SELECT * FROM c WHERE c.n >= @lo")
-            .with_parameter("@lo", &1)
+            .with_parameter("@lo", 1)
             .unwrap();
         assert_eq!(a.fingerprint(), same.fingerprint());
         assert_ne!(a.fingerprint(), other_value.fingerprint());

@@ -88,14 +88,7 @@ fn typed<T: DeserializeOwned>(raw: RawQueryPage) -> Result<QueryPage<T>, CosmosE
         .values
         .into_iter()
         .enumerate()
-        .map(|(i, v)| {
-            serde_json::from_value::<T>(v).map_err(|e| {
-                CosmosError::new(
-                    ErrorKind::Deserialization,
-                    format!("query result item {i} of the page cannot be read as the requested type: {e}"),
-                )
-            })
-        })
+        .map(|(i, v)| T::deserialize(&v).map_err(|e| item_error("a query result", i, &v, e)))
         .collect::<Result<Vec<T>, _>>()?;
     Ok(QueryPage {
         items,
@@ -142,15 +135,41 @@ enum ItemsState {
     Fresh(Box<QueryPager>),
     Running {
         pages: BoxStream<'static, Result<RawQueryPage, CosmosError>>,
-        buffered: VecDeque<Value>,
+        /// Each item with its index in its page.
+        buffered: VecDeque<(usize, Value)>,
     },
     Done,
 }
 
 /// The items of a query's result, each deserialized as `T`.
+/// [`QueryItems::request_charge_so_far`] is the running charge of the pages read; for each page's
+/// charge, continuation and diagnostics read [`QueryItems::into_pages`] instead.
 pub struct QueryItems<T> {
     state: ItemsState,
+    request_charge: f64,
+    pages_read: usize,
+    /// The diagnostics of the page being read out (for the error of an item that does not fit).
+    page_diagnostics: Vec<DiagnosticsContext>,
     _item: PhantomData<fn() -> T>,
+}
+
+/// The error of a result item that cannot be read as the requested type: it names the item's
+/// index in its page (counted from 0), its id when it has one, and serde's reason.
+pub(crate) fn item_error(
+    what: &str,
+    index: usize,
+    value: &Value,
+    e: serde_json::Error,
+) -> CosmosError {
+    let id = match value.get("id").and_then(Value::as_str) {
+        Some(id) => format!(" (id {id:?})"),
+        None => String::new(),
+    };
+    CosmosError::new(
+        ErrorKind::Deserialization,
+        format!("{what}: item {index}{id} of the page cannot be read as the requested type: {e}"),
+    )
+    .with_source(e)
 }
 
 impl<T> std::fmt::Debug for QueryItems<T> {
@@ -164,6 +183,9 @@ impl<T> QueryItems<T> {
     pub fn new(pager: QueryPager) -> Self {
         QueryItems {
             state: ItemsState::Fresh(Box::new(pager)),
+            request_charge: 0.0,
+            pages_read: 0,
+            page_diagnostics: Vec::new(),
             _item: PhantomData,
         }
     }
@@ -175,8 +197,22 @@ impl<T> QueryItems<T> {
                 pages: futures::stream::once(async move { Err(error) }).boxed(),
                 buffered: VecDeque::new(),
             },
+            request_charge: 0.0,
+            pages_read: 0,
+            page_diagnostics: Vec::new(),
             _item: PhantomData,
         }
+    }
+
+    /// The request units of the pages read so far (every page the items streamed so far came
+    /// from, and the page being read out).
+    pub fn request_charge_so_far(&self) -> f64 {
+        self.request_charge
+    }
+
+    /// How many service pages have been read so far.
+    pub fn pages_read(&self) -> usize {
+        self.pages_read
     }
 
     /// The result page by page. The stream continues where the items stream stopped, at the
@@ -212,15 +248,22 @@ impl<T: DeserializeOwned> Stream for QueryItems<T> {
                     };
                 }
                 ItemsState::Running { pages, buffered } => {
-                    if let Some(v) = buffered.pop_front() {
-                        return Poll::Ready(Some(serde_json::from_value::<T>(v).map_err(|e| {
-                            CosmosError::new(
-                                ErrorKind::Deserialization,
-                                format!(
-                                    "a query result item cannot be read as the requested type: {e}"
-                                ),
-                            )
-                        })));
+                    if let Some((index, v)) = buffered.pop_front() {
+                        let e = match T::deserialize(&v) {
+                            Ok(item) => return Poll::Ready(Some(Ok(item))),
+                            Err(e) => e,
+                        };
+                        let page = self.pages_read.saturating_sub(1);
+                        let diagnostics = DiagnosticsContext::aggregate(std::mem::take(
+                            &mut self.page_diagnostics,
+                        ));
+                        let attempts = diagnostics.requests().len();
+                        let what = format!(
+                            "a query result (page {page}, read in {attempts} attempt{})",
+                            if attempts == 1 { "" } else { "s" }
+                        );
+                        let error = item_error(&what, index, &v, e).with_diagnostics(diagnostics);
+                        return Poll::Ready(Some(Err(error)));
                     }
                     match pages.poll_next_unpin(cx) {
                         Poll::Pending => return Poll::Pending,
@@ -232,7 +275,12 @@ impl<T: DeserializeOwned> Stream for QueryItems<T> {
                             self.state = ItemsState::Done;
                             return Poll::Ready(Some(Err(e)));
                         }
-                        Poll::Ready(Some(Ok(page))) => buffered.extend(page.values),
+                        Poll::Ready(Some(Ok(page))) => {
+                            buffered.extend(page.values.into_iter().enumerate());
+                            self.request_charge += page.request_charge;
+                            self.pages_read += 1;
+                            self.page_diagnostics = page.diagnostics;
+                        }
                     }
                 }
                 ItemsState::Done => return Poll::Ready(None),

@@ -1,0 +1,151 @@
+//! Per-call options of one item operation on a [`ContainerClient`](crate::ContainerClient).
+
+use std::time::Duration;
+
+use crate::hedging::AvailabilityStrategy;
+use crate::protocol::{ConsistencyLevel, Region, SessionToken};
+use crate::{OperationOptions, Precondition};
+
+/// Options of one item operation (read, create, upsert, replace, delete, patch). Every field is
+/// optional; an unset field falls back to the handle's options
+/// ([`ContainerClient::with_options`](crate::ContainerClient::with_options)), then to the
+/// driver's defaults.
+///
+/// ```
+/// use cosmos_driver::prelude::*;
+///
+/// let options = ItemOptions::new()
+///     .with_if_match("\"00000a00-0000-0000-0000-000000000000\"")
+///     .with_consistency_level(ConsistencyLevel::Session)
+///     .with_content_response_on_write(false);
+/// assert!(options.precondition.is_some());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ItemOptions {
+    /// An ETag condition (`If-Match` / `If-None-Match`); a write whose condition fails answers
+    /// 412, a read answers 304.
+    pub precondition: Option<Precondition>,
+    /// The session token to send; wins over the driver's own session tracking for this call.
+    pub session_token: Option<SessionToken>,
+    /// A consistency level for this call (may only weaken the account's level).
+    pub consistency_level: Option<ConsistencyLevel>,
+    /// Regions this call must never be sent to.
+    pub excluded_regions: Option<Vec<Region>>,
+    /// Cross-region hedging strategy of this call (or `Disabled`).
+    pub availability_strategy: Option<AvailabilityStrategy>,
+    /// Whether a write's response carries the item (default true).
+    pub content_response_on_write: Option<bool>,
+    /// Bound on the whole call, retries included.
+    pub end_to_end_timeout: Option<Duration>,
+}
+
+impl ItemOptions {
+    /// Empty options (everything inherited).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Succeeds only when the item's current ETag is `etag` (optimistic concurrency).
+    pub fn with_if_match(mut self, etag: impl Into<String>) -> Self {
+        self.precondition = Some(Precondition::IfMatch(etag.into()));
+        self
+    }
+
+    /// Succeeds only when the item's current ETag differs from `etag` (`"*"`: a write fails when
+    /// the item exists).
+    pub fn with_if_none_match(mut self, etag: impl Into<String>) -> Self {
+        self.precondition = Some(Precondition::IfNoneMatch(etag.into()));
+        self
+    }
+
+    /// Sets the precondition.
+    pub fn with_precondition(mut self, precondition: Precondition) -> Self {
+        self.precondition = Some(precondition);
+        self
+    }
+
+    /// Sets the session token.
+    pub fn with_session_token(mut self, token: SessionToken) -> Self {
+        self.session_token = Some(token);
+        self
+    }
+
+    /// Sets the consistency level.
+    pub fn with_consistency_level(mut self, level: ConsistencyLevel) -> Self {
+        self.consistency_level = Some(level);
+        self
+    }
+
+    /// Sets the regions this call must never be sent to.
+    pub fn with_excluded_regions<I, R>(mut self, regions: I) -> Self
+    where
+        I: IntoIterator<Item = R>,
+        R: Into<Region>,
+    {
+        self.excluded_regions = Some(regions.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets the availability strategy.
+    pub fn with_availability_strategy(mut self, strategy: AvailabilityStrategy) -> Self {
+        self.availability_strategy = Some(strategy);
+        self
+    }
+
+    /// Whether a write's response carries the item.
+    pub fn with_content_response_on_write(mut self, on: bool) -> Self {
+        self.content_response_on_write = Some(on);
+        self
+    }
+
+    /// Sets the bound on the whole call.
+    pub fn with_end_to_end_timeout(mut self, timeout: Duration) -> Self {
+        self.end_to_end_timeout = Some(timeout);
+        self
+    }
+
+    /// `base` with every field set here put over it.
+    pub(crate) fn over(&self, base: &OperationOptions) -> OperationOptions {
+        let mut out = base.clone();
+        if let Some(t) = &self.session_token {
+            out.session_token = Some(t.clone());
+        }
+        if let Some(c) = self.consistency_level {
+            out.consistency_level = Some(c);
+        }
+        if let Some(r) = &self.excluded_regions {
+            out.excluded_regions = Some(r.clone());
+        }
+        if let Some(s) = self.availability_strategy {
+            out.availability_strategy = Some(s);
+        }
+        if let Some(c) = self.content_response_on_write {
+            out.content_response_on_write = Some(c);
+        }
+        if let Some(t) = self.end_to_end_timeout {
+            out.end_to_end_timeout = Some(t);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_fields_win_and_unset_fields_inherit() {
+        let base = OperationOptions::new()
+            .with_consistency_level(ConsistencyLevel::Eventual)
+            .with_content_response_on_write(false);
+        let merged = ItemOptions::new()
+            .with_content_response_on_write(true)
+            .with_excluded_regions(["West US"])
+            .over(&base);
+        assert_eq!(merged.consistency_level, Some(ConsistencyLevel::Eventual));
+        assert_eq!(merged.content_response_on_write, Some(true));
+        assert_eq!(merged.excluded_regions, Some(vec![Region::from("West US")]));
+        assert_eq!(ItemOptions::new().over(&base), base);
+    }
+}
