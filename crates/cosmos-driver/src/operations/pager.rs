@@ -29,7 +29,7 @@ pub(crate) async fn page<E: PipelineEntry>(
 /// page carries no continuation token, or after an error (the pipeline has already retried what
 /// could be retried). A page whose body is not a feed page (`{"Documents": [...]}` for items), a
 /// page that hands back a continuation the feed already had, or more than
-/// [`MAX_EMPTY_PAGES_IN_A_ROW`](super::page_guard::MAX_EMPTY_PAGES_IN_A_ROW) empty pages in a row
+/// 1,000 empty pages in a row
 /// end the feed with an error. Made by `CosmosDriver::pages`.
 #[derive(Debug)]
 pub struct Pager {

@@ -38,6 +38,7 @@ use super::context::OperationContext;
 use super::hedge_tuning;
 use super::leg::{run_leg, LegParams, LegRouting, RetryState};
 use super::leg_result::{LegEnd, LegResult};
+use super::pace::{AlternatePace, PaceRole};
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{
@@ -210,22 +211,19 @@ pub(crate) async fn run_hedged<'c>(
                 "both legs ended transient; the read goes on in the regions the race did not use"
             );
             // The read without hedging would have moved on from the primary's region, and then
-            // from the alternate's: a plain leg takes it from there, over the other regions, with
-            // what is left of the budget.
-            let mut excluded = ctx.options.excluded_regions.to_vec();
-            excluded.extend(raced);
-            let plain = LegParams::plain(ctx, diagnostics);
+            // from the alternate's: a plain leg takes it from there, with what is left of the
+            // budget. The race's two regions go last in its route, as regions that failed this
+            // operation; like the read without hedging, it may come back to them.
+            for region in &raced {
+                ctx.record_failed_region(region);
+            }
             let params = LegParams {
-                routing: LegRouting {
-                    excluded_regions: &excluded,
-                    ..plain.routing
-                },
                 first_reason: AttemptReason::Failover,
                 state: RetryState {
                     counters,
                     ..leg_state(&parent)
                 },
-                ..plain
+                ..LegParams::plain(ctx, diagnostics)
             };
             let leg = run_leg(ctx, params).await;
             let hedge = if leg.is_final() {
@@ -259,6 +257,8 @@ async fn race<'c>(
         hub_latch: latch,
     };
     let plain = LegParams::plain(ctx, diagnostics);
+    let pace = AlternatePace::default();
+    let pace = &pace;
     let primary = run_leg(
         ctx,
         LegParams {
@@ -270,11 +270,16 @@ async fn race<'c>(
             },
             hub_latch: latch,
             state: leg_state(parent),
+            pace: Some((pace, PaceRole::Primary)),
             ..plain
         },
     );
+    let primary = async move {
+        let leg = primary.await;
+        pace.primary_ended();
+        leg
+    };
     let alternate = plan.alternate;
-    let regions_beyond = untried_region(ctx, plan);
     // Boxed inside the closure: the alternate's future is allocated only once the threshold fires
     // (or the primary asks for another region), and the operation's future stays near a plain
     // leg's size instead of carrying a second leg inline.
@@ -287,13 +292,16 @@ async fn race<'c>(
                 ctx.options.excluded_regions,
                 ctx.account.properties.all_regions(),
             );
-            let params = LegParams::hedge_alternate(
-                &pinned.excluded_regions,
-                regions_beyond,
-                latch,
-                leg_state(parent),
-                diagnostics,
-            );
+            let params = LegParams {
+                pace: Some((pace, PaceRole::Alternate)),
+                ..LegParams::hedge_alternate(
+                    &pinned.excluded_regions,
+                    untried_region(ctx, plan),
+                    latch,
+                    leg_state(parent),
+                    diagnostics,
+                )
+            };
             run_leg(ctx, params).await
         })
     })

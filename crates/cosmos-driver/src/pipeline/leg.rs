@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use super::attempt::{build_attempt, classify, record_response_facts, InFlightAttempt};
 use super::context::OperationContext;
 use super::leg_result::{LegEnd, LegResult, ServiceResponse};
+use super::pace::{AlternatePace, PaceRole};
 use super::retry::{
     decide, AttemptOutcome, RetryAction, RetryCounters, RoutingView, SessionRetryTarget,
 };
@@ -65,6 +66,8 @@ pub(crate) struct LegParams<'a> {
     pub state: RetryState,
     /// Where the leg records its attempts (shared by both legs of a race).
     pub diagnostics: &'a DiagnosticsSink,
+    /// A race's pace, and this leg's side of it (`None` outside a race).
+    pub pace: Option<(&'a AlternatePace, PaceRole)>,
 }
 
 impl<'a> LegParams<'a> {
@@ -85,6 +88,7 @@ impl<'a> LegParams<'a> {
                 ..RetryState::default()
             },
             diagnostics,
+            pace: None,
         }
     }
 
@@ -111,6 +115,7 @@ impl<'a> LegParams<'a> {
             start_at_hub: false,
             state,
             diagnostics,
+            pace: None,
         }
     }
 }
@@ -339,6 +344,7 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         start_at_hub,
         state,
         diagnostics,
+        pace,
     } = params;
     let core = ctx.core;
     let mut p = Progress {
@@ -401,6 +407,14 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         // free to move follows the hub, a pinned alternate stops and leaves the answer to the
         // other leg.
         let hub_header = emit_hub_region_header(p.state.hub_region_processing_only, hub_latch);
+        match pace {
+            Some((pace, PaceRole::Primary)) => pace.primary_sent(),
+            Some((pace, PaceRole::Alternate)) if p.attempts > 0 => {
+                // Boxed (race path only): keeps the leg's future small.
+                Box::pin(pace.turn(p.attempts as u32)).await;
+            }
+            _ => {}
+        }
         let hedge_attempt = first_reason == AttemptReason::Hedge;
         let request = build_attempt(ctx, &region.endpoint, hub_header, hedge_attempt);
         let attempt = InFlightAttempt::start(diagnostics, &region, reason, ctx.started);

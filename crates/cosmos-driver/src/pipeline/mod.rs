@@ -20,6 +20,7 @@ mod hedged;
 mod leg;
 mod leg_result;
 mod native_patch_support;
+mod pace;
 #[cfg(test)]
 mod plan_tests;
 mod recreated_container;

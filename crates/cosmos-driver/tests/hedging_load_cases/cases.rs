@@ -720,3 +720,112 @@ mod throttle_regional_but_the_third {
         .await;
     }
 }
+
+/// The primary's region no longer serves the account (403/1008) while every region answers
+/// 429/3092: the read after the race may come back to the race's regions, as the read without
+/// hedging does, instead of waiting out throttle backoffs in the one region left.
+mod account_gone_and_throttled_everywhere {
+    use super::*;
+
+    #[tokio::test]
+    async fn point_read() {
+        let fault = Fault::Rules(vec![
+            Spec {
+                regions: vec![WEST],
+                reaction: Reaction::respond(403, 1008),
+                first: None,
+            },
+            Spec {
+                regions: Vec::new(),
+                reaction: Reaction::respond(429, 3092),
+                first: None,
+            },
+        ]);
+        check(Kind::PointRead, fault).await;
+    }
+
+    #[tokio::test]
+    async fn query_page() {
+        let fault = Fault::Rules(vec![
+            Spec {
+                regions: vec![WEST],
+                reaction: Reaction::respond(403, 1008),
+                first: None,
+            },
+            Spec {
+                regions: Vec::new(),
+                reaction: Reaction::respond(429, 3092),
+                first: None,
+            },
+        ]);
+        check(Kind::QueryPage, fault).await;
+    }
+
+    #[tokio::test]
+    async fn cross_partition_query() {
+        let fault = Fault::Rules(vec![
+            Spec {
+                regions: vec![WEST],
+                reaction: Reaction::respond(403, 1008),
+                first: None,
+            },
+            Spec {
+                regions: Vec::new(),
+                reaction: Reaction::respond(429, 3092),
+                first: None,
+            },
+        ]);
+        check(Kind::CrossPartitionQuery, fault).await;
+    }
+
+    #[tokio::test]
+    async fn change_feed_page() {
+        let fault = Fault::Rules(vec![
+            Spec {
+                regions: vec![WEST],
+                reaction: Reaction::respond(403, 1008),
+                first: None,
+            },
+            Spec {
+                regions: Vec::new(),
+                reaction: Reaction::respond(429, 3092),
+                first: None,
+            },
+        ]);
+        check(Kind::ChangeFeedPage, fault).await;
+    }
+
+    #[tokio::test]
+    async fn read_many() {
+        let fault = Fault::Rules(vec![
+            Spec {
+                regions: vec![WEST],
+                reaction: Reaction::respond(403, 1008),
+                first: None,
+            },
+            Spec {
+                regions: Vec::new(),
+                reaction: Reaction::respond(429, 3092),
+                first: None,
+            },
+        ]);
+        check(Kind::ReadMany, fault).await;
+    }
+
+    #[tokio::test]
+    async fn metadata_read() {
+        let fault = Fault::Rules(vec![
+            Spec {
+                regions: vec![WEST],
+                reaction: Reaction::respond(403, 1008),
+                first: None,
+            },
+            Spec {
+                regions: Vec::new(),
+                reaction: Reaction::respond(429, 3092),
+                first: None,
+            },
+        ]);
+        check(Kind::MetadataRead, fault).await;
+    }
+}

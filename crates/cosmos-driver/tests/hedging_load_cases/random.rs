@@ -53,8 +53,11 @@ fn schedule() -> impl Strategy<Value = (usize, Fault)> {
 }
 
 proptest! {
+    // A fixed seed: the same schedules every run (a run that fails is reproduced exactly);
+    // change it to explore others.
     #![proptest_config(ProptestConfig {
         cases: 12,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x00c0_5e0d_0021),
         max_shrink_iters: 8,
         failure_persistence: None,
         ..ProptestConfig::default()
