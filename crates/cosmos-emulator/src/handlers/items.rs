@@ -8,14 +8,12 @@ use tokio::time::Instant;
 use super::consistency::{if_match_ok, if_none_match_hit, read_lsn, require_write_region};
 use super::item_reply::{item_reply, partition_error, with_item_lsn, write_error};
 use super::target::Target;
-use crate::epk::EpkFilter;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::ids::unix_seconds;
 use crate::protocol::{charge, headers, ApiError};
 use crate::store::document::{id_of, parse_object, seal};
 use crate::store::item_limits::{check_depth, check_size};
-use crate::store::unique_keys::stored_items;
 use crate::store::{DocKey, Partition, StoredDoc};
 
 /// POST .../docs: create, or upsert with `x-ms-documentdb-is-upsert: true`.
@@ -169,36 +167,23 @@ pub fn commit_item(
     rid: [u8; 16],
 ) -> Result<(Arc<StoredDoc>, u64), ApiError> {
     check_depth(&map)?;
-    check_unique_keys(target, partition, key, &map)?;
+    let unique = target.container.unique_keys.entries(&map);
     let sealed = seal(map, &rid, target.self_link(&rid));
     check_size(sealed.body.len())?;
     let doc = Arc::new(StoredDoc {
         body: sealed.body,
         etag: sealed.etag,
         rid,
+        unique,
     });
+    let write = [(key.clone(), Some(doc.clone()))];
+    target
+        .container
+        .unique_keys
+        .check_writes(partition, &write)
+        .map_err(|(_, e)| e)?;
     let lsn = commit(ctx, partition, key, Some(doc.clone()));
     Ok((doc, lsn))
-}
-
-/// 409 when `map` would break one of the container's unique keys in its logical partition.
-fn check_unique_keys(
-    target: &Target,
-    partition: &Partition,
-    key: &DocKey,
-    map: &Map<String, Value>,
-) -> Result<(), ApiError> {
-    let keys = &target.container.unique_keys;
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let items = partition.scan(
-        partition.committed_lsn(),
-        None,
-        Some(EpkFilter::Key(key.epk)),
-        usize::MAX,
-    );
-    keys.check(map, &key.id, stored_items(&items))
 }
 
 /// Commits a write in the serving region; the partition's clock reading is taken under its lock so

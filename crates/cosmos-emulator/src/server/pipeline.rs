@@ -14,7 +14,7 @@ use super::body::read_body;
 use super::port::Port;
 use crate::auth::Credentials;
 use crate::exchange::reply::{error_response, to_response};
-use crate::exchange::request_class::op_kind;
+use crate::exchange::request_class::{evaluates, op_kind};
 use crate::exchange::{header_text, Reply, RequestCtx, Shared};
 use crate::faults::{admin, outage_admin, Reaction, RequestFacts};
 use crate::handlers;
@@ -114,17 +114,38 @@ pub async fn handle(
         Ok(b) => b,
         Err(e) => return Ok(error_response(&e, 0.0)),
     };
-    let ctx = RequestCtx {
-        shared: &shared,
-        method: &parts.method,
-        headers: &parts.headers,
-        body,
-        region,
-        now: Instant::now(),
+    let heavy = evaluates(&parts.method, &route, &parts.headers, body.len());
+    let now = Instant::now();
+    let serve = {
+        let shared = shared.clone();
+        move || {
+            let ctx = RequestCtx {
+                shared: &shared,
+                method: &parts.method,
+                headers: &parts.headers,
+                body,
+                region,
+                now,
+            };
+            match handlers::handle(&ctx, &route) {
+                Ok(reply) => to_response(reply),
+                Err(e) => error_response(&e, crate::protocol::charge::data_error()),
+            }
+        }
     };
-    let response = match handlers::handle(&ctx, &route) {
-        Ok(reply) => to_response(reply),
-        Err(e) => error_response(&e, crate::protocol::charge::data_error()),
+    let response = if heavy {
+        // Off the I/O threads: a slow query or condition delays only its own request. The
+        // permit bounds how many run at once; waiting for one holds no thread.
+        let _permit = shared.evaluations.acquire().await;
+        match tokio::task::spawn_blocking(serve).await {
+            Ok(response) => response,
+            Err(e) => error_response(
+                &ApiError::new(500, format!("The request failed while it was served: {e}")),
+                0.0,
+            ),
+        }
+    } else {
+        serve()
     };
     match verdict.reaction {
         Reaction::ExecuteThenClose => Err(CloseConnection),

@@ -10,6 +10,8 @@ pub mod item_limits;
 mod lag;
 mod offer_table;
 mod partition;
+mod query_memory;
+mod query_state;
 mod replica_log;
 mod result_cache;
 mod ru_meter;
@@ -26,8 +28,10 @@ pub use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
 pub use lag::ReplicationLag;
 pub use offer_table::{Offer, Offers, Throughput};
 pub use partition::{Change, DocKey, Partition, StoredDoc};
+pub use query_memory::{QueryMemory, QueryMemoryStats, Reservation};
+pub use query_state::QueryState;
 pub use replica_log::ReplicaLog;
-pub use result_cache::{CachedResult, OrderedRow, ResultCache, ResultKey, MAX_ENTRY_BYTES};
+pub use result_cache::{Answer, CachedResult, OrderedRow, ResultCache, ResultKey};
 pub use ru_meter::RuMeter;
 pub use topology::{RegionInfo, Topology};
 
@@ -46,10 +50,9 @@ pub struct Store {
     pub ru_meter: Option<RuMeter>,
     /// Physical partitions per new container.
     pub partitions_per_container: usize,
-    /// Answers of ORDER BY and whole-result queries, kept between their pages.
-    pub query_results: ResultCache,
-    /// Answers of such queries still being built, between their pages.
-    pub query_builds: BuildShelf,
+    /// Answers of ORDER BY and whole-result queries kept between their pages, answers still being
+    /// built, and the memory they hold.
+    pub queries: QueryState,
 }
 
 impl Store {
@@ -157,8 +160,10 @@ impl Store {
         expired
     }
 
-    /// Cleans up every partition that is not busy (see [`Partition::clean_up`]).
+    /// Cleans up every partition that is not busy (see [`Partition::clean_up`]) and drops query
+    /// state no page has used for the idle time.
     pub fn clean_up(&self, now: tokio::time::Instant) {
+        self.queries.sweep(std::time::Instant::now());
         for db in self.catalog.databases() {
             for container in db.containers() {
                 for partition in container.partitions() {
@@ -195,8 +200,7 @@ mod tests {
             offers: Offers::default(),
             ru_meter: None,
             partitions_per_container: 1,
-            query_results: ResultCache::default(),
-            query_builds: BuildShelf::default(),
+            queries: QueryState::new(1 << 30, Duration::from_secs(30)),
         };
         let db = store
             .catalog
@@ -265,6 +269,7 @@ mod tests {
                 body: doc.to_string().into(),
                 etag: "e".into(),
                 rid: [0; 16],
+                unique: Box::default(),
             });
             p.commit(key, Some(doc), 0, Instant::now(), &[Duration::ZERO; 2]);
         };
