@@ -162,7 +162,11 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
     let page = run_page(&execution, token)?;
     let work = execution.meter.used();
     let paths = container_paths(ctx, db, &container);
-    Ok(reply(&container, &scope, page, work, reads, paths))
+    let mut reply = reply(&container, &scope, page, work, reads, paths);
+    if flag(ctx.headers, headers::POPULATE_QUERY_METRICS) {
+        reply = reply.header(headers::QUERY_WORK, work.to_string());
+    }
+    Ok(reply)
 }
 
 fn page_size(ctx: &RequestCtx<'_>) -> Result<usize, ApiError> {

@@ -78,14 +78,16 @@ impl Meter {
         self.time
     }
 
-    /// Charges `units`; an error naming the limit once the work or time budget is exceeded.
+    /// Charges `units`; an error naming the limit once the work or time budget is exceeded (the
+    /// refused charge uses the budget up, never more: [`Meter::used`] stays within the limit).
     #[inline]
     pub fn charge(&self, units: u64) -> Result<(), SqlError> {
         let used = self.used.get().saturating_add(units);
-        self.used.set(used);
         if used > self.limit {
+            self.used.set(self.limit);
             return Err(SqlError::budget(Limit::Work(self.limit)));
         }
+        self.used.set(used);
         if used >= self.next_clock.get() {
             self.next_clock.set(used.saturating_add(CLOCK_EVERY));
             if self.clock_says_late() {
@@ -191,6 +193,10 @@ mod tests {
         assert!(m.spent(), "all of it used");
         let e = m.charge(1).unwrap_err();
         assert_eq!(e.limit, Some(Limit::Work(10)));
+        assert_eq!(m.used(), 10, "never past the budget");
+        let m = Meter::new(10, Duration::from_secs(60));
+        assert!(m.charge(3).is_ok() && m.charge(100).is_err());
+        assert_eq!(m.used(), 10);
         assert_eq!(m.exhausted(), Some(Limit::Work(10)));
         let unlimited = Meter::unlimited();
         assert!(unlimited.charge(u64::MAX / 2).is_ok() && !unlimited.spent());
