@@ -17,6 +17,10 @@ use crate::store::item_limits::{check_depth, check_size};
 use crate::store::{DocKey, Partition, StoredDoc};
 
 /// POST .../docs: create, or upsert with `x-ms-documentdb-is-upsert: true`.
+///
+/// The item is checked and sealed (serialized with its system properties) before the partition's
+/// lock is taken, so a large item does not hold up the partition's readers while it is written
+/// out; under the lock only the preconditions, the unique keys and the commit remain.
 pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
@@ -25,6 +29,9 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
     target.check_document_key(&map)?;
     let upsert = flag(ctx.headers, headers::IS_UPSERT);
     let key = target.key(&id);
+    let rid_seen = target.read()?.latest(&key).map(|d| d.rid);
+    let rid = rid_seen.unwrap_or_else(|| target.container.next_item_rid());
+    let prepared = prepare_item(&target, map, rid);
     let mut partition = target.write(ctx)?;
     let existing = partition.latest(&key).cloned();
     let refuse = |error| write_error(ctx, &target, &partition, error);
@@ -34,11 +41,16 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
     if upsert && !if_match_ok(ctx, existing.as_ref().map(|d| d.etag.as_str())) {
         return Err(refuse(ApiError::precondition_failed()));
     }
-    let rid = existing
-        .as_ref()
-        .map(|d| d.rid)
-        .unwrap_or_else(|| target.container.next_item_rid());
-    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, rid)
+    // An item created or deleted meanwhile changes the resource id the item is sealed with.
+    let rid_now = existing.as_ref().map(|d| d.rid);
+    let prepared = if rid_now == rid_seen {
+        prepared
+    } else {
+        let rid = rid_now.unwrap_or_else(|| target.container.next_item_rid());
+        prepare_item(&target, parse_object(&ctx.body)?, rid)
+    };
+    let (doc, lsn) = prepared
+        .and_then(|doc| commit_prepared(ctx, &target, &mut partition, &key, doc))
         .map_err(|e| write_error(ctx, &target, &partition, e))?;
     let status = if existing.is_some() { 200 } else { 201 };
     Ok(item_reply(
@@ -88,7 +100,7 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
     Ok(with_item_lsn(reply, item_lsn))
 }
 
-/// PUT .../docs/{id}
+/// PUT .../docs/{id} (sealed before the lock is taken, as a create is).
 pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
@@ -101,9 +113,23 @@ pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<R
     }
     target.check_document_key(&map)?;
     let key = target.key(id);
+    let rid_seen = target.read()?.latest(&key).map(|d| d.rid);
+    let mut map = Some(map);
+    let prepared = rid_seen.and_then(|rid| Some(prepare_item(&target, map.take()?, rid)));
     let mut partition = target.write(ctx)?;
     let existing = current_for_write(ctx, &target, &partition, &key)?;
-    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, existing.rid)
+    let prepared = match prepared {
+        Some(prepared) if rid_seen == Some(existing.rid) => prepared,
+        _ => {
+            let map = match map.take() {
+                Some(map) => map,
+                None => parse_object(&ctx.body)?,
+            };
+            prepare_item(&target, map, existing.rid)
+        }
+    };
+    let (doc, lsn) = prepared
+        .and_then(|doc| commit_prepared(ctx, &target, &mut partition, &key, doc))
         .map_err(|e| write_error(ctx, &target, &partition, e))?;
     Ok(item_reply(
         ctx,
@@ -154,28 +180,36 @@ pub fn current_for_write(
     Ok(existing)
 }
 
-/// Seals `map` (system properties added) as the item with resource id `rid` and commits it;
-/// returns the stored item and its LSN. Refuses (changing nothing) an item deeper than
+/// `map` checked and sealed (system properties added) as the item with resource id `rid`, with
+/// its unique key values; nothing is committed (no lock is needed). Refuses an item deeper than
 /// [`MAX_ITEM_DEPTH`](crate::store::item_limits::MAX_ITEM_DEPTH) (400) or larger than
 /// [`MAX_ITEM_BYTES`](crate::store::item_limits::MAX_ITEM_BYTES) (413).
-pub fn commit_item(
-    ctx: &RequestCtx<'_>,
+pub fn prepare_item(
     target: &Target,
-    partition: &mut Partition,
-    key: &DocKey,
     map: Map<String, Value>,
     rid: [u8; 16],
-) -> Result<(Arc<StoredDoc>, u64), ApiError> {
+) -> Result<Arc<StoredDoc>, ApiError> {
     check_depth(&map)?;
     let unique = target.container.unique_keys.entries(&map);
     let sealed = seal(map, &rid, target.self_link(&rid));
     check_size(sealed.body.len())?;
-    let doc = Arc::new(StoredDoc {
+    Ok(Arc::new(StoredDoc {
         body: sealed.body,
         etag: sealed.etag,
         rid,
         unique,
-    });
+    }))
+}
+
+/// Commits an item [`prepare_item`] sealed: 409 (changing nothing) when another item of its
+/// logical partition holds its values at a unique key.
+pub fn commit_prepared(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &mut Partition,
+    key: &DocKey,
+    doc: Arc<StoredDoc>,
+) -> Result<(Arc<StoredDoc>, u64), ApiError> {
     let write = [(key.clone(), Some(doc.clone()))];
     target
         .container

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::consistency::require_write_region;
 use super::item_reply::{item_reply, write_error};
-use super::items::{commit_item, current_for_write};
+use super::items::{commit_prepared, current_for_write, prepare_item};
 use super::target::Target;
 use crate::exchange::{Reply, RequestCtx};
 use crate::patch::{apply, parse_operations, PatchOp};
@@ -38,23 +38,20 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
             current_for_write(ctx, &target, &partition, &key)?
         };
         let optimistic = attempt < OPTIMISTIC_ATTEMPTS;
-        let outcome = optimistic.then(|| patched(&existing, &request, &condition_meter(ctx)));
+        let outcome = optimistic.then(|| {
+            patched(&existing, &request, &condition_meter(ctx))
+                .and_then(|map| prepare_item(&target, map, existing.rid))
+        });
         let mut partition = target.write(ctx)?;
         let current = current_for_write(ctx, &target, &partition, &key)?;
         let outcome = match outcome {
             Some(outcome) if Arc::ptr_eq(&current, &existing) => outcome,
             Some(_) => continue,
-            None => patched(&current, &request, &condition_meter(ctx)),
+            None => patched(&current, &request, &condition_meter(ctx))
+                .and_then(|map| prepare_item(&target, map, current.rid)),
         };
-        let (doc, lsn, charge) = commit_patched(
-            ctx,
-            &target,
-            &mut partition,
-            &key,
-            &current,
-            &request,
-            outcome,
-        )?;
+        let (doc, lsn, charge) =
+            commit_patched(ctx, &target, &mut partition, &key, &request, outcome)?;
         return Ok(item_reply(
             ctx,
             &target,
@@ -119,27 +116,26 @@ pub fn parse_request_value(
     Ok(PatchRequest { ops, condition })
 }
 
-/// Commits what `request` made of `existing` (the committed version of `key`, `outcome` from
-/// [`patched`]); returns the new item, its LSN and the charge. A condition that did not hold is
-/// 412, an operation the item refused 400 (both with the partition's headers).
-pub fn commit_patched(
+/// Commits what `request` made of the committed version of `key` (`outcome`: [`patched`], then
+/// sealed); returns the new item, its LSN and the charge. A condition that did not hold is 412, an
+/// operation the item refused 400 (both with the partition's headers).
+fn commit_patched(
     ctx: &RequestCtx<'_>,
     target: &Target,
     partition: &mut Partition,
     key: &DocKey,
-    existing: &StoredDoc,
     request: &PatchRequest,
-    outcome: Result<Map<String, Value>, ApiError>,
+    outcome: Result<Arc<StoredDoc>, ApiError>,
 ) -> Result<(Arc<StoredDoc>, u64, f64), ApiError> {
-    let map = outcome.map_err(|e| {
-        if e.status == 500 {
-            e
-        } else {
-            write_error(ctx, target, partition, e)
-        }
-    })?;
-    let (doc, lsn) = commit_item(ctx, target, partition, key, map, existing.rid)
-        .map_err(|e| write_error(ctx, target, partition, e))?;
+    let (doc, lsn) = outcome
+        .and_then(|doc| commit_prepared(ctx, target, partition, key, doc))
+        .map_err(|e| {
+            if e.status == 500 {
+                e
+            } else {
+                write_error(ctx, target, partition, e)
+            }
+        })?;
     let charge = charge::patch(doc.body.len(), request.condition.is_some());
     Ok((doc, lsn, charge))
 }

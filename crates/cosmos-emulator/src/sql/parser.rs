@@ -519,7 +519,7 @@ mod tests {
         for (text, alias) in cases {
             assert_eq!(q(text).from.unwrap().source.alias(), alias, "{text}");
         }
-        assert!(matches!(q("SELECT VALUE 1").from, None));
+        assert!(q("SELECT VALUE 1").from.is_none());
         assert!(matches!(
             q("select value 1 from c").projection,
             Projection::Value(_)
