@@ -124,17 +124,18 @@ impl Store {
                 }
                 let is_expired = |doc: &StoredDoc| container.expired(&doc.body, unix_now);
                 for partition in container.partitions() {
-                    // Found under the read lock; each re-checked under the write lock (a write in
-                    // between renews an item).
-                    let candidates: Vec<DocKey> = match partition.read() {
-                        Ok(p) => p
-                            .scan(p.committed_lsn(), None, None, usize::MAX)
-                            .into_iter()
-                            .filter(|(_, doc)| is_expired(doc))
-                            .map(|(key, _)| key)
-                            .collect(),
+                    // Read under the read lock, checked after it is released (each item's text
+                    // is read), and each re-checked under the write lock (a write in between
+                    // renews an item).
+                    let items = match partition.read() {
+                        Ok(p) => p.scan(p.committed_lsn(), None, None, usize::MAX),
                         Err(_) => continue,
                     };
+                    let candidates: Vec<DocKey> = items
+                        .into_iter()
+                        .filter(|(_, doc)| is_expired(doc))
+                        .map(|(key, _)| key)
+                        .collect();
                     if candidates.is_empty() {
                         continue;
                     }
