@@ -235,7 +235,9 @@ impl EmulatorBuilder {
 
     /// What one page of a query may use (default [`QueryLimits::default`]): a page ends with a
     /// continuation past its work or time budget, also while a query that must see every row is
-    /// still reading its scope; such a query is refused past its memory budget.
+    /// still reading its scope (a row that alone needs more is refused, as is a PATCH condition);
+    /// such a query is refused past its memory budget, and all queries together hold at most
+    /// [`QueryLimits::memory_bytes`].
     pub fn query_limits(mut self, limits: QueryLimits) -> Self {
         self.query_limits = limits;
         self

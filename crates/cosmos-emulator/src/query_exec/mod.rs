@@ -9,15 +9,15 @@
 //! and time budget wherever the work is (many documents, one document with many JOIN rows, a
 //! subquery, a function over a large value): at the row where the budget ran out, with a
 //! continuation that resumes at that row. A row that alone needs more than a whole page's budget
-//! is refused with 400 naming the limit ([`budget`]).
+//! is refused with 400 naming the limit (`budget.rs`).
 //!
 //! The kinds of page:
-//! - streaming (no ORDER BY, aggregate, GROUP BY or DISTINCT, [`stream`]): rows are answered as
+//! - streaming (no ORDER BY, aggregate, GROUP BY or DISTINCT, `stream.rs`): rows are answered as
 //!   they are read, and a page stops at its item, byte, work or time budget;
-//! - ordered (ORDER BY) and whole-result (aggregates, GROUP BY, DISTINCT, no FROM, [`sorted`]):
-//!   every matching row is read first, over as many pages as the budget needs ([`build`]), and the
+//! - ordered (ORDER BY) and whole-result (aggregates, GROUP BY, DISTINCT, no FROM, `sorted.rs`):
+//!   every matching row is read first, over as many pages as the budget needs (`build.rs`), and the
 //!   answer, kept between pages in the store's result cache, is then paged through;
-//! - the per-range aggregate queries of a query plan ([`partial`]): partial aggregates page by
+//! - the per-range aggregate queries of a query plan (`partial.rs`): partial aggregates page by
 //!   page, which the SDKs combine.
 //!
 //! What a query holds between and during its pages (a build, a kept answer) is counted in bytes of
