@@ -46,7 +46,8 @@ async fn query(c: &TestClient, base: &str, body: &Value, extra: &[(&str, &str)])
     c.query(base, DOCS, body, extra).await
 }
 
-/// Pages through a query; returns the results and the pages' answers (status, elapsed, work).
+/// Pages through a query; returns the results (items by their id), the pages' answers (status,
+/// elapsed, work) and the refusal that ended it, if one did.
 async fn page_through(
     c: &TestClient,
     base: &str,
@@ -73,7 +74,9 @@ async fn page_through(
         if r.status != 200 {
             return (out, pages, Some(r));
         }
-        out.extend(r.json()["Documents"].as_array().unwrap().iter().cloned());
+        // Items are kept by their id: what the test holds is not what the emulator holds.
+        let docs = r.json()["Documents"].as_array().unwrap().clone();
+        out.extend(docs.into_iter().map(|d| d.get("id").cloned().unwrap_or(d)));
         continuation = r.header("x-ms-continuation").map(str::to_owned);
         if continuation.is_none() {
             return (out, pages, None);
@@ -210,7 +213,7 @@ async fn order_by_over_large_items_holds_what_it_returns_and_lets_it_go() {
         assert!(pages.len() >= 4, "{text}: pages of 4");
     }
     let grown = rss().saturating_sub(before);
-    assert!(grown < 600 * MIB, "grew by {} MiB", grown / MIB);
+    assert!(grown < 400 * MIB, "grew by {} MiB", grown / MIB);
     let memory = emu.query_memory();
     // `SELECT *` keeps the 16 stored texts (29 MB), nothing more.
     assert!(memory.peak < 64 * MIB, "held {} bytes at most", memory.peak);
@@ -451,7 +454,7 @@ async fn a_costly_patch_condition_is_refused_at_its_budget_and_blocks_no_read() 
     let (r, took, ended) = heavy.await.unwrap();
     assert!(reads_ended < ended, "the reads ran while the condition did");
     assert!(
-        other < Duration::from_millis(500) && same < Duration::from_millis(500),
+        other < Duration::from_secs(1) && same < Duration::from_secs(1),
         "reads waited {other:?} (other partition), {same:?} (same partition)"
     );
     assert_eq!(r.status, 400, "{r:?}");
@@ -621,7 +624,7 @@ async fn reads_keep_their_latency_while_a_worst_case_query_runs() {
     let reads_ended = Instant::now();
     let (r, took, ended) = heavy.await.unwrap();
     assert!(
-        during < normal * 4 + Duration::from_millis(300),
+        during < normal * 4 + Duration::from_millis(700),
         "reads took up to {normal:?} before, {during:?} during the query"
     );
     assert!(
