@@ -301,7 +301,21 @@ fn bulk(
             continue;
         }
         let (mut results, mut partition) =
-            evaluate_ops(ctx, container, range, epk, std::slice::from_ref(op), &meter)?;
+            match evaluate_ops(ctx, container, range, epk, std::slice::from_ref(op), &meter) {
+                Ok(evaluated) => evaluated,
+                // Nothing applied yet: the request as a whole is refused (a range that is gone,
+                // a region that no longer takes writes).
+                Err(e) if entries.is_empty() => return Err(e),
+                // Operations before this one are applied (a split or failover came in between):
+                // this one, and each after it, reports its own refusal, which the client
+                // retries as it would the request's.
+                Err(e) => {
+                    any_failed = true;
+                    charge += 1.0;
+                    entries.push(entry(&Err(e), false));
+                    continue;
+                }
+            };
         let result = results
             .pop()
             .unwrap_or_else(|| Err(ApiError::new(500, "An operation was not evaluated.")));
