@@ -14,7 +14,7 @@ pub mod faults;
 mod handlers;
 pub mod patch;
 pub mod protocol;
-pub mod query_exec;
+mod query_exec;
 pub mod server;
 pub mod sql;
 pub mod store;

@@ -30,7 +30,7 @@ mod partial;
 mod scan;
 mod sorted;
 mod stream;
-pub mod token;
+mod token;
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -38,7 +38,7 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use serde_json::Value;
 
-pub use token::{Position, QueryToken, SortKey, MAX_TOKEN_BYTES};
+pub use token::QueryToken;
 
 use self::budget::{sql_error, Halt};
 use self::build::BuildAt;
