@@ -1,20 +1,37 @@
-"""Checks a `cosmos bench --workload chaos --json` file: every chaos field is there, every fault of
-the schedule was applied, and the invariants hold: no lost, phantom or double-applied write, no
-failed read, nothing left unverified by the read-back. `--max-write-unavailable-ms N` also bounds
-the longest stretch without an acknowledged write.
+"""Checks a `cosmos bench --workload chaos --json` file, every run of it (one per hedging setting):
+every chaos field is there, every fault of the schedule was applied, the 429 storm's requests per
+operation was measured (a finite number; its size is reported, not judged), and the invariants
+hold: no lost, phantom or double-applied write, no failed read, nothing left unverified by the
+read-back. `--max-write-unavailable-ms N` also bounds the longest stretch without an acknowledged
+write.
 
 Usage: check_chaos_json.py PATH [--max-write-unavailable-ms N]
 """
 import json
+import math
 import sys
 
 FIELDS = ["acknowledged_writes", "lost_writes", "phantom_writes", "patch_double_applied",
           "ambiguous_errors", "read_errors", "write_errors", "max_write_unavailable_ms",
-          "unverified", "timeline"]
+          "unverified", "timeline", "storm"]
+STORM_FIELDS = ["requests", "operations", "requests_per_operation"]
 MUST_BE_ZERO = ["lost_writes", "phantom_writes", "patch_double_applied", "read_errors",
                 "unverified"]
 FAULTS = ["unanswered-writes", "throttle-storm", "read-region-outage", "write-failover",
           "partition-split"]
+
+
+def storm_problems(storm):
+    """What is wrong with a run's `chaos.storm` (empty when it is a measured window)."""
+    if not isinstance(storm, dict):
+        return ["'chaos.storm' was not measured"]
+    missing = [key for key in STORM_FIELDS if key not in storm]
+    if missing:
+        return [f"missing 'chaos.storm.{key}'" for key in missing]
+    ratio = storm["requests_per_operation"]
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not math.isfinite(ratio):
+        return [f"chaos.storm.requests_per_operation = {ratio!r} (must be a finite number)"]
+    return []
 
 
 def check(doc, max_write_unavailable_ms=None):
@@ -44,6 +61,7 @@ def check(doc, max_write_unavailable_ms=None):
                 problems.append(f"run {i}: fault '{fault}' was not played")
             elif entry.get("error"):
                 problems.append(f"run {i}: fault '{fault}' failed: {entry['error']}")
+        problems += [f"run {i}: {p}" for p in storm_problems(chaos["storm"])]
         limit = max_write_unavailable_ms
         if limit is not None and chaos["max_write_unavailable_ms"] > limit:
             problems.append(

@@ -15,14 +15,21 @@ GOOD = {"runs": [{"workload": "chaos", "chaos": {
     "patch_double_applied": 0, "ambiguous_errors": 18, "read_errors": 0, "write_errors": 97,
     "max_write_unavailable_ms": 198, "max_write_unavailable_from_ms": 6400, "reads_ok": 100,
     "unverified": 0, "error_kinds": {},
+    "storm": {"requests": 1735, "operations": 720, "requests_per_operation": 2.41},
     "timeline": [{"fault": f, "detail": "", "start_ms": 1, "end_ms": None, "error": None}
                  for f in FAULTS]}}]}
 
 
-def broken(change):
+def broken(change, run=0, runs=1):
+    """GOOD with `runs` runs, `change` applied to the chaos report of run `run`."""
     doc = copy.deepcopy(GOOD)
-    change(doc["runs"][0]["chaos"])
+    doc["runs"] = [copy.deepcopy(GOOD["runs"][0]) for _ in range(runs)]
+    change(doc["runs"][run]["chaos"])
     return doc
+
+
+def two_runs():
+    return broken(lambda c: None, runs=2)
 
 
 class CheckChaosJson(unittest.TestCase):
@@ -54,6 +61,31 @@ class CheckChaosJson(unittest.TestCase):
                          ["run 0: missing 'chaos.lost_writes'"])
         self.assertEqual(check(broken(lambda c: c.__setitem__("acknowledged_writes", 0))),
                          ["run 0: no write was acknowledged"])
+
+    def test_every_run_is_checked(self):
+        self.assertEqual(check(two_runs()), [])
+        self.assertEqual(check(broken(lambda c: c.__setitem__("lost_writes", 1), run=1, runs=2)),
+                         ["run 1: lost_writes = 1 (must be 0)"])
+        self.assertEqual(check(broken(lambda c: c.pop("storm"), run=1, runs=2)),
+                         ["run 1: missing 'chaos.storm'"])
+
+    def test_the_storm_must_be_measured(self):
+        self.assertEqual(check(broken(lambda c: c.__setitem__("storm", None))),
+                         ["run 0: 'chaos.storm' was not measured"])
+        self.assertEqual(check(broken(lambda c: c["storm"].pop("requests_per_operation"))),
+                         ["run 0: missing 'chaos.storm.requests_per_operation'"])
+        for bad in [None, "2.4", float("nan"), float("inf"), True]:
+            self.assertEqual(
+                check(broken(lambda c, bad=bad: c["storm"].__setitem__("requests_per_operation",
+                                                                       bad))),
+                [f"run 0: chaos.storm.requests_per_operation = {bad!r} (must be a finite number)"],
+                bad)
+
+    def test_storm_figures_are_not_judged(self):
+        for ratio in [0, 1, 2.41, 40.5]:
+            self.assertEqual(
+                check(broken(lambda c, r=ratio: c["storm"].__setitem__("requests_per_operation",
+                                                                       r))), [], ratio)
 
     def test_write_unavailability_bound_is_optional(self):
         slow = broken(lambda c: c.__setitem__("max_write_unavailable_ms", 9000))

@@ -286,8 +286,9 @@ pub enum WorkloadKind {
     BulkInsert,
     /// Reads, queries, creates, replaces and PATCH increments while a schedule of faults plays
     /// (read-region outage, write failover, split, 429 storm, unanswered writes); then every write
-    /// is read back and lost, phantom and double-applied writes are counted. Embedded emulator
-    /// only; one run, hedging off unless `--hedging` is given.
+    /// is read back and lost, phantom and double-applied writes are counted, and the 429 storm's
+    /// requests per operation. Embedded emulator only; runs hedging off and at 50 ms unless
+    /// `--hedging` is given.
     Chaos,
 }
 

@@ -217,13 +217,17 @@ fn chaos_plays_every_fault_and_accounts_for_every_operation() {
         &scratch("chaos"),
     );
     let runs = report["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 1, "one run, hedging off");
-    let run = &runs[0];
+    assert_eq!(runs.len(), 2, "hedging off and 50ms by default");
+    let labels: Vec<&str> = runs.iter().filter_map(|r| r["hedging"].as_str()).collect();
+    assert_eq!(labels, ["off", "50ms"]);
+    for run in runs {
+        check_chaos_run(run);
+    }
+}
+
+fn check_chaos_run(run: &Value) {
     check_run_shape(run);
-    assert_eq!(
-        (run["workload"].as_str(), run["hedging"].as_str()),
-        (Some("chaos"), Some("off"))
-    );
+    assert_eq!(run["workload"].as_str(), Some("chaos"));
     let chaos = &run["chaos"];
     let faults: Vec<&str> = chaos["timeline"]
         .as_array()
@@ -267,4 +271,11 @@ fn chaos_plays_every_fault_and_accounts_for_every_operation() {
         + number(chaos, "reads_ok")
         + number(chaos, "read_errors");
     assert!(recorded >= number(run, "ops"), "{recorded} < ops: {run}");
+    // The storm's window: operations started in it, and its ratio is requests over operations.
+    let operations = number(chaos, "storm.operations");
+    let requests = number(chaos, "storm.requests");
+    assert!(operations > 0.0, "{chaos}");
+    assert!(operations <= recorded, "{chaos}");
+    let ratio = number(chaos, "storm.requests_per_operation");
+    assert!((ratio - requests / operations).abs() < 1e-9, "{chaos}");
 }

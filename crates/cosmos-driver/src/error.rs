@@ -118,6 +118,12 @@ impl CosmosError {
         self
     }
 
+    /// The same error with the headers of the answer it is about (a page that could not be read).
+    pub(crate) fn with_headers(mut self, headers: ResponseHeaders) -> Self {
+        self.0.headers = Some(headers);
+        self
+    }
+
     /// The same error with a status attached (for synthesized errors such as PATCH exhaustion).
     pub fn with_status(mut self, status: CosmosStatus) -> Self {
         self.0.status = Some(status);
@@ -179,6 +185,11 @@ impl CosmosError {
     /// 409: the resource already exists.
     pub fn is_conflict(&self) -> bool {
         self.is(status::CONFLICT)
+    }
+    /// 410/1002, 410/1007 or 410/1008: the partition key range the request named is gone (split,
+    /// merged or moved); read the ranges again ([`crate::protocol::is_range_gone`]).
+    pub fn is_range_gone(&self) -> bool {
+        self.0.status.is_some_and(crate::protocol::is_range_gone)
     }
     /// 429: the request was throttled (after the driver's own throttling retries).
     pub fn is_throttled(&self) -> bool {

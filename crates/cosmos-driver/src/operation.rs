@@ -392,6 +392,14 @@ impl CosmosOperation {
     pub fn extra_headers(&self) -> &[(HeaderName, HeaderValue)] {
         &self.headers
     }
+    /// The partition key range the request is pinned to (`x-ms-documentdb-partitionkeyrangeid`:
+    /// a cross-partition query page, a range's change-feed or read-feed page), if any.
+    pub fn partition_key_range_id(&self) -> Option<&HeaderValue> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == crate::protocol::header_names::PARTITION_KEY_RANGE_ID)
+            .map(|(_, v)| v)
+    }
     /// The HTTP method.
     pub fn method(&self) -> Method {
         self.operation_type.http_method().clone()

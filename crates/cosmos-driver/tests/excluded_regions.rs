@@ -105,3 +105,77 @@ async fn all_regions_excluded_ends_at_once_without_a_request() {
     let total_after: u64 = REGIONS.iter().map(|r| emu.counters().region_total(r)).sum();
     assert_eq!(total_before, total_after, "no request was sent");
 }
+
+/// The partition key range listing a cross-partition query, the change feed or read many reads
+/// on the caller's behalf honors the caller's options: an excluded region sees none of the
+/// operation's requests, the listing included.
+#[tokio::test]
+async fn range_listings_follow_the_operations_excluded_regions() {
+    use cosmos_driver::change_feed::{ChangeFeedStart, FeedScope};
+    use cosmos_driver::query::{Query, QueryOptions, QueryScope};
+    use cosmos_driver::{ChangeFeedOptions, PartitionKey};
+    use futures::TryStreamExt;
+    const WEST: &str = "West US";
+    for kind in ["query", "change feed", "read many"] {
+        let emu = common::start(EmulatorBuilder::new().partitions(2)).await;
+        let driver = common::driver(common::options(&emu).with_preferred_regions([
+            WEST,
+            "North Europe",
+            "East US",
+        ]))
+        .await;
+        let c = common::container(&driver, "db", "c").await;
+        for i in 0..4 {
+            common::create_item(&driver, &c, &format!("i{i}"), &format!("p{i}"), i).await;
+        }
+        let client = driver.container("db", "c");
+        let options = OperationOptions::new().with_excluded_regions([WEST]);
+        let west_before: u64 = emu.counters().region_total(WEST);
+        match kind {
+            "query" => {
+                let docs: Vec<serde_json::Value> = client
+                    .query_items_with(
+                        Query::new("SELECT * FROM c"),
+                        QueryScope::CrossPartition,
+                        QueryOptions::new().with_request_options(options.clone()),
+                    )
+                    .try_collect()
+                    .await
+                    .unwrap();
+                assert_eq!(docs.len(), 4);
+            }
+            "change feed" => {
+                let mut feed = client.change_feed_with::<serde_json::Value>(
+                    ChangeFeedStart::Beginning,
+                    FeedScope::Container,
+                    ChangeFeedOptions {
+                        request: options.clone(),
+                        ..ChangeFeedOptions::default()
+                    },
+                );
+                feed.next_page().await.unwrap();
+            }
+            _ => {
+                let wanted: Vec<(PartitionKey, String)> = (0..4)
+                    .map(|i| (PartitionKey::from(format!("p{i}")), format!("i{i}")))
+                    .collect();
+                let r = client
+                    .read_many_with::<serde_json::Value>(
+                        &wanted,
+                        cosmos_driver::read_many::ReadManyOptions {
+                            request: options.clone(),
+                            ..Default::default()
+                        },
+                    )
+                    .await
+                    .unwrap();
+                assert_eq!(r.items().len(), 4);
+            }
+        }
+        assert_eq!(
+            emu.counters().region_total(WEST),
+            west_before,
+            "{kind}: no request of the operation, nor of its range listing, went to West US"
+        );
+    }
+}

@@ -13,7 +13,7 @@ use cosmos_driver::query::{
     PageSettings, PageTarget, Query, QueryItems, QueryOptions, QueryPageSource, QueryPager,
     QueryPlan, QueryScope, RangePage, TargetRange,
 };
-use cosmos_driver::{CosmosError, DiagnosticsContext, ResponseHeaders};
+use cosmos_driver::{CosmosError, DiagnosticsContext, OperationOptions, ResponseHeaders};
 use futures::future::BoxFuture;
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -67,7 +67,11 @@ impl QueryPageSource for Generated {
         Box::pin(async move { Ok(QueryPlan::from_body(body).expect("a plan")) })
     }
 
-    fn ranges(&self, _refresh: bool) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
+    fn ranges(
+        &self,
+        _refresh: bool,
+        _options: &OperationOptions,
+    ) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
         Box::pin(async move {
             Ok((0..RANGES)
                 .map(|r| TargetRange {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::emulator::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};
-use crate::exchange::QueryLimits;
+use crate::exchange::{QueryLimits, SessionWait};
 use crate::store::ReplicationLag;
 
 /// Flags for running the emulator.
@@ -90,6 +90,10 @@ pub struct EmulatorArgs {
     /// before it is dropped, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = QueryLimits::default().state_idle.as_millis() as u64)]
     pub query_state_idle_ms: u64,
+    /// How long a read whose session token is ahead of the serving region's replica waits for it
+    /// before answering 404/1002, in milliseconds (the service's 5 s by default; 0 answers at once).
+    #[arg(long, value_name = "MS", default_value_t = SessionWait::default().window.as_millis() as u64)]
+    pub session_wait_ms: u64,
 }
 
 impl std::fmt::Debug for EmulatorArgs {
@@ -143,7 +147,10 @@ impl EmulatorArgs {
                 build_bytes: self.query_build_bytes,
                 memory_bytes: self.query_memory_bytes,
                 state_idle: std::time::Duration::from_millis(self.query_state_idle_ms),
-            });
+            })
+            .session_wait(SessionWait::within(std::time::Duration::from_millis(
+                self.session_wait_ms,
+            )));
         if let Some(host) = self.host {
             builder = builder.host(host);
         }

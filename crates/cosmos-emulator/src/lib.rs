@@ -22,6 +22,6 @@ mod tls;
 
 pub use cli::{run, EmulatorArgs};
 pub use emulator::{DetachedEmulator, Emulator, EmulatorBuilder, StartError, WELL_KNOWN_KEY};
-pub use exchange::QueryLimits;
+pub use exchange::{QueryLimits, SessionWait};
 pub use faults::{FaultInjector, RequestCounters};
 pub use store::{QueryMemoryStats, ReplicationLag};

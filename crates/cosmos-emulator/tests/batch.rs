@@ -154,7 +154,7 @@ async fn bad_batches_are_400s_before_anything_applies() {
         .collect();
     let cases: Vec<(Value, &str)> = vec![
         (json!({"operationType": "Create"}), "JSON array"),
-        (json!([]), "no operations"),
+        (json!([]), "Batch request has no operations."),
         (Value::Array(many), "at most 100"),
         (
             json!([{"operationType": "Create", "resourceBody": {"id": "z", "pk": "b"}, "partitionKey": "[\"other\"]"}]),

@@ -199,7 +199,7 @@ async fn a_database_with_shared_throughput_keeps_its_containers_offerless() {
 }
 
 #[tokio::test]
-async fn bad_throughput_and_unsupported_offer_queries_are_400s() {
+async fn bad_throughput_and_bad_offer_queries_are_400s() {
     let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
     for headers in [
@@ -222,7 +222,7 @@ async fn bad_throughput_and_unsupported_offer_queries_are_400s() {
     }
     assert_eq!(c.get(base, "/dbs/db/colls/bad", &[]).await.status, 404);
     for body in [
-        json!({"query": "SELECT r.content FROM root r"}),
+        json!({"query": "SELECT * FROM root r WHERE"}),
         json!({"query": "SELECT * FROM root r WHERE r.resource = @nope"}),
         json!({"q": "SELECT * FROM root"}),
     ] {

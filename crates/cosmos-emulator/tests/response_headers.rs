@@ -1,7 +1,7 @@
 //! The response headers of each family of answers over real HTTP, against the set the official
 //! SDKs read or surface (Python `azure/cosmos/http_constants.py`, Node `@azure/cosmos`
 //! `Constants.HttpHeaders`): point operations, feeds, queries, change feed, batch, offers,
-//! containers and errors.
+//! containers and errors; none of them sends a header twice.
 
 mod common;
 
@@ -67,6 +67,18 @@ fn assert_has(family: &str, r: &Resp, sets: &[&[&str]]) {
         "{family} ({}) lacks {missing:?}; it has {:?}",
         r.status,
         r.headers.keys().collect::<Vec<_>>()
+    );
+    // Each header once: a repeated one reaches clients joined ("1, 1"), which no SDK can parse.
+    let repeated: Vec<&str> = r
+        .headers
+        .keys()
+        .filter(|name| r.headers.get_all(*name).iter().count() > 1)
+        .map(|name| name.as_str())
+        .collect();
+    assert!(
+        repeated.is_empty(),
+        "{family} ({}) sends {repeated:?} more than once",
+        r.status
     );
 }
 

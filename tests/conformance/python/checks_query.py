@@ -81,6 +81,36 @@ def query_checks(endpoint, key, regions, db_name, client_options):
         ordered = cross("SELECT DISTINCT VALUE c.n FROM c WHERE IS_DEFINED(c.n) ORDER BY c.n")
         _expect(ordered == sorted({d["n"] for d in with_n}), f"ordered distinct {ordered}")
 
+    def cross_partition_distinct_order_by_offset_limit():
+        # The SDK's own test: pk i, value i // 3; DISTINCT drops duplicates after the ranges merge.
+        c = database.create_container(f"distinct-{uuid.uuid4().hex[:6]}", partition_key=PartitionKey(path="/pk"))
+        for i in range(10):
+            c.create_item({"id": f"d{i}", "pk": i, "value": i // 3})
+        for query, want in [
+            ('SELECT DISTINCT c["value"] from c ORDER BY c.pk OFFSET 0 LIMIT 2', [0, 1]),
+            ('SELECT DISTINCT c["value"] from c ORDER BY c.pk OFFSET 2 LIMIT 2', [2, 3]),
+            ('SELECT DISTINCT c["value"] from c ORDER BY c.pk OFFSET 4 LIMIT 3', []),
+        ]:
+            got = [g["value"] for g in c.query_items(query, enable_cross_partition_query=True)]
+            _expect(got == want, f"{query}: {got} != {want}")
+        got = cross("SELECT DISTINCT VALUE c.n FROM c WHERE IS_DEFINED(c.n) ORDER BY c.n OFFSET 1 LIMIT 3")
+        want = sorted({d["n"] for d in with_n})[1:4]
+        _expect(got == want, f"distinct values {got} != {want}")
+
+    def cross_partition_aggregate_without_value_raises_400():
+        # As against the service: the SDK does not declare NonValueAggregate, so the plan is refused.
+        for query in ["SELECT COUNT(1) FROM c", "SELECT COUNT(1) + 5 FROM c", "SELECT COUNT(1) + SUM(c) FROM c"]:
+            try:
+                cross(query)
+            except exceptions.CosmosHttpResponseError as e:
+                _expect(e.status_code == 400, f"{query}: status {e.status_code}")
+            else:
+                raise AssertionError(f"{query} did not raise")
+        # In one partition the gateway answers it: the aggregate under its generated name.
+        got = list(container().query_items("SELECT COUNT(1) FROM c", partition_key="p1"))
+        want = sum(1 for d in docs if d["pk"] == "p1")
+        _expect(got == [{"$1": want}], f"{got} != {[{'$1': want}]}")
+
     def cross_partition_aggregates():
         ns = [d["n"] for d in with_n]
         for query, want in [
@@ -145,7 +175,11 @@ def query_checks(endpoint, key, regions, db_name, client_options):
         ("query_items cross-partition TOP", cross_partition_top),
         ("query_items cross-partition OFFSET LIMIT", cross_partition_offset_limit),
         ("query_items cross-partition DISTINCT", cross_partition_distinct),
+        ("query_items cross-partition DISTINCT with ORDER BY and OFFSET LIMIT",
+         cross_partition_distinct_order_by_offset_limit),
         ("query_items cross-partition aggregates", cross_partition_aggregates),
+        ("query_items cross-partition aggregate without VALUE raises 400",
+         cross_partition_aggregate_without_value_raises_400),
         ("query_items GROUP BY in one partition", group_by_in_one_partition),
         ("query_items JOIN and built-in functions", join_and_functions),
         ("query_items continuation token resumes exactly", continuation_resumes_exactly),

@@ -23,7 +23,9 @@ from azure.cosmos import CosmosClient, PartitionKey, exceptions
 
 from checks_feeds import feed_checks
 from checks_hierarchical import hierarchical_checks
+from checks_metadata import metadata_checks
 from checks_query import query_checks
+from checks_rules import rules_checks
 
 ENDPOINT = os.environ["COSMOS_ENDPOINT"]
 KEY = os.environ["COSMOS_KEY"]
@@ -221,6 +223,10 @@ def main():
         for name, check in query_checks(ENDPOINT, KEY, REGIONS, db_name, CLIENT_OPTIONS):
             checks.run(name, check)
         for name, check in hierarchical_checks(ENDPOINT, KEY, REGIONS, db_name, CLIENT_OPTIONS):
+            checks.run(name, check)
+        for name, check in metadata_checks(ENDPOINT, KEY, REGIONS, db_name, CLIENT_OPTIONS):
+            checks.run(name, check)
+        for name, check in rules_checks(ENDPOINT, KEY, REGIONS, db_name, CLIENT_OPTIONS):
             checks.run(name, check)
         checks.run("a unique key policy is enforced", unique_key_policy_is_enforced)
         checks.run("items expire after their time to live", expired_items_are_deleted)

@@ -31,17 +31,18 @@ pub const CHAOS_PROFILE: &str = "geo";
 /// The threshold compared with hedging off when no `--hedging` is given.
 pub const DEFAULT_THRESHOLD: Duration = Duration::from_millis(50);
 
-/// The hedging settings to run: as given, or off and 50 ms (only off for the chaos workload).
+/// The hedging settings to run: as given, or off and 50 ms. Bulk writes are never hedged: one run,
+/// off, unless settings are given.
 pub fn hedging_runs(given: &[HedgingChoice], workload: WorkloadKind) -> Vec<HedgingChoice> {
-    if given.is_empty() && workload == WorkloadKind::Chaos {
+    if !given.is_empty() {
+        given.to_vec()
+    } else if workload == WorkloadKind::BulkInsert {
         vec![HedgingChoice::Off]
-    } else if given.is_empty() {
+    } else {
         vec![
             HedgingChoice::Off,
             HedgingChoice::Threshold(DEFAULT_THRESHOLD),
         ]
-    } else {
-        given.to_vec()
     }
 }
 
@@ -363,11 +364,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         }
     };
     let mut runs = Vec::new();
-    let settings = match args.workload {
-        // Bulk writes are never hedged: one run unless settings are asked for.
-        WorkloadKind::BulkInsert if args.hedging.is_empty() => vec![HedgingChoice::Off],
-        _ => hedging_runs(&args.hedging, args.workload),
-    };
+    let settings = hedging_runs(&args.hedging, args.workload);
     let strategies = match (args.workload, args.patch_strategy.is_empty()) {
         (WorkloadKind::PatchCounter, false) => args.patch_strategy.clone(),
         _ => vec![PatchStrategy::ReadModifyWrite],
@@ -390,7 +387,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
     print!("{}", output::table(&runs));
     for run in &runs {
         if let Some(chaos) = &run.report.chaos {
-            print!("{}", chaos.describe());
+            print!("hedging {}:\n{}", run.report.hedging, chaos.describe());
         }
     }
     if let Some(path) = &args.json {
@@ -437,6 +434,22 @@ mod tests {
             hedging_runs(&[HedgingChoice::On], WorkloadKind::Read),
             [HedgingChoice::On]
         );
-        assert_eq!(hedging_runs(&[], WorkloadKind::Chaos), [HedgingChoice::Off]);
+        // The chaos workload compares the 429 storm's requests per operation off and on.
+        assert_eq!(
+            hedging_runs(&[], WorkloadKind::Chaos),
+            hedging_runs(&[], WorkloadKind::Read)
+        );
+        assert_eq!(
+            hedging_runs(&[HedgingChoice::Off], WorkloadKind::Chaos),
+            [HedgingChoice::Off]
+        );
+        assert_eq!(
+            hedging_runs(&[], WorkloadKind::BulkInsert),
+            [HedgingChoice::Off]
+        );
+        assert_eq!(
+            hedging_runs(&[HedgingChoice::On], WorkloadKind::BulkInsert),
+            [HedgingChoice::On]
+        );
     }
 }

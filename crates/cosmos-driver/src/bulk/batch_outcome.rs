@@ -5,10 +5,8 @@
 use std::time::Duration;
 
 use crate::error::CosmosError;
-use crate::protocol::CosmosStatus;
+use crate::protocol::{CosmosStatus, StatusClass};
 
-/// 410 Gone: the range split or moved (sub-statuses 1002, 1007, 1008) or the container is stale.
-const GONE: u16 = 410;
 /// 429 Too Many Requests.
 const THROTTLED: u16 = 429;
 
@@ -23,11 +21,21 @@ pub(crate) enum OperationFate {
     Misrouted,
 }
 
+/// Whether `status` says the batch went to a range that no longer holds its keys: the range is
+/// gone (split, merged, moved: [`crate::protocol::is_range_gone`]) or the container's metadata
+/// was stale (410/1000). Any other 410 is a transient failure the pipeline already retried.
+fn misrouted(status: CosmosStatus) -> bool {
+    matches!(
+        StatusClass::of(status),
+        StatusClass::PartitionMoved | StatusClass::NameCacheStale
+    )
+}
+
 /// The fate of an operation the service answered with `status`.
 pub(crate) fn operation_fate(status: CosmosStatus, retry_after: Option<Duration>) -> OperationFate {
     match status.status {
         THROTTLED => OperationFate::Throttled(retry_after),
-        GONE => OperationFate::Misrouted,
+        _ if misrouted(status) => OperationFate::Misrouted,
         _ => OperationFate::Finished,
     }
 }
@@ -45,9 +53,11 @@ pub(crate) enum RequestFate {
 
 /// The fate of a batch whose request failed with `error`.
 pub(crate) fn request_fate(error: &CosmosError) -> RequestFate {
-    match error.status() {
-        Some(THROTTLED) => RequestFate::Throttled(error.headers().and_then(|h| h.retry_after())),
-        Some(GONE) => RequestFate::Misrouted,
+    match error.cosmos_status() {
+        Some(s) if s.status == THROTTLED => {
+            RequestFate::Throttled(error.headers().and_then(|h| h.retry_after()))
+        }
+        Some(s) if misrouted(s) => RequestFate::Misrouted,
         _ => RequestFate::Failed,
     }
 }
@@ -69,6 +79,10 @@ mod tests {
             ((429, 0), None, OperationFate::Throttled(None)),
             ((410, 1002), None, OperationFate::Misrouted),
             ((410, 1007), None, OperationFate::Misrouted),
+            ((410, 1008), None, OperationFate::Misrouted),
+            ((410, 1000), None, OperationFate::Misrouted),
+            ((410, 0), None, OperationFate::Finished),
+            ((410, 1001), None, OperationFate::Finished),
         ];
         for ((status, sub), wait, expected) in cases {
             assert_eq!(
@@ -86,6 +100,8 @@ mod tests {
         };
         assert_eq!(request_fate(&err(429, 3200)), RequestFate::Throttled(None));
         assert_eq!(request_fate(&err(410, 1002)), RequestFate::Misrouted);
+        assert_eq!(request_fate(&err(410, 1008)), RequestFate::Misrouted);
+        assert_eq!(request_fate(&err(410, 0)), RequestFate::Failed);
         assert_eq!(request_fate(&err(400, 0)), RequestFate::Failed);
         assert_eq!(request_fate(&err(503, 0)), RequestFate::Failed);
         assert_eq!(

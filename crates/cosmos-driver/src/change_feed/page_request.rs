@@ -8,7 +8,7 @@ use http::{HeaderName, HeaderValue};
 use super::feed_state::{NextRequest, PageStart};
 use crate::error::CosmosError;
 use crate::operation::CosmosOperation;
-use crate::protocol::{header_names as h, status, sub_status, ContainerReference};
+use crate::protocol::{header_names as h, ContainerReference};
 
 /// `A-IM`
 pub const A_IM: HeaderName = HeaderName::from_static("a-im");
@@ -24,10 +24,6 @@ pub const END_EPK: HeaderName = h::END_EPK;
 
 /// The all-versions-and-deletes wire format this driver reads.
 const WIRE_FORMAT: &str = "2021-09-15";
-/// Sub-status of a 410 when a range is being split.
-const COMPLETING_SPLIT: u32 = 1007;
-/// Sub-status of a 410 when a range is being moved.
-const COMPLETING_MIGRATION: u32 = 1008;
 
 fn value(text: &str) -> Result<HeaderValue, CosmosError> {
     HeaderValue::from_str(text).map_err(|_| {
@@ -90,16 +86,6 @@ pub fn page_operation(
         op = op.with_max_item_count(n);
     }
     Ok(op)
-}
-
-/// Whether `error` says the range the request named is gone (split or moved): re-read the ranges
-/// and retry.
-pub fn is_range_gone(error: &CosmosError) -> bool {
-    error.status() == Some(status::GONE)
-        && matches!(
-            error.sub_status(),
-            Some(sub_status::PARTITION_KEY_RANGE_GONE | COMPLETING_SPLIT | COMPLETING_MIGRATION)
-        )
 }
 
 #[cfg(test)]
@@ -206,19 +192,5 @@ mod tests {
         let op = page_operation(&container(), &next, false, Some(5)).unwrap();
         assert_eq!(op.partition_key().unwrap().as_json(), r#"["p"]"#);
         assert!(headers(&op).contains(&("x-ms-max-item-count".into(), "5".into())));
-    }
-
-    #[test]
-    fn gone_ranges() {
-        let gone = |sub| {
-            CosmosError::service(
-                crate::protocol::CosmosStatus::new(410, sub),
-                crate::response::ResponseHeaders::default(),
-                bytes::Bytes::new(),
-            )
-        };
-        assert!(is_range_gone(&gone(1002)));
-        assert!(is_range_gone(&gone(1007)));
-        assert!(!is_range_gone(&gone(0)));
     }
 }

@@ -2,23 +2,53 @@
 //! is one operation through the driver's pipeline (retried, routed and hedged like a point read);
 //! the pure position keeping is [`crate::change_feed::FeedState`].
 
+use std::collections::HashMap;
 use std::marker::PhantomData;
 
 use futures::Stream;
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 
 use super::driver_page_source::DriverPageSource;
 use crate::change_feed::{
-    is_range_gone, page_operation, ChangeFeedMode, ChangeFeedPage, FeedState,
+    page_operation, ChangeFeedMode, ChangeFeedPage, FeedState, NextRequest, PageStart,
 };
+use crate::operations::feed_body::feed_items;
+use crate::operations::page_guard::PageGuard;
 use crate::options::OperationOptions;
-use crate::protocol::{status, ContainerReference};
+use crate::protocol::ContainerReference;
 use crate::query::{QueryPageSource, TargetRange};
 use crate::{CosmosDriver, CosmosError};
 
 /// Range re-reads one page may make after answers that a range is gone (a split).
 const MAX_RANGE_REFRESHES: usize = 8;
+
+/// The position a page request reads after (its `If-None-Match` etag), if any.
+fn sent_position(next: &NextRequest) -> Option<&str> {
+    let start = match next {
+        NextRequest::Range { start, .. } | NextRequest::PartitionKey { start, .. } => start,
+    };
+    match start {
+        PageStart::After(etag) => Some(etag),
+        PageStart::Beginning | PageStart::Now | PageStart::Since(_) => None,
+    }
+}
+
+/// Which range (or part of one, or partition key) a page request reads: one guard each.
+fn range_key(next: &NextRequest) -> String {
+    match next {
+        NextRequest::Range {
+            range_id,
+            part: None,
+            ..
+        } => range_id.clone(),
+        NextRequest::Range {
+            range_id,
+            part: Some(part),
+            ..
+        } => format!("{range_id} [{:?}, {:?})", part.min(), part.max()),
+        NextRequest::PartitionKey { partition_key, .. } => partition_key.as_json().to_owned(),
+    }
+}
 
 /// How a change feed is read.
 #[derive(Clone, Debug, Default)]
@@ -31,12 +61,6 @@ pub struct ChangeFeedOptions {
     pub request: OperationOptions,
 }
 
-#[derive(Deserialize)]
-struct Documents<T> {
-    #[serde(rename = "Documents")]
-    documents: Vec<T>,
-}
-
 /// A change feed of one container, read lazily: [`ChangeFeed::next_page`] answers the next page
 /// with changes, or an empty page when every range of the feed has nothing new (the poll is
 /// over; call again later to poll again). [`ChangeFeed::continuation`] is where it stands.
@@ -47,6 +71,8 @@ pub struct ChangeFeed<T> {
     state: Result<FeedState, Option<CosmosError>>,
     ranges: Option<Vec<TargetRange>>,
     options: ChangeFeedOptions,
+    /// The position guard of each range read (by range id and the part of it read).
+    guards: HashMap<String, PageGuard>,
     _items: PhantomData<fn() -> T>,
 }
 
@@ -70,6 +96,7 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             state,
             ranges: None,
             options,
+            guards: HashMap::new(),
             _items: PhantomData,
         }
     }
@@ -118,7 +145,7 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
                 return Err(self.setup_error());
             };
             if !state.is_partition_key_scope() && self.ranges.is_none() {
-                self.ranges = Some(source.ranges(true).await?);
+                self.ranges = Some(source.ranges(true, &self.options.request).await?);
             }
             let next = match state.next_request(self.ranges.as_deref().unwrap_or(&[])) {
                 Ok(next) => next,
@@ -137,7 +164,8 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             )?;
             let response = match self.driver.execute(op, &self.options.request).await {
                 Ok(r) => r,
-                Err(e) if is_range_gone(&e) && refreshes < MAX_RANGE_REFRESHES => {
+                Err(e) if e.is_range_gone() && refreshes < MAX_RANGE_REFRESHES => {
+                    tokio::time::sleep(crate::operations::replan_delay(refreshes as u32)).await;
                     refreshes += 1;
                     self.ranges = None;
                     continue;
@@ -147,11 +175,16 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             page.request_charge += response.request_charge();
             page.session_token = response.session_token().map(str::to_owned);
             page.diagnostics.push(response.diagnostics().clone());
-            let items = if response.status() == status::NOT_MODIFIED {
-                Vec::new()
-            } else {
-                response.json::<Documents<T>>()?.documents
-            };
+            let what = format!("a change feed page of {}", container.link());
+            let items: Vec<T> = feed_items(&response, "Documents", &what)?;
+            let guard = self.guards.entry(range_key(&next)).or_default();
+            if let Err(fault) =
+                guard.check_changes(sent_position(&next), response.etag(), items.len())
+            {
+                return Err(fault
+                    .into_error(&what)
+                    .with_diagnostics(response.diagnostics().clone()));
+            }
             state.record_page(response.etag(), !items.is_empty());
             if !items.is_empty() || state.poll_finished() {
                 page.items = items;

@@ -105,7 +105,7 @@ impl BulkTarget for DriverBulkTarget {
                 return Ok(RangeMap::by_partition_key());
             }
             let source = DriverPageSource::new(self.driver.clone(), self.container.clone());
-            let ranges = source.ranges(refresh).await?;
+            let ranges = source.ranges(refresh, &self.options).await?;
             Ok(RangeMap::new(definition, ranges))
         })
     }

@@ -196,7 +196,7 @@ impl ContainerClient {
     /// feed consumers over them.
     pub async fn feed_ranges(&self) -> Result<Vec<FeedRange>, CosmosError> {
         let source = DriverPageSource::new(self.driver.clone(), self.reference()?.clone());
-        let ranges = source.ranges(true).await?;
+        let ranges = source.ranges(true, &OperationOptions::new()).await?;
         Ok(ranges
             .iter()
             .map(|r| FeedRange::from_bounds(&r.min, &r.max))

@@ -8,6 +8,8 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::operations::feed_body::{feed_items, unreadable};
+use crate::operations::page_guard::PageGuard;
 use crate::options::OperationOptions;
 use crate::protocol::ContainerReference;
 use crate::query::{
@@ -31,18 +33,6 @@ impl DriverPageSource {
 }
 
 #[derive(Deserialize)]
-struct DocumentsPage {
-    #[serde(rename = "Documents")]
-    documents: Vec<Value>,
-}
-
-#[derive(Deserialize)]
-struct RangesPage {
-    #[serde(rename = "PartitionKeyRanges")]
-    ranges: Vec<RawRange>,
-}
-
-#[derive(Deserialize)]
 struct RawRange {
     id: String,
     #[serde(rename = "minInclusive")]
@@ -53,20 +43,33 @@ struct RawRange {
 
 impl DriverPageSource {
     /// Reads the container's partition key ranges: every page of the feed, the leaves only.
-    async fn read_ranges(&self) -> Result<Vec<TargetRange>, CosmosError> {
+    async fn read_ranges(
+        &self,
+        options: &OperationOptions,
+    ) -> Result<Vec<TargetRange>, CosmosError> {
+        let options = options.for_metadata();
         let mut out = Vec::new();
         let mut continuation: Option<String> = None;
+        let mut guard = PageGuard::new();
         for _ in 0..MAX_RANGE_PAGES {
             let mut op = CosmosOperation::read_partition_key_ranges(self.container.clone());
             if let Some(c) = &continuation {
                 op = op.with_continuation(c)?;
             }
-            let response = self
-                .driver
-                .execute(op, &OperationOptions::default())
-                .await?;
-            let page: RangesPage = response.json()?;
-            out.extend(page.ranges.into_iter().map(|r| TargetRange {
+            let response = self.driver.execute(op.clone(), &options).await?;
+            let ranges: Vec<RawRange> = feed_items(&response, "PartitionKeyRanges", &op)?;
+            guard
+                .check(
+                    continuation.as_deref(),
+                    response.continuation(),
+                    ranges.len(),
+                )
+                .map_err(|fault| {
+                    fault
+                        .into_error(&op)
+                        .with_diagnostics(response.diagnostics().clone())
+                })?;
+            out.extend(ranges.into_iter().map(|r| TargetRange {
                 id: r.id,
                 min: r.min,
                 max: r.max,
@@ -107,10 +110,8 @@ impl QueryPageSource for DriverPageSource {
         let options = settings.request.clone();
         Box::pin(async move {
             let response = self.driver.execute(op, &options).await?;
-            QueryPlan::from_body(response.body()).map_err(|m| {
-                CosmosError::new(ErrorKind::Deserialization, m)
-                    .with_diagnostics(response.diagnostics().clone())
-            })
+            QueryPlan::from_body(response.body())
+                .map_err(|why| unreadable(&response, "the query plan request", why))
         })
     }
 
@@ -129,7 +130,12 @@ impl QueryPageSource for DriverPageSource {
 
     /// The container's ranges: the driver's last reading unless `refresh` (or none is kept); a
     /// reading is kept for the next operation until a request finds a range gone.
-    fn ranges(&self, refresh: bool) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
+    fn ranges(
+        &self,
+        refresh: bool,
+        options: &OperationOptions,
+    ) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
+        let options = options.clone();
         Box::pin(async move {
             let metadata = self.driver.container_metadata();
             let link = self.container.link();
@@ -138,7 +144,7 @@ impl QueryPageSource for DriverPageSource {
                     return Ok(kept.to_vec());
                 }
             }
-            let ranges = self.read_ranges().await?;
+            let ranges = self.read_ranges(&options).await?;
             metadata.remember_partition_key_ranges(link, Arc::from(ranges.clone()));
             Ok(ranges)
         })
@@ -161,10 +167,14 @@ impl QueryPageSource for DriverPageSource {
         let options = settings.request.clone();
         Box::pin(async move {
             let response = self.driver.execute(op?, &options).await?;
-            let page: DocumentsPage = response.json()?;
+            let documents: Vec<Value> = feed_items(
+                &response,
+                "Documents",
+                format_args!("container {}", self.container.link()),
+            )?;
             let (_, headers, _, diagnostics) = response.into_parts();
             Ok(RangePage {
-                documents: page.documents,
+                documents,
                 continuation: headers.continuation().map(str::to_owned),
                 headers,
                 diagnostics,

@@ -9,8 +9,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::driver_page_source::DriverPageSource;
-use crate::change_feed::is_range_gone;
 use crate::diagnostics::DiagnosticsContext;
+use crate::operations::feed_body::feed_items;
+use crate::operations::page_guard::PageGuard;
 use crate::options::OperationOptions;
 use crate::protocol::ContainerReference;
 use crate::query::{page_operation, PageSettings, PageTarget, QueryPageSource};
@@ -20,7 +21,7 @@ use crate::read_many::{
 use crate::{CosmosDriver, CosmosError, CosmosOperation, ErrorKind, PartitionKey};
 
 /// Rounds of planning after groups found their range gone.
-const MAX_PLAN_ROUNDS: usize = 4;
+const MAX_PLAN_ROUNDS: usize = 8;
 /// The most pages one group query reads.
 const MAX_PAGES_PER_GROUP: usize = 1000;
 
@@ -33,12 +34,6 @@ struct ContainerBody {
 #[derive(Deserialize)]
 struct PartitionKeyBody {
     paths: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct Documents {
-    #[serde(rename = "Documents")]
-    documents: Vec<Value>,
 }
 
 /// What one group answered.
@@ -108,6 +103,8 @@ async fn run_group(
             };
             let target = PageTarget::Range(group.range.clone());
             let mut continuation: Option<String> = None;
+            let mut guard = PageGuard::new();
+            let what = format!("a read-many query of range {}", group.range.id);
             for _ in 0..MAX_PAGES_PER_GROUP {
                 let op = page_operation(
                     container,
@@ -119,8 +116,19 @@ async fn run_group(
                 let response = driver.execute(op, options).await?;
                 answer.charge += response.request_charge();
                 answer.diagnostics.push(response.diagnostics().clone());
-                let page: Documents = response.json()?;
-                for doc in page.documents {
+                let documents: Vec<Value> = feed_items(&response, "Documents", &what)?;
+                guard
+                    .check(
+                        continuation.as_deref(),
+                        response.continuation(),
+                        documents.len(),
+                    )
+                    .map_err(|fault| {
+                        fault
+                            .into_error(&what)
+                            .with_diagnostics(response.diagnostics().clone())
+                    })?;
+                for doc in documents {
                     if let Some(index) = group.index_of(&doc, paths) {
                         answer.found.push((index, doc));
                     }
@@ -161,7 +169,10 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
     let mut found: Vec<Option<Value>> = vec![None; items.len()];
     for round in 0..MAX_PLAN_ROUNDS {
         // The driver's kept ranges first; read again when a range was found gone.
-        let ranges = source.ranges(round > 0).await?;
+        if round > 1 {
+            tokio::time::sleep(crate::operations::replan_delay(round as u32 - 1)).await;
+        }
+        let ranges = source.ranges(round > 0, &options.request).await?;
         let groups = plan_read_many(&pending, &ranges, &paths)?;
         let concurrency = options.max_concurrency.max(1);
         let answers: Vec<(ReadManyGroup, Result<GroupAnswer, CosmosError>)> =
@@ -186,7 +197,7 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
                         found[indices[i]] = Some(doc);
                     }
                 }
-                Err(e) if is_range_gone(&e) && round + 1 < MAX_PLAN_ROUNDS => {
+                Err(e) if e.is_range_gone() && round + 1 < MAX_PLAN_ROUNDS => {
                     total.diagnostics.push(e.diagnostics().clone());
                     gone.extend(group.items.iter().map(|k| k.index));
                 }

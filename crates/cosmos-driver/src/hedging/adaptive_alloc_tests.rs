@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{HedgeBudget, HedgeBudgetConfig, HedgeThreshold, RegionLatencies};
+use super::{HedgeBudget, HedgeBudgetConfig, HedgeThreshold, ReadKind, RegionLatencies};
 use crate::alloc_counter::allocations_of;
 use crate::protocol::Region;
 
@@ -17,16 +17,26 @@ fn recording_and_reading_latencies_allocates_nothing() {
         .expect("valid adaptive threshold");
     let fallback = HedgeThreshold::new(Duration::from_millis(1000)).expect("non-zero");
     // The table is allocated the first time it is used, once per driver.
-    latencies.record(&east, Duration::from_millis(3), Instant::now());
+    latencies.record(
+        &east,
+        ReadKind::PointRead,
+        Duration::from_millis(3),
+        Instant::now(),
+    );
     let start = Instant::now();
     let (allocations, threshold) = allocations_of(|| {
         let mut last = fallback;
         for i in 0..10_000u64 {
             // Time moves on across several rotations of the windows.
             let now = start + Duration::from_millis(i);
-            latencies.record(&east, Duration::from_micros(2_000 + i % 1_000), now);
-            latencies.record(&west, Duration::from_millis(20), now);
-            last = latencies.threshold_for(&east, adaptive, fallback, now);
+            latencies.record(
+                &east,
+                ReadKind::PointRead,
+                Duration::from_micros(2_000 + i % 1_000),
+                now,
+            );
+            latencies.record(&west, ReadKind::PointRead, Duration::from_millis(20), now);
+            last = latencies.threshold_for(&east, ReadKind::PointRead, adaptive, fallback, now);
         }
         last
     });

@@ -30,7 +30,9 @@ pub fn hedge_win_feedback<O: HedgeLegOutput>(race: &HedgedRace<O>) -> HedgeWinFe
     let primary_final = matches!(&race.output, Some((Leg::Primary, o)) if o.is_final());
     match race.terminal_state {
         HedgeTerminalState::AlternateWon => HedgeWinFeedback::AlternateWon,
-        HedgeTerminalState::PrimaryWonPreThreshold | HedgeTerminalState::PrimaryWonAfterHedge
+        HedgeTerminalState::PrimaryWonPreThreshold
+        | HedgeTerminalState::PrimaryWonAfterHedge
+        | HedgeTerminalState::BudgetDenied
             if primary_final =>
         {
             HedgeWinFeedback::PrimaryFinal
@@ -163,6 +165,20 @@ mod tests {
             ),
             (
                 race(PrimaryWonPreThreshold, Some((Leg::Primary, Out(429, 0)))),
+                F::Nothing,
+            ),
+            // The budget refused the alternate and the primary answered: any primary final
+            // resets the count (§9.5), whether or not an alternate was allowed.
+            (
+                race(BudgetDenied, Some((Leg::Primary, Out(200, 0)))),
+                F::PrimaryFinal,
+            ),
+            (
+                race(BudgetDenied, Some((Leg::Primary, Out(404, 0)))),
+                F::PrimaryFinal,
+            ),
+            (
+                race(BudgetDenied, Some((Leg::Primary, Out(503, 0)))),
                 F::Nothing,
             ),
             (

@@ -18,12 +18,13 @@ pub enum LegOutcome {
 /// Whether a response with this status ends a hedge race (the final classes of
 /// [`StatusClass`]).
 ///
-/// Final: every status below 400; 400, 401, 403 (any sub-status, WriteForbidden included: an
-/// authorization decision another region cannot change in parallel), 405, 409, 412, 413, 422, 451,
+/// Final: every status below 400; 400, 401, 403 (any sub-status but 1008, WriteForbidden included:
+/// an authorization decision another region cannot change in parallel), 405, 409, 412, 413, 422, 451,
 /// 501, 505; 404 without a sub-status (the resource does not exist); 429 with sub-status 3200, 3210
 /// or 3214 (RU budget or hot-partition throttles apply in every region).
 ///
-/// Transient: everything else, notably 404/1002 (the replica lags the session token), 408, 410,
+/// Transient: everything else, notably 403/1008 (the region that answered does not serve the
+/// account, so another region may: whichever leg gets it, the race waits for the other), 404/1002 (the replica lags the session token), 408, 410,
 /// 429 without one of those sub-statuses (3092 included), 500 and 503.
 pub const fn is_final_result(s: CosmosStatus) -> bool {
     StatusClass::of(s).is_final()
@@ -79,7 +80,7 @@ mod tests {
         (402, 0, false),
         (403, 0, true),
         (403, 3, true),
-        (403, 1008, true),
+        (403, 1008, false),
         (404, 0, true),
         (404, 1002, false),
         (404, 1003, false),
@@ -148,10 +149,12 @@ mod tests {
     }
 
     #[test]
-    fn is_final_result_403_any_sub_status() {
-        for sub in [0, 3, 5, 1008, 9999] {
+    fn is_final_result_403_any_sub_status_but_account_not_in_region() {
+        for sub in [0, 3, 5, 9999] {
             assert!(is_final_result(st(403, sub)), "403/{sub}");
         }
+        // The region that answered does not serve the account: another region may.
+        assert!(!is_final_result(st(403, 1008)));
     }
 
     /// (status, sub-status, may start a hedge?) — §7.2.1.

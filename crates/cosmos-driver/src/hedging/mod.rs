@@ -52,5 +52,5 @@ pub(crate) use hub_latch::{
 #[cfg(test)]
 pub(crate) use race::race_hedged;
 pub(crate) use race::{race_hedged_within, HedgeLegOutput, HedgedRace, RaceSetup};
-pub(crate) use region_latencies::RegionLatencies;
+pub(crate) use region_latencies::{ReadKind, RegionLatencies};
 pub(crate) use strategy_resolution::{default_threshold, resolve_strategy, HedgingLayers};

@@ -7,19 +7,28 @@
 //! - `pipeline_entry`: the one door into the request pipeline ([`PipelineEntry`]).
 //! - `pager`: a paged feed, one page per call ([`Pager`]); read feed is its first user, queries and
 //!   the change feed reuse it.
+//! - `page_guard`: the rules every paging loop follows (a repeated or cycling continuation, a run
+//!   of empty pages), and `feed_body`: reading a feed page's array of resources; one place for
+//!   both, used by every pager (read feed, queries, the change feed, read many, range listings).
 //! - `fan_out`: an operation spread over partition key ranges (its trait and a test double; the
 //!   cross-partition query is its first user).
+//! - `replan`: how long a compound operation waits before it plans again after a range was
+//!   found gone.
 //! - read-modify-write is PATCH, in [`crate::patch`].
 
 mod fan_out;
+pub(crate) mod feed_body;
 mod operation_kind;
+pub(crate) mod page_guard;
 mod pager;
 mod pipeline_entry;
+mod replan;
 #[cfg(test)]
 mod test_entry;
 
 pub use pager::Pager;
 pub(crate) use pipeline_entry::PipelineEntry;
+pub(crate) use replan::replan_delay;
 
 use self::operation_kind::OperationKind;
 use crate::error::CosmosError;

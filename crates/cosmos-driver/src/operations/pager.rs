@@ -1,10 +1,13 @@
 //! A paged feed: one request per page, each through the pipeline entry, continued by the
 //! service's continuation token until it sends none. Read feed is the first user; queries and the
-//! change feed reuse the same cursor.
+//! change feed reuse the same cursor. Every page's body is checked to be a feed page (its array
+//! of resources) and every continuation passes the [`PageGuard`](super::page_guard::PageGuard).
 
 use std::sync::Arc;
 
+use super::feed_body::{feed_array_name, feed_item_count};
 use super::operation_kind::OperationKind;
+use super::page_guard::PageGuard;
 use super::pipeline_entry::PipelineEntry;
 use crate::error::CosmosError;
 use crate::operation::CosmosOperation;
@@ -24,7 +27,10 @@ pub(crate) async fn page<E: PipelineEntry>(
 /// The pages of one feed operation, fetched lazily: each [`Pager::next_page`] sends one request
 /// (retried, routed and hedged like a point read) and answers with that page. The feed ends when a
 /// page carries no continuation token, or after an error (the pipeline has already retried what
-/// could be retried). Made by `CosmosDriver::pages`.
+/// could be retried). A page whose body is not a feed page (`{"Documents": [...]}` for items), a
+/// page that hands back a continuation the feed already had, or more than
+/// [`MAX_EMPTY_PAGES_IN_A_ROW`](super::page_guard::MAX_EMPTY_PAGES_IN_A_ROW) empty pages in a row
+/// end the feed with an error. Made by `CosmosDriver::pages`.
 #[derive(Debug)]
 pub struct Pager {
     core: Arc<DriverCore>,
@@ -61,9 +67,15 @@ async fn next_page<E: PipelineEntry>(
         Ok(request) => request,
         Err(e) => return Some(Err(e)),
     };
-    let answer = page(entry, &request, options)
-        .await
-        .and_then(|response| cursor.advance(response.continuation()).map(|()| response));
+    let answer = page(entry, &request, options).await.and_then(|response| {
+        let items = match feed_array_name(&request) {
+            Some(field) => feed_item_count(&response, field, &request)?,
+            None => usize::from(!response.body().is_empty()),
+        };
+        cursor
+            .advance(response.continuation(), items)
+            .map(|()| response)
+    });
     if answer.is_err() {
         cursor.state = CursorState::Done;
     }
@@ -75,6 +87,7 @@ async fn next_page<E: PipelineEntry>(
 pub(crate) struct FeedCursor {
     operation: CosmosOperation,
     state: CursorState,
+    guard: PageGuard,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +105,7 @@ impl FeedCursor {
         Self {
             operation,
             state: CursorState::First,
+            guard: PageGuard::new(),
         }
     }
 
@@ -120,35 +134,30 @@ impl FeedCursor {
         Ok(self.operation.clone())
     }
 
-    /// Moves on after a page that carried `continuation`. A page that hands back the token it was
-    /// fetched with made no progress: that ends the feed with an error rather than looping.
-    pub(crate) fn advance(&mut self, continuation: Option<&str>) -> Result<(), CosmosError> {
+    /// Moves on after a page that held `items` resources and carried `continuation`. A page that
+    /// hands back a token the feed already had (the one it was fetched with, or an earlier one), or
+    /// one empty page too many, made no progress: that ends the feed with an error rather than
+    /// looping.
+    pub(crate) fn advance(
+        &mut self,
+        continuation: Option<&str>,
+        items: usize,
+    ) -> Result<(), CosmosError> {
         let sent = match &self.state {
             CursorState::Next(token) => Some(token.as_str()),
             CursorState::First => self.operation.continuation(),
             CursorState::Done => None,
         };
-        match continuation.filter(|t| !t.is_empty()) {
-            None => {
-                self.state = CursorState::Done;
-                Ok(())
-            }
-            Some(token) if Some(token) == sent => {
-                self.state = CursorState::Done;
-                Err(CosmosError::new(
-                    crate::error::ErrorKind::Service,
-                    format!(
-                        "the service answered a page of {} with the continuation token it was sent; \
-                         the feed would never end",
-                        self.operation
-                    ),
-                ))
-            }
-            Some(token) => {
-                self.state = CursorState::Next(token.to_owned());
-                Ok(())
-            }
+        let continuation = continuation.filter(|t| !t.is_empty());
+        if let Err(fault) = self.guard.check(sent, continuation, items) {
+            self.state = CursorState::Done;
+            return Err(fault.into_error(&self.operation));
         }
+        self.state = match continuation {
+            None => CursorState::Done,
+            Some(token) => CursorState::Next(token.to_owned()),
+        };
+        Ok(())
     }
 }
 

@@ -107,6 +107,22 @@ impl OperationOptions {
         self.patch_strategy = Some(strategy);
         self
     }
+    /// The options of a metadata read made on behalf of this operation (the partition key range
+    /// listing behind a query, a change feed, read many or bulk): the same routing (excluded and
+    /// preferred regions), availability strategy, deadline and consistency; nothing that belongs
+    /// to the operation's own request (session token, write and PATCH settings).
+    pub fn for_metadata(&self) -> Self {
+        Self {
+            consistency_level: self.consistency_level,
+            excluded_regions: self.excluded_regions.clone(),
+            end_to_end_timeout: self.end_to_end_timeout,
+            application_preferred_regions: self.application_preferred_regions.clone(),
+            availability_strategy: self.availability_strategy,
+            hedging_enabled: self.hedging_enabled,
+            consecutive_hedge_win_threshold: self.consecutive_hedge_win_threshold,
+            ..Self::default()
+        }
+    }
     /// Sets the PATCH attempt limit.
     pub fn with_patch_max_attempts(mut self, attempts: NonZeroU8) -> Self {
         self.patch_max_attempts = Some(attempts);

@@ -11,8 +11,10 @@ use super::retry::AttemptOutcome;
 use crate::diagnostics::{record, AttemptReason, DiagnosticsSink, RequestDiagnostics};
 use crate::error::{CosmosError, ErrorKind};
 use crate::protocol::Endpoint;
-use crate::protocol::{header_names as h, OperationType, ResourceType};
+use crate::protocol::{header_names as h, OperationType, ResourceType, MAX_SESSION_TOKEN_BYTES};
+use crate::response::ResponseHeaders;
 use crate::routing::RegionEndpoint;
+use crate::session::SessionTokenOverflow;
 use crate::transport::{AttemptHeaders, AttemptRequest, SendFailure};
 
 /// The request of one attempt of `ctx`'s operation to `endpoint`; `hedge_attempt` marks an attempt
@@ -69,8 +71,10 @@ pub(crate) fn classify(
             CosmosError::new(
                 ErrorKind::Transport,
                 format!(
-                    "{op}: could not connect to {} ({}): {e}",
-                    region.region, region.endpoint
+                    "{op}: could not connect to {} ({}): {}",
+                    region.region,
+                    region.endpoint,
+                    with_causes(e.as_ref())
                 ),
             ),
         ),
@@ -79,8 +83,10 @@ pub(crate) fn classify(
             CosmosError::new(
                 ErrorKind::Transport,
                 format!(
-                    "{op}: the connection to {} ({}) failed: {e}",
-                    region.region, region.endpoint
+                    "{op}: the connection to {} ({}) failed: {}",
+                    region.region,
+                    region.endpoint,
+                    with_causes(e.as_ref())
                 ),
             ),
         ),
@@ -91,6 +97,28 @@ pub(crate) fn classify(
                 format!(
                     "{op}: the response from {} is larger than the {limit} bytes the driver \
                      accepts (DriverOptions::with_max_response_bytes)",
+                    region.region
+                ),
+            ),
+        ),
+        SendFailure::HeaderTooLarge { name, bytes, limit } => (
+            AttemptOutcome::TooLarge,
+            CosmosError::new(
+                ErrorKind::Transport,
+                format!(
+                    "{op}: the response from {} carries a {name} header of {bytes} bytes, longer \
+                     than the {limit} bytes the driver accepts",
+                    region.region
+                ),
+            ),
+        ),
+        SendFailure::HeadTooLarge(limit) => (
+            AttemptOutcome::TooLarge,
+            CosmosError::new(
+                ErrorKind::Transport,
+                format!(
+                    "{op}: the status line and headers of the response from {} are longer than \
+                     the {limit} bytes the driver reads",
                     region.region
                 ),
             ),
@@ -108,19 +136,48 @@ pub(crate) fn classify(
     }
 }
 
+/// An error and its causes, outermost first ("client error (SendRequest): connection closed
+/// before message completed"), each cause once.
+fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    let mut depth = 0;
+    while let Some(cause) = next {
+        let part = cause.to_string();
+        if !text.ends_with(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        next = cause.source();
+        depth += 1;
+        if depth == 8 {
+            break;
+        }
+    }
+    text
+}
+
 /// Learns from a response: session token, partition key range id, range of the partition key.
+/// Fails when the response's session token would take the container's past its size limit (the
+/// token is then not kept, and the operation ends with that error).
 pub(crate) fn record_response_facts(
     ctx: &OperationContext<'_>,
     response: &ServiceResponse,
     state: &mut RetryState,
-) {
+) -> Result<(), CosmosError> {
     // A container recreated under the same name answers with a new resource id: what was known of
     // the old one goes before the new token is merged.
     if let Some(rid) = response.headers.get(&h::CONTENT_PATH) {
         super::recreated_container::observe_container_rid(ctx, rid);
     }
     if let (Some(session), Some(token)) = (&ctx.session, response.headers.get(&h::SESSION_TOKEN)) {
-        session.capture(token);
+        let known = || {
+            ctx.container
+                .and_then(|c| ctx.core.containers.partition_key_ranges(c))
+        };
+        if let Err(overflow) = session.capture(token, known) {
+            return Err(session_token_overflow(ctx, response, overflow));
+        }
     }
     if let Some(container) = ctx.container {
         if let Some(range) = response.headers.get(&h::PARTITION_KEY_RANGE_ID) {
@@ -136,6 +193,27 @@ pub(crate) fn record_response_facts(
             }
         }
     }
+    Ok(())
+}
+
+/// The error of an operation whose response carried a session token the driver cannot keep.
+fn session_token_overflow(
+    ctx: &OperationContext<'_>,
+    response: &ServiceResponse,
+    overflow: SessionTokenOverflow,
+) -> CosmosError {
+    let container = ctx.container.map_or("?", |c| &**c);
+    CosmosError::new(
+        ErrorKind::Service,
+        format!(
+            "{}: the service answered {} with a session token that would make the one kept for \
+             container {container} {} bytes over {} partition key ranges, past the limit of \
+             {MAX_SESSION_TOKEN_BYTES} bytes per container; the token was not kept",
+            ctx.operation, response.status, overflow.bytes, overflow.ranges
+        ),
+    )
+    .with_status(response.status)
+    .with_headers(ResponseHeaders::new(response.headers.clone()))
 }
 
 /// The row of an attempt in flight. Dropped before it is finished (the leg's future was dropped:

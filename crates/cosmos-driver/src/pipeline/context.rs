@@ -109,6 +109,7 @@ impl<'a> OperationContext<'a> {
             resource_type: self.operation.resource_type(),
             multi_write,
             local_only,
+            range_pinned: self.operation.partition_key_range_id().is_some(),
         }
     }
 
@@ -119,8 +120,17 @@ impl<'a> OperationContext<'a> {
 
     /// The partition key range the operation's partition key was last seen in (only known while the
     /// circuit breaker tracks something).
+    ///
+    /// A request that names its range (a cross-partition query page, a range's feed page) is that
+    /// range's, whatever its key.
     pub(crate) fn learned_range(&self) -> Option<Arc<str>> {
         let container = self.container?;
+        if let Some(named) = self.operation.partition_key_range_id() {
+            if !self.core.breaker.is_active() {
+                return None;
+            }
+            return named.to_str().ok().map(Arc::from);
+        }
         let pk = self.operation.partition_key()?;
         self.core.breaker.range_of(container, pk.header_value())
     }
@@ -129,6 +139,9 @@ impl<'a> OperationContext<'a> {
     /// breaker tracks anything: a leg starts with it, so that a failure that brings no range header
     /// still counts against the right partition.
     pub(crate) fn known_range(&self) -> Option<http::HeaderValue> {
+        if let Some(named) = self.operation.partition_key_range_id() {
+            return Some(named.clone());
+        }
         let container = self.container?;
         let pk = self.operation.partition_key()?;
         self.core.breaker.known_range(container, pk.header_value())
@@ -167,6 +180,7 @@ impl<'a> OperationContext<'a> {
             preferred: self.options.preferred_regions,
             container: self.container,
             learned_range: range.as_ref(),
+            partition_keyed: self.operation.partition_key().is_some(),
             failed_here: &failed_here,
         };
         route_candidates(

@@ -24,28 +24,28 @@
 //!   region); a final answer from the primary region clears the count;
 //! - `HedgeDiagnostics` on the response or the error, whatever the outcome.
 //!
-//! When both legs end transient the race counts as one attempt of the operation: what both legs
-//! learned (the hub-region latch, the partition key range id) moves into the operation's retry
-//! state, and the retry decision over that state says whether another round follows (a race again
-//! when the read is still eligible, a plain leg otherwise) or the last result is returned. The
-//! operation's own retry budget bounds the rounds.
+//! When both legs end transient, the read spends what is left of one retry budget, never a fresh
+//! one: there is no second race. If the primary leg ended to move on and a region neither leg
+//! used remains, one plain leg goes on over those regions with both legs' counters
+//! (`after_race`); otherwise the last result is the read's. So a hedged read sends at most the
+//! requests of the same read without hedging plus the alternate's one leg.
 //!
 //! Before the threshold nothing for the alternate exists: no pinned routing, no boxed leg. A read
 //! that wins in time allocates exactly what the same read without hedging does.
 
+use super::after_race::{after_both_transient, AfterRace, RaceLegs};
 use super::context::OperationContext;
 use super::hedge_tuning;
 use super::leg::{run_leg, LegParams, LegRouting, RetryState};
 use super::leg_result::{LegEnd, LegResult};
-use super::retry::{decide, RetryAction, RoutingView, SessionRetryTarget};
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{
-    apply_hedge_win_feedback, hedge_win_feedback, hub_latch_eligible, latch_session_unavailable,
+    apply_hedge_win_feedback, hedge_win_feedback, hub_latch_eligible,
     propagate_hedge_session_unavailable, race_hedged_within, resolve_strategy, select_alternate,
     should_hedge, AlternateRouting, HedgeDecision, HedgeDiagnostics, HedgeEligibility,
     HedgeLegOutput, HedgeTerminalState, HedgeWinFeedback, HedgedRace, HedgingStrategy,
-    HubRegionLatch, RaceSetup, PHASE_ALLOWED_OPERATIONS,
+    HubRegionLatch, Leg, RaceSetup, PHASE_ALLOWED_OPERATIONS,
 };
 use crate::protocol::CosmosStatus;
 use crate::routing::{Candidates, RegionEndpoint};
@@ -122,10 +122,10 @@ pub(crate) fn plan<'c>(ctx: &'c OperationContext<'_>) -> Option<HedgePlan<'c>> {
     })
 }
 
-/// Runs a hedged read to its end: the final leg's end and the diagnostics of the last race.
+/// Runs a hedged read to its end: the final leg's end and the diagnostics of its race.
 pub(crate) async fn run_hedged<'c>(
     ctx: &'c OperationContext<'_>,
-    first: HedgePlan<'c>,
+    plan: HedgePlan<'c>,
     diagnostics: &DiagnosticsSink,
 ) -> (LegEnd, Option<HedgeDiagnostics>) {
     let op = ctx.operation;
@@ -139,157 +139,112 @@ pub(crate) async fn run_hedged<'c>(
         partition_key_range_id: ctx.known_range(),
         ..RetryState::default()
     };
-    let mut plan = first;
-    let mut reason = AttemptReason::FirstAttempt;
-    loop {
-        let race_started = tokio::time::Instant::now();
-        let race = race(ctx, &plan, &parent, reason, latch, diagnostics).await;
-        record_feedback(ctx, &plan, &race);
-        hedge_tuning::record_race(ctx, &plan, &race, race_started.elapsed());
-        let observed_session_unavailable = race.observed_session_unavailable();
-        let HedgedRace {
-            terminal_state,
-            diagnostics: hedge,
-            output,
-            earlier,
-        } = race;
-        let output = output.map(|(_, leg)| leg);
-        match terminal_state {
-            HedgeTerminalState::PrimaryWonPreThreshold
-            | HedgeTerminalState::PrimaryTransientPreThreshold
-            | HedgeTerminalState::PrimaryWonAfterHedge
-            | HedgeTerminalState::AlternateWon
-            | HedgeTerminalState::BudgetDenied => {
-                let Some(winner) = output else {
-                    return (LegEnd::Error(no_result()), Some(hedge));
-                };
-                let hedge = hedge.served_by(winner.region.as_ref().map(|r| &r.region));
-                return (winner.end, Some(hedge));
+    let race_started = tokio::time::Instant::now();
+    let race = race(ctx, &plan, &parent, latch, diagnostics).await;
+    record_feedback(ctx, &plan, &race);
+    hedge_tuning::record_race(ctx, &plan, &race, race_started.elapsed());
+    let observed_session_unavailable = race.observed_session_unavailable();
+    let HedgedRace {
+        terminal_state,
+        diagnostics: hedge,
+        output,
+        earlier,
+    } = race;
+    match terminal_state {
+        HedgeTerminalState::PrimaryWonPreThreshold
+        | HedgeTerminalState::PrimaryTransientPreThreshold
+        | HedgeTerminalState::PrimaryWonAfterHedge
+        | HedgeTerminalState::AlternateWon
+        | HedgeTerminalState::BudgetDenied => {
+            let Some((_, winner)) = output else {
+                return (LegEnd::Error(no_result()), Some(hedge));
+            };
+            let hedge = hedge.served_by(winner.region.as_ref().map(|r| &r.region));
+            (winner.end, Some(hedge))
+        }
+        HedgeTerminalState::DeadlineExceededPreThreshold
+        | HedgeTerminalState::CancelledAwaitingPartner
+        | HedgeTerminalState::BothTransient {
+            deadline_elapsed: true,
+        } => {
+            let last = output.or(earlier).map(|(_, leg)| leg);
+            (deadline_end(ctx, &plan, last, diagnostics), Some(hedge))
+        }
+        HedgeTerminalState::BothTransient {
+            deadline_elapsed: false,
+        } => {
+            let Some((last_leg, last)) = output else {
+                return (LegEnd::Error(no_result()), Some(hedge));
+            };
+            // What both legs learned becomes the operation's (§14.1).
+            propagate_hedge_session_unavailable(
+                &mut parent.hub_region_processing_only,
+                latch,
+                observed_session_unavailable,
+            );
+            let earlier = earlier.map(|(_, leg)| leg);
+            if parent.partition_key_range_id.is_none() {
+                parent.partition_key_range_id = earlier
+                    .iter()
+                    .chain(std::iter::once(&last))
+                    .find_map(|leg| leg.state.partition_key_range_id.clone());
             }
-            HedgeTerminalState::DeadlineExceededPreThreshold
-            | HedgeTerminalState::CancelledAwaitingPartner
-            | HedgeTerminalState::BothTransient {
-                deadline_elapsed: true,
-            } => {
-                let last = output.or(earlier.map(|(_, leg)| leg));
-                return (deadline_end(ctx, &plan, last, diagnostics), Some(hedge));
-            }
-            HedgeTerminalState::BothTransient {
-                deadline_elapsed: false,
-            } => {
-                let Some(last) = output else {
-                    return (LegEnd::Error(no_result()), Some(hedge));
-                };
-                // What both legs learned becomes the operation's (§14.1).
-                propagate_hedge_session_unavailable(
-                    &mut parent.hub_region_processing_only,
-                    latch,
-                    observed_session_unavailable,
-                );
-                if parent.partition_key_range_id.is_none() {
-                    let mut legs = earlier
-                        .iter()
-                        .map(|(_, leg)| leg)
-                        .chain(std::iter::once(&last));
-                    parent.partition_key_range_id =
-                        legs.find_map(|leg| leg.state.partition_key_range_id.clone());
-                }
-                let Some(outcome) = last.last_outcome else {
-                    return (last.end, Some(hedge));
-                };
-                // The race was one attempt of the operation. Where the next round goes is planned
-                // afresh from the routing state both legs updated (marked endpoints move last), so
-                // this decision says whether one follows (a retry, possibly in another region, or
-                // the end) and whether it is the session retry in the hub, which only a plain leg
-                // sent there can make.
-                let hub = &ctx.account.properties.hub().region;
-                let view = RoutingView {
-                    has_next_region: ctx.start_candidates().len() > 1,
-                    hub_reachable: !ctx.options.is_excluded(hub),
-                };
-                let latched =
-                    parent.hub_region_processing_only || latch.is_some_and(HubRegionLatch::is_set);
-                let decision = decide(
-                    &ctx.facts(false, multi_write),
-                    view,
-                    &outcome,
-                    parent.counters,
-                    latched,
-                    &ctx.core.limits,
-                );
-                parent.counters = decision.counters;
-                if decision.latch_hub_region {
-                    latch_session_unavailable(&mut parent.hub_region_processing_only, latch);
-                }
-                match decision.action {
-                    RetryAction::Complete | RetryAction::Abort(_) => {
-                        return (last.end, Some(hedge))
-                    }
-                    RetryAction::RetryLocal { delay } => {
-                        if ctx
-                            .deadline
-                            .is_some_and(|d| tokio::time::Instant::now() + delay >= d)
-                        {
-                            return (
-                                deadline_end(ctx, &plan, Some(last), diagnostics),
-                                Some(hedge),
-                            );
-                        }
-                        tokio::time::sleep(delay).await;
-                    }
-                    RetryAction::Failover
-                    | RetryAction::SessionRetry { .. }
-                    | RetryAction::RefreshAndReroute { .. } => {}
-                }
-                let to_hub = decision.action
-                    == RetryAction::SessionRetry {
-                        target: SessionRetryTarget::HubRegion,
-                    };
-                tracing::debug!(
-                    target: "cosmos.hedge",
-                    status = ?last.cosmos_status(),
-                    action = ?decision.action,
-                    "both legs ended transient; the operation tries again"
-                );
-                reason = AttemptReason::Retry;
-                let next = if to_hub { None } else { self::plan(ctx) };
-                match next {
-                    Some(next) => plan = next,
-                    None => {
-                        // A plain leg: to the hub for the session retry the race called for (with
-                        // the hub-region header once latched), or over every region when no usable
-                        // alternate is left.
-                        let params = LegParams {
-                            first_reason: if to_hub {
-                                AttemptReason::SessionRetry
-                            } else {
-                                reason
-                            },
-                            start_at_hub: to_hub,
-                            state: leg_state(&parent),
-                            ..LegParams::plain(ctx, diagnostics)
-                        };
-                        let leg = run_leg(ctx, params).await;
-                        let hedge = if leg.is_final() {
-                            hedge.answered_after_race(leg.region.as_ref().map(|r| &r.region))
-                        } else {
-                            hedge
-                        };
-                        return (leg.end, Some(hedge));
-                    }
-                }
-            }
+            let (primary, alternate) = match last_leg {
+                Leg::Primary => (Some(&last), earlier.as_ref()),
+                Leg::Alternate => (earlier.as_ref(), Some(&last)),
+            };
+            let raced = [plan.primary.region.clone(), plan.alternate.region.clone()];
+            let untried_region = ctx
+                .applicable_regions(&ctx.start_candidates())
+                .any(|r| !raced.contains(&r.region));
+            let legs = RaceLegs {
+                primary_moved_on: primary.is_some_and(|p| p.moved_on),
+                primary: primary.map(|p| p.state.counters).unwrap_or_default(),
+                alternate: alternate.map(|a| a.state.counters).unwrap_or_default(),
+                untried_region,
+            };
+            let AfterRace::Continue(counters) = after_both_transient(legs, &ctx.core.limits) else {
+                return (last.end, Some(hedge));
+            };
+            tracing::debug!(
+                target: "cosmos.hedge",
+                status = ?last.cosmos_status(),
+                "both legs ended transient; the read goes on in the regions the race did not use"
+            );
+            // The read without hedging would have moved on from the primary's region, and then
+            // from the alternate's: a plain leg takes it from there, over the other regions, with
+            // what is left of the budget.
+            let mut excluded = ctx.options.excluded_regions.to_vec();
+            excluded.extend(raced);
+            let plain = LegParams::plain(ctx, diagnostics);
+            let params = LegParams {
+                routing: LegRouting {
+                    excluded_regions: &excluded,
+                    ..plain.routing
+                },
+                first_reason: AttemptReason::Failover,
+                state: RetryState {
+                    counters,
+                    ..leg_state(&parent)
+                },
+                ..plain
+            };
+            let leg = run_leg(ctx, params).await;
+            let hedge = if leg.is_final() {
+                hedge.answered_after_race(leg.region.as_ref().map(|r| &r.region))
+            } else {
+                hedge
+            };
+            (leg.end, Some(hedge))
         }
     }
 }
 
-/// One race: the primary leg now (its first attempt sent for `reason`), the pinned alternate after
-/// the threshold.
+/// One race: the primary leg now, the pinned alternate after the threshold.
 async fn race<'c>(
     ctx: &'c OperationContext<'_>,
     plan: &HedgePlan<'c>,
     parent: &RetryState,
-    reason: AttemptReason,
     latch: Option<&HubRegionLatch>,
     diagnostics: &DiagnosticsSink,
 ) -> HedgedRace<LegResult> {
@@ -316,7 +271,6 @@ async fn race<'c>(
                 ..plain.routing
             },
             hub_latch: latch,
-            first_reason: reason,
             state: leg_state(parent),
             ..plain
         },

@@ -17,7 +17,7 @@ use super::write_outcome::{end_is_ambiguous, leaves_outcome_unknown};
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{emit_hub_region_header, latch_session_unavailable, HubRegionLatch};
-use crate::protocol::{CosmosStatus, Region};
+use crate::protocol::{is_range_gone, CosmosStatus, Region};
 use crate::routing::{AccountSnapshot, Candidates, RegionEndpoint};
 use crate::transport::AttemptFailure;
 
@@ -232,12 +232,13 @@ fn no_eligible_region(
 /// A leg in progress: what it has done so far.
 struct Progress<'o> {
     state: RetryState,
-    last_outcome: Option<AttemptOutcome>,
     attempts: usize,
     last_status: Option<CosmosStatus>,
     observed_session_unavailable: bool,
     region: Option<RegionEndpoint>,
     moved_on: bool,
+    /// The leg's last answer says the range its request names is gone.
+    range_gone: bool,
     /// A write attempt of this leg was sent and its outcome is unknown (`write_outcome`).
     write_outcome_unknown: bool,
     /// What the operation is, for the unknown-outcome message.
@@ -251,14 +252,14 @@ impl Progress<'_> {
         } else {
             end
         };
-        LegResult::new(
+        LegResult {
             end,
-            self.state,
-            self.region,
-            self.observed_session_unavailable,
-            self.last_outcome,
-            self.moved_on,
-        )
+            state: self.state,
+            region: self.region,
+            observed_session_unavailable: self.observed_session_unavailable,
+            moved_on: self.moved_on,
+            range_gone: self.range_gone,
+        }
     }
 
     fn timeout(
@@ -326,12 +327,12 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
     let core = ctx.core;
     let mut p = Progress {
         state,
-        last_outcome: None,
         attempts: 0,
         last_status: None,
         observed_session_unavailable: false,
         region: None,
         moved_on: false,
+        range_gone: false,
         write_outcome_unknown: false,
         operation: ctx.operation,
     };
@@ -379,10 +380,11 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
             return p.timeout(ctx, None, None);
         }
-        // Once latched, attempts that reach the hub carry the hub-region header; other regions
-        // would refuse it (403/3), so they never get it.
-        let hub_header = region.region == account.properties.hub().region
-            && emit_hub_region_header(p.state.hub_region_processing_only, hub_latch);
+        // Once latched (by this leg, or by the other leg of its race), every attempt carries the
+        // hub-region header (§9.6.2). A region that is not the hub refuses it with 403/3: a leg
+        // free to move follows the hub, a pinned alternate stops and leaves the answer to the
+        // other leg.
+        let hub_header = emit_hub_region_header(p.state.hub_region_processing_only, hub_latch);
         let hedge_attempt = first_reason == AttemptReason::Hedge;
         let request = build_attempt(ctx, &region.endpoint, hub_header, hedge_attempt);
         let attempt = InFlightAttempt::start(diagnostics, &region, reason, ctx.started);
@@ -411,7 +413,9 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             Ok(raw) => {
                 let response = ServiceResponse::from_raw(raw);
                 attempt.answered(&response);
-                record_response_facts(ctx, &response, &mut p.state);
+                if let Err(e) = record_response_facts(ctx, &response, &mut p.state) {
+                    return p.end(LegEnd::Error(e));
+                }
                 p.last_status = Some(response.status);
                 let outcome = AttemptOutcome::Response {
                     status: response.status,
@@ -420,7 +424,6 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
                 (outcome, LegEnd::Response(response))
             }
         };
-        p.last_outcome = Some(outcome);
         p.write_outcome_unknown |= leaves_outcome_unknown(ctx.operation.operation_type(), &outcome);
         tracing::debug!(
             target: "cosmos.attempt",
@@ -432,6 +435,8 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         );
 
         let facts = ctx.facts(routing.local_only, account.properties.multi_write);
+        p.range_gone = facts.range_pinned
+            && matches!(outcome, AttemptOutcome::Response { status, .. } if is_range_gone(status));
         let view = route.view(ctx, &account, &routing);
         let latched =
             p.state.hub_region_processing_only || hub_latch.is_some_and(HubRegionLatch::is_set);

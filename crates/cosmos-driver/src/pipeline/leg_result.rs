@@ -4,7 +4,6 @@ use bytes::Bytes;
 use http::HeaderMap;
 
 use super::leg::RetryState;
-use super::retry::AttemptOutcome;
 use crate::diagnostics::DiagnosticsRecorder;
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{HedgeDiagnostics, HedgeLegOutput};
@@ -67,33 +66,17 @@ pub(crate) struct LegResult {
     pub region: Option<RegionEndpoint>,
     /// The leg turned the hub-region latch on after a 404/1002.
     pub observed_session_unavailable: bool,
-    /// How the leg's last attempt ended (`None` when it sent nothing).
-    pub last_outcome: Option<AttemptOutcome>,
     /// The leg ended because its retry decision called for another region, which a race's
     /// primary leaves to the race: the outcome is not the operation's answer, only a reason to go
     /// elsewhere.
     pub moved_on: bool,
+    /// The leg's request names a partition key range and the answer says it is gone
+    /// ([`crate::protocol::is_range_gone`]): every region gives the same answer, so it is final
+    /// for a race and goes straight to the caller's split handling.
+    pub range_gone: bool,
 }
 
 impl LegResult {
-    pub(crate) fn new(
-        end: LegEnd,
-        state: RetryState,
-        region: Option<RegionEndpoint>,
-        observed_session_unavailable: bool,
-        last_outcome: Option<AttemptOutcome>,
-        moved_on: bool,
-    ) -> Self {
-        Self {
-            end,
-            state,
-            region,
-            observed_session_unavailable,
-            last_outcome,
-            moved_on,
-        }
-    }
-
     /// The status of the leg's end, `None` when no response arrived.
     pub(crate) fn cosmos_status(&self) -> Option<CosmosStatus> {
         match &self.end {
@@ -156,8 +139,20 @@ impl HedgeLegOutput for LegResult {
     /// the same way. Transport failures, timeouts and "no eligible region" are transient. A leg that
     /// ended to move to another region (`moved_on`, a 403/1008 included) is transient: its outcome
     /// only says the answer must come from elsewhere.
+    ///
+    /// A request pinned to a range that is gone is final: every region answers the same. A read's
+    /// 403/3 is transient: it only says the read carried the hub-region header to a region that is
+    /// not the hub (races only ever run reads).
     fn is_final(&self) -> bool {
+        if self.range_gone {
+            return true;
+        }
         if self.moved_on {
+            return false;
+        }
+        if self.cosmos_status().is_some_and(|s| {
+            crate::protocol::StatusClass::of(s) == crate::protocol::StatusClass::WriteForbidden
+        }) {
             return false;
         }
         match &self.end {

@@ -8,6 +8,7 @@
 //! - `native_patch_support`: whether the account serves the PATCH verb, once learnt.
 //! - `write_outcome`: the unknown-outcome rule for writes whose answer was lost (table-tested).
 
+mod after_race;
 mod attempt;
 mod conditional_writes;
 mod context;

@@ -119,10 +119,11 @@ async fn a_pinned_leg_stays_in_its_region_across_an_account_refresh() {
         .execute(CosmosOperation::create_container(c, pk), &o)
         .await
         .unwrap();
-    // Reads in West US are refused with 403/3: the leg refreshes the account metadata.
+    // Reads in East US, the hub, are refused with 403/3: a leg pinned there (so it may reach the
+    // hub) refreshes the account metadata and follows the hub, which is still East US.
     let _refused = emu.faults().add(
         FaultRule::new(Reaction::respond(403, 3))
-            .in_regions([WEST])
+            .in_regions([EAST])
             .for_ops([OpKind::Read]),
     );
 
@@ -138,15 +139,15 @@ async fn a_pinned_leg_stays_in_its_region_across_an_account_refresh() {
         properties,
         generation: ctx.account.generation,
     });
-    let west = ctx
+    let east = ctx
         .account
         .properties
         .read_regions
         .iter()
-        .find(|r| r.region.as_str() == WEST)
+        .find(|r| r.region.as_str() == EAST)
         .unwrap();
     let pinned = AlternateRouting::pinned(
-        west,
+        east,
         ctx.options.excluded_regions,
         ctx.account.properties.all_regions(),
     );
@@ -170,12 +171,12 @@ async fn a_pinned_leg_stays_in_its_region_across_an_account_refresh() {
         "the leg retried after a refresh: {regions:?}"
     );
     assert!(
-        regions.iter().all(|r| r == WEST),
+        regions.iter().all(|r| r == EAST),
         "the pinned leg left its region: {regions:?}"
     );
     assert_eq!(emu.counters().get(NORTH, OpKind::Read), 0);
     assert_eq!(
         leg.region.map(|r| r.region.to_string()).as_deref(),
-        Some(WEST)
+        Some(EAST)
     );
 }

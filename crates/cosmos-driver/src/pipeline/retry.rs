@@ -9,11 +9,12 @@
 //! | 408, 500, 503, 410 (other sub-statuses) | next region; the partition's failure counts in its circuit breaker (the endpoint is not marked: one partition's fault) | only writes that cannot land twice retry (idempotent ones and Create, see `write_outcome`; next write region on multi-write, in place otherwise) |
 //! | lost connection, attempt timeout | next region, mark the endpoint, count the partition's failure | only writes that cannot land twice retry, as above |
 //! | connection refused (never sent) | next region, mark the endpoint | retry (safe: nothing reached the server) |
-//! | 410/1002, 410/1007, 410/1008 (split, merge, migration) | forget the container's learnt ranges, retry in place | same (not executed) |
+//! | 410/1002, 410/1007, 410/1008 (split, merge, migration) | forget the container's learnt ranges, retry in place; a request pinned to the range (its id in the request) stops at once for the caller's split handling | same (not executed) |
 //! | 410/1000 (name cache stale) | forget the container's metadata, retry in place | same (not executed) |
 //! | 404/1002 | in place once, then the hub region with the hub-region header (single-write) or the next region (multi-write) | same |
 //! | 403/3 | mark the endpoint for writes, refresh account metadata, reroute; again about once a second until the write region moves (budget or deadline) | same; multi-write: the next write region |
 //! | 403/1008 | refresh, mark the endpoint, next region | same |
+//! | 403/3 of a read (it carried the hub-region header outside the hub) | refresh and follow the hub; a leg that cannot reach the hub (pinned elsewhere) stops with no effect | - |
 //! | anything else | abort with the service's error | same |
 //!
 //! Excluded regions never appear as a "next region": the caller computes [`RoutingView`] after
@@ -35,6 +36,10 @@ pub(crate) struct OperationFacts {
     pub multi_write: bool,
     /// The leg is pinned to one region: retries stay there.
     pub local_only: bool,
+    /// The request names a partition key range (`x-ms-documentdb-partitionkeyrangeid`): when that
+    /// range is gone every region and every retry answers the same, so the answer goes straight
+    /// back to the caller's split handling.
+    pub range_pinned: bool,
 }
 
 impl OperationFacts {
@@ -331,8 +336,9 @@ pub(crate) fn decide(
 ) -> RetryDecision {
     let mut c = counters;
     c.attempts = c.attempts.saturating_add(1);
-    let effects = location_effects(facts, outcome);
+    let mut effects = location_effects(facts, outcome);
     let mut latch_hub_region = false;
+    let mut refused_outside_hub = false;
     let action = match *outcome {
         AttemptOutcome::ConnectFailed => transient(facts, routing, &mut c, false, limits),
         AttemptOutcome::ConnectionLost | AttemptOutcome::TimedOut => {
@@ -405,7 +411,20 @@ pub(crate) fn decide(
                     RetryAction::Abort(AbortReason::RetriesExhausted)
                 }
             }
+            StatusClass::WriteForbidden if facts.is_read() && !routing.hub_reachable => {
+                // A read refused with 403/3 carried the hub-region header to a region that is not
+                // the hub, and this leg cannot go to the hub (a race's alternate pinned elsewhere):
+                // nothing to refresh or retry; the race waits for the other leg.
+                refused_outside_hub = true;
+                RetryAction::Abort(AbortReason::RetriesExhausted)
+            }
             StatusClass::WriteForbidden => write_forbidden(facts, routing, &mut c, limits),
+            StatusClass::PartitionMoved if facts.range_pinned => {
+                // The range the request names is gone: the same in every region, whatever the
+                // wait. Only the caller's split handling (read the ranges, go to the children)
+                // makes progress.
+                RetryAction::Abort(AbortReason::NotRetryable)
+            }
             StatusClass::PartitionMoved | StatusClass::NameCacheStale => {
                 if c.partition_moved_retries < limits.max_partition_moved_retries {
                     c.partition_moved_retries += 1;
@@ -434,6 +453,9 @@ pub(crate) fn decide(
             }
         },
     };
+    if refused_outside_hub {
+        effects = LocationEffects::default();
+    }
     // Waiting out a write-region failover is bounded by its own budget and the deadline.
     let counted = c.attempts.saturating_sub(c.write_forbidden_retries);
     let action = if action.retries() && counted >= limits.max_attempts {

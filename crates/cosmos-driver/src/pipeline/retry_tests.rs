@@ -10,6 +10,14 @@ fn facts(op: OperationType, multi_write: bool, local_only: bool) -> OperationFac
         resource_type: ResourceType::Document,
         multi_write,
         local_only,
+        range_pinned: false,
+    }
+}
+fn range_page() -> OperationFacts {
+    OperationFacts {
+        operation_type: OperationType::Query,
+        range_pinned: true,
+        ..read()
     }
 }
 fn read() -> OperationFacts {
@@ -503,6 +511,13 @@ fn retry_table() {
                 delay: Duration::ZERO,
             },
         ),
+        row(
+            "403/3 of a read that cannot reach the hub (an alternate pinned elsewhere) stops",
+            pinned_read(),
+            NO_HUB,
+            resp(403, 3),
+            Abort(RetriesExhausted),
+        ),
         Row {
             before: counters(|c| c.refreshes = 2),
             ..row(
@@ -542,6 +557,36 @@ fn retry_table() {
                 RetryLocal { delay: MS(40) },
             )
         },
+        row(
+            "410/1002 of a request pinned to the range goes straight to the split handling",
+            range_page(),
+            NEXT,
+            resp(410, 1002),
+            Abort(NotRetryable),
+        ),
+        row(
+            "410/1007 of a request pinned to the range: no retry in place either",
+            range_page(),
+            NEXT,
+            resp(410, 1007),
+            Abort(NotRetryable),
+        ),
+        row(
+            "410/1008 of a request pinned to the range: no retry in place either",
+            range_page(),
+            LAST,
+            resp(410, 1008),
+            Abort(NotRetryable),
+        ),
+        row(
+            "410/1000 of a request pinned to a range still retries in place (the range is there)",
+            range_page(),
+            NEXT,
+            resp(410, 1000),
+            RetryLocal {
+                delay: Duration::ZERO,
+            },
+        ),
         row(
             "410/1000 (name cache stale) retries in place",
             replace(),
@@ -633,3 +678,29 @@ fn retry_table() {
 
 #[path = "retry_effects_tests.rs"]
 mod effects;
+
+#[test]
+fn a_read_refused_outside_the_hub_by_a_leg_that_cannot_reach_it_changes_nothing() {
+    let limits = RetryLimits::default();
+    let d = decide(
+        &pinned_read(),
+        NO_HUB,
+        &resp(403, 3),
+        RetryCounters::default(),
+        true,
+        &limits,
+    );
+    assert_eq!(d.effects, LocationEffects::default(), "no refresh, no mark");
+    let d = decide(
+        &read(),
+        NEXT,
+        &resp(403, 3),
+        RetryCounters::default(),
+        true,
+        &limits,
+    );
+    assert!(
+        d.effects.refresh_account,
+        "a leg free to follow the hub refreshes"
+    );
+}

@@ -192,13 +192,16 @@ async fn leg_futures_stay_small() {
     );
 }
 
-/// The location effects of a pinned leg's last attempt, recomputed for inspection (the leg has
+/// The location effects of a pinned leg's last answer, recomputed for inspection (the leg has
 /// already applied them to the shared routing state).
 fn pinned_leg_location_effects(ctx: &OperationContext<'_>, leg: &LegResult) -> LocationEffects {
-    match &leg.last_outcome {
-        Some(outcome) => location_effects(
+    match leg.cosmos_status() {
+        Some(status) => location_effects(
             &ctx.facts(true, ctx.account.properties.multi_write),
-            outcome,
+            &crate::pipeline::retry::AttemptOutcome::Response {
+                status,
+                retry_after: None,
+            },
         ),
         None => LocationEffects::default(),
     }

@@ -30,5 +30,5 @@ pub use region::Region;
 pub use resource_link::{
     validate_id, ContainerReference, DatabaseReference, ItemReference, MAX_ID_LENGTH,
 };
-pub use session_token::{PartitionSessionToken, SessionToken};
-pub use status_class::StatusClass;
+pub use session_token::{PartitionSessionToken, SessionToken, MAX_SESSION_TOKEN_BYTES};
+pub use status_class::{is_range_gone, StatusClass};

@@ -16,6 +16,13 @@ use std::sync::Arc;
 
 use super::protocol_error::ProtocolError;
 
+/// The most bytes of session token the driver keeps, and sends, for one container (the
+/// `x-ms-session-token` header's value): 64 KiB. A service token names each partition key range of
+/// the container once, a few dozen bytes each, so this holds well over a thousand ranges; a
+/// response header longer than this is refused, and a merged token that would grow past it is
+/// first cut to the ranges the container has (when they are known), else refused.
+pub const MAX_SESSION_TOKEN_BYTES: usize = 64 * 1024;
+
 /// The session token of one partition key range.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PartitionSessionToken {
@@ -211,6 +218,18 @@ impl SessionToken {
         self.entries.is_empty()
     }
 
+    /// How many ranges the token names.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Keeps only the ranges `keep` accepts; returns whether any was dropped.
+    pub fn retain_ranges(&mut self, mut keep: impl FnMut(&str) -> bool) -> bool {
+        let before = self.entries.len();
+        self.entries.retain(|(r, _)| keep(r));
+        self.entries.len() != before
+    }
+
     /// Merges one range's token in; returns whether anything advanced.
     pub fn merge_partition(&mut self, range_id: &str, token: &PartitionSessionToken) -> bool {
         match self.entries.binary_search_by(|(r, _)| (**r).cmp(range_id)) {
@@ -326,6 +345,17 @@ mod tests {
             s.merge(&a),
             PartitionSessionToken::vector(1, 50, [(1, 5), (2, 7)])
         );
+    }
+
+    #[test]
+    fn ranges_can_be_dropped() {
+        let mut t = SessionToken::parse("0:1#5,1:1#6,2:1#7").unwrap();
+        assert_eq!(t.len(), 3);
+        assert!(!t.retain_ranges(|_| true));
+        assert!(t.retain_ranges(|r| r != "1"));
+        assert_eq!(t.to_string(), "0:1#5,2:1#7");
+        assert!(t.retain_ranges(|_| false));
+        assert!(t.is_empty());
     }
 
     #[test]

@@ -86,7 +86,12 @@ impl StatusClass {
     }
 
     /// Whether no other region could give a better answer: a success, a definitive error, a
-    /// throttle that applies everywhere, or an authorization decision (403 with any sub-status).
+    /// throttle that applies everywhere, or an authorization decision (403/3 and 403 without a
+    /// known sub-status).
+    ///
+    /// 403/1008 is the one 403 that is not final: it says the region that answered does not serve
+    /// the account (a region just removed from it), which says nothing about any other region. A
+    /// hedge race keeps waiting for the other attempt, the same whichever attempt got it.
     pub const fn is_final(self) -> bool {
         matches!(
             self,
@@ -94,9 +99,17 @@ impl StatusClass {
                 | StatusClass::Definitive
                 | StatusClass::ThrottledEverywhere
                 | StatusClass::WriteForbidden
-                | StatusClass::AccountNotInRegion
         )
     }
+}
+
+/// Whether `s` says the partition key range a request named is gone: 410 with sub-status 1002
+/// (the range split or merged), 1007 (a split completing) or 1008 (a migration completing). The
+/// one rule for "range gone": the retry decision, the race, the query pager, the change feed,
+/// read many and bulk all ask it. A request pinned to such a range gets the same answer from every
+/// region and every retry; only reading the ranges again helps.
+pub const fn is_range_gone(s: CosmosStatus) -> bool {
+    matches!(StatusClass::of(s), StatusClass::PartitionMoved)
 }
 
 #[cfg(test)]
@@ -158,6 +171,25 @@ mod tests {
     }
 
     #[test]
+    fn range_gone_is_exactly_the_split_merge_and_migration_sub_statuses() {
+        for &(code, sub, _) in TABLE {
+            let want = code == 410 && matches!(sub, 1002 | 1007 | 1008);
+            assert_eq!(
+                is_range_gone(CosmosStatus::new(code, sub)),
+                want,
+                "{code}/{sub}"
+            );
+        }
+        for (code, sub, want) in [(410, 1000, false), (410, 0, false), (404, 1002, false)] {
+            assert_eq!(
+                is_range_gone(CosmosStatus::new(code, sub)),
+                want,
+                "{code}/{sub}"
+            );
+        }
+    }
+
+    #[test]
     fn final_classes() {
         let finals: Vec<_> = TABLE
             .iter()
@@ -165,6 +197,10 @@ mod tests {
             .map(|&(code, sub, _)| (code, sub))
             .collect();
         assert!(finals.contains(&(403, 3)) && finals.contains(&(429, 3200)));
+        assert!(
+            !finals.contains(&(403, 1008)),
+            "a region outside the account is no answer"
+        );
         assert!(!finals.contains(&(404, 1002)) && !finals.contains(&(429, 3092)));
         assert!(!finals.contains(&(503, 0)) && !finals.contains(&(502, 0)));
     }

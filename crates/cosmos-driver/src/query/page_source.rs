@@ -94,8 +94,13 @@ pub trait QueryPageSource: Send + Sync {
         &self,
         settings: &PageSettings,
     ) -> BoxFuture<'_, Result<usize, CosmosError>>;
-    /// The container's partition key ranges, re-read from the service when `refresh`.
-    fn ranges(&self, refresh: bool) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>>;
+    /// The container's partition key ranges, re-read from the service when `refresh`, with the
+    /// routing, strategy, deadline and consistency of `options` (the operation they serve).
+    fn ranges(
+        &self,
+        refresh: bool,
+        options: &OperationOptions,
+    ) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>>;
     /// One page.
     fn page(
         &self,

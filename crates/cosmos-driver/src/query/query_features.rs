@@ -4,9 +4,11 @@
 
 use super::query_plan::{AggregateKind, DistinctType, QueryPlan, QueryRange, SortOrder};
 
-/// The features declared on every plan request, as the official SDKs spell them.
+/// The features declared on every plan request, as the official SDKs spell them. The gateway
+/// refuses a plan needing a feature not declared (`NonValueAggregate`: an aggregate without
+/// `VALUE`, which the driver combines as a grouped query).
 pub const SUPPORTED_QUERY_FEATURES: &str =
-    "Aggregate,CompositeAggregate,Distinct,GroupBy,MultipleAggregates,MultipleOrderBy,OffsetAndLimit,OrderBy,Top";
+    "Aggregate,CompositeAggregate,Distinct,GroupBy,MultipleAggregates,MultipleOrderBy,OffsetAndLimit,OrderBy,Top,NonValueAggregate";
 
 /// The query-plan version header value (`x-ms-cosmos-query-version`) the SDKs send.
 pub const QUERY_VERSION: &str = "1.0";
@@ -278,6 +280,8 @@ mod tests {
             "OrderBy",
             "Top",
             "MultipleOrderBy",
+            "MultipleAggregates",
+            "NonValueAggregate",
         ] {
             assert!(SUPPORTED_QUERY_FEATURES.split(',').any(|x| x == f), "{f}");
         }

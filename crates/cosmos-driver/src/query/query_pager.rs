@@ -3,6 +3,7 @@
 //! children of a range that split (410/1002), and cuts the result into pages with their
 //! continuation, charge, session token, metrics and diagnostics.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -23,9 +24,8 @@ use super::query_plan::QueryRange;
 use super::query_spec::Query;
 use super::range_merge::{RangeCursor, TargetRange};
 use crate::diagnostics::DiagnosticsContext;
-use crate::protocol::{
-    effective_partition_key, status, sub_status, PartitionKey, EPK_MAX, MAX_HIERARCHY_DEPTH,
-};
+use crate::operations::page_guard::PageGuard;
+use crate::protocol::{effective_partition_key, PartitionKey, EPK_MAX, MAX_HIERARCHY_DEPTH};
 use crate::{CosmosError, ErrorKind};
 
 /// The most range splits one query follows before giving up.
@@ -99,6 +99,8 @@ pub struct QueryPager {
     started: Option<Instant>,
     summary: QuerySummary,
     finished: bool,
+    /// The continuation guard of each range's chain of pages, by range id and lower bound.
+    guards: HashMap<(String, String), PageGuard>,
 }
 
 impl std::fmt::Debug for QueryPager {
@@ -122,11 +124,6 @@ enum Mode {
     Prefix,
 }
 
-fn is_split(e: &CosmosError) -> bool {
-    e.status() == Some(status::GONE)
-        && matches!(e.sub_status(), Some(s) if s == sub_status::PARTITION_KEY_RANGE_GONE || s == 1007)
-}
-
 impl QueryPager {
     /// A query over `source`; nothing is sent until the first page is asked for.
     pub fn new(
@@ -145,6 +142,7 @@ impl QueryPager {
             started: None,
             summary: QuerySummary::default(),
             finished: false,
+            guards: HashMap::new(),
         }
     }
 
@@ -225,7 +223,7 @@ impl QueryPager {
                 let plan = self.source.plan(self.query.to_body()?, &settings).await?;
                 let plan = check_plan(&plan)
                     .map_err(|u| CosmosError::new(ErrorKind::NotSupported, u.to_string()))?;
-                let ranges = self.source.ranges(false).await?;
+                let ranges = self.source.ranges(false, &settings.request).await?;
                 let cursors = match &token {
                     Some(t) => {
                         resume_cursors(&t.ranges, &ranges).map_err(CosmosError::invalid_input)?
@@ -398,6 +396,18 @@ impl QueryPager {
                     if let Some(m) = p.headers.get(INDEX_METRICS) {
                         page.index_metrics.push(m.to_owned());
                     }
+                    let guard = self
+                        .guards
+                        .entry((req.range.id.clone(), req.range.min.clone()))
+                        .or_default();
+                    if let Err(fault) = guard.check(
+                        req.continuation.as_deref(),
+                        p.continuation.as_deref(),
+                        p.documents.len(),
+                    ) {
+                        let what = self.page_name(&req);
+                        return Err(fault.into_error(what).with_diagnostics(p.diagnostics));
+                    }
                     let Some((exec, _)) = self.exec.as_mut() else {
                         break;
                     };
@@ -407,7 +417,7 @@ impl QueryPager {
                     })?;
                     page.diagnostics.push(p.diagnostics);
                 }
-                Err(e) if is_split(&e) && !single => {
+                Err(e) if e.is_range_gone() && !single => {
                     self.summary.record(e.diagnostics());
                     if *splits_left == 0 {
                         return Err(e.with_context(format!(
@@ -416,7 +426,7 @@ impl QueryPager {
                     }
                     *splits_left -= 1;
                     self.summary.splits += 1;
-                    let ranges = self.source.ranges(true).await?;
+                    let ranges = self.source.ranges(true, &settings.request).await?;
                     let children: Vec<TargetRange> = ranges
                         .into_iter()
                         .filter(|r| {
@@ -429,7 +439,10 @@ impl QueryPager {
                         })
                         .collect();
                     if children.is_empty() {
-                        // The range map has not caught up yet: ask for the same range again.
+                        // The range map has not caught up yet (a split or migration completing):
+                        // ask for the same range again, a little later each time.
+                        let used = MAX_SPLITS_PER_QUERY - *splits_left - 1;
+                        tokio::time::sleep(crate::operations::replan_delay(used)).await;
                         continue;
                     }
                     let Some((exec, _)) = self.exec.as_mut() else {
@@ -439,17 +452,19 @@ impl QueryPager {
                         .map_err(|m| CosmosError::new(ErrorKind::Deserialization, m))?;
                 }
                 Err(e) => {
-                    let what = match self.mode {
-                        Mode::Key => "a query page".to_owned(),
-                        Mode::Ranges | Mode::Prefix => {
-                            format!("a query page of range {}", req.range.id)
-                        }
-                    };
-                    return Err(e.with_context(what));
+                    return Err(e.with_context(self.page_name(&req)));
                 }
             }
         }
         Ok(())
+    }
+
+    /// How errors name the page `req` asked for.
+    fn page_name(&self, req: &PageRequest) -> String {
+        match self.mode {
+            Mode::Key => "a query page".to_owned(),
+            Mode::Ranges | Mode::Prefix => format!("a query page of range {}", req.range.id),
+        }
     }
 }
 

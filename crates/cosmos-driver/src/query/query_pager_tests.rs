@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::diagnostics::DiagnosticsContext;
+use crate::options::OperationOptions;
 use crate::protocol::CosmosStatus;
 use crate::query::{QueryItems, QueryPage, QueryPlan};
 use crate::response::ResponseHeaders;
@@ -90,7 +91,11 @@ impl QueryPageSource for FakeSource {
         Box::pin(async move { Ok(QueryPlan::from_body(body.as_bytes()).unwrap()) })
     }
 
-    fn ranges(&self, _refresh: bool) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
+    fn ranges(
+        &self,
+        _refresh: bool,
+        _options: &OperationOptions,
+    ) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
         let split = self.split_done.load(Ordering::SeqCst);
         Box::pin(async move {
             Ok(if split {

@@ -22,8 +22,10 @@ pub(crate) struct RouteQuery<'a> {
     pub preferred: &'a [Region],
     /// The container (the breaker keeps its marks per container).
     pub container: Option<&'a Arc<str>>,
-    /// The partition key range the operation's partition key was last seen in.
+    /// The partition key range the operation names, or its partition key was last seen in.
     pub learned_range: Option<&'a Arc<str>>,
+    /// The operation carries a partition key (its range may be any of the container's).
+    pub partition_keyed: bool,
     /// Regions that already failed this operation (a status from its partition, which marks no
     /// endpoint): its later rounds try them last.
     pub failed_here: &'a [Region],
@@ -60,9 +62,12 @@ pub(crate) fn route_candidates(
         &[]
     };
     let range = query.learned_range.filter(|_| query.is_read);
-    // A read whose range is not known yet while the breaker tracks partitions assumes the worst:
-    // its partition may be one marked unhealthy.
-    let unknown_range = query.is_read && range.is_none() && breaker.is_active();
+    // A keyed read whose range is not known yet while the breaker tracks partitions assumes the
+    // worst: its partition may be one marked unhealthy. A read that names its range is judged by
+    // that range alone, and one with neither a key nor a range (metadata, a whole-container feed)
+    // is no single partition's: the breaker says nothing about it.
+    let unknown_range =
+        query.is_read && query.partition_keyed && range.is_none() && breaker.is_active();
     // Nothing marked anywhere (the common case): no clock read, no lookups.
     if !health.any_marked() && range.is_none() && !unknown_range && query.failed_here.is_empty() {
         return order_regions(list, preferred, excluded, |_, _| false);
@@ -141,6 +146,7 @@ mod tests {
                 preferred,
                 container: None,
                 learned_range: None,
+                partition_keyed: true,
                 failed_here: &[],
             }
         }
@@ -175,5 +181,54 @@ mod tests {
             ["East US"],
             "single-write: the hub only, preferences ignored"
         );
+    }
+
+    #[test]
+    fn an_unhealthy_partition_moves_only_the_reads_that_may_be_its() {
+        let a = account(false);
+        let health = EndpointHealth::new(Duration::from_secs(60));
+        let breaker = PartitionBreaker::new(BreakerConfig::default());
+        let container: Arc<str> = Arc::from("dbs/d/colls/c");
+        let east = Region::new("East US");
+        let one = std::num::NonZeroU32::new(1).unwrap();
+        assert!(breaker.record_consecutive_hedge_win(&container, "1", &east, one, Instant::now()));
+        let (r1, r2): (Arc<str>, Arc<str>) = (Arc::from("1"), Arc::from("2"));
+        let read = |learned_range, partition_keyed| RouteQuery {
+            is_read: true,
+            preferred: &[],
+            container: Some(&container),
+            learned_range,
+            partition_keyed,
+            failed_here: &[],
+        };
+        // (what the read is, its query, East first?)
+        let rows = [
+            ("names the unhealthy range", read(Some(&r1), false), false),
+            ("names another range", read(Some(&r2), false), true),
+            (
+                "keyed, in the unhealthy range",
+                read(Some(&r1), true),
+                false,
+            ),
+            (
+                "keyed, range not known yet: assumes the worst",
+                read(None, true),
+                false,
+            ),
+            (
+                "no key and no range (metadata, whole feed)",
+                read(None, false),
+                true,
+            ),
+        ];
+        for (name, query, east_first) in rows {
+            let c = route_candidates(&a, query, &[], &health, &breaker);
+            assert_eq!(
+                names(&a.read_regions, &c)[0] == "East US",
+                east_first,
+                "{name}: {:?}",
+                names(&a.read_regions, &c)
+            );
+        }
     }
 }

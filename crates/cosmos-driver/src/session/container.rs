@@ -5,14 +5,30 @@
 //! container's token, which names every range the driver has seen; the service uses the entry of
 //! the range that serves the request. The rendered header is kept, so sending it is a reference
 //! count increment.
+//!
+//! A container's token is bounded: at most [`MAX_SESSION_TOKEN_BYTES`] (64 KiB). A merge that
+//! would take it past that keeps only the ranges the container has, when its partition key ranges
+//! are known; when it would still be too long (or they are not known) the response's token is not
+//! kept and the capture fails with the size, so that the operation ends with an error saying so.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 
 use http::HeaderValue;
 
-use crate::protocol::SessionToken;
+use crate::protocol::{SessionToken, MAX_SESSION_TOKEN_BYTES};
+use crate::routing::TargetRange;
 use rustc_hash::FxBuildHasher;
+
+/// A response's session token that was not kept: the container's token would have grown past
+/// [`MAX_SESSION_TOKEN_BYTES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SessionTokenOverflow {
+    /// The bytes the token would have taken.
+    pub bytes: usize,
+    /// The partition key ranges it would have named.
+    pub ranges: usize,
+}
 
 #[derive(Debug, Default)]
 struct State {
@@ -59,22 +75,60 @@ impl ContainerSession {
     }
 
     /// Merges a response's `x-ms-session-token` in. Malformed tokens are ignored (and logged).
-    pub(crate) fn capture(&self, raw: &HeaderValue) {
-        let Ok(mut g) = self.0.lock() else { return };
+    /// A merge that would take the token past [`MAX_SESSION_TOKEN_BYTES`] keeps only the ranges in
+    /// `known()` (the container's partition key ranges, when known); still too long, the token is
+    /// left as it was and the overflow is returned.
+    pub(crate) fn capture(
+        &self,
+        raw: &HeaderValue,
+        known: impl FnOnce() -> Option<Arc<[TargetRange]>>,
+    ) -> Result<(), SessionTokenOverflow> {
+        let Ok(mut g) = self.0.lock() else {
+            return Ok(());
+        };
         if g.last_raw.as_ref() == Some(raw) {
-            return;
+            return Ok(());
+        }
+        if raw.len() > MAX_SESSION_TOKEN_BYTES {
+            return Err(SessionTokenOverflow {
+                bytes: raw.len(),
+                ranges: raw.as_bytes().iter().filter(|b| **b == b',').count() + 1,
+            });
         }
         let parsed = match raw.to_str().ok().map(SessionToken::parse) {
             Some(Ok(t)) => t,
             _ => {
                 tracing::debug!("ignoring a malformed session token");
-                return;
+                return Ok(());
             }
         };
         if g.token.merge_from(&parsed) || g.header.is_none() {
-            g.header = HeaderValue::from_str(&g.token.to_string()).ok();
+            let mut text = g.token.to_string();
+            if text.len() > MAX_SESSION_TOKEN_BYTES {
+                if let Some(ranges) = known() {
+                    let ids: HashSet<&str> = ranges.iter().map(|r| r.id.as_str()).collect();
+                    g.token.retain_ranges(|id| ids.contains(id));
+                    text = g.token.to_string();
+                }
+            }
+            if text.len() > MAX_SESSION_TOKEN_BYTES {
+                let overflow = SessionTokenOverflow {
+                    bytes: text.len(),
+                    ranges: g.token.len(),
+                };
+                // Back to the token the kept header was rendered from.
+                g.token = g
+                    .header
+                    .as_ref()
+                    .and_then(|h| h.to_str().ok())
+                    .and_then(|t| SessionToken::parse(t).ok())
+                    .unwrap_or_default();
+                return Err(overflow);
+            }
+            g.header = HeaderValue::from_str(&text).ok();
         }
         g.last_raw = Some(raw.clone());
+        Ok(())
     }
 }
 
@@ -122,10 +176,13 @@ impl SessionContainer {
     }
 
     /// Merges a response's `x-ms-session-token` into `container`'s token. Malformed tokens are
-    /// ignored (and logged).
+    /// ignored (and logged), and so is a token that would take the container's past
+    /// [`MAX_SESSION_TOKEN_BYTES`] (the driver's own requests fail with the size instead).
     pub fn capture(&self, container: &Arc<str>, raw: &HeaderValue) {
         if let Some(session) = self.session(container) {
-            session.capture(raw);
+            if session.capture(raw, || None).is_err() {
+                tracing::debug!("ignoring a session token past the size limit");
+            }
         }
     }
 
@@ -167,6 +224,55 @@ mod tests {
         assert!(s.header_for(&c()).is_none());
     }
 
+    /// A token naming `n` ranges, `first` onwards, each with a long vector entry.
+    fn many_ranges(first: usize, n: usize) -> HeaderValue {
+        let text: Vec<String> = (first..first + n)
+            .map(|r| format!("{r}:1#100#1=100#2=100"))
+            .collect();
+        HeaderValue::from_str(&text.join(",")).unwrap()
+    }
+
+    fn ranges(ids: &[&str]) -> Arc<[TargetRange]> {
+        ids.iter()
+            .map(|id| TargetRange {
+                id: (*id).to_owned(),
+                min: String::new(),
+                max: "FF".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_token_stays_within_its_limit() {
+        let s = SessionContainer::new();
+        let session = s.session(&c()).unwrap();
+        session
+            .capture(&HeaderValue::from_static("0:1#5"), || None)
+            .unwrap();
+        // 2,000 ranges of ~20 bytes: about 40 KB, within the limit.
+        session.capture(&many_ranges(1000, 2000), || None).unwrap();
+        let kept = s.header_for(&c()).unwrap();
+        assert!(kept.len() <= MAX_SESSION_TOKEN_BYTES);
+        // 2,000 more would pass it: with the ranges unknown, refused and the token unchanged.
+        let e = session
+            .capture(&many_ranges(5000, 2000), || None)
+            .unwrap_err();
+        assert!(e.bytes > MAX_SESSION_TOKEN_BYTES, "{e:?}");
+        assert_eq!(e.ranges, 4001);
+        assert_eq!(s.header_for(&c()).unwrap(), kept);
+        assert_eq!(s.token_for(&c()).unwrap().len(), 2001);
+        // With the container's ranges known, the ones it does not have are dropped instead.
+        session
+            .capture(&many_ranges(5000, 2000), || Some(ranges(&["0", "5001"])))
+            .unwrap();
+        assert_eq!(s.header_for(&c()).unwrap(), "0:1#5,5001:1#100#1=100#2=100");
+        // A header alone past the limit is refused before it is read.
+        let huge = HeaderValue::from_str(&"0:1#5,".repeat(12_000)).unwrap();
+        let e = session.capture(&huge, || None).unwrap_err();
+        assert_eq!(e.bytes, huge.len());
+        assert!(s.header_for(&c()).unwrap().len() < 100);
+    }
+
     #[test]
     fn a_new_resource_id_drops_the_old_token() {
         let s = SessionContainer::new();
@@ -175,7 +281,9 @@ mod tests {
             !session.observe_rid(&HeaderValue::from_static("rid1")),
             "first seen"
         );
-        session.capture(&HeaderValue::from_static("0:-1#10"));
+        session
+            .capture(&HeaderValue::from_static("0:-1#10"), || None)
+            .unwrap();
         assert!(
             !session.observe_rid(&HeaderValue::from_static("rid1")),
             "same container"
@@ -186,7 +294,9 @@ mod tests {
             "recreated"
         );
         assert!(s.header_for(&c()).is_none(), "the old token is gone");
-        session.capture(&HeaderValue::from_static("0:-1#2"));
+        session
+            .capture(&HeaderValue::from_static("0:-1#2"), || None)
+            .unwrap();
         assert_eq!(s.header_for(&c()).unwrap(), "0:-1#2");
         assert!(!session.observe_rid(&HeaderValue::from_static("rid2")));
     }

@@ -2,5 +2,5 @@
 
 mod container;
 
-pub(crate) use container::ContainerSession;
 pub use container::SessionContainer;
+pub(crate) use container::{ContainerSession, SessionTokenOverflow};

@@ -15,6 +15,15 @@ use rustls::pki_types::CertificateDer;
 use tokio::time::Instant;
 
 use crate::error::{CosmosError, ErrorKind};
+use crate::protocol::{header_names as h, MAX_SESSION_TOKEN_BYTES};
+
+/// The read buffer limit of a connection (hyper's default is about 400 KB): once this much of a
+/// response's status line and headers is buffered and they are still not complete, the response
+/// is refused (a read may take a little past it first). Well above any head the service sends, and
+/// far above the longest header the driver keeps ([`MAX_SESSION_TOKEN_BYTES`]), so that a response
+/// with an oversized session token is refused naming the header and its size; a head longer still
+/// is refused naming this limit.
+pub(crate) const MAX_RESPONSE_HEAD_BYTES: usize = 2 * 1024 * 1024;
 
 /// Connection pool settings (one keep-alive pool per driver, shared by all endpoints).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +65,17 @@ pub(crate) enum SendFailure {
     TimedOut,
     /// The response body is larger than the driver accepts (the limit, in bytes).
     BodyTooLarge(usize),
+    /// A response header is longer than the driver accepts.
+    HeaderTooLarge {
+        /// The header's name.
+        name: http::HeaderName,
+        /// Its length, in bytes.
+        bytes: usize,
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The response's status line and headers are longer than the client reads (the limit).
+    HeadTooLarge(usize),
 }
 
 impl SendFailure {
@@ -64,7 +84,9 @@ impl SendFailure {
             SendFailure::Connect(_) => "connection failed",
             SendFailure::Io(_) => "connection lost",
             SendFailure::TimedOut => "timed out",
-            SendFailure::BodyTooLarge(_) => "response too large",
+            SendFailure::BodyTooLarge(_)
+            | SendFailure::HeaderTooLarge { .. }
+            | SendFailure::HeadTooLarge(_) => "response too large",
         }
     }
 }
@@ -126,6 +148,7 @@ impl HttpClient {
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(pool.idle_timeout)
             .pool_max_idle_per_host(pool.max_idle_per_host)
+            .http1_max_buf_size(MAX_RESPONSE_HEAD_BYTES)
             .build(https);
         Ok(Self { client })
     }
@@ -150,11 +173,22 @@ impl HttpClient {
             let response = response.await.map_err(|e| {
                 if e.is_connect() {
                     SendFailure::Connect(Box::new(e))
+                } else if head_too_large(&e) {
+                    SendFailure::HeadTooLarge(MAX_RESPONSE_HEAD_BYTES)
                 } else {
                     SendFailure::Io(Box::new(e))
                 }
             })?;
             let (parts, body) = response.into_parts();
+            if let Some(token) = parts.headers.get(&h::SESSION_TOKEN) {
+                if token.len() > MAX_SESSION_TOKEN_BYTES {
+                    return Err(SendFailure::HeaderTooLarge {
+                        name: h::SESSION_TOKEN,
+                        bytes: token.len(),
+                        limit: MAX_SESSION_TOKEN_BYTES,
+                    });
+                }
+            }
             let body = Limited::new(body, max_body)
                 .collect()
                 .await
@@ -173,6 +207,20 @@ impl HttpClient {
             })
         })
     }
+}
+
+/// Whether hyper refused the response because its head is longer than the client reads.
+fn head_too_large(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    while let Some(e) = next {
+        if e.downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_parse_too_large)
+        {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 /// The result of awaiting [`HttpClient::send`]: the response, or why there is none.

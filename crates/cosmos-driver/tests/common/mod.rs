@@ -5,12 +5,18 @@ use cosmos_driver::{
     ContainerReference, CosmosDriver, CosmosOperation, Credential, DatabaseReference,
     DriverOptions, OperationOptions, PartitionKeyDefinition,
 };
-use cosmos_emulator::{Emulator, EmulatorBuilder};
+use cosmos_emulator::{Emulator, EmulatorBuilder, SessionWait};
 use serde_json::json;
 
-/// Starts an emulator from `builder`.
+/// Starts an emulator from `builder`. A read ahead of a lagging replica answers 404/1002 at once
+/// (no session wait): these tests drive the driver's own handling of 1002 (hub retry, hedging,
+/// session routing), which the service's gateway wait would otherwise hide.
 pub async fn start(builder: EmulatorBuilder) -> Emulator {
-    builder.start().await.expect("the emulator starts")
+    builder
+        .session_wait(SessionWait::OFF)
+        .start()
+        .await
+        .expect("the emulator starts")
 }
 
 /// Driver options for `emu`'s global endpoint and key.

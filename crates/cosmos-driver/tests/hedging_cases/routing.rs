@@ -75,7 +75,9 @@ async fn exclude_regions_honored_by_every_retry_trigger() {
         ("429", Reaction::respond_retry_after(429, 0, 1), 2),
         ("429/3092", Reaction::respond_retry_after(429, 3092, 1), 2),
         ("404/1002 session", Reaction::respond(404, 1002), 2),
-        ("403/3 write region moved", Reaction::respond(403, 3), 3),
+        // A read refused with 403/3 outside the hub, by a leg that cannot go to the hub, stops:
+        // there is nothing to retry in its region.
+        ("403/3 write region moved", Reaction::respond(403, 3), 1),
         (
             "403/1008 account not in region",
             Reaction::respond(403, 1008),

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use super::support::{reads_in, row, rows, slow_reads, Row, Setup, EAST, NORTH, WEST};
 use crate::common;
-use AttemptReason::{FirstAttempt, Hedge, Retry, SessionRetry};
+use AttemptReason::{Failover, FirstAttempt, Hedge, Retry, SessionRetry};
 
 /// Reads of the three regions so far.
 fn reads(s: &Setup) -> [u64; 3] {
@@ -201,7 +201,8 @@ async fn after_both_legs_fail_the_next_round_reaches_the_third_region() {
         .await
         .expect("North serves it");
     let h = r.diagnostics().hedge().unwrap();
-    // After the race both legs lost, the operation's own retry (a plain read, no race) answered:
+    // After the race both legs lost, the operation's own leg over the region the race did not use
+    // (a plain read, no second race) answered:
     // the primary path won after the hedge, served by North.
     assert_eq!(h.terminal_state(), HedgeTerminalState::PrimaryWonAfterHedge);
     assert_eq!(h.response_region().map(|r| r.as_str()), Some(NORTH));
@@ -214,9 +215,10 @@ async fn after_both_legs_fail_the_next_round_reaches_the_third_region() {
             row(WEST, Hedge, "503"),
             row(WEST, Hedge, "503"),
             row(WEST, Hedge, "503"),
-            row(NORTH, Retry, "200"),
+            row(NORTH, Failover, "200"),
         ],
-        "East and West are marked: the next round is a plain read that starts in North"
+        "the race used East and West: the read goes on with a plain leg in North, the region the \
+         read without hedging would have moved to next"
     );
 }
 

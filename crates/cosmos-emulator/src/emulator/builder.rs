@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use super::handle::Emulator;
 use super::StartError;
 use crate::auth::{key_from_base64, AdminAccess, AuthPolicy};
-use crate::exchange::{QueryLimits, Shared};
+use crate::exchange::{QueryLimits, SessionWait, Shared};
 use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
 use crate::server::{self, ConnectionCap, Port, DEFAULT_MAX_CONNECTIONS};
 use crate::store::{Catalog, QueryState, RegionInfo, ReplicationLag, Store, Topology};
@@ -44,6 +44,7 @@ pub struct EmulatorBuilder {
     max_connections: usize,
     body_read_timeout: Duration,
     query_limits: QueryLimits,
+    session_wait: SessionWait,
 }
 
 /// How long a client may take to send a request body, unless configured otherwise.
@@ -72,6 +73,7 @@ impl std::fmt::Debug for EmulatorBuilder {
             )
             .field("max_connections", &self.max_connections)
             .field("query_limits", &self.query_limits)
+            .field("session_wait", &self.session_wait)
             .finish_non_exhaustive()
     }
 }
@@ -99,6 +101,7 @@ impl Default for EmulatorBuilder {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             query_limits: QueryLimits::default(),
+            session_wait: SessionWait::default(),
         }
     }
 }
@@ -243,6 +246,14 @@ impl EmulatorBuilder {
         self
     }
 
+    /// How long a read whose session token is ahead of the serving region's replica waits for it
+    /// before answering 404/1002 (default [`SessionWait::default`], the service's 5 s;
+    /// [`SessionWait::OFF`] answers at once, what tests of a client's own 1002 handling want).
+    pub fn session_wait(mut self, wait: SessionWait) -> Self {
+        self.session_wait = wait;
+        self
+    }
+
     /// Binds every listener and starts serving.
     pub async fn start(self) -> Result<Emulator, StartError> {
         let fail = |m: String| StartError(m);
@@ -321,6 +332,7 @@ impl EmulatorBuilder {
             body_read_timeout: self.body_read_timeout,
             query_limits: self.query_limits,
             evaluations: tokio::sync::Semaphore::new(evaluation_slots()),
+            session_wait: self.session_wait,
             faults,
             outages: RegionOutages::new(&self.regions),
             counters: RequestCounters::with_regions(&self.regions),

@@ -133,19 +133,55 @@ impl PkDefinition {
     }
 }
 
+/// The property names of a partition key path: `/a/b`, with segments quoted in `"` or `'` to
+/// hold any character, `/` included (`/"le/vel 1"/'x'`); inside quotes a backslash before the
+/// quote or a backslash stands for that character, and any other backslash is kept. Pure.
 fn segments(path: &str) -> Result<Vec<String>, String> {
-    let segments: Vec<String> = path
-        .strip_prefix('/')
-        .unwrap_or("")
-        .split('/')
-        .map(str::to_owned)
-        .collect();
-    if !path.starts_with('/') || segments.iter().any(String::is_empty) {
-        return Err(format!(
-            "The partition key path {path:?} is not a path like \"/pk\"."
-        ));
+    let bad = || format!("The partition key path {path:?} is not a path like \"/pk\".");
+    let mut chars = path.chars().peekable();
+    let mut out = Vec::new();
+    while let Some(c) = chars.next() {
+        if c != '/' {
+            return Err(bad());
+        }
+        let mut segment = String::new();
+        match chars.peek().copied() {
+            Some(quote @ ('"' | '\'')) => {
+                chars.next();
+                loop {
+                    match chars.next() {
+                        None => return Err(bad()),
+                        Some(c) if c == quote => break,
+                        Some('\\') => match chars.next() {
+                            Some(e) if e == quote || e == '\\' => segment.push(e),
+                            Some(e) => {
+                                segment.push('\\');
+                                segment.push(e);
+                            }
+                            None => return Err(bad()),
+                        },
+                        Some(c) => segment.push(c),
+                    }
+                }
+                if chars.peek().is_some_and(|c| *c != '/') {
+                    return Err(bad());
+                }
+            }
+            _ => {
+                while let Some(c) = chars.next_if(|c| *c != '/') {
+                    segment.push(c);
+                }
+            }
+        }
+        if segment.is_empty() {
+            return Err(bad());
+        }
+        out.push(segment);
     }
-    Ok(segments)
+    if out.is_empty() {
+        return Err(bad());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -159,6 +195,24 @@ mod tests {
             .cloned()
             .unwrap();
         PkDefinition::from_container_body(&mut map)
+    }
+
+    #[test]
+    fn paths_split_into_property_names_with_quoted_segments() {
+        let ok: [(&str, &[&str]); 6] = [
+            ("/pk", &["pk"]),
+            ("/a/b", &["a", "b"]),
+            ("/\"level' 1*()\"/\"le/vel2\"", &["level' 1*()", "le/vel2"]),
+            ("/'level\" 1*()'/'le/vel2'", &["level\" 1*()", "le/vel2"]),
+            ("/\"a \\\" b \\\\ c \\t\"", &["a \" b \\ c \\t"]),
+            ("/x/'y'", &["x", "y"]),
+        ];
+        for (path, want) in ok {
+            assert_eq!(segments(path).unwrap(), want, "{path}");
+        }
+        for bad in ["", "pk", "/", "/a//b", "/a/", "/\"open", "/\"a\"b", "/''"] {
+            assert!(segments(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

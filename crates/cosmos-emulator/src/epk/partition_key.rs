@@ -118,10 +118,11 @@ impl PartitionKeyValue {
             current = current.and_then(|v| v.get(segment.as_str()));
         }
         let component = match current {
-            None => PkComponent::Undefined,
-            Some(Value::Object(_)) | Some(Value::Array(_)) => {
+            // As the service takes them: a missing value, and an object, are undefined.
+            None | Some(Value::Object(_)) => PkComponent::Undefined,
+            Some(Value::Array(_)) => {
                 return Err(format!(
-                    "the partition key at /{} must be a string, number, boolean or null",
+                    "the partition key at /{} must be a string, number, boolean, null or an object (taken as undefined), not an array",
                     path.join("/")
                 ))
             }
@@ -293,6 +294,10 @@ mod tests {
         assert_eq!(nested.0, vec![PkComponent::String("x".into())]);
         let missing = PartitionKeyValue::from_document(&doc, &["zz".into()]).unwrap();
         assert_eq!(missing.0, vec![PkComponent::Undefined]);
+        // An object at the path is undefined, as the service takes it; an array is refused.
+        let object = PartitionKeyValue::from_document(&doc, &["a".into()]).unwrap();
+        assert_eq!(object.0, vec![PkComponent::Undefined]);
+        let doc: Value = serde_json::json!({"a": [1]});
         assert!(PartitionKeyValue::from_document(&doc, &["a".into()]).is_err());
     }
 }

@@ -23,6 +23,8 @@ pub struct Shared {
     /// Requests that evaluate queries, conditions or large bodies run on the blocking pool, at
     /// most this many at once (others wait their turn without holding a thread).
     pub evaluations: tokio::sync::Semaphore,
+    /// How long a read waits for a lagging replica before it answers 404/1002.
+    pub session_wait: super::SessionWait,
     pub faults: FaultInjector,
     /// Regions taken down as a whole (before any fault rule).
     pub outages: RegionOutages,

@@ -6,7 +6,9 @@ mod context;
 mod query_limits;
 pub mod reply;
 pub mod request_class;
+mod session_wait;
 
 pub use context::{header_text, RequestCtx, Shared};
 pub use query_limits::QueryLimits;
 pub use reply::Reply;
+pub use session_wait::SessionWait;

@@ -20,6 +20,7 @@ pub fn op_kind(method: &Method, route: &Route, headers: &HeaderMap) -> OpKind {
             }
         }
         (Resource::Items { .. }, &Method::GET) => OpKind::ReadFeed,
+        (Resource::PartitionKeyDelete { .. }, &Method::POST) => OpKind::Delete,
         (Resource::Item { .. }, &Method::GET) => OpKind::Read,
         (Resource::Item { .. }, &Method::PUT) => OpKind::Replace,
         (Resource::Item { .. }, &Method::DELETE) => OpKind::Delete,
@@ -32,7 +33,8 @@ pub fn op_kind(method: &Method, route: &Route, headers: &HeaderMap) -> OpKind {
 pub const LARGE_BODY: usize = 64 * 1024;
 
 /// Whether serving the request may take long enough to delay other requests on the same thread:
-/// queries and query plans, PATCH (its condition), batches, and any request with a large body.
+/// queries and query plans (metadata and offer queries too), PATCH (its condition), batches, a
+/// partition key delete, and any request with a large body.
 /// The pipeline runs these on the blocking pool, so a slow one never stalls the I/O threads.
 pub fn evaluates(method: &Method, route: &Route, headers: &HeaderMap, body_len: usize) -> bool {
     body_len > LARGE_BODY
@@ -43,7 +45,11 @@ pub fn evaluates(method: &Method, route: &Route, headers: &HeaderMap, body_len: 
                     || flag(headers, headers::IS_BATCH_REQUEST)
             }
             (Resource::Item { .. }, &Method::PATCH) => true,
+            (Resource::Databases, &Method::POST) | (Resource::Containers { .. }, &Method::POST) => {
+                is_query(headers)
+            }
             (Resource::Offers, &Method::POST) => true,
+            (Resource::PartitionKeyDelete { .. }, &Method::POST) => true,
             _ => false,
         }
 }

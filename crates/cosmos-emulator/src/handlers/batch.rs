@@ -146,7 +146,7 @@ pub fn execute(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiE
         ))
     })?;
     if ops.is_empty() {
-        return Err(ApiError::bad_request("The batch has no operations."));
+        return Err(ApiError::bad_request("Batch request has no operations."));
     }
     if ops.len() > MAX_OPERATIONS {
         return Err(ApiError::bad_request(format!(

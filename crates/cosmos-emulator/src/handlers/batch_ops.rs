@@ -166,6 +166,7 @@ pub fn evaluate(
     // Unique keys are checked when the batch commits, against the partition's index.
     let sealed = |map: Map<String, Value>, rid: [u8; 16]| -> Result<Arc<StoredDoc>, ApiError> {
         check_depth(&map)?;
+        crate::store::ttl::check_item_ttl(&map).map_err(ApiError::bad_request)?;
         let unique = container.unique_keys.entries(&map);
         let link = container.item_self_link(&rid);
         let s = seal(map, &rid, link);

@@ -1,4 +1,4 @@
-//! Containers: create, read, list, delete, and their partition key ranges.
+//! Containers: create, read, list, query, delete, and their partition key ranges.
 
 use bytes::Bytes;
 
@@ -17,6 +17,7 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     let database = store.catalog.owner_database(db)?;
     let map = parse_object(&ctx.body)?;
     let id = id_of(&map)?;
+    Container::check_definition(&map)?;
     let throughput = super::offers::requested(ctx)?;
     let regions = store.topology.regions().len();
     let container = database.add_container(&id, |ordinal| {
@@ -67,6 +68,22 @@ pub fn list(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
         charge::metadata(),
     )
     .header(headers::ITEM_COUNT, bodies.len().to_string()))
+}
+
+/// POST /dbs/{db}/colls with a query: the containers it selects.
+pub fn query(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
+    let database = ctx
+        .shared
+        .store
+        .catalog
+        .database(db)
+        .ok_or_else(ApiError::missing_entity)?;
+    let definitions: Vec<Bytes> = database
+        .containers()
+        .iter()
+        .map(|c| c.definition().body)
+        .collect();
+    super::metadata_query::answer(ctx, &database.rid, "DocumentCollections", &definitions)
 }
 
 /// GET /dbs/{db}/colls/{coll}
@@ -123,4 +140,17 @@ pub fn pkranges(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Api
     }
     let count = container.partitions().len();
     Ok(reply.header(headers::ITEM_COUNT, count.to_string()))
+}
+
+/// GET (or a query POST to) /dbs/{db}/colls/{coll}/conflicts: the conflicts feed. Concurrent
+/// writes in a multi-write account are resolved as the last writer wins, which the service
+/// records in no conflict, so the feed is empty.
+pub fn conflicts(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+    let container = ctx.shared.store.catalog.container(db, coll)?;
+    Ok(Reply::json(
+        200,
+        feed_body(&container.rid, "Conflicts", &[]),
+        charge::metadata(),
+    )
+    .header(headers::ITEM_COUNT, "0"))
 }

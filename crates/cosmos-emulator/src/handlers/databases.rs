@@ -1,4 +1,4 @@
-//! Databases: create, read, list, delete.
+//! Databases: create, read, list, query, delete.
 
 use bytes::Bytes;
 
@@ -33,6 +33,19 @@ pub fn list(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
         Reply::json(200, feed_body("", "Databases", &bodies), charge::metadata())
             .header(headers::ITEM_COUNT, bodies.len().to_string()),
     )
+}
+
+/// POST /dbs with a query: the databases it selects.
+pub fn query(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
+    let bodies: Vec<Bytes> = ctx
+        .shared
+        .store
+        .catalog
+        .databases()
+        .iter()
+        .map(|d| d.body.clone())
+        .collect();
+    super::metadata_query::answer(ctx, "", "Databases", &bodies)
 }
 
 /// GET /dbs/{db}

@@ -9,8 +9,8 @@ use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError};
 use crate::store::{Partition, StoredDoc};
 
-/// The partition's headers on an item answer: session token and `lsn` at `lsn`, the range id and
-/// the container's paths.
+/// The partition's headers on an item answer: the session token at `lsn`, the range id, the
+/// container's paths and the replica headers (`lsn` among them, once).
 fn partition_headers(
     ctx: &RequestCtx<'_>,
     target: &Target,
@@ -24,7 +24,6 @@ fn partition_headers(
             headers::SESSION_TOKEN,
             session_token(ctx, partition, target.range_id(), lsn),
         ),
-        (headers::LSN, lsn.to_string()),
         (
             headers::PARTITION_KEY_RANGE_ID,
             target.range_id().to_owned(),
@@ -44,8 +43,10 @@ pub fn item_reply(
     lsn: u64,
     charge: f64,
 ) -> Reply {
+    let minimal = *ctx.method != http::Method::GET && prefers_minimal(ctx.header(headers::PREFER));
     let body = match (status, doc) {
         (204 | 304, _) | (_, None) => bytes::Bytes::new(),
+        _ if minimal => bytes::Bytes::new(),
         (_, Some(d)) => d.body.clone(),
     };
     let mut reply = Reply::json(status, body, charge);
@@ -57,6 +58,15 @@ pub fn item_reply(
     }
     // The item's own LSN: the commit's for a write (a read sets the version's, see `with_item_lsn`).
     with_item_lsn(reply, lsn)
+}
+
+/// Whether a `Prefer` header asks for `return=minimal` (a write answered without the item, as
+/// the SDKs' option to leave the content out of write responses asks). Pure.
+pub fn prefers_minimal(prefer: Option<&str>) -> bool {
+    prefer.is_some_and(|p| {
+        p.split([',', ';'])
+            .any(|part| part.trim().eq_ignore_ascii_case("return=minimal"))
+    })
 }
 
 /// An error the partition itself decided (409, 412, a missing item's 404, a patch the item
@@ -89,4 +99,23 @@ pub fn with_item_lsn(reply: Reply, item_lsn: u64) -> Reply {
     reply
         .replace_header(headers::ITEM_LSN, item_lsn.to_string())
         .replace_header(headers::COSMOS_ITEM_LLSN, item_lsn.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefers_minimal;
+
+    #[test]
+    fn return_minimal_is_read_from_the_prefer_header() {
+        for (prefer, minimal) in [
+            (None, false),
+            (Some("return=minimal"), true),
+            (Some(" Return=Minimal "), true),
+            (Some("respond-async, return=minimal"), true),
+            (Some("return=representation"), false),
+            (Some(""), false),
+        ] {
+            assert_eq!(prefers_minimal(prefer), minimal, "{prefer:?}");
+        }
+    }
 }

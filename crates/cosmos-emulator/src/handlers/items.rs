@@ -8,6 +8,7 @@ use tokio::time::Instant;
 use super::consistency::{if_match_ok, if_none_match_hit, read_lsn, require_write_region};
 use super::item_reply::{item_reply, partition_error, with_item_lsn, write_error};
 use super::target::Target;
+use crate::epk::EpkFilter;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::ids::unix_seconds;
@@ -100,17 +101,14 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
     Ok(with_item_lsn(reply, item_lsn))
 }
 
-/// PUT .../docs/{id} (sealed before the lock is taken, as a create is).
+/// PUT .../docs/{id}: replaces the item (sealed before the lock is taken, as a create is); a
+/// body naming another id renames it, as the service does (the same resource id under the new
+/// id, the old id gone, at one LSN; 409 when the new id is taken).
 pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
     let map = parse_object(&ctx.body)?;
     let body_id = id_of(&map)?;
-    if body_id != id {
-        return Err(ApiError::bad_request(format!(
-            "The id in the body ({body_id:?}) is not the id in the URL ({id:?}); replace cannot rename an item."
-        )));
-    }
     target.check_document_key(&map)?;
     let key = target.key(id);
     let rid_seen = target.read()?.latest(&key).map(|d| d.rid);
@@ -129,7 +127,13 @@ pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<R
         }
     };
     let (doc, lsn) = prepared
-        .and_then(|doc| commit_prepared(ctx, &target, &mut partition, &key, doc))
+        .and_then(|doc| {
+            if body_id == id {
+                commit_prepared(ctx, &target, &mut partition, &key, doc)
+            } else {
+                rename(ctx, &target, &mut partition, &key, &body_id, doc)
+            }
+        })
         .map_err(|e| write_error(ctx, &target, &partition, e))?;
     Ok(item_reply(
         ctx,
@@ -161,6 +165,41 @@ pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Re
     ))
 }
 
+/// POST .../colls/{coll}/operations/partitionkeydelete: deletes every item of the partition key
+/// the header names, in one commit (the service runs it in the background and reports it done at
+/// once; here it is done when the answer is sent). 200 without a body; the charge is that of the
+/// deletes.
+pub fn delete_partition_key(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+    require_write_region(ctx)?;
+    let target = Target::locate(ctx, db, coll)?;
+    let mut partition = target.write(ctx)?;
+    let items = partition.scan(
+        partition.committed_lsn(),
+        None,
+        Some(EpkFilter::Key(target.epk)),
+        usize::MAX,
+    );
+    let charge: f64 = items
+        .iter()
+        .map(|(_, doc)| charge::write(doc.body.len()))
+        .sum();
+    let lsn = if items.is_empty() {
+        partition.committed_lsn()
+    } else {
+        let deletes = items.into_iter().map(|(key, _)| (key, None)).collect();
+        commit_all(ctx, &mut partition, deletes)
+    };
+    Ok(item_reply(
+        ctx,
+        &target,
+        &partition,
+        200,
+        None,
+        lsn,
+        charge.max(charge::metadata()),
+    ))
+}
+
 /// The item a replace, delete or patch changes, in the committed state: 404 when it is missing,
 /// 412 when an `If-Match` names another version (both with the partition's headers).
 pub fn current_for_write(
@@ -181,7 +220,8 @@ pub fn current_for_write(
 }
 
 /// `map` checked and sealed (system properties added) as the item with resource id `rid`, with
-/// its unique key values; nothing is committed (no lock is needed). Refuses an item deeper than
+/// its unique key values; nothing is committed (no lock is needed). Refuses an item whose `ttl`
+/// is not -1 or a positive number of seconds (400), one deeper than
 /// [`MAX_ITEM_DEPTH`](crate::store::item_limits::MAX_ITEM_DEPTH) (400) or larger than
 /// [`MAX_ITEM_BYTES`](crate::store::item_limits::MAX_ITEM_BYTES) (413).
 pub fn prepare_item(
@@ -190,6 +230,7 @@ pub fn prepare_item(
     rid: [u8; 16],
 ) -> Result<Arc<StoredDoc>, ApiError> {
     check_depth(&map)?;
+    crate::store::ttl::check_item_ttl(&map).map_err(ApiError::bad_request)?;
     let unique = target.container.unique_keys.entries(&map);
     let sealed = seal(map, &rid, target.self_link(&rid));
     check_size(sealed.body.len())?;
@@ -217,6 +258,32 @@ pub fn commit_prepared(
         .check_writes(partition, &write)
         .map_err(|(_, e)| e)?;
     let lsn = commit(ctx, partition, key, Some(doc.clone()));
+    Ok((doc, lsn))
+}
+
+/// Renames the item at `old` to `new_id` as `doc` (which [`prepare_item`] sealed with the
+/// item's resource id): one commit deletes `old` and writes the item; 409 when an item already
+/// has `new_id`, or when another item of the logical partition holds its unique key values (the
+/// item leaving does not count).
+fn rename(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &mut Partition,
+    old: &DocKey,
+    new_id: &str,
+    doc: Arc<StoredDoc>,
+) -> Result<(Arc<StoredDoc>, u64), ApiError> {
+    let new = target.key(new_id);
+    if partition.latest(&new).is_some() {
+        return Err(ApiError::already_exists());
+    }
+    let writes = vec![(old.clone(), None), (new, Some(doc.clone()))];
+    target
+        .container
+        .unique_keys
+        .check_writes(partition, &writes)
+        .map_err(|(_, e)| e)?;
+    let lsn = commit_all(ctx, partition, writes);
     Ok((doc, lsn))
 }
 

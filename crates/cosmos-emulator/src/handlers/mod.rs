@@ -12,6 +12,7 @@ mod feed;
 mod item_reply;
 mod items;
 mod lag_admin;
+mod metadata_query;
 mod offers;
 mod patch;
 mod query;
@@ -43,10 +44,14 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
     let m = ctx.method;
     match &route.resource {
         Resource::Account if m == Method::GET => account::read(ctx),
+        Resource::Databases if m == Method::POST && is_query(ctx.headers) => databases::query(ctx),
         Resource::Databases if m == Method::POST => databases::create(ctx),
         Resource::Databases if m == Method::GET => databases::list(ctx),
         Resource::Database { db } if m == Method::GET => databases::read(ctx, db),
         Resource::Database { db } if m == Method::DELETE => databases::delete(ctx, db),
+        Resource::Containers { db } if m == Method::POST && is_query(ctx.headers) => {
+            containers::query(ctx, db)
+        }
         Resource::Containers { db } if m == Method::POST => containers::create(ctx, db),
         Resource::Containers { db } if m == Method::GET => containers::list(ctx, db),
         Resource::Container { db, coll } if m == Method::GET => containers::read(ctx, db, coll),
@@ -55,6 +60,13 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
             containers::delete(ctx, db, coll)
         }
         Resource::PkRanges { db, coll } if m == Method::GET => containers::pkranges(ctx, db, coll),
+        Resource::Conflicts { db, coll } if m == Method::GET || m == Method::POST => {
+            containers::conflicts(ctx, db, coll)
+        }
+        Resource::Conflict { db, coll, .. } if m == Method::GET || m == Method::DELETE => {
+            ctx.shared.store.catalog.container(db, coll)?;
+            Err(ApiError::missing_entity())
+        }
         Resource::Offers if m == Method::GET => Ok(offers::list(ctx)),
         Resource::Offers if m == Method::POST && is_query(ctx.headers) => offers::query(ctx),
         Resource::Offer { id } if m == Method::GET => offers::read(ctx, id),
@@ -75,6 +87,9 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
             Some(a_im) => change_feed::read(ctx, db, coll, a_im),
             None => feed::read_feed(ctx, db, coll),
         },
+        Resource::PartitionKeyDelete { db, coll } if m == Method::POST => {
+            items::delete_partition_key(ctx, db, coll)
+        }
         Resource::Item { db, coll, id } if m == Method::GET => items::read(ctx, db, coll, id),
         Resource::Item { db, coll, id } if m == Method::PUT => items::replace(ctx, db, coll, id),
         Resource::Item { db, coll, id } if m == Method::DELETE => items::delete(ctx, db, coll, id),

@@ -2,12 +2,10 @@
 //! replace), and the offers databases and containers get when they are created.
 
 use bytes::Bytes;
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::{etag_read, feed_body};
 use crate::exchange::{Reply, RequestCtx};
-use crate::protocol::offer_query::{self, OfferFilter};
 use crate::protocol::{charge, headers, ApiError};
 use crate::store::{Offer, Throughput};
 
@@ -36,40 +34,17 @@ pub fn list(ctx: &RequestCtx<'_>) -> Reply {
     feed(&ctx.shared.store.offers.list())
 }
 
-#[derive(Deserialize)]
-struct QueryBody {
-    query: String,
-    #[serde(default)]
-    parameters: Value,
-}
-
-/// POST /offers with a query: the offer queries the SDKs send (see [`offer_query`]).
+/// POST /offers with a query: the offers it selects (see [`super::metadata_query`]).
 pub fn query(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
-    let body: QueryBody = serde_json::from_slice(&ctx.body).map_err(|e| {
-        ApiError::bad_request(format!(
-            "An offer query body is {{\"query\": \"...\", \"parameters\": [...]}}: {e}"
-        ))
-    })?;
-    let filter =
-        offer_query::parse(&body.query, &body.parameters).map_err(ApiError::bad_request)?;
-    let offers: Vec<Offer> = ctx
+    let bodies: Vec<Bytes> = ctx
         .shared
         .store
         .offers
         .list()
-        .into_iter()
-        .filter(|o| match &filter {
-            OfferFilter::All => true,
-            OfferFilter::Resource(link) => same_link(&o.resource, link),
-            OfferFilter::OfferResourceId(rid) => &o.offer_resource_id == rid,
-        })
+        .iter()
+        .map(Offer::body)
         .collect();
-    Ok(feed(&offers))
-}
-
-/// Links compare without their leading and trailing slashes.
-fn same_link(a: &str, b: &str) -> bool {
-    a.trim_matches('/') == b.trim_matches('/')
+    super::metadata_query::answer(ctx, "", "Offers", &bodies)
 }
 
 /// GET /offers/{id}

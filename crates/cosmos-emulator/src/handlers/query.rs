@@ -216,7 +216,7 @@ fn scope_of(
                 .with_sub_status(1002)
         })?;
         let only_epk = if epk_headers {
-            Some(epk_range_within(ctx, container, range)?)
+            epk_range_within(ctx, container, range)?
         } else {
             None
         };
@@ -275,12 +275,13 @@ fn scope_of(
 
 /// The `x-ms-start-epk` / `x-ms-end-epk` range of a query on range `range` (what SDKs send for a
 /// hierarchical key prefix or a feed range): both bounds, `x-ms-read-key-type:
-/// EffectivePartitionKeyRange`, and within the range's own bounds; 400 otherwise.
+/// EffectivePartitionKeyRange`, and within the range's own bounds; neither bound (the SDKs' feed
+/// range that is a whole partition key range): the whole range (`None`); 400 otherwise.
 fn epk_range_within(
     ctx: &RequestCtx<'_>,
     container: &Container,
     range: usize,
-) -> Result<EpkFilter, ApiError> {
+) -> Result<Option<EpkFilter>, ApiError> {
     let key_type = ctx.header(headers::READ_KEY_TYPE).map(str::trim);
     if key_type != Some("EffectivePartitionKeyRange") {
         return Err(ApiError::bad_request(format!(
@@ -289,6 +290,9 @@ fn epk_range_within(
             headers::END_EPK,
             headers::READ_KEY_TYPE
         )));
+    }
+    if ctx.header(headers::START_EPK).is_none() && ctx.header(headers::END_EPK).is_none() {
+        return Ok(None);
     }
     let bound = |name: &str| -> Result<Epk, ApiError> {
         let text = ctx.header(name).ok_or_else(|| {
@@ -311,7 +315,7 @@ fn epk_range_within(
             container.range_id(range)
         )));
     }
-    Ok(EpkFilter::Range(min, max))
+    Ok(Some(EpkFilter::Range(min, max)))
 }
 
 /// The keys a WHERE clause pins: the partition key (every path of a hierarchical key, each by an

@@ -5,7 +5,7 @@ use super::query::{pinned_filter, read_request};
 use crate::epk::EpkFilter;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, ApiError};
-use crate::sql::plan::{plan, MinMaxParts, QueryRange};
+use crate::sql::plan::{plan, MinMaxParts, QueryInfo, QueryRange};
 
 /// The header naming the query features a client can combine.
 const SUPPORTED_QUERY_FEATURES: &str = "x-ms-cosmos-supported-query-features";
@@ -46,17 +46,150 @@ pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, A
         min_max,
     )
     .map_err(|e| ApiError::bad_request(format!("The query cannot be planned: {e}")))?;
-    // As the service does: a client that declares its features but not GROUP BY cannot run a
-    // grouped query across partitions, so its plan is refused rather than handed over.
-    if ctx.header(SUPPORTED_QUERY_FEATURES).is_some()
-        && !plan.query_info.group_by_expressions.is_empty()
-        && !declares("GroupBy")
-    {
-        return Err(ApiError::bad_request(
-            "Query contains 1 or more unsupported features. Upgrade your SDK to a version that does support the requested features: Query contained GroupBy, which the calling client does not support.",
-        ));
+    // As the service does: a client that declares its features is handed only a plan it can run;
+    // a query needing a feature it did not declare is refused, naming the feature.
+    if let Some(declared) = ctx.header(SUPPORTED_QUERY_FEATURES) {
+        let declared: Vec<&str> = declared.split(',').map(str::trim).collect();
+        let missing = missing_features(&plan.query_info, &declared);
+        if !missing.is_empty() {
+            return Err(ApiError::bad_request(unsupported_message(&missing)));
+        }
     }
     let body = serde_json::to_vec(&plan)
         .map_err(|e| ApiError::new(500, format!("The plan could not be written: {e}")))?;
     Ok(Reply::json(200, body.into(), charge::metadata()))
+}
+
+/// The features a plan needs that `declared` lacks, in the service's order, by the service's
+/// rules: one aggregate under `SELECT VALUE` needs `Aggregate`, one without it
+/// `NonValueAggregate`, several both `NonValueAggregate` and `MultipleAggregates`; one ORDER BY
+/// key needs `OrderBy`, several `MultipleOrderBy`.
+pub fn missing_features(info: &QueryInfo, declared: &[&str]) -> Vec<&'static str> {
+    let aggregate_aliases = info
+        .group_by_alias_to_aggregate_type
+        .values()
+        .filter(|kind| !kind.is_null())
+        .count();
+    let aggregates = info.aggregates.len().max(aggregate_aliases);
+    let mut needed = Vec::new();
+    match aggregates {
+        0 => {}
+        1 if info.has_select_value => needed.push("Aggregate"),
+        1 => needed.push("NonValueAggregate"),
+        _ => needed.extend(["MultipleAggregates", "NonValueAggregate"]),
+    }
+    if info.distinct_type != "None" {
+        needed.push("Distinct");
+    }
+    if !info.group_by_expressions.is_empty() {
+        needed.push("GroupBy");
+    }
+    match info.order_by.len() {
+        0 => {}
+        1 => needed.push("OrderBy"),
+        _ => needed.push("MultipleOrderBy"),
+    }
+    if info.offset.is_some() || info.limit.is_some() {
+        needed.push("OffsetAndLimit");
+    }
+    if info.top.is_some() {
+        needed.push("Top");
+    }
+    // The service lists them in the order of its feature flags.
+    const ORDER: [&str; 9] = [
+        "Aggregate",
+        "Distinct",
+        "GroupBy",
+        "MultipleAggregates",
+        "MultipleOrderBy",
+        "OffsetAndLimit",
+        "OrderBy",
+        "Top",
+        "NonValueAggregate",
+    ];
+    ORDER
+        .into_iter()
+        .filter(|f| needed.contains(f) && !declared.contains(f))
+        .collect()
+}
+
+/// The service's message for a plan the client cannot run.
+fn unsupported_message(missing: &[&str]) -> String {
+    let mut message = String::from(
+        "Query contains 1 or more unsupported features. Upgrade your SDK to a version that does support the requested features:",
+    );
+    for feature in missing {
+        message.push_str(&format!(
+            "\nQuery contained {feature}, which the calling client does not support."
+        ));
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::parse_query;
+    use std::collections::HashMap;
+
+    fn missing(text: &str, declared: &str) -> Vec<&'static str> {
+        let q = parse_query(text).unwrap();
+        let plan = plan(&q, text, &HashMap::new(), None, MinMaxParts::Plain).unwrap();
+        let declared: Vec<&str> = declared.split(',').collect();
+        missing_features(&plan.query_info, &declared)
+    }
+
+    /// What the Python SDK 4.17 declares.
+    const PYTHON: &str = "Aggregate,CompositeAggregate,Distinct,MultipleOrderBy,OffsetAndLimit,OrderBy,Top,NonStreamingOrderBy,HybridSearch,CountIf,WeightedRankFusion";
+
+    #[test]
+    fn a_plan_is_refused_for_each_feature_the_client_did_not_declare() {
+        let table: [(&str, &str, &[&str]); 10] = [
+            ("SELECT VALUE COUNT(1) FROM c", PYTHON, &[]),
+            ("SELECT COUNT(1) FROM c", PYTHON, &["NonValueAggregate"]),
+            (
+                "SELECT COUNT(1) AS n FROM c",
+                "Aggregate,NonValueAggregate",
+                &[],
+            ),
+            (
+                "SELECT COUNT(1) AS n, MAX(c.a) AS m FROM c",
+                "Aggregate,NonValueAggregate",
+                &["MultipleAggregates"],
+            ),
+            (
+                "SELECT c.k, COUNT(1) AS n FROM c GROUP BY c.k",
+                PYTHON,
+                &["GroupBy", "NonValueAggregate"],
+            ),
+            ("SELECT c.k FROM c GROUP BY c.k", PYTHON, &["GroupBy"]),
+            (
+                "SELECT * FROM c ORDER BY c.a, c.b",
+                "OrderBy",
+                &["MultipleOrderBy"],
+            ),
+            (
+                "SELECT DISTINCT TOP 3 c.a FROM c ORDER BY c.a",
+                "OrderBy",
+                &["Distinct", "Top"],
+            ),
+            ("SELECT * FROM c OFFSET 1 LIMIT 2", PYTHON, &[]),
+            (
+                "SELECT * FROM c OFFSET 1 LIMIT 2",
+                "Top",
+                &["OffsetAndLimit"],
+            ),
+        ];
+        for (text, declared, want) in table {
+            assert_eq!(missing(text, declared), want, "{text} with {declared}");
+        }
+    }
+
+    #[test]
+    fn the_refusal_names_each_feature_on_its_own_line() {
+        assert_eq!(
+            unsupported_message(&["GroupBy", "NonValueAggregate"]),
+            "Query contains 1 or more unsupported features. Upgrade your SDK to a version that does support the requested features:\nQuery contained GroupBy, which the calling client does not support.\nQuery contained NonValueAggregate, which the calling client does not support."
+        );
+    }
 }

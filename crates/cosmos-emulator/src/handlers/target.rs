@@ -96,7 +96,8 @@ impl Target {
         if inside != self.epk {
             return Err(ApiError::bad_request(
                 "PartitionKey extracted from document doesn't match the one specified in the header.",
-            ));
+            )
+            .with_sub_status(crate::store::PARTITION_KEY_MISMATCH));
         }
         Ok(())
     }

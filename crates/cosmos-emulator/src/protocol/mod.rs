@@ -5,7 +5,6 @@ pub mod charge;
 mod error;
 pub mod headers;
 pub mod ids;
-pub mod offer_query;
 pub mod route;
 pub mod session_token;
 

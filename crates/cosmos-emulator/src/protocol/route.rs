@@ -26,6 +26,18 @@ pub enum Resource {
     },
     /// `/dbs/{db}/colls/{coll}/pkranges`
     PkRanges { db: String, coll: String },
+    /// `/dbs/{db}/colls/{coll}/conflicts`: the conflicts feed (multi-write conflicts the
+    /// emulator resolves as last writer wins, so it is always empty)
+    Conflicts { db: String, coll: String },
+    /// `/dbs/{db}/colls/{coll}/conflicts/{id}`
+    Conflict {
+        db: String,
+        coll: String,
+        id: String,
+    },
+    /// `/dbs/{db}/colls/{coll}/operations/partitionkeydelete`: delete every item of a partition
+    /// key (signed as the container is, resource type `colls` on its link, as the service wants)
+    PartitionKeyDelete { db: String, coll: String },
     /// `/offers`
     Offers,
     /// `/offers/{id}`
@@ -36,7 +48,8 @@ pub enum Resource {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
     pub resource: Resource,
-    /// The signature's resource type ("dbs", "colls", "docs", "pkranges" or "").
+    /// The signature's resource type ("dbs", "colls", "docs", "pkranges", "conflicts", "offers"
+    /// or "").
     pub resource_type: &'static str,
     /// The signature's resource link (decoded names, no leading slash).
     pub resource_link: String,
@@ -130,6 +143,31 @@ pub fn parse(path: &str) -> Result<Route, RouteError> {
             "pkranges",
             link(4),
         ),
+        (["dbs", "colls", "conflicts"], 5) => (
+            Resource::Conflicts {
+                db: seg[1].clone(),
+                coll: seg[3].clone(),
+            },
+            "conflicts",
+            link(4),
+        ),
+        (["dbs", "colls", "conflicts"], 6) => (
+            Resource::Conflict {
+                db: seg[1].clone(),
+                coll: seg[3].clone(),
+                id: seg[5].clone(),
+            },
+            "conflicts",
+            link(6),
+        ),
+        (["dbs", "colls", "operations"], 6) if seg[5] == "partitionkeydelete" => (
+            Resource::PartitionKeyDelete {
+                db: seg[1].clone(),
+                coll: seg[3].clone(),
+            },
+            "colls",
+            link(4),
+        ),
         _ => return Err(RouteError::NotServed),
     };
     Ok(Route {
@@ -194,6 +232,17 @@ mod tests {
                 "dbs/d1/colls/c1/docs/a b",
             ),
             ("/dbs/d1/colls/c1/pkranges", "pkranges", "dbs/d1/colls/c1"),
+            ("/dbs/d1/colls/c1/conflicts", "conflicts", "dbs/d1/colls/c1"),
+            (
+                "/dbs/d1/colls/c1/conflicts/x",
+                "conflicts",
+                "dbs/d1/colls/c1/conflicts/x",
+            ),
+            (
+                "/dbs/d1/colls/c1/operations/partitionkeydelete",
+                "colls",
+                "dbs/d1/colls/c1",
+            ),
             ("/offers", "offers", ""),
             ("/offers/Of1A/", "offers", "of1a"),
         ];

@@ -135,6 +135,27 @@ impl Execution<'_> {
     }
 }
 
+/// Runs `query` over a small, whole set of resources (the metadata feeds: databases, containers,
+/// offers) in one page under the page's work and time budget: a query that needs more than a
+/// page's budget is refused with 400 naming the limit, as an item query's row is.
+pub fn run_whole(
+    query: &Query,
+    docs: &[Value],
+    params: &HashMap<String, Value>,
+    limits: &QueryLimits,
+) -> Result<Vec<Value>, ApiError> {
+    let meter = Execution::meter_for(limits);
+    for doc in docs {
+        meter
+            .charge_bytes(crate::sql::meter::json_size(doc))
+            .map_err(sql_error)?;
+    }
+    crate::sql::exec::run_metered(query, docs, params, &meter).map_err(|e| match e.limit {
+        Some(limit) => budget::over_budget(limit),
+        None => ApiError::bad_request(format!("The query is invalid: {e}")),
+    })
+}
+
 /// Whether the query is `SELECT * FROM c` over whole documents (no path, no JOIN).
 fn star_is_document(q: &Query) -> bool {
     matches!(q.projection, Projection::Star)

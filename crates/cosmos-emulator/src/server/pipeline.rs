@@ -115,37 +115,56 @@ pub async fn handle(
         Err(e) => return Ok(error_response(&e, 0.0)),
     };
     let heavy = evaluates(&parts.method, &route, &parts.headers, body.len());
-    let now = Instant::now();
-    let serve = {
-        let shared = shared.clone();
-        move || {
-            let ctx = RequestCtx {
-                shared: &shared,
-                method: &parts.method,
-                headers: &parts.headers,
-                body,
-                region,
-                now,
-            };
-            match handlers::handle(&ctx, &route) {
-                Ok(reply) => to_response(reply),
-                Err(e) => error_response(&e, crate::protocol::charge::data_error()),
+    let parts = Arc::new(parts);
+    let route = Arc::new(route);
+    // A read ahead of this region's replica (404/1002) is served again as the replica catches
+    // up, within the session wait, as the service's gateway does before it answers 1002.
+    let started = Instant::now();
+    let mut attempt = 0;
+    let result = loop {
+        let now = Instant::now();
+        let serve = {
+            let shared = shared.clone();
+            let parts = parts.clone();
+            let route = route.clone();
+            let body = body.clone();
+            move || {
+                let ctx = RequestCtx {
+                    shared: &shared,
+                    method: &parts.method,
+                    headers: &parts.headers,
+                    body,
+                    region,
+                    now,
+                };
+                handlers::handle(&ctx, &route)
             }
+        };
+        let result = if heavy {
+            // Off the I/O threads: a slow query or condition delays only its own request. The
+            // permit bounds how many run at once; waiting for one holds no thread.
+            let _permit = shared.evaluations.acquire().await;
+            match tokio::task::spawn_blocking(serve).await {
+                Ok(result) => result,
+                Err(e) => Err(ApiError::new(
+                    500,
+                    format!("The request failed while it was served: {e}"),
+                )),
+            }
+        } else {
+            serve()
+        };
+        let behind = matches!(&result, Err(e) if e.status == 404
+            && e.sub_status == crate::protocol::sub_status::READ_SESSION_NOT_AVAILABLE);
+        attempt += 1;
+        match shared.session_wait.next_pause(attempt, started.elapsed()) {
+            Some(pause) if behind => tokio::time::sleep(pause).await,
+            _ => break result,
         }
     };
-    let response = if heavy {
-        // Off the I/O threads: a slow query or condition delays only its own request. The
-        // permit bounds how many run at once; waiting for one holds no thread.
-        let _permit = shared.evaluations.acquire().await;
-        match tokio::task::spawn_blocking(serve).await {
-            Ok(response) => response,
-            Err(e) => error_response(
-                &ApiError::new(500, format!("The request failed while it was served: {e}")),
-                0.0,
-            ),
-        }
-    } else {
-        serve()
+    let response = match result {
+        Ok(reply) => to_response(reply),
+        Err(e) => error_response(&e, crate::protocol::charge::data_error()),
     };
     match verdict.reaction {
         Reaction::ExecuteThenClose => Err(CloseConnection),

@@ -4,7 +4,7 @@
 //! Rewritten per-range queries:
 //! - ORDER BY: `SELECT [TOP k] c._rid, [{"item": key}, ...] AS orderByItems, <payload> AS payload
 //!   FROM ... WHERE ({documentdb-formattableorderbyquery-filter}) [AND (<filter>)] ORDER BY ...`
-//!   (the SDK replaces the placeholder; k is TOP, or OFFSET + LIMIT);
+//!   (the SDK replaces the placeholder; k is TOP, or OFFSET + LIMIT, and no TOP under DISTINCT);
 //! - `SELECT VALUE <aggregate>`: `SELECT VALUE [{"item": <aggregate>}] FROM ...`, AVG as
 //!   `{"sum": SUM(x), "count": COUNT(x)}`;
 //! - GROUP BY and aggregates without VALUE: `SELECT [{"item": g}, ...] AS groupByItems,
@@ -173,9 +173,13 @@ pub fn plan(
             .zip(&info.order_by)
             .map(|(e, d)| format!("{e} {}", if *d == "Descending" { "DESC" } else { "ASC" }))
             .collect();
-        let take = match (top, offset, limit) {
-            (Some(t), _, _) => format!("TOP {t} "),
-            (None, Some(o), Some(l)) => format!("TOP {} ", o.saturating_add(l)),
+        // Each range may stop after the rows the client can use, except under DISTINCT: the
+        // client drops duplicates after merging, so the first k rows of a range can hold fewer
+        // than k distinct values, and a range cut at k would lose rows the answer needs.
+        let take = match (top, offset, limit, q.distinct) {
+            (_, _, _, true) => String::new(),
+            (Some(t), _, _, false) => format!("TOP {t} "),
+            (None, Some(o), Some(l), false) => format!("TOP {} ", o.saturating_add(l)),
             _ => String::new(),
         };
         let filter = match &filter {
@@ -351,7 +355,7 @@ mod tests {
         assert_eq!(p.order_by_expressions, vec!["c.a", "c.b"]);
         assert_eq!(
             p.rewritten_query,
-            "SELECT TOP 5 c._rid, [{\"item\": c.a}, {\"item\": c.b}] AS orderByItems, {\"a\": c.a} AS payload FROM c WHERE ({documentdb-formattableorderbyquery-filter}) AND (c.b > 1) ORDER BY c.a DESC, c.b ASC"
+            "SELECT c._rid, [{\"item\": c.a}, {\"item\": c.b}] AS orderByItems, {\"a\": c.a} AS payload FROM c WHERE ({documentdb-formattableorderbyquery-filter}) AND (c.b > 1) ORDER BY c.a DESC, c.b ASC"
         );
         let p = plan_of("SELECT VALUE AVG(c.n) FROM c WHERE c.k = 1");
         assert_eq!(p.aggregates, vec!["Average"]);
@@ -376,6 +380,24 @@ mod tests {
         assert_eq!(
             plan_of("SELECT DISTINCT VALUE c.a FROM c").distinct_type,
             "Unordered"
+        );
+        // DISTINCT keeps every row of each range: the client counts distinct values after merging.
+        for text in [
+            "SELECT DISTINCT c.v FROM c ORDER BY c.pk OFFSET 0 LIMIT 2",
+            "SELECT DISTINCT TOP 2 VALUE c.v FROM c ORDER BY c.v",
+        ] {
+            let p = plan_of(text);
+            assert!(
+                p.rewritten_query.starts_with("SELECT c._rid,"),
+                "{text}: {}",
+                p.rewritten_query
+            );
+        }
+        let p = plan_of("SELECT c.v FROM c ORDER BY c.pk OFFSET 2 LIMIT 2");
+        assert!(
+            p.rewritten_query.starts_with("SELECT TOP 4 c._rid,"),
+            "{}",
+            p.rewritten_query
         );
         assert_eq!(plan_of("SELECT * FROM c").rewritten_query, "");
     }

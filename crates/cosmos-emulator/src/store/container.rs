@@ -54,6 +54,15 @@ fn ttl_setting(map: &Map<String, Value>) -> i64 {
 }
 
 impl Container {
+    /// Checks a create request's body as [`Container::create`] will (partition key definition,
+    /// `defaultTtl`, unique key policy), so a bad definition answers 400 before the id is looked
+    /// up, as the service answers it before a 409.
+    pub fn check_definition(map: &Map<String, Value>) -> Result<(), ApiError> {
+        PkDefinition::from_container_body(&mut map.clone()).map_err(ApiError::bad_request)?;
+        check_default_ttl(map)?;
+        super::unique_keys::UniqueKeys::from_definition(map).map(|_| ())
+    }
+
     /// Builds a container from a create request's body.
     pub fn create(
         mut map: Map<String, Value>,
@@ -72,10 +81,8 @@ impl Container {
         rid_bytes[4..].copy_from_slice(&(ordinal | 0x8000_0000).to_be_bytes());
         let rid = encode_rid(&rid_bytes);
         let db_rid_text = encode_rid(&db_rid);
-        map.entry("indexingPolicy").or_insert_with(|| {
-            json!({"indexingMode": "consistent", "automatic": true,
-                   "includedPaths": [{"path": "/*"}], "excludedPaths": [{"path": "/\"_etag\"/?"}]})
-        });
+        let indexing = super::indexing_policy::filled(map.get("indexingPolicy"));
+        map.insert("indexingPolicy".into(), indexing);
         map.entry("conflictResolutionPolicy").or_insert_with(|| {
             json!({"mode": "LastWriterWins", "conflictResolutionPath": "/_ts", "conflictResolutionProcedure": ""})
         });

@@ -82,6 +82,10 @@ pub fn replaced(
             }
         }
     }
+    if let Some(policy) = map.get("indexingPolicy") {
+        let policy = super::indexing_policy::filled(Some(policy));
+        map.insert("indexingPolicy".into(), policy);
+    }
     for kept in [
         "indexingPolicy",
         "conflictResolutionPolicy",

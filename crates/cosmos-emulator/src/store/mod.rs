@@ -6,6 +6,7 @@ mod container;
 mod container_definition;
 pub mod document;
 mod history;
+mod indexing_policy;
 pub mod item_limits;
 mod lag;
 mod offer_table;
@@ -22,7 +23,7 @@ pub mod unique_keys;
 
 pub use build_shelf::{BuildKey, BuildShelf};
 pub use catalog::{Catalog, Database};
-pub use container::Container;
+pub use container::{Container, PARTITION_KEY_MISMATCH};
 pub use container_definition::Definition;
 pub use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
 pub use lag::ReplicationLag;

@@ -22,6 +22,23 @@ pub fn time_to_live(default_ttl: Option<i64>, item_ttl: Option<&Value>) -> Optio
     }
 }
 
+/// Checks an item's own `ttl` as the service does: absent, -1 (never expires) or a positive whole
+/// number of seconds up to 2^31 - 1; 0, null, another negative number or anything else is refused
+/// with the reason. Pure.
+pub fn check_item_ttl(item: &serde_json::Map<String, Value>) -> Result<(), String> {
+    match item.get("ttl") {
+        None => Ok(()),
+        Some(v) => match v.as_i64() {
+            Some(-1) => Ok(()),
+            Some(n) if n > 0 && n <= i64::from(i32::MAX) => Ok(()),
+            _ => Err(format!(
+                "The value of ttl ({v}) is invalid: an item's ttl is -1 or a positive whole number of seconds up to {}.",
+                i32::MAX
+            )),
+        },
+    }
+}
+
 /// What the sweep reads of a stored item.
 #[derive(Deserialize)]
 struct Expiry {
@@ -44,6 +61,37 @@ pub fn expired(default_ttl: Option<i64>, body: &[u8], now: u64) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_items_ttl_is_minus_one_or_a_positive_number_of_seconds() {
+        let ok = [
+            None,
+            Some(json!(-1)),
+            Some(json!(1)),
+            Some(json!(2147483647)),
+        ];
+        let refused = [
+            json!(0),
+            json!(null),
+            json!(-2),
+            json!(2147483648u64),
+            json!(1.5),
+            json!("10"),
+            json!(true),
+        ];
+        for ttl in ok {
+            let mut m = serde_json::Map::new();
+            if let Some(t) = ttl.clone() {
+                m.insert("ttl".into(), t);
+            }
+            assert_eq!(check_item_ttl(&m), Ok(()), "{ttl:?}");
+        }
+        for ttl in refused {
+            let mut m = serde_json::Map::new();
+            m.insert("ttl".into(), ttl.clone());
+            assert!(check_item_ttl(&m).is_err(), "{ttl}");
+        }
+    }
 
     #[test]
     fn the_time_to_live_table() {

@@ -1,4 +1,4 @@
-//! `runs[0].chaos` of the JSON, and the lines it adds to the human report.
+//! `runs[i].chaos` of the JSON, and the lines it adds to the human report.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fault_plan::FaultKind;
 use super::ledger::LedgerSnapshot;
+use super::storm_load::StormLoad;
 use super::verdict::{longest_write_gap, Judgement, LostByKind};
 
 /// One fault as it was played: offsets in milliseconds from the run's start (warm-up included).
@@ -56,6 +57,10 @@ pub struct ChaosReport {
     pub error_kinds: BTreeMap<String, u64>,
     /// The faults as played.
     pub timeline: Vec<TimelineEntry>,
+    /// Requests and operations during the 429 storm (none when the storm did not both start and
+    /// end).
+    #[serde(default)]
+    pub storm: Option<StormLoad>,
 }
 
 fn millis(d: Duration) -> u64 {
@@ -70,6 +75,7 @@ impl ChaosReport {
         start: Duration,
         end: Duration,
         timeline: Vec<TimelineEntry>,
+        storm: Option<StormLoad>,
     ) -> Self {
         let (gap, from) = longest_write_gap(&ledger.write_acks, start, end);
         ChaosReport {
@@ -87,6 +93,7 @@ impl ChaosReport {
             unverified: judgement.unverified,
             error_kinds: ledger.error_kinds.clone(),
             timeline,
+            storm,
         }
     }
 
@@ -121,12 +128,27 @@ impl ChaosReport {
                     self.max_write_unavailable_from_ms as f64 / 1000.0
                 ),
             ),
+            ("429 storm: requests / operation", self.storm_summary()),
         ]
+    }
+
+    fn storm_summary(&self) -> String {
+        self.storm
+            .map_or("not measured".to_owned(), |s| s.summary())
     }
 
     /// The timeline and the error kinds, one line each, for the end of the human report.
     pub fn describe(&self) -> String {
-        let mut out = String::from("fault timeline (from the run's start):\n");
+        let storm = self.storm.map_or("not measured".to_owned(), |s| {
+            let ratio = s
+                .requests_per_operation
+                .map_or("-".to_owned(), |r| format!("{r:.2}"));
+            format!(
+                "{} requests for {} operations started, {ratio} per operation",
+                s.requests, s.operations
+            )
+        });
+        let mut out = format!("429 storm: {storm}\nfault timeline (from the run's start):\n");
         for e in &self.timeline {
             let end = e.end_ms.map_or(String::new(), |end| {
                 format!(" to {:.1} s", end as f64 / 1000.0)
@@ -155,6 +177,7 @@ impl ChaosReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::chaos::storm_load::LoadMark;
 
     #[test]
     fn report_carries_the_judgement_and_the_gap() {
@@ -186,7 +209,24 @@ mod tests {
             end_ms: Some(2500),
             error: None,
         }];
-        let r = ChaosReport::new(&judgement, &ledger, ms(1000), ms(5000), timeline);
+        let storm = StormLoad::between(
+            LoadMark {
+                requests: 100,
+                operations: 10,
+            },
+            LoadMark {
+                requests: 340,
+                operations: 110,
+            },
+        );
+        let r = ChaosReport::new(
+            &judgement,
+            &ledger,
+            ms(1000),
+            ms(5000),
+            timeline.clone(),
+            Some(storm),
+        );
         assert_eq!(
             (r.max_write_unavailable_ms, r.max_write_unavailable_from_ms),
             (3000, 1200)
@@ -205,6 +245,39 @@ mod tests {
         assert!(r
             .describe()
             .contains("1.5 s to 2.5 s  ReadRegionOutage: West US refused"));
-        assert_eq!(r.rows().len(), 9);
+        assert_eq!(r.rows().len(), 10);
+        assert_eq!(json["storm"]["requests"], 240);
+        assert_eq!(json["storm"]["operations"], 100);
+        assert_eq!(json["storm"]["requests_per_operation"], 2.4);
+        assert!(r
+            .rows()
+            .iter()
+            .any(|(label, value)| *label == "429 storm: requests / operation"
+                && value == "2.40 (240 requests for 100 operations)"));
+        assert!(r.describe().starts_with(
+            "429 storm: 240 requests for 100 operations started, 2.40 per operation\n"
+        ));
+        let unmeasured = ChaosReport::new(&judgement, &ledger, ms(1000), ms(5000), timeline, None);
+        assert!(unmeasured
+            .describe()
+            .starts_with("429 storm: not measured\n"));
+        assert!(serde_json::to_value(&unmeasured).unwrap()["storm"].is_null());
+    }
+
+    #[test]
+    fn a_report_without_the_storm_field_still_reads() {
+        let judgement = Judgement::default();
+        let r = ChaosReport::new(
+            &judgement,
+            &LedgerSnapshot::default(),
+            Duration::ZERO,
+            Duration::ZERO,
+            Vec::new(),
+            None,
+        );
+        let mut json = serde_json::to_value(&r).unwrap();
+        json.as_object_mut().unwrap().remove("storm");
+        let back: ChaosReport = serde_json::from_value(json).unwrap();
+        assert_eq!(back, r);
     }
 }

@@ -4,6 +4,10 @@
 //! writes from 3 s to 54 s, a 429 storm from 7.2 s for 4.8 s, the primary read region out from
 //! 15 s to 25 s, the write region failed over at 30 s and a partition split at 42 s. Shorter runs
 //! keep every fault, each shrunk in proportion (the outage lasts a sixth of the run, at most 10 s).
+//!
+//! The 429 storm (writes 429/3200, reads a bare 429, see [`FaultKind::ThrottleStorm`]) comes before
+//! any other fault but the unanswered writes, so the requests per operation counted in its window
+//! are those of throttling alone.
 
 use std::time::Duration;
 
@@ -16,7 +20,10 @@ pub enum FaultKind {
     /// Some creates, replaces, upserts and patches are carried out and then lose their answer
     /// (the connection closes, or a 408 or 503 replaces the result).
     UnansweredWrites,
-    /// Many data-plane requests are answered 429/3200 (throttled) with a short retry-after.
+    /// Many data-plane requests are throttled with a short retry-after: writes answered 429/3200
+    /// (an RU budget spent in every region), reads (point reads, queries, read feeds) a bare 429
+    /// (a throttle that says nothing of the other regions, which a hedged read could send again
+    /// elsewhere). The requests and operations of its window are counted.
     ThrottleStorm,
     /// The primary read region refuses every connection.
     ReadRegionOutage,

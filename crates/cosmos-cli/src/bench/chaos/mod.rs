@@ -4,7 +4,8 @@
 //! [`fault_plan`] says when each fault happens; [`fault_player`] applies it to the embedded
 //! emulator and records the timeline; the workload (`workloads::chaos`) records every write's
 //! reported outcome in the [`ledger`], classified by [`is_ambiguous`]; [`readback`] reads the
-//! data back and [`verdict`] turns both into the figures of [`chaos_report`].
+//! data back and [`verdict`] turns both into the figures of [`chaos_report`]. [`storm_load`] counts
+//! the requests and operations of the 429 storm, the window where hedging could multiply load.
 
 mod ambiguity;
 pub mod chaos_report;
@@ -12,6 +13,7 @@ pub mod fault_plan;
 pub mod fault_player;
 pub mod ledger;
 pub mod readback;
+pub mod storm_load;
 pub mod verdict;
 
 pub use ambiguity::is_ambiguous;

@@ -124,6 +124,7 @@ pub struct ChaosWorkload {
     ledger: Arc<Ledger>,
     zero: Instant,
     next_version: AtomicU64,
+    started: Arc<AtomicU64>,
     patch_body: Vec<u8>,
     options: OperationOptions,
     slow_after: Duration,
@@ -160,11 +161,17 @@ impl ChaosWorkload {
             ledger,
             zero,
             next_version: AtomicU64::new(0),
+            started: Arc::new(AtomicU64::new(0)),
             patch_body,
             options: OperationOptions::default()
                 .with_patch_max_attempts(DEFAULT_PATCH_MAX_ATTEMPTS),
             slow_after,
         })
+    }
+
+    /// The count of operations started (warm-up included), shared: one added as each starts.
+    pub fn started(&self) -> Arc<AtomicU64> {
+        self.started.clone()
     }
 
     fn since_zero(&self) -> Duration {
@@ -296,6 +303,7 @@ impl ChaosWorkload {
 
 impl Workload for ChaosWorkload {
     async fn run_op(&self, seq: u64) -> OpReport {
+        self.started.fetch_add(1, Relaxed);
         match chaos_op(seq) {
             Read => self.read(seq).await,
             Q => self.query(seq).await,
