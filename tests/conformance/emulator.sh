@@ -7,7 +7,7 @@
 #                                 COSMOS_REGIONS set, stop the emulator, exit with CMD's status
 #
 # Environment: CARGO_TARGET_DIR (default <repo>/target); EMULATOR_ARGS, further flags for the
-# emulator (e.g. "--query-page-work 20" to run the SDKs against pages that end early).
+# emulator (e.g. "--query-page-work 60" to run the SDKs against pages that end early).
 
 conformance_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 conformance_regions="East US,West US"

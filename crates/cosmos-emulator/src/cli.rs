@@ -69,9 +69,11 @@ pub struct EmulatorArgs {
     /// sub-status 3200 past it).
     #[arg(long)]
     pub enforce_throughput: bool,
-    /// Rows a query page may bind before it ends with a continuation (also while an ORDER BY,
-    /// aggregate, GROUP BY or DISTINCT query is still reading its scope).
-    #[arg(long, value_name = "ROWS", default_value_t = QueryLimits::default().page_work)]
+    /// Units of work a query page may use before it ends with a continuation (also while an
+    /// ORDER BY, aggregate, GROUP BY or DISTINCT query is still reading its scope): one per
+    /// evaluated expression and bound row, one per 64 bytes parsed, copied or built. Also the most
+    /// one PATCH condition, or the conditions of one batch, may use.
+    #[arg(long, value_name = "UNITS", default_value_t = QueryLimits::default().page_work)]
     pub query_page_work: u64,
     /// Time a query page may take before it ends with a continuation, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = QueryLimits::default().page_time.as_millis() as u64)]
@@ -80,6 +82,14 @@ pub struct EmulatorArgs {
     /// built; past it the query answers 400.
     #[arg(long, value_name = "BYTES", default_value_t = QueryLimits::default().build_bytes)]
     pub query_build_bytes: usize,
+    /// Bytes all queries may hold at once (answers kept between pages, answers being built);
+    /// past it a page answers 429 until others end.
+    #[arg(long, value_name = "BYTES", default_value_t = QueryLimits::default().memory_bytes)]
+    pub query_memory_bytes: usize,
+    /// How long an answer kept between pages, or a build waiting for its next page, may go unused
+    /// before it is dropped, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = QueryLimits::default().state_idle.as_millis() as u64)]
+    pub query_state_idle_ms: u64,
     /// How long a read whose session token is ahead of the serving region's replica waits for it
     /// before answering 404/1002, in milliseconds (the service's 5 s by default; 0 answers at once).
     #[arg(long, value_name = "MS", default_value_t = SessionWait::default().window.as_millis() as u64)]
@@ -135,6 +145,8 @@ impl EmulatorArgs {
                 page_work: self.query_page_work.max(1),
                 page_time: std::time::Duration::from_millis(self.query_page_ms.max(1)),
                 build_bytes: self.query_build_bytes,
+                memory_bytes: self.query_memory_bytes,
+                state_idle: std::time::Duration::from_millis(self.query_state_idle_ms),
             })
             .session_wait(SessionWait::within(std::time::Duration::from_millis(
                 self.session_wait_ms,

@@ -1,7 +1,8 @@
 //! Queries that must see every row before their first result (ORDER BY, aggregates, GROUP BY,
-//! DISTINCT) read their scope under the page's work budget: with a tiny budget they answer empty
-//! pages with continuations while they read, and a client paging through gets exactly the answer
-//! one page gives with the default budget. Past the memory budget such a query is refused.
+//! DISTINCT) read their scope under the page's work budget: with a tiny budget (a few rows' worth
+//! of units) they answer empty pages with continuations while they read, and a client paging
+//! through gets exactly the answer one page gives with the default budget. Past the memory budget
+//! such a query is refused.
 
 mod common;
 
@@ -57,7 +58,9 @@ async fn pages_from(
     }
 }
 
-fn tiny(page_work: u64) -> QueryLimits {
+/// A budget of about `rows` rows of these queries (each row of them costs 5 to 25 units).
+fn tiny(rows: u64) -> QueryLimits {
+    let page_work = 10 * rows;
     QueryLimits {
         page_work,
         ..QueryLimits::default()

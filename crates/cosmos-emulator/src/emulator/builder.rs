@@ -12,7 +12,7 @@ use crate::auth::{key_from_base64, AdminAccess, AuthPolicy};
 use crate::exchange::{QueryLimits, SessionWait, Shared};
 use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
 use crate::server::{self, ConnectionCap, Port, DEFAULT_MAX_CONNECTIONS};
-use crate::store::{Catalog, RegionInfo, ReplicationLag, Store, Topology};
+use crate::store::{Catalog, QueryState, RegionInfo, ReplicationLag, Store, Topology};
 use crate::tls;
 
 /// The key the official Cosmos DB emulator publishes; SDKs' emulator settings use it.
@@ -238,7 +238,9 @@ impl EmulatorBuilder {
 
     /// What one page of a query may use (default [`QueryLimits::default`]): a page ends with a
     /// continuation past its work or time budget, also while a query that must see every row is
-    /// still reading its scope; such a query is refused past its memory budget.
+    /// still reading its scope (a row that alone needs more is refused, as is a PATCH condition);
+    /// such a query is refused past its memory budget, and all queries together hold at most
+    /// [`QueryLimits::memory_bytes`].
     pub fn query_limits(mut self, limits: QueryLimits) -> Self {
         self.query_limits = limits;
         self
@@ -320,13 +322,16 @@ impl EmulatorBuilder {
                 offers: Default::default(),
                 ru_meter: self.enforce_throughput.then(Default::default),
                 partitions_per_container: self.partitions.clamp(1, 1024),
-                query_results: Default::default(),
-                query_builds: Default::default(),
+                queries: QueryState::new(
+                    self.query_limits.memory_bytes,
+                    self.query_limits.state_idle,
+                ),
             },
             auth,
             admin: AdminAccess::new(&self.key, self.admin_token.as_deref(), self.host),
             body_read_timeout: self.body_read_timeout,
             query_limits: self.query_limits,
+            evaluations: tokio::sync::Semaphore::new(evaluation_slots()),
             session_wait: self.session_wait,
             faults,
             outages: RegionOutages::new(&self.regions),
@@ -415,17 +420,29 @@ impl EmulatorBuilder {
     }
 }
 
+/// Requests evaluating queries, conditions or large bodies served at once: twice the cores (at
+/// least 4), so they use the machine without crowding out the I/O threads.
+fn evaluation_slots() -> usize {
+    (std::thread::available_parallelism().map_or(2, |n| n.get()) * 2).max(4)
+}
+
 /// Cleans up every partition and deletes expired items each [`CLEANUP_PERIOD`] (commits clean up
-/// their own partition too).
+/// their own partition too), on the blocking pool: the sweep reads every item of a container with
+/// a time to live, which must not hold up the I/O threads.
 async fn clean_up_periodically(shared: Arc<Shared>) {
     let mut ticks = tokio::time::interval(CLEANUP_PERIOD);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        shared.store.clean_up(tokio::time::Instant::now());
-        shared
-            .store
-            .expire_items(crate::protocol::ids::unix_seconds());
+        let now = tokio::time::Instant::now();
+        let shared = shared.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            shared.store.clean_up(now);
+            shared
+                .store
+                .expire_items(crate::protocol::ids::unix_seconds());
+        })
+        .await;
     }
 }
 

@@ -95,6 +95,18 @@ impl Emulator {
         &self.shared.counters
     }
 
+    /// The memory queries hold now (answers kept between pages, answers being built, pages
+    /// building), the most they ever held at once, and the cap (`QueryLimits::memory_bytes`).
+    pub fn query_memory(&self) -> crate::store::QueryMemoryStats {
+        self.shared.store.queries.memory.stats()
+    }
+
+    /// Answers kept between pages and builds waiting for their next page.
+    pub fn query_state_entries(&self) -> (usize, usize) {
+        let queries = &self.shared.store.queries;
+        (queries.results.len(), queries.builds.len())
+    }
+
     /// The self-signed certificate (PEM) when serving HTTPS.
     pub fn tls_cert_pem(&self) -> Option<&str> {
         self.cert_pem.as_deref()

@@ -20,6 +20,9 @@ pub struct Shared {
     pub body_read_timeout: Duration,
     /// What one page of a query may use.
     pub query_limits: super::QueryLimits,
+    /// Requests that evaluate queries, conditions or large bodies run on the blocking pool, at
+    /// most this many at once (others wait their turn without holding a thread).
+    pub evaluations: tokio::sync::Semaphore,
     /// How long a read waits for a lagging replica before it answers 404/1002.
     pub session_wait: super::SessionWait,
     pub faults: FaultInjector,

@@ -29,6 +29,31 @@ pub fn op_kind(method: &Method, route: &Route, headers: &HeaderMap) -> OpKind {
     }
 }
 
+/// Request bodies larger than this are parsed away from the I/O threads.
+pub const LARGE_BODY: usize = 64 * 1024;
+
+/// Whether serving the request may take long enough to delay other requests on the same thread:
+/// queries and query plans (metadata and offer queries too), PATCH (its condition), batches, a
+/// partition key delete, and any request with a large body.
+/// The pipeline runs these on the blocking pool, so a slow one never stalls the I/O threads.
+pub fn evaluates(method: &Method, route: &Route, headers: &HeaderMap, body_len: usize) -> bool {
+    body_len > LARGE_BODY
+        || match (&route.resource, method) {
+            (Resource::Items { .. }, &Method::POST) => {
+                is_query(headers)
+                    || flag(headers, headers::IS_QUERY_PLAN)
+                    || flag(headers, headers::IS_BATCH_REQUEST)
+            }
+            (Resource::Item { .. }, &Method::PATCH) => true,
+            (Resource::Databases, &Method::POST) | (Resource::Containers { .. }, &Method::POST) => {
+                is_query(headers)
+            }
+            (Resource::Offers, &Method::POST) => true,
+            (Resource::PartitionKeyDelete { .. }, &Method::POST) => true,
+            _ => false,
+        }
+}
+
 /// Whether a POST to a feed is a query.
 pub fn is_query(headers: &HeaderMap) -> bool {
     flag(headers, headers::IS_QUERY)

@@ -3,23 +3,133 @@
 //! failing operation's status and 424 for the others) or a bulk request (`False`: each operation on
 //! its own, in the partition key range the request names).
 
+use std::collections::HashMap;
+use std::sync::{Arc, RwLockWriteGuard};
+
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
-use super::batch_ops::{evaluate, op_epk, BatchOp, OpResult, Staged};
+use super::batch_ops::{evaluate, op_epk, op_item_id, BatchOp, OpResult, Staged};
 use super::consistency::{require_write_region, session_token};
 use super::items::{commit, commit_all};
+use super::patch::condition_meter;
 use super::replica_headers::{container_paths, replica_headers, replica_state};
+use crate::epk::Epk;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError};
-use crate::store::Container;
+use crate::sql::meter::Meter;
+use crate::store::{Container, DocKey, Partition, StoredDoc};
 
 /// At most this many operations in one batch.
 pub const MAX_OPERATIONS: usize = 100;
 
 /// The status of operations a failed atomic batch did not apply.
 const FAILED_DEPENDENCY: u16 = 424;
+
+/// Times operations are evaluated outside the partition's lock before they are evaluated under it
+/// (each retry follows a write to an item they address that landed meanwhile).
+const OPTIMISTIC_ATTEMPTS: usize = 3;
+
+/// One staged write: the item and its new version (`None`: deleted).
+type Write = (DocKey, Option<Arc<StoredDoc>>);
+
+/// What evaluating operations came to: each operation's result (up to the first failure) and the
+/// partition, locked for writing, the results hold against.
+type Evaluated<'c> = (
+    Vec<Result<OpResult, ApiError>>,
+    RwLockWriteGuard<'c, Partition>,
+);
+
+/// Evaluates `ops` (all on partition key `epk`, in range `range`) in order, stopping at the first
+/// failure, and checks the writes against the container's unique keys.
+///
+/// The operations read a snapshot of the items they address, taken under a short read lock, and
+/// are evaluated (patch conditions included, under `meter`) without holding any lock; the write
+/// lock is then taken and the results kept only if none of those items changed meanwhile, else
+/// they are evaluated again (the last attempt under the lock). So a costly batch never holds its
+/// partition for longer than the commit.
+fn evaluate_ops<'c>(
+    ctx: &RequestCtx<'_>,
+    container: &'c Container,
+    range: usize,
+    epk: Epk,
+    ops: &[BatchOp],
+    meter: &Meter,
+) -> Result<Evaluated<'c>, ApiError> {
+    let keys: Vec<DocKey> = ops
+        .iter()
+        .filter_map(op_item_id)
+        .map(|id| DocKey { epk, id })
+        .collect();
+    let run = |staged: &mut Staged<'_>| {
+        let mut results: Vec<Result<OpResult, ApiError>> = Vec::with_capacity(ops.len());
+        for op in ops {
+            let result = evaluate(op, epk, container, staged, meter);
+            let failed = result.is_err();
+            if let Ok(OpResult { write: Some(w), .. }) = &result {
+                staged.stage(w);
+            }
+            results.push(result);
+            if failed {
+                break;
+            }
+        }
+        results
+    };
+    for attempt in 0.. {
+        let snapshot = if attempt < OPTIMISTIC_ATTEMPTS {
+            let partition = read_lock(container, range)?;
+            let items: HashMap<DocKey, Option<Arc<StoredDoc>>> = keys
+                .iter()
+                .map(|k| (k.clone(), partition.latest(k).cloned()))
+                .collect();
+            Some(items)
+        } else {
+            None
+        };
+        let evaluated = snapshot.as_ref().map(|items| {
+            let mut staged = Staged::over_snapshot(items);
+            let results = run(&mut staged);
+            (results, staged.missed())
+        });
+        let partition = lock(ctx, container, range)?;
+        let mut results = match (snapshot, evaluated) {
+            (Some(items), Some((results, false))) if unchanged(&partition, &items) => results,
+            (Some(_), _) => continue,
+            _ => run(&mut Staged::new(&partition)),
+        };
+        // Unique keys, against the partition's index and the batch's own writes in order.
+        let writes: Vec<(usize, Write)> = results
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                r.as_ref()
+                    .ok()
+                    .and_then(|r| r.write.clone())
+                    .map(|w| (i, w))
+            })
+            .collect();
+        let just_writes: Vec<_> = writes.iter().map(|(_, w)| w.clone()).collect();
+        if let Err((w, e)) = container.unique_keys.check_writes(&partition, &just_writes) {
+            results.truncate(writes[w].0);
+            results.push(Err(e));
+        }
+        return Ok((results, partition));
+    }
+    unreachable!("the last attempt is made under the lock")
+}
+
+/// Whether every item in `items` is still the version the snapshot read.
+fn unchanged(partition: &Partition, items: &HashMap<DocKey, Option<Arc<StoredDoc>>>) -> bool {
+    items
+        .iter()
+        .all(|(key, was)| match (partition.latest(key), was) {
+            (Some(now), Some(was)) => Arc::ptr_eq(now, was),
+            (None, None) => true,
+            _ => false,
+        })
+}
 
 /// Whether a POST to a feed is a batch.
 pub fn is_batch(ctx: &RequestCtx<'_>) -> bool {
@@ -84,22 +194,8 @@ fn atomic_batch(
         }
     }
     let range = container.range_index(epk);
-    let mut partition = lock(ctx, container, range)?;
-    let mut results: Vec<Result<OpResult, ApiError>> = Vec::with_capacity(ops.len());
-    {
-        let mut staged = Staged::new(&partition);
-        for op in ops {
-            let result = evaluate(op, epk, container, &staged);
-            let failed = result.is_err();
-            if let Ok(OpResult { write: Some(w), .. }) = &result {
-                staged.stage(w);
-            }
-            results.push(result);
-            if failed {
-                break;
-            }
-        }
-    }
+    let meter = condition_meter(ctx);
+    let (results, mut partition) = evaluate_ops(ctx, container, range, epk, ops, &meter)?;
     let failed = results.iter().any(Result::is_err);
     // Every write of the batch commits at one LSN: replicas, session tokens and change feeds see
     // the whole batch or none of it.
@@ -188,6 +284,8 @@ fn bulk(
     let mut charge = 0.0;
     let mut tokens = Vec::new();
     let mut any_failed = false;
+    // The conditions of one request share one budget.
+    let meter = condition_meter(ctx);
     for (op, epk) in ops.iter().zip(epks) {
         if any_failed && !continue_on_error {
             // Told to stop at the first failure: the rest are not attempted.
@@ -202,8 +300,25 @@ fn bulk(
             entries.push(entry(&Err(e), false));
             continue;
         }
-        let mut partition = lock(ctx, container, range)?;
-        let result = evaluate(op, epk, container, &Staged::new(&partition));
+        let (mut results, mut partition) =
+            match evaluate_ops(ctx, container, range, epk, std::slice::from_ref(op), &meter) {
+                Ok(evaluated) => evaluated,
+                // Nothing applied yet: the request as a whole is refused (a range that is gone,
+                // a region that no longer takes writes).
+                Err(e) if entries.is_empty() => return Err(e),
+                // Operations before this one are applied (a split or failover came in between):
+                // this one, and each after it, reports its own refusal, which the client
+                // retries as it would the request's.
+                Err(e) => {
+                    any_failed = true;
+                    charge += 1.0;
+                    entries.push(entry(&Err(e), false));
+                    continue;
+                }
+            };
+        let result = results
+            .pop()
+            .unwrap_or_else(|| Err(ApiError::new(500, "An operation was not evaluated.")));
         if let Ok(OpResult {
             write: Some((key, doc)),
             ..
@@ -241,13 +356,30 @@ fn bulk(
     Ok(reply)
 }
 
+/// The partition of `range`, locked for reading.
+fn read_lock(
+    container: &Container,
+    range: usize,
+) -> Result<std::sync::RwLockReadGuard<'_, Partition>, ApiError> {
+    container
+        .partition(range)
+        .and_then(|p| p.read().ok())
+        .ok_or_else(|| {
+            ApiError::new(
+                500,
+                "The partition's lock was poisoned by an earlier failure.",
+            )
+        })
+        .and_then(super::target::live)
+}
+
 /// The partition of `range`, locked for writing, once the serving region is checked again under
 /// the lock (a failover in between refuses the batch rather than losing it).
 fn lock<'c>(
     ctx: &RequestCtx<'_>,
     container: &'c Container,
     range: usize,
-) -> Result<std::sync::RwLockWriteGuard<'c, crate::store::Partition>, ApiError> {
+) -> Result<RwLockWriteGuard<'c, Partition>, ApiError> {
     let partition = container
         .partition(range)
         .and_then(|p| p.write().ok())

@@ -1,6 +1,7 @@
 //! One batch operation evaluated against a partition plus the writes staged by the operations
 //! before it: what it answers and what it would write. Nothing is committed here.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -8,11 +9,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::patch::{parse_request_value, patched};
-use crate::epk::{Epk, EpkFilter};
+use crate::epk::Epk;
 use crate::protocol::{charge, ApiError};
+use crate::sql::meter::Meter;
 use crate::store::document::{id_of, seal};
 use crate::store::item_limits::{check_depth, check_size};
-use crate::store::unique_keys::stored_items;
 use crate::store::{Container, DocKey, Partition, StoredDoc};
 
 /// A batch operation as the SDKs send it.
@@ -41,51 +42,77 @@ pub struct OpResult {
     pub write: Option<(DocKey, Option<Arc<StoredDoc>>)>,
 }
 
-/// The partition as the operations so far would leave it.
+/// The items the operations read, as the operations so far would leave them: over the
+/// partition itself (locked), or over a snapshot of the items the operations address taken under
+/// a short lock (then evaluated without holding it).
 pub struct Staged<'p> {
-    partition: &'p Partition,
+    base: Base<'p>,
     writes: HashMap<DocKey, Option<Arc<StoredDoc>>>,
+    /// Set when an operation read an item the snapshot does not hold.
+    missed: Cell<bool>,
+}
+
+enum Base<'p> {
+    Partition(&'p Partition),
+    Snapshot(&'p HashMap<DocKey, Option<Arc<StoredDoc>>>),
 }
 
 impl<'p> Staged<'p> {
     pub fn new(partition: &'p Partition) -> Self {
         Self {
-            partition,
+            base: Base::Partition(partition),
             writes: HashMap::new(),
+            missed: Cell::new(false),
+        }
+    }
+
+    /// Over `snapshot`: each item an operation may address, as it was read.
+    pub fn over_snapshot(snapshot: &'p HashMap<DocKey, Option<Arc<StoredDoc>>>) -> Self {
+        Self {
+            base: Base::Snapshot(snapshot),
+            writes: HashMap::new(),
+            missed: Cell::new(false),
         }
     }
 
     fn current(&self, key: &DocKey) -> Option<Arc<StoredDoc>> {
-        match self.writes.get(key) {
-            Some(staged) => staged.clone(),
-            None => self.partition.latest(key).cloned(),
+        if let Some(staged) = self.writes.get(key) {
+            return staged.clone();
+        }
+        match &self.base {
+            Base::Partition(p) => p.latest(key).cloned(),
+            Base::Snapshot(items) => match items.get(key) {
+                Some(doc) => doc.clone(),
+                None => {
+                    self.missed.set(true);
+                    None
+                }
+            },
         }
     }
 
-    /// The logical partition `epk` as the operations so far would leave it.
-    fn logical_partition(&self, epk: Epk) -> Vec<(DocKey, Arc<StoredDoc>)> {
-        let mut items: HashMap<DocKey, Arc<StoredDoc>> = self
-            .partition
-            .scan(
-                self.partition.committed_lsn(),
-                None,
-                Some(EpkFilter::Key(epk)),
-                usize::MAX,
-            )
-            .into_iter()
-            .collect();
-        for (key, write) in self.writes.iter().filter(|(k, _)| k.epk == epk) {
-            match write {
-                Some(doc) => items.insert(key.clone(), doc.clone()),
-                None => items.remove(key),
-            };
-        }
-        items.into_iter().collect()
+    /// Whether an operation read an item the snapshot does not hold (the evaluation must be
+    /// repeated over the partition).
+    pub fn missed(&self) -> bool {
+        self.missed.get()
     }
 
     /// Records an operation's write so later operations see it.
     pub fn stage(&mut self, write: &(DocKey, Option<Arc<StoredDoc>>)) {
         self.writes.insert(write.0.clone(), write.1.clone());
+    }
+}
+
+/// The id of the item `op` addresses, when it names one.
+pub fn op_item_id(op: &BatchOp) -> Option<String> {
+    match op.operation_type.to_ascii_lowercase().as_str() {
+        "create" | "upsert" => op
+            .resource_body
+            .as_ref()
+            .and_then(|b| b.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        _ => op.id.clone(),
     }
 }
 
@@ -110,6 +137,7 @@ pub fn evaluate(
     epk: Epk,
     container: &Container,
     staged: &Staged<'_>,
+    meter: &Meter,
 ) -> Result<OpResult, ApiError> {
     let kind = op.operation_type.to_ascii_lowercase();
     let body_map = || -> Result<Map<String, Value>, ApiError> {
@@ -135,16 +163,11 @@ pub fn evaluate(
             .as_deref()
             .is_none_or(|tag| tag.trim() == "*" || tag.trim() == current.etag)
     };
+    // Unique keys are checked when the batch commits, against the partition's index.
     let sealed = |map: Map<String, Value>, rid: [u8; 16]| -> Result<Arc<StoredDoc>, ApiError> {
         check_depth(&map)?;
         crate::store::ttl::check_item_ttl(&map).map_err(ApiError::bad_request)?;
-        if !container.unique_keys.is_empty() {
-            let id = id_of(&map)?;
-            let items = staged.logical_partition(epk);
-            container
-                .unique_keys
-                .check(&map, &id, stored_items(&items))?;
-        }
+        let unique = container.unique_keys.entries(&map);
         let link = container.item_self_link(&rid);
         let s = seal(map, &rid, link);
         check_size(s.body.len())?;
@@ -152,6 +175,7 @@ pub fn evaluate(
             body: s.body,
             etag: s.etag,
             rid,
+            unique,
         }))
     };
     let check_key = |map: &Map<String, Value>| -> Result<(), ApiError> {
@@ -256,7 +280,7 @@ pub fn evaluate(
             if !matches(&current) {
                 return Err(ApiError::precondition_failed());
             }
-            let map = patched(&current, &request)?;
+            let map = patched(&current, &request, meter)?;
             let doc = sealed(map, current.rid)?;
             Ok(OpResult {
                 status: 200,

@@ -15,10 +15,13 @@ use crate::protocol::ids::unix_seconds;
 use crate::protocol::{charge, headers, ApiError};
 use crate::store::document::{id_of, parse_object, seal};
 use crate::store::item_limits::{check_depth, check_size};
-use crate::store::unique_keys::stored_items;
 use crate::store::{DocKey, Partition, StoredDoc};
 
 /// POST .../docs: create, or upsert with `x-ms-documentdb-is-upsert: true`.
+///
+/// The item is checked and sealed (serialized with its system properties) before the partition's
+/// lock is taken, so a large item does not hold up the partition's readers while it is written
+/// out; under the lock only the preconditions, the unique keys and the commit remain.
 pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
@@ -27,6 +30,9 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
     target.check_document_key(&map)?;
     let upsert = flag(ctx.headers, headers::IS_UPSERT);
     let key = target.key(&id);
+    let rid_seen = target.read()?.latest(&key).map(|d| d.rid);
+    let rid = rid_seen.unwrap_or_else(|| target.container.next_item_rid());
+    let prepared = prepare_item(&target, map, rid);
     let mut partition = target.write(ctx)?;
     let existing = partition.latest(&key).cloned();
     let refuse = |error| write_error(ctx, &target, &partition, error);
@@ -36,11 +42,16 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
     if upsert && !if_match_ok(ctx, existing.as_ref().map(|d| d.etag.as_str())) {
         return Err(refuse(ApiError::precondition_failed()));
     }
-    let rid = existing
-        .as_ref()
-        .map(|d| d.rid)
-        .unwrap_or_else(|| target.container.next_item_rid());
-    let (doc, lsn) = commit_item(ctx, &target, &mut partition, &key, map, rid)
+    // An item created or deleted meanwhile changes the resource id the item is sealed with.
+    let rid_now = existing.as_ref().map(|d| d.rid);
+    let prepared = if rid_now == rid_seen {
+        prepared
+    } else {
+        let rid = rid_now.unwrap_or_else(|| target.container.next_item_rid());
+        prepare_item(&target, parse_object(&ctx.body)?, rid)
+    };
+    let (doc, lsn) = prepared
+        .and_then(|doc| commit_prepared(ctx, &target, &mut partition, &key, doc))
         .map_err(|e| write_error(ctx, &target, &partition, e))?;
     let status = if existing.is_some() { 200 } else { 201 };
     Ok(item_reply(
@@ -90,9 +101,9 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
     Ok(with_item_lsn(reply, item_lsn))
 }
 
-/// PUT .../docs/{id}: replaces the item; a body naming another id renames it, as the service
-/// does (the same resource id under the new id, the old id gone, at one LSN; 409 when the new id
-/// is taken).
+/// PUT .../docs/{id}: replaces the item (sealed before the lock is taken, as a create is); a
+/// body naming another id renames it, as the service does (the same resource id under the new
+/// id, the old id gone, at one LSN; 409 when the new id is taken).
 pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
@@ -100,22 +111,30 @@ pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<R
     let body_id = id_of(&map)?;
     target.check_document_key(&map)?;
     let key = target.key(id);
+    let rid_seen = target.read()?.latest(&key).map(|d| d.rid);
+    let mut map = Some(map);
+    let prepared = rid_seen.and_then(|rid| Some(prepare_item(&target, map.take()?, rid)));
     let mut partition = target.write(ctx)?;
     let existing = current_for_write(ctx, &target, &partition, &key)?;
-    let (doc, lsn) = if body_id == id {
-        commit_item(ctx, &target, &mut partition, &key, map, existing.rid)
-    } else {
-        rename(
-            ctx,
-            &target,
-            &mut partition,
-            &key,
-            &body_id,
-            map,
-            existing.rid,
-        )
-    }
-    .map_err(|e| write_error(ctx, &target, &partition, e))?;
+    let prepared = match prepared {
+        Some(prepared) if rid_seen == Some(existing.rid) => prepared,
+        _ => {
+            let map = match map.take() {
+                Some(map) => map,
+                None => parse_object(&ctx.body)?,
+            };
+            prepare_item(&target, map, existing.rid)
+        }
+    };
+    let (doc, lsn) = prepared
+        .and_then(|doc| {
+            if body_id == id {
+                commit_prepared(ctx, &target, &mut partition, &key, doc)
+            } else {
+                rename(ctx, &target, &mut partition, &key, &body_id, doc)
+            }
+        })
+        .map_err(|e| write_error(ctx, &target, &partition, e))?;
     Ok(item_reply(
         ctx,
         &target,
@@ -200,92 +219,72 @@ pub fn current_for_write(
     Ok(existing)
 }
 
-/// Seals `map` (system properties added) as the item with resource id `rid` and commits it;
-/// returns the stored item and its LSN. Refuses (changing nothing) an item whose `ttl` is not -1
-/// or a positive number of seconds (400), one deeper than
+/// `map` checked and sealed (system properties added) as the item with resource id `rid`, with
+/// its unique key values; nothing is committed (no lock is needed). Refuses an item whose `ttl`
+/// is not -1 or a positive number of seconds (400), one deeper than
 /// [`MAX_ITEM_DEPTH`](crate::store::item_limits::MAX_ITEM_DEPTH) (400) or larger than
 /// [`MAX_ITEM_BYTES`](crate::store::item_limits::MAX_ITEM_BYTES) (413).
-pub fn commit_item(
-    ctx: &RequestCtx<'_>,
+pub fn prepare_item(
     target: &Target,
-    partition: &mut Partition,
-    key: &DocKey,
-    map: Map<String, Value>,
-    rid: [u8; 16],
-) -> Result<(Arc<StoredDoc>, u64), ApiError> {
-    let doc = checked_item(target, partition, key, None, map, rid)?;
-    let lsn = commit(ctx, partition, key, Some(doc.clone()));
-    Ok((doc, lsn))
-}
-
-/// Renames the item at `old` to `new_id` with the body `map` (checked as [`commit_item`] checks
-/// it): one commit deletes `old` and writes the item, keeping its resource id `rid`; 409 when an
-/// item already has `new_id`.
-fn rename(
-    ctx: &RequestCtx<'_>,
-    target: &Target,
-    partition: &mut Partition,
-    old: &DocKey,
-    new_id: &str,
-    map: Map<String, Value>,
-    rid: [u8; 16],
-) -> Result<(Arc<StoredDoc>, u64), ApiError> {
-    let new = target.key(new_id);
-    if partition.latest(&new).is_some() {
-        return Err(ApiError::already_exists());
-    }
-    let doc = checked_item(target, partition, &new, Some(&old.id), map, rid)?;
-    let lsn = commit_all(
-        ctx,
-        partition,
-        vec![(old.clone(), None), (new, Some(doc.clone()))],
-    );
-    Ok((doc, lsn))
-}
-
-/// `map` sealed as the item at `key` with resource id `rid`, after the checks every write makes
-/// (depth, `ttl`, unique keys, ignoring the item `leaving` a rename, size).
-fn checked_item(
-    target: &Target,
-    partition: &Partition,
-    key: &DocKey,
-    leaving: Option<&str>,
     map: Map<String, Value>,
     rid: [u8; 16],
 ) -> Result<Arc<StoredDoc>, ApiError> {
     check_depth(&map)?;
     crate::store::ttl::check_item_ttl(&map).map_err(ApiError::bad_request)?;
-    check_unique_keys(target, partition, key, leaving, &map)?;
+    let unique = target.container.unique_keys.entries(&map);
     let sealed = seal(map, &rid, target.self_link(&rid));
     check_size(sealed.body.len())?;
     Ok(Arc::new(StoredDoc {
         body: sealed.body,
         etag: sealed.etag,
         rid,
+        unique,
     }))
 }
 
-/// 409 when `map` would break one of the container's unique keys in its logical partition
-/// (the item `leaving` a rename does not count).
-fn check_unique_keys(
+/// Commits an item [`prepare_item`] sealed: 409 (changing nothing) when another item of its
+/// logical partition holds its values at a unique key.
+pub fn commit_prepared(
+    ctx: &RequestCtx<'_>,
     target: &Target,
-    partition: &Partition,
+    partition: &mut Partition,
     key: &DocKey,
-    leaving: Option<&str>,
-    map: &Map<String, Value>,
-) -> Result<(), ApiError> {
-    let keys = &target.container.unique_keys;
-    if keys.is_empty() {
-        return Ok(());
+    doc: Arc<StoredDoc>,
+) -> Result<(Arc<StoredDoc>, u64), ApiError> {
+    let write = [(key.clone(), Some(doc.clone()))];
+    target
+        .container
+        .unique_keys
+        .check_writes(partition, &write)
+        .map_err(|(_, e)| e)?;
+    let lsn = commit(ctx, partition, key, Some(doc.clone()));
+    Ok((doc, lsn))
+}
+
+/// Renames the item at `old` to `new_id` as `doc` (which [`prepare_item`] sealed with the
+/// item's resource id): one commit deletes `old` and writes the item; 409 when an item already
+/// has `new_id`, or when another item of the logical partition holds its unique key values (the
+/// item leaving does not count).
+fn rename(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &mut Partition,
+    old: &DocKey,
+    new_id: &str,
+    doc: Arc<StoredDoc>,
+) -> Result<(Arc<StoredDoc>, u64), ApiError> {
+    let new = target.key(new_id);
+    if partition.latest(&new).is_some() {
+        return Err(ApiError::already_exists());
     }
-    let items = partition.scan(
-        partition.committed_lsn(),
-        None,
-        Some(EpkFilter::Key(key.epk)),
-        usize::MAX,
-    );
-    let others = stored_items(&items).filter(|(id, _)| Some(*id) != leaving);
-    keys.check(map, &key.id, others)
+    let writes = vec![(old.clone(), None), (new, Some(doc.clone()))];
+    target
+        .container
+        .unique_keys
+        .check_writes(partition, &writes)
+        .map_err(|(_, e)| e)?;
+    let lsn = commit_all(ctx, partition, writes);
+    Ok((doc, lsn))
 }
 
 /// Commits a write in the serving region; the partition's clock reading is taken under its lock so

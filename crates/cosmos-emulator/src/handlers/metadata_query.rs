@@ -2,8 +2,9 @@
 //! `x-ms-documentdb-isquery: True` (or `Content-Type: application/query+json`), what the SDKs send
 //! for `query_databases`, `query_containers`, a filtered `list`, and their throughput reads
 //! (`SELECT * FROM c WHERE c.offerResourceId = @rid`, `... r.resource = @link`). The query runs
-//! over the feed's resources as the SQL engine runs it over items, and the answer is one page of
-//! the feed (`Databases`, `DocumentCollections`, `Offers`).
+//! over the feed's resources as the SQL engine runs it over items, under the same page work and
+//! time budget ([`crate::query_exec::run_whole`]), and the answer is one page of the feed
+//! (`Databases`, `DocumentCollections`, `Offers`).
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -27,8 +28,12 @@ pub fn answer(
         .map(|b| serde_json::from_slice::<Value>(b))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| ApiError::new(500, format!("A stored resource is not JSON: {e}")))?;
-    let rows = crate::sql::exec::run(&request.query, &docs, &request.params)
-        .map_err(|e| ApiError::bad_request(format!("The query is invalid: {e}")))?;
+    let rows = crate::query_exec::run_whole(
+        &request.query,
+        &docs,
+        &request.params,
+        &ctx.shared.query_limits,
+    )?;
     let bodies: Vec<Bytes> = rows
         .iter()
         .map(|row| Bytes::from(row.to_string()))

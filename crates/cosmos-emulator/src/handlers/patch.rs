@@ -6,34 +6,69 @@ use serde_json::{Map, Value};
 
 use super::consistency::require_write_region;
 use super::item_reply::{item_reply, write_error};
-use super::items::{commit_item, current_for_write};
+use super::items::{commit_prepared, current_for_write, prepare_item};
 use super::target::Target;
 use crate::exchange::{Reply, RequestCtx};
 use crate::patch::{apply, parse_operations, PatchOp};
 use crate::protocol::{charge, ApiError};
+use crate::sql::meter::{Limit, Meter};
 use crate::sql::patch_condition::Condition;
+use crate::sql::SqlError;
 use crate::store::document::SYSTEM_PROPERTIES;
 use crate::store::{DocKey, Partition, StoredDoc};
 
+/// Times a patch is evaluated outside the partition's lock before it is evaluated under it (each
+/// retry follows a write to the item that landed while the patch was being evaluated).
+const OPTIMISTIC_ATTEMPTS: usize = 3;
+
 /// Applies a patch request to one item.
+///
+/// The condition and the operations are evaluated against the item as it is, without holding
+/// the partition's lock (they may take up to the condition budget); the lock is then taken only
+/// to check the item is still that version and to commit. A write that landed in between makes
+/// the patch evaluate again against the new version.
 pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
     let request = parse_request(&ctx.body, &target.container.pk.paths)?;
     let key = target.key(id);
-    let mut partition = target.write(ctx)?;
-    let existing = current_for_write(ctx, &target, &partition, &key)?;
-    let (doc, lsn, charge) =
-        patch_existing(ctx, &target, &mut partition, &key, &existing, &request)?;
-    Ok(item_reply(
-        ctx,
-        &target,
-        &partition,
-        200,
-        Some(&doc),
-        lsn,
-        charge,
-    ))
+    for attempt in 0.. {
+        let existing = {
+            let partition = target.read()?;
+            current_for_write(ctx, &target, &partition, &key)?
+        };
+        let optimistic = attempt < OPTIMISTIC_ATTEMPTS;
+        let outcome = optimistic.then(|| {
+            patched(&existing, &request, &condition_meter(ctx))
+                .and_then(|map| prepare_item(&target, map, existing.rid))
+        });
+        let mut partition = target.write(ctx)?;
+        let current = current_for_write(ctx, &target, &partition, &key)?;
+        let outcome = match outcome {
+            Some(outcome) if Arc::ptr_eq(&current, &existing) => outcome,
+            Some(_) => continue,
+            None => patched(&current, &request, &condition_meter(ctx))
+                .and_then(|map| prepare_item(&target, map, current.rid)),
+        };
+        let (doc, lsn, charge) =
+            commit_patched(ctx, &target, &mut partition, &key, &request, outcome)?;
+        return Ok(item_reply(
+            ctx,
+            &target,
+            &partition,
+            200,
+            Some(&doc),
+            lsn,
+            charge,
+        ));
+    }
+    unreachable!("the last attempt is made under the lock")
+}
+
+/// The budget of one patch condition (or of the conditions of one batch): the query page budget.
+pub fn condition_meter(ctx: &RequestCtx<'_>) -> Meter {
+    let limits = ctx.shared.query_limits;
+    Meter::new(limits.page_work, limits.page_time)
 }
 
 /// A parsed patch request: its operations and optional condition.
@@ -81,42 +116,42 @@ pub fn parse_request_value(
     Ok(PatchRequest { ops, condition })
 }
 
-/// Applies `request` to `existing` (the committed version of `key`) and commits the result;
-/// returns the new item, its LSN and the charge. A condition that does not hold is 412, an
-/// operation the item refuses 400 (both with the partition's headers).
-pub fn patch_existing(
+/// Commits what `request` made of the committed version of `key` (`outcome`: [`patched`], then
+/// sealed); returns the new item, its LSN and the charge. A condition that did not hold is 412, an
+/// operation the item refused 400 (both with the partition's headers).
+fn commit_patched(
     ctx: &RequestCtx<'_>,
     target: &Target,
     partition: &mut Partition,
     key: &DocKey,
-    existing: &StoredDoc,
     request: &PatchRequest,
+    outcome: Result<Arc<StoredDoc>, ApiError>,
 ) -> Result<(Arc<StoredDoc>, u64, f64), ApiError> {
-    let map = patched(existing, request).map_err(|e| {
-        if e.status == 500 {
-            e
-        } else {
-            write_error(ctx, target, partition, e)
-        }
-    })?;
-    let (doc, lsn) = commit_item(ctx, target, partition, key, map, existing.rid)
-        .map_err(|e| write_error(ctx, target, partition, e))?;
+    let (doc, lsn) = outcome
+        .and_then(|doc| commit_prepared(ctx, target, partition, key, doc))
+        .map_err(|e| {
+            if e.status == 500 {
+                e
+            } else {
+                write_error(ctx, target, partition, e)
+            }
+        })?;
     let charge = charge::patch(doc.body.len(), request.condition.is_some());
     Ok((doc, lsn, charge))
 }
 
 /// The item `existing` becomes under `request`, not yet sealed or committed: 412 when the
-/// condition does not hold, 400 when an operation cannot apply.
+/// condition does not hold, 400 when an operation cannot apply or the condition needs more than
+/// `meter` allows (naming the limit).
 pub fn patched(
     existing: &StoredDoc,
     request: &PatchRequest,
+    meter: &Meter,
 ) -> Result<Map<String, Value>, ApiError> {
     let mut doc: Value = serde_json::from_slice(&existing.body)
         .map_err(|e| ApiError::new(500, format!("The stored item could not be read: {e}")))?;
     if let Some(cond) = &request.condition {
-        let held = cond
-            .holds(&doc)
-            .map_err(|e| ApiError::bad_request(format!("The patch condition is invalid: {e}")))?;
+        let held = cond.holds(&doc, meter).map_err(condition_error)?;
         if !held {
             return Err(ApiError::precondition_failed());
         }
@@ -127,6 +162,20 @@ pub fn patched(
         Value::Object(map) => Ok(map),
         _ => Err(ApiError::new(500, "The stored item is not a JSON object.")),
     }
+}
+
+/// 400 for a condition that cannot be evaluated, naming the limit when a budget ran out.
+fn condition_error(e: SqlError) -> ApiError {
+    ApiError::bad_request(match e.limit {
+        Some(Limit::Work(units)) => format!(
+            "The patch condition is too costly: it needs more than the {units} units of work one condition may use (--query-page-work)."
+        ),
+        Some(Limit::Time(t)) => format!(
+            "The patch condition is too costly: it takes longer than the {} ms one condition may take (--query-page-ms).",
+            t.as_millis()
+        ),
+        None => format!("The patch condition is invalid: {e}"),
+    })
 }
 
 /// 400 for operations on `/id`, system properties or the partition key path.

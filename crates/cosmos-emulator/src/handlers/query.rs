@@ -4,25 +4,26 @@
 //! gateway serves itself. Anything else across partitions answers 400 with sub-status 1004, which
 //! tells an SDK to ask for a query plan.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::query_page::{run_page, Budget, Page, Scope};
-use super::query_token::QueryToken;
-use super::replica_headers::{container_paths, replica_headers};
+use super::consistency::{read_lsn, session_token};
+use super::replica_headers::{container_paths, replica_headers, replica_state, ReplicaState};
 use crate::epk::{Epk, EpkFilter, PartitionKeyValue, PkComponent};
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
+use crate::query_exec::{run_page, Execution, Page, QueryToken, RangeReads, ReadScope as Scope};
 use crate::sql::ast::Query;
 use crate::sql::exec::needs_all_rows;
 use crate::sql::parse_query;
 use crate::sql::partition_filter::pinned_key;
 use crate::sql::plan::{plan, MinMaxParts};
-use crate::store::Container;
+use crate::store::{Container, Partition};
 
 /// Sub-status of a cross-partition query the gateway cannot serve without a plan.
 pub const CROSS_PARTITION_QUERY_NOT_SERVABLE: u32 = 1004;
@@ -103,6 +104,27 @@ pub fn read_request(ctx: &RequestCtx<'_>) -> Result<QueryRequest, ApiError> {
     })
 }
 
+/// What a query page read: each range's session token and the replication state of the last
+/// range read (its headers, on a single-range page).
+struct Reads<'r, 'c> {
+    ctx: &'r RequestCtx<'c>,
+    container: &'r Container,
+    session_tokens: RefCell<Vec<String>>,
+    replica: RefCell<Option<ReplicaState>>,
+}
+
+impl RangeReads for Reads<'_, '_> {
+    fn read_point(&self, range: usize, partition: &Partition) -> Result<u64, ApiError> {
+        let range_id = self.container.range_id(range);
+        let lsn = read_lsn(self.ctx, partition, range_id)?;
+        self.session_tokens
+            .borrow_mut()
+            .push(session_token(self.ctx, partition, range_id, lsn));
+        *self.replica.borrow_mut() = Some(replica_state(self.ctx, partition, lsn, None));
+        Ok(lsn)
+    }
+}
+
 /// Serves one page of a query.
 pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
@@ -115,24 +137,36 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
         Some(t) => Some(QueryToken::decode(t)?),
         None => None,
     };
-    let budget = Budget {
+    let reads = Reads {
+        ctx,
+        container: &container,
+        session_tokens: RefCell::new(Vec::new()),
+        replica: RefCell::new(None),
+    };
+    let limits = ctx.shared.query_limits;
+    let execution = Execution {
+        container: &container,
+        query: &request.query,
+        text: &request.text,
+        params: &request.params,
+        scope: &scope,
+        region: ctx.region,
+        state: &ctx.shared.store.queries,
+        limits,
         max_items: page_size(ctx)?,
         max_bytes: PAGE_BYTES,
-        limits: ctx.shared.query_limits,
-        started: std::time::Instant::now(),
+        reads: &reads,
+        meter: Execution::meter_for(&limits),
+        docs_read: Default::default(),
     };
-    let page = run_page(
-        ctx,
-        &container,
-        &request.query,
-        &request.text,
-        &request.params,
-        &scope,
-        token,
-        &budget,
-    )?;
+    let page = run_page(&execution, token)?;
+    let work = execution.meter.used();
     let paths = container_paths(ctx, db, &container);
-    Ok(reply(&container, &scope, page, paths))
+    let mut reply = reply(&container, &scope, page, work, reads, paths);
+    if flag(ctx.headers, headers::POPULATE_QUERY_METRICS) {
+        reply = reply.header(headers::QUERY_WORK, work.to_string());
+    }
+    Ok(reply)
 }
 
 fn page_size(ctx: &RequestCtx<'_>) -> Result<usize, ApiError> {
@@ -316,9 +350,11 @@ fn reply(
     container: &Arc<Container>,
     scope: &Scope,
     page: Page,
+    work: u64,
+    reads: Reads<'_, '_>,
     paths: [(&'static str, String); 2],
 ) -> Reply {
-    let bytes: usize = page.items.iter().map(Vec::len).sum();
+    let bytes = page.bytes;
     let mut body = Vec::with_capacity(bytes + page.items.len() + 64);
     body.extend_from_slice(format!("{{\"_rid\":\"{}\",\"Documents\":[", container.rid).as_bytes());
     for (i, item) in page.items.iter().enumerate() {
@@ -328,12 +364,15 @@ fn reply(
         body.extend_from_slice(item);
     }
     body.extend_from_slice(format!("],\"_count\":{}}}", page.items.len()).as_bytes());
-    let mut reply = Reply::json(200, body.into(), charge::query(page.scanned, bytes))
+    let mut reply = Reply::json(200, body.into(), charge::query(page.scanned, bytes, work))
         .header(headers::ITEM_COUNT, page.items.len().to_string())
-        .header(headers::SESSION_TOKEN, page.session_tokens.join(","));
+        .header(
+            headers::SESSION_TOKEN,
+            reads.session_tokens.into_inner().join(","),
+        );
     if let [range] = scope.ranges.as_slice() {
         reply = reply.header(headers::PARTITION_KEY_RANGE_ID, container.range_id(*range));
-        for (name, value) in page.replica.iter().flat_map(replica_headers) {
+        for (name, value) in reads.replica.into_inner().iter().flat_map(replica_headers) {
             reply = reply.header(name, value);
         }
     }

@@ -8,7 +8,7 @@
 //! | patch                             | 5 RU per started KiB of the result, + 1 RU when a condition was evaluated |
 //! | delete                            | 5 RU per started KiB of the deleted document |
 //! | read feed page                    | 1 RU + 1 RU per started KiB of the page's documents |
-//! | query page                        | 2 RU + 0.1 RU per document scanned + 1 RU per started KiB returned |
+//! | query page                        | 2 RU + 0.1 RU per document scanned + 1 RU per started KiB returned + 1 RU per whole 100,000 units of work |
 //! | query plan                        | 1 RU                                         |
 //! | metadata (account, dbs, colls, pkranges) | 1 RU                                  |
 //! | a data-plane error after routing  | 1 RU                                         |
@@ -43,14 +43,20 @@ pub fn read_feed(page_bytes: usize) -> f64 {
     }
 }
 
-/// A query page that read `scanned` documents and returned `returned_bytes` of results.
-pub fn query(scanned: usize, returned_bytes: usize) -> f64 {
+/// Units of query work ([`crate::sql::meter`]) one request unit pays for.
+pub const QUERY_WORK_PER_RU: u64 = 100_000;
+
+/// A query page that read `scanned` documents, returned `returned_bytes` of results and used
+/// `work` units of work.
+pub fn query(scanned: usize, returned_bytes: usize, work: u64) -> f64 {
     let returned = if returned_bytes == 0 {
         0.0
     } else {
         started_kib(returned_bytes)
     };
-    2.0 + (scanned as f64 * 0.1 * 100.0).round() / 100.0 + returned
+    2.0 + (scanned as f64 * 0.1 * 100.0).round() / 100.0
+        + returned
+        + (work / QUERY_WORK_PER_RU) as f64
 }
 
 pub fn metadata() -> f64 {
@@ -74,7 +80,8 @@ mod tests {
         assert_eq!(patch(100, true), 6.0);
         assert_eq!(read_feed(0), 1.0);
         assert_eq!(read_feed(2048), 3.0);
-        assert_eq!(query(0, 0), 2.0);
-        assert_eq!(query(10, 1500), 5.0);
+        assert_eq!(query(0, 0, 0), 2.0);
+        assert_eq!(query(10, 1500, 99_999), 5.0);
+        assert_eq!(query(10, 1500, 250_000), 7.0);
     }
 }

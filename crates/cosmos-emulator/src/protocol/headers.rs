@@ -8,6 +8,10 @@ pub const PARTITION_KEY_RANGE_ID: &str = "x-ms-documentdb-partitionkeyrangeid";
 pub const IS_UPSERT: &str = "x-ms-documentdb-is-upsert";
 pub const IS_QUERY: &str = "x-ms-documentdb-isquery";
 pub const IS_QUERY_PLAN: &str = "x-ms-cosmos-is-query-plan-request";
+/// Asks for a query page's metrics; the emulator then answers [`QUERY_WORK`].
+pub const POPULATE_QUERY_METRICS: &str = "x-ms-documentdb-populatequerymetrics";
+/// The units of work a query page used (the emulator's own header, sent when asked for metrics).
+pub const QUERY_WORK: &str = "x-ms-emulator-query-work";
 pub const ENABLE_CROSS_PARTITION: &str = "x-ms-documentdb-query-enablecrosspartition";
 pub const MAX_ITEM_COUNT: &str = "x-ms-max-item-count";
 pub const CONTINUATION: &str = "x-ms-continuation";

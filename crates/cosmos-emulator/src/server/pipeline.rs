@@ -14,7 +14,7 @@ use super::body::read_body;
 use super::port::Port;
 use crate::auth::Credentials;
 use crate::exchange::reply::{error_response, to_response};
-use crate::exchange::request_class::op_kind;
+use crate::exchange::request_class::{evaluates, op_kind};
 use crate::exchange::{header_text, Reply, RequestCtx, Shared};
 use crate::faults::{admin, outage_admin, Reaction, RequestFacts};
 use crate::handlers;
@@ -114,20 +114,46 @@ pub async fn handle(
         Ok(b) => b,
         Err(e) => return Ok(error_response(&e, 0.0)),
     };
+    let heavy = evaluates(&parts.method, &route, &parts.headers, body.len());
+    let parts = Arc::new(parts);
+    let route = Arc::new(route);
     // A read ahead of this region's replica (404/1002) is served again as the replica catches
     // up, within the session wait, as the service's gateway does before it answers 1002.
     let started = Instant::now();
     let mut attempt = 0;
     let result = loop {
-        let ctx = RequestCtx {
-            shared: &shared,
-            method: &parts.method,
-            headers: &parts.headers,
-            body: body.clone(),
-            region,
-            now: Instant::now(),
+        let now = Instant::now();
+        let serve = {
+            let shared = shared.clone();
+            let parts = parts.clone();
+            let route = route.clone();
+            let body = body.clone();
+            move || {
+                let ctx = RequestCtx {
+                    shared: &shared,
+                    method: &parts.method,
+                    headers: &parts.headers,
+                    body,
+                    region,
+                    now,
+                };
+                handlers::handle(&ctx, &route)
+            }
         };
-        let result = handlers::handle(&ctx, &route);
+        let result = if heavy {
+            // Off the I/O threads: a slow query or condition delays only its own request. The
+            // permit bounds how many run at once; waiting for one holds no thread.
+            let _permit = shared.evaluations.acquire().await;
+            match tokio::task::spawn_blocking(serve).await {
+                Ok(result) => result,
+                Err(e) => Err(ApiError::new(
+                    500,
+                    format!("The request failed while it was served: {e}"),
+                )),
+            }
+        } else {
+            serve()
+        };
         let behind = matches!(&result, Err(e) if e.status == 404
             && e.sub_status == crate::protocol::sub_status::READ_SESSION_NOT_AVAILABLE);
         attempt += 1;

@@ -68,6 +68,13 @@ impl Accumulator {
         }
     }
 
+    /// Bytes, about, the accumulator holds besides itself (the extreme a MIN or MAX keeps).
+    pub fn held(&self) -> usize {
+        self.extreme.as_ref().map_or(0, |v| {
+            super::meter::heap_size(v) - std::mem::size_of::<Value>()
+        })
+    }
+
     /// The result.
     pub fn result(&self) -> Val {
         if self.invalid {

@@ -1,24 +1,32 @@
 //! Evaluating an expression against the names a row binds, with the service's rules: `undefined`
 //! propagates, only `true` is true, comparisons across types are `undefined`.
 //!
-//! Recursion follows the tree, whose height the parser bounds.
+//! Values are read by reference wherever the expression only names them (paths, parameters,
+//! literals): [`eval_ref`] answers a borrowed value, and a copy is made (and charged by its size)
+//! only where a new value is built. Every evaluated node charges the context's [`Meter`], so
+//! evaluation stops at the first step past the budget. Recursion follows the tree, whose height
+//! the parser bounds.
 
-use std::cell::Cell;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
 use super::ast::{BinaryOp, Expr, Step, UnaryOp};
-use super::exec::run_subquery;
+use super::exec::{run_subquery, Want};
 use super::functions;
+use super::limits::MAX_RESULT_BYTES;
+use super::meter::{units_of, weight, Meter};
 use super::regex_cache::{compiled, like_to_regex};
 use super::sql_error::SqlError;
-use super::value::{compare, equals, is_true, number, Val};
+use super::value::{compare, equals, number, Val};
 
-/// The names one row binds, and the row of the enclosing query (for subqueries).
+/// The names one row binds (each to a value it borrows), and the row of the enclosing query (for
+/// subqueries).
+#[derive(Clone, Copy)]
 pub struct Scope<'a> {
-    pub names: &'a [String],
-    pub values: &'a [Value],
+    pub names: &'a [&'a str],
+    pub values: &'a [&'a Value],
     pub outer: Option<&'a Scope<'a>>,
 }
 
@@ -31,11 +39,11 @@ impl<'a> Scope<'a> {
     };
 
     /// The value bound to `name`, here or in an enclosing scope.
-    pub fn lookup(&self, name: &str) -> Option<&Value> {
+    pub fn lookup(&self, name: &str) -> Option<&'a Value> {
         let mut scope = Some(self);
         while let Some(s) = scope {
-            if let Some(i) = s.names.iter().position(|n| n == name) {
-                return s.values.get(i);
+            if let Some(i) = s.names.iter().position(|n| *n == name) {
+                return s.values.get(i).copied();
             }
             scope = s.outer;
         }
@@ -44,12 +52,13 @@ impl<'a> Scope<'a> {
 }
 
 /// What evaluation needs besides the row: parameters, the current group's aggregate results, and
-/// a work counter the executor bounds.
+/// the meter every step charges.
+#[derive(Clone, Copy)]
 pub struct Ctx<'a> {
     pub params: &'a HashMap<String, Value>,
     pub aggregates: Option<&'a [Val]>,
-    /// Rows bound so far (subqueries included); the executor stops or refuses past its budget.
-    pub work: &'a Cell<u64>,
+    /// The budget of the page (or condition) being evaluated.
+    pub work: &'a Meter,
 }
 
 impl<'a> Ctx<'a> {
@@ -63,32 +72,54 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Evaluates `expr`.
-pub fn eval(expr: &Expr, scope: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Val, SqlError> {
+/// A value an expression yields: borrowed from the row, the parameters or the query, or built.
+pub type Evaluated<'v> = Option<Cow<'v, Value>>;
+
+/// Evaluates `expr` to a value of its own (copied, and charged by size, when it was borrowed).
+pub fn eval<'v>(expr: &'v Expr, scope: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Val, SqlError> {
+    eval_ref(expr, scope, ctx)?
+        .map(|v| owned(v, ctx.work))
+        .transpose()
+}
+
+/// `v` as a value of its own: a borrowed value is copied, charged by its size first.
+pub fn owned(v: Cow<'_, Value>, meter: &Meter) -> Result<Value, SqlError> {
+    match v {
+        Cow::Owned(v) => Ok(v),
+        Cow::Borrowed(v) => {
+            meter.charge(weight(v))?;
+            Ok(v.clone())
+        }
+    }
+}
+
+fn unresolved(name: &str) -> SqlError {
+    SqlError::new(format!("Identifier '{name}' could not be resolved."))
+}
+
+/// Evaluates `expr`, borrowing what it names rather than copying it.
+pub fn eval_ref<'v>(
+    expr: &'v Expr,
+    scope: &Scope<'v>,
+    ctx: &Ctx<'v>,
+) -> Result<Evaluated<'v>, SqlError> {
+    ctx.work.charge(1)?;
+    let built = |v: Val| v.map(Cow::Owned);
     Ok(match expr {
-        Expr::Literal(v) => Some(v.clone()),
+        Expr::Literal(v) => Some(Cow::Borrowed(v)),
         Expr::Undefined => None,
-        Expr::Param(name) => Some(ctx.params.get(name).cloned().ok_or_else(|| {
+        Expr::Param(name) => Some(Cow::Borrowed(ctx.params.get(name).ok_or_else(|| {
             SqlError::new(format!(
                 "The parameter {name} is not defined in the request's parameters."
             ))
-        })?),
-        Expr::Ident(name, _) => {
-            Some(scope.lookup(name).cloned().ok_or_else(|| {
-                SqlError::new(format!("Identifier '{name}' could not be resolved."))
-            })?)
-        }
-        Expr::Path(base, steps) => match base.as_ref() {
-            Expr::Ident(name, _) => {
-                let root = scope.lookup(name).ok_or_else(|| {
-                    SqlError::new(format!("Identifier '{name}' could not be resolved."))
-                })?;
-                walk_ref(root, steps, scope, ctx)?.cloned()
-            }
-            other => match eval(other, scope, ctx)? {
-                Some(v) => walk_ref(&v, steps, scope, ctx)?.cloned(),
-                None => None,
-            },
+        })?)),
+        Expr::Ident(name, _) => Some(Cow::Borrowed(
+            scope.lookup(name).ok_or_else(|| unresolved(name))?,
+        )),
+        Expr::Path(base, steps) => match eval_ref(base, scope, ctx)? {
+            None => None,
+            Some(Cow::Borrowed(root)) => walk_ref(root, steps, scope, ctx)?.map(Cow::Borrowed),
+            Some(Cow::Owned(root)) => walk_owned(root, steps, scope, ctx)?.map(Cow::Owned),
         },
         Expr::Array(items) => {
             let mut out = Vec::with_capacity(items.len());
@@ -97,7 +128,7 @@ pub fn eval(expr: &Expr, scope: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Val, SqlErr
                     out.push(v);
                 }
             }
-            Some(Value::Array(out))
+            Some(Cow::Owned(Value::Array(out)))
         }
         Expr::Object(fields) => {
             let mut out = Map::new();
@@ -106,35 +137,38 @@ pub fn eval(expr: &Expr, scope: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Val, SqlErr
                     out.insert(k.clone(), v);
                 }
             }
-            Some(Value::Object(out))
+            Some(Cow::Owned(Value::Object(out)))
         }
-        Expr::Unary(op, inner) => unary(*op, eval(inner, scope, ctx)?),
-        Expr::Binary(BinaryOp::Coalesce, a, b) => match eval(a, scope, ctx)? {
+        Expr::Unary(op, inner) => built(unary(*op, eval_ref(inner, scope, ctx)?.as_deref())),
+        Expr::Binary(BinaryOp::Coalesce, a, b) => match eval_ref(a, scope, ctx)? {
             Some(v) => Some(v),
-            None => eval(b, scope, ctx)?,
+            None => eval_ref(b, scope, ctx)?,
         },
-        Expr::Binary(op, a, b) => binary(*op, eval(a, scope, ctx)?, eval(b, scope, ctx)?),
+        Expr::Binary(op, a, b) => {
+            let (a, b) = (eval_ref(a, scope, ctx)?, eval_ref(b, scope, ctx)?);
+            built(binary(*op, a.as_deref(), b.as_deref(), ctx.work)?)
+        }
         Expr::And(items) => {
             let mut all_true = true;
             for item in items {
-                match eval(item, scope, ctx)? {
-                    Some(Value::Bool(false)) => return Ok(Some(Value::Bool(false))),
+                match eval_ref(item, scope, ctx)?.as_deref() {
+                    Some(Value::Bool(false)) => return Ok(Some(Cow::Owned(Value::Bool(false)))),
                     Some(Value::Bool(true)) => {}
                     _ => all_true = false,
                 }
             }
-            all_true.then_some(Value::Bool(true))
+            all_true.then(|| Cow::Owned(Value::Bool(true)))
         }
         Expr::Or(items) => {
             let mut all_false = true;
             for item in items {
-                match eval(item, scope, ctx)? {
-                    Some(Value::Bool(true)) => return Ok(Some(Value::Bool(true))),
+                match eval_ref(item, scope, ctx)?.as_deref() {
+                    Some(Value::Bool(true)) => return Ok(Some(Cow::Owned(Value::Bool(true)))),
                     Some(Value::Bool(false)) => {}
                     _ => all_false = false,
                 }
             }
-            all_false.then_some(Value::Bool(false))
+            all_false.then(|| Cow::Owned(Value::Bool(false)))
         }
         Expr::Between {
             expr,
@@ -143,30 +177,30 @@ pub fn eval(expr: &Expr, scope: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Val, SqlErr
             negated,
         } => {
             let (x, lo, hi) = (
-                eval(expr, scope, ctx)?,
-                eval(low, scope, ctx)?,
-                eval(high, scope, ctx)?,
+                eval_ref(expr, scope, ctx)?,
+                eval_ref(low, scope, ctx)?,
+                eval_ref(high, scope, ctx)?,
             );
-            let inside = match (x, lo, hi) {
-                (Some(x), Some(lo), Some(hi)) => match (compare(&x, &lo), compare(&x, &hi)) {
+            let inside = match (x.as_deref(), lo.as_deref(), hi.as_deref()) {
+                (Some(x), Some(lo), Some(hi)) => match (compare(x, lo), compare(x, hi)) {
                     (Some(a), Some(b)) => Some(a.is_ge() && b.is_le()),
                     _ => None,
                 },
                 _ => None,
             };
-            negate_if(inside, *negated)
+            built(negate_if(inside, *negated))
         }
         Expr::In {
             expr,
             list,
             negated,
         } => {
-            let Some(x) = eval(expr, scope, ctx)? else {
+            let Some(x) = eval_ref(expr, scope, ctx)? else {
                 return Ok(None);
             };
             let mut answer = Some(false);
             for item in list {
-                match eval(item, scope, ctx)?.and_then(|v| equals(&x, &v)) {
+                match eval_ref(item, scope, ctx)?.and_then(|v| equals(&x, &v)) {
                     Some(true) => {
                         answer = Some(true);
                         break;
@@ -175,7 +209,7 @@ pub fn eval(expr: &Expr, scope: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Val, SqlErr
                     None => answer = None,
                 }
             }
-            negate_if(answer, *negated)
+            built(negate_if(answer, *negated))
         }
         Expr::Like {
             expr,
@@ -185,7 +219,7 @@ pub fn eval(expr: &Expr, scope: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Val, SqlErr
         } => {
             let escape = match escape {
                 None => None,
-                Some(e) => match eval(e, scope, ctx)? {
+                Some(e) => match eval_ref(e, scope, ctx)?.as_deref() {
                     Some(Value::String(s)) if s.chars().count() == 1 => s.chars().next(),
                     _ => {
                         return Err(SqlError::new(
@@ -194,57 +228,110 @@ pub fn eval(expr: &Expr, scope: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Val, SqlErr
                     }
                 },
             };
-            let hit = match (eval(expr, scope, ctx)?, eval(pattern, scope, ctx)?) {
+            let (text, pattern) = (eval_ref(expr, scope, ctx)?, eval_ref(pattern, scope, ctx)?);
+            let hit = match (text.as_deref(), pattern.as_deref()) {
                 (Some(Value::String(s)), Some(Value::String(p))) => {
-                    let re = compiled(&like_to_regex(&p, escape)).map_err(|e| {
+                    ctx.work.charge(match_cost(s, p))?;
+                    let re = compiled(&like_to_regex(p, escape)).map_err(|e| {
                         SqlError::new(format!("The LIKE pattern {p:?} is too large: {e}"))
                     })?;
-                    Some(re.is_match(&s))
+                    Some(re.is_match(s))
                 }
                 _ => None,
             };
-            negate_if(hit, *negated)
+            built(negate_if(hit, *negated))
         }
         Expr::Ternary(cond, yes, no) => {
-            if is_true(&eval(cond, scope, ctx)?) {
-                eval(yes, scope, ctx)?
+            if matches!(
+                eval_ref(cond, scope, ctx)?.as_deref(),
+                Some(Value::Bool(true))
+            ) {
+                eval_ref(yes, scope, ctx)?
             } else {
-                eval(no, scope, ctx)?
+                eval_ref(no, scope, ctx)?
             }
         }
         Expr::Call(name, args) => {
             let mut values = Vec::with_capacity(args.len());
             for a in args {
-                values.push(eval(a, scope, ctx)?);
+                values.push(eval_ref(a, scope, ctx)?);
             }
-            functions::call(name, &values).map_err(SqlError::new)?
+            let refs: Vec<Option<&Value>> = values.iter().map(|v| v.as_deref()).collect();
+            built(functions::call(name, &refs, ctx.work)?)
         }
         Expr::Aggregate(i) => ctx
             .aggregates
             .and_then(|a| a.get(*i))
-            .cloned()
-            .ok_or_else(|| SqlError::new("An aggregate was used outside an aggregating query."))?,
-        Expr::Exists(q) => Some(Value::Bool(!run_subquery(q, scope, ctx)?.is_empty())),
-        Expr::ArrayQuery(q) => Some(Value::Array(run_subquery(q, scope, ctx)?)),
-        Expr::Scalar(q) => run_subquery(q, scope, ctx)?.into_iter().next(),
+            .ok_or_else(|| SqlError::new("An aggregate was used outside an aggregating query."))?
+            .as_ref()
+            .map(Cow::Borrowed),
+        Expr::Exists(q) => Some(Cow::Owned(Value::Bool(
+            !run_subquery(q, scope, ctx, Want::First)?.is_empty(),
+        ))),
+        Expr::ArrayQuery(q) => Some(Cow::Owned(Value::Array(run_subquery(
+            q,
+            scope,
+            ctx,
+            Want::All,
+        )?))),
+        Expr::Scalar(q) => run_subquery(q, scope, ctx, Want::First)?
+            .into_iter()
+            .next()
+            .map(Cow::Owned),
     })
 }
 
-/// Follows `steps` from `v` by reference; only the value reached is cloned by the caller.
-fn walk_ref<'v>(
+/// The cost of matching a regular expression of `pattern` against `text`: the engine's work grows
+/// with both.
+pub fn match_cost(text: &str, pattern: &str) -> u64 {
+    units_of(text.len()).saturating_mul(units_of(pattern.len()))
+}
+
+/// Follows `steps` from `v` by reference.
+pub fn walk_ref<'v>(
     mut v: &'v Value,
-    steps: &[Step],
-    scope: &Scope<'_>,
-    ctx: &Ctx<'_>,
+    steps: &'v [Step],
+    scope: &Scope<'v>,
+    ctx: &Ctx<'v>,
 ) -> Result<Option<&'v Value>, SqlError> {
     for step in steps {
         let next = match step {
             Step::Name(name) => v.as_object().and_then(|m| m.get(name)),
-            Step::Index(index) => match eval(index, scope, ctx)? {
-                Some(Value::String(name)) => v.as_object().and_then(|m| m.get(&name)),
+            Step::Index(index) => match eval_ref(index, scope, ctx)?.as_deref() {
+                Some(Value::String(name)) => v.as_object().and_then(|m| m.get(name)),
                 Some(Value::Number(n)) => n
                     .as_u64()
                     .and_then(|i| v.as_array().and_then(|items| items.get(i as usize))),
+                _ => None,
+            },
+        };
+        match next {
+            Some(n) => v = n,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(v))
+}
+
+/// Follows `steps` from a value of its own, keeping only the part reached.
+fn walk_owned<'v>(
+    mut v: Value,
+    steps: &'v [Step],
+    scope: &Scope<'v>,
+    ctx: &Ctx<'v>,
+) -> Result<Val, SqlError> {
+    for step in steps {
+        let next = match step {
+            Step::Name(n) => match v {
+                Value::Object(mut m) => m.remove(n),
+                _ => None,
+            },
+            Step::Index(e) => match (v, eval_ref(e, scope, ctx)?.as_deref()) {
+                (Value::Array(mut items), Some(Value::Number(n))) => n
+                    .as_u64()
+                    .filter(|i| (*i as usize) < items.len())
+                    .map(|i| items.swap_remove(i as usize)),
+                (Value::Object(mut m), Some(Value::String(s))) => m.remove(s),
                 _ => None,
             },
         };
@@ -260,10 +347,10 @@ fn negate_if(v: Option<bool>, negated: bool) -> Val {
     v.map(|b| Value::Bool(b != negated))
 }
 
-fn unary(op: UnaryOp, v: Val) -> Val {
+fn unary(op: UnaryOp, v: Option<&Value>) -> Val {
     match (op, v?) {
         (UnaryOp::Not, Value::Bool(b)) => Some(Value::Bool(!b)),
-        (UnaryOp::Plus, Value::Number(n)) => Some(Value::Number(n)),
+        (UnaryOp::Plus, Value::Number(n)) => Some(Value::Number(n.clone())),
         (UnaryOp::Neg, Value::Number(n)) => match n.as_i64().and_then(i64::checked_neg) {
             Some(i) => Some(Value::from(i)),
             None => number(-n.as_f64()?),
@@ -281,28 +368,46 @@ fn to_int32(f: f64) -> i32 {
     (f.trunc().rem_euclid(4_294_967_296.0) as u64 as u32) as i32
 }
 
-/// A binary operator on evaluated operands.
-pub fn binary(op: BinaryOp, a: Val, b: Val) -> Val {
-    let (a, b) = (a?, b?);
-    let cmp = |f: fn(std::cmp::Ordering) -> bool| compare(&a, &b).map(|o| Value::Bool(f(o)));
-    match op {
-        BinaryOp::Eq => equals(&a, &b).map(Value::Bool),
-        BinaryOp::Ne => equals(&a, &b).map(|e| Value::Bool(!e)),
+/// A binary operator on evaluated operands; `||` is charged for the string it builds and refused
+/// past [`MAX_RESULT_BYTES`].
+pub fn binary(
+    op: BinaryOp,
+    a: Option<&Value>,
+    b: Option<&Value>,
+    meter: &Meter,
+) -> Result<Val, SqlError> {
+    let (Some(a), Some(b)) = (a, b) else {
+        return Ok(None);
+    };
+    let cmp = |f: fn(std::cmp::Ordering) -> bool| compare(a, b).map(|o| Value::Bool(f(o)));
+    Ok(match op {
+        BinaryOp::Eq => equals(a, b).map(Value::Bool),
+        BinaryOp::Ne => equals(a, b).map(|e| Value::Bool(!e)),
         BinaryOp::Lt => cmp(|o| o.is_lt()),
         BinaryOp::Le => cmp(|o| o.is_le()),
         BinaryOp::Gt => cmp(|o| o.is_gt()),
         BinaryOp::Ge => cmp(|o| o.is_ge()),
         BinaryOp::Concat => match (a, b) {
-            (Value::String(x), Value::String(y)) => Some(Value::String(x + &y)),
+            (Value::String(x), Value::String(y)) => {
+                let len = x.len() + y.len();
+                check_result_size("||", len)?;
+                meter.charge_bytes(len)?;
+                let mut out = String::with_capacity(len);
+                out.push_str(x);
+                out.push_str(y);
+                Some(Value::String(out))
+            }
             _ => None,
         },
-        BinaryOp::Coalesce => Some(a),
+        BinaryOp::Coalesce => Some(a.clone()),
         _ => {
-            let (Value::Number(x), Value::Number(y)) = (&a, &b) else {
-                return None;
+            let (Value::Number(x), Value::Number(y)) = (a, b) else {
+                return Ok(None);
             };
             let ints = x.as_i64().zip(y.as_i64());
-            let (fx, fy) = (x.as_f64()?, y.as_f64()?);
+            let (Some(fx), Some(fy)) = (x.as_f64(), y.as_f64()) else {
+                return Ok(None);
+            };
             let exact =
                 |f: fn(i64, i64) -> Option<i64>| ints.and_then(|(p, q)| f(p, q)).map(Value::from);
             match op {
@@ -326,5 +431,141 @@ pub fn binary(op: BinaryOp, a: Val, b: Val) -> Val {
                 _ => None,
             }
         }
+    })
+}
+
+/// 400 naming the limit when `what` would build a value of `bytes` bytes, past
+/// [`MAX_RESULT_BYTES`].
+pub fn check_result_size(what: &str, bytes: usize) -> Result<(), SqlError> {
+    if bytes > MAX_RESULT_BYTES {
+        return Err(SqlError::new(format!(
+            "{what} would build a value of {bytes} bytes; the limit for the result of a string or array function or operator is {MAX_RESULT_BYTES} bytes."
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::ast::Projection;
+    use crate::sql::meter::Limit;
+    use crate::sql::parse_query;
+    use serde_json::json;
+
+    /// Evaluates the VALUE expression of `SELECT VALUE <text>` with `c` bound to `doc`.
+    fn value(
+        text: &str,
+        doc: &Value,
+        params: &HashMap<String, Value>,
+        meter: &Meter,
+    ) -> Result<Val, SqlError> {
+        let q = parse_query(&format!("SELECT VALUE {text} FROM c")).unwrap();
+        let Projection::Value(e) = &q.projection else {
+            unreachable!()
+        };
+        let values = [doc];
+        let scope = Scope {
+            names: &["c"],
+            values: &values,
+            outer: None,
+        };
+        let ctx = Ctx {
+            params,
+            aggregates: None,
+            work: meter,
+        };
+        eval(e, &scope, &ctx)
+    }
+
+    fn v(text: &str) -> Val {
+        let doc = json!({"n": 5, "s": "abc", "a": [1, 2, 3], "o": {"k": [10, 20]}});
+        let params = HashMap::from([("@p".to_owned(), json!({"x": 1}))]);
+        value(text, &doc, &params, &Meter::unlimited()).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn expressions_follow_the_type_rules() {
+        let table = [
+            ("c.n + 1", Some(json!(6))),
+            ("c.n / 2", Some(json!(2.5))),
+            ("c.n = '5'", None),
+            ("c.n > 'a'", None),
+            ("c.s || 'd'", Some(json!("abcd"))),
+            ("c.s || 1", None),
+            ("c.missing ?? c.s", Some(json!("abc"))),
+            ("c.o.k[1]", Some(json!(20))),
+            ("c['o']['k'][0]", Some(json!(10))),
+            ("@p.x", Some(json!(1))),
+            ("[c.n, c.missing, 1]", Some(json!([5, 1]))),
+            ("{\"a\": c.missing, \"b\": 2}", Some(json!({"b": 2}))),
+            ("c.n BETWEEN 1 AND 5", Some(json!(true))),
+            ("c.n IN (1, '5')", None),
+            ("c.n IN (1, 5)", Some(json!(true))),
+            ("c.s LIKE 'a%'", Some(json!(true))),
+            ("(c.n > 1 ? 'y' : 'n')", Some(json!("y"))),
+            ("NOT c.missing", None),
+            ("true AND c.missing", None),
+            ("false AND c.missing", Some(json!(false))),
+            ("true OR c.missing", Some(json!(true))),
+            ("~5", Some(json!(-6))),
+            ("1 << 33", Some(json!(2))),
+            (
+                "EXISTS(SELECT VALUE x FROM x IN c.a WHERE x > 2)",
+                Some(json!(true)),
+            ),
+            (
+                "ARRAY(SELECT VALUE x * 2 FROM x IN c.a)",
+                Some(json!([2, 4, 6])),
+            ),
+            ("(SELECT VALUE COUNT(1) FROM x IN c.a)", Some(json!(3))),
+        ];
+        for (text, want) in table {
+            assert_eq!(v(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn every_step_is_charged_and_copies_by_their_size() {
+        let doc = json!({"big": "x".repeat(64_000), "n": 1});
+        let params = HashMap::new();
+        let small = Meter::unlimited();
+        value("c.n", &doc, &params, &small).unwrap();
+        let copied = Meter::unlimited();
+        value("c.big", &doc, &params, &copied).unwrap();
+        assert!(
+            copied.used() > small.used() + 900,
+            "{} vs {}",
+            copied.used(),
+            small.used()
+        );
+        // Only naming a value does not copy it.
+        let named = Meter::unlimited();
+        value("IS_DEFINED(c.big)", &doc, &params, &named).unwrap();
+        assert!(named.used() < 10, "{}", named.used());
+    }
+
+    #[test]
+    fn evaluation_stops_at_the_first_step_past_the_budget() {
+        let doc = json!({"a": (0..100).collect::<Vec<_>>()});
+        let params = HashMap::new();
+        let meter = Meter::new(500, std::time::Duration::from_secs(60));
+        let e = value(
+            "ARRAY(SELECT VALUE [x, y] FROM x IN c.a JOIN y IN c.a)",
+            &doc,
+            &params,
+            &meter,
+        )
+        .unwrap_err();
+        assert_eq!(e.limit, Some(Limit::Work(500)));
+        assert!(meter.used() <= 501);
+    }
+
+    #[test]
+    fn a_concatenation_past_the_result_limit_is_refused_before_it_is_built() {
+        let big = "x".repeat(MAX_RESULT_BYTES / 2 + 1);
+        let params = HashMap::from([("@s".to_owned(), json!(big))]);
+        let e = value("@s || @s", &json!({}), &params, &Meter::unlimited()).unwrap_err();
+        assert!(e.message.contains("limit") && e.limit.is_none(), "{e}");
     }
 }

@@ -1,31 +1,43 @@
 //! Carrying a query out over rows: binding `FROM`/`JOIN`, filtering, grouping and aggregating,
 //! ordering, `DISTINCT`, `OFFSET`/`LIMIT`/`TOP` and projection.
 //!
-//! The endpoint streams documents through [`bind`], [`passes`] and [`project`] page by page; a
-//! subquery, and a query that must see every row before answering (aggregates, GROUP BY,
-//! DISTINCT), goes through [`finish`].
+//! [`for_each_row`] binds a document's rows one at a time, each row borrowing its values from the
+//! document (or from the array a JOIN evaluated), so a document with thousands of JOIN rows is
+//! never copied per row; it resumes at any row (`skip`) and stops when told. The query executor
+//! (`crate::query_exec`) streams rows through [`passes`] and [`project`] page by page; a
+//! subquery, and a query that must see every row before answering, gathers them with a
+//! [`Collector`].
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::ast::{Expr, Projection, Query, Source, Step};
-use super::eval::{eval, Ctx, Scope};
+use super::ast::{Expr, Projection, Query, Source};
+use super::eval::{eval, eval_ref, walk_ref, Ctx, Scope};
 use super::grouping::Gathered;
 use super::limits::MAX_ROWS_PER_DOCUMENT;
+use super::meter::Meter;
 use super::sql_error::SqlError;
 use super::value::{canonical, is_true, order, Val};
 
-/// One row: the values bound to the query's source names, in order.
+/// One row as values of its own (the first row of a group), in source order.
 pub type Row = Vec<Value>;
 
+/// Whether a row walk goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Go,
+    Stop,
+}
+
 /// The names the sources of `q` bind, in order.
-pub fn source_names(q: &Query) -> Vec<String> {
+pub fn source_names(q: &Query) -> Vec<&str> {
     match &q.from {
         None => Vec::new(),
         Some(from) => std::iter::once(&from.source)
             .chain(from.joins.iter())
-            .map(|s| s.alias().to_owned())
+            .map(Source::alias)
             .collect(),
     }
 }
@@ -35,95 +47,183 @@ pub fn needs_all_rows(q: &Query) -> bool {
     !q.aggregates.is_empty() || !q.group_by.is_empty() || q.distinct
 }
 
-/// The rows `q`'s FROM clause binds: from `doc` for a top-level query (moved into the row when
-/// the source is the document itself), from the enclosing row for a subquery (`doc` None).
-pub fn bind(
-    q: &Query,
-    doc: Option<Value>,
-    outer: Option<&Scope<'_>>,
-    ctx: &Ctx<'_>,
-) -> Result<Vec<Row>, SqlError> {
+/// Calls `f` with each row `q`'s FROM clause binds, in order, from row `skip` on (the rows before
+/// it are passed over without calling `f`), until `f` answers [`Flow::Stop`]. The rows come from
+/// `doc` for a top-level query, from the enclosing row `outer` for a subquery (`doc` None); a
+/// query without FROM binds one empty row. Each row bound charges one unit; more than
+/// [`MAX_ROWS_PER_DOCUMENT`] rows is an error.
+pub fn for_each_row<'v>(
+    q: &'v Query,
+    doc: Option<&'v Value>,
+    outer: Option<&'v Scope<'v>>,
+    ctx: &Ctx<'v>,
+    skip: u64,
+    f: &mut dyn FnMut(&Scope<'_>) -> Result<Flow, SqlError>,
+) -> Result<Flow, SqlError> {
     let Some(from) = &q.from else {
-        return Ok(vec![Vec::new()]);
+        if skip > 0 {
+            return Ok(Flow::Go);
+        }
+        ctx.work.charge(1)?;
+        let scope = Scope {
+            names: &[],
+            values: &[],
+            outer,
+        };
+        return f(&scope);
     };
     let names = source_names(q);
+    let mut walk = Walk {
+        joins: &from.joins,
+        names: &names,
+        skip,
+        rows: 0,
+        f,
+    };
     let empty = Scope::EMPTY;
-    let outer_scope = outer.unwrap_or(&empty);
-    let mut rows: Vec<Row> = match &from.source {
+    let around = outer.unwrap_or(&empty);
+    match &from.source {
         Source::Container {
             container, path, ..
         } => {
             let base = match doc {
-                Some(d) => Some(d),
-                None => outer_scope.lookup(container).cloned(),
+                Some(d) => d,
+                None => around
+                    .lookup(container)
+                    .ok_or_else(|| unresolved(container))?,
             };
-            let Some(base) = base else {
-                return Err(SqlError::new(format!(
-                    "Identifier '{container}' could not be resolved."
-                )));
-            };
-            walk(base, path, outer_scope, ctx)?
-                .map(|v| vec![vec![v]])
-                .unwrap_or_default()
+            match walk_ref(base, path, around, ctx)? {
+                Some(v) => walk.bind_each(&[], outer, ctx, std::slice::from_ref(v)),
+                None => Ok(Flow::Go),
+            }
         }
         Source::In { expr, .. } => {
-            let root_name = [root_ident(expr).unwrap_or_default().to_owned()];
-            let is_top = doc.is_some();
-            let root_value = doc.into_iter().collect::<Vec<_>>();
-            let scope = if is_top {
-                Scope {
+            let root_name = [root_ident(expr).unwrap_or_default()];
+            let root_value: Vec<&Value> = doc.into_iter().collect();
+            let scope = match doc {
+                Some(_) => Scope {
                     names: &root_name,
                     values: &root_value,
                     outer,
-                }
-            } else {
-                Scope {
+                },
+                None => Scope {
                     names: &[],
                     values: &[],
                     outer,
-                }
+                },
             };
-            elements(eval(expr, &scope, ctx)?)
-                .into_iter()
-                .map(|v| vec![v])
-                .collect()
-        }
-    };
-    for (j, join) in from.joins.iter().enumerate() {
-        let bound = &names[..=j];
-        let mut next = Vec::new();
-        for row in rows {
-            let scope = Scope {
-                names: bound,
-                values: &row,
-                outer,
-            };
-            let values: Vec<Value> = match join {
-                Source::In { expr, .. } => elements(eval(expr, &scope, ctx)?),
-                Source::Container {
-                    container, path, ..
-                } => {
-                    let base = scope.lookup(container).cloned().ok_or_else(|| {
-                        SqlError::new(format!("Identifier '{container}' could not be resolved."))
-                    })?;
-                    walk(base, path, &scope, ctx)?.into_iter().collect()
-                }
-            };
-            for v in values {
-                if next.len() >= MAX_ROWS_PER_DOCUMENT {
-                    return Err(SqlError::new(format!(
-                        "The JOINs of one document produce more than {MAX_ROWS_PER_DOCUMENT} rows, the limit."
-                    )));
-                }
-                let mut extended = row.clone();
-                extended.push(v);
-                next.push(extended);
+            match eval_ref(expr, &scope, ctx)? {
+                Some(Cow::Borrowed(Value::Array(items))) => walk.bind_each(&[], outer, ctx, items),
+                Some(Cow::Owned(Value::Array(items))) => walk.bind_each(&[], outer, ctx, &items),
+                _ => Ok(Flow::Go),
             }
         }
-        rows = next;
     }
-    ctx.work.set(ctx.work.get() + rows.len() as u64);
-    Ok(rows)
+}
+
+/// The state of one walk over a document's rows.
+struct Walk<'q, 'n, 'f> {
+    joins: &'q [Source],
+    names: &'n [&'q str],
+    /// Rows still to pass over.
+    skip: u64,
+    /// Rows bound so far, passed over or not.
+    rows: usize,
+    f: &'f mut dyn FnMut(&Scope<'_>) -> Result<Flow, SqlError>,
+}
+
+impl<'q> Walk<'q, '_, '_> {
+    /// Binds each of `items` as the next source after `bound`, and walks on.
+    fn bind_each<'v>(
+        &mut self,
+        bound: &[&'v Value],
+        outer: Option<&'v Scope<'v>>,
+        ctx: &Ctx<'v>,
+        items: &'v [Value],
+    ) -> Result<Flow, SqlError>
+    where
+        'q: 'v,
+    {
+        let completes_a_row = bound.len() == self.joins.len();
+        if completes_a_row && self.skip >= items.len() as u64 {
+            // Every row of this stretch was consumed on an earlier page.
+            self.skip -= items.len() as u64;
+            self.count(items.len())?;
+            return Ok(Flow::Go);
+        }
+        let mut next: Vec<&'v Value> = Vec::with_capacity(bound.len() + 1);
+        for item in items {
+            next.clear();
+            next.extend_from_slice(bound);
+            next.push(item);
+            if self.level(&next, outer, ctx)? == Flow::Stop {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Go)
+    }
+
+    /// With the sources before `bound.len()` bound: the row itself, or the next JOIN's values.
+    fn level<'v>(
+        &mut self,
+        bound: &[&'v Value],
+        outer: Option<&'v Scope<'v>>,
+        ctx: &Ctx<'v>,
+    ) -> Result<Flow, SqlError>
+    where
+        'q: 'v,
+    {
+        let names = self.names;
+        let scope = Scope {
+            names: &names[..bound.len()],
+            values: bound,
+            outer,
+        };
+        let Some(join) = self.joins.get(bound.len() - 1) else {
+            self.count(1)?;
+            if self.skip > 0 {
+                self.skip -= 1;
+                return Ok(Flow::Go);
+            }
+            ctx.work.charge(1)?;
+            return (self.f)(&scope);
+        };
+        let (source, elements) = match join {
+            Source::In { expr, .. } => (eval_ref(expr, &scope, ctx)?, true),
+            Source::Container {
+                container, path, ..
+            } => {
+                let base = scope
+                    .lookup(container)
+                    .ok_or_else(|| unresolved(container))?;
+                (walk_ref(base, path, &scope, ctx)?.map(Cow::Borrowed), false)
+            }
+        };
+        let values = match &source {
+            None => return Ok(Flow::Go),
+            Some(v) => v.as_ref(),
+        };
+        let items = match (values, elements) {
+            (Value::Array(items), true) => items.as_slice(),
+            (_, true) => return Ok(Flow::Go),
+            (v, false) => std::slice::from_ref(v),
+        };
+        self.bind_each(bound, outer, ctx, items)
+    }
+
+    fn count(&mut self, rows: usize) -> Result<(), SqlError> {
+        self.rows += rows;
+        if self.rows > MAX_ROWS_PER_DOCUMENT {
+            return Err(SqlError::new(format!(
+                "The JOINs of one document produce more than {MAX_ROWS_PER_DOCUMENT} rows, the limit."
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn unresolved(name: &str) -> SqlError {
+    SqlError::new(format!("Identifier '{name}' could not be resolved."))
 }
 
 fn root_ident(expr: &Expr) -> Option<&str> {
@@ -134,78 +234,17 @@ fn root_ident(expr: &Expr) -> Option<&str> {
     }
 }
 
-fn elements(v: Val) -> Vec<Value> {
-    match v {
-        Some(Value::Array(items)) => items,
-        _ => Vec::new(),
+/// Whether the row passes the WHERE clause.
+pub fn passes<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<bool, SqlError> {
+    match &q.filter {
+        None => Ok(true),
+        Some(filter) => Ok(is_true(&eval_ref(filter, row, ctx)?.map(Cow::into_owned))),
     }
 }
 
-fn walk(
-    mut v: Value,
-    path: &[Step],
-    scope: &Scope<'_>,
-    ctx: &Ctx<'_>,
-) -> Result<Option<Value>, SqlError> {
-    for step in path {
-        let next = match step {
-            Step::Name(n) => match v {
-                Value::Object(mut m) => m.remove(n),
-                _ => None,
-            },
-            Step::Index(e) => match (v, eval(e, scope, ctx)?) {
-                (Value::Array(mut items), Some(Value::Number(n))) => n
-                    .as_u64()
-                    .filter(|i| (*i as usize) < items.len())
-                    .map(|i| items.swap_remove(i as usize)),
-                (Value::Object(mut m), Some(Value::String(s))) => m.remove(&s),
-                _ => None,
-            },
-        };
-        match next {
-            Some(n) => v = n,
-            None => return Ok(None),
-        }
-    }
-    Ok(Some(v))
-}
-
-/// Whether `row` passes the WHERE clause.
-pub fn passes(
-    q: &Query,
-    names: &[String],
-    row: &Row,
-    outer: Option<&Scope<'_>>,
-    ctx: &Ctx<'_>,
-) -> Result<bool, SqlError> {
-    let Some(filter) = &q.filter else {
-        return Ok(true);
-    };
-    let scope = Scope {
-        names,
-        values: row,
-        outer,
-    };
-    Ok(is_true(&eval(filter, &scope, ctx)?))
-}
-
-/// The ORDER BY key values of `row`.
-pub fn order_keys(
-    q: &Query,
-    names: &[String],
-    row: &Row,
-    outer: Option<&Scope<'_>>,
-    ctx: &Ctx<'_>,
-) -> Result<Vec<Val>, SqlError> {
-    let scope = Scope {
-        names,
-        values: row,
-        outer,
-    };
-    q.order_by
-        .iter()
-        .map(|k| eval(&k.expr, &scope, ctx))
-        .collect()
+/// The ORDER BY key values of the row.
+pub fn order_keys<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Vec<Val>, SqlError> {
+    q.order_by.iter().map(|k| eval(&k.expr, row, ctx)).collect()
 }
 
 /// Compares two key lists by the query's directions.
@@ -223,22 +262,17 @@ pub fn compare_keys(q: &Query, a: &[Val], b: &[Val]) -> std::cmp::Ordering {
     std::cmp::Ordering::Equal
 }
 
-/// The projected value of `row` (`None`: the row yields nothing).
-pub fn project(
-    q: &Query,
-    names: &[String],
-    row: &Row,
-    outer: Option<&Scope<'_>>,
-    ctx: &Ctx<'_>,
-) -> Result<Val, SqlError> {
-    let scope = Scope {
-        names,
-        values: row,
-        outer,
-    };
+/// The projected value of the row (`None`: the row yields nothing).
+pub fn project<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Val, SqlError> {
     match &q.projection {
-        Projection::Star => Ok(row.first().cloned()),
-        Projection::Value(e) => eval(e, &scope, ctx),
+        Projection::Star => match row.values.first() {
+            Some(v) => {
+                ctx.work.charge(super::meter::weight(v))?;
+                Ok(Some((*v).clone()))
+            }
+            None => Ok(None),
+        },
+        Projection::Value(e) => eval(e, row, ctx),
         Projection::Items(items) => {
             let mut out = Map::new();
             let mut unnamed = 0;
@@ -253,7 +287,7 @@ pub fn project(
                         }
                     },
                 };
-                if let Some(v) = eval(&item.expr, &scope, ctx)? {
+                if let Some(v) = eval(&item.expr, row, ctx)? {
                     out.insert(name, v);
                 }
             }
@@ -274,116 +308,332 @@ pub fn count_of(expr: Option<&Expr>, ctx: &Ctx<'_>) -> Result<Option<u64>, SqlEr
     }
 }
 
-/// Answers a query from all its filtered rows (in scan order): groups and aggregates, orders,
-/// applies DISTINCT, OFFSET/LIMIT and TOP, and projects.
-pub fn finish(
-    q: &Query,
-    rows: Vec<Row>,
-    outer: Option<&Scope<'_>>,
-    ctx: &Ctx<'_>,
-) -> Result<Vec<Value>, SqlError> {
-    let names = source_names(q);
-    let mut gathered = Gathered::new(q);
-    for row in rows {
-        gathered.add(q, &names, row, 0, outer, ctx)?;
-    }
-    finish_gathered(q, gathered, outer, ctx)
+/// The OFFSET and the most results after it (LIMIT and TOP, whichever is smaller).
+pub fn window_of(q: &Query, ctx: &Ctx<'_>) -> Result<(u64, Option<u64>), SqlError> {
+    let offset = count_of(q.offset.as_ref(), ctx)?.unwrap_or(0);
+    let take = [
+        count_of(q.limit.as_ref(), ctx)?,
+        count_of(q.top.as_ref(), ctx)?,
+    ]
+    .into_iter()
+    .flatten()
+    .min();
+    Ok((offset, take))
 }
 
-/// Answers a query from what was gathered from all its filtered rows (see [`Gathered`]).
-pub fn finish_gathered(
-    q: &Query,
+/// Answers a query from what was gathered from all its filtered rows (see [`Gathered`]):
+/// groups projected with their aggregates, rows ordered, DISTINCT, then OFFSET/LIMIT/TOP.
+pub fn finish_gathered<'v>(
+    q: &'v Query,
     gathered: Gathered,
-    outer: Option<&Scope<'_>>,
-    ctx: &Ctx<'_>,
+    outer: Option<&'v Scope<'v>>,
+    ctx: &Ctx<'v>,
 ) -> Result<Vec<Value>, SqlError> {
-    let names = source_names(q);
     let mut values: Vec<Value> = Vec::new();
     match gathered {
         Gathered::Groups(grouping) => {
+            let names = source_names(q);
             for (row, results) in grouping.results() {
+                let refs: Vec<&Value> = row.iter().collect();
+                let scope = Scope {
+                    names: &names,
+                    values: &refs,
+                    outer,
+                };
                 let inner = ctx.with_aggregates(&results);
-                if let Some(v) = project(q, &names, &row, outer, &inner)? {
+                if let Some(v) = project(q, &scope, &inner)? {
                     values.push(v);
                 }
             }
         }
-        Gathered::Distinct(_, distinct) => values = distinct,
-        Gathered::Rows(rows) => {
-            let mut keyed = Vec::with_capacity(rows.len());
-            for row in rows {
-                let keys = if q.order_by.is_empty() {
-                    Vec::new()
-                } else {
-                    order_keys(q, &names, &row, outer, ctx)?
-                };
-                keyed.push((keys, row));
-            }
+        Gathered::Distinct {
+            values: distinct, ..
+        } => values = distinct,
+        Gathered::Sorted { mut rows, .. } => {
             if !q.order_by.is_empty() {
-                keyed.sort_by(|a, b| compare_keys(q, &a.0, &b.0));
+                rows.sort_by(|a, b| compare_keys(q, &a.0, &b.0));
             }
-            for (_, row) in keyed {
-                if let Some(v) = project(q, &names, &row, outer, ctx)? {
-                    values.push(v);
-                }
-            }
+            values.extend(rows.into_iter().filter_map(|(_, v)| v));
         }
     }
     if q.distinct {
         let mut seen = std::collections::HashSet::new();
         values.retain(|v| seen.insert(canonical(Some(v))));
     }
-    let offset = count_of(q.offset.as_ref(), ctx)?.unwrap_or(0) as usize;
-    let limit = count_of(q.limit.as_ref(), ctx)?;
-    let top = count_of(q.top.as_ref(), ctx)?;
-    let take = [limit, top]
+    let (offset, take) = window_of(q, ctx)?;
+    Ok(values
         .into_iter()
-        .flatten()
-        .min()
-        .map_or(usize::MAX, |n| n as usize);
-    Ok(values.into_iter().skip(offset).take(take).collect())
+        .skip(offset as usize)
+        .take(take.map_or(usize::MAX, |n| n as usize))
+        .collect())
+}
+
+/// How many results a subquery's caller needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// The first (EXISTS, a scalar subquery).
+    First,
+    /// All (ARRAY).
+    All,
+}
+
+/// Gathers a query's answer from its rows: a query without ORDER BY, aggregates, GROUP BY or
+/// DISTINCT keeps only its projected results and stops as soon as it has what is wanted; any
+/// other gathers what it needs ([`Gathered`]) and answers at [`Collector::finish`].
+pub struct Collector<'v> {
+    q: &'v Query,
+    gathered: Option<Gathered>,
+    results: Vec<Value>,
+    seen: u64,
+    offset: u64,
+    /// Results after which nothing more is needed.
+    enough: Option<u64>,
+}
+
+impl<'v> Collector<'v> {
+    pub fn new(q: &'v Query, ctx: &Ctx<'_>, want: Want) -> Result<Self, SqlError> {
+        let streams = !needs_all_rows(q) && q.order_by.is_empty();
+        let (offset, take) = window_of(q, ctx)?;
+        let wanted = match want {
+            Want::First => Some(1),
+            Want::All => None,
+        };
+        Ok(Self {
+            q,
+            gathered: (!streams).then(|| Gathered::new(q)),
+            results: Vec::new(),
+            seen: 0,
+            offset,
+            enough: [take, wanted].into_iter().flatten().min(),
+        })
+    }
+
+    /// Adds one row (filtered here).
+    pub fn add(&mut self, row: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Flow, SqlError> {
+        let q = self.q;
+        if !passes(q, row, ctx)? {
+            return Ok(Flow::Go);
+        }
+        if let Some(g) = &mut self.gathered {
+            g.add(q, row, ctx)?;
+            return Ok(Flow::Go);
+        }
+        // OFFSET and LIMIT count the values a query answers (a row projecting to undefined
+        // answers none).
+        if let Some(v) = project(q, row, ctx)? {
+            self.seen += 1;
+            let room = self.enough.is_none_or(|n| (self.results.len() as u64) < n);
+            if self.seen > self.offset && room {
+                self.results.push(v);
+            }
+        }
+        let done = self.enough.is_some_and(|n| self.results.len() as u64 >= n);
+        Ok(if done { Flow::Stop } else { Flow::Go })
+    }
+
+    /// The answer.
+    pub fn finish(
+        self,
+        outer: Option<&'v Scope<'v>>,
+        ctx: &Ctx<'v>,
+    ) -> Result<Vec<Value>, SqlError> {
+        match self.gathered {
+            Some(g) => finish_gathered(self.q, g, outer, ctx),
+            None => Ok(self.results),
+        }
+    }
 }
 
 /// Runs a subquery in the scope of the enclosing row.
-pub fn run_subquery(q: &Query, outer: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Vec<Value>, SqlError> {
-    let names = source_names(q);
+pub fn run_subquery<'v>(
+    q: &'v Query,
+    outer: &Scope<'v>,
+    ctx: &Ctx<'v>,
+    want: Want,
+) -> Result<Vec<Value>, SqlError> {
     let inner = Ctx {
         params: ctx.params,
         aggregates: None,
         work: ctx.work,
     };
-    let mut kept = Vec::new();
-    for row in bind(q, None, Some(outer), &inner)? {
-        if passes(q, &names, &row, Some(outer), &inner)? {
-            kept.push(row);
-        }
-    }
-    finish(q, kept, Some(outer), &inner)
+    let mut collector = Collector::new(q, &inner, want)?;
+    for_each_row(q, None, Some(outer), &inner, 0, &mut |row| {
+        collector.add(row, &inner)
+    })?;
+    collector.finish(Some(outer), &inner)
 }
 
-/// Runs a whole query over `docs` (tests and the differential corpus use this).
+/// Runs a whole query over `docs` without a budget (tests and the differential corpus use this).
 pub fn run(
     q: &Query,
     docs: &[Value],
     params: &HashMap<String, Value>,
 ) -> Result<Vec<Value>, SqlError> {
-    let work = std::cell::Cell::new(0);
+    run_metered(q, docs, params, &Meter::unlimited())
+}
+
+/// Runs a whole query over `docs` under `meter`.
+pub fn run_metered(
+    q: &Query,
+    docs: &[Value],
+    params: &HashMap<String, Value>,
+    meter: &Meter,
+) -> Result<Vec<Value>, SqlError> {
     let ctx = Ctx {
         params,
         aggregates: None,
-        work: &work,
+        work: meter,
     };
-    let names = source_names(q);
-    let mut kept = Vec::new();
+    let mut collector = Collector::new(q, &ctx, Want::All)?;
     if q.from.is_none() {
-        return finish(q, vec![Vec::new()], None, &ctx);
-    }
-    for doc in docs {
-        for row in bind(q, Some(doc.clone()), None, &ctx)? {
-            if passes(q, &names, &row, None, &ctx)? {
-                kept.push(row);
+        for_each_row(q, None, None, &ctx, 0, &mut |row| collector.add(row, &ctx))?;
+    } else {
+        for doc in docs {
+            let flow = for_each_row(q, Some(doc), None, &ctx, 0, &mut |row| {
+                collector.add(row, &ctx)
+            })?;
+            if flow == Flow::Stop {
+                break;
             }
         }
     }
-    finish(q, kept, None, &ctx)
+    collector.finish(None, &ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::meter::Limit;
+    use crate::sql::parse_query;
+    use serde_json::json;
+
+    /// The rows `text`'s FROM binds over `doc` from row `skip` on, as `[alias values...]`, and
+    /// the walk's answer when `stop_after` rows stop it.
+    fn rows(text: &str, doc: &Value, skip: u64, stop_after: Option<usize>) -> (Vec<Value>, Flow) {
+        let q = parse_query(text).unwrap();
+        let meter = Meter::unlimited();
+        let params = HashMap::new();
+        let ctx = Ctx {
+            params: &params,
+            aggregates: None,
+            work: &meter,
+        };
+        let mut out = Vec::new();
+        let flow = for_each_row(&q, Some(doc), None, &ctx, skip, &mut |row| {
+            out.push(Value::Array(
+                row.values.iter().map(|v| (*v).clone()).collect(),
+            ));
+            Ok(if stop_after.is_some_and(|n| out.len() >= n) {
+                Flow::Stop
+            } else {
+                Flow::Go
+            })
+        })
+        .unwrap();
+        (out, flow)
+    }
+
+    #[test]
+    fn rows_are_bound_in_order_and_resume_at_any_row() {
+        let doc = json!({"id": "d", "a": [1, 2], "b": [[10], [], [20, 30]]});
+        let text = "SELECT VALUE 1 FROM c JOIN x IN c.a JOIN y IN c.b JOIN z IN y";
+        let (all, flow) = rows(text, &doc, 0, None);
+        assert_eq!(flow, Flow::Go);
+        let pairs: Vec<(i64, i64)> = all
+            .iter()
+            .map(|r| (r[1].as_i64().unwrap(), r[3].as_i64().unwrap()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [(1, 10), (1, 20), (1, 30), (2, 10), (2, 20), (2, 30)]
+        );
+        for skip in 0..=7 {
+            let (rest, _) = rows(text, &doc, skip, None);
+            assert_eq!(rest, all[(skip as usize).min(6)..], "skip {skip}");
+        }
+        let (first, flow) = rows(text, &doc, 2, Some(2));
+        assert_eq!((first, flow), (all[2..4].to_vec(), Flow::Stop));
+        // A FROM over a path and over an array.
+        let (inner, _) = rows("SELECT VALUE 1 FROM c.b[2] x", &doc, 0, None);
+        assert_eq!(inner, [json!([[20, 30]])]);
+        let (elements, _) = rows("SELECT VALUE 1 FROM x IN c.a", &doc, 1, None);
+        assert_eq!(elements, [json!([2])]);
+        let (none, _) = rows("SELECT VALUE 1 FROM c JOIN x IN c.missing", &doc, 0, None);
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn a_join_row_borrows_from_the_document_and_costs_by_the_row_not_the_document() {
+        let doc = json!({"pad": "x".repeat(100_000), "a": (0..1000).collect::<Vec<_>>()});
+        let q = parse_query("SELECT VALUE COUNT(1) FROM c JOIN x IN c.a").unwrap();
+        let meter = Meter::unlimited();
+        let out = run_metered(&q, &[doc], &HashMap::new(), &meter).unwrap();
+        assert_eq!(out, [json!(1000)]);
+        // A copy of the document per row would cost 1000 x 1,500 units.
+        assert!(meter.used() < 20_000, "{}", meter.used());
+    }
+
+    #[test]
+    fn more_rows_than_the_limit_are_refused_and_budgets_stop_a_walk() {
+        let big: Vec<i64> = (0..400).collect();
+        let doc = json!({"a": big});
+        let q = parse_query("SELECT VALUE 1 FROM c JOIN x IN c.a JOIN y IN c.a").unwrap();
+        let e = run(&q, std::slice::from_ref(&doc), &HashMap::new()).unwrap_err();
+        assert!(e.message.contains("rows, the limit"), "{e}");
+        let q = parse_query("SELECT VALUE COUNT(1) FROM c JOIN x IN c.a").unwrap();
+        let meter = Meter::new(100, std::time::Duration::from_secs(60));
+        let e = run_metered(&q, &[doc], &HashMap::new(), &meter).unwrap_err();
+        assert_eq!(e.limit, Some(Limit::Work(100)));
+    }
+
+    #[test]
+    fn subqueries_stop_once_they_have_what_is_wanted() {
+        let doc = json!({"a": (0..10_000).collect::<Vec<_>>()});
+        let q =
+            parse_query("SELECT VALUE EXISTS(SELECT VALUE x FROM x IN c.a WHERE x >= 0) FROM c")
+                .unwrap();
+        let meter = Meter::unlimited();
+        assert_eq!(
+            run_metered(&q, std::slice::from_ref(&doc), &HashMap::new(), &meter).unwrap(),
+            [json!(true)]
+        );
+        assert!(meter.used() < 100, "{}", meter.used());
+        let q = parse_query("SELECT VALUE (SELECT VALUE x FROM x IN c.a OFFSET 5 LIMIT 1) FROM c")
+            .unwrap();
+        assert_eq!(run(&q, &[doc], &HashMap::new()).unwrap(), [json!(5)]);
+    }
+
+    #[test]
+    fn gathered_answers_order_group_and_window() {
+        let docs: Vec<Value> = (0..6)
+            .map(|i| json!({"id": format!("d{i}"), "g": i % 2, "n": 10 - i}))
+            .collect();
+        let table = [
+            (
+                "SELECT VALUE c.id FROM c ORDER BY c.n OFFSET 1 LIMIT 2",
+                json!(["d4", "d3"]),
+            ),
+            (
+                "SELECT DISTINCT VALUE c.g FROM c ORDER BY c.g DESC",
+                json!([1, 0]),
+            ),
+            (
+                "SELECT c.g, COUNT(1) AS n, MAX(c.n) AS hi FROM c GROUP BY c.g",
+                json!([{"g": 0, "n": 3, "hi": 10}, {"g": 1, "n": 3, "hi": 9}]),
+            ),
+            (
+                "SELECT TOP 1 VALUE c.id FROM c WHERE c.g = 1",
+                json!(["d1"]),
+            ),
+            ("SELECT VALUE 1 + 1", json!([2])),
+        ];
+        for (text, want) in table {
+            let q = parse_query(text).unwrap();
+            assert_eq!(
+                Value::Array(run(&q, &docs, &HashMap::new()).unwrap()),
+                want,
+                "{text}"
+            );
+        }
+    }
 }

@@ -17,3 +17,8 @@ pub const MAX_OPERATORS: usize = 50_000;
 pub const MAX_JOINS: usize = 10;
 /// Most rows one document may produce through JOINs before a page is cut.
 pub const MAX_ROWS_PER_DOCUMENT: usize = 100_000;
+/// Largest value a string or array function (`REPLACE`, `CONCAT`, `ARRAY_CONCAT`, ...) or `||`
+/// may build, in bytes of its JSON text: past it the query answers 400 naming this limit.
+pub const MAX_RESULT_BYTES: usize = 2 * 1024 * 1024;
+/// Longest result of `REPLICATE`, in characters (the service's documented limit).
+pub const MAX_REPLICATE_CHARS: usize = 10_000;

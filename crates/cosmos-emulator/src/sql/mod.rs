@@ -13,6 +13,7 @@ pub mod grouping;
 pub mod id_filter;
 mod lexer;
 pub mod limits;
+pub mod meter;
 mod parse_expr;
 mod parser;
 pub mod partition_filter;

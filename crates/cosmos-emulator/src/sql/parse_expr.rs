@@ -429,3 +429,175 @@ fn negate(n: &serde_json::Number) -> Value {
         .map(Value::Number)
         .unwrap_or(Value::Null)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::ast::Projection;
+    use super::super::parse_query;
+    use super::*;
+    use serde_json::json;
+
+    /// The expression of `SELECT VALUE <text> FROM c`.
+    fn expr(text: &str) -> Expr {
+        let q = parse_query(&format!("SELECT VALUE {text} FROM c"))
+            .unwrap_or_else(|e| panic!("{text}: {e}"));
+        match q.projection {
+            Projection::Value(e) => e,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    fn err(text: &str) -> SqlError {
+        parse_query(&format!("SELECT VALUE {text} FROM c")).unwrap_err()
+    }
+
+    fn path(e: &Expr) -> String {
+        let (root, steps) = e
+            .plain_path()
+            .unwrap_or_else(|| panic!("not a path: {e:?}"));
+        std::iter::once(root)
+            .chain(steps)
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+
+    #[test]
+    fn operators_bind_by_precedence_and_associate_left() {
+        let Expr::Binary(BinaryOp::Add, a, b) = expr("c.a + c.b * c.c") else {
+            panic!()
+        };
+        assert_eq!(path(&a), "c.a");
+        assert!(matches!(*b, Expr::Binary(BinaryOp::Mul, _, _)));
+        let Expr::Binary(BinaryOp::Sub, left, right) = expr("1 - 2 - 3") else {
+            panic!()
+        };
+        assert!(matches!(*left, Expr::Binary(BinaryOp::Sub, _, _)));
+        assert_eq!(*right, Expr::Literal(json!(3)));
+        // Comparisons are looser than arithmetic, bitwise operators between them.
+        assert!(matches!(
+            expr("1 + 1 = 2"),
+            Expr::Binary(BinaryOp::Eq, _, _)
+        ));
+        assert!(matches!(
+            expr("1 | 2 & 3"),
+            Expr::Binary(BinaryOp::BitOr, _, _)
+        ));
+        assert!(matches!(
+            expr("'a' || 'b'"),
+            Expr::Binary(BinaryOp::Concat, _, _)
+        ));
+        assert!(matches!(
+            expr("c.a ?? 1"),
+            Expr::Binary(BinaryOp::Coalesce, _, _)
+        ));
+        assert!(matches!(expr("c.a ? 1 : 2"), Expr::Ternary(..)));
+    }
+
+    #[test]
+    fn and_or_chains_are_flat_and_not_applies_to_its_operand() {
+        let Expr::Or(terms) = expr("c.a OR c.b OR c.c AND c.d AND c.e") else {
+            panic!()
+        };
+        assert_eq!(terms.len(), 3);
+        assert!(matches!(&terms[2], Expr::And(parts) if parts.len() == 3));
+        let Expr::Unary(UnaryOp::Not, inner) = expr("NOT c.a = 1") else {
+            panic!()
+        };
+        assert!(matches!(*inner, Expr::Binary(BinaryOp::Eq, _, _)));
+    }
+
+    #[test]
+    fn in_between_and_like_take_their_negated_forms() {
+        assert!(
+            matches!(expr("c.a IN (1, 2, 3)"), Expr::In { list, negated: false, .. } if list.len() == 3)
+        );
+        assert!(matches!(
+            expr("c.a NOT IN (1)"),
+            Expr::In { negated: true, .. }
+        ));
+        assert!(matches!(
+            expr("c.a BETWEEN 1 AND 2"),
+            Expr::Between { negated: false, .. }
+        ));
+        assert!(matches!(
+            expr("c.a NOT BETWEEN 1 AND 2"),
+            Expr::Between { negated: true, .. }
+        ));
+        assert!(matches!(
+            expr("c.a LIKE 'x!%' ESCAPE '!'"),
+            Expr::Like {
+                escape: Some(_),
+                negated: false,
+                ..
+            }
+        ));
+        assert!(matches!(
+            expr("c.a NOT LIKE 'x'"),
+            Expr::Like { negated: true, .. }
+        ));
+        assert!(err("c.a NOT 1").position.is_some());
+    }
+
+    #[test]
+    fn literals_paths_constructors_and_calls() {
+        assert_eq!(expr("-5"), Expr::Literal(json!(-5)));
+        assert_eq!(expr("-2.5"), Expr::Literal(json!(-2.5)));
+        assert!(matches!(expr("-c.a"), Expr::Unary(UnaryOp::Neg, _)));
+        assert_eq!(expr("\"it's\""), Expr::Literal(json!("it's")));
+        assert_eq!(expr("undefined"), Expr::Undefined);
+        assert_eq!(expr("null"), Expr::Literal(Value::Null));
+        assert_eq!(expr("@p"), Expr::Param("@p".into()));
+        assert_eq!(path(&expr("c.a.b")), "c.a.b");
+        assert_eq!(path(&expr("c['a']")), "c.a");
+        let Expr::Path(_, steps) = expr("c.a[0][@k]") else {
+            panic!()
+        };
+        assert!(matches!(&steps[1], Step::Index(Expr::Literal(v)) if v == &json!(0)));
+        assert!(matches!(&steps[2], Step::Index(Expr::Param(_))));
+        assert!(matches!(expr("[1, c.a, [2]]"), Expr::Array(items) if items.len() == 3));
+        assert!(
+            matches!(expr("{\"k\": 1, \"l\": c.a}"), Expr::Object(fields) if fields.len() == 2)
+        );
+        assert!(
+            matches!(expr("lower(c.a)"), Expr::Call(name, args) if name == "LOWER" && args.len() == 1)
+        );
+        assert!(matches!(
+            expr("EXISTS(SELECT VALUE 1 FROM x IN c.a)"),
+            Expr::Exists(_)
+        ));
+        assert!(matches!(
+            expr("ARRAY(SELECT VALUE 1 FROM x IN c.a)"),
+            Expr::ArrayQuery(_)
+        ));
+        assert!(matches!(
+            expr("(SELECT VALUE 1 FROM x IN c.a)"),
+            Expr::Scalar(_)
+        ));
+    }
+
+    #[test]
+    fn aggregates_become_indexes_into_the_query_list() {
+        let q = parse_query("SELECT VALUE {\"n\": COUNT(1), \"s\": SUM(c.a)} FROM c").unwrap();
+        assert_eq!(q.aggregates.len(), 2);
+        assert_eq!(q.aggregates[1].kind, AggregateKind::Sum);
+        let Projection::Value(Expr::Object(fields)) = &q.projection else {
+            panic!()
+        };
+        assert_eq!(fields[1].1, Expr::Aggregate(1));
+        let e = parse_query("SELECT VALUE c.a FROM c WHERE COUNT(1) > 1").unwrap_err();
+        assert!(e.message.to_lowercase().contains("aggregate"), "{e}");
+    }
+
+    #[test]
+    fn nesting_operators_and_bad_syntax_are_refused_with_positions() {
+        let deep = format!("{}1{}", "(".repeat(40), ")".repeat(40));
+        assert!(err(&deep).message.contains("limit"));
+        let long = vec!["1"; 40].join(" + ");
+        assert!(err(&long).message.contains("levels deep"));
+        let e = err("c.a +");
+        assert!(e.position.is_some(), "{e:?}");
+        assert!(err("FROB(1)").message.contains("FROB"));
+        assert!(err("c.").position.is_some());
+        assert!(err("[1, 2").position.is_some());
+    }
+}

@@ -473,3 +473,100 @@ impl Parser {
 pub(super) fn is_reserved(word: &str) -> bool {
     RESERVED.iter().any(|r| r.eq_ignore_ascii_case(word))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::ast::{Expr, Projection, Source};
+    use super::*;
+
+    fn q(text: &str) -> Query {
+        parse_query(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn every_clause_is_read_into_the_query() {
+        let query = q("SELECT DISTINCT TOP 5 c.id, c.n AS m FROM root c JOIN t IN c.tags WHERE t = 'x' GROUP BY c.id, c.n ORDER BY c.id DESC, c.n OFFSET 1 LIMIT 2");
+        assert!(query.distinct);
+        assert!(matches!(query.top, Some(Expr::Literal(_))));
+        let Projection::Items(items) = &query.projection else {
+            panic!()
+        };
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[1].alias.as_deref(), Some("m"));
+        let from = query.from.as_ref().unwrap();
+        assert_eq!(from.source.alias(), "c");
+        assert!(matches!(&from.joins[0], Source::In { alias, .. } if alias == "t"));
+        assert!(query.filter.is_some());
+        assert_eq!(query.group_by.len(), 2);
+        assert_eq!(query.order_by.len(), 2);
+        assert!(query.order_by[0].descending && !query.order_by[1].descending);
+        assert!(query.offset.is_some() && query.limit.is_some());
+        // Spans name where the clauses are (a plan's rewritten query copies them).
+        assert_eq!(query.spans.items.len(), 2);
+        assert!(query.spans.filter.is_some() && query.spans.from.is_some());
+        assert!(query.spans.offset_at.is_some());
+    }
+
+    #[test]
+    fn sources_bind_documents_paths_and_arrays() {
+        let cases = [
+            ("SELECT * FROM c", "c"),
+            ("SELECT * FROM Families f", "f"),
+            ("SELECT * FROM c.children ch", "ch"),
+            ("SELECT VALUE x FROM x IN c.tags", "x"),
+            ("SELECT VALUE c FROM c AS c", "c"),
+        ];
+        for (text, alias) in cases {
+            assert_eq!(q(text).from.unwrap().source.alias(), alias, "{text}");
+        }
+        assert!(q("SELECT VALUE 1").from.is_none());
+        assert!(matches!(
+            q("select value 1 from c").projection,
+            Projection::Value(_)
+        ));
+        assert!(matches!(q("SELECT * FROM c").projection, Projection::Star));
+    }
+
+    #[test]
+    fn limits_and_malformed_clauses_are_refused() {
+        let joins: String = (0..11).map(|i| format!(" JOIN x{i} IN c.a")).collect();
+        let e = parse_query(&format!("SELECT VALUE 1 FROM c{joins}")).unwrap_err();
+        assert!(e.message.contains("JOIN"), "{e}");
+        for bad in [
+            "",
+            "SELECT",
+            "SELECT FROM c",
+            "SELECT * FROM",
+            "SELECT * FROM c WHERE",
+            "SELECT * FROM c ORDER c.id",
+            "SELECT * FROM c GROUP c.id",
+            "SELECT * FROM c OFFSET 1",
+            "SELECT * FROM c WHERE c.a = 1 extra",
+            "SELECT * FROM select",
+            "SELECT TOP -1 * FROM c",
+            "SELECT VALUE d.a FROM c",
+        ] {
+            assert!(parse_query(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn conditions_are_a_from_and_an_optional_where() {
+        let cond = parse_condition("from c where c.a = 1").unwrap();
+        assert!(matches!(cond.projection, Projection::Star));
+        assert!(cond.filter.is_some());
+        assert!(parse_condition("FROM c").unwrap().filter.is_none());
+        for bad in [
+            "where c.a = 1",
+            "from c join t in c.tags",
+            "from c where COUNT(1) > 0",
+        ] {
+            assert!(parse_condition(bad).is_err(), "{bad}");
+        }
+        // Subqueries may range over arrays inside a condition.
+        assert!(parse_condition(
+            "from c where EXISTS(SELECT VALUE 1 FROM t IN c.tags JOIN u IN c.tags)"
+        )
+        .is_ok());
+    }
+}

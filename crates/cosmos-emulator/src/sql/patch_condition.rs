@@ -1,13 +1,13 @@
 //! PATCH conditions: `from c where <predicate>`, evaluated against the item being patched.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 
 use serde_json::Value;
 
 use super::ast::Query;
 use super::eval::Ctx;
-use super::exec::{bind, passes, source_names};
+use super::exec::{for_each_row, passes, Flow};
+use super::meter::Meter;
 use super::parser::parse_condition;
 use super::sql_error::SqlError;
 
@@ -21,22 +21,21 @@ impl Condition {
         parse_condition(text).map(Self)
     }
 
-    /// Whether the condition holds for `doc`.
-    pub fn holds(&self, doc: &Value) -> Result<bool, SqlError> {
+    /// Whether the condition holds for `doc`, evaluated under `meter` (an error naming the limit
+    /// when it runs out).
+    pub fn holds(&self, doc: &Value, meter: &Meter) -> Result<bool, SqlError> {
         let params = HashMap::new();
-        let work = Cell::new(0);
         let ctx = Ctx {
             params: &params,
             aggregates: None,
-            work: &work,
+            work: meter,
         };
-        let names = source_names(&self.0);
-        for row in bind(&self.0, Some(doc.clone()), None, &ctx)? {
-            if passes(&self.0, &names, &row, None, &ctx)? {
-                return Ok(true);
-            }
-        }
-        Ok(false)
+        let mut held = false;
+        for_each_row(&self.0, Some(doc), None, &ctx, 0, &mut |row| {
+            held = passes(&self.0, row, &ctx)?;
+            Ok(if held { Flow::Stop } else { Flow::Go })
+        })?;
+        Ok(held)
     }
 }
 
@@ -82,7 +81,11 @@ mod tests {
         ];
         for (text, want) in table {
             let cond = Condition::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
-            assert_eq!(cond.holds(&doc).unwrap(), *want, "{text}");
+            assert_eq!(
+                cond.holds(&doc, &Meter::unlimited()).unwrap(),
+                *want,
+                "{text}"
+            );
         }
     }
 
@@ -117,7 +120,7 @@ mod tests {
     fn long_or_chains_are_flat_and_past_the_limits_refused() {
         let chain = vec!["1 = 1"; 5000].join(" or ");
         let cond = Condition::parse(&format!("from c where {chain}")).unwrap();
-        assert!(cond.holds(&json!({})).unwrap());
+        assert!(cond.holds(&json!({}), &Meter::unlimited()).unwrap());
         let huge = vec!["1 = 1"; 400_000].join(" or ");
         let err = Condition::parse(&format!("from c where {huge}")).unwrap_err();
         assert!(err.message.contains("limit"), "{err}");

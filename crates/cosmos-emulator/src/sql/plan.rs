@@ -89,7 +89,7 @@ pub fn plan(
     min_max: MinMaxParts,
 ) -> Result<QueryPlan, SqlError> {
     let chars: Vec<char> = text.chars().collect();
-    let work = std::cell::Cell::new(0);
+    let work = super::meter::Meter::unlimited();
     let ctx = Ctx {
         params,
         aggregates: None,

@@ -2,12 +2,17 @@
 
 use std::fmt;
 
+use super::meter::Limit;
+
 /// A query the emulator refuses (the handlers answer 400 with its text).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SqlError {
     /// Character offset in the query text, when the problem has one.
     pub position: Option<usize>,
     pub message: String,
+    /// Set when evaluation stopped because a budget ran out (not because the query is wrong):
+    /// the executor ends the page there, or answers 400 naming the limit.
+    pub limit: Option<Limit>,
 }
 
 impl SqlError {
@@ -16,6 +21,7 @@ impl SqlError {
         Self {
             position: Some(position),
             message: message.into(),
+            limit: None,
         }
     }
 
@@ -24,6 +30,20 @@ impl SqlError {
         Self {
             position: None,
             message: message.into(),
+            limit: None,
+        }
+    }
+
+    /// Evaluation stopped at `limit`.
+    pub fn budget(limit: Limit) -> Self {
+        let message = match limit {
+            Limit::Work(units) => format!("The evaluation needs more than {units} units of work."),
+            Limit::Time(t) => format!("The evaluation takes longer than {} ms.", t.as_millis()),
+        };
+        Self {
+            position: None,
+            message,
+            limit: Some(limit),
         }
     }
 }

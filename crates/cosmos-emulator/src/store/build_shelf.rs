@@ -3,17 +3,18 @@
 //! scan of its scope ended. The page answers with a continuation naming the build; the next page
 //! takes the build off the shelf, reads on from where it stopped and puts it back (or finishes).
 //!
-//! The shelf is bounded (the least recently used build leaves first); a build that is gone (or
-//! does not match the continuation) is started again from the beginning, which is exact because
-//! a build has returned no row yet. What a build holds is opaque here: the query handlers own its
-//! shape.
+//! The shelf is bounded (the least recently used build leaves first, and a build unused for the
+//! idle time leaves); a build that is gone (or does not match the continuation) is started again
+//! from the beginning, which is exact because a build has returned no row yet. What a build holds
+//! is opaque here (the query executor owns its shape, and its memory reservation with it).
 
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// Builds kept at once.
-const MAX_BUILDS: usize = 8;
+const MAX_BUILDS: usize = 16;
 
 /// What a build belongs to: the container, the query text and parameters, and its scope.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,16 +34,19 @@ struct Shelved {
     key: BuildKey,
     state: Box<dyn Any + Send>,
     used: u64,
+    last_use: Instant,
 }
 
 /// The builds of one emulator.
 pub struct BuildShelf {
     inner: Mutex<(Vec<Shelved>, u64)>,
     next: AtomicU64,
+    idle: Duration,
 }
 
-impl Default for BuildShelf {
-    fn default() -> Self {
+impl BuildShelf {
+    /// An empty shelf whose builds leave after `idle` without use.
+    pub fn new(idle: Duration) -> Self {
         // Numbers start from the clock so a continuation from an earlier process names no build
         // of this one.
         let start = std::time::SystemTime::now()
@@ -51,11 +55,10 @@ impl Default for BuildShelf {
         Self {
             inner: Mutex::new((Vec::new(), 0)),
             next: AtomicU64::new(start),
+            idle,
         }
     }
-}
 
-impl BuildShelf {
     /// A number no other build of this emulator has.
     pub fn next_id(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed)
@@ -78,16 +81,58 @@ impl BuildShelf {
         let shelved = &mut inner.0;
         shelved.retain(|s| s.key != key);
         if shelved.len() >= MAX_BUILDS {
-            if let Some(oldest) = shelved
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, s)| s.used)
-                .map(|(i, _)| i)
-            {
-                shelved.swap_remove(oldest);
-            }
+            remove_oldest(shelved);
         }
-        shelved.push(Shelved { key, state, used });
+        shelved.push(Shelved {
+            key,
+            state,
+            used,
+            last_use: Instant::now(),
+        });
+    }
+
+    /// Drops the least recently used build; false when there is none.
+    pub fn evict_oldest(&self) -> bool {
+        let Ok(mut inner) = self.inner.lock() else {
+            return false;
+        };
+        remove_oldest(&mut inner.0)
+    }
+
+    /// Drops the builds unused for the idle time.
+    pub fn sweep(&self, now: Instant) {
+        if let Ok(mut inner) = self.inner.lock() {
+            let idle = self.idle;
+            inner
+                .0
+                .retain(|s| now.saturating_duration_since(s.last_use) < idle);
+        }
+    }
+
+    /// Builds shelved.
+    pub fn len(&self) -> usize {
+        self.inner.lock().map_or(0, |i| i.0.len())
+    }
+
+    /// Whether no build is shelved.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn remove_oldest(shelved: &mut Vec<Shelved>) -> bool {
+    match shelved
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, s)| s.used)
+        .map(|(i, _)| i)
+    {
+        Some(oldest) => {
+            // Dropped outside the search; its reservation goes with it.
+            drop(shelved.swap_remove(oldest));
+            true
+        }
+        None => false,
     }
 }
 
@@ -107,7 +152,7 @@ mod tests {
 
     #[test]
     fn a_build_is_taken_once_and_the_oldest_leaves_first() {
-        let shelf = BuildShelf::default();
+        let shelf = BuildShelf::new(Duration::from_secs(60));
         let a = shelf.next_id();
         assert_ne!(a, shelf.next_id());
         shelf.put(key(a), Box::new(7u32));
@@ -124,5 +169,17 @@ mod tests {
         }
         assert!(shelf.take(&key(100)).is_none(), "the oldest left");
         assert!(shelf.take(&key(101)).is_some());
+    }
+
+    #[test]
+    fn idle_builds_leave() {
+        let shelf = BuildShelf::new(Duration::from_millis(50));
+        shelf.put(key(1), Box::new(1u8));
+        shelf.sweep(Instant::now());
+        assert_eq!(shelf.len(), 1);
+        shelf.sweep(Instant::now() + Duration::from_millis(60));
+        assert!(shelf.is_empty());
+        shelf.put(key(2), Box::new(2u8));
+        assert!(shelf.evict_oldest() && !shelf.evict_oldest());
     }
 }

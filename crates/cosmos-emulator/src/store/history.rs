@@ -111,6 +111,7 @@ mod tests {
             body: bytes::Bytes::from_static(b"{}"),
             etag: "\"e\"".into(),
             rid: [0; 16],
+            unique: Box::default(),
         }))
     }
 

@@ -11,6 +11,8 @@ pub mod item_limits;
 mod lag;
 mod offer_table;
 mod partition;
+mod query_memory;
+mod query_state;
 mod replica_log;
 mod result_cache;
 mod ru_meter;
@@ -27,8 +29,10 @@ pub use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
 pub use lag::ReplicationLag;
 pub use offer_table::{Offer, Offers, Throughput};
 pub use partition::{Change, DocKey, Partition, StoredDoc};
+pub use query_memory::{QueryMemory, QueryMemoryStats, Reservation};
+pub use query_state::QueryState;
 pub use replica_log::ReplicaLog;
-pub use result_cache::{CachedResult, OrderedRow, ResultCache, ResultKey, MAX_ENTRY_BYTES};
+pub use result_cache::{Answer, CachedResult, OrderedRow, ResultCache, ResultKey};
 pub use ru_meter::RuMeter;
 pub use topology::{RegionInfo, Topology};
 
@@ -47,10 +51,9 @@ pub struct Store {
     pub ru_meter: Option<RuMeter>,
     /// Physical partitions per new container.
     pub partitions_per_container: usize,
-    /// Answers of ORDER BY and whole-result queries, kept between their pages.
-    pub query_results: ResultCache,
-    /// Answers of such queries still being built, between their pages.
-    pub query_builds: BuildShelf,
+    /// Answers of ORDER BY and whole-result queries kept between their pages, answers still being
+    /// built, and the memory they hold.
+    pub queries: QueryState,
 }
 
 impl Store {
@@ -122,17 +125,18 @@ impl Store {
                 }
                 let is_expired = |doc: &StoredDoc| container.expired(&doc.body, unix_now);
                 for partition in container.partitions() {
-                    // Found under the read lock; each re-checked under the write lock (a write in
-                    // between renews an item).
-                    let candidates: Vec<DocKey> = match partition.read() {
-                        Ok(p) => p
-                            .scan(p.committed_lsn(), None, None, usize::MAX)
-                            .into_iter()
-                            .filter(|(_, doc)| is_expired(doc))
-                            .map(|(key, _)| key)
-                            .collect(),
+                    // Read under the read lock, checked after it is released (each item's text
+                    // is read), and each re-checked under the write lock (a write in between
+                    // renews an item).
+                    let items = match partition.read() {
+                        Ok(p) => p.scan(p.committed_lsn(), None, None, usize::MAX),
                         Err(_) => continue,
                     };
+                    let candidates: Vec<DocKey> = items
+                        .into_iter()
+                        .filter(|(_, doc)| is_expired(doc))
+                        .map(|(key, _)| key)
+                        .collect();
                     if candidates.is_empty() {
                         continue;
                     }
@@ -158,8 +162,10 @@ impl Store {
         expired
     }
 
-    /// Cleans up every partition that is not busy (see [`Partition::clean_up`]).
+    /// Cleans up every partition that is not busy (see [`Partition::clean_up`]) and drops query
+    /// state no page has used for the idle time.
     pub fn clean_up(&self, now: tokio::time::Instant) {
+        self.queries.sweep(std::time::Instant::now());
         for db in self.catalog.databases() {
             for container in db.containers() {
                 for partition in container.partitions() {
@@ -196,8 +202,7 @@ mod tests {
             offers: Offers::default(),
             ru_meter: None,
             partitions_per_container: 1,
-            query_results: ResultCache::default(),
-            query_builds: BuildShelf::default(),
+            queries: QueryState::new(1 << 30, Duration::from_secs(30)),
         };
         let db = store
             .catalog
@@ -266,6 +271,7 @@ mod tests {
                 body: doc.to_string().into(),
                 etag: "e".into(),
                 rid: [0; 16],
+                unique: Box::default(),
             });
             p.commit(key, Some(doc), 0, Instant::now(), &[Duration::ZERO; 2]);
         };

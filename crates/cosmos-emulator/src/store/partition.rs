@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use super::history::{ChangeHistory, HistoryEntry};
 use super::replica_log::ReplicaLog;
+use super::unique_keys::UniqueIndex;
 use crate::epk::{Epk, EpkFilter};
 use crate::protocol::ids::unix_seconds;
 
@@ -30,6 +31,11 @@ pub struct StoredDoc {
     pub etag: String,
     /// The `_rid` bytes, kept across replaces.
     pub rid: [u8; 16],
+    /// Its values at the container's unique keys ([`UniqueKeys::entries`]; empty without a
+    /// policy), which the partition's index holds while this is the item's committed version.
+    ///
+    /// [`UniqueKeys::entries`]: super::unique_keys::UniqueKeys::entries
+    pub unique: Box<[String]>,
 }
 
 #[derive(Clone)]
@@ -51,6 +57,8 @@ pub struct Partition {
     history: ChangeHistory,
     /// Set once a split has moved this partition's items to its children.
     retired: bool,
+    /// The unique key values of the committed items.
+    unique: UniqueIndex,
 }
 
 /// What the change feed knows of a commit.
@@ -77,6 +85,7 @@ impl Partition {
             by_lsn: BTreeMap::new(),
             history: ChangeHistory::default(),
             retired: false,
+            unique: UniqueIndex::default(),
         }
     }
 
@@ -96,7 +105,17 @@ impl Partition {
             let keep = |k: &DocKey| in_lower(k) == lower;
             let mut history = parent.history.clone();
             history.retain(keep);
+            let mut unique = UniqueIndex::default();
+            let committed = parent.log.committed();
+            for (key, versions) in parent.docs.iter().filter(|(k, _)| keep(k)) {
+                unique.replace(
+                    key,
+                    None,
+                    version_at(versions, committed).map(|d| d.as_ref()),
+                );
+            }
             Partition {
+                unique,
                 log: parent.log.clone(),
                 docs: parent
                     .docs
@@ -203,6 +222,11 @@ impl Partition {
             let previous = versions
                 .last()
                 .and_then(|v| v.doc.clone().map(|d| (v.lsn, d)));
+            self.unique.replace(
+                &key,
+                previous.as_ref().map(|(_, d)| d.as_ref()),
+                doc.as_deref(),
+            );
             self.history
                 .record(lsn, &key, doc.clone(), previous, unix_ts);
             match versions.last_mut() {
@@ -402,6 +426,16 @@ impl Partition {
         self.history.after(after, upto, wanted, limit)
     }
 
+    /// The id of the item of logical partition `epk` that holds the unique key value `entry`.
+    pub fn unique_owner(&self, epk: Epk, entry: &str) -> Option<&str> {
+        self.unique.owner(epk, entry)
+    }
+
+    /// Unique key values indexed; for tests.
+    pub fn unique_values(&self) -> usize {
+        self.unique.len()
+    }
+
     /// Number of item keys held (live items plus not-yet-replicated deletes); for tests.
     pub fn key_count(&self) -> usize {
         self.docs.len()
@@ -432,6 +466,7 @@ mod tests {
             body: Bytes::from(text.to_owned()),
             etag: format!("\"{text}\""),
             rid: [0; 16],
+            unique: Box::default(),
         }))
     }
 

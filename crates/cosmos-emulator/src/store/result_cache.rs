@@ -5,20 +5,25 @@
 //! An entry is keyed by everything its answer depends on: the container, the query text and
 //! parameters, the region, and each range's LSN it was read at. A write moves an LSN, so the
 //! next page misses and recomputes from the current state, exactly as without the cache (pages
-//! resume from a position in the result order, never from an index into a stale list). Entries
-//! are few and bounded in size; the least recently used leaves first.
+//! resume from a position in the result order, never from an index into a stale list).
+//!
+//! An entry holds only what pages return: each row's sort keys and its projected result as JSON
+//! text (not the documents it came from), and a [`Reservation`] of the bytes it holds. It leaves
+//! when its last page is served, when it has not been used for the idle time, or (least recently
+//! used first) when the count or the memory cap needs room.
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use serde_json::Value;
 
 use super::partition::DocKey;
+use super::query_memory::Reservation;
 use crate::epk::EpkFilter;
 
 /// Entries kept at once.
-const MAX_ENTRIES: usize = 8;
-/// Largest result kept, in bytes of the documents it was computed from.
-pub const MAX_ENTRY_BYTES: usize = 256 * 1024 * 1024;
+const MAX_ENTRIES: usize = 16;
 
 /// What a cached answer depends on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,38 +41,54 @@ pub struct ResultKey {
     pub only_epk: Option<EpkFilter>,
 }
 
-/// One row of an ORDER BY result: its sort keys, its document and row within it, and the values
-/// its sources bound (projected when a page returns it).
+/// One row of an ORDER BY result: its sort keys, its document and row within it, and its
+/// projected result (`None`: the row yields nothing, but it still counts for OFFSET and LIMIT).
 #[derive(Clone, Debug)]
 pub struct OrderedRow {
     pub keys: Vec<Option<Value>>,
     pub doc: DocKey,
     pub row: u64,
-    pub bound: Vec<Value>,
+    pub item: Option<Bytes>,
 }
 
 /// A query's whole answer.
 #[derive(Debug)]
-pub enum CachedResult {
+pub enum Answer {
     /// ORDER BY rows, sorted.
     Ordered(Vec<OrderedRow>),
-    /// The final results of an aggregate, GROUP BY or DISTINCT query.
-    Whole(Vec<Value>),
+    /// The final results (JSON text) of an aggregate, GROUP BY or DISTINCT query.
+    Whole(Vec<Bytes>),
+}
+
+/// An answer and the memory it holds.
+#[derive(Debug)]
+pub struct CachedResult {
+    pub answer: Answer,
+    pub reservation: Reservation,
 }
 
 struct Entry {
     key: ResultKey,
     result: Arc<CachedResult>,
     used: u64,
+    last_use: Instant,
 }
 
 /// The cache of one emulator.
-#[derive(Default)]
 pub struct ResultCache {
     inner: Mutex<(Vec<Entry>, u64)>,
+    idle: Duration,
 }
 
 impl ResultCache {
+    /// An empty cache whose entries leave after `idle` without use.
+    pub fn new(idle: Duration) -> Self {
+        Self {
+            inner: Mutex::new((Vec::new(), 0)),
+            idle,
+        }
+    }
+
     /// The answer cached under `key`, if any.
     pub fn get(&self, key: &ResultKey) -> Option<Arc<CachedResult>> {
         let mut inner = self.inner.lock().ok()?;
@@ -75,6 +96,7 @@ impl ResultCache {
         let tick = inner.1;
         let entry = inner.0.iter_mut().find(|e| &e.key == key)?;
         entry.used = tick;
+        entry.last_use = Instant::now();
         Some(entry.result.clone())
     }
 
@@ -88,22 +110,71 @@ impl ResultCache {
         let entries = &mut inner.0;
         entries.retain(|e| e.key != key);
         if entries.len() >= MAX_ENTRIES {
-            if let Some(oldest) = entries
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, e)| e.used)
-                .map(|(i, _)| i)
-            {
-                entries.swap_remove(oldest);
-            }
+            remove_oldest(entries);
         }
-        entries.push(Entry { key, result, used });
+        entries.push(Entry {
+            key,
+            result,
+            used,
+            last_use: Instant::now(),
+        });
+    }
+
+    /// Drops the entry under `key` (its query has returned its last page).
+    pub fn remove(&self, key: &ResultKey) {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.0.retain(|e| &e.key != key);
+        }
+    }
+
+    /// Drops the least recently used entry; false when there is none.
+    pub fn evict_oldest(&self) -> bool {
+        let Ok(mut inner) = self.inner.lock() else {
+            return false;
+        };
+        remove_oldest(&mut inner.0)
+    }
+
+    /// Drops the entries unused for the idle time.
+    pub fn sweep(&self, now: Instant) {
+        if let Ok(mut inner) = self.inner.lock() {
+            let idle = self.idle;
+            inner
+                .0
+                .retain(|e| now.saturating_duration_since(e.last_use) < idle);
+        }
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.inner.lock().map_or(0, |i| i.0.len())
+    }
+
+    /// Whether no entry is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn remove_oldest(entries: &mut Vec<Entry>) -> bool {
+    match entries
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, e)| e.used)
+        .map(|(i, _)| i)
+    {
+        Some(oldest) => {
+            entries.swap_remove(oldest);
+            true
+        }
+        None => false,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::QueryMemory;
 
     fn key(text: &str, lsn: u64) -> ResultKey {
         ResultKey {
@@ -116,21 +187,30 @@ mod tests {
         }
     }
 
-    fn whole(n: i64) -> Arc<CachedResult> {
-        Arc::new(CachedResult::Whole(vec![Value::from(n)]))
+    fn whole(memory: &Arc<QueryMemory>, n: i64) -> Arc<CachedResult> {
+        let mut reservation = memory.reservation();
+        assert!(reservation.resize(100));
+        Arc::new(CachedResult {
+            answer: Answer::Whole(vec![Bytes::from(n.to_string())]),
+            reservation,
+        })
     }
 
     fn value(r: Option<Arc<CachedResult>>) -> Option<i64> {
         match r.as_deref() {
-            Some(CachedResult::Whole(v)) => v[0].as_i64(),
+            Some(CachedResult {
+                answer: Answer::Whole(v),
+                ..
+            }) => std::str::from_utf8(&v[0]).ok()?.parse().ok(),
             _ => None,
         }
     }
 
     #[test]
     fn entries_are_found_by_every_part_of_their_key_and_the_oldest_leaves_first() {
-        let cache = ResultCache::default();
-        cache.put(key("q", 5), whole(1));
+        let memory = QueryMemory::new(1 << 20);
+        let cache = ResultCache::new(Duration::from_secs(60));
+        cache.put(key("q", 5), whole(&memory, 1));
         assert_eq!(value(cache.get(&key("q", 5))), Some(1));
         assert_eq!(
             value(cache.get(&key("q", 6))),
@@ -138,14 +218,33 @@ mod tests {
             "a write moved the LSN"
         );
         assert_eq!(value(cache.get(&key("other", 5))), None);
-        cache.put(key("q", 5), whole(2));
+        cache.put(key("q", 5), whole(&memory, 2));
         assert_eq!(value(cache.get(&key("q", 5))), Some(2));
         for i in 0..MAX_ENTRIES as u64 {
-            cache.put(key("filler", 100 + i), whole(0));
+            cache.put(key("filler", 100 + i), whole(&memory, 0));
             // Keeps "q" the most recently used.
             assert!(cache.get(&key("q", 5)).is_some());
         }
         assert_eq!(value(cache.get(&key("q", 5))), Some(2));
         assert!(cache.get(&key("filler", 100)).is_none());
+        assert_eq!(memory.stats().held, 100 * MAX_ENTRIES);
+    }
+
+    #[test]
+    fn entries_leave_when_removed_evicted_or_idle_and_give_their_memory_back() {
+        let memory = QueryMemory::new(1 << 20);
+        let cache = ResultCache::new(Duration::from_millis(50));
+        cache.put(key("a", 1), whole(&memory, 1));
+        cache.put(key("b", 1), whole(&memory, 2));
+        cache.put(key("c", 1), whole(&memory, 3));
+        assert_eq!(memory.stats().held, 300);
+        cache.remove(&key("a", 1));
+        assert!(cache.evict_oldest());
+        assert_eq!((cache.len(), memory.stats().held), (1, 100));
+        cache.sweep(Instant::now());
+        assert_eq!(cache.len(), 1, "not idle yet");
+        cache.sweep(Instant::now() + Duration::from_millis(60));
+        assert_eq!((cache.len(), memory.stats().held), (0, 0));
+        assert!(!cache.evict_oldest());
     }
 }

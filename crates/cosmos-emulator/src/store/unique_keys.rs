@@ -6,12 +6,20 @@
 //! Limits, as the service's: at most 10 unique keys per container and 16 paths per key; a path is
 //! `/name[/name...]`. The policy cannot change after the container is created.
 //!
-//! The check reads the logical partition's items at each write to a container that has a policy
-//! (the emulator keeps no secondary index): its cost grows with the logical partition.
+//! Each stored item carries its values at the unique keys' paths ([`UniqueKeys::entries`], one
+//! text per key), and each partition keeps an index of them per logical partition
+//! ([`UniqueIndex`], maintained as items are committed), so a write is checked by looking its own
+//! values up: it costs the same with 3 or 3,000 items in the logical partition.
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::partition::{DocKey, Partition, StoredDoc};
+use crate::epk::Epk;
 use crate::protocol::ApiError;
+use crate::sql::value::canonical;
 
 /// Unique keys per container, as the service allows.
 pub const MAX_UNIQUE_KEYS: usize = 10;
@@ -95,50 +103,119 @@ impl UniqueKeys {
         self.keys.is_empty()
     }
 
-    /// 409 when `candidate` (item `id`) holds the same values at every path of a unique key as one
-    /// of `others` (the logical partition's items, `(id, body)`; the item itself is skipped).
-    ///
-    /// [`stored_items`] gives `others` from stored items.
-    pub fn check<'a>(
+    /// The item's values at each unique key, as texts equal exactly when the values are (one per
+    /// key, the key's number first); empty without a policy.
+    pub fn entries(&self, item: &Map<String, Value>) -> Box<[String]> {
+        self.keys
+            .iter()
+            .enumerate()
+            .map(|(i, key)| {
+                let mut text = format!("{i}:");
+                for v in values(key, item) {
+                    text.push_str(&canonical(Some(v)));
+                    text.push('\u{1f}');
+                }
+                text
+            })
+            .collect()
+    }
+
+    /// The 409 for a write whose value `entry` (one of [`UniqueKeys::entries`]) another item holds.
+    pub fn violation(&self, entry: &str) -> ApiError {
+        let paths: Vec<&str> = entry
+            .split(':')
+            .next()
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| self.keys.get(i))
+            .map(|key| key.iter().map(|p| p.text.as_str()).collect())
+            .unwrap_or_default();
+        ApiError::conflict(format!(
+            "Unique index constraint violation: another item in this logical partition has the same values at {}.",
+            paths.join(", ")
+        ))
+    }
+
+    /// Checks the writes of one commit (a single write, or a transactional batch in operation
+    /// order) against the partition's index and each other: `Err((i, 409))` for the first write
+    /// that would hold a unique value another item holds once the writes before it are applied.
+    pub fn check_writes(
         &self,
-        candidate: &Map<String, Value>,
-        id: &str,
-        others: impl IntoIterator<Item = (&'a str, Value)>,
-    ) -> Result<(), ApiError> {
+        partition: &Partition,
+        writes: &[(DocKey, Option<Arc<StoredDoc>>)],
+    ) -> Result<(), (usize, ApiError)> {
         if self.keys.is_empty() {
             return Ok(());
         }
-        let mine: Vec<Vec<&Value>> = self.keys.iter().map(|k| values(k, candidate)).collect();
-        for (other_id, body) in others {
-            if other_id == id {
-                continue;
-            }
-            let Value::Object(other) = &body else {
-                continue;
-            };
-            for (key, my_values) in self.keys.iter().zip(&mine) {
-                let theirs = values(key, other);
-                if my_values.iter().zip(&theirs).all(|(a, b)| same(a, b)) {
-                    let paths: Vec<&str> = key.iter().map(|p| p.text.as_str()).collect();
-                    return Err(ApiError::conflict(format!(
-                        "Unique index constraint violation: another item in this logical partition has the same values at {}.",
-                        paths.join(", ")
-                    )));
+        // The items written so far, as they will be.
+        let mut staged: HashMap<&DocKey, Option<&StoredDoc>> = HashMap::new();
+        for (i, (key, doc)) in writes.iter().enumerate() {
+            if let Some(doc) = doc {
+                for entry in doc.unique.iter() {
+                    let committed = partition.unique_owner(key.epk, entry).filter(|owner| {
+                        *owner != key.id
+                            && !staged.contains_key(&DocKey {
+                                epk: key.epk,
+                                id: (*owner).to_owned(),
+                            })
+                    });
+                    let written = staged.iter().any(|(other, d)| {
+                        *other != key
+                            && other.epk == key.epk
+                            && d.is_some_and(|d| d.unique.contains(entry))
+                    });
+                    if committed.is_some() || written {
+                        return Err((i, self.violation(entry)));
+                    }
                 }
             }
+            staged.insert(key, doc.as_deref());
         }
         Ok(())
     }
 }
 
-/// Stored items as `(id, body)` for [`UniqueKeys::check`] (bodies that do not parse are skipped:
-/// the store only holds what it sealed).
-pub fn stored_items<'a>(
-    items: &'a [(super::DocKey, std::sync::Arc<super::StoredDoc>)],
-) -> impl Iterator<Item = (&'a str, Value)> + 'a {
-    items
-        .iter()
-        .filter_map(|(key, doc)| Some((key.id.as_str(), serde_json::from_slice(&doc.body).ok()?)))
+/// The unique values of a partition's committed items: which item (by id) holds each, per
+/// logical partition.
+#[derive(Clone, Debug, Default)]
+pub struct UniqueIndex {
+    owners: HashMap<(Epk, String), String>,
+}
+
+impl UniqueIndex {
+    /// The id of the item of logical partition `epk` holding `entry`, if any.
+    pub fn owner(&self, epk: Epk, entry: &str) -> Option<&str> {
+        self.owners
+            .get(&(epk, entry.to_owned()))
+            .map(String::as_str)
+    }
+
+    /// Notes that `key`'s committed version went from `previous` to `next`.
+    pub fn replace(
+        &mut self,
+        key: &DocKey,
+        previous: Option<&StoredDoc>,
+        next: Option<&StoredDoc>,
+    ) {
+        for entry in previous.iter().flat_map(|d| d.unique.iter()) {
+            let slot = (key.epk, entry.clone());
+            if self.owners.get(&slot) == Some(&key.id) {
+                self.owners.remove(&slot);
+            }
+        }
+        for entry in next.iter().flat_map(|d| d.unique.iter()) {
+            self.owners.insert((key.epk, entry.clone()), key.id.clone());
+        }
+    }
+
+    /// Values held.
+    pub fn len(&self) -> usize {
+        self.owners.len()
+    }
+
+    /// Whether no value is held.
+    pub fn is_empty(&self) -> bool {
+        self.owners.is_empty()
+    }
 }
 
 static NULL: Value = Value::Null;
@@ -158,17 +235,6 @@ fn values<'v>(key: &[KeyPath], doc: &'v Map<String, Value>) -> Vec<&'v Value> {
             at.unwrap_or(&NULL)
         })
         .collect()
-}
-
-/// Equal as unique key values: numbers by value, everything else exactly.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => x.as_f64() == y.as_f64(),
-        },
-        _ => a == b,
-    }
 }
 
 #[cfg(test)]
@@ -227,6 +293,46 @@ mod tests {
         }
     }
 
+    fn stored(uk: &UniqueKeys, v: Value) -> Arc<StoredDoc> {
+        Arc::new(StoredDoc {
+            body: v.to_string().into(),
+            etag: "e".into(),
+            rid: [0; 16],
+            unique: uk.entries(&obj(v)),
+        })
+    }
+
+    fn key(id: &str) -> DocKey {
+        DocKey {
+            epk: Epk::single(7),
+            id: id.into(),
+        }
+    }
+
+    /// A partition holding `items`, committed one by one.
+    fn partition(uk: &UniqueKeys, items: &[Value]) -> Partition {
+        let mut p = Partition::new(1);
+        for item in items {
+            let id = item["id"].as_str().unwrap();
+            p.commit(
+                key(id),
+                Some(stored(uk, item.clone())),
+                0,
+                tokio::time::Instant::now(),
+                &[std::time::Duration::ZERO],
+            );
+        }
+        p
+    }
+
+    /// Whether writing `candidate` alone conflicts.
+    fn conflicts(uk: &UniqueKeys, p: &Partition, candidate: Value) -> Option<ApiError> {
+        let id = candidate["id"].as_str().unwrap().to_owned();
+        uk.check_writes(p, &[(key(&id), Some(stored(uk, candidate)))])
+            .err()
+            .map(|(_, e)| e)
+    }
+
     #[test]
     fn the_constraint_table() {
         let uk = keys(json!({"uniqueKeys": [
@@ -236,6 +342,7 @@ mod tests {
         .unwrap();
         let existing =
             json!({"id": "a", "email": "x@y", "n": 1, "name": {"first": "Ann", "last": "Lee"}});
+        let p = partition(&uk, &[existing]);
         // (candidate, conflicts with item "a"?)
         let table = [
             (json!({"id": "b", "email": "x@y"}), true),
@@ -254,11 +361,10 @@ mod tests {
                 false,
             ),
         ];
-        for (candidate, conflicts) in table {
-            let id = candidate["id"].as_str().unwrap().to_owned();
-            let got = uk.check(&obj(candidate.clone()), &id, [("a", existing.clone())]);
-            assert_eq!(got.is_err(), conflicts, "{candidate}");
-            if let Err(e) = got {
+        for (candidate, want) in table {
+            let got = conflicts(&uk, &p, candidate.clone());
+            assert_eq!(got.is_some(), want, "{candidate}");
+            if let Some(e) = got {
                 assert_eq!(e.status, 409);
                 assert!(
                     e.message.contains("Unique index constraint violation"),
@@ -266,25 +372,97 @@ mod tests {
                 );
             }
         }
+        let e = conflicts(
+            &uk,
+            &p,
+            json!({"id": "b", "email": "z", "name": {"first": "Ann", "last": "Lee"}}),
+        )
+        .unwrap();
+        assert!(
+            e.message.contains("/name/first, /name/last"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
     fn missing_properties_count_as_null_and_numbers_compare_by_value() {
         let uk = keys(json!({"uniqueKeys": [{"paths": ["/email"]}]})).unwrap();
-        let none = obj(json!({"id": "b"}));
-        assert!(uk.check(&none, "b", [("a", json!({"id": "a"}))]).is_err());
-        assert!(uk
-            .check(&none, "b", [("a", json!({"id": "a", "email": null}))])
-            .is_err());
-        assert!(uk
-            .check(&none, "b", [("a", json!({"id": "a", "email": "e"}))])
-            .is_ok());
-        let one = obj(json!({"id": "b", "email": 1}));
-        assert!(uk
-            .check(&one, "b", [("a", json!({"id": "a", "email": 1.0}))])
-            .is_err());
-        assert!(uk
-            .check(&one, "b", [("a", json!({"id": "a", "email": "1"}))])
-            .is_ok());
+        let none = json!({"id": "b"});
+        assert!(conflicts(&uk, &partition(&uk, &[json!({"id": "a"})]), none.clone()).is_some());
+        assert!(conflicts(
+            &uk,
+            &partition(&uk, &[json!({"id": "a", "email": null})]),
+            none.clone()
+        )
+        .is_some());
+        assert!(conflicts(
+            &uk,
+            &partition(&uk, &[json!({"id": "a", "email": "e"})]),
+            none
+        )
+        .is_none());
+        let one = json!({"id": "b", "email": 1});
+        assert!(conflicts(
+            &uk,
+            &partition(&uk, &[json!({"id": "a", "email": 1.0})]),
+            one.clone()
+        )
+        .is_some());
+        assert!(conflicts(
+            &uk,
+            &partition(&uk, &[json!({"id": "a", "email": "1"})]),
+            one
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn the_index_follows_replaces_and_deletes_and_a_batch_is_checked_in_order() {
+        let uk = keys(json!({"uniqueKeys": [{"paths": ["/email"]}]})).unwrap();
+        let mut p = partition(&uk, &[json!({"id": "a", "email": "x"})]);
+        p.commit(
+            key("a"),
+            Some(stored(&uk, json!({"id": "a", "email": "y"}))),
+            0,
+            tokio::time::Instant::now(),
+            &[std::time::Duration::ZERO],
+        );
+        assert!(conflicts(&uk, &p, json!({"id": "b", "email": "x"})).is_none());
+        assert!(conflicts(&uk, &p, json!({"id": "b", "email": "y"})).is_some());
+        // In one batch: "a" moves to "z" first, so "b" may take "y"; a third taking "z" conflicts.
+        let writes = [
+            (
+                key("a"),
+                Some(stored(&uk, json!({"id": "a", "email": "z"}))),
+            ),
+            (
+                key("b"),
+                Some(stored(&uk, json!({"id": "b", "email": "y"}))),
+            ),
+            (
+                key("c"),
+                Some(stored(&uk, json!({"id": "c", "email": "z"}))),
+            ),
+        ];
+        assert_eq!(uk.check_writes(&p, &writes[..2]).map_err(|e| e.0), Ok(()));
+        assert_eq!(uk.check_writes(&p, &writes).map_err(|e| e.0), Err(2));
+        let delete_then_take = [
+            (key("a"), None),
+            (
+                key("b"),
+                Some(stored(&uk, json!({"id": "b", "email": "y"}))),
+            ),
+        ];
+        assert!(uk.check_writes(&p, &delete_then_take).is_ok());
+        p.commit(
+            key("a"),
+            None,
+            0,
+            tokio::time::Instant::now(),
+            &[std::time::Duration::ZERO],
+        );
+        assert!(conflicts(&uk, &p, json!({"id": "b", "email": "y"})).is_none());
+        assert_eq!(p.unique_values(), 0);
     }
 }

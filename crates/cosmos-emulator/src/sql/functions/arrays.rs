@@ -1,24 +1,35 @@
 //! Array functions: `ARRAY_CONTAINS` (with partial matching of objects), `ARRAY_LENGTH`,
-//! `ARRAY_SLICE`, `ARRAY_CONCAT`.
+//! `ARRAY_SLICE`, `ARRAY_CONCAT`. What a call copies is charged by its size; a result past
+//! [`MAX_RESULT_BYTES`](super::super::limits::MAX_RESULT_BYTES) is refused (400).
 
 use serde_json::Value;
 
+use super::super::eval::check_result_size;
+use super::super::meter::{json_size, units_of, Meter};
+use super::super::sql_error::SqlError;
 use super::super::value::{equals, number, Val};
-use super::{arg, flag};
+use super::{arg, flag, Args};
 
-/// The array function `name`, or None when `name` is not one.
-pub fn call(name: &str, args: &[Val]) -> Option<Val> {
+/// The array function `name`, or `Ok(None)` when `name` is not one.
+pub fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Option<Val>, SqlError> {
     let array = |i: usize| match arg(args, i) {
         Some(Value::Array(items)) => Some(items),
         _ => None,
     };
-    Some(match name {
+    // What a call copies into its result: charged, and refused past the limit, before it is built.
+    let copying = |items: &[Value]| -> Result<(), SqlError> {
+        let bytes: usize = items.iter().map(json_size).sum();
+        check_result_size(name, bytes)?;
+        meter.charge(units_of(bytes))
+    };
+    Ok(Some(match name {
         "ARRAY_CONTAINS" => {
             let (Some(items), Some(wanted), Some(partial)) =
                 (array(0), arg(args, 1), flag(args, 2))
             else {
-                return Some(None);
+                return Ok(Some(None));
             };
+            meter.charge(items.len() as u64)?;
             let hit = items.iter().any(|item| {
                 equals(item, wanted) == Some(true) || (partial && contains_partially(item, wanted))
             });
@@ -27,7 +38,7 @@ pub fn call(name: &str, args: &[Val]) -> Option<Val> {
         "ARRAY_LENGTH" => array(0).and_then(|items| number(items.len() as f64)),
         "ARRAY_SLICE" => {
             let Some(items) = array(0) else {
-                return Some(None);
+                return Ok(Some(None));
             };
             let int = |i: usize| {
                 arg(args, i)
@@ -36,7 +47,7 @@ pub fn call(name: &str, args: &[Val]) -> Option<Val> {
             };
             let len = items.len() as i64;
             let Some(start) = int(1) else {
-                return Some(None);
+                return Ok(Some(None));
             };
             let start = if start < 0 {
                 (len + start).max(0)
@@ -46,27 +57,30 @@ pub fn call(name: &str, args: &[Val]) -> Option<Val> {
             let count = match args.len() {
                 3 => match int(2) {
                     Some(n) => n.max(0),
-                    None => return Some(None),
+                    None => return Ok(Some(None)),
                 },
                 _ => len,
             };
-            let end = (start + count).min(len);
-            Some(Value::Array(
-                items[start as usize..end.max(start) as usize].to_vec(),
-            ))
+            let end = (start.saturating_add(count)).min(len);
+            let slice = &items[start as usize..end.max(start) as usize];
+            copying(slice)?;
+            Some(Value::Array(slice.to_vec()))
         }
         "ARRAY_CONCAT" => {
-            let mut out = Vec::new();
+            let mut parts = Vec::with_capacity(args.len());
             for i in 0..args.len() {
                 match array(i) {
-                    Some(items) => out.extend(items.iter().cloned()),
-                    None => return Some(None),
+                    Some(items) => parts.push(items.as_slice()),
+                    None => return Ok(Some(None)),
                 }
             }
-            Some(Value::Array(out))
+            let bytes: usize = parts.iter().flat_map(|p| p.iter()).map(json_size).sum();
+            check_result_size(name, bytes)?;
+            meter.charge(units_of(bytes))?;
+            Some(Value::Array(parts.concat()))
         }
-        _ => return None,
-    })
+        _ => return Ok(None),
+    }))
 }
 
 /// Whether `item` is an object holding every property of the object `wanted` with an equal value.

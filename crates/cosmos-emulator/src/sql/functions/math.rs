@@ -4,10 +4,10 @@
 use serde_json::Value;
 
 use super::super::value::{number, Val};
-use super::arg;
+use super::{arg, Args};
 
 /// The math function `name`, or None when `name` is not one.
-pub fn call(name: &str, args: &[Val]) -> Option<Val> {
+pub fn call(name: &str, args: Args<'_, '_>) -> Option<Val> {
     if name == "PI" {
         return Some(number(std::f64::consts::PI));
     }

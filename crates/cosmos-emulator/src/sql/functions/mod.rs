@@ -7,7 +7,12 @@ mod math;
 mod strings;
 mod types;
 
+use super::meter::Meter;
+use super::sql_error::SqlError;
 use super::value::Val;
+
+/// A function's evaluated arguments, borrowed (`None`: undefined).
+pub type Args<'a, 'v> = &'a [Option<&'v serde_json::Value>];
 
 /// Name, fewest and most arguments (`usize::MAX`: any number).
 const TABLE: &[(&str, usize, usize)] = &[
@@ -29,6 +34,7 @@ const TABLE: &[(&str, usize, usize)] = &[
     ("SUBSTRING", 3, 3),
     ("INDEX_OF", 2, 3),
     ("REPLACE", 3, 3),
+    ("REPLICATE", 2, 2),
     ("TRIM", 1, 1),
     ("LTRIM", 1, 1),
     ("RTRIM", 1, 1),
@@ -77,35 +83,36 @@ pub fn check_arity(name: &str, count: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// Calls the built-in `name` (already arity-checked) on evaluated arguments.
-pub fn call(name: &str, args: &[Val]) -> Result<Val, String> {
+/// Calls the built-in `name` (already arity-checked) on evaluated arguments, charging `meter` for
+/// what it reads and builds; a result past the size limits is refused (400).
+pub fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Val, SqlError> {
     if let Some(out) = types::call(name, args) {
         return Ok(out);
     }
-    if let Some(out) = strings::call(name, args)? {
+    if let Some(out) = strings::call(name, args, meter)? {
         return Ok(out);
     }
     if let Some(out) = math::call(name, args) {
         return Ok(out);
     }
-    if let Some(out) = arrays::call(name, args) {
+    if let Some(out) = arrays::call(name, args, meter)? {
         return Ok(out);
     }
     if name == "GETCURRENTDATETIME" {
         return Ok(Some(serde_json::Value::String(datetime::now_iso8601())));
     }
-    Err(format!(
+    Err(SqlError::new(format!(
         "'{name}' is not a recognized built-in function name."
-    ))
+    )))
 }
 
 /// The argument at `i` (undefined when absent).
-fn arg(args: &[Val], i: usize) -> Option<&serde_json::Value> {
-    args.get(i).and_then(Option::as_ref)
+fn arg<'v>(args: Args<'_, 'v>, i: usize) -> Option<&'v serde_json::Value> {
+    args.get(i).copied().flatten()
 }
 
 /// The optional ignore-case flag at `i`: absent is false, a non-boolean is `None`.
-fn flag(args: &[Val], i: usize) -> Option<bool> {
+fn flag(args: Args<'_, '_>, i: usize) -> Option<bool> {
     match args.get(i) {
         None => Some(false),
         Some(Some(serde_json::Value::Bool(b))) => Some(*b),

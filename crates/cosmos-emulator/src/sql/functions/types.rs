@@ -4,10 +4,11 @@
 use serde_json::Value;
 
 use super::super::value::Val;
+use super::Args;
 
 /// The type check `name`, or None when `name` is not one.
-pub fn call(name: &str, args: &[Val]) -> Option<Val> {
-    let v = args.first().and_then(Option::as_ref);
+pub fn call(name: &str, args: Args<'_, '_>) -> Option<Val> {
+    let v = args.first().copied().flatten();
     let answer = match name {
         "IS_DEFINED" => v.is_some(),
         "IS_NULL" => matches!(v, Some(Value::Null)),

@@ -41,7 +41,8 @@ impl SortKey {
     }
 }
 
-/// A position in document order: the document's key and how many of its rows were consumed.
+/// A position in document order: the document's key and how many of its rows were consumed (a
+/// scan resumes at that row of that document).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Position {
     pub epk: String,
@@ -73,8 +74,8 @@ impl Position {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "k")]
 pub enum QueryToken {
-    /// A scan in document order resumes after `at`; `seen` rows have passed the filter so far
-    /// (for OFFSET/LIMIT/TOP).
+    /// A scan in document order resumes at `at`; `seen` rows have passed the filter so far (for
+    /// OFFSET/LIMIT/TOP).
     #[serde(rename = "s")]
     Scan { at: Position, seen: u64 },
     /// An ORDER BY query resumes after the row with these keys at `at`.
@@ -88,17 +89,17 @@ pub enum QueryToken {
     #[serde(rename = "r")]
     Results { n: u64 },
     /// A per-range aggregate query of a query plan, answered in partial aggregates page by page,
-    /// resumes strictly after the document `after`.
+    /// resumes at `at`.
     #[serde(rename = "p")]
-    Partial { after: Position },
-    /// A query that must see every row is still reading its scope: build `id` reads on strictly
-    /// after the document `after` (from the start when absent); once built, its pages resume
-    /// after `then` (an `Order` or `Results` token; from the first result when absent).
+    Partial { at: Position },
+    /// A query that must see every row is still reading its scope: build `id` reads on at `at`
+    /// (from the start when absent); once built, its pages resume after `then` (an `Order` or
+    /// `Results` token; from the first result when absent).
     #[serde(rename = "b")]
     Build {
         id: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        after: Option<Position>,
+        at: Option<Position>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         then: Option<Box<QueryToken>>,
     },
@@ -127,12 +128,12 @@ impl QueryToken {
         match &token {
             QueryToken::Scan { at, .. }
             | QueryToken::Order { at, .. }
-            | QueryToken::Partial { after: at } => {
+            | QueryToken::Partial { at } => {
                 at.key()?;
             }
             QueryToken::Results { .. } => {}
-            QueryToken::Build { after, then, .. } => {
-                if let Some(at) = after {
+            QueryToken::Build { at, then, .. } => {
+                if let Some(at) = at {
                     at.key()?;
                 }
                 match then.as_deref() {
@@ -173,16 +174,16 @@ mod tests {
             },
             QueryToken::Results { n: 7 },
             QueryToken::Partial {
-                after: Position::new(&key, 0),
+                at: Position::new(&key, 0),
             },
             QueryToken::Build {
                 id: 9,
-                after: None,
+                at: None,
                 then: None,
             },
             QueryToken::Build {
                 id: u64::MAX,
-                after: Some(Position::new(&key, 0)),
+                at: Some(Position::new(&key, 0)),
                 then: Some(Box::new(QueryToken::Order {
                     keys: vec![SortKey::Value(Value::from("k"))],
                     at: Position::new(&key, 1),
@@ -203,7 +204,7 @@ mod tests {
                 r#"{"k":"b","id":1,"then":{"k":"s","at":{"epk":"0","id":"a","row":0},"seen":0}}"#,
             ),
             // A build whose position names no EPK.
-            &URL_SAFE_NO_PAD.encode(r#"{"k":"b","id":1,"after":{"epk":"zz","id":"a","row":0}}"#),
+            &URL_SAFE_NO_PAD.encode(r#"{"k":"b","id":1,"at":{"epk":"zz","id":"a","row":0}}"#),
             &"A".repeat(MAX_TOKEN_BYTES + 1),
         ] {
             assert_eq!(QueryToken::decode(bad).unwrap_err().status, 400, "{bad}");

@@ -1,0 +1,247 @@
+//! Running one page of a query over the store: which documents it reads (the container's stable
+//! order, effective partition key then id, across the ranges of its scope), under which budget,
+//! how it sorts or gathers, and where the next page resumes. `sql/` knows how to evaluate a query
+//! over rows; this module applies it to the store, page by page.
+//!
+//! Everything a page needs travels in one [`Execution`]: the query, its scope, its page limits,
+//! the store's query state and the page's [`Meter`]. The meter is charged by every evaluated
+//! expression, bound row and parsed byte ([`crate::sql::meter`]), so a page ends within its work
+//! and time budget wherever the work is (many documents, one document with many JOIN rows, a
+//! subquery, a function over a large value): at the row where the budget ran out, with a
+//! continuation that resumes at that row. A row that alone needs more than a whole page's budget
+//! is refused with 400 naming the limit (`budget.rs`).
+//!
+//! The kinds of page:
+//! - streaming (no ORDER BY, aggregate, GROUP BY or DISTINCT, `stream.rs`): rows are answered as
+//!   they are read, and a page stops at its item, byte, work or time budget;
+//! - ordered (ORDER BY) and whole-result (aggregates, GROUP BY, DISTINCT, no FROM, `sorted.rs`):
+//!   every matching row is read first, over as many pages as the budget needs (`build.rs`), and the
+//!   answer, kept between pages in the store's result cache, is then paged through;
+//! - the per-range aggregate queries of a query plan (`partial.rs`): partial aggregates page by
+//!   page, which the SDKs combine.
+//!
+//! What a query holds between and during its pages (a build, a kept answer) is counted in bytes of
+//! parsed values against a per-query cap and a cap over all queries, and given back when the query
+//! ends or its state goes unused ([`crate::store::QueryState`]).
+
+mod budget;
+mod build;
+mod partial;
+mod scan;
+mod sorted;
+mod stream;
+mod token;
+
+use std::cell::Cell;
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+pub use token::QueryToken;
+
+use self::budget::{sql_error, Halt};
+use self::build::BuildAt;
+use crate::epk::EpkFilter;
+use crate::exchange::QueryLimits;
+use crate::protocol::ApiError;
+use crate::sql::ast::{Projection, Query, Source};
+use crate::sql::eval::{Ctx, Scope};
+use crate::sql::exec::{needs_all_rows, project, window_of};
+use crate::sql::grouping::combines_across_pages;
+use crate::sql::meter::Meter;
+use crate::sql::SqlError;
+use crate::store::{Container, Partition, QueryState, StoredDoc};
+
+/// How a page learns the LSN it reads a range at: the request's consistency rules decide (a
+/// session ahead of the region's replica is refused), and the reply carries what was read.
+pub trait RangeReads {
+    /// The LSN range `range` is read at; `partition` is that range's partition, locked for
+    /// reading.
+    fn read_point(&self, range: usize, partition: &Partition) -> Result<u64, ApiError>;
+}
+
+/// The ranges a query reads and, for a single-partition or prefix query, the keys it reads.
+pub struct ReadScope {
+    pub ranges: Vec<usize>,
+    pub only_epk: Option<EpkFilter>,
+}
+
+/// One page of a query: what it needs and what it has used.
+pub struct Execution<'a> {
+    pub container: &'a Container,
+    pub query: &'a Query,
+    /// The query's text and parameters (with the scope, what identifies its kept answers).
+    pub text: &'a str,
+    pub params: &'a HashMap<String, Value>,
+    pub scope: &'a ReadScope,
+    /// The region whose replica serves the request.
+    pub region: usize,
+    /// The store's kept answers, shelved builds and query memory.
+    pub state: &'a QueryState,
+    pub limits: QueryLimits,
+    /// Most results in a page.
+    pub max_items: usize,
+    /// A page ends once its results reach this many bytes.
+    pub max_bytes: usize,
+    pub reads: &'a dyn RangeReads,
+    /// The page's work and time budget (see [`Execution::meter_for`]).
+    pub meter: Meter,
+    /// Documents the page has read (start at 0).
+    pub docs_read: Cell<usize>,
+}
+
+impl Execution<'_> {
+    /// A fresh meter for a page under `limits`.
+    pub fn meter_for(limits: &QueryLimits) -> Meter {
+        Meter::new(limits.page_work, limits.page_time)
+    }
+
+    /// The evaluation context of this page.
+    pub fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            params: self.params,
+            aggregates: None,
+            work: &self.meter,
+        }
+    }
+
+    /// The document `doc` parsed, charged by its size.
+    fn parse(&self, doc: &StoredDoc) -> Result<Value, Halt> {
+        self.meter.charge_bytes(doc.body.len())?;
+        serde_json::from_slice(&doc.body).map_err(|e| {
+            Halt::Fail(ApiError::new(
+                500,
+                format!("A stored item could not be read: {e}"),
+            ))
+        })
+    }
+
+    /// The JSON text of `row`'s result (`None`: it yields nothing). `SELECT *` over the document
+    /// itself answers the stored text as it is.
+    fn project_bytes(&self, row: &Scope<'_>, doc: &StoredDoc) -> Result<Option<Bytes>, SqlError> {
+        if star_is_document(self.query) {
+            self.meter.charge_bytes(doc.body.len())?;
+            return Ok(Some(doc.body.clone()));
+        }
+        let ctx = self.ctx();
+        Ok(project(self.query, row, &ctx)?
+            .map(|v| Bytes::from(serde_json::to_vec(&v).unwrap_or_default())))
+    }
+
+    /// Whether a page holding `items` of `bytes` bytes is full.
+    fn full(&self, items: usize, bytes: usize) -> bool {
+        items >= self.max_items || bytes >= self.max_bytes
+    }
+}
+
+/// Runs `query` over a small, whole set of resources (the metadata feeds: databases, containers,
+/// offers) in one page under the page's work and time budget: a query that needs more than a
+/// page's budget is refused with 400 naming the limit, as an item query's row is.
+pub fn run_whole(
+    query: &Query,
+    docs: &[Value],
+    params: &HashMap<String, Value>,
+    limits: &QueryLimits,
+) -> Result<Vec<Value>, ApiError> {
+    let meter = Execution::meter_for(limits);
+    for doc in docs {
+        meter
+            .charge_bytes(crate::sql::meter::json_size(doc))
+            .map_err(sql_error)?;
+    }
+    crate::sql::exec::run_metered(query, docs, params, &meter).map_err(|e| match e.limit {
+        Some(limit) => budget::over_budget(limit),
+        None => ApiError::bad_request(format!("The query is invalid: {e}")),
+    })
+}
+
+/// Whether the query is `SELECT * FROM c` over whole documents (no path, no JOIN).
+fn star_is_document(q: &Query) -> bool {
+    matches!(q.projection, Projection::Star)
+        && q.from.as_ref().is_some_and(|f| {
+            f.joins.is_empty()
+                && matches!(&f.source, Source::Container { path, .. } if path.is_empty())
+        })
+}
+
+/// One page of results.
+#[derive(Default)]
+pub struct Page {
+    /// Each result's JSON text.
+    pub items: Vec<Bytes>,
+    pub next: Option<QueryToken>,
+    /// Documents read (or results walked).
+    pub scanned: usize,
+    /// Bytes of the results.
+    pub bytes: usize,
+}
+
+impl Page {
+    fn push(&mut self, item: Bytes) {
+        self.bytes += item.len();
+        self.items.push(item);
+    }
+}
+
+/// OFFSET and the row count after which nothing more is returned.
+pub(crate) struct Window {
+    pub offset: u64,
+    pub end: Option<u64>,
+}
+
+fn kind_mismatch() -> ApiError {
+    ApiError::bad_request("The continuation token belongs to a different kind of query.")
+}
+
+/// Runs one page of the query, from `token` (the continuation the previous page answered).
+pub fn run_page(ex: &Execution<'_>, token: Option<QueryToken>) -> Result<Page, ApiError> {
+    let mut page = page_of(ex, token)?;
+    page.scanned = page.scanned.max(ex.docs_read.get());
+    Ok(page)
+}
+
+fn page_of(ex: &Execution<'_>, token: Option<QueryToken>) -> Result<Page, ApiError> {
+    let q = ex.query;
+    let (offset, take) = window_of(q, &ex.ctx()).map_err(sql_error)?;
+    let window = Window {
+        offset,
+        end: take.map(|t| offset.saturating_add(t)),
+    };
+    // A build in progress carries where its pages resume once it is done.
+    let (token, at) = match token {
+        Some(QueryToken::Build { id, at, then }) => (then.map(|t| *t), Some(BuildAt { id, at })),
+        other => (other, None),
+    };
+    if q.from.is_some() && combines_across_pages(q) {
+        let at = match (token, at) {
+            (None, None) => None,
+            (Some(QueryToken::Partial { at }), None) => Some(at),
+            _ => return Err(kind_mismatch()),
+        };
+        return partial::page(ex, at);
+    }
+    if q.from.is_none() || needs_all_rows(q) {
+        let start = match token {
+            None => 0,
+            Some(QueryToken::Results { n }) => n,
+            Some(_) => return Err(kind_mismatch()),
+        };
+        return sorted::whole_result(ex, start, at);
+    }
+    if !q.order_by.is_empty() {
+        if !matches!(token, None | Some(QueryToken::Order { .. })) {
+            return Err(kind_mismatch());
+        }
+        return sorted::ordered(ex, token, at, &window);
+    }
+    if at.is_some() {
+        return Err(kind_mismatch());
+    }
+    let after = match token {
+        None => None,
+        Some(QueryToken::Scan { at, seen }) => Some((at, seen)),
+        Some(_) => return Err(kind_mismatch()),
+    };
+    stream::page(ex, after, &window)
+}
