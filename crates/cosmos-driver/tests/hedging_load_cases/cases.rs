@@ -1,4 +1,5 @@
-//! One test per (kind of read, fault): the three invariants of the harness.
+//! One test per (kind of read, fault): the three invariants of the harness. `faults!` makes the
+//! six tests of one fault, one per kind of read, named after the kind.
 
 use cosmos_emulator::faults::Reaction;
 
@@ -21,811 +22,119 @@ fn slow_primary_and(alternate: Reaction) -> Fault {
     ])
 }
 
-/// A bare 429 with a 20 ms retry-after from every region.
-mod throttle_storm {
-    use super::*;
+/// A module of one test per kind of read under the fault `$fault` builds.
+macro_rules! faults {
+    ($(#[$doc:meta])* $name:ident => $fault:expr) => {
+        $(#[$doc])*
+        mod $name {
+            use super::*;
 
-    #[tokio::test]
-    async fn point_read() {
-        check(
-            Kind::PointRead,
-            Fault::everywhere(Reaction::respond_retry_after(429, 0, 20)),
-        )
-        .await;
-    }
+            fn fault() -> Fault {
+                $fault
+            }
 
-    #[tokio::test]
-    async fn query_page() {
-        check(
-            Kind::QueryPage,
-            Fault::everywhere(Reaction::respond_retry_after(429, 0, 20)),
-        )
-        .await;
-    }
+            #[tokio::test]
+            async fn point_read() {
+                check(Kind::PointRead, fault()).await;
+            }
 
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(
-            Kind::CrossPartitionQuery,
-            Fault::everywhere(Reaction::respond_retry_after(429, 0, 20)),
-        )
-        .await;
-    }
+            #[tokio::test]
+            async fn query_page() {
+                check(Kind::QueryPage, fault()).await;
+            }
 
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(
-            Kind::ChangeFeedPage,
-            Fault::everywhere(Reaction::respond_retry_after(429, 0, 20)),
-        )
-        .await;
-    }
+            #[tokio::test]
+            async fn cross_partition_query() {
+                check(Kind::CrossPartitionQuery, fault()).await;
+            }
 
-    #[tokio::test]
-    async fn read_many() {
-        check(
-            Kind::ReadMany,
-            Fault::everywhere(Reaction::respond_retry_after(429, 0, 20)),
-        )
-        .await;
-    }
+            #[tokio::test]
+            async fn change_feed_page() {
+                check(Kind::ChangeFeedPage, fault()).await;
+            }
 
-    #[tokio::test]
-    async fn metadata_read() {
-        check(
-            Kind::MetadataRead,
-            Fault::everywhere(Reaction::respond_retry_after(429, 0, 20)),
-        )
-        .await;
-    }
+            #[tokio::test]
+            async fn read_many() {
+                check(Kind::ReadMany, fault()).await;
+            }
+
+            #[tokio::test]
+            async fn metadata_read() {
+                check(Kind::MetadataRead, fault()).await;
+            }
+        }
+    };
 }
 
-/// 429/3200 (RU budget) from every region.
-mod throttle_ru_budget {
-    use super::*;
-
-    #[tokio::test]
-    async fn point_read() {
-        check(
-            Kind::PointRead,
-            Fault::everywhere(Reaction::respond_retry_after(429, 3200, 20)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        check(
-            Kind::QueryPage,
-            Fault::everywhere(Reaction::respond_retry_after(429, 3200, 20)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(
-            Kind::CrossPartitionQuery,
-            Fault::everywhere(Reaction::respond_retry_after(429, 3200, 20)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(
-            Kind::ChangeFeedPage,
-            Fault::everywhere(Reaction::respond_retry_after(429, 3200, 20)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        check(
-            Kind::ReadMany,
-            Fault::everywhere(Reaction::respond_retry_after(429, 3200, 20)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        check(
-            Kind::MetadataRead,
-            Fault::everywhere(Reaction::respond_retry_after(429, 3200, 20)),
-        )
-        .await;
-    }
+faults! {
+    /// A bare 429 with a 20 ms retry-after from every region.
+    throttle_storm => Fault::everywhere(Reaction::respond_retry_after(429, 0, 20))
 }
 
-/// 429/3092 from every region.
-mod throttle_regional {
-    use super::*;
-
-    #[tokio::test]
-    async fn point_read() {
-        check(
-            Kind::PointRead,
-            Fault::everywhere(Reaction::respond(429, 3092)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        check(
-            Kind::QueryPage,
-            Fault::everywhere(Reaction::respond(429, 3092)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(
-            Kind::CrossPartitionQuery,
-            Fault::everywhere(Reaction::respond(429, 3092)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(
-            Kind::ChangeFeedPage,
-            Fault::everywhere(Reaction::respond(429, 3092)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        check(
-            Kind::ReadMany,
-            Fault::everywhere(Reaction::respond(429, 3092)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        check(
-            Kind::MetadataRead,
-            Fault::everywhere(Reaction::respond(429, 3092)),
-        )
-        .await;
-    }
+faults! {
+    /// 429/3200 (RU budget) from every region.
+    throttle_ru_budget => Fault::everywhere(Reaction::respond_retry_after(429, 3200, 20))
 }
 
-/// Range 0 split after the driver learnt the ranges (410/1002 everywhere for it).
-mod split {
-    use super::*;
-
-    #[tokio::test]
-    async fn point_read() {
-        check(Kind::PointRead, Fault::Split).await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        check(Kind::QueryPage, Fault::Split).await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(Kind::CrossPartitionQuery, Fault::Split).await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(Kind::ChangeFeedPage, Fault::Split).await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        check(Kind::ReadMany, Fault::Split).await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        check(Kind::MetadataRead, Fault::Split).await;
-    }
+faults! {
+    /// 429/3092 from every region.
+    throttle_regional => Fault::everywhere(Reaction::respond(429, 3092))
 }
 
-/// 410/1007 (a split completing) for the first four requests, everywhere.
-mod split_completing {
-    use super::*;
-
-    #[tokio::test]
-    async fn point_read() {
-        check(
-            Kind::PointRead,
-            Fault::first(4, Reaction::respond(410, 1007)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        check(
-            Kind::QueryPage,
-            Fault::first(4, Reaction::respond(410, 1007)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(
-            Kind::CrossPartitionQuery,
-            Fault::first(4, Reaction::respond(410, 1007)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(
-            Kind::ChangeFeedPage,
-            Fault::first(4, Reaction::respond(410, 1007)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        check(
-            Kind::ReadMany,
-            Fault::first(4, Reaction::respond(410, 1007)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        check(
-            Kind::MetadataRead,
-            Fault::first(4, Reaction::respond(410, 1007)),
-        )
-        .await;
-    }
+faults! {
+    /// Range 0 split after the driver learnt the ranges (410/1002 everywhere for it).
+    split => Fault::Split
 }
 
-/// 503 from the primary region.
-mod unavailable_primary {
-    use super::*;
-
-    #[tokio::test]
-    async fn point_read() {
-        check(
-            Kind::PointRead,
-            Fault::in_region(WEST, Reaction::respond(503, 0)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        check(
-            Kind::QueryPage,
-            Fault::in_region(WEST, Reaction::respond(503, 0)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(
-            Kind::CrossPartitionQuery,
-            Fault::in_region(WEST, Reaction::respond(503, 0)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(
-            Kind::ChangeFeedPage,
-            Fault::in_region(WEST, Reaction::respond(503, 0)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        check(
-            Kind::ReadMany,
-            Fault::in_region(WEST, Reaction::respond(503, 0)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        check(
-            Kind::MetadataRead,
-            Fault::in_region(WEST, Reaction::respond(503, 0)),
-        )
-        .await;
-    }
+faults! {
+    /// 410/1007 (a split completing) for the first four requests, everywhere.
+    split_completing => Fault::first(4, Reaction::respond(410, 1007))
 }
 
-/// 503 from every region.
-mod unavailable_everywhere {
-    use super::*;
-
-    #[tokio::test]
-    async fn point_read() {
-        check(
-            Kind::PointRead,
-            Fault::everywhere(Reaction::respond(503, 0)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        check(
-            Kind::QueryPage,
-            Fault::everywhere(Reaction::respond(503, 0)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(
-            Kind::CrossPartitionQuery,
-            Fault::everywhere(Reaction::respond(503, 0)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(
-            Kind::ChangeFeedPage,
-            Fault::everywhere(Reaction::respond(503, 0)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        check(Kind::ReadMany, Fault::everywhere(Reaction::respond(503, 0))).await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        check(
-            Kind::MetadataRead,
-            Fault::everywhere(Reaction::respond(503, 0)),
-        )
-        .await;
-    }
+faults! {
+    /// 503 from the primary region.
+    unavailable_primary => Fault::in_region(WEST, Reaction::respond(503, 0))
 }
 
-/// A slow primary (150 ms) while the alternate answers 403/1008.
-mod alternate_not_in_account {
-    use super::*;
-
-    #[tokio::test]
-    async fn point_read() {
-        check(
-            Kind::PointRead,
-            slow_primary_and(Reaction::respond(403, 1008)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        check(
-            Kind::QueryPage,
-            slow_primary_and(Reaction::respond(403, 1008)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(
-            Kind::CrossPartitionQuery,
-            slow_primary_and(Reaction::respond(403, 1008)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(
-            Kind::ChangeFeedPage,
-            slow_primary_and(Reaction::respond(403, 1008)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        check(
-            Kind::ReadMany,
-            slow_primary_and(Reaction::respond(403, 1008)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        check(
-            Kind::MetadataRead,
-            slow_primary_and(Reaction::respond(403, 1008)),
-        )
-        .await;
-    }
+faults! {
+    /// 503 from every region.
+    unavailable_everywhere => Fault::everywhere(Reaction::respond(503, 0))
 }
 
-/// 404/1002 from the primary region (its replica lags the session).
-mod lagging_primary {
-    use super::*;
-
-    #[tokio::test]
-    async fn point_read() {
-        check(
-            Kind::PointRead,
-            Fault::in_region(WEST, Reaction::respond(404, 1002)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        check(
-            Kind::QueryPage,
-            Fault::in_region(WEST, Reaction::respond(404, 1002)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(
-            Kind::CrossPartitionQuery,
-            Fault::in_region(WEST, Reaction::respond(404, 1002)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(
-            Kind::ChangeFeedPage,
-            Fault::in_region(WEST, Reaction::respond(404, 1002)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        check(
-            Kind::ReadMany,
-            Fault::in_region(WEST, Reaction::respond(404, 1002)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        check(
-            Kind::MetadataRead,
-            Fault::in_region(WEST, Reaction::respond(404, 1002)),
-        )
-        .await;
-    }
+faults! {
+    /// A slow primary (150 ms) while the alternate answers 403/1008.
+    alternate_not_in_account => slow_primary_and(Reaction::respond(403, 1008))
 }
 
-/// 404/1002 from every region but the hub.
-mod lagging_everywhere_but_hub {
-    use super::*;
-
-    #[tokio::test]
-    async fn point_read() {
-        check(
-            Kind::PointRead,
-            Fault::in_regions(&[WEST, NORTH], Reaction::respond(404, 1002)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        check(
-            Kind::QueryPage,
-            Fault::in_regions(&[WEST, NORTH], Reaction::respond(404, 1002)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(
-            Kind::CrossPartitionQuery,
-            Fault::in_regions(&[WEST, NORTH], Reaction::respond(404, 1002)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(
-            Kind::ChangeFeedPage,
-            Fault::in_regions(&[WEST, NORTH], Reaction::respond(404, 1002)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        check(
-            Kind::ReadMany,
-            Fault::in_regions(&[WEST, NORTH], Reaction::respond(404, 1002)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        check(
-            Kind::MetadataRead,
-            Fault::in_regions(&[WEST, NORTH], Reaction::respond(404, 1002)),
-        )
-        .await;
-    }
+faults! {
+    /// 404/1002 from the primary region (its replica lags the session).
+    lagging_primary => Fault::in_region(WEST, Reaction::respond(404, 1002))
 }
 
-/// The primary region never answers.
-mod stalled_primary {
-    use super::*;
-
-    #[tokio::test]
-    async fn point_read() {
-        check(Kind::PointRead, Fault::in_region(WEST, Reaction::Stall)).await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        check(Kind::QueryPage, Fault::in_region(WEST, Reaction::Stall)).await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(
-            Kind::CrossPartitionQuery,
-            Fault::in_region(WEST, Reaction::Stall),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(
-            Kind::ChangeFeedPage,
-            Fault::in_region(WEST, Reaction::Stall),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        check(Kind::ReadMany, Fault::in_region(WEST, Reaction::Stall)).await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        check(Kind::MetadataRead, Fault::in_region(WEST, Reaction::Stall)).await;
-    }
+faults! {
+    /// 404/1002 from every region but the hub.
+    lagging_everywhere_but_hub => Fault::in_regions(&[WEST, NORTH], Reaction::respond(404, 1002))
 }
 
-/// Every region refuses connections.
-mod all_regions_refuse {
-    use super::*;
-
-    #[tokio::test]
-    async fn point_read() {
-        check(Kind::PointRead, Fault::AllRefuse).await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        check(Kind::QueryPage, Fault::AllRefuse).await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(Kind::CrossPartitionQuery, Fault::AllRefuse).await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(Kind::ChangeFeedPage, Fault::AllRefuse).await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        check(Kind::ReadMany, Fault::AllRefuse).await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        check(Kind::MetadataRead, Fault::AllRefuse).await;
-    }
+faults! {
+    /// The primary region never answers.
+    stalled_primary => Fault::in_region(WEST, Reaction::Stall)
 }
 
-/// 429/3092 from the primary and the alternate while the third region serves: the alternate must
-/// not wait out throttle backoffs in place where the read without hedging moves on.
-mod throttle_regional_but_the_third {
-    use super::*;
-
-    #[tokio::test]
-    async fn point_read() {
-        check(
-            Kind::PointRead,
-            Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        check(
-            Kind::QueryPage,
-            Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        check(
-            Kind::CrossPartitionQuery,
-            Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        check(
-            Kind::ChangeFeedPage,
-            Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        check(
-            Kind::ReadMany,
-            Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092)),
-        )
-        .await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        check(
-            Kind::MetadataRead,
-            Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092)),
-        )
-        .await;
-    }
+faults! {
+    /// Every region refuses connections.
+    all_regions_refuse => Fault::AllRefuse
 }
 
-/// The primary's region no longer serves the account (403/1008) while every region answers
-/// 429/3092: the read after the race may come back to the race's regions, as the read without
-/// hedging does, instead of waiting out throttle backoffs in the one region left.
-mod account_gone_and_throttled_everywhere {
-    use super::*;
+faults! {
+    /// 429/3092 from the primary and the alternate while the third region serves: the alternate must
+    /// not wait out throttle backoffs in place where the read without hedging moves on.
+    throttle_regional_but_the_third => Fault::in_regions(&[WEST, NORTH], Reaction::respond(429, 3092))
+}
 
-    #[tokio::test]
-    async fn point_read() {
-        let fault = Fault::Rules(vec![
-            Spec {
-                regions: vec![WEST],
-                reaction: Reaction::respond(403, 1008),
-                first: None,
-            },
-            Spec {
-                regions: Vec::new(),
-                reaction: Reaction::respond(429, 3092),
-                first: None,
-            },
-        ]);
-        check(Kind::PointRead, fault).await;
-    }
-
-    #[tokio::test]
-    async fn query_page() {
-        let fault = Fault::Rules(vec![
-            Spec {
-                regions: vec![WEST],
-                reaction: Reaction::respond(403, 1008),
-                first: None,
-            },
-            Spec {
-                regions: Vec::new(),
-                reaction: Reaction::respond(429, 3092),
-                first: None,
-            },
-        ]);
-        check(Kind::QueryPage, fault).await;
-    }
-
-    #[tokio::test]
-    async fn cross_partition_query() {
-        let fault = Fault::Rules(vec![
-            Spec {
-                regions: vec![WEST],
-                reaction: Reaction::respond(403, 1008),
-                first: None,
-            },
-            Spec {
-                regions: Vec::new(),
-                reaction: Reaction::respond(429, 3092),
-                first: None,
-            },
-        ]);
-        check(Kind::CrossPartitionQuery, fault).await;
-    }
-
-    #[tokio::test]
-    async fn change_feed_page() {
-        let fault = Fault::Rules(vec![
-            Spec {
-                regions: vec![WEST],
-                reaction: Reaction::respond(403, 1008),
-                first: None,
-            },
-            Spec {
-                regions: Vec::new(),
-                reaction: Reaction::respond(429, 3092),
-                first: None,
-            },
-        ]);
-        check(Kind::ChangeFeedPage, fault).await;
-    }
-
-    #[tokio::test]
-    async fn read_many() {
-        let fault = Fault::Rules(vec![
-            Spec {
-                regions: vec![WEST],
-                reaction: Reaction::respond(403, 1008),
-                first: None,
-            },
-            Spec {
-                regions: Vec::new(),
-                reaction: Reaction::respond(429, 3092),
-                first: None,
-            },
-        ]);
-        check(Kind::ReadMany, fault).await;
-    }
-
-    #[tokio::test]
-    async fn metadata_read() {
-        let fault = Fault::Rules(vec![
-            Spec {
-                regions: vec![WEST],
-                reaction: Reaction::respond(403, 1008),
-                first: None,
-            },
-            Spec {
-                regions: Vec::new(),
-                reaction: Reaction::respond(429, 3092),
-                first: None,
-            },
-        ]);
-        check(Kind::MetadataRead, fault).await;
-    }
+faults! {
+    /// The primary's region no longer serves the account (403/1008) while every region answers
+    /// 429/3092: the read after the race may come back to the race's regions, as the read without
+    /// hedging does, instead of waiting out throttle backoffs in the one region left.
+    account_gone_and_throttled_everywhere => Fault::Rules(vec![ Spec { regions: vec![WEST], reaction: Reaction::respond(403, 1008), first: None, }, Spec { regions: Vec::new(), reaction: Reaction::respond(429, 3092), first: None, }, ])
 }
