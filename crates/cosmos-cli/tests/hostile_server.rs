@@ -1,7 +1,7 @@
 //! `cosmos item list` and `cosmos item query` against a broken server on loopback end with an
 //! error and a non-zero exit, never an empty result or an endless loop.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

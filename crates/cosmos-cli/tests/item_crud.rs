@@ -1,6 +1,6 @@
 //! `cosmos db|container|item` against an emulator started by the test, over real HTTP.
 
-mod common;
+use crate::common;
 
 use common::{start, Cli};
 use serde_json::Value;

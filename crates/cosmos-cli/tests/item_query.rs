@@ -1,6 +1,6 @@
 //! `cosmos item query` against an emulator started by the test, over real HTTP.
 
-mod common;
+use crate::common;
 
 use common::{start, succeeded};
 use serde_json::{json, Value};

@@ -1,6 +1,6 @@
 //! Account metadata is re-read on an interval, and when every endpoint looks unhealthy.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! Adaptive thresholds and the hedge budget on real reads against the embedded emulator.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Credentials and transport security against the emulator: master key, Entra ID tokens, HTTPS
 //! with an extra trusted certificate, and bad input refused before any request.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};

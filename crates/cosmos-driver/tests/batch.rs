@@ -2,7 +2,7 @@
 //! the service rolls back (nothing applied, the error names the failing operation), and batches
 //! past the service's limits refused before any request is sent.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::batch::{BatchOperationKind, TransactionalBatch};
 use cosmos_driver::patch::PatchInstructions;

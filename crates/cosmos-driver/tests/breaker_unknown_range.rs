@@ -3,7 +3,7 @@
 //! never seen go straight to the alternate region too, without a hedge, instead of each paying the
 //! hedge threshold to learn which partition key range it belongs to.
 
-mod common;
+use crate::common;
 
 use std::num::NonZeroU32;
 use std::time::Duration;

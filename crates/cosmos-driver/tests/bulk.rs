@@ -2,7 +2,7 @@
 //! exactly once and results come back in the caller's order, every kind of operation with its own
 //! outcome, and a split in the middle of a run.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

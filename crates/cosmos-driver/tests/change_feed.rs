@@ -3,7 +3,7 @@
 //! with a concurrent writer across a split, feed ranges spread over consumers, a partition key's
 //! feed, all versions and deletes with their metadata, and bad continuations refused.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

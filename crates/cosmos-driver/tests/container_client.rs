@@ -1,6 +1,6 @@
 //! The typed container handle over real HTTP against the embedded emulator.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::prelude::*;
 use cosmos_emulator::EmulatorBuilder;

@@ -1,6 +1,6 @@
 //! Databases, containers and items over real HTTP against the embedded emulator.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::{
     AttemptReason, CosmosOperation, DatabaseReference, OperationOptions, PartitionKeyDefinition,

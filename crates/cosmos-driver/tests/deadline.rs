@@ -1,6 +1,6 @@
 //! The end-to-end timeout bounds the whole operation, retries included, and the error says so.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

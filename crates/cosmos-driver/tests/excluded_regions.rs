@@ -1,7 +1,7 @@
 //! Excluded regions are a hard constraint under every retry trigger, asserted with the emulator's
 //! per-region request counters; "all eligible regions excluded" ends the operation at once.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::{CosmosOperation, OperationOptions};
 use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};

@@ -1,7 +1,7 @@
 //! Paged feeds over real HTTP against the embedded emulator: every page is its own request through
 //! the pipeline, continued by the service's token.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::{
     CosmosOperation, DatabaseReference, ErrorKind, OperationOptions, PartitionKeyDefinition,

@@ -4,7 +4,7 @@
 //! hedging must succeed with it. Layouts: the hub (write) region first, second, third or outside
 //! the preferred regions; replication lag on no, some or every read region; a slow primary region.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

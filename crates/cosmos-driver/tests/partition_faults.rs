@@ -2,7 +2,7 @@
 //! breaker (on the plain path too, with the range learnt from earlier responses) and marks no
 //! region; 410 sub-statuses of a split, a migration or a stale name cache retry in place.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::hedging::AvailabilityStrategy;
 use cosmos_driver::{AttemptReason, CosmosOperation, OperationOptions};

@@ -2,7 +2,7 @@
 //! typed streams, every page boundary resumed from its token, parameters, typed rows, metrics and
 //! the errors a bad query or a foreign token gets.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::query::{Query, QueryOptions, QueryScope};
 use cosmos_driver::{ContainerClient, ErrorKind};

@@ -4,7 +4,7 @@
 //! values, with pages that end while the ranges are still read (a read limit of one service page),
 //! and across a split between pages. Every result equals the uninterrupted run.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::query::{Query, QueryOptions, QueryScope};
 use cosmos_driver::ContainerClient;

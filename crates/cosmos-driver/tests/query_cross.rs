@@ -4,7 +4,7 @@
 //! partition (sent as one request, so the server alone orders, aggregates and groups), and every
 //! page boundary of the streaming families is resumed from its token.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::query::{Query, QueryOptions, QueryScope};
 use cosmos_driver::{ContainerClient, CosmosDriver, CosmosOperation, OperationOptions};

@@ -4,7 +4,7 @@
 //! 3-level keys, across several ranges, resumed at every page boundary, through a split in the
 //! middle; and the driver's and the emulator's effective partition keys agree.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

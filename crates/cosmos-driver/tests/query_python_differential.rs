@@ -9,7 +9,7 @@
 //! installs it and sets it). Without it the test says it is skipped and passes, unless
 //! `COSMOS_PYTHON_DIFFERENTIAL_REQUIRED` is set, when a missing Python fails it.
 
-mod common;
+use crate::common;
 #[path = "../../cosmos-emulator/tests/query_corpus/mod.rs"]
 mod query_corpus;
 

@@ -2,7 +2,7 @@
 //! answers and the silent region is marked for later reads; writes keep the request timeout.
 //! Responses larger than the configured cap end with an error that says so.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

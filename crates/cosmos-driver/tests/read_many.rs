@@ -2,7 +2,7 @@
 //! range with some missing, the driver's effective partition key checked against the emulator's,
 //! a split between listing and reading, and a slow primary region whose alternate answers.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::hedging::HedgeTerminalState;
 use cosmos_driver::read_many::ReadManyOptions;

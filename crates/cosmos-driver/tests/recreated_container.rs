@@ -3,7 +3,7 @@
 //! old one, so reads with the old, higher LSNs do not fail with 404/1002; a read sent first, with
 //! the old token, makes the driver read the container again and run once more.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Regional failover: reads move to the next region on 503 and lost connections, writes follow the
 //! write region when it moves, and writes that could land twice are not retried.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::hedging::AvailabilityStrategy;
 use cosmos_driver::{AttemptReason, CosmosOperation, OperationOptions};

@@ -1,6 +1,6 @@
 //! A driver starts from the regional endpoints it was given when the global endpoint is down.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::{CosmosDriver, Credential, DriverOptions, OperationOptions};
 use cosmos_emulator::EmulatorBuilder;

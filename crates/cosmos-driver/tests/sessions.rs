@@ -1,7 +1,7 @@
 //! Session consistency across regions with replication lag: the driver's tokens, 404/1002 retries
 //! in place and then in the hub region, and the caller's token winning for its operation.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::hedging::AvailabilityStrategy;
 use cosmos_driver::{AttemptReason, OperationOptions, SessionToken};

@@ -1,6 +1,6 @@
 //! 429: the driver waits `x-ms-retry-after-ms` and retries in place, within a bounded budget.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

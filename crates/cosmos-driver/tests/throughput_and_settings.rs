@@ -4,7 +4,7 @@
 //! offer), container settings (indexing policy, default TTL) replaced and read back with unique
 //! keys and the partition key fixed, and the database and container feeds as typed streams.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::resources::{
     ContainerProperties, IndexPath, IndexingMode, IndexingPolicy, ThroughputProperties,

@@ -1,6 +1,6 @@
 //! Database and container lifecycle from the typed handles, against the embedded emulator.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::prelude::*;
 use cosmos_emulator::EmulatorBuilder;

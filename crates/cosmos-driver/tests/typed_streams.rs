@@ -1,7 +1,7 @@
 //! Queries and the change feed as item streams with a running charge, and errors that name the
 //! item that does not fit, against the embedded emulator.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::prelude::*;
 use cosmos_emulator::EmulatorBuilder;

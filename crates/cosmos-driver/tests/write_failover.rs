@@ -2,7 +2,7 @@
 //! retries about once a second (here 50 ms) until the region moves, within the retry budget and
 //! the deadline; a multi-write account moves the write to the next write region at once.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

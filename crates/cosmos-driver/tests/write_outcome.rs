@@ -2,7 +2,7 @@
 //! outcome stands, and a retry whose 412, 404 or 409 the first write's success would also cause is
 //! reported as an unknown outcome, never as a definite failure.
 
-mod common;
+use crate::common;
 
 use cosmos_driver::{
     ContainerReference, CosmosDriver, CosmosError, CosmosOperation, ErrorKind, OperationOptions,

@@ -1,6 +1,6 @@
 //! Authorization: each 401 cause, Entra ID tokens, and the explicit no-auth mode.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, SystemTime};
 

@@ -1,6 +1,6 @@
 //! Bad input: malformed JSON, oversized bodies, missing partition keys, unknown routes and verbs.
 
-mod common;
+use crate::common;
 
 use common::{start_with_container, Resp, TestClient};
 use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};

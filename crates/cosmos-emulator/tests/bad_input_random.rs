@@ -7,7 +7,7 @@
 //! well-framed requests with a proper HTTP response below 500 (admin requests without the key or
 //! from a foreign Host with 401, 403 or 415), and must still serve a normal signed read afterwards.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! Transactional batch and bulk over real HTTP: all-or-nothing with 207/424, each operation kind,
 //! limits, bulk's per-operation outcomes, session tokens and charges.
 
-mod common;
+use crate::common;
 
 use common::{pk_header, start_with_container, Resp, TestClient};
 use cosmos_emulator::EmulatorBuilder;

@@ -2,7 +2,7 @@
 //! time and from a continuation; scoped to a range, a feed range or a partition key; paging; lagging
 //! regions; all versions and deletes; refused headers.
 
-mod common;
+use crate::common;
 
 use common::{east_and_lagging_west, east_west, pk_header, start_with_container, Resp, TestClient};
 use cosmos_emulator::epk::{epk_hex, Epk, PartitionKeyValue};

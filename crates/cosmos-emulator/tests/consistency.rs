@@ -1,7 +1,7 @@
 //! Replication lag and session consistency: lagging replicas, 404/1002, catch-up, and the wait
 //! for a lagging replica the gateway makes before it answers 1002.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

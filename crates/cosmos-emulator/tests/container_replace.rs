@@ -2,7 +2,7 @@
 //! read back; the partition key definition and unique key policy stay as created (400 otherwise);
 //! the etag moves and `If-Match` is honoured; items survive a replace.
 
-mod common;
+use crate::common;
 
 use common::{start_with_container, TestClient};
 use cosmos_emulator::EmulatorBuilder;

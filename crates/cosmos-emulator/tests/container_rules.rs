@@ -3,7 +3,7 @@
 //! conflicts feed exists (empty), and a query on a feed range that is a whole partition key range
 //! (`x-ms-read-key-type: EffectivePartitionKeyRange` without bounds) reads all of it.
 
-mod common;
+use crate::common;
 
 use common::{start_with_container, TestClient};
 use cosmos_emulator::EmulatorBuilder;

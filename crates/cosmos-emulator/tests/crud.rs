@@ -1,6 +1,6 @@
 //! Databases, containers and items: create, read, list, replace, upsert, delete over real sockets.
 
-mod common;
+use crate::common;
 
 use common::{pk_header, start_with_container, TestClient};
 use cosmos_emulator::EmulatorBuilder;

@@ -2,7 +2,7 @@
 //! partition's session token, `lsn` and range id, like the service's; errors that never reached a
 //! partition carry none.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

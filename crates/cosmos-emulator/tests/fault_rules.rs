@@ -1,7 +1,7 @@
 //! Fault rules over real sockets: every reaction, first-match order, counts, guards, the admin API
 //! and the `--faults` file of the binary.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::time::{Duration, Instant};

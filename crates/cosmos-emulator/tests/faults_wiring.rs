@@ -1,6 +1,6 @@
 //! The server carries out fault verdicts over real sockets, and counts requests per region and kind.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

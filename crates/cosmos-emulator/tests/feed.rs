@@ -1,6 +1,6 @@
 //! The read feed: paging with x-ms-max-item-count and x-ms-continuation, scoped by key or range.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

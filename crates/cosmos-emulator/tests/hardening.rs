@@ -2,7 +2,7 @@
 //! credential, body type, host and rule cap; auth before any other work; path segments and ids;
 //! item size and depth after every write; read-feed page bytes; parser limits.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

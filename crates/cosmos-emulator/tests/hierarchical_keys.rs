@@ -3,7 +3,7 @@
 //! in the partition key header, and by a prefix the way the SDKs send it (one request per range
 //! with `x-ms-start-epk` / `x-ms-end-epk`), before and after a split that cuts the prefix in two.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -3,7 +3,7 @@
 //! `Prefer: return=minimal` answers a write without its body, a partition key that does not match
 //! the header is 400 with sub-status 1001, and an object at the partition key path is undefined.
 
-mod common;
+use crate::common;
 
 use common::{master_auth, now_date, pk_header, start_with_container, Resp, TestClient};
 use cosmos_emulator::EmulatorBuilder;

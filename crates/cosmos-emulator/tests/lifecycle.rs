@@ -1,6 +1,6 @@
 //! Starting on chosen ports, and stopping: shutdown and drop close listeners and open connections.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

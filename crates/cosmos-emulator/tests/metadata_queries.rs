@@ -2,7 +2,7 @@
 //! query): what the SDKs send for `query_databases`, `query_containers`, a filtered `list`, and
 //! their throughput reads. A query there selects resources; it never creates one.
 
-mod common;
+use crate::common;
 
 use common::{start_with_container, Resp, TestClient};
 use cosmos_emulator::EmulatorBuilder;

@@ -1,7 +1,7 @@
 //! Throughput offers over real HTTP: created with databases and containers, listed, found by the
 //! SDKs' queries, read, replaced, removed with their owner; bad throughput is a 400.
 
-mod common;
+use crate::common;
 
 use common::{master_auth, now_date, start_with_container, Resp, TestClient};
 use cosmos_emulator::EmulatorBuilder;

@@ -1,7 +1,7 @@
 //! Reactions that carry a request out and then lose or replace its answer, and region outages,
 //! over real sockets: the effect is checked by reading the data back.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

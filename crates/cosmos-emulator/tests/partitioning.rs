@@ -1,6 +1,6 @@
 //! Items land in the partition key range their effective partition key (hash V2) falls in.
 
-mod common;
+use crate::common;
 
 use common::start_with_container;
 use cosmos_emulator::EmulatorBuilder;

@@ -1,6 +1,6 @@
 //! Native PATCH: operations, the condition, limits and protected paths.
 
-mod common;
+use crate::common;
 
 use common::{pk_header, start_with_container, Resp, TestClient};
 use cosmos_emulator::EmulatorBuilder;

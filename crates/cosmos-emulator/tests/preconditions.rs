@@ -1,7 +1,7 @@
 //! If-Match (412 when stale) on replace, delete, upsert and patch; If-None-Match (304) on reads and
 //! on the partition key ranges feed.
 
-mod common;
+use crate::common;
 
 use common::{pk_header, start_with_container};
 use cosmos_emulator::EmulatorBuilder;

@@ -2,7 +2,7 @@
 //! (also with writes between pages), the cross-partition answer without a plan, bad queries and
 //! continuations, request charges, and limits that keep hostile texts from crashing the server.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -4,7 +4,7 @@
 //! through gets exactly the answer one page gives with the default budget. Past the memory budget
 //! such a query is refused.
 
-mod common;
+use crate::common;
 
 use common::{pk_header, start_with_container, TestClient};
 use cosmos_emulator::{EmulatorBuilder, QueryLimits};

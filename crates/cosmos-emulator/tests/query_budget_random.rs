@@ -8,7 +8,7 @@
 //!
 //! The seed is fixed; `QUERY_RANDOM_SEED` picks another, `QUERY_RANDOM_COUNT` how many queries.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

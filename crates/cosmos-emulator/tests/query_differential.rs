@@ -5,7 +5,8 @@
 //! explains it by documented service behaviour. Without `COSMOS_PEER_ENDPOINT` the test says it
 //! is skipped and passes.
 
-mod common;
+use crate::common;
+#[path = "query_corpus/mod.rs"]
 mod query_corpus;
 
 use std::collections::BTreeMap;

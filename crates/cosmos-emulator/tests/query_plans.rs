@@ -2,7 +2,7 @@
 //! rewritten query on every range, merge, then DISTINCT, OFFSET and LIMIT on the client), and the
 //! plans refused to a client that did not declare a feature the query needs.
 
-mod common;
+use crate::common;
 
 use common::{start_with_container, Resp, TestClient};
 use cosmos_emulator::EmulatorBuilder;

@@ -1,6 +1,6 @@
 //! Regions: write-region enforcement (403/3), the account document, failover, hub-only reads.
 
-mod common;
+use crate::common;
 
 use common::{east_west, start_with_container, Resp, TestClient};
 use cosmos_emulator::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};

@@ -3,7 +3,7 @@
 //! `Constants.HttpHeaders`): point operations, feeds, queries, change feed, batch, offers,
 //! containers and errors; none of them sends a header twice.
 
-mod common;
+use crate::common;
 
 use common::{master_auth, now_date, pk_header, start_with_container, Resp, TestClient};
 use cosmos_emulator::EmulatorBuilder;

@@ -2,7 +2,7 @@
 //! (`x-ms-alt-content-path`, `x-ms-content-path`), and the replication-lag admin API that makes a
 //! region lag while a test runs.
 
-mod common;
+use crate::common;
 
 use common::{east_west, start_with_container, TestClient};
 use cosmos_emulator::EmulatorBuilder;

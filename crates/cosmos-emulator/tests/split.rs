@@ -2,7 +2,7 @@
 //! (listed with `parents`), requests naming the parent answer 410/1002, items stay readable, and
 //! change-feed and read-feed continuations issued before the split keep working.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

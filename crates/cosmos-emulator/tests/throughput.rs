@@ -2,7 +2,7 @@
 //! second; past it, 429 with sub-status 3200 and `x-ms-retry-after-ms`, and other ranges and
 //! emulators without enforcement are unaffected.
 
-mod common;
+use crate::common;
 
 use std::time::Instant;
 

@@ -1,6 +1,6 @@
 //! HTTPS: a self-signed certificate for 127.0.0.1, the account document advertising https endpoints.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

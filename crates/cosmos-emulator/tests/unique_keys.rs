@@ -3,7 +3,7 @@
 //! with 409 and changes nothing; other logical partitions, the item itself and a deleted item's
 //! values do not count; bad policies are refused at container creation.
 
-mod common;
+use crate::common;
 
 use common::{pk_header, start_with_container, Resp, TestClient};
 use cosmos_emulator::EmulatorBuilder;

@@ -1,0 +1,9 @@
+//! The crate's integration tests, one binary: each module below was its own test file.
+//! One binary links once, which keeps the build's disk and link time small.
+
+mod common;
+
+mod bench_json;
+mod hostile_server;
+mod item_crud;
+mod item_query;
