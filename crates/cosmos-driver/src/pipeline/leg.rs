@@ -4,16 +4,15 @@
 
 use std::time::Duration;
 
-use http::HeaderValue;
 use tokio::time::Instant;
 
 use super::attempt::{build_attempt, classify, record_response_facts, InFlightAttempt};
 use super::context::OperationContext;
 use super::leg_result::{LegEnd, LegResult, ServiceResponse};
 use super::pace::{AlternatePace, PaceRole};
-use super::retry::{
-    decide, AttemptOutcome, RetryAction, RetryCounters, RoutingView, SessionRetryTarget,
-};
+use super::attempt_outcome::AttemptOutcome;
+use super::retry::{decide, RetryAction, RoutingView, SessionRetryTarget};
+use super::retry_state::RetryState;
 use super::write_outcome::{end_is_ambiguous, leaves_outcome_unknown};
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
@@ -21,17 +20,6 @@ use crate::hedging::{emit_hub_region_header, latch_session_unavailable, HubRegio
 use crate::protocol::{is_range_gone, CosmosStatus, Region};
 use crate::routing::{AccountSnapshot, Candidates, RegionEndpoint};
 use crate::transport::AttemptFailure;
-
-/// The retry state a leg carries: counters, the sticky hub-region latch, the partition key range id.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct RetryState {
-    pub counters: RetryCounters,
-    /// Set after the 404/1002 that escalates to the hub region; later attempts to the hub carry
-    /// `x-ms-cosmos-hub-region-processing-only: True`.
-    pub hub_region_processing_only: bool,
-    /// The partition key range that served the operation, from the response headers.
-    pub partition_key_range_id: Option<HeaderValue>,
-}
 
 /// How a leg may route.
 #[derive(Clone, Copy, Debug)]
@@ -314,7 +302,7 @@ fn settle_unknown_outcome(end: LegEnd, operation: &crate::operation::CosmosOpera
     let cause = match end {
         LegEnd::Response(r) => CosmosError::service(
             r.status,
-            crate::response::ResponseHeaders::new(r.headers),
+            crate::protocol::ResponseHeaders::new(r.headers),
             r.body,
         ),
         LegEnd::Error(e) => e,
