@@ -25,7 +25,7 @@ use std::time::Duration;
 use super::attempt_outcome::AttemptOutcome;
 use super::write_outcome::may_resend_after_unknown_outcome;
 use crate::options::RetryOptions;
-use crate::protocol::{CosmosStatus, OperationType, ResourceType, StatusClass};
+use crate::protocol::{OperationType, ResourceType, StatusClass};
 use crate::routing::AccessScope;
 
 /// What the retry decision needs to know about the operation.
