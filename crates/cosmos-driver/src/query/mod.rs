@@ -21,9 +21,8 @@ mod token_text;
 mod value_order;
 
 pub use aggregates::{partial_of, Aggregator, Total};
-pub use continuation_token::{
-    KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_BYTES, MAX_TOKEN_RANGES,
-};
+pub use continuation_token::{KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_RANGES};
+pub use token_text::MAX_TOKEN_BYTES;
 pub use group_by::{GroupByMerge, MAX_GROUPS};
 pub use page_source::{
     page_operation, plan_operation, PageSettings, PageTarget, QueryPageSource, RangePage,
