@@ -175,11 +175,12 @@ fn execute(
         logs: Vec::new(),
         ticks,
     };
-    let runtime = match Runtime::new() {
+    let out_of_memory = Rc::new(Cell::new(false));
+    let heap = super::heap::CappedHeap::new(bounds.memory_bytes, out_of_memory.clone());
+    let runtime = match Runtime::new_with_alloc(heap) {
         Ok(r) => r,
         Err(e) => return fail(format!("The script runtime could not start: {e}"), 0),
     };
-    runtime.set_memory_limit(bounds.memory_bytes);
     runtime.set_max_stack_size(bounds.stack_bytes);
     let deadline = Instant::now() + bounds.time;
     {
@@ -225,6 +226,16 @@ fn execute(
         })
     });
     let ticks = ticks.get();
+    drop(context);
+    // A refused allocation explains a failure (the script may have caught one and finished).
+    let oom = out_of_memory.get();
+    let thrown = |message: String| {
+        if oom {
+            Failure::OutOfMemory
+        } else {
+            Failure::Thrown(message)
+        }
+    };
     if timed_out.get() {
         return Run {
             result: Err(Failure::TimedOut),
@@ -234,14 +245,13 @@ fn execute(
     }
     let text = match outcome {
         Ok(text) => text,
-        Err(message) if message.contains("out of memory") || message.contains("Allocation") => {
+        Err(message) => {
             return Run {
-                result: Err(Failure::OutOfMemory),
+                result: Err(thrown(message)),
                 logs: Vec::new(),
                 ticks,
             }
         }
-        Err(message) => return fail(message, ticks),
     };
     let outcome: Outcome = match serde_json::from_str(&text) {
         Ok(o) => o,
@@ -249,14 +259,8 @@ fn execute(
     };
     let logs = outcome.logs;
     if !outcome.ok {
-        let thrown = outcome.thrown.unwrap_or_default();
-        let result = if thrown.contains("out of memory") {
-            Err(Failure::OutOfMemory)
-        } else {
-            Err(Failure::Thrown(thrown))
-        };
         return Run {
-            result,
+            result: Err(thrown(outcome.thrown.unwrap_or_default())),
             logs,
             ticks,
         };

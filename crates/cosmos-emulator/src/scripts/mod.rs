@@ -7,4 +7,5 @@ mod registry;
 pub use definition::{Script, TriggerOperation, TriggerSpec, TriggerType, WriteOperation};
 pub use registry::{Scripts, MAX_SCRIPTS_PER_KIND};
 pub mod engine;
+mod heap;
 pub mod udf;

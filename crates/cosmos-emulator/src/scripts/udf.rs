@@ -26,6 +26,7 @@ pub struct Udfs {
     scripts: Vec<Arc<Script>>,
     bounds: Bounds,
     runner: Option<Runner>,
+    out_of_memory: Rc<Cell<bool>>,
 }
 
 struct Runner {
@@ -42,13 +43,15 @@ impl Udfs {
             scripts,
             bounds,
             runner: None,
+            out_of_memory: Rc::new(Cell::new(false)),
         }
     }
 
     fn runner(&mut self) -> Result<&mut Runner, String> {
         if self.runner.is_none() {
-            let runtime = Runtime::new().map_err(|e| format!("The UDF runtime could not start: {e}"))?;
-            runtime.set_memory_limit(self.bounds.memory_bytes);
+            let heap = super::heap::CappedHeap::new(self.bounds.memory_bytes, self.out_of_memory.clone());
+            let runtime = Runtime::new_with_alloc(heap)
+                .map_err(|e| format!("The UDF runtime could not start: {e}"))?;
             runtime.set_max_stack_size(self.bounds.stack_bytes);
             let ticks = Rc::new(Cell::new(0u64));
             let timed_out = Rc::new(Cell::new(false));
@@ -147,7 +150,7 @@ impl UdfCaller for Udfs {
                 .map(Some)
                 .map_err(|e| format!("udf.{name} returned a value that is not JSON: {e}")),
             Ok(None) => Ok(None),
-            Err(message) if message.contains("out of memory") => Err(format!(
+            Err(_) if self.out_of_memory.get() => Err(format!(
                 "The user-defined function udf.{name} used more than {} MiB of memory and was stopped.",
                 memory / (1024 * 1024)
             )),
@@ -197,8 +200,8 @@ mod tests {
         );
         let mut units = 0;
         let p = json!(100);
-        assert_eq!(udfs.call("tax", &[Some(&p), None], &mut units).unwrap(), Some(json!(10.0)));
-        assert_eq!(udfs.call("tax", &[Some(&p), Some(&json!(0.5))], &mut units).unwrap(), Some(json!(50.0)));
+        assert_eq!(udfs.call("tax", &[Some(&p), None], &mut units).unwrap(), Some(json!(10)));
+        assert_eq!(udfs.call("tax", &[Some(&p), Some(&json!(0.5))], &mut units).unwrap(), Some(json!(50)));
         assert!(units >= 2 * UNITS_PER_CALL);
         assert_eq!(udfs.call("nothing", &[], &mut units).unwrap(), None);
         let e = udfs.call("boom", &[], &mut units).unwrap_err();
