@@ -165,7 +165,7 @@ impl CosmosDriver {
         container: &crate::protocol::ContainerReference,
         options: &crate::options::OperationOptions,
     ) -> Result<std::sync::Arc<[String]>, crate::CosmosError> {
-        crate::patch::partition_key_paths(&self.core, container, options).await
+        crate::operations::partition_key_paths(&self.core, container, options).await
     }
 
     /// What the driver keeps of each container (partition key paths and ranges).

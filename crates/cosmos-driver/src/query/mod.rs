@@ -33,7 +33,7 @@ pub use query_features::{
     SUPPORTED_QUERY_FEATURES,
 };
 pub use query_options::{QueryOptions, QueryScope, DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_LIMIT};
-pub use query_pager::{QueryPager, QuerySummary, RawQueryPage, MAX_SPLITS_PER_QUERY};
+pub use query_pager::{QueryPager, QuerySummary, RawQueryPage};
 pub use query_plan::{AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder};
 pub use query_spec::{Query, QueryParameter, MAX_PARAMETERS};
 pub(crate) use query_stream::item_error;
