@@ -137,9 +137,9 @@ fn invalid(name: &str, why: &str) -> ApiError {
     ))
 }
 
-/// The stored script for a checked definition: the client's properties with the system ones
-/// (`_rid`, `_self`, `_etag`, `_ts`) written by the emulator, and a trigger's settings in their
-/// canonical spelling.
+/// The stored script for a checked definition: the client's properties (a trigger's settings
+/// spelled as sent, as the service echoes them: the SDKs send `pre`, `all`) with the system ones
+/// (`_rid`, `_self`, `_etag`, `_ts`) written by the emulator.
 pub fn seal(
     kind: ScriptKind,
     mut map: Map<String, Value>,
@@ -149,21 +149,6 @@ pub fn seal(
 ) -> Script {
     for name in ["_rid", "_self", "_etag", "_ts", "_attachments"] {
         map.shift_remove(name);
-    }
-    if let Some(spec) = checked.trigger {
-        let ty = match spec.trigger_type {
-            TriggerType::Pre => "Pre",
-            TriggerType::Post => "Post",
-        };
-        let op = match spec.operation {
-            TriggerOperation::All => "All",
-            TriggerOperation::Create => "Create",
-            TriggerOperation::Replace => "Replace",
-            TriggerOperation::Delete => "Delete",
-            TriggerOperation::Update => "Update",
-        };
-        map.insert("triggerType".into(), Value::from(ty));
-        map.insert("triggerOperation".into(), Value::from(op));
     }
     let etag = new_etag();
     map.insert("_rid".into(), Value::String(encode_rid(&rid)));
@@ -268,14 +253,15 @@ mod tests {
     }
 
     #[test]
-    fn sealing_writes_system_properties_and_canonical_trigger_settings() {
+    fn sealing_writes_system_properties_and_keeps_trigger_settings_as_sent() {
         let body = map(json!({"id": "t", "body": "x", "triggerType": "pre",
             "triggerOperation": "all", "_etag": "mine"}));
         let checked = check(ScriptKind::Trigger, &body).unwrap();
         let script = seal(ScriptKind::Trigger, body, checked, [1; 16], "self/".into());
         let v: Value = serde_json::from_slice(&script.json).unwrap();
-        assert_eq!(v["triggerType"], "Pre");
-        assert_eq!(v["triggerOperation"], "All");
+        assert_eq!(v["triggerType"], "pre");
+        assert_eq!(v["triggerOperation"], "all");
+        assert_eq!(script.trigger.unwrap().trigger_type, TriggerType::Pre);
         assert_eq!(v["_etag"], Value::String(script.etag.clone()));
         assert_eq!(v["_self"], "self/");
         assert!(v["_ts"].is_u64());
