@@ -7,7 +7,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 /// Counts allocations made on a thread while counting is on there; otherwise the system allocator.
-pub struct CountingAllocator;
+pub(crate) struct CountingAllocator;
 
 thread_local! {
     static COUNTING: Cell<bool> = const { Cell::new(false) };
@@ -45,7 +45,7 @@ unsafe impl GlobalAlloc for CountingAllocator {
 
 /// What was allocated on a thread while counting was on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Allocated {
+pub(crate) struct Allocated {
     /// Allocations (a `realloc` counts as one).
     pub count: u64,
     /// Bytes requested.
@@ -53,14 +53,14 @@ pub struct Allocated {
 }
 
 /// Starts counting this thread's allocations from zero.
-pub fn start_counting() {
+pub(crate) fn start_counting() {
     ALLOCATIONS.with(|n| n.set(0));
     BYTES.with(|n| n.set(0));
     COUNTING.with(|c| c.set(true));
 }
 
 /// Stops counting on this thread and returns what was allocated since [`start_counting`].
-pub fn stop_counting() -> Allocated {
+pub(crate) fn stop_counting() -> Allocated {
     COUNTING.with(|c| c.set(false));
     Allocated {
         count: ALLOCATIONS.with(Cell::get),
@@ -70,7 +70,7 @@ pub fn stop_counting() -> Allocated {
 
 /// Allocations made on this thread while `f` runs (with [`CountingAllocator`] installed as the
 /// global allocator), and what `f` returned.
-pub fn allocations_of<T>(f: impl FnOnce() -> T) -> (u64, T) {
+pub(crate) fn allocations_of<T>(f: impl FnOnce() -> T) -> (u64, T) {
     start_counting();
     let out = f();
     (stop_counting().count, out)

@@ -32,7 +32,7 @@ pub(crate) struct Captured {
 
 impl Captured {
     /// The value of a field, formatted.
-    pub fn field(&self, name: &str) -> Option<&str> {
+    pub(crate) fn field(&self, name: &str) -> Option<&str> {
         self.fields
             .iter()
             .find(|(k, _)| *k == name)
@@ -46,17 +46,17 @@ pub(crate) struct Events(Vec<Captured>);
 
 impl Events {
     /// The event names, in order.
-    pub fn names(&self) -> Vec<&'static str> {
+    pub(crate) fn names(&self) -> Vec<&'static str> {
         self.0.iter().map(|c| c.name).collect()
     }
 
     /// Every event with this name, in order.
-    pub fn all(&self, name: &str) -> Vec<&Captured> {
+    pub(crate) fn all(&self, name: &str) -> Vec<&Captured> {
         self.0.iter().filter(|c| c.name == name).collect()
     }
 
     /// The first event with this name; panics naming the events seen when there is none.
-    pub fn get(&self, name: &str) -> &Captured {
+    pub(crate) fn get(&self, name: &str) -> &Captured {
         self.0
             .iter()
             .find(|c| c.name == name)

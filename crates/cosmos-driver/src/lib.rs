@@ -28,6 +28,14 @@
 //! operation as a [`CosmosOperation`] and run it with [`CosmosDriver::execute`] (or
 //! [`CosmosDriver::pages`] for every page of a feed), answering a [`CosmosResponse`].
 //!
+//! Also public, as part of that low-level layer: the driver's shared state for inspection
+//! ([`PartitionBreaker`], [`EndpointHealth`], [`SessionContainer`], from
+//! [`CosmosDriver::partition_breaker`], [`CosmosDriver::endpoint_health`] and
+//! [`CosmosDriver::sessions`]) and the query pager over a page source ([`query::QueryPager`],
+//! [`query::QueryPageSource`]). The query engine's pieces (plan checks, merge, aggregates, GROUP
+//! BY, continuation tokens), bulk's planner and the change feed's state machine are internal; the
+//! crate warns on any `pub` item outside the public surface (`unreachable_pub`).
+//!
 //! Layers, top to bottom; a module imports its own layer and those below, never one above (the
 //! `layers` test keeps it so):
 //!
@@ -45,6 +53,7 @@
 //! - [`protocol`]: the service's vocabulary, with no I/O and no import of any other module.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 /// The README's code examples, compiled as doctests.
 #[cfg(doctest)]
@@ -87,7 +96,7 @@ static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllo
 pub use auth::{AccessToken, Credential, TokenCredential};
 pub use client::{
     ChangeFeed, ChangeFeedItems, ChangeFeedOptions, ContainerBatch, ContainerBulk, ContainerClient,
-    ContainerResponse, DatabaseClient, DatabaseProperties, DriverPageSource, ItemOptions,
+    ContainerResponse, DatabaseClient, DatabaseProperties, ItemOptions,
     ItemResponse, ResourceFeed, ResourcePage, ThroughputResponse,
 };
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};

@@ -70,12 +70,12 @@ pub(crate) struct WireOperation {
 
 impl WireOperation {
     /// The operation's encoded length in bytes.
-    pub fn encoded_len(&self) -> usize {
+    pub(crate) fn encoded_len(&self) -> usize {
         serde_json::to_vec(self).map_or(0, |v| v.len())
     }
 
     /// `Create "a"`-style words naming the operation in errors.
-    pub fn describe(&self, index: usize) -> String {
+    pub(crate) fn describe(&self, index: usize) -> String {
         match &self.id {
             Some(id) => format!(
                 "operation {index} ({} {id:?})",

@@ -10,7 +10,7 @@ use crate::error::CosmosError;
 use crate::response::CosmosResponse;
 
 /// Where a bulk run's batches go.
-pub trait BulkTarget: Send + Sync {
+pub(crate) trait BulkTarget: Send + Sync {
     /// The container's routes, read again from the service when `refresh` (after a split).
     fn routes(&self, refresh: bool) -> BoxFuture<'_, Result<RangeMap, CosmosError>>;
 

@@ -7,7 +7,7 @@ use std::hash::Hash;
 
 /// How a batch sent to a range ended, as congestion control sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BatchSignal {
+pub(crate) enum BatchSignal {
     /// The batch was served without throttling.
     Success,
     /// The batch, or any of its operations, was throttled (429).
@@ -16,7 +16,7 @@ pub enum BatchSignal {
 
 /// The limit of batches in flight for one range (additive increase, multiplicative decrease).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CongestionLimit {
+pub(crate) struct CongestionLimit {
     limit: usize,
     min: usize,
     max: usize,
@@ -25,7 +25,7 @@ pub struct CongestionLimit {
 
 impl CongestionLimit {
     /// A limit starting at `min`, never below `min` (at least 1) nor above `max` (at least `min`).
-    pub fn new(min: usize, max: usize) -> Self {
+    pub(crate) fn new(min: usize, max: usize) -> Self {
         let min = min.max(1);
         Self {
             limit: min,
@@ -36,18 +36,19 @@ impl CongestionLimit {
     }
 
     /// How many batches may be in flight now.
-    pub fn limit(&self) -> usize {
+    pub(crate) fn limit(&self) -> usize {
         self.limit
     }
 
+    #[cfg(test)]
     /// Whether one more batch may start with `in_flight` already running.
-    pub fn may_send(&self, in_flight: usize) -> bool {
+    pub(crate) fn may_send(&self, in_flight: usize) -> bool {
         in_flight < self.limit
     }
 
     /// Takes a finished batch into account: a full window of `limit` successes grows the limit by
     /// one; a throttled batch halves it and starts a new window.
-    pub fn record(&mut self, signal: BatchSignal) {
+    pub(crate) fn record(&mut self, signal: BatchSignal) {
         match signal {
             BatchSignal::Success => {
                 self.successes += 1;
@@ -66,7 +67,7 @@ impl CongestionLimit {
 
 /// One [`CongestionLimit`] per partition key range, created on first use.
 #[derive(Clone, Debug)]
-pub struct RangeCongestion<K> {
+pub(crate) struct RangeCongestion<K> {
     min: usize,
     max: usize,
     ranges: HashMap<K, CongestionLimit>,
@@ -74,7 +75,7 @@ pub struct RangeCongestion<K> {
 
 impl<K: Eq + Hash + Clone> RangeCongestion<K> {
     /// Every range's limit starts at `min` and stays within `[min, max]`.
-    pub fn new(min: usize, max: usize) -> Self {
+    pub(crate) fn new(min: usize, max: usize) -> Self {
         Self {
             min,
             max,
@@ -83,7 +84,7 @@ impl<K: Eq + Hash + Clone> RangeCongestion<K> {
     }
 
     /// The limit of `range`.
-    pub fn limit(&self, range: &K) -> usize {
+    pub(crate) fn limit(&self, range: &K) -> usize {
         self.ranges.get(range).map_or_else(
             || CongestionLimit::new(self.min, self.max).limit(),
             CongestionLimit::limit,
@@ -91,12 +92,12 @@ impl<K: Eq + Hash + Clone> RangeCongestion<K> {
     }
 
     /// Whether one more batch may start on `range` with `in_flight` already running there.
-    pub fn may_send(&self, range: &K, in_flight: usize) -> bool {
+    pub(crate) fn may_send(&self, range: &K, in_flight: usize) -> bool {
         in_flight < self.limit(range)
     }
 
     /// Takes a finished batch on `range` into account.
-    pub fn record(&mut self, range: &K, signal: BatchSignal) {
+    pub(crate) fn record(&mut self, range: &K, signal: BatchSignal) {
         let (min, max) = (self.min, self.max);
         self.ranges
             .entry(range.clone())

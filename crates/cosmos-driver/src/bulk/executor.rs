@@ -68,7 +68,7 @@ struct Run<'t> {
 
 /// Runs every operation of `operations` against `target`; the results are in the input's order.
 /// Fails only when the container's routes cannot be read at the start.
-pub async fn run_bulk<S>(
+pub(crate) async fn run_bulk<S>(
     target: &dyn BulkTarget,
     operations: S,
     options: &BulkOptions,

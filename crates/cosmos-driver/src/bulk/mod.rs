@@ -2,13 +2,11 @@
 //! with congestion control per range.
 //!
 //! - `bulk_operation`: [`BulkOperation`], one operation with its own partition key.
-//! - [`congestion`]: the per-range limit of batches in flight (grows on success, halves on 429).
-//! - `grouping`: operations grouped into batches within the service's limits, and results put
-//!   back in the caller's order.
-//! - `range_map`: [`RangeMap`], the route ([`BulkRoute`]) of a partition key.
+//! - `congestion`: the per-range limit of batches in flight (grows on success, halves on 429).
+//! - `range_map`: `RangeMap`, the route (`BulkRoute`) of a partition key.
 //! - `batch_outcome`: what a run does with each answer (finished, throttled, misrouted).
-//! - `bulk_target`: [`BulkTarget`], the seam to the service.
-//! - `executor`: [`run_bulk`], the run itself; `bulk_options` and `bulk_response` its inputs and
+//! - `bulk_target`: `BulkTarget`, the seam to the service.
+//! - `executor`: `run_bulk`, the run itself; `bulk_options` and `bulk_response` its inputs and
 //!   outputs.
 
 mod batch_outcome;
@@ -16,18 +14,15 @@ mod bulk_operation;
 mod bulk_options;
 mod bulk_response;
 mod bulk_target;
-pub mod congestion;
+mod congestion;
 mod executor;
 #[cfg(test)]
 mod executor_tests;
-mod grouping;
 mod range_map;
 
 pub use bulk_operation::BulkOperation;
 pub use bulk_options::BulkOptions;
 pub use bulk_response::{BulkItemResult, BulkResponse, BulkStats};
-pub use bulk_target::BulkTarget;
-pub use congestion::{BatchSignal, CongestionLimit, RangeCongestion};
-pub use executor::run_bulk;
-pub use grouping::{in_caller_order, plan_batches, PlannedBatch};
-pub use range_map::{BulkRoute, KeyDefinition, RangeMap};
+pub(crate) use bulk_target::BulkTarget;
+pub(crate) use executor::run_bulk;
+pub(crate) use range_map::{BulkRoute, KeyDefinition, RangeMap};

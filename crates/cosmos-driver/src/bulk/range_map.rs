@@ -14,7 +14,7 @@ use crate::query::TargetRange;
 
 /// Where one batch of a bulk run goes.
 #[derive(Clone, Debug)]
-pub enum BulkRoute {
+pub(crate) enum BulkRoute {
     /// The partition key range with this id (`x-ms-documentdb-partitionkeyrangeid`).
     Range(Arc<str>),
     /// The items of one partition key (`x-ms-documentdb-partitionkey`).
@@ -44,7 +44,7 @@ impl Hash for BulkRoute {
 
 /// A container's partition key definition as the service describes it.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
-pub struct KeyDefinition {
+pub(crate) struct KeyDefinition {
     /// The partition key paths.
     #[serde(default)]
     pub paths: Vec<String>,
@@ -59,7 +59,7 @@ pub struct KeyDefinition {
 impl KeyDefinition {
     /// Whether keys route by their hash-V2 effective partition key: version 2, and one path
     /// (`Hash`) or one to three (`MultiHash`).
-    pub fn routes_by_range(&self) -> bool {
+    pub(crate) fn routes_by_range(&self) -> bool {
         let paths = self.paths.len();
         self.version == Some(2)
             && match self.kind.as_deref() {
@@ -72,7 +72,7 @@ impl KeyDefinition {
 
 /// The routes of a container's partition keys, from one reading of its ranges.
 #[derive(Clone, Debug)]
-pub struct RangeMap {
+pub(crate) struct RangeMap {
     /// Sorted by lower bound; empty when keys route by partition key.
     ranges: Vec<TargetRange>,
     /// The number of partition key paths (a key routes by range only with all of them).
@@ -81,7 +81,7 @@ pub struct RangeMap {
 
 impl RangeMap {
     /// The map of a container with `definition` and `ranges` (leaves, any order).
-    pub fn new(definition: &KeyDefinition, mut ranges: Vec<TargetRange>) -> Self {
+    pub(crate) fn new(definition: &KeyDefinition, mut ranges: Vec<TargetRange>) -> Self {
         if !definition.routes_by_range() {
             ranges.clear();
         }
@@ -93,7 +93,7 @@ impl RangeMap {
     }
 
     /// Routes every key by the key itself.
-    pub fn by_partition_key() -> Self {
+    pub(crate) fn by_partition_key() -> Self {
         RangeMap {
             ranges: Vec::new(),
             paths: 0,
@@ -102,7 +102,7 @@ impl RangeMap {
 
     /// The route of the items of `key`: the range holding its effective partition key, or the
     /// key itself when the map has no range for it.
-    pub fn route(&self, key: &PartitionKey) -> BulkRoute {
+    pub(crate) fn route(&self, key: &PartitionKey) -> BulkRoute {
         if !self.ranges.is_empty() {
             let complete = key.values().len() == self.paths;
             if let Some(epk) = complete.then(|| effective_partition_key(key, self.paths)) {

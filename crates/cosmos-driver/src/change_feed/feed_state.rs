@@ -16,11 +16,11 @@ use crate::protocol::{ContainerReference, PartitionKey};
 use crate::query::TargetRange;
 
 /// The most ranges one continuation may hold.
-pub const MAX_FEED_RANGES: usize = 10_000;
+pub(crate) const MAX_FEED_RANGES: usize = 10_000;
 
 /// Where the next page request starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PageStart {
+pub(crate) enum PageStart {
     /// After the position an earlier page returned (`If-None-Match: <etag>`).
     After(String),
     /// From the first change held (no `If-None-Match`).
@@ -33,7 +33,7 @@ pub enum PageStart {
 
 /// What the next page request reads.
 #[derive(Clone, Debug, PartialEq)]
-pub enum NextRequest {
+pub(crate) enum NextRequest {
     /// One partition key range, the whole of it or the feed range part of it.
     Range {
         /// The partition key range id.
@@ -54,7 +54,7 @@ pub enum NextRequest {
 
 /// A change feed's position over all its ranges.
 #[derive(Clone, Debug)]
-pub struct FeedState {
+pub(crate) struct FeedState {
     data: ContinuationData,
     /// The partition key of a partition-key scope (also in `data`, as header JSON).
     partition_key: Option<PartitionKey>,
@@ -64,7 +64,7 @@ pub struct FeedState {
 
 impl FeedState {
     /// The state of a new feed on `container`.
-    pub fn new(
+    pub(crate) fn new(
         container: &ContainerReference,
         start: ChangeFeedStart,
         scope: FeedScope,
@@ -163,32 +163,33 @@ impl FeedState {
     }
 
     /// The continuation: one string covering every range of the feed.
-    pub fn continuation(&self) -> String {
+    pub(crate) fn continuation(&self) -> String {
         self.data.encode()
     }
 
     /// Whether the feed reads one partition key (and needs no range listing).
-    pub fn is_partition_key_scope(&self) -> bool {
+    pub(crate) fn is_partition_key_scope(&self) -> bool {
         self.partition_key.is_some()
     }
 
     /// Whether the feed is in all-versions-and-deletes mode.
-    pub fn is_all_versions(&self) -> bool {
+    pub(crate) fn is_all_versions(&self) -> bool {
         self.data.all_versions
     }
 
+    #[cfg(test)]
     /// How many ranges the feed tracks now.
-    pub fn range_count(&self) -> usize {
+    pub(crate) fn range_count(&self) -> usize {
         self.data.ranges.len()
     }
 
     /// Whether every range has answered "nothing new" since the last change: the poll is over.
-    pub fn poll_finished(&self) -> bool {
+    pub(crate) fn poll_finished(&self) -> bool {
         self.quiet >= self.data.ranges.len()
     }
 
     /// Starts a new poll (after one finished).
-    pub fn start_poll(&mut self) {
+    pub(crate) fn start_poll(&mut self) {
         self.quiet = 0;
     }
 
@@ -204,7 +205,7 @@ impl FeedState {
     /// The request for the front range, given the container's current `ranges` (sorted, leaves
     /// only; ignored for a partition-key scope). A front range that now spans several partition
     /// key ranges (a split) is first replaced by its parts, each keeping its position.
-    pub fn next_request(&mut self, ranges: &[TargetRange]) -> Result<NextRequest, CosmosError> {
+    pub(crate) fn next_request(&mut self, ranges: &[TargetRange]) -> Result<NextRequest, CosmosError> {
         let front = self.data.ranges[0].clone();
         if let Some(pk) = &self.partition_key {
             return Ok(NextRequest::PartitionKey {
@@ -257,7 +258,7 @@ impl FeedState {
 
     /// Records the front range's answer: the position it returned (`etag`) and whether it held
     /// changes. The range moves to the back (ranges are read round-robin).
-    pub fn record_page(&mut self, etag: Option<&str>, had_changes: bool) {
+    pub(crate) fn record_page(&mut self, etag: Option<&str>, had_changes: bool) {
         if let Some(e) = etag.filter(|e| !e.is_empty()) {
             self.data.ranges[0].etag = Some(e.to_owned());
         }

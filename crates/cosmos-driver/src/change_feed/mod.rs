@@ -16,6 +16,6 @@ mod start_and_scope;
 pub use change_feed_page::{ChangeFeedItem, ChangeFeedPage, ChangeMetadata, ChangeOperation};
 pub use continuation::MAX_CONTINUATION_BYTES;
 pub use feed_range::FeedRange;
-pub use feed_state::{FeedState, NextRequest, PageStart, MAX_FEED_RANGES};
-pub use page_request::page_operation;
+pub(crate) use feed_state::{FeedState, NextRequest, PageStart};
+pub(crate) use page_request::page_operation;
 pub use start_and_scope::{ChangeFeedMode, ChangeFeedStart, FeedScope};

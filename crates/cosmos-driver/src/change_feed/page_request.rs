@@ -11,16 +11,16 @@ use crate::operation::CosmosOperation;
 use crate::protocol::{header_names as h, ContainerReference};
 
 /// `A-IM`
-pub const A_IM: HeaderName = HeaderName::from_static("a-im");
+pub(crate) const A_IM: HeaderName = HeaderName::from_static("a-im");
 /// `x-ms-cosmos-changefeed-wire-format-version`
-pub const WIRE_FORMAT_VERSION: HeaderName =
+pub(crate) const WIRE_FORMAT_VERSION: HeaderName =
     HeaderName::from_static("x-ms-cosmos-changefeed-wire-format-version");
 /// `x-ms-read-key-type`
-pub const READ_KEY_TYPE: HeaderName = h::READ_KEY_TYPE;
+pub(crate) const READ_KEY_TYPE: HeaderName = h::READ_KEY_TYPE;
 /// `x-ms-start-epk`
-pub const START_EPK: HeaderName = h::START_EPK;
+pub(crate) const START_EPK: HeaderName = h::START_EPK;
 /// `x-ms-end-epk`
-pub const END_EPK: HeaderName = h::END_EPK;
+pub(crate) const END_EPK: HeaderName = h::END_EPK;
 
 /// The all-versions-and-deletes wire format this driver reads.
 const WIRE_FORMAT: &str = "2021-09-15";
@@ -32,7 +32,7 @@ fn value(text: &str) -> Result<HeaderValue, CosmosError> {
 }
 
 /// The page request for `next` on `container`.
-pub fn page_operation(
+pub(crate) fn page_operation(
     container: &ContainerReference,
     next: &NextRequest,
     all_versions: bool,

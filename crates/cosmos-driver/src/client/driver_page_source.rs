@@ -20,14 +20,14 @@ use crate::{CosmosDriver, CosmosError, CosmosOperation, ErrorKind};
 
 /// Pages through a driver: each request is one operation through its pipeline.
 #[derive(Clone, Debug)]
-pub struct DriverPageSource {
+pub(crate) struct DriverPageSource {
     driver: CosmosDriver,
     container: ContainerReference,
 }
 
 impl DriverPageSource {
     /// A source for queries on `container`.
-    pub fn new(driver: CosmosDriver, container: ContainerReference) -> Self {
+    pub(crate) fn new(driver: CosmosDriver, container: ContainerReference) -> Self {
         DriverPageSource { driver, container }
     }
 }

@@ -21,7 +21,6 @@ pub use container_bulk::ContainerBulk;
 pub use container_client::ContainerClient;
 pub use container_settings::ContainerResponse;
 pub use database_client::{DatabaseClient, DatabaseProperties};
-pub use driver_page_source::DriverPageSource;
 pub use item_options::ItemOptions;
 pub use item_response::ItemResponse;
 pub use resource_feed::{ResourceFeed, ResourcePage};

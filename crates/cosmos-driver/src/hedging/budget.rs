@@ -70,7 +70,7 @@ impl HedgeBudgetConfig {
 
 /// The token bucket. See the module documentation.
 #[derive(Debug)]
-pub struct HedgeBudget {
+pub(crate) struct HedgeBudget {
     config: HedgeBudgetConfig,
     deposit: i64,
     cap: i64,
@@ -82,7 +82,7 @@ pub struct HedgeBudget {
 
 impl HedgeBudget {
     /// A full bucket with `config`.
-    pub fn new(config: HedgeBudgetConfig) -> Self {
+    pub(crate) fn new(config: HedgeBudgetConfig) -> Self {
         let cap = i64::from(config.max_balance) * MILLI;
         Self {
             deposit: (config.ratio * MILLI as f64).round() as i64,
@@ -129,13 +129,13 @@ impl HedgeBudget {
     }
 
     /// A read that may hedge: deposits its share of a token.
-    pub fn record_read(&self) {
+    pub(crate) fn record_read(&self) {
         self.add(self.deposit);
     }
 
     /// Takes one token for an alternate attempt at `now`; false (and nothing taken) when the
     /// balance is below one token.
-    pub fn try_acquire(&self, now: Instant) -> bool {
+    pub(crate) fn try_acquire(&self, now: Instant) -> bool {
         self.add_floor(now);
         self.balance
             .fetch_update(Relaxed, Relaxed, |b| (b >= MILLI).then_some(b - MILLI))
@@ -144,7 +144,7 @@ impl HedgeBudget {
 
     /// The balance in tokens.
     #[cfg(test)]
-    pub fn balance(&self) -> f64 {
+    pub(crate) fn balance(&self) -> f64 {
         self.balance.load(Relaxed) as f64 / MILLI as f64
     }
 

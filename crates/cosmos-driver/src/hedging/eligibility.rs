@@ -19,7 +19,7 @@ use crate::routing::RegionalEndpoint;
 /// regions to compare `_etag`s: databases, containers, ranges and offers are account-wide
 /// metadata, and a view that is behind corrects itself through the service's own signals (a
 /// partition key range map older than a split gets 410/1002 on its next use, which re-reads it).
-pub const PHASE_ALLOWED_OPERATIONS: &[(ResourceType, OperationType)] = &[
+pub(crate) const PHASE_ALLOWED_OPERATIONS: &[(ResourceType, OperationType)] = &[
     (ResourceType::Document, OperationType::Read),
     (ResourceType::Document, OperationType::Query),
     (ResourceType::Document, OperationType::ReadFeed),
@@ -36,7 +36,7 @@ pub const PHASE_ALLOWED_OPERATIONS: &[(ResourceType, OperationType)] = &[
 
 /// What [`should_hedge`] looks at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HedgeEligibility {
+pub(crate) struct HedgeEligibility {
     /// The resolved strategy ([`super::resolve_strategy`]); `None` when hedging is off.
     pub strategy: Option<HedgingStrategy>,
     /// Whether the application configured a non-empty preferred-region list (client or operation).
@@ -51,7 +51,7 @@ pub struct HedgeEligibility {
 
 /// Why an operation is not hedged: the first row of the decision matrix that matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NoHedge {
+pub(crate) enum NoHedge {
     /// Row 1: no strategy resolved, or `Disabled`.
     NoStrategy,
     /// Row 2: the application did not configure preferred regions.
@@ -68,7 +68,7 @@ pub enum NoHedge {
 
 /// The hedging decision for one operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum HedgeDecision {
+pub(crate) enum HedgeDecision {
     /// Row 6: hedge with this strategy.
     Hedge(HedgingStrategy),
     /// Do not hedge, for this reason.
@@ -76,7 +76,7 @@ pub enum HedgeDecision {
 }
 
 /// The decision matrix, rows in order, first match wins.
-pub fn should_hedge(e: &HedgeEligibility) -> HedgeDecision {
+pub(crate) fn should_hedge(e: &HedgeEligibility) -> HedgeDecision {
     let Some(strategy) = e.strategy else {
         return HedgeDecision::Skip(NoHedge::NoStrategy);
     };
@@ -104,7 +104,7 @@ pub fn should_hedge(e: &HedgeEligibility) -> HedgeDecision {
 /// A region with its endpoint: the plain implementation of [`RegionalEndpoint`] (tests).
 #[cfg(test)]
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RegionEndpoint<E> {
+pub(crate) struct RegionEndpoint<E> {
     /// The region.
     pub region: Region,
     /// Its endpoint.
@@ -124,7 +124,7 @@ impl<E: PartialEq + Clone> RegionalEndpoint for RegionEndpoint<E> {
 
 /// Where the alternate attempt goes and how it is pinned there.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AlternateRouting<E> {
+pub(crate) struct AlternateRouting<E> {
     /// The alternate region.
     pub region: Region,
     /// The endpoint serving it.
@@ -141,7 +141,7 @@ pub struct AlternateRouting<E> {
 /// `applicable`) that differs from the primary in **both** region and endpoint: a regional endpoint
 /// and an alias of it can reach the same replicas under different names, and hedging to them would
 /// buy nothing. Later entries are tried in order when an earlier one aliases the primary.
-pub fn select_alternate<'a, T: RegionalEndpoint + 'a>(
+pub(crate) fn select_alternate<'a, T: RegionalEndpoint + 'a>(
     primary_region: &Region,
     primary_endpoint: &T::Endpoint,
     applicable: impl IntoIterator<Item = &'a T>,
@@ -158,7 +158,7 @@ impl<E: Clone> AlternateRouting<E> {
     /// `known_regions` must hold every region routing could pick (the account's read and write
     /// regions). Call it when the alternate is built, after the threshold: the excluded list is
     /// the race's first allocation.
-    pub fn pinned<'r, T: RegionalEndpoint<Endpoint = E>>(
+    pub(crate) fn pinned<'r, T: RegionalEndpoint<Endpoint = E>>(
         alternate: &T,
         user_excluded: &'r [Region],
         known_regions: impl IntoIterator<Item = &'r Region>,

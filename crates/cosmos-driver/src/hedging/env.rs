@@ -34,7 +34,7 @@ pub const DEFAULT_CONSECUTIVE_HEDGE_WIN_THRESHOLD: NonZeroU32 = match NonZeroU32
 const MAX_REJECTED_VALUE_CHARS: usize = 64;
 
 /// Reads a boolean leniently; `None` when the text is not one of the accepted spellings.
-pub fn parse_lenient_bool(text: &str) -> Option<bool> {
+pub(crate) fn parse_lenient_bool(text: &str) -> Option<bool> {
     let t = text.trim();
     const TRUE: [&str; 4] = ["true", "1", "yes", "on"];
     const FALSE: [&str; 4] = ["false", "0", "no", "off"];

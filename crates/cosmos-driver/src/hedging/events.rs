@@ -10,11 +10,11 @@ use super::strategy::HedgeThreshold;
 use crate::protocol::{CosmosStatus, Region};
 
 /// The tracing target of every hedging event.
-pub const TARGET: &str = "cosmos.hedge";
+pub(crate) const TARGET: &str = "cosmos.hedge";
 
 /// Which attempt of a race.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Leg {
+pub(crate) enum Leg {
     /// The attempt sent at once, by normal routing.
     Primary,
     /// The attempt sent to the alternate region after the threshold.
@@ -23,7 +23,7 @@ pub enum Leg {
 
 impl Leg {
     /// `primary` or `alternate`.
-    pub const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             Leg::Primary => "primary",
             Leg::Alternate => "alternate",
@@ -33,7 +33,7 @@ impl Leg {
 
 /// Why an attempt was cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CancelReason {
+pub(crate) enum CancelReason {
     /// The other attempt produced the final result.
     WinnerFound,
     /// The operation's deadline passed.
@@ -44,7 +44,7 @@ pub enum CancelReason {
 
 impl CancelReason {
     /// `winner_found`, `deadline` or `app_canceled`.
-    pub const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             CancelReason::WinnerFound => "winner_found",
             CancelReason::Deadline => "deadline",

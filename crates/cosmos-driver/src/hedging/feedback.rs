@@ -16,7 +16,7 @@ use crate::routing::HedgeWinRecorder;
 
 /// The signal a race sends to the breaker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum HedgeWinFeedback {
+pub(crate) enum HedgeWinFeedback {
     /// The alternate's final result was returned.
     AlternateWon,
     /// The primary's final result was returned.
@@ -26,7 +26,7 @@ pub enum HedgeWinFeedback {
 }
 
 /// The signal of a finished race.
-pub fn hedge_win_feedback<O: HedgeLegOutput>(race: &HedgedRace<O>) -> HedgeWinFeedback {
+pub(crate) fn hedge_win_feedback<O: HedgeLegOutput>(race: &HedgedRace<O>) -> HedgeWinFeedback {
     let primary_final = matches!(&race.output, Some((Leg::Primary, o)) if o.is_final());
     match race.terminal_state {
         HedgeTerminalState::AlternateWon => HedgeWinFeedback::AlternateWon,
@@ -44,7 +44,7 @@ pub fn hedge_win_feedback<O: HedgeLegOutput>(race: &HedgedRace<O>) -> HedgeWinFe
 /// Sends `feedback` for (`partition_key_range_id`, `primary_region`) to the breaker. Without a
 /// partition key range id there is no partition to count against, and nothing is sent. Returns
 /// true when this alternate win tripped the breaker.
-pub fn apply_hedge_win_feedback(
+pub(crate) fn apply_hedge_win_feedback(
     recorder: &impl HedgeWinRecorder,
     feedback: HedgeWinFeedback,
     partition_key_range_id: Option<&str>,

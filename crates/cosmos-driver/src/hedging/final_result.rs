@@ -8,7 +8,7 @@ use crate::protocol::{CosmosStatus, StatusClass};
 
 /// How one attempt of a hedge race ended, as far as the race is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LegOutcome {
+pub(crate) enum LegOutcome {
     /// The result stands: return it and drop the other attempt.
     Final,
     /// Another region might do better: keep the other attempt racing.
@@ -26,13 +26,13 @@ pub enum LegOutcome {
 /// Transient: everything else, notably 403/1008 (the region that answered does not serve the
 /// account, so another region may: whichever leg gets it, the race waits for the other), 404/1002 (the replica lags the session token), 408, 410,
 /// 429 without one of those sub-statuses (3092 included), 500 and 503.
-pub const fn is_final_result(s: CosmosStatus) -> bool {
+pub(crate) const fn is_final_result(s: CosmosStatus) -> bool {
     StatusClass::of(s).is_final()
 }
 
 /// The race's classification of an attempt's result: `status` is `None` when no response arrived
 /// (connection refused, reset, timed out), which is always transient.
-pub const fn classify_hedge_result(status: Option<CosmosStatus>) -> LegOutcome {
+pub(crate) const fn classify_hedge_result(status: Option<CosmosStatus>) -> LegOutcome {
     match status {
         Some(s) if is_final_result(s) => LegOutcome::Final,
         _ => LegOutcome::Transient,
@@ -47,7 +47,7 @@ pub const fn classify_hedge_result(status: Option<CosmosStatus>) -> LegOutcome {
 /// exhaustion, a hot partition key) is throttled identically everywhere or says nothing about
 /// another region, so it never starts a hedge: hedging it would only double the load.
 /// A missing response (`None`) qualifies.
-pub const fn may_start_hedge_after(status: Option<CosmosStatus>) -> bool {
+pub(crate) const fn may_start_hedge_after(status: Option<CosmosStatus>) -> bool {
     match status {
         None => true,
         Some(s) => match StatusClass::of(s) {

@@ -18,7 +18,7 @@ use crate::protocol::{OperationType, ResourceType};
 /// Whether a hedged operation shares a hub-region latch between its attempts: data-plane reads on
 /// single-write accounts (multi-write accounts recover from 1002 otherwise and never send the
 /// header).
-pub const fn hub_latch_eligible(
+pub(crate) const fn hub_latch_eligible(
     resource_type: ResourceType,
     operation_type: OperationType,
     multiple_write_locations: bool,
@@ -28,7 +28,7 @@ pub const fn hub_latch_eligible(
 
 /// Whether a `404/1002` turns the hub-region latch on: a data-plane operation on a single-write
 /// account, the first 1002 of the operation, latch not already on.
-pub const fn hub_latch_triggers(
+pub(crate) const fn hub_latch_triggers(
     is_data_plane: bool,
     multiple_write_locations: bool,
     session_token_retry_count: u32,
@@ -39,7 +39,7 @@ pub const fn hub_latch_triggers(
 
 /// The hub-region latch of one hedged operation. See the module documentation.
 #[derive(Debug, Default)]
-pub struct HubRegionLatch {
+pub(crate) struct HubRegionLatch {
     /// Set when an attempt latched before the shared flag existed; copied into it on install.
     early: AtomicBool,
     shared: OnceLock<Arc<AtomicBool>>,
@@ -47,7 +47,7 @@ pub struct HubRegionLatch {
 
 impl HubRegionLatch {
     /// An empty latch; allocates nothing.
-    pub const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         Self {
             early: AtomicBool::new(false),
             shared: OnceLock::new(),
@@ -56,7 +56,7 @@ impl HubRegionLatch {
 
     /// Creates the shared flag (once), carrying over a latch set before it existed. The race calls
     /// this when it launches the alternate attempt of an eligible operation.
-    pub fn install(&self) -> &Arc<AtomicBool> {
+    pub(crate) fn install(&self) -> &Arc<AtomicBool> {
         let shared = self
             .shared
             .get_or_init(|| Arc::new(AtomicBool::new(self.early.load(Ordering::Acquire))));
@@ -69,12 +69,12 @@ impl HubRegionLatch {
 
     /// The shared flag, once installed.
     #[cfg(test)]
-    pub fn shared(&self) -> Option<&Arc<AtomicBool>> {
+    pub(crate) fn shared(&self) -> Option<&Arc<AtomicBool>> {
         self.shared.get()
     }
 
     /// An attempt saw the 1002 that latches: tell the other attempt.
-    pub fn publish(&self) {
+    pub(crate) fn publish(&self) {
         self.early.store(true, Ordering::Release);
         if let Some(shared) = self.shared.get() {
             shared.store(true, Ordering::Release);
@@ -82,14 +82,14 @@ impl HubRegionLatch {
     }
 
     /// Whether any attempt of the operation has latched.
-    pub fn is_set(&self) -> bool {
+    pub(crate) fn is_set(&self) -> bool {
         self.early.load(Ordering::Acquire)
             || self.shared.get().is_some_and(|s| s.load(Ordering::Acquire))
     }
 }
 
 /// Turns an attempt's own latch on after a triggering 1002 and tells the other attempt, if any.
-pub fn latch_session_unavailable(per_attempt: &mut bool, shared: Option<&HubRegionLatch>) {
+pub(crate) fn latch_session_unavailable(per_attempt: &mut bool, shared: Option<&HubRegionLatch>) {
     *per_attempt = true;
     if let Some(latch) = shared {
         latch.publish();
@@ -97,14 +97,14 @@ pub fn latch_session_unavailable(per_attempt: &mut bool, shared: Option<&HubRegi
 }
 
 /// Whether the next attempt carries the hub-region header: its own latch or the shared one.
-pub fn emit_hub_region_header(per_attempt: bool, shared: Option<&HubRegionLatch>) -> bool {
+pub(crate) fn emit_hub_region_header(per_attempt: bool, shared: Option<&HubRegionLatch>) -> bool {
     per_attempt || shared.is_some_and(HubRegionLatch::is_set)
 }
 
 /// After both attempts ended transient: when either saw a triggering 1002, the operation's own
 /// retry state latches too, so its next attempt carries the header without a new discovery.
 /// Idempotent; a no-op when nothing was observed.
-pub fn propagate_hedge_session_unavailable(
+pub(crate) fn propagate_hedge_session_unavailable(
     per_operation: &mut bool,
     shared: Option<&HubRegionLatch>,
     observed_session_unavailable: bool,

@@ -26,10 +26,10 @@ use crate::protocol::{CosmosStatus, Region};
 
 /// How long the race keeps polling in-flight attempts after the deadline, to attach the result of
 /// one that is about to finish to the cancellation error's diagnostics.
-pub const HARVEST_WINDOW: Duration = Duration::from_millis(50);
+pub(crate) const HARVEST_WINDOW: Duration = Duration::from_millis(50);
 
 /// What the race needs to know about an attempt's result.
-pub trait HedgeLegOutput {
+pub(crate) trait HedgeLegOutput {
     /// The HTTP status and sub-status, `None` when no response arrived.
     fn status(&self) -> Option<CosmosStatus>;
 
@@ -53,7 +53,7 @@ pub trait HedgeLegOutput {
 
 /// The fixed inputs of one race.
 #[derive(Clone, Copy, Debug)]
-pub struct RaceSetup<'a> {
+pub(crate) struct RaceSetup<'a> {
     /// When the alternate fires.
     pub threshold: HedgeThreshold,
     /// The operation's deadline, shared by both attempts.
@@ -72,7 +72,7 @@ pub struct RaceSetup<'a> {
 
 /// How a race ended, with the results it collected.
 #[derive(Debug)]
-pub struct HedgedRace<O> {
+pub(crate) struct HedgedRace<O> {
     /// How the race ended.
     pub terminal_state: HedgeTerminalState,
     /// The diagnostics to attach to the operation's response or error.
@@ -89,7 +89,7 @@ pub struct HedgedRace<O> {
 impl<O: HedgeLegOutput> HedgedRace<O> {
     /// Whether the operation ends in a cancellation error (the deadline passed).
     #[cfg(test)]
-    pub fn deadline_exceeded(&self) -> bool {
+    pub(crate) fn deadline_exceeded(&self) -> bool {
         matches!(
             self.terminal_state,
             HedgeTerminalState::DeadlineExceededPreThreshold
@@ -108,13 +108,13 @@ impl<O: HedgeLegOutput> HedgedRace<O> {
     }
 
     /// The first partition key range id either attempt reported, in the order they finished.
-    pub fn partition_key_range_id(&self) -> Option<&str> {
+    pub(crate) fn partition_key_range_id(&self) -> Option<&str> {
         self.finished()
             .find_map(HedgeLegOutput::partition_key_range_id)
     }
 
     /// Whether either attempt saw the 1002 that turns the hub-region latch on.
-    pub fn observed_session_unavailable(&self) -> bool {
+    pub(crate) fn observed_session_unavailable(&self) -> bool {
         self.finished()
             .any(HedgeLegOutput::observed_session_unavailable)
     }
@@ -176,7 +176,7 @@ async fn deadline_passes(deadline: Option<Instant>) {
 /// Races `primary` (already built) against an alternate built by `build_alternate` when the
 /// threshold fires, with no budget (tests; the pipeline uses [`race_hedged_within`]).
 #[cfg(test)]
-pub async fn race_hedged<O, P, A, F>(
+pub(crate) async fn race_hedged<O, P, A, F>(
     setup: RaceSetup<'_>,
     primary: P,
     build_alternate: F,
@@ -199,7 +199,7 @@ where
 /// The race in steps: the primary alone until the threshold ([`primary_alone`]); if the budget
 /// refuses the alternate, the primary alone again until it ends or the deadline passes; what an
 /// early primary result means ([`after_early_primary`]); then both legs ([`race_both`]).
-pub async fn race_hedged_within<O, P, A, F>(
+pub(crate) async fn race_hedged_within<O, P, A, F>(
     setup: RaceSetup<'_>,
     budget: Option<&HedgeBudget>,
     primary: P,

@@ -22,11 +22,11 @@ use crate::protocol::Region;
 
 /// (region, kind) pairs tracked per driver; latencies of further pairs are not kept (their reads
 /// use the fallback threshold).
-pub const MAX_TRACKED_REGIONS: usize = 64;
+pub(crate) const MAX_TRACKED_REGIONS: usize = 64;
 
 /// The kind of a hedged read, for keeping its latencies apart from other kinds'.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReadKind {
+pub(crate) enum ReadKind {
     /// A point read of an item.
     PointRead,
     /// A page of a query (single- or cross-partition, read many's queries).
@@ -39,7 +39,7 @@ pub enum ReadKind {
     Metadata,
 }
 /// How often each region's latency windows rotate: a quantile covers the last 2 to 4 seconds.
-pub const ROTATION_PERIOD: Duration = Duration::from_secs(2);
+pub(crate) const ROTATION_PERIOD: Duration = Duration::from_secs(2);
 
 struct Slot {
     /// FNV-1a hash of the region's comparison key; 0 while the slot is free.
@@ -48,7 +48,7 @@ struct Slot {
 }
 
 /// Recent latencies of each primary region. See the module documentation.
-pub struct RegionLatencies {
+pub(crate) struct RegionLatencies {
     slots: OnceLock<Box<[Slot]>>,
     period: Duration,
 }
@@ -85,7 +85,7 @@ fn key_of(region: &Region, kind: ReadKind) -> u64 {
 
 impl RegionLatencies {
     /// Empty, with windows rotating every `period`.
-    pub fn new(period: Duration) -> Self {
+    pub(crate) fn new(period: Duration) -> Self {
         Self {
             slots: OnceLock::new(),
             period,
@@ -124,7 +124,7 @@ impl RegionLatencies {
 
     /// Records that a read of `kind` whose primary was `region` took `latency` there, observed at
     /// `now`.
-    pub fn record(&self, region: &Region, kind: ReadKind, latency: Duration, now: Instant) {
+    pub(crate) fn record(&self, region: &Region, kind: ReadKind, latency: Duration, now: Instant) {
         if let Some(latencies) = self.slot(region, kind, true) {
             latencies.record(latency, now);
         }
@@ -132,7 +132,7 @@ impl RegionLatencies {
 
     /// The quantile of `region`'s recent latencies of `kind` that `adaptive` asks for, when it has
     /// enough.
-    pub fn estimate(
+    pub(crate) fn estimate(
         &self,
         region: &Region,
         kind: ReadKind,
@@ -146,7 +146,7 @@ impl RegionLatencies {
     /// The fixed threshold a read of `kind` whose primary is `region` races with: `threshold`
     /// itself when it is fixed; for an adaptive one, the quantile of the region's recent latencies
     /// of that kind clamped to its bounds, or `fallback` clamped to them while there are too few.
-    pub fn threshold_for(
+    pub(crate) fn threshold_for(
         &self,
         region: &Region,
         kind: ReadKind,

@@ -28,7 +28,7 @@ pub const DEFAULT_HEDGE_THRESHOLD: HedgeThreshold =
 
 /// The driver default threshold: `min(1000ms, request_timeout / 2)`, and 1000 ms when the request
 /// timeout is unset or zero (or so short that half of it is zero).
-pub fn default_threshold(request_timeout: Option<Duration>) -> HedgeThreshold {
+pub(crate) fn default_threshold(request_timeout: Option<Duration>) -> HedgeThreshold {
     request_timeout
         .and_then(|t| HedgeThreshold::new(t / 2))
         .map_or(DEFAULT_HEDGE_THRESHOLD, |half| {
@@ -69,7 +69,7 @@ impl HedgingLayers {
 
 /// Where a resolved strategy came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StrategySource {
+pub(crate) enum StrategySource {
     /// The operation's `Hedging(..)`.
     Operation,
     /// The client's `Hedging(..)`.
@@ -80,7 +80,7 @@ pub enum StrategySource {
 
 /// Why no strategy is in force.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum HedgingOff {
+pub(crate) enum HedgingOff {
     /// The master switch resolved to `false`.
     SwitchedOff,
     /// The operation's strategy is `Disabled`.
@@ -91,7 +91,7 @@ pub enum HedgingOff {
 
 /// The outcome of resolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ResolvedStrategy {
+pub(crate) enum ResolvedStrategy {
     /// Hedging with this strategy, from this layer.
     Hedging {
         /// The strategy in force.
@@ -105,7 +105,7 @@ pub enum ResolvedStrategy {
 
 impl ResolvedStrategy {
     /// The strategy in force, if any.
-    pub fn strategy(self) -> Option<HedgingStrategy> {
+    pub(crate) fn strategy(self) -> Option<HedgingStrategy> {
         match self {
             ResolvedStrategy::Hedging { strategy, .. } => Some(strategy),
             ResolvedStrategy::Off(_) => None,
@@ -114,7 +114,7 @@ impl ResolvedStrategy {
 }
 
 /// The master switch: `{ENV}_OVERRIDE > operation > client > {ENV}`; `None` when unset everywhere.
-pub fn resolve_hedging_enabled(
+pub(crate) fn resolve_hedging_enabled(
     env: &HedgingEnv,
     operation: Option<bool>,
     client: Option<bool>,
@@ -126,7 +126,7 @@ pub fn resolve_hedging_enabled(
 }
 
 /// The strategy in force for one operation.
-pub fn resolve_strategy(env: &HedgingEnv, layers: &HedgingLayers) -> ResolvedStrategy {
+pub(crate) fn resolve_strategy(env: &HedgingEnv, layers: &HedgingLayers) -> ResolvedStrategy {
     let default = || ResolvedStrategy::Hedging {
         strategy: HedgingStrategy::new(default_threshold(layers.request_timeout)),
         source: StrategySource::DriverDefault,
@@ -173,7 +173,7 @@ pub fn resolve_strategy(env: &HedgingEnv, layers: &HedgingLayers) -> ResolvedStr
 
 /// Consecutive alternate wins before the primary partition is marked unhealthy:
 /// operation > client > `AZURE_COSMOS_CONSECUTIVE_HEDGE_WIN_THRESHOLD` > 5.
-pub fn resolve_consecutive_hedge_win_threshold(
+pub(crate) fn resolve_consecutive_hedge_win_threshold(
     operation: Option<NonZeroU32>,
     client: Option<NonZeroU32>,
     env: &HedgingEnv,

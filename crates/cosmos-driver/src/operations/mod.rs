@@ -29,7 +29,7 @@ mod test_entry;
 pub use pager::Pager;
 pub(crate) use partition_key_paths::partition_key_paths;
 pub(crate) use pipeline_entry::PipelineEntry;
-pub use replan::MAX_REPLANS;
+pub(crate) use replan::MAX_REPLANS;
 pub(crate) use replan::Replans;
 
 use self::operation_kind::OperationKind;

@@ -22,14 +22,14 @@ use crate::error::{CosmosError, ErrorKind};
 /// service ends a page early (its time or charge budget) and answers empty with a continuation
 /// when a scan finds nothing; a thousand such pages in a row is over an hour of scanning at its
 /// 5 s per page, and well past anything but a server that never ends the feed.
-pub const MAX_EMPTY_PAGES_IN_A_ROW: u32 = 1000;
+pub(crate) const MAX_EMPTY_PAGES_IN_A_ROW: u32 = 1000;
 
 /// How many recent continuations are kept to find a short cycle at its first repeat.
 const RECENT_TOKENS: usize = 8;
 
 /// Why a page ends its feed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PageFault {
+pub(crate) enum PageFault {
     /// The page carried the continuation it was fetched with.
     Repeated,
     /// The page carried a continuation an earlier page of the same feed carried.
@@ -66,14 +66,14 @@ impl fmt::Display for PageFault {
 
 impl PageFault {
     /// The error that ends the feed: `what` names the feed (or the range of it).
-    pub fn into_error(self, what: impl fmt::Display) -> CosmosError {
+    pub(crate) fn into_error(self, what: impl fmt::Display) -> CosmosError {
         CosmosError::new(ErrorKind::Service, format!("{what}: {self}"))
     }
 }
 
 /// The guard of one chain of continuations. Its `Debug` shows counts, not the tokens.
 #[derive(Clone)]
-pub struct PageGuard {
+pub(crate) struct PageGuard {
     /// The most recent continuations (sent or received), newest last.
     recent: VecDeque<Box<str>>,
     /// Brent's cycle finding: the saved continuation, pages since it was saved, and the distance
@@ -101,7 +101,7 @@ impl Default for PageGuard {
 
 impl PageGuard {
     /// A guard for a feed that has read no page yet.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         PageGuard {
             recent: VecDeque::with_capacity(RECENT_TOKENS),
             saved: None,
@@ -114,7 +114,7 @@ impl PageGuard {
     /// Checks a page that was fetched with `sent` (none for a feed's first page), held `items`
     /// items and answered `next` (none or empty: the feed ends). An error means the feed must end
     /// now; the guard then stays as it was.
-    pub fn check(
+    pub(crate) fn check(
         &mut self,
         sent: Option<&str>,
         next: Option<&str>,
@@ -160,7 +160,7 @@ impl PageGuard {
     /// for a start from the beginning, now or a time) that held `items` changes and answered
     /// position `next`: see [`change_feed_fault`]; besides, changes that lead back to a position
     /// the range was at earlier are a cycle. Pages without changes are polls and are not counted.
-    pub fn check_changes(
+    pub(crate) fn check_changes(
         &mut self,
         sent: Option<&str>,
         next: Option<&str>,
@@ -187,7 +187,7 @@ impl PageGuard {
 /// none for a start from the beginning, now or a time), held `items` changes and answered
 /// position `next`. "Nothing new" may answer the same position (a poll); changes must move it, or
 /// the next read returns them again.
-pub fn change_feed_fault(
+pub(crate) fn change_feed_fault(
     sent: Option<&str>,
     next: Option<&str>,
     items: usize,

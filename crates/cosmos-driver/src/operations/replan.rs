@@ -20,7 +20,7 @@ const MAX_WAIT: Duration = Duration::from_secs(1);
 
 /// The most re-plans one compound operation makes (a query over its whole run, one read many, one
 /// change feed page) before it gives up with the range-gone error.
-pub const MAX_REPLANS: u32 = 64;
+pub(crate) const MAX_REPLANS: u32 = 64;
 
 /// The re-plans one compound operation has taken.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,18 +1,18 @@
 //! PATCH: partial updates of one item, carried out as a client-side Read-Modify-Write loop.
 //!
-//! - [`instructions`]: the wire format (`{"operations":[...]}`) and its builder.
-//! - [`ops`]: RFC 6901 pointers and the all-or-nothing application of operations to a document.
+//! - `instructions`: the wire format (`{"operations":[...]}`) and its builder.
+//! - `ops`: RFC 6901 pointers and the all-or-nothing application of operations to a document.
 //! - `native`: the body of the service's PATCH verb (`PatchStrategy::Native`).
-//! - [`preflight`]: the refusals made before any request goes out.
+//! - `preflight`: the refusals made before any request goes out.
 //! - `handler`: the loop (Read, apply, Replace with If-Match, again on 412), with
 //!   `session_thread` (the session token carried across attempts), `synthesis` (the response
 //!   built from the sub-operations) and `settle` (whether a replace whose outcome is unknown landed, decided from the item read again).
 
 mod handler;
-pub mod instructions;
+mod instructions;
 mod native;
-pub mod ops;
-pub mod preflight;
+mod ops;
+mod preflight;
 mod session_thread;
 mod settle;
 mod synthesis;

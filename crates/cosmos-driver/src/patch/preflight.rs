@@ -10,7 +10,7 @@ use crate::routing::partition_key_path_segments;
 /// Top-level properties the service owns. The id and the system properties cannot be patched
 /// (the service's FAQ: "We do not support partial document update for system-generated
 /// properties like _id, _ts, _etag, _rid"; `_self` and `_attachments` are system-generated too).
-pub const PROTECTED_PROPERTIES: &[&str] = &["id", "_rid", "_self", "_etag", "_ts", "_attachments"];
+pub(crate) const PROTECTED_PROPERTIES: &[&str] = &["id", "_rid", "_self", "_etag", "_ts", "_attachments"];
 
 /// Why a PATCH was refused before any request went out.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,7 +78,7 @@ impl std::error::Error for PatchRefusal {}
 
 /// Runs every pre-flight check. `partition_key_paths` are the container's partition key paths
 /// (`/tenant`, or up to three for a hierarchical key).
-pub fn check(
+pub(crate) fn check(
     instructions: &PatchInstructions,
     caller_precondition: bool,
     partition_key_paths: &[String],
@@ -131,7 +131,7 @@ fn check_path(path: &str, partition_keys: &[(JsonPointer, &str)]) -> Result<(), 
 
 /// A partition key path as a pointer (its names read by
 /// the driver's one partition key path reader: quoted names, `~` literal).
-pub fn partition_key_pointer(path: &str) -> JsonPointer {
+pub(crate) fn partition_key_pointer(path: &str) -> JsonPointer {
     JsonPointer::from_tokens(partition_key_path_segments(path))
 }
 

@@ -132,7 +132,7 @@ impl RetryAction {
 
 /// Changes to shared routing state an outcome calls for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LocationEffects {
+pub(crate) struct LocationEffects {
     /// Mark the attempt's endpoint unavailable for this scope.
     pub mark_endpoint_unavailable: Option<AccessScope>,
     /// Re-read the account metadata.

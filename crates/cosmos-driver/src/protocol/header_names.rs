@@ -4,55 +4,55 @@
 use http::HeaderName;
 
 /// `x-ms-version`: the REST API version the driver speaks.
-pub const VERSION: HeaderName = HeaderName::from_static("x-ms-version");
+pub(crate) const VERSION: HeaderName = HeaderName::from_static("x-ms-version");
 /// `x-ms-date`: the request time in RFC 1123 format; part of the signature.
-pub const DATE: HeaderName = HeaderName::from_static("x-ms-date");
+pub(crate) const DATE: HeaderName = HeaderName::from_static("x-ms-date");
 /// `x-ms-documentdb-partitionkey`: the partition key as a JSON array.
-pub const PARTITION_KEY: HeaderName = HeaderName::from_static("x-ms-documentdb-partitionkey");
+pub(crate) const PARTITION_KEY: HeaderName = HeaderName::from_static("x-ms-documentdb-partitionkey");
 /// `x-ms-session-token`: the session token sent with a request or returned with a response.
-pub const SESSION_TOKEN: HeaderName = HeaderName::from_static("x-ms-session-token");
+pub(crate) const SESSION_TOKEN: HeaderName = HeaderName::from_static("x-ms-session-token");
 /// `x-ms-consistency-level`: a per-request consistency override (may only weaken the account's).
-pub const CONSISTENCY_LEVEL: HeaderName = HeaderName::from_static("x-ms-consistency-level");
+pub(crate) const CONSISTENCY_LEVEL: HeaderName = HeaderName::from_static("x-ms-consistency-level");
 /// `x-ms-documentdb-is-upsert`: `True` turns a create into an upsert.
-pub const IS_UPSERT: HeaderName = HeaderName::from_static("x-ms-documentdb-is-upsert");
+pub(crate) const IS_UPSERT: HeaderName = HeaderName::from_static("x-ms-documentdb-is-upsert");
 /// `x-ms-cosmos-hub-region-processing-only`: `True` asks the service to serve the request from the
 /// hub (write) region's state; sent after a 404/1002 on single-write accounts.
-pub const HUB_REGION_PROCESSING_ONLY: HeaderName =
+pub(crate) const HUB_REGION_PROCESSING_ONLY: HeaderName =
     HeaderName::from_static("x-ms-cosmos-hub-region-processing-only");
 /// `x-cosmos-driver-hedge-attempt`: `1` on every attempt of a hedge race's alternate leg (the
 /// speculative request sent to a second region while the first is slow), absent on every other
 /// request, so that servers, proxies and logs can tell hedged requests apart. The driver's own
 /// header, outside the service's `x-ms-` namespace: neither the service nor the official SDKs
 /// define a wire marker for hedged requests, and the service ignores headers it does not know.
-pub const HEDGE_ATTEMPT: HeaderName = HeaderName::from_static("x-cosmos-driver-hedge-attempt");
+pub(crate) const HEDGE_ATTEMPT: HeaderName = HeaderName::from_static("x-cosmos-driver-hedge-attempt");
 /// `x-ms-continuation`: the continuation token of a feed page (request and response).
-pub const CONTINUATION: HeaderName = HeaderName::from_static("x-ms-continuation");
+pub(crate) const CONTINUATION: HeaderName = HeaderName::from_static("x-ms-continuation");
 /// `x-ms-max-item-count`: the page size of a feed read.
-pub const MAX_ITEM_COUNT: HeaderName = HeaderName::from_static("x-ms-max-item-count");
+pub(crate) const MAX_ITEM_COUNT: HeaderName = HeaderName::from_static("x-ms-max-item-count");
 /// `Prefer`: `return=minimal` suppresses the document body on write responses.
-pub const PREFER: HeaderName = HeaderName::from_static("prefer");
+pub(crate) const PREFER: HeaderName = HeaderName::from_static("prefer");
 
 /// `x-ms-substatus`: the Cosmos DB sub-status of a response.
-pub const SUB_STATUS: HeaderName = HeaderName::from_static("x-ms-substatus");
+pub(crate) const SUB_STATUS: HeaderName = HeaderName::from_static("x-ms-substatus");
 /// `x-ms-request-charge`: request units the request consumed.
-pub const REQUEST_CHARGE: HeaderName = HeaderName::from_static("x-ms-request-charge");
+pub(crate) const REQUEST_CHARGE: HeaderName = HeaderName::from_static("x-ms-request-charge");
 /// `x-ms-activity-id`: the service's id of the request.
-pub const ACTIVITY_ID: HeaderName = HeaderName::from_static("x-ms-activity-id");
+pub(crate) const ACTIVITY_ID: HeaderName = HeaderName::from_static("x-ms-activity-id");
 /// `x-ms-documentdb-partitionkeyrangeid`: the partition key range that served the request.
-pub const PARTITION_KEY_RANGE_ID: HeaderName =
+pub(crate) const PARTITION_KEY_RANGE_ID: HeaderName =
     HeaderName::from_static("x-ms-documentdb-partitionkeyrangeid");
 /// `x-ms-read-key-type`: how `x-ms-start-epk` / `x-ms-end-epk` are read
 /// (`EffectivePartitionKeyRange`).
-pub const READ_KEY_TYPE: HeaderName = HeaderName::from_static("x-ms-read-key-type");
+pub(crate) const READ_KEY_TYPE: HeaderName = HeaderName::from_static("x-ms-read-key-type");
 /// `x-ms-start-epk`: the inclusive start of the effective partition keys a request reads.
-pub const START_EPK: HeaderName = HeaderName::from_static("x-ms-start-epk");
+pub(crate) const START_EPK: HeaderName = HeaderName::from_static("x-ms-start-epk");
 /// `x-ms-end-epk`: the exclusive end of the effective partition keys a request reads.
-pub const END_EPK: HeaderName = HeaderName::from_static("x-ms-end-epk");
+pub(crate) const END_EPK: HeaderName = HeaderName::from_static("x-ms-end-epk");
 /// `x-ms-content-path`: the resource id (`_rid`) of the container that served the request.
-pub const CONTENT_PATH: HeaderName = HeaderName::from_static("x-ms-content-path");
+pub(crate) const CONTENT_PATH: HeaderName = HeaderName::from_static("x-ms-content-path");
 /// `x-ms-retry-after-ms`: how long to wait before retrying a throttled request.
-pub const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("x-ms-retry-after-ms");
+pub(crate) const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("x-ms-retry-after-ms");
 /// `x-ms-item-count`: the number of resources in a feed page.
-pub const ITEM_COUNT: HeaderName = HeaderName::from_static("x-ms-item-count");
+pub(crate) const ITEM_COUNT: HeaderName = HeaderName::from_static("x-ms-item-count");
 /// `etag`
-pub const ETAG: HeaderName = http::header::ETAG;
+pub(crate) const ETAG: HeaderName = http::header::ETAG;

@@ -6,7 +6,7 @@ mod consistency;
 mod cosmos_status;
 mod effective_partition_key;
 mod endpoint;
-pub mod header_names;
+pub(crate) mod header_names;
 mod offer_id;
 mod operation_type;
 mod partition_key;
@@ -34,4 +34,5 @@ pub use resource_link::{
 pub use response_headers::ResponseHeaders;
 pub(crate) use response_headers::parse_retry_after;
 pub use session_token::{PartitionSessionToken, SessionToken, MAX_SESSION_TOKEN_BYTES};
-pub use status_class::{is_range_gone, StatusClass};
+pub use status_class::is_range_gone;
+pub(crate) use status_class::StatusClass;

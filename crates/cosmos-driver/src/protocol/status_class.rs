@@ -5,7 +5,7 @@ use super::cosmos_status::{status, sub_status, CosmosStatus};
 
 /// What an answer's status and sub-status mean, before anyone decides what to do about it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StatusClass {
+pub(crate) enum StatusClass {
     /// Below 400: the operation succeeded.
     Success,
     /// 429/3092 (SystemResourceUnavailable): transient capacity pressure another region can absorb.
@@ -39,7 +39,7 @@ pub enum StatusClass {
 
 impl StatusClass {
     /// The class of `s`.
-    pub const fn of(s: CosmosStatus) -> Self {
+    pub(crate) const fn of(s: CosmosStatus) -> Self {
         if s.status < 400 {
             return StatusClass::Success;
         }
@@ -92,7 +92,7 @@ impl StatusClass {
     /// 403/1008 is the one 403 that is not final: it says the region that answered does not serve
     /// the account (a region just removed from it), which says nothing about any other region. A
     /// hedge race keeps waiting for the other attempt, the same whichever attempt got it.
-    pub const fn is_final(self) -> bool {
+    pub(crate) const fn is_final(self) -> bool {
         matches!(
             self,
             StatusClass::Success

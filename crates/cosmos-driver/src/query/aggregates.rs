@@ -14,7 +14,7 @@ use super::value_order::compare_values;
 /// A running numeric total: exact while every addend is an integer and nothing overflows.
 /// Serialized (in continuation tokens) as `{"i": n}` or `{"f": x}`; an infinite double as a word.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Total {
+pub(crate) enum Total {
     /// Exact.
     #[serde(rename = "i")]
     Int(i64),
@@ -53,7 +53,7 @@ impl Total {
 /// One aggregate being combined. Its partial state is plain data: a continuation token carries
 /// it (serde), and [`Aggregator::same_kind`] checks a carried one against the query's plan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Aggregator {
+pub(crate) enum Aggregator {
     /// `COUNT`: the sum of the ranges' counts.
     #[serde(rename = "count")]
     Count(Total),
@@ -85,7 +85,7 @@ pub enum Aggregator {
 impl Aggregator {
     /// A fresh aggregator for `kind`; `None` for an aggregate the driver does not combine
     /// (the feature check refuses those before any request).
-    pub fn new(kind: &AggregateKind) -> Option<Aggregator> {
+    pub(crate) fn new(kind: &AggregateKind) -> Option<Aggregator> {
         Some(match kind {
             AggregateKind::Count => Aggregator::Count(Total::Int(0)),
             AggregateKind::Sum => Aggregator::Sum(Some(Total::Int(0))),
@@ -106,7 +106,7 @@ impl Aggregator {
     }
 
     /// Whether `other` combines the same aggregate (COUNT, SUM, MIN, MAX or AVG) as `self`.
-    pub fn same_kind(&self, other: &Aggregator) -> bool {
+    pub(crate) fn same_kind(&self, other: &Aggregator) -> bool {
         match (self, other) {
             (Aggregator::Extreme { max: a, .. }, Aggregator::Extreme { max: b, .. }) => a == b,
             (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
@@ -114,7 +114,7 @@ impl Aggregator {
     }
 
     /// Adds one range's partial (`None`: the range's partial is undefined).
-    pub fn add(&mut self, partial: Option<&Value>) -> Result<(), String> {
+    pub(crate) fn add(&mut self, partial: Option<&Value>) -> Result<(), String> {
         match self {
             Aggregator::Count(total) => match partial {
                 Some(Value::Number(n)) => *total = total.add(n),
@@ -182,7 +182,7 @@ impl Aggregator {
     }
 
     /// The combined value (`None`: undefined).
-    pub fn result(&self) -> Option<Value> {
+    pub(crate) fn result(&self) -> Option<Value> {
         match self {
             Aggregator::Count(t) => t.to_value(),
             Aggregator::Sum(t) => t.and_then(Total::to_value),
@@ -200,7 +200,7 @@ impl Aggregator {
 
 /// The partial of one aggregate in a range's row: `{"item": v}` (absent `item`: undefined), or a
 /// bare number from older gateways.
-pub fn partial_of(cell: &Value) -> Option<&Value> {
+pub(crate) fn partial_of(cell: &Value) -> Option<&Value> {
     match cell {
         Value::Object(o) => o.get("item"),
         other => Some(other),

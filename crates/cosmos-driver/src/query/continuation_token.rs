@@ -12,12 +12,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::blocking_stage::BlockingState;
-use super::query_plan::QueryRange;
 use super::result_shaping::ShapingState;
 use super::token_text::MAX_TOKEN_BYTES;
 
 /// The most range positions one token may hold.
-pub const MAX_TOKEN_RANGES: usize = 4096;
+pub(crate) const MAX_TOKEN_RANGES: usize = 4096;
 const VERSION: u8 = 2;
 const PREFIX: &str = "cq2.";
 /// The prefix of format-1 tokens (before aggregate state was carried).
@@ -27,7 +26,7 @@ pub(crate) const MAX_TOKEN_JSON_BYTES: usize = (MAX_TOKEN_BYTES - PREFIX.len()) 
 
 /// One range's position.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RangePosition {
+pub(crate) struct RangePosition {
     /// The range's lower effective partition key.
     #[serde(rename = "a")]
     pub min: String,
@@ -46,21 +45,9 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-impl RangePosition {
-    /// The range as a plan range.
-    pub fn range(&self) -> QueryRange {
-        QueryRange {
-            min: self.min.clone(),
-            max: self.max.clone(),
-            is_min_inclusive: true,
-            is_max_inclusive: false,
-        }
-    }
-}
-
 /// One ORDER BY key value in a token: `{"item": v}`, or `{}` for undefined.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct KeyCell {
+pub(crate) struct KeyCell {
     /// The value (`None`: undefined).
     #[serde(
         default,
@@ -76,7 +63,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 
 /// The key of the last row an ORDER BY query returned.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LastKey {
+pub(crate) struct LastKey {
     /// One cell per ORDER BY expression.
     #[serde(rename = "k")]
     pub keys: Vec<KeyCell>,
@@ -87,7 +74,7 @@ pub struct LastKey {
 
 /// A query's continuation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct QueryContinuation {
+pub(crate) struct QueryContinuation {
     #[serde(rename = "v")]
     version: u8,
     /// The fingerprint of the query (text and parameters) that issued the token.
@@ -138,7 +125,7 @@ fn refused(why: impl std::fmt::Display) -> String {
 
 impl QueryContinuation {
     /// A token for `query` (its fingerprint) in `scope`.
-    pub fn new(
+    pub(crate) fn new(
         query: String,
         scope: String,
         ranges: Vec<RangePosition>,
@@ -163,7 +150,7 @@ impl QueryContinuation {
     }
 
     /// The token as text, or why it cannot be issued (too large).
-    pub fn encode(&self) -> Result<String, String> {
+    pub(crate) fn encode(&self) -> Result<String, String> {
         let mut w = Capped {
             out: Vec::new(),
             limit: MAX_TOKEN_JSON_BYTES,
@@ -179,7 +166,7 @@ impl QueryContinuation {
     }
 
     /// Reads a token and checks that it belongs to the query `fingerprint` run in `scope`.
-    pub fn decode(text: &str, fingerprint: &str, scope: &str) -> Result<QueryContinuation, String> {
+    pub(crate) fn decode(text: &str, fingerprint: &str, scope: &str) -> Result<QueryContinuation, String> {
         if text.len() > MAX_TOKEN_BYTES {
             return Err(refused(format_args!(
                 "it is {} bytes long, more than the {MAX_TOKEN_BYTES} the driver issues",

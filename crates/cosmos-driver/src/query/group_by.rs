@@ -17,7 +17,7 @@ use super::token_text::opt_value_text;
 use super::value_order::canonical_text;
 
 /// The most groups one query may produce on the client.
-pub const MAX_GROUPS: usize = 1_000_000;
+pub(crate) const MAX_GROUPS: usize = 1_000_000;
 
 /// One column of a group: an aggregate's partial, or a grouping key's value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -86,7 +86,7 @@ struct RawGroupRow {
 
 /// The groups seen so far.
 #[derive(Debug)]
-pub struct GroupByMerge {
+pub(crate) struct GroupByMerge {
     shape: GroupedAggregation,
     index: HashMap<String, usize>,
     groups: Vec<Vec<Column>>,
@@ -94,7 +94,7 @@ pub struct GroupByMerge {
 
 impl GroupByMerge {
     /// An empty merge for the plan's columns.
-    pub fn new(shape: GroupedAggregation) -> GroupByMerge {
+    pub(crate) fn new(shape: GroupedAggregation) -> GroupByMerge {
         GroupByMerge {
             shape,
             index: HashMap::new(),
@@ -164,7 +164,7 @@ impl GroupByMerge {
     }
 
     /// Adds one range row.
-    pub fn add(&mut self, row: Value) -> Result<(), String> {
+    pub(crate) fn add(&mut self, row: Value) -> Result<(), String> {
         let raw: RawGroupRow = serde_json::from_value(row)
             .map_err(|e| format!("a GROUP BY result row is malformed: {e}"))?;
         let key = raw
@@ -214,18 +214,13 @@ impl GroupByMerge {
     }
 
     /// The number of groups seen.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.groups.len()
-    }
-
-    /// Whether no group was seen.
-    pub fn is_empty(&self) -> bool {
-        self.groups.is_empty()
     }
 
     /// The result rows, one per group, in first-seen order. An undefined column is left out of
     /// its row; an undefined `SELECT VALUE` gives no row.
-    pub fn finish(self) -> Vec<Value> {
+    pub(crate) fn finish(self) -> Vec<Value> {
         let mut out = Vec::with_capacity(self.groups.len());
         for columns in self.groups {
             match &self.shape.select_value {

@@ -20,17 +20,9 @@ mod result_shaping;
 mod token_text;
 mod value_order;
 
-pub use aggregates::{partial_of, Aggregator, Total};
-pub use continuation_token::{KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_RANGES};
 pub use token_text::MAX_TOKEN_BYTES;
-pub use group_by::{GroupByMerge, MAX_GROUPS};
 pub use page_source::{
     page_operation, plan_operation, PageSettings, PageTarget, QueryPageSource, RangePage,
-};
-pub use query_execution::{overlapping_ranges, resume_cursors, Next, PageRequest, QueryExecution};
-pub use query_features::{
-    check_plan, Aggregation, ExecutionPlan, GroupedAggregation, UnsupportedFeature, QUERY_VERSION,
-    SUPPORTED_QUERY_FEATURES,
 };
 pub use query_options::{QueryOptions, QueryScope, DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_LIMIT};
 pub use query_pager::{QueryPager, QuerySummary, RawQueryPage};
@@ -38,8 +30,4 @@ pub use query_plan::{AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRan
 pub use query_spec::{Query, QueryParameter, MAX_PARAMETERS};
 pub(crate) use query_stream::item_error;
 pub use query_stream::{QueryItems, QueryPage, QueryPages};
-pub use range_merge::{MergeOrder, MergeStep, RangeCursor, RangeMerge, RangeRow, TargetRange};
-pub use result_shaping::{
-    value_hash, ResultShaper, Shaped, ShapingState, ValueHash, MAX_DISTINCT_VALUES,
-};
-pub use value_order::{canonical_text, compare_keys, compare_values};
+pub use range_merge::TargetRange;

@@ -18,30 +18,30 @@ use crate::protocol::ResponseHeaders;
 use crate::{CosmosError, CosmosOperation, ErrorKind, OperationTarget};
 
 /// `x-ms-documentdb-isquery`
-pub const IS_QUERY: HeaderName = HeaderName::from_static("x-ms-documentdb-isquery");
+pub(crate) const IS_QUERY: HeaderName = HeaderName::from_static("x-ms-documentdb-isquery");
 /// `x-ms-cosmos-is-query-plan-request`
-pub const IS_QUERY_PLAN_REQUEST: HeaderName =
+pub(crate) const IS_QUERY_PLAN_REQUEST: HeaderName =
     HeaderName::from_static("x-ms-cosmos-is-query-plan-request");
 /// `x-ms-cosmos-supported-query-features`
-pub const SUPPORTED_QUERY_FEATURES_HEADER: HeaderName =
+pub(crate) const SUPPORTED_QUERY_FEATURES_HEADER: HeaderName =
     HeaderName::from_static("x-ms-cosmos-supported-query-features");
 /// `x-ms-cosmos-query-version`
-pub const QUERY_VERSION_HEADER: HeaderName = HeaderName::from_static("x-ms-cosmos-query-version");
+pub(crate) const QUERY_VERSION_HEADER: HeaderName = HeaderName::from_static("x-ms-cosmos-query-version");
 /// `x-ms-documentdb-query-enablecrosspartition`
-pub const ENABLE_CROSS_PARTITION: HeaderName =
+pub(crate) const ENABLE_CROSS_PARTITION: HeaderName =
     HeaderName::from_static("x-ms-documentdb-query-enablecrosspartition");
 /// `x-ms-documentdb-populatequerymetrics`
-pub const POPULATE_QUERY_METRICS: HeaderName =
+pub(crate) const POPULATE_QUERY_METRICS: HeaderName =
     HeaderName::from_static("x-ms-documentdb-populatequerymetrics");
 /// `x-ms-cosmos-populateindexmetrics`
-pub const POPULATE_INDEX_METRICS: HeaderName =
+pub(crate) const POPULATE_INDEX_METRICS: HeaderName =
     HeaderName::from_static("x-ms-cosmos-populateindexmetrics");
 /// `x-ms-documentdb-query-metrics` (response)
-pub const QUERY_METRICS: &str = "x-ms-documentdb-query-metrics";
+pub(crate) const QUERY_METRICS: &str = "x-ms-documentdb-query-metrics";
 /// `x-ms-cosmos-index-utilization` (response)
-pub const INDEX_METRICS: &str = "x-ms-cosmos-index-utilization";
+pub(crate) const INDEX_METRICS: &str = "x-ms-cosmos-index-utilization";
 /// The content type of a query body.
-pub const QUERY_CONTENT_TYPE: &str = "application/query+json";
+pub(crate) const QUERY_CONTENT_TYPE: &str = "application/query+json";
 
 /// Where one page request goes.
 #[derive(Clone, Debug, PartialEq)]

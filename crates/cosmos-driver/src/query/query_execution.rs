@@ -17,7 +17,7 @@ use super::result_shaping::{ResultShaper, Shaped};
 
 /// A page the executor must fetch.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PageRequest {
+pub(crate) struct PageRequest {
     /// Index of the range among the execution's cursors (pass it back to [`QueryExecution::fill`]).
     pub index: usize,
     /// The range to send the request to.
@@ -28,7 +28,7 @@ pub struct PageRequest {
 
 /// What the execution needs next.
 #[derive(Debug, PartialEq)]
-pub enum Next {
+pub(crate) enum Next {
     /// These pages must be fetched before the next value can be produced.
     Fetch(Vec<PageRequest>),
     /// The next value of the result.
@@ -39,7 +39,7 @@ pub enum Next {
 
 /// The execution of one query.
 #[derive(Debug)]
-pub struct QueryExecution {
+pub(crate) struct QueryExecution {
     fingerprint: String,
     scope: String,
     key_count: usize,
@@ -51,7 +51,7 @@ pub struct QueryExecution {
 }
 
 /// The physical ranges a query's plan ranges overlap, in order.
-pub fn overlapping_ranges(query_ranges: &[QueryRange], ranges: &[TargetRange]) -> Vec<TargetRange> {
+pub(crate) fn overlapping_ranges(query_ranges: &[QueryRange], ranges: &[TargetRange]) -> Vec<TargetRange> {
     let mut out: Vec<TargetRange> = ranges
         .iter()
         .filter(|r| {
@@ -78,7 +78,7 @@ pub fn overlapping_ranges(query_ranges: &[QueryRange], ranges: &[TargetRange]) -
 
 /// Cursors resuming a token's positions on today's ranges: a position whose range split since
 /// continues on each child (with the parent's service continuation).
-pub fn resume_cursors(
+pub(crate) fn resume_cursors(
     positions: &[RangePosition],
     ranges: &[TargetRange],
 ) -> Result<Vec<RangeCursor>, String> {
@@ -110,7 +110,7 @@ pub fn resume_cursors(
 impl QueryExecution {
     /// A cross-partition execution of `plan` over `cursors` (fresh, or from
     /// [`resume_cursors`]), for the query `fingerprint` in `scope`.
-    pub fn new(
+    pub(crate) fn new(
         plan: &ExecutionPlan,
         fingerprint: String,
         scope: String,
@@ -163,7 +163,7 @@ impl QueryExecution {
 
     /// An execution that sends the query unchanged to one target (a partition key's range) and
     /// passes its result through.
-    pub fn single(fingerprint: String, scope: String, cursor: RangeCursor) -> QueryExecution {
+    pub(crate) fn single(fingerprint: String, scope: String, cursor: RangeCursor) -> QueryExecution {
         QueryExecution {
             fingerprint,
             scope,
@@ -177,7 +177,7 @@ impl QueryExecution {
     }
 
     /// The ranges that have no page buffered and more to read (candidates for prefetching).
-    pub fn prefetchable(&self) -> Vec<PageRequest> {
+    pub(crate) fn prefetchable(&self) -> Vec<PageRequest> {
         self.merge
             .prefetchable()
             .into_iter()
@@ -195,7 +195,7 @@ impl QueryExecution {
     }
 
     /// Feeds the page fetched for `request`: its documents and the service continuation.
-    pub fn fill(
+    pub(crate) fn fill(
         &mut self,
         request: &PageRequest,
         documents: Vec<Value>,
@@ -217,7 +217,7 @@ impl QueryExecution {
     }
 
     /// The range of `request` was split (410/1002): continue on `children`.
-    pub fn split(
+    pub(crate) fn split(
         &mut self,
         request: &PageRequest,
         children: Vec<TargetRange>,
@@ -248,13 +248,8 @@ impl QueryExecution {
             .ok_or_else(|| format!("no range {} in this query", request.range.id))
     }
 
-    /// The number of values produced so far.
-    pub fn produced(&self) -> u64 {
-        self.produced
-    }
-
     /// The next step.
-    pub fn step(&mut self) -> Result<Next, String> {
+    pub(crate) fn step(&mut self) -> Result<Next, String> {
         loop {
             if self.done || self.shaper.is_finished() {
                 self.done = true;
@@ -312,28 +307,10 @@ impl QueryExecution {
         }
     }
 
-    /// Whether the result is produced only once every range is drained (aggregates, GROUP BY).
-    pub fn is_blocking(&self) -> bool {
-        self.blocking.is_some()
-    }
-
-    /// Whether the query still reads ranges before it can produce its next value: an aggregate
-    /// or GROUP BY whose result is not built yet.
-    pub fn is_draining(&self) -> bool {
-        self.blocking
-            .as_ref()
-            .is_some_and(BlockingStage::is_draining)
-    }
-
-    /// Whether the result is complete.
-    pub fn is_done(&self) -> bool {
-        self.done
-    }
-
     /// The token that resumes the query right after the last value produced: `Ok(None)` when the
     /// result is complete; an error when it cannot be issued (past the size limit: an aggregate
     /// or GROUP BY with very many groups, or a DISTINCT with very many values).
-    pub fn continuation(&self) -> Result<Option<String>, String> {
+    pub(crate) fn continuation(&self) -> Result<Option<String>, String> {
         if self.done || self.shaper.is_finished() {
             return Ok(None);
         }

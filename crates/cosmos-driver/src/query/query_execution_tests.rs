@@ -1,5 +1,6 @@
 use super::*;
-use crate::query::{check_plan, QueryPlan};
+use crate::query::query_features::check_plan;
+use crate::query::QueryPlan;
 use serde_json::json;
 use std::collections::HashMap;
 

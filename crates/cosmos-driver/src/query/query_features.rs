@@ -7,18 +7,18 @@ use super::query_plan::{AggregateKind, DistinctType, QueryPlan, QueryRange, Sort
 /// The features declared on every plan request, as the official SDKs spell them. The gateway
 /// refuses a plan needing a feature not declared (`NonValueAggregate`: an aggregate without
 /// `VALUE`, which the driver combines as a grouped query).
-pub const SUPPORTED_QUERY_FEATURES: &str =
+pub(crate) const SUPPORTED_QUERY_FEATURES: &str =
     "Aggregate,CompositeAggregate,Distinct,GroupBy,MultipleAggregates,MultipleOrderBy,OffsetAndLimit,OrderBy,Top,NonValueAggregate";
 
 /// The query-plan version header value (`x-ms-cosmos-query-version`) the SDKs send.
-pub const QUERY_VERSION: &str = "1.0";
+pub(crate) const QUERY_VERSION: &str = "1.0";
 
 /// The marker the gateway leaves in a rewritten ORDER BY query for the client's resume filter.
 const ORDER_BY_FILTER_MARKER: &str = "{documentdb-formattableorderbyquery-filter}";
 
 /// How per-range results are combined into the query's result.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Aggregation {
+pub(crate) enum Aggregation {
     /// Results pass through.
     None,
     /// `SELECT VALUE AGG(...)`: each range answers `[{"item": partial}]`; one value results.
@@ -30,7 +30,7 @@ pub enum Aggregation {
 
 /// The columns of a grouped query.
 #[derive(Clone, Debug, PartialEq)]
-pub struct GroupedAggregation {
+pub(crate) struct GroupedAggregation {
     /// For `SELECT VALUE` over groups: the value's aggregate (`None` for a grouping key).
     pub select_value: Option<Option<AggregateKind>>,
     /// Otherwise: each projected alias and its aggregate (`None` for a grouping key).
@@ -39,7 +39,7 @@ pub struct GroupedAggregation {
 
 /// What the driver does to run a cross-partition query: checked, plain data.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ExecutionPlan {
+pub(crate) struct ExecutionPlan {
     /// The query each range runs (the original when the plan has no rewrite).
     pub range_query: Option<String>,
     /// ORDER BY directions; empty when the ranges are read one after the other.
@@ -59,15 +59,16 @@ pub struct ExecutionPlan {
 }
 
 impl ExecutionPlan {
+    #[cfg(test)]
     /// Whether the result can only be produced once every range is drained.
-    pub fn is_blocking(&self) -> bool {
+    pub(crate) fn is_blocking(&self) -> bool {
         !matches!(self.aggregation, Aggregation::None)
     }
 }
 
 /// The feature a plan needs that the driver cannot serve.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnsupportedFeature(pub String);
+pub(crate) struct UnsupportedFeature(pub String);
 
 impl std::fmt::Display for UnsupportedFeature {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -91,7 +92,7 @@ fn check_aggregate(kind: &AggregateKind) -> Result<(), UnsupportedFeature> {
 }
 
 /// Checks a gateway plan and turns it into an [`ExecutionPlan`].
-pub fn check_plan(plan: &QueryPlan) -> Result<ExecutionPlan, UnsupportedFeature> {
+pub(crate) fn check_plan(plan: &QueryPlan) -> Result<ExecutionPlan, UnsupportedFeature> {
     let qi = &plan.query_info;
     if plan
         .hybrid_search_query_info

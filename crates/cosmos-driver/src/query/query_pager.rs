@@ -468,7 +468,7 @@ impl QueryPager {
 
 /// The effective partition keys a hierarchical key prefix covers, `[prefix, prefix + "FF")`, when
 /// `pk` has fewer components than the container's `paths` (None for a full key).
-pub fn prefix_range(pk: &PartitionKey, paths: usize) -> Option<QueryRange> {
+pub(crate) fn prefix_range(pk: &PartitionKey, paths: usize) -> Option<QueryRange> {
     let components = pk.values().len();
     if paths < 2 || components == 0 || components >= paths {
         return None;
@@ -484,7 +484,7 @@ pub fn prefix_range(pk: &PartitionKey, paths: usize) -> Option<QueryRange> {
 }
 
 /// The ranges overlapping `prefix`, each narrowed to the part the prefix covers.
-pub fn narrowed_ranges(prefix: &QueryRange, ranges: &[TargetRange]) -> Vec<TargetRange> {
+pub(crate) fn narrowed_ranges(prefix: &QueryRange, ranges: &[TargetRange]) -> Vec<TargetRange> {
     overlapping_ranges(std::slice::from_ref(prefix), ranges)
         .into_iter()
         .map(|r| TargetRange {

@@ -133,7 +133,7 @@ fn yes() -> bool {
 }
 
 /// The largest plan body accepted.
-pub const MAX_PLAN_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_PLAN_BYTES: usize = 1024 * 1024;
 
 impl QueryPlan {
     /// Parses a plan response body, refusing an oversized or malformed one with a message that

@@ -8,11 +8,11 @@ use serde::Serialize;
 use crate::CosmosError;
 
 /// The longest query text accepted (the service's own limit is 512 KiB).
-pub const MAX_QUERY_TEXT_BYTES: usize = 512 * 1024;
+pub(crate) const MAX_QUERY_TEXT_BYTES: usize = 512 * 1024;
 /// The most parameters one query may carry.
 pub const MAX_PARAMETERS: usize = 256;
 /// The longest parameter name accepted, `@` included.
-pub const MAX_PARAMETER_NAME_BYTES: usize = 256;
+pub(crate) const MAX_PARAMETER_NAME_BYTES: usize = 256;
 
 /// One named parameter: `@name` and its JSON value.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -18,7 +18,7 @@ pub use crate::routing::TargetRange;
 /// One result row of a range: its ORDER BY keys (empty without ORDER BY), the service's `_rid`
 /// when the rewritten query projects it, and the value the query returns (`None` when undefined).
 #[derive(Clone, Debug, PartialEq)]
-pub struct RangeRow {
+pub(crate) struct RangeRow {
     /// The ORDER BY key values, `None` for undefined.
     pub keys: Vec<Option<Value>>,
     /// The document's resource id, when projected.
@@ -49,7 +49,7 @@ struct RawOrderByRow {
 
 impl RangeRow {
     /// A row of a query without ORDER BY.
-    pub fn plain(payload: Value) -> RangeRow {
+    pub(crate) fn plain(payload: Value) -> RangeRow {
         RangeRow {
             keys: Vec::new(),
             rid: None,
@@ -59,7 +59,7 @@ impl RangeRow {
 
     /// A row of a rewritten ORDER BY query: `{"_rid": ..., "orderByItems": [{"item": v}, ...],
     /// "payload": ...}` with one key per ORDER BY expression.
-    pub fn order_by(row: Value, key_count: usize) -> Result<RangeRow, String> {
+    pub(crate) fn order_by(row: Value, key_count: usize) -> Result<RangeRow, String> {
         let raw: RawOrderByRow = serde_json::from_value(row)
             .map_err(|e| format!("an ORDER BY result row is malformed: {e}"))?;
         if raw.order_by_items.len() != key_count {
@@ -78,7 +78,7 @@ impl RangeRow {
 
 /// Where one range's stream stands.
 #[derive(Clone, Debug)]
-pub struct RangeCursor {
+pub(crate) struct RangeCursor {
     /// The range.
     pub range: TargetRange,
     /// The service continuation that fetched the buffered page (`None`: the range's start).
@@ -95,7 +95,7 @@ pub struct RangeCursor {
 
 impl RangeCursor {
     /// A cursor at `token` (`None`: the start) that drops its first `skip` rows.
-    pub fn new(range: TargetRange, token: Option<String>, skip: u64) -> RangeCursor {
+    pub(crate) fn new(range: TargetRange, token: Option<String>, skip: u64) -> RangeCursor {
         RangeCursor {
             range,
             page_token: token.clone(),
@@ -108,22 +108,22 @@ impl RangeCursor {
     }
 
     /// Whether the range has nothing more: its last page was read and handed out.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.buffered.is_empty() && self.started && self.next_token.is_none()
     }
 
     /// Whether the range needs its next page fetched.
-    pub fn needs_page(&self) -> bool {
+    pub(crate) fn needs_page(&self) -> bool {
         self.buffered.is_empty() && !self.is_done()
     }
 
     /// The continuation to send for the next page (`None`: from the start).
-    pub fn fetch_token(&self) -> Option<&str> {
+    pub(crate) fn fetch_token(&self) -> Option<&str> {
         self.next_token.as_deref()
     }
 
     /// Where a token resumes this range: the page being handed out and how much of it is gone.
-    pub fn resume_point(&self) -> (Option<&str>, u64) {
+    pub(crate) fn resume_point(&self) -> (Option<&str>, u64) {
         if self.buffered.is_empty() {
             (self.next_token.as_deref(), self.skip)
         } else {
@@ -152,7 +152,7 @@ impl RangeCursor {
 
 /// What the merge needs next.
 #[derive(Debug, PartialEq)]
-pub enum MergeStep {
+pub(crate) enum MergeStep {
     /// These ranges (indices into [`RangeMerge::cursors`]) need a page before the next row can be
     /// chosen.
     NeedPages(Vec<usize>),
@@ -164,7 +164,7 @@ pub enum MergeStep {
 
 /// How the ranges' rows are interleaved.
 #[derive(Clone, Debug, PartialEq)]
-pub enum MergeOrder {
+pub(crate) enum MergeOrder {
     /// Range after range, in the order of the cursors.
     Sequential,
     /// ORDER BY with these directions.
@@ -173,7 +173,7 @@ pub enum MergeOrder {
 
 /// The merge of several ranges' page streams.
 #[derive(Debug)]
-pub struct RangeMerge {
+pub(crate) struct RangeMerge {
     order: MergeOrder,
     cursors: Vec<RangeCursor>,
     last_key: Option<(Vec<Option<Value>>, Option<String>)>,
@@ -181,7 +181,7 @@ pub struct RangeMerge {
 
 impl RangeMerge {
     /// A merge over `cursors` (ordered by their range's lower bound).
-    pub fn new(order: MergeOrder, mut cursors: Vec<RangeCursor>) -> RangeMerge {
+    pub(crate) fn new(order: MergeOrder, mut cursors: Vec<RangeCursor>) -> RangeMerge {
         cursors.sort_by(|a, b| a.range.min.cmp(&b.range.min));
         RangeMerge {
             order,
@@ -192,23 +192,23 @@ impl RangeMerge {
 
     /// A resumed ORDER BY merge that drops every row ordering before `last_key` (the key of the
     /// last row handed out before the token was issued).
-    pub fn with_last_key(mut self, keys: Vec<Option<Value>>, rid: Option<String>) -> RangeMerge {
+    pub(crate) fn with_last_key(mut self, keys: Vec<Option<Value>>, rid: Option<String>) -> RangeMerge {
         self.last_key = Some((keys, rid));
         self
     }
 
     /// The cursors, ordered by range.
-    pub fn cursors(&self) -> &[RangeCursor] {
+    pub(crate) fn cursors(&self) -> &[RangeCursor] {
         &self.cursors
     }
 
     /// The key and `_rid` of the last row handed out (ORDER BY only).
-    pub fn last_key(&self) -> Option<&(Vec<Option<Value>>, Option<String>)> {
+    pub(crate) fn last_key(&self) -> Option<&(Vec<Option<Value>>, Option<String>)> {
         self.last_key.as_ref()
     }
 
     /// Ranges that have no buffered page and more to read: the executor may fetch these ahead.
-    pub fn prefetchable(&self) -> Vec<usize> {
+    pub(crate) fn prefetchable(&self) -> Vec<usize> {
         (0..self.cursors.len())
             .filter(|&i| self.cursors[i].needs_page())
             .collect()
@@ -216,7 +216,7 @@ impl RangeMerge {
 
     /// Feeds range `index` its next page: its rows and the service's continuation for the page
     /// after it (`None`: the range is drained).
-    pub fn fill(&mut self, index: usize, rows: Vec<RangeRow>, continuation: Option<String>) {
+    pub(crate) fn fill(&mut self, index: usize, rows: Vec<RangeRow>, continuation: Option<String>) {
         if let (MergeOrder::Sorted(orders), Some((last, _))) = (&self.order, &self.last_key) {
             if let Some(c) = self.cursors.get_mut(index).filter(|c| !c.started) {
                 // The first page after resuming: its leading rows that order before the last key
@@ -239,7 +239,7 @@ impl RangeMerge {
     /// still has rows buffered: a split is only learned when a page is fetched. A resumed range
     /// that splits before its first page drops its pending skip; under ORDER BY the last key still
     /// removes every row ordering before the point of resumption.
-    pub fn split(&mut self, index: usize, children: Vec<TargetRange>) -> bool {
+    pub(crate) fn split(&mut self, index: usize, children: Vec<TargetRange>) -> bool {
         if index >= self.cursors.len() || !self.cursors[index].buffered.is_empty() {
             return false;
         }
@@ -259,7 +259,7 @@ impl RangeMerge {
     }
 
     /// The next step: a row, the pages needed before one can be chosen, or the end.
-    pub fn next_step(&mut self) -> MergeStep {
+    pub(crate) fn next_step(&mut self) -> MergeStep {
         match &self.order {
             MergeOrder::Sequential => {
                 let Some(i) = self.cursors.iter().position(|c| !c.is_done()) else {

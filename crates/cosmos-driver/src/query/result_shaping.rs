@@ -13,13 +13,13 @@ use super::query_plan::DistinctType;
 use super::value_order::canonical_text;
 
 /// The most distinct values an unordered DISTINCT query remembers.
-pub const MAX_DISTINCT_VALUES: usize = 4_000_000;
+pub(crate) const MAX_DISTINCT_VALUES: usize = 4_000_000;
 
 /// A value's identity for DISTINCT: 128 bits of a digest of its canonical text.
-pub type ValueHash = [u8; 16];
+pub(crate) type ValueHash = [u8; 16];
 
 /// The hash DISTINCT compares.
-pub fn value_hash(v: &Value) -> ValueHash {
+pub(crate) fn value_hash(v: &Value) -> ValueHash {
     let d = digest::digest(&digest::SHA256, canonical_text(v).as_bytes());
     let mut out = [0u8; 16];
     out.copy_from_slice(&d.as_ref()[..16]);
@@ -28,7 +28,7 @@ pub fn value_hash(v: &Value) -> ValueHash {
 
 /// What the stages still have to do; carried by continuation tokens.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShapingState {
+pub(crate) struct ShapingState {
     /// Values still to drop for OFFSET.
     #[serde(rename = "o", default)]
     pub offset_left: u64,
@@ -45,7 +45,7 @@ pub struct ShapingState {
 
 /// What became of one value.
 #[derive(Debug, PartialEq)]
-pub enum Shaped {
+pub(crate) enum Shaped {
     /// Part of the result.
     Emit(Value),
     /// Dropped (a duplicate, or within the OFFSET).
@@ -56,7 +56,7 @@ pub enum Shaped {
 
 /// The DISTINCT/OFFSET/LIMIT/TOP stages of one query.
 #[derive(Debug)]
-pub struct ResultShaper {
+pub(crate) struct ResultShaper {
     distinct: DistinctType,
     seen: HashSet<ValueHash>,
     last: Option<ValueHash>,
@@ -67,7 +67,7 @@ pub struct ResultShaper {
 
 impl ResultShaper {
     /// The stages of `plan`, from the start.
-    pub fn new(plan: &ExecutionPlan) -> ResultShaper {
+    pub(crate) fn new(plan: &ExecutionPlan) -> ResultShaper {
         ResultShaper::resume(
             plan.distinct,
             ShapingState {
@@ -80,12 +80,12 @@ impl ResultShaper {
     }
 
     /// Stages that pass everything through.
-    pub fn pass_through() -> ResultShaper {
+    pub(crate) fn pass_through() -> ResultShaper {
         ResultShaper::resume(DistinctType::None, ShapingState::default())
     }
 
     /// The stages resumed from a token's state.
-    pub fn resume(distinct: DistinctType, state: ShapingState) -> ResultShaper {
+    pub(crate) fn resume(distinct: DistinctType, state: ShapingState) -> ResultShaper {
         let (seen, last) = match distinct {
             DistinctType::Unordered => (state.distinct_seen.into_iter().collect(), None),
             DistinctType::Ordered => (HashSet::new(), state.distinct_seen.last().copied()),
@@ -102,12 +102,12 @@ impl ResultShaper {
     }
 
     /// Whether LIMIT or TOP is reached.
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         self.limit_left == Some(0) || self.top_left == Some(0)
     }
 
     /// Runs one value through the stages.
-    pub fn accept(&mut self, v: Value) -> Result<Shaped, String> {
+    pub(crate) fn accept(&mut self, v: Value) -> Result<Shaped, String> {
         if self.is_finished() {
             return Ok(Shaped::Finished);
         }
@@ -145,7 +145,7 @@ impl ResultShaper {
     }
 
     /// The state a continuation token carries.
-    pub fn state(&self) -> ShapingState {
+    pub(crate) fn state(&self) -> ShapingState {
         let distinct_seen = match self.distinct {
             DistinctType::Unordered => {
                 let mut v: Vec<ValueHash> = self.seen.iter().copied().collect();

@@ -27,7 +27,7 @@ fn type_rank(v: Option<&Value>) -> u8 {
 }
 
 /// Compares two numbers: exactly when both are integers, otherwise as doubles.
-pub fn compare_numbers(a: &Number, b: &Number) -> Ordering {
+pub(crate) fn compare_numbers(a: &Number, b: &Number) -> Ordering {
     if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
         return x.cmp(&y);
     }
@@ -47,7 +47,7 @@ pub fn compare_numbers(a: &Number, b: &Number) -> Ordering {
 }
 
 /// Compares two values in the service's order; `None` is undefined.
-pub fn compare_values(a: Option<&Value>, b: Option<&Value>) -> Ordering {
+pub(crate) fn compare_values(a: Option<&Value>, b: Option<&Value>) -> Ordering {
     compare_at(a, b, 0)
 }
 
@@ -74,7 +74,7 @@ fn compare_at(a: Option<&Value>, b: Option<&Value>, depth: usize) -> Ordering {
 }
 
 /// Compares two ORDER BY keys (one value per key, `None` for undefined) under the directions.
-pub fn compare_keys(a: &[Option<Value>], b: &[Option<Value>], orders: &[SortOrder]) -> Ordering {
+pub(crate) fn compare_keys(a: &[Option<Value>], b: &[Option<Value>], orders: &[SortOrder]) -> Ordering {
     for (i, order) in orders.iter().enumerate() {
         let o = compare_values(
             a.get(i).and_then(Option::as_ref),
@@ -94,7 +94,7 @@ pub fn compare_keys(a: &[Option<Value>], b: &[Option<Value>], orders: &[SortOrde
 /// A canonical text of `v`: object keys sorted, numbers with an integral value written as
 /// integers, so that values the service treats as equal have the same text. Iterative, so any
 /// depth is safe.
-pub fn canonical_text(v: &Value) -> String {
+pub(crate) fn canonical_text(v: &Value) -> String {
     enum Step<'a> {
         Value(&'a Value),
         Text(&'static str),

@@ -7,8 +7,6 @@
 mod read_many_plan;
 mod read_many_response;
 
-pub use read_many_plan::{
-    plan_read_many, ItemKey, ReadManyGroup, ReadManyRequest, DEFAULT_READ_MANY_CONCURRENCY,
-    MAX_ITEMS_PER_QUERY, MAX_READ_MANY_ITEMS,
-};
+pub(crate) use read_many_plan::{plan_read_many, ReadManyGroup, ReadManyRequest};
+pub use read_many_plan::{DEFAULT_READ_MANY_CONCURRENCY, MAX_ITEMS_PER_QUERY, MAX_READ_MANY_ITEMS};
 pub use read_many_response::{ReadManyOptions, ReadManyResponse};

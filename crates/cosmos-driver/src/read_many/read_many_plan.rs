@@ -17,7 +17,7 @@ pub const DEFAULT_READ_MANY_CONCURRENCY: usize = 8;
 
 /// One item asked for: its partition key and id, and its index in the caller's list.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ItemKey {
+pub(crate) struct ItemKey {
     /// The caller's index.
     pub index: usize,
     /// The partition key.
@@ -28,7 +28,7 @@ pub struct ItemKey {
 
 /// The request one group sends.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ReadManyRequest {
+pub(crate) enum ReadManyRequest {
     /// A point read of the group's only item.
     PointRead(ItemKey),
     /// A query on id and partition key, sent to the group's range.
@@ -37,7 +37,7 @@ pub enum ReadManyRequest {
 
 /// The items of one partition key range (or a chunk of them) and the request that reads them.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ReadManyGroup {
+pub(crate) struct ReadManyGroup {
     /// The range.
     pub range: TargetRange,
     /// The items asked for.
@@ -49,7 +49,7 @@ pub struct ReadManyGroup {
 impl ReadManyGroup {
     /// The caller's index of a document this group's query returned, or `None` when it is not one
     /// of the group's items (an item with the same id under another partition key).
-    pub fn index_of(&self, document: &Value, paths: &[Vec<String>]) -> Option<usize> {
+    pub(crate) fn index_of(&self, document: &Value, paths: &[Vec<String>]) -> Option<usize> {
         let id = document.get("id")?.as_str()?;
         let key = partition_key_of(document, paths)?;
         self.items
@@ -125,7 +125,7 @@ fn group_query(items: &[ItemKey], paths: &[Vec<String>]) -> Result<Query, Cosmos
 /// leaves covering the space) their key hashes into; `paths` are the container's partition key
 /// paths, split into segments. Repeated items are read once (the first index answers). A group
 /// of one item is a point read; a bigger one is one query per [`MAX_ITEMS_PER_QUERY`] items.
-pub fn plan_read_many(
+pub(crate) fn plan_read_many(
     items: &[(PartitionKey, String)],
     ranges: &[TargetRange],
     paths: &[Vec<String>],

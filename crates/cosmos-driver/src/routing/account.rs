@@ -7,7 +7,7 @@ use crate::protocol::Endpoint;
 use crate::protocol::{ConsistencyLevel, Region};
 
 /// An applicable read region and the endpoint that serves it, as the routing layer knows them.
-pub trait RegionalEndpoint {
+pub(crate) trait RegionalEndpoint {
     /// The routing layer's endpoint identity (URL, endpoint key).
     type Endpoint: PartialEq + Clone;
     /// The region.
@@ -74,7 +74,7 @@ struct AccountDocument {
 }
 
 /// The region name used when the account lists no locations (a single-endpoint server).
-pub const GLOBAL_REGION_NAME: &str = "global";
+pub(crate) const GLOBAL_REGION_NAME: &str = "global";
 
 impl AccountProperties {
     /// Parses the account document. Locations whose endpoint is not a valid (or allowed) URL are

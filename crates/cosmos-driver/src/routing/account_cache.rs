@@ -15,7 +15,7 @@ use crate::transport::{AttemptFailure, AttemptHeaders, AttemptRequest, Transport
 
 /// One version of the account metadata.
 #[derive(Debug)]
-pub struct AccountSnapshot {
+pub(crate) struct AccountSnapshot {
     /// The metadata.
     pub properties: AccountProperties,
     /// Increases with every refresh.

@@ -9,7 +9,7 @@ use std::sync::{Arc, RwLock};
 
 /// Container metadata per container link, shared by every operation of one driver.
 #[derive(Debug, Default)]
-pub struct ContainerMetadata {
+pub(crate) struct ContainerMetadata {
     partition_key_paths: RwLock<HashMap<Arc<str>, Arc<[String]>>>,
     partition_key_ranges: RwLock<HashMap<Arc<str>, Arc<[TargetRange]>>>,
 }
@@ -59,38 +59,38 @@ pub(crate) fn partition_key_path_segments(path: &str) -> Vec<String> {
 
 impl ContainerMetadata {
     /// The known partition key paths of the container at `link`.
-    pub fn partition_key_paths(&self, link: &str) -> Option<Arc<[String]>> {
+    pub(crate) fn partition_key_paths(&self, link: &str) -> Option<Arc<[String]>> {
         self.partition_key_paths.read().ok()?.get(link).cloned()
     }
 
     /// Remembers the partition key paths of the container at `link`.
-    pub fn remember_partition_key_paths(&self, link: Arc<str>, paths: Arc<[String]>) {
+    pub(crate) fn remember_partition_key_paths(&self, link: Arc<str>, paths: Arc<[String]>) {
         if let Ok(mut map) = self.partition_key_paths.write() {
             map.insert(link, paths);
         }
     }
 
     /// The partition key ranges last read for the container at `link` (its leaves, by lower bound).
-    pub fn partition_key_ranges(&self, link: &str) -> Option<Arc<[TargetRange]>> {
+    pub(crate) fn partition_key_ranges(&self, link: &str) -> Option<Arc<[TargetRange]>> {
         self.partition_key_ranges.read().ok()?.get(link).cloned()
     }
 
     /// Remembers the partition key ranges of the container at `link`.
-    pub fn remember_partition_key_ranges(&self, link: &str, ranges: Arc<[TargetRange]>) {
+    pub(crate) fn remember_partition_key_ranges(&self, link: &str, ranges: Arc<[TargetRange]>) {
         if let Ok(mut map) = self.partition_key_ranges.write() {
             map.insert(Arc::from(link), ranges);
         }
     }
 
     /// Forgets the partition key ranges of the container at `link` (one was found gone).
-    pub fn forget_partition_key_ranges(&self, link: &str) {
+    pub(crate) fn forget_partition_key_ranges(&self, link: &str) {
         if let Ok(mut map) = self.partition_key_ranges.write() {
             map.remove(link);
         }
     }
 
     /// Forgets everything known of the container at `link` (it was deleted or recreated).
-    pub fn forget(&self, link: &str) {
+    pub(crate) fn forget(&self, link: &str) {
         if let Ok(mut map) = self.partition_key_paths.write() {
             map.remove(link);
         }

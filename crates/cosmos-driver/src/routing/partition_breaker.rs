@@ -348,7 +348,7 @@ impl PartitionBreaker {
 
 /// The per-(partition, primary region) counter of consecutive alternate wins, kept by the partition
 /// circuit breaker: the feedback hedging gives it after each race.
-pub trait HedgeWinRecorder {
+pub(crate) trait HedgeWinRecorder {
     /// One more consecutive alternate win. Returns true when this win reached `threshold` and the
     /// partition is now unhealthy in `primary_region`.
     fn record_consecutive_hedge_win(

@@ -5,11 +5,11 @@ use crate::protocol::Region;
 use super::account::RegionEndpoint;
 
 /// The most candidate regions an operation considers.
-pub const MAX_CANDIDATES: usize = 16;
+pub(crate) const MAX_CANDIDATES: usize = 16;
 
 /// Indexes into a region list, in the order to try them. Lives on the stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Candidates {
+pub(crate) struct Candidates {
     idx: [u8; MAX_CANDIDATES],
     len: u8,
     /// How many leading candidates are not marked unavailable.
@@ -18,39 +18,39 @@ pub struct Candidates {
 
 impl Candidates {
     /// No candidates.
-    pub const EMPTY: Candidates = Candidates {
+    pub(crate) const EMPTY: Candidates = Candidates {
         idx: [0; MAX_CANDIDATES],
         len: 0,
         available: 0,
     };
 
     /// The number of candidates.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len as usize
     }
 
     /// The index (into the region list the candidates were computed from) at `position`.
-    pub fn get(&self, position: usize) -> Option<usize> {
+    pub(crate) fn get(&self, position: usize) -> Option<usize> {
         (position < self.len as usize).then(|| self.idx[position] as usize)
     }
 
     /// The candidates' indexes, in order.
-    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         self.idx[..self.len as usize].iter().map(|&i| i as usize)
     }
 
     /// How many leading candidates are not marked unavailable (the rest follow them).
-    pub fn available(&self) -> usize {
+    pub(crate) fn available(&self) -> usize {
         self.available as usize
     }
 
     /// Whether every candidate is marked unavailable (they are still tried, as a last resort).
-    pub fn all_unavailable(&self) -> bool {
+    pub(crate) fn all_unavailable(&self) -> bool {
         self.len > 0 && self.available == 0
     }
 
     /// Keeps only the candidates `keep` accepts, in their order; the available ones stay first.
-    pub fn retain(&mut self, keep: impl Fn(usize) -> bool) {
+    pub(crate) fn retain(&mut self, keep: impl Fn(usize) -> bool) {
         let mut out = Candidates::EMPTY;
         for (position, i) in self.iter().enumerate() {
             if keep(i) {
@@ -81,7 +81,7 @@ impl Candidates {
 /// 2. then the account's other regions, in the account's order;
 /// 3. minus every excluded region (a hard constraint: they are never returned);
 /// 4. regions marked unavailable (`is_unavailable`) moved behind the available ones, keeping order.
-pub fn order_regions(
+pub(crate) fn order_regions(
     regions: &[RegionEndpoint],
     preferred: &[Region],
     excluded: &[Region],
@@ -115,7 +115,7 @@ pub fn order_regions(
 }
 
 /// The applicable read regions after exclusions, in order (for hedging eligibility).
-pub fn applicable<'a>(
+pub(crate) fn applicable<'a>(
     regions: &'a [RegionEndpoint],
     candidates: &Candidates,
 ) -> impl Iterator<Item = &'a RegionEndpoint> + 'a {

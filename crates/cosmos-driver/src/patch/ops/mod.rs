@@ -15,8 +15,10 @@ mod proptests;
 #[cfg(test)]
 mod tests;
 
-pub use patch_error::{PatchError, PatchFailure, PathRole};
-pub use pointer::{ArrayPosition, JsonPointer, PointerError};
+pub(crate) use patch_error::PathRole;
+pub use patch_error::{PatchError, PatchFailure};
+pub use pointer::JsonPointer;
+pub(crate) use pointer::PointerError;
 
 use serde_json::Value;
 

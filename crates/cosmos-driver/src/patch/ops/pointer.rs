@@ -158,7 +158,7 @@ fn unescape(raw: &str, offset: usize) -> Result<String, PointerError> {
 
 /// How a reference token reads as an array position (RFC 6901 section 4 and RFC 6902 `-`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ArrayPosition {
+pub(crate) enum ArrayPosition {
     /// A decimal index without leading zeros.
     Index(usize),
     /// `-`: the position after the last element.
@@ -168,7 +168,7 @@ pub enum ArrayPosition {
 impl ArrayPosition {
     /// Reads `token` as an array position; `None` when it is not `-` nor a canonical decimal
     /// index (leading zeros, signs, non-digits and values beyond `usize` are all refused).
-    pub fn parse(token: &str) -> Option<Self> {
+    pub(crate) fn parse(token: &str) -> Option<Self> {
         if token == "-" {
             return Some(Self::End);
         }
