@@ -4,6 +4,7 @@ use bytes::Bytes;
 use http::{HeaderMap, Method};
 use tokio::time::Instant;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::auth::{AdminAccess, AuthPolicy};
@@ -33,6 +34,8 @@ pub struct Shared {
     pub account_id: String,
     /// The global endpoint URL.
     pub global_endpoint: String,
+    /// The data directory writes are kept in (`--data-dir`), if any.
+    pub data: Option<Arc<crate::persist::DataDir>>,
 }
 
 /// One request as handlers see it.

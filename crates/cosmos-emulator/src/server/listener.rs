@@ -8,6 +8,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
@@ -21,15 +22,18 @@ use crate::faults::OutageMode;
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serves `listener` until the returned task is aborted; aborting it also drops every connection.
-/// Each connection holds a slot of `cap` while it is open.
+/// Each connection holds a slot of `cap` while it is open. Once `stop` turns true the listener
+/// closes, every connection finishes the request it is serving and closes, and the task ends when
+/// the last one has.
 pub fn spawn(
     listener: TcpListener,
     shared: Arc<Shared>,
     port: Port,
     tls: Option<TlsAcceptor>,
     cap: Arc<ConnectionCap>,
+    stop: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
-    tokio::spawn(accept_loop(listener, shared, port, tls, cap))
+    tokio::spawn(accept_loop(listener, shared, port, tls, cap, stop))
 }
 
 async fn accept_loop(
@@ -38,10 +42,13 @@ async fn accept_loop(
     port: Port,
     tls: Option<TlsAcceptor>,
     cap: Arc<ConnectionCap>,
+    stop: watch::Receiver<bool>,
 ) {
     let mut connections = JoinSet::new();
+    let mut stopping = stop.clone();
     loop {
         tokio::select! {
+            () = stopped(&mut stopping) => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
@@ -54,7 +61,7 @@ async fn accept_loop(
                     match cap.admit() {
                         Some(slot) => {
                             let outages = shared.outages.clone();
-                            let serve = serve_connection(stream, shared.clone(), port, tls.clone());
+                            let serve = serve_connection(stream, shared.clone(), port, tls.clone(), stop.clone());
                             connections.spawn(async move {
                                 match port {
                                     // A region going out in `refuse` mode drops its connections.
@@ -81,6 +88,13 @@ async fn accept_loop(
             Some(_) = connections.join_next() => {}
         }
     }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
+
+/// Returns once `stop` turns true (or its sender is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
 }
 
 /// Drops an accepted connection with a TCP reset (linger zero), as a host that refuses it would.
@@ -96,12 +110,13 @@ async fn serve_connection(
     shared: Arc<Shared>,
     port: Port,
     tls: Option<TlsAcceptor>,
+    stop: watch::Receiver<bool>,
 ) {
     match tls {
-        None => serve_http(stream, shared, port).await,
+        None => serve_http(stream, shared, port, stop).await,
         Some(acceptor) => {
             match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(stream)).await {
-                Ok(Ok(tls_stream)) => serve_http(tls_stream, shared, port).await,
+                Ok(Ok(tls_stream)) => serve_http(tls_stream, shared, port, stop).await,
                 Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
                 Err(_) => tracing::debug!("TLS handshake timed out"),
             }
@@ -109,7 +124,7 @@ async fn serve_connection(
     }
 }
 
-async fn serve_http<S>(io: S, shared: Arc<Shared>, port: Port)
+async fn serve_http<S>(io: S, shared: Arc<Shared>, port: Port, mut stop: watch::Receiver<bool>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -119,7 +134,17 @@ where
         .keep_alive(true)
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT);
-    if let Err(e) = builder.serve_connection(TokioIo::new(io), service).await {
+    let connection = builder.serve_connection(TokioIo::new(io), service);
+    tokio::pin!(connection);
+    let ended = tokio::select! {
+        ended = connection.as_mut() => ended,
+        () = stopped(&mut stop) => {
+            // Finish the request in flight (if any), then close instead of keeping it alive.
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(e) = ended {
         tracing::debug!(error = %e, "connection ended with an error");
     }
 }

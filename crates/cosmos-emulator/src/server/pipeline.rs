@@ -42,6 +42,9 @@ pub async fn handle(
 ) -> Result<Response<Full<Bytes>>, CloseConnection> {
     let (parts, body) = request.into_parts();
     let path = parts.uri.path();
+    if let Some(response) = crate::ops::open_request(&shared, port, &parts) {
+        return Ok(response);
+    }
     if path.starts_with("/_emulator") {
         return Ok(admin_request(&shared, port, &parts, body).await);
     }
@@ -162,6 +165,15 @@ pub async fn handle(
             _ => break result,
         }
     };
+    let settled = super::durable::settle(
+        &shared,
+        &parts.method,
+        &route,
+        crate::exchange::request_class::is_query(&parts.headers),
+        result.is_ok(),
+    )
+    .await;
+    let result = settled.and(result);
     let response = match result {
         Ok(reply) => to_response(reply),
         Err(e) => error_response(&e, crate::protocol::charge::data_error()),
@@ -209,6 +221,9 @@ async fn admin_request(
     if path == outage_admin::PATH {
         let answer = outage_admin::handle(&parts.method, &body, &shared.outages);
         return to_response(Reply::json(answer.status, Bytes::from(answer.body), 0.0));
+    }
+    if path == crate::ops::STATUS_PATH {
+        return to_response(crate::ops::status(shared, &parts.method));
     }
     if path == "/_emulator/split" {
         return to_response(handlers::split(shared, &parts.method, &body));
