@@ -185,5 +185,9 @@ impl Drop for Emulator {
         for task in &self.tasks {
             task.abort();
         }
+        if let Some(data) = &self.shared.data {
+            // Everything answered is on disk already; this ends the writer thread.
+            data.close();
+        }
     }
 }

@@ -101,3 +101,41 @@ pub fn status(shared: &Shared, method: &Method) -> Reply {
     let body = serde_json::to_vec(&status).unwrap_or_default();
     Reply::json(200, Bytes::from(body), 0.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn lags_read_as_the_flag_spells_them() {
+        let ms = Duration::from_millis;
+        let cases = [
+            (ReplicationLag::Fixed(ms(0)), "0"),
+            (ReplicationLag::Fixed(ms(250)), "250"),
+            (
+                ReplicationLag::Uniform {
+                    min: ms(5),
+                    max: ms(50),
+                },
+                "uniform:5-50",
+            ),
+            (
+                ReplicationLag::LogNormal {
+                    median: ms(20),
+                    sigma: 0.5,
+                },
+                "lognormal:20,0.5",
+            ),
+        ];
+        for (lag, text) in cases {
+            assert_eq!(lag_text(&lag), text);
+            assert_eq!(
+                ReplicationLag::parse(text).unwrap(),
+                lag,
+                "{text} parses back"
+            );
+        }
+    }
+}

@@ -222,3 +222,52 @@ pub fn item(record: &ItemRecord) -> Result<(DocKey, Option<KeptDoc>), String> {
         doc,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn item_writes_read_back_as_written() {
+        let key = DocKey {
+            epk: Epk::from_parts(&[u128::MAX, 7]).unwrap(),
+            id: "a/b\u{e9}".into(),
+        };
+        let doc = Arc::new(StoredDoc {
+            body: Bytes::from_static(br#"{"id":"a/b\u00e9","n":1}"#),
+            etag: "\"e1\"".into(),
+            rid: [9; 16],
+            unique: Box::default(),
+        });
+        let gone = DocKey {
+            epk: Epk::single(3),
+            id: "gone".into(),
+        };
+        let record = Record::items(
+            "coll",
+            &[(key.clone(), Some(doc.clone())), (gone.clone(), None)],
+        );
+        let text = serde_json::to_vec(&record).unwrap();
+        let Record::Items { container, writes } = serde_json::from_slice(&text).unwrap() else {
+            panic!("not an items record")
+        };
+        assert_eq!(container, "coll");
+        let (k, d) = item(&writes[0]).unwrap();
+        assert_eq!(k, key);
+        assert_eq!(d, Some((doc.body.clone(), doc.etag.clone(), doc.rid)));
+        assert_eq!(item(&writes[1]).unwrap(), (gone, None));
+    }
+
+    #[test]
+    fn damaged_fields_are_refused_not_guessed() {
+        assert!(unhex::<4>("0001").is_err());
+        assert!(unhex::<2>("zz00").is_err());
+        assert!(unhex::<2>("é0").is_err());
+        let bad_epk = ItemRecord {
+            epk: vec!["not hex".into()],
+            id: "x".into(),
+            doc: None,
+        };
+        assert!(item(&bad_epk).is_err());
+    }
+}

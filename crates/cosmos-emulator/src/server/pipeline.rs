@@ -42,7 +42,7 @@ pub async fn handle(
 ) -> Result<Response<Full<Bytes>>, CloseConnection> {
     let (parts, body) = request.into_parts();
     let path = parts.uri.path();
-    if let Some(response) = crate::ops::open_request(&shared, port, &parts) {
+    if let Some(response) = crate::ops::open_request(port == Port::Global, &parts) {
         return Ok(response);
     }
     if path.starts_with("/_emulator") {
