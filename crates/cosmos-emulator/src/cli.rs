@@ -205,13 +205,16 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 /// Starts the emulator, prints its endpoints and serves until Ctrl-C or SIGTERM; then it stops
 /// taking connections, lets the requests in flight finish (at most 10 s) and returns.
 pub async fn run(args: EmulatorArgs) -> Result<(), String> {
+    // Listening for the signals before the endpoints are printed: a SIGTERM sent as soon as they
+    // show is a graceful stop, never the default kill.
+    let signals = StopSignals::install()?;
     let emulator = args.builder()?.start().await.map_err(|e| e.to_string())?;
     if let (Some(path), Some(pem)) = (&args.cert_out, emulator.tls_cert_pem()) {
         std::fs::write(path, pem)
             .map_err(|e| format!("cannot write the certificate to {}: {e}", path.display()))?;
     }
     print_endpoints(&emulator, &args);
-    let signal = stop_signal().await?;
+    let signal = signals.wait().await?;
     println!("stopping ({signal}): finishing the requests in flight");
     if !emulator.drain(SHUTDOWN_GRACE).await {
         println!("stopped; requests still running after {SHUTDOWN_GRACE:?} were dropped");
@@ -221,24 +224,48 @@ pub async fn run(args: EmulatorArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Waits for Ctrl-C (SIGINT) or, on Unix, SIGTERM; says which came.
-async fn stop_signal() -> Result<&'static str, String> {
+/// Ctrl-C (SIGINT) and, on Unix, SIGTERM, listened for from installation on.
+struct StopSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term =
-            signal(SignalKind::terminate()).map_err(|e| format!("cannot wait for SIGTERM: {e}"))?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r.map(|()| "interrupt").map_err(|e| format!("cannot wait for Ctrl-C: {e}")),
-            _ = term.recv() => Ok("SIGTERM"),
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn install() -> Result<Self, String> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Self {
+                interrupt: signal(SignalKind::interrupt())
+                    .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?,
+                terminate: signal(SignalKind::terminate())
+                    .map_err(|e| format!("cannot wait for SIGTERM: {e}"))?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Self {})
         }
     }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c()
-            .await
-            .map(|()| "interrupt")
-            .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))
+
+    /// Waits for either; says which came.
+    async fn wait(mut self) -> Result<&'static str, String> {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.interrupt.recv() => Ok("interrupt"),
+                _ = self.terminate.recv() => Ok("SIGTERM"),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            tokio::signal::ctrl_c()
+                .await
+                .map(|()| "interrupt")
+                .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))
+        }
     }
 }
 
