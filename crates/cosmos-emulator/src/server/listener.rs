@@ -218,8 +218,7 @@ async fn serve_http<S>(
     shared: Arc<Shared>,
     port: Port,
     mut stop: watch::Receiver<bool>,
-)
-where
+) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let service = service_fn(move |request| pipeline::handle(shared.clone(), port, request));
