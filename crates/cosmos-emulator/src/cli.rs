@@ -46,6 +46,17 @@ pub struct EmulatorArgs {
     /// Host names this address (with 0.0.0.0: any address literal, never a DNS name).
     #[arg(long, value_name = "ADDR")]
     pub host: Option<std::net::IpAddr>,
+    /// The host name clients reach the emulator by, put in the account's region endpoints instead
+    /// of the listen address (e.g. the service name in a compose file, with --host 0.0.0.0).
+    #[arg(long, value_name = "NAME", env = "COSMOS_EMULATOR_ADVERTISE_HOST")]
+    pub advertise_host: Option<String>,
+    /// Keep databases, containers, items and offers in this directory (created when missing) so
+    /// they survive a restart; each write is answered once it is fsync'd there.
+    #[arg(long, value_name = "PATH", env = "COSMOS_EMULATOR_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// With --data-dir: the log size past which it is folded into a new snapshot.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    pub compact_log_bytes: u64,
     /// Also accept this token on the admin API (`Authorization: Bearer TOKEN`); the account key is
     /// always accepted there.
     #[arg(
@@ -154,6 +165,14 @@ impl EmulatorArgs {
         if let Some(host) = self.host {
             builder = builder.host(host);
         }
+        if let Some(dir) = &self.data_dir {
+            builder = builder
+                .data_dir(dir)
+                .compact_log_bytes(self.compact_log_bytes);
+        }
+        if let Some(name) = &self.advertise_host {
+            builder = builder.advertise_host(name);
+        }
         if let Some(token) = &self.admin_token {
             builder = builder.admin_token(token);
         }
@@ -180,20 +199,74 @@ impl EmulatorArgs {
     }
 }
 
-/// Starts the emulator, prints its endpoints and serves until Ctrl-C.
+/// How long a stop waits for the requests in flight before it drops them.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Starts the emulator, prints its endpoints and serves until Ctrl-C or SIGTERM; then it stops
+/// taking connections, lets the requests in flight finish (at most 10 s) and returns.
 pub async fn run(args: EmulatorArgs) -> Result<(), String> {
+    // Listening for the signals before the endpoints are printed: a SIGTERM sent as soon as they
+    // show is a graceful stop, never the default kill.
+    let signals = StopSignals::install()?;
     let emulator = args.builder()?.start().await.map_err(|e| e.to_string())?;
     if let (Some(path), Some(pem)) = (&args.cert_out, emulator.tls_cert_pem()) {
         std::fs::write(path, pem)
             .map_err(|e| format!("cannot write the certificate to {}: {e}", path.display()))?;
     }
     print_endpoints(&emulator, &args);
-    tokio::signal::ctrl_c()
-        .await
-        .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
-    println!("stopping");
-    emulator.shutdown().await;
+    let signal = signals.wait().await?;
+    println!("stopping ({signal}): finishing the requests in flight");
+    if !emulator.drain(SHUTDOWN_GRACE).await {
+        println!("stopped; requests still running after {SHUTDOWN_GRACE:?} were dropped");
+    } else {
+        println!("stopped");
+    }
     Ok(())
+}
+
+/// Ctrl-C (SIGINT) and, on Unix, SIGTERM, listened for from installation on.
+struct StopSignals {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn install() -> Result<Self, String> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Self {
+                interrupt: signal(SignalKind::interrupt())
+                    .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?,
+                terminate: signal(SignalKind::terminate())
+                    .map_err(|e| format!("cannot wait for SIGTERM: {e}"))?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Self {})
+        }
+    }
+
+    /// Waits for either; says which came.
+    async fn wait(mut self) -> Result<&'static str, String> {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.interrupt.recv() => Ok("interrupt"),
+                _ = self.terminate.recv() => Ok("SIGTERM"),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            tokio::signal::ctrl_c()
+                .await
+                .map(|()| "interrupt")
+                .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))
+        }
+    }
 }
 
 fn print_endpoints(emulator: &Emulator, args: &EmulatorArgs) {
@@ -219,6 +292,9 @@ fn print_endpoints(emulator: &Emulator, args: &EmulatorArgs) {
     if let Some(path) = &args.cert_out {
         println!("  certificate       {}", path.display());
     }
+    if let Some(dir) = &args.data_dir {
+        println!("  data directory    {}", dir.display());
+    }
     println!(
         "  admin API         {}_emulator/faults, _emulator/counters, _emulator/failover",
         emulator.endpoint()
@@ -231,6 +307,8 @@ fn print_endpoints(emulator: &Emulator, args: &EmulatorArgs) {
             ""
         }
     );
+    println!("  ready probe       GET /_emulator/ready on any endpoint, no credentials");
+    println!("  explorer          /_explorer on the global endpoint, in a browser");
     println!("  connections       at most {}", args.max_connections);
     println!("Press Ctrl-C to stop.");
 }

@@ -18,6 +18,8 @@ pub struct AdminAccess {
     secrets: Vec<String>,
     /// The address the listeners are bound to; a `Host` naming it is accepted too.
     listen: IpAddr,
+    /// The advertised host (`--advertise-host`), accepted as a `Host` too: the operator named it.
+    advertised: Option<String>,
 }
 
 impl std::fmt::Debug for AdminAccess {
@@ -34,7 +36,24 @@ impl AdminAccess {
     pub fn new(account_key: &str, admin_token: Option<&str>, listen: IpAddr) -> Self {
         let mut secrets = vec![account_key.to_owned()];
         secrets.extend(admin_token.map(str::to_owned));
-        Self { secrets, listen }
+        Self {
+            secrets,
+            listen,
+            advertised: None,
+        }
+    }
+
+    /// Also accepts a `Host` naming `name` (the host the account's endpoints advertise).
+    pub fn also_host(mut self, name: Option<&str>) -> Self {
+        self.advertised = name
+            .map(|n| {
+                n.trim()
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_owned()
+            })
+            .filter(|n| !n.is_empty());
+        self
     }
 
     /// Ok when the request may reach the admin API: 403 for a foreign `Host`, 401 without the
@@ -85,7 +104,12 @@ impl AdminAccess {
 
     fn host_allowed(&self, host: &str) -> bool {
         let name = host_name(host);
-        if name.eq_ignore_ascii_case("localhost") {
+        if name.eq_ignore_ascii_case("localhost")
+            || self
+                .advertised
+                .as_deref()
+                .is_some_and(|a| name.eq_ignore_ascii_case(a))
+        {
             return true;
         }
         let Ok(ip) = name.parse::<IpAddr>() else {

@@ -38,6 +38,9 @@ pub struct EmulatorBuilder {
     tls: bool,
     port: u16,
     host: IpAddr,
+    advertise_host: Option<String>,
+    data_dir: Option<std::path::PathBuf>,
+    compact_log_bytes: u64,
     account_id: String,
     enforce_throughput: bool,
     admin_token: Option<String>,
@@ -67,6 +70,8 @@ impl std::fmt::Debug for EmulatorBuilder {
             .field("tls", &self.tls)
             .field("port", &self.port)
             .field("host", &self.host)
+            .field("advertise_host", &self.advertise_host)
+            .field("data_dir", &self.data_dir)
             .field(
                 "admin_token",
                 &self.admin_token.as_ref().map(|_| "<redacted>"),
@@ -95,6 +100,9 @@ impl Default for EmulatorBuilder {
             tls: false,
             port: 0,
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            advertise_host: None,
+            data_dir: None,
+            compact_log_bytes: crate::persist::DEFAULT_COMPACT_BYTES,
             account_id: "cosmos-emulator".into(),
             enforce_throughput: false,
             admin_token: None,
@@ -215,6 +223,28 @@ impl EmulatorBuilder {
         self
     }
 
+    /// The host name (or address) put in the endpoints the account document lists and the global
+    /// endpoint, instead of the listen address: what clients elsewhere (another container, another
+    /// machine) reach the emulator by. The admin API accepts a `Host` naming it too.
+    pub fn advertise_host(mut self, host: impl Into<String>) -> Self {
+        self.advertise_host = Some(host.into());
+        self
+    }
+
+    /// Keeps databases, containers, items and offers in `dir` (created when missing) so they
+    /// survive a restart: what the directory holds is loaded at start, and each write is answered
+    /// once it is on disk there.
+    pub fn data_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// The data directory's log size past which it is folded into a new snapshot (default 64 MiB).
+    pub fn compact_log_bytes(mut self, bytes: u64) -> Self {
+        self.compact_log_bytes = bytes;
+        self
+    }
+
     /// Also accept this token (as `Authorization: Bearer <token>`) on the admin API; the account key
     /// is always accepted there.
     pub fn admin_token(mut self, token: impl Into<String>) -> Self {
@@ -284,10 +314,13 @@ impl EmulatorBuilder {
             None
         };
         let scheme = if self.tls { "https" } else { "http" };
-        let url_host = if self.host.is_unspecified() {
-            "127.0.0.1".to_owned()
-        } else {
-            self.host.to_string()
+        let url_host = match &self.advertise_host {
+            Some(name) => advertised(name).map_err(fail)?,
+            None if self.host.is_unspecified() => "127.0.0.1".to_owned(),
+            None => match self.host {
+                IpAddr::V6(v6) => format!("[{v6}]"),
+                v4 => v4.to_string(),
+            },
         };
         let url = |l: &TcpListener| -> Result<String, StartError> {
             let port = l
@@ -314,21 +347,32 @@ impl EmulatorBuilder {
                 .load_json(rules)
                 .map_err(|e| fail(format!("the fault rules are invalid: {e}")))?;
         }
+        let store = Store {
+            topology,
+            catalog: Catalog::default(),
+            lags: std::sync::RwLock::new(lags),
+            offers: Default::default(),
+            ru_meter: self.enforce_throughput.then(Default::default),
+            partitions_per_container: self.partitions.clamp(1, 1024),
+            queries: QueryState::new(self.query_limits.memory_bytes, self.query_limits.state_idle),
+        };
+        let data = match &self.data_dir {
+            None => None,
+            Some(dir) => {
+                let (data, report) =
+                    crate::persist::DataDir::open(dir, &store, self.compact_log_bytes)
+                        .map_err(|e| fail(format!("the data directory {}: {e}", dir.display())))?;
+                for message in &report.messages {
+                    eprintln!("cosmos-emulator: {message}");
+                }
+                Some(data)
+            }
+        };
         let shared = Arc::new(Shared {
-            store: Store {
-                topology,
-                catalog: Catalog::default(),
-                lags: std::sync::RwLock::new(lags),
-                offers: Default::default(),
-                ru_meter: self.enforce_throughput.then(Default::default),
-                partitions_per_container: self.partitions.clamp(1, 1024),
-                queries: QueryState::new(
-                    self.query_limits.memory_bytes,
-                    self.query_limits.state_idle,
-                ),
-            },
+            store,
             auth,
-            admin: AdminAccess::new(&self.key, self.admin_token.as_deref(), self.host),
+            admin: AdminAccess::new(&self.key, self.admin_token.as_deref(), self.host)
+                .also_host(self.advertise_host.as_deref()),
             body_read_timeout: self.body_read_timeout,
             query_limits: self.query_limits,
             evaluations: tokio::sync::Semaphore::new(evaluation_slots()),
@@ -339,15 +383,18 @@ impl EmulatorBuilder {
             account_id: self.account_id.clone(),
             global_endpoint: url(&global)?,
             scripts: Default::default(),
+            data,
         });
         let acceptor = identity.as_ref().map(|i| i.acceptor.clone());
         let cap = Arc::new(ConnectionCap::new(self.max_connections));
+        let (stop, stopped) = tokio::sync::watch::channel(false);
         let mut tasks = vec![server::spawn(
             global,
             shared.clone(),
             Port::Global,
             acceptor.clone(),
             cap.clone(),
+            stopped.clone(),
         )];
         for (i, listener) in region_listeners.into_iter().enumerate() {
             tasks.push(server::spawn(
@@ -356,12 +403,16 @@ impl EmulatorBuilder {
                 Port::Region(i),
                 acceptor.clone(),
                 cap.clone(),
+                stopped.clone(),
             ));
         }
+        let listeners = tasks.len();
         tasks.push(tokio::spawn(clean_up_periodically(shared.clone())));
         Ok(Emulator::new(
             shared,
+            listeners,
             tasks,
+            stop,
             self.regions.clone(),
             self.key.clone(),
             identity.map(|i| i.cert_pem),
@@ -444,6 +495,32 @@ async fn clean_up_periodically(shared: Arc<Shared>) {
                 .expire_items(crate::protocol::ids::unix_seconds());
         })
         .await;
+    }
+}
+
+/// The advertised host as it goes into a URL: a DNS name or an IPv4 address as given, an IPv6
+/// address in brackets; anything else (a port, a path, spaces) is refused.
+fn advertised(name: &str) -> Result<String, String> {
+    let name = name.trim();
+    if let Ok(IpAddr::V6(v6)) = name
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<IpAddr>()
+    {
+        return Ok(format!("[{v6}]"));
+    }
+    let valid = !name.is_empty()
+        && name.len() <= 253
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_');
+    if valid {
+        Ok(name.to_owned())
+    } else {
+        Err(format!(
+            "the advertised host {:?} is not a host name or address (no port, scheme or path)",
+            name.chars().take(64).collect::<String>()
+        ))
     }
 }
 

@@ -11,7 +11,10 @@ use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
 /// open connection.
 pub struct Emulator {
     shared: Arc<Shared>,
+    /// The listeners' tasks; the rest of `tasks` are background chores.
+    listeners: usize,
     tasks: Vec<JoinHandle<()>>,
+    stop: tokio::sync::watch::Sender<bool>,
     regions: Vec<String>,
     key: String,
     cert_pem: Option<String>,
@@ -31,14 +34,18 @@ impl std::fmt::Debug for Emulator {
 impl Emulator {
     pub(crate) fn new(
         shared: Arc<Shared>,
+        listeners: usize,
         tasks: Vec<JoinHandle<()>>,
+        stop: tokio::sync::watch::Sender<bool>,
         regions: Vec<String>,
         key: String,
         cert_pem: Option<String>,
     ) -> Self {
         Self {
             shared,
+            listeners,
             tasks,
+            stop,
             regions,
             key,
             cert_pem,
@@ -138,6 +145,29 @@ impl Emulator {
             .map_err(|e| e.message)
     }
 
+    /// Stops gracefully: every listener closes at once, each connection finishes the request it
+    /// is serving (its answer is sent) and closes; after `grace` what is still running is dropped.
+    /// Returns whether everything finished within `grace`.
+    pub async fn drain(mut self, grace: std::time::Duration) -> bool {
+        let _ = self.stop.send(true);
+        let listeners: Vec<_> = self
+            .tasks
+            .drain(..self.listeners.min(self.tasks.len()))
+            .collect();
+        let finished = tokio::time::timeout(grace, async {
+            for task in listeners {
+                let _ = task.await;
+            }
+        })
+        .await
+        .is_ok();
+        if let Some(data) = &self.shared.data {
+            data.close();
+        }
+        self.shutdown().await;
+        finished
+    }
+
     /// Stops every listener and connection and waits until they are gone.
     pub async fn shutdown(mut self) {
         let tasks = std::mem::take(&mut self.tasks);
@@ -154,6 +184,10 @@ impl Drop for Emulator {
     fn drop(&mut self) {
         for task in &self.tasks {
             task.abort();
+        }
+        if let Some(data) = &self.shared.data {
+            // Everything answered is on disk already; this ends the writer thread.
+            data.close();
         }
     }
 }

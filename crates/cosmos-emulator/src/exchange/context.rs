@@ -4,6 +4,7 @@ use bytes::Bytes;
 use http::{HeaderMap, Method};
 use tokio::time::Instant;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::auth::{AdminAccess, AuthPolicy};
@@ -35,6 +36,8 @@ pub struct Shared {
     pub global_endpoint: String,
     /// Every container's stored procedures, triggers and user-defined functions.
     pub scripts: crate::scripts::Scripts,
+    /// The data directory writes are kept in (`--data-dir`), if any.
+    pub data: Option<Arc<crate::persist::DataDir>>,
 }
 
 /// One request as handlers see it.

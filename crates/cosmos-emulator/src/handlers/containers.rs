@@ -29,6 +29,12 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
             store.partitions_per_container,
             regions,
         )
+        .inspect(|c| {
+            // Recording starts before the container can be written to.
+            if let Some(data) = &ctx.shared.data {
+                data.record(c);
+            }
+        })
     })?;
     // A container in a database with shared throughput has no offer of its own unless it asks.
     let shared_by_database = store.offers.of_resource(&database.rid).is_some();

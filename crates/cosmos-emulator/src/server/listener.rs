@@ -10,6 +10,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
@@ -30,15 +31,18 @@ pub const MAX_CONCURRENT_STREAMS: u32 = 256;
 const HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Serves `listener` until the returned task is aborted; aborting it also drops every connection.
-/// Each connection holds a slot of `cap` while it is open.
+/// Each connection holds a slot of `cap` while it is open. Once `stop` turns true the listener
+/// closes, every connection finishes the request it is serving and closes, and the task ends when
+/// the last one has.
 pub fn spawn(
     listener: TcpListener,
     shared: Arc<Shared>,
     port: Port,
     tls: Option<TlsAcceptor>,
     cap: Arc<ConnectionCap>,
+    stop: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
-    tokio::spawn(accept_loop(listener, shared, port, tls, cap))
+    tokio::spawn(accept_loop(listener, shared, port, tls, cap, stop))
 }
 
 async fn accept_loop(
@@ -47,10 +51,13 @@ async fn accept_loop(
     port: Port,
     tls: Option<TlsAcceptor>,
     cap: Arc<ConnectionCap>,
+    stop: watch::Receiver<bool>,
 ) {
     let mut connections = JoinSet::new();
+    let mut stopping = stop.clone();
     loop {
         tokio::select! {
+            () = stopped(&mut stopping) => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
@@ -63,7 +70,7 @@ async fn accept_loop(
                     match cap.admit() {
                         Some(slot) => {
                             let outages = shared.outages.clone();
-                            let serve = serve_connection(stream, shared.clone(), port, tls.clone());
+                            let serve = serve_connection(stream, shared.clone(), port, tls.clone(), stop.clone());
                             connections.spawn(async move {
                                 match port {
                                     // A region going out in `refuse` mode drops its connections.
@@ -90,6 +97,29 @@ async fn accept_loop(
             Some(_) = connections.join_next() => {}
         }
     }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
+
+/// Serves a connection until it ends or `stop` turns true; then it finishes the requests in
+/// flight and closes instead of staying alive.
+macro_rules! until_stopped {
+    ($connection:expr, $stop:ident) => {{
+        let connection = $connection;
+        tokio::pin!(connection);
+        tokio::select! {
+            ended = connection.as_mut() => ended,
+            () = stopped(&mut $stop) => {
+                connection.as_mut().graceful_shutdown();
+                connection.await
+            }
+        }
+    }};
+}
+
+/// Returns once `stop` turns true (or its sender is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
 }
 
 /// Drops an accepted connection with a TCP reset (linger zero), as a host that refuses it would.
@@ -161,18 +191,19 @@ async fn serve_connection(
     shared: Arc<Shared>,
     port: Port,
     tls: Option<TlsAcceptor>,
+    stop: watch::Receiver<bool>,
 ) {
     match tls {
         None => {
             if let Some(protocol) = sniff(&stream).await {
-                serve_http(stream, protocol, shared, port).await;
+                serve_http(stream, protocol, shared, port, stop).await;
             }
         }
         Some(acceptor) => {
             match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(stream)).await {
                 Ok(Ok(tls_stream)) => {
                     let protocol = protocol_from_alpn(tls_stream.get_ref().1.alpn_protocol());
-                    serve_http(tls_stream, protocol, shared, port).await;
+                    serve_http(tls_stream, protocol, shared, port, stop).await;
                 }
                 Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
                 Err(_) => tracing::debug!("TLS handshake timed out"),
@@ -181,30 +212,35 @@ async fn serve_connection(
     }
 }
 
-async fn serve_http<S>(io: S, protocol: Protocol, shared: Arc<Shared>, port: Port)
-where
+async fn serve_http<S>(
+    io: S,
+    protocol: Protocol,
+    shared: Arc<Shared>,
+    port: Port,
+    mut stop: watch::Receiver<bool>,
+) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let service = service_fn(move |request| pipeline::handle(shared.clone(), port, request));
     let io = TokioIo::new(io);
     let served = match protocol {
-        Protocol::Http1 => {
+        Protocol::Http1 => until_stopped!(
             http1::Builder::new()
                 .keep_alive(true)
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_READ_TIMEOUT)
-                .serve_connection(io, service)
-                .await
-        }
-        Protocol::Http2 => {
+                .serve_connection(io, service),
+            stop
+        ),
+        Protocol::Http2 => until_stopped!(
             http2::Builder::new(TokioExecutor::new())
                 .timer(TokioTimer::new())
                 .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
                 .keep_alive_interval(Some(HTTP2_KEEP_ALIVE_TIMEOUT))
                 .keep_alive_timeout(HTTP2_KEEP_ALIVE_TIMEOUT)
-                .serve_connection(io, service)
-                .await
-        }
+                .serve_connection(io, service),
+            stop
+        ),
     };
     if let Err(e) = served {
         tracing::debug!(error = %e, "connection ended with an error");

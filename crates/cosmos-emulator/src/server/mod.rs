@@ -2,6 +2,7 @@
 
 mod body;
 mod connection_cap;
+mod durable;
 mod listener;
 mod pipeline;
 mod port;

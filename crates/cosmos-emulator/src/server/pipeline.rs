@@ -43,6 +43,9 @@ pub async fn handle(
     let (mut parts, body) = request.into_parts();
     host_from_authority(&mut parts);
     let path = parts.uri.path();
+    if let Some(response) = crate::ops::open_request(port == Port::Global, &parts) {
+        return Ok(response);
+    }
     if path.starts_with("/_emulator") {
         return Ok(admin_request(&shared, port, &parts, body).await);
     }
@@ -163,6 +166,15 @@ pub async fn handle(
             _ => break result,
         }
     };
+    let settled = super::durable::settle(
+        &shared,
+        &parts.method,
+        &route,
+        crate::exchange::request_class::is_query(&parts.headers),
+        result.is_ok(),
+    )
+    .await;
+    let result = settled.and(result);
     let response = match result {
         Ok(reply) => to_response(reply),
         Err(e) => error_response(&e, crate::protocol::charge::data_error()),
@@ -225,6 +237,9 @@ async fn admin_request(
     if path == outage_admin::PATH {
         let answer = outage_admin::handle(&parts.method, &body, &shared.outages);
         return to_response(Reply::json(answer.status, Bytes::from(answer.body), 0.0));
+    }
+    if path == crate::ops::STATUS_PATH {
+        return to_response(crate::ops::status(shared, &parts.method));
     }
     if path == "/_emulator/split" {
         return to_response(handlers::split(shared, &parts.method, &body));

@@ -90,6 +90,31 @@ impl Catalog {
         Ok(db)
     }
 
+    /// Puts a database back as a data directory kept it (same `_rid`, body and etag), in place
+    /// of any database with its id; new databases get later resource ids.
+    pub(super) fn restore_database(
+        &self,
+        id: &str,
+        rid_bytes: [u8; 4],
+        body: Bytes,
+        etag: String,
+    ) -> Result<Arc<Database>, ApiError> {
+        let mut dbs = self.databases.write().map_err(|_| poisoned())?;
+        self.next_database
+            .fetch_max(u32::from_be_bytes(rid_bytes), Ordering::Relaxed);
+        let db = Arc::new(Database {
+            id: id.to_owned(),
+            rid_bytes,
+            rid: encode_rid(&rid_bytes),
+            body,
+            etag,
+            containers: RwLock::new(BTreeMap::new()),
+            next_container: AtomicU32::new(1),
+        });
+        dbs.insert(id.to_owned(), db.clone());
+        Ok(db)
+    }
+
     /// The database named (or with `_rid`) `name`.
     pub fn database(&self, name: &str) -> Option<Arc<Database>> {
         let dbs = self.databases.read().ok()?;
@@ -137,6 +162,20 @@ impl Database {
         }
         let container = Arc::new(make(self.next_container.fetch_add(1, Ordering::Relaxed))?);
         colls.insert(id.to_owned(), container.clone());
+        Ok(container)
+    }
+
+    /// Puts a container back (built with `ordinal`) in place of any container with its id.
+    pub(super) fn restore_container(
+        &self,
+        container: Container,
+        ordinal: u32,
+    ) -> Result<Arc<Container>, ApiError> {
+        let mut colls = self.containers.write().map_err(|_| poisoned())?;
+        self.next_container
+            .fetch_max(ordinal.saturating_add(1), Ordering::Relaxed);
+        let container = Arc::new(container);
+        colls.insert(container.id.clone(), container.clone());
         Ok(container)
     }
 

@@ -135,7 +135,8 @@ impl Throughput {
         Ok(Self::Autoscale { max })
     }
 
-    fn content(&self) -> Value {
+    /// The offer's `content` ([`Throughput::from_content`] reads it back).
+    pub fn content(&self) -> Value {
         match self {
             Self::Manual(n) => {
                 json!({"offerThroughput": n, "offerIsRUPerMinuteThroughputEnabled": false})
@@ -260,6 +261,20 @@ impl Offers {
         offer.etag = new_etag();
         offer.ts = unix_seconds();
         Ok(offer.clone())
+    }
+
+    /// Replaces every offer with `offers` (as a data directory kept them); new offers get later ids.
+    pub fn restore(&self, offers: Vec<Offer>) {
+        let highest = offers
+            .iter()
+            .filter_map(|o| o.id.strip_prefix("of"))
+            .filter_map(|n| u64::from_str_radix(n, 16).ok())
+            .max()
+            .unwrap_or(0);
+        self.next.fetch_max(highest, Ordering::Relaxed);
+        if let Ok(mut table) = self.offers.write() {
+            *table = offers.into_iter().map(|o| (o.id.clone(), o)).collect();
+        }
     }
 
     /// Removes the offers of the resource with `_rid` bytes `rid_bytes` and of everything under

@@ -59,6 +59,8 @@ pub struct Partition {
     retired: bool,
     /// The unique key values of the committed items.
     unique: UniqueIndex,
+    /// Where committed writes are recorded for a restart (with a data directory).
+    sink: Option<super::item_log::ItemSink>,
 }
 
 /// What the change feed knows of a commit.
@@ -86,7 +88,13 @@ impl Partition {
             history: ChangeHistory::default(),
             retired: false,
             unique: UniqueIndex::default(),
+            sink: None,
         }
+    }
+
+    /// Records every commit from now on in `sink` (a split's children keep it).
+    pub fn set_sink(&mut self, sink: super::item_log::ItemSink) {
+        self.sink = Some(sink);
     }
 
     /// Whether a split has moved this partition's items away (requests on it answer 410).
@@ -134,6 +142,7 @@ impl Partition {
                     .collect(),
                 history,
                 retired: false,
+                sink: parent.sink.clone(),
             }
         };
         (child(true), child(false))
@@ -214,6 +223,10 @@ impl Partition {
             if !keys.contains(key) {
                 keys.push(key.clone());
             }
+        }
+        if let Some(sink) = &self.sink {
+            // Under this partition's lock: the record's order is the commit's.
+            sink.record(&writes);
         }
         let lsn = self.log.commit(keys.clone(), origin, now, lags);
         let unix_ts = unix_seconds();

@@ -154,6 +154,41 @@ impl TestClient {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> Resp {
+        self.try_send_raw(base, method, path, headers, body)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A signed request (see [`TestClient::send`]) that may fail (a server killed meanwhile).
+    pub async fn try_send(
+        &self,
+        base: &str,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Result<Resp, String> {
+        let date = now_date();
+        let (kind, link) = signing_parts(path);
+        let auth = master_auth(&self.key, method.as_str(), &kind, &link, &date);
+        let mut all: Vec<(&str, &str)> = vec![
+            ("x-ms-date", &date),
+            ("authorization", &auth),
+            ("x-ms-version", "2020-07-15"),
+        ];
+        all.extend_from_slice(headers);
+        self.try_send_raw(base, method, path, &all, body).await
+    }
+
+    /// As [`TestClient::send_raw`], with a failure to connect or read as Err.
+    pub async fn try_send_raw(
+        &self,
+        base: &str,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Result<Resp, String> {
         let uri = format!("{}{}", base.trim_end_matches('/'), path);
         let mut builder = Request::builder().method(method).uri(uri);
         for (name, value) in headers {
@@ -164,21 +199,21 @@ impl TestClient {
             .unwrap();
         let response = tokio::time::timeout(Duration::from_secs(30), self.http.request(request))
             .await
-            .expect("request timed out")
-            .expect("request failed");
+            .map_err(|_| "request timed out".to_owned())?
+            .map_err(|e| format!("request failed: {e}"))?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = response
             .into_body()
             .collect()
             .await
-            .expect("body")
+            .map_err(|e| format!("body: {e}"))?
             .to_bytes();
-        Resp {
+        Ok(Resp {
             status,
             headers,
             body,
-        }
+        })
     }
 
     /// A GET without any headers (no signature, no admin credential).

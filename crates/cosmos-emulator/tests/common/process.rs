@@ -18,6 +18,20 @@ impl EmulatorProcess {
     /// Starts the binary with `extra` flags and waits until it prints its endpoints; Err holds its
     /// log when it does not come up.
     pub fn start(extra: &[&str]) -> Result<EmulatorProcess, String> {
+        Self::start_with_stdout(extra).map(|(process, _)| process)
+    }
+
+    /// As [`Self::start`], also returning the rest of its standard output (read it to see what
+    /// it prints on the way out; until it is read or dropped the child may block writing).
+    pub fn start_with_stdout(
+        extra: &[&str],
+    ) -> Result<
+        (
+            EmulatorProcess,
+            std::io::Lines<BufReader<std::process::ChildStdout>>,
+        ),
+        String,
+    > {
         let log = std::env::temp_dir().join(format!(
             "cosmos-emulator-{}-{}.log",
             std::process::id(),
@@ -34,7 +48,8 @@ impl EmulatorProcess {
         let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
         let mut endpoint = None;
         let mut regions = Vec::new();
-        for line in stdout.lines() {
+        let mut lines = stdout.lines();
+        for line in lines.by_ref() {
             let Ok(line) = line else { break };
             let words: Vec<&str> = line.split_whitespace().collect();
             if line.trim_start().starts_with("global endpoint") {
@@ -49,12 +64,15 @@ impl EmulatorProcess {
             }
         }
         match endpoint {
-            Some(endpoint) => Ok(EmulatorProcess {
-                child,
-                endpoint,
-                regions,
-                log,
-            }),
+            Some(endpoint) => Ok((
+                EmulatorProcess {
+                    child,
+                    endpoint,
+                    regions,
+                    log,
+                },
+                lines,
+            )),
             None => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -71,6 +89,33 @@ impl EmulatorProcess {
     /// How the child ended, if it has (an abort shows as a signal).
     pub fn exited(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().ok().flatten()
+    }
+
+    /// Sends SIGTERM to the child.
+    pub fn terminate(&self) {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "kill -TERM failed");
+    }
+
+    /// Kills the child with SIGKILL (no chance to flush or clean up) and reaps it.
+    pub fn kill_hard(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits (polling) until the child ends, at most `limit`; its exit status, or None.
+    pub fn wait_exit(&mut self, limit: std::time::Duration) -> Option<ExitStatus> {
+        let started = std::time::Instant::now();
+        while started.elapsed() < limit {
+            if let Some(status) = self.exited() {
+                return Some(status);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        None
     }
 
     /// The child's log so far.

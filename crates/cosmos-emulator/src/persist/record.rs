@@ -1,0 +1,273 @@
+//! What a data directory's records say: the whole catalog (databases, container definitions,
+//! offers) after a change to it, or the item writes of one commit.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use crate::epk::Epk;
+use crate::store::{ContainerImage, DatabaseImage, DocKey, KeptDoc, Offer, StoredDoc, Throughput};
+
+/// One record.
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Record {
+    /// The catalog as it is after a change (it replaces the one before).
+    Catalog {
+        databases: Vec<DatabaseRecord>,
+        offers: Vec<OfferRecord>,
+    },
+    /// The writes of one commit in the container with `_rid` `container`.
+    Items {
+        container: String,
+        writes: Vec<ItemRecord>,
+    },
+    /// The last record of a complete snapshot.
+    End,
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+pub struct DatabaseRecord {
+    pub id: String,
+    pub rid: String,
+    pub body: String,
+    pub etag: String,
+    pub containers: Vec<ContainerRecord>,
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+pub struct ContainerRecord {
+    pub id: String,
+    pub rid: String,
+    pub body: String,
+    pub etag: String,
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+pub struct OfferRecord {
+    pub id: String,
+    pub resource: String,
+    pub offer_resource_id: String,
+    pub rid: String,
+    pub content: serde_json::Value,
+    pub etag: String,
+    pub ts: u64,
+}
+
+/// An item's new version (`doc` None: deleted).
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+pub struct ItemRecord {
+    /// The effective partition key's parts, in hex.
+    pub epk: Vec<String>,
+    pub id: String,
+    pub doc: Option<DocRecord>,
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+pub struct DocRecord {
+    pub body: String,
+    pub etag: String,
+    pub rid: String,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex<const N: usize>(text: &str) -> Result<[u8; N], String> {
+    let bad = || format!("{text:?} is not {N} bytes of hex");
+    if text.len() != 2 * N || !text.is_ascii() {
+        return Err(bad());
+    }
+    let mut out = [0u8; N];
+    for (i, slot) in out.iter_mut().enumerate() {
+        *slot = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+    }
+    Ok(out)
+}
+
+fn text(body: &Bytes) -> String {
+    String::from_utf8_lossy(body).into_owned()
+}
+
+impl Record {
+    /// The catalog record of these images and offers.
+    pub fn catalog(databases: &[DatabaseImage], offers: &[Offer]) -> Record {
+        Record::Catalog {
+            databases: databases
+                .iter()
+                .map(|d| DatabaseRecord {
+                    id: d.id.clone(),
+                    rid: hex(&d.rid_bytes),
+                    body: text(&d.body),
+                    etag: d.etag.clone(),
+                    containers: d
+                        .containers
+                        .iter()
+                        .map(|c| ContainerRecord {
+                            id: c.id.clone(),
+                            rid: hex(&c.rid_bytes),
+                            body: text(&c.body),
+                            etag: c.etag.clone(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+            offers: offers
+                .iter()
+                .map(|o| OfferRecord {
+                    id: o.id.clone(),
+                    resource: o.resource.clone(),
+                    offer_resource_id: o.offer_resource_id.clone(),
+                    rid: hex(&o.rid_bytes),
+                    content: o.throughput.content(),
+                    etag: o.etag.clone(),
+                    ts: o.ts,
+                })
+                .collect(),
+        }
+    }
+
+    /// The items record of one commit.
+    pub fn items(container: &str, writes: &[(DocKey, Option<Arc<StoredDoc>>)]) -> Record {
+        Record::Items {
+            container: container.to_owned(),
+            writes: writes
+                .iter()
+                .map(|(key, doc)| ItemRecord {
+                    epk: key
+                        .epk
+                        .parts()
+                        .iter()
+                        .map(|p| format!("{p:032x}"))
+                        .collect(),
+                    id: key.id.clone(),
+                    doc: doc.as_ref().map(|d| DocRecord {
+                        body: text(&d.body),
+                        etag: d.etag.clone(),
+                        rid: hex(&d.rid),
+                    }),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A catalog record's databases as images.
+pub fn database_images(databases: &[DatabaseRecord]) -> Result<Vec<DatabaseImage>, String> {
+    databases
+        .iter()
+        .map(|d| {
+            Ok(DatabaseImage {
+                id: d.id.clone(),
+                rid_bytes: unhex(&d.rid)?,
+                body: Bytes::from(d.body.clone()),
+                etag: d.etag.clone(),
+                containers: d
+                    .containers
+                    .iter()
+                    .map(|c| {
+                        Ok(ContainerImage {
+                            id: c.id.clone(),
+                            rid_bytes: unhex(&c.rid)?,
+                            body: Bytes::from(c.body.clone()),
+                            etag: c.etag.clone(),
+                        })
+                    })
+                    .collect::<Result<_, String>>()?,
+            })
+        })
+        .collect()
+}
+
+/// A catalog record's offers.
+pub fn offers(records: &[OfferRecord]) -> Result<Vec<Offer>, String> {
+    records
+        .iter()
+        .map(|o| {
+            Ok(Offer {
+                id: o.id.clone(),
+                resource: o.resource.clone(),
+                offer_resource_id: o.offer_resource_id.clone(),
+                rid_bytes: (0..o.rid.len() / 2)
+                    .map(|i| u8::from_str_radix(o.rid.get(2 * i..2 * i + 2).unwrap_or("zz"), 16))
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| format!("offer {:?} has a bad resource id", o.id))?,
+                throughput: Throughput::from_content(&o.content)?,
+                etag: o.etag.clone(),
+                ts: o.ts,
+            })
+        })
+        .collect()
+}
+
+/// An item record's key and version.
+pub fn item(record: &ItemRecord) -> Result<(DocKey, Option<KeptDoc>), String> {
+    let parts = record
+        .epk
+        .iter()
+        .map(|p| u128::from_str_radix(p, 16).map_err(|_| format!("bad EPK part {p:?}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let epk = Epk::from_parts(&parts).ok_or("an EPK with too many parts")?;
+    let doc = match &record.doc {
+        None => None,
+        Some(d) => Some((Bytes::from(d.body.clone()), d.etag.clone(), unhex(&d.rid)?)),
+    };
+    Ok((
+        DocKey {
+            epk,
+            id: record.id.clone(),
+        },
+        doc,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn item_writes_read_back_as_written() {
+        let key = DocKey {
+            epk: Epk::from_parts(&[u128::MAX, 7]).unwrap(),
+            id: "a/b\u{e9}".into(),
+        };
+        let doc = Arc::new(StoredDoc {
+            body: Bytes::from_static(br#"{"id":"a/b\u00e9","n":1}"#),
+            etag: "\"e1\"".into(),
+            rid: [9; 16],
+            unique: Box::default(),
+        });
+        let gone = DocKey {
+            epk: Epk::single(3),
+            id: "gone".into(),
+        };
+        let record = Record::items(
+            "coll",
+            &[(key.clone(), Some(doc.clone())), (gone.clone(), None)],
+        );
+        let text = serde_json::to_vec(&record).unwrap();
+        let Record::Items { container, writes } = serde_json::from_slice(&text).unwrap() else {
+            panic!("not an items record")
+        };
+        assert_eq!(container, "coll");
+        let (k, d) = item(&writes[0]).unwrap();
+        assert_eq!(k, key);
+        assert_eq!(d, Some((doc.body.clone(), doc.etag.clone(), doc.rid)));
+        assert_eq!(item(&writes[1]).unwrap(), (gone, None));
+    }
+
+    #[test]
+    fn damaged_fields_are_refused_not_guessed() {
+        assert!(unhex::<4>("0001").is_err());
+        assert!(unhex::<2>("zz00").is_err());
+        assert!(unhex::<2>("é0").is_err());
+        let bad_epk = ItemRecord {
+            epk: vec!["not hex".into()],
+            id: "x".into(),
+            doc: None,
+        };
+        assert!(item(&bad_epk).is_err());
+    }
+}
