@@ -7,3 +7,4 @@ mod bench_json;
 mod hostile_server;
 mod item_crud;
 mod item_query;
+mod scripting;

@@ -88,7 +88,8 @@ pub use auth::{AccessToken, Credential, TokenCredential};
 pub use client::{
     ChangeFeed, ChangeFeedItems, ChangeFeedOptions, ContainerBatch, ContainerBulk, ContainerClient,
     ContainerResponse, DatabaseClient, DatabaseProperties, DriverPageSource, ItemOptions,
-    ItemResponse, ResourceFeed, ResourcePage, ThroughputResponse,
+    ExecuteOptions, ItemResponse, ResourceFeed, ResourcePage, ScriptsClient,
+    StoredProcedureResponse, ThroughputResponse,
 };
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
@@ -101,7 +102,7 @@ pub use options::{
 pub use protocol::{
     ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference,
     OperationType, PartitionKey, PartitionKeyDefinition, PartitionKeyValue, Region, ResourceType,
-    SessionToken,
+    ScriptKind, ScriptReference, SessionToken,
 };
 pub use response::{CosmosResponse, ResponseHeaders};
 pub use routing::{
@@ -120,4 +121,7 @@ pub use hedging::AvailabilityStrategy;
 pub use patch::PatchInstructions;
 pub use query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope};
 pub use read_many::{ReadManyOptions, ReadManyResponse};
-pub use resources::{ContainerProperties, IndexingPolicy, ThroughputProperties};
+pub use resources::{
+    ContainerProperties, IndexingPolicy, StoredProcedureProperties, ThroughputProperties,
+    TriggerOperation, TriggerProperties, TriggerType, UserDefinedFunctionProperties,
+};

@@ -12,6 +12,7 @@ mod item_options;
 mod item_response;
 mod offer_flow;
 mod read_many_client;
+mod scripts;
 mod resource_feed;
 mod throughput_response;
 
@@ -25,4 +26,5 @@ pub use driver_page_source::DriverPageSource;
 pub use item_options::ItemOptions;
 pub use item_response::ItemResponse;
 pub use resource_feed::{ResourceFeed, ResourcePage};
+pub use scripts::{ExecuteOptions, ScriptsClient, StoredProcedureResponse};
 pub use throughput_response::ThroughputResponse;

@@ -13,6 +13,7 @@ mod partition_key;
 mod protocol_error;
 mod region;
 mod resource_link;
+mod script_kind;
 mod session_token;
 mod status_class;
 
@@ -28,7 +29,9 @@ pub use partition_key::{
 pub use protocol_error::ProtocolError;
 pub use region::Region;
 pub use resource_link::{
-    validate_id, ContainerReference, DatabaseReference, ItemReference, MAX_ID_LENGTH,
+    validate_id, ContainerReference, DatabaseReference, ItemReference, ScriptReference,
+    MAX_ID_LENGTH,
 };
+pub use script_kind::ScriptKind;
 pub use session_token::{PartitionSessionToken, SessionToken, MAX_SESSION_TOKEN_BYTES};
 pub use status_class::{is_range_gone, StatusClass};
