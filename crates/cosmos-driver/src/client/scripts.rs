@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::container_client::ContainerClient;
 use super::item_response::ItemResponse;
 use super::resource_feed::ResourceFeed;
-use crate::protocol::{header_names as h, OperationType, ScriptKind, ScriptReference};
+use crate::protocol::{header_names as h, validate_id, OperationType, ScriptKind, ScriptReference};
 use crate::resources::{
     decode_script_log, StoredProcedureProperties, TriggerProperties, UserDefinedFunctionProperties,
 };
@@ -184,8 +184,10 @@ impl ScriptsClient {
     async fn create<T: Serialize>(
         &self,
         kind: ScriptKind,
+        id: &str,
         properties: &T,
     ) -> Result<ItemResponse<T>, CosmosError> {
+        validate_id(kind.what(), id)?;
         let c = self.container.reference()?.clone();
         let op = CosmosOperation::new(OperationType::Create, OperationTarget::Scripts(c, kind))
             .with_json_body(properties)?;
@@ -235,7 +237,7 @@ impl ScriptsClient {
         &self,
         properties: &StoredProcedureProperties,
     ) -> Result<ItemResponse<StoredProcedureProperties>, CosmosError> {
-        self.create(ScriptKind::StoredProcedure, properties).await
+        self.create(ScriptKind::StoredProcedure, &properties.id, properties).await
     }
 
     /// Reads stored procedure `id` (404 when there is none).
@@ -270,7 +272,7 @@ impl ScriptsClient {
         &self,
         properties: &TriggerProperties,
     ) -> Result<ItemResponse<TriggerProperties>, CosmosError> {
-        self.create(ScriptKind::Trigger, properties).await
+        self.create(ScriptKind::Trigger, &properties.id, properties).await
     }
 
     /// Reads trigger `id`.
@@ -305,7 +307,7 @@ impl ScriptsClient {
         &self,
         properties: &UserDefinedFunctionProperties,
     ) -> Result<ItemResponse<UserDefinedFunctionProperties>, CosmosError> {
-        self.create(ScriptKind::UserDefinedFunction, properties)
+        self.create(ScriptKind::UserDefinedFunction, &properties.id, properties)
             .await
     }
 
