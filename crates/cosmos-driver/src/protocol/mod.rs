@@ -13,6 +13,7 @@ mod partition_key;
 mod protocol_error;
 mod region;
 mod resource_link;
+mod response_headers;
 mod script_kind;
 mod session_token;
 mod status_class;
@@ -33,5 +34,7 @@ pub use resource_link::{
     MAX_ID_LENGTH,
 };
 pub use script_kind::ScriptKind;
+pub use response_headers::ResponseHeaders;
+pub(crate) use response_headers::parse_retry_after;
 pub use session_token::{PartitionSessionToken, SessionToken, MAX_SESSION_TOKEN_BYTES};
 pub use status_class::{is_range_gone, StatusClass};
