@@ -250,3 +250,79 @@ async fn bench_fails_when_operations_fail_unless_allowed() {
     let out = run(&allowed, &env, b"").await;
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripts_from_the_command_line_against_the_emulator() {
+    let (_emulator, cli) = start().await;
+    shop(&cli).await;
+    let dir = std::env::temp_dir().join(format!("cosmos-cli-sproc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let js = dir.join("greet.js");
+    std::fs::write(
+        &js,
+        "function greet(name) { console.log('greeting ' + name); \
+         var c = getContext().getCollection(); \
+         c.createDocument(c.getSelfLink(), {id: 'g-' + name, customer: 'ann'}, function (e) { if (e) throw e; }); \
+         getContext().getResponse().setBody({hello: name}); }",
+    )
+    .unwrap();
+    let at = ["--db", "shop", "--container", "orders"];
+    let with = |head: &[&'static str], tail: &[&str]| -> Vec<String> {
+        head.iter()
+            .chain(at.iter())
+            .chain(tail.iter())
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let strs = |v: &[String]| v.iter().map(String::as_str).collect::<Vec<_>>().join("\u{1}");
+    let run_ok = |args: Vec<String>| {
+        let cli = &cli;
+        async move {
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = cli.run(&a).await;
+            assert!(out.status.success(), "{a:?}: {}", stderr(&out));
+            out
+        }
+    };
+    let body_arg = format!("@{}", js.display());
+    let made = run_ok(with(&["sproc", "create"], &["greet", "--body", &body_arg])).await;
+    let made: Value = serde_json::from_slice(&made.stdout).unwrap();
+    assert_eq!(made["id"], "greet");
+
+    let out = run_ok(with(
+        &["sproc", "execute"],
+        &["--pk", "ann", "greet", "--params", r#"["bob"]"#, "--log"],
+    ))
+    .await;
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer, serde_json::json!({"hello": "bob"}));
+    let err = stderr(&out);
+    assert!(err.contains(r#"{"script_log":"greeting bob"}"#), "{err}");
+    assert!(err.contains("request_charge"), "{err}");
+    let item = cli.json(&item("get", &["g-bob"])).await;
+    assert_eq!(item["id"], "g-bob");
+
+    let trig = run_ok(with(
+        &["trigger", "create"],
+        &["stamp", "--body", "function () {}", "--type", "pre", "--operation", "create"],
+    ))
+    .await;
+    let trig: Value = serde_json::from_slice(&trig.stdout).unwrap();
+    assert_eq!((trig["triggerType"].as_str(), trig["triggerOperation"].as_str()), (Some("Pre"), Some("Create")));
+    run_ok(with(&["udf", "create"], &["tax", "--body", "function (x) { return x * 2; }"])).await;
+    let udfs = run_ok(with(&["udf", "list"], &[])).await;
+    let udfs: Value = serde_json::from_slice(&udfs.stdout).unwrap();
+    assert_eq!(udfs.as_array().map(|a| a.len()), Some(1), "{udfs}");
+    let sprocs = run_ok(with(&["sproc", "list"], &[])).await;
+    let sprocs: Value = serde_json::from_slice(&sprocs.stdout).unwrap();
+    assert_eq!(sprocs[0]["id"], "greet");
+
+    let dup = with(&["sproc", "create"], &["greet", "--body", "function () {}"]);
+    let out = cli.run(&dup.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert_eq!(code(&out), 5, "{}", strs(&dup));
+    run_ok(with(&["sproc", "delete"], &["greet"])).await;
+    let gone = with(&["sproc", "read"], &["greet"]);
+    let out = cli.run(&gone.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
