@@ -12,7 +12,13 @@ use crate::args::target::TargetArgs;
 /// Azure Cosmos DB (NoSQL) from the command line: items, a local multi-region emulator, and a
 /// tail-latency benchmark that shows what cross-region hedging does.
 #[derive(Parser)]
-#[command(name = "cosmos", version, about, propagate_version = true)]
+#[command(
+    name = "cosmos",
+    version,
+    about,
+    propagate_version = true,
+    after_help = crate::exit_code::HELP
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -52,6 +58,42 @@ pub enum Command {
         /// What to do.
         #[command(subcommand)]
         action: ItemAction,
+    },
+    /// Stored procedures: create, read, replace, delete, list, execute.
+    Sproc {
+        /// Which account.
+        #[command(flatten)]
+        target: TargetArgs,
+        /// What to do.
+        #[command(subcommand)]
+        action: SprocAction,
+    },
+    /// Pre- and post-triggers: create, read, replace, delete, list.
+    Trigger {
+        /// Which account.
+        #[command(flatten)]
+        target: TargetArgs,
+        /// What to do.
+        #[command(subcommand)]
+        action: TriggerAction,
+    },
+    /// User-defined functions (called from queries as `udf.NAME(...)`): create, read, replace,
+    /// delete, list.
+    Udf {
+        /// Which account.
+        #[command(flatten)]
+        target: TargetArgs,
+        /// What to do.
+        #[command(subcommand)]
+        action: UdfAction,
+    },
+    /// Print a shell completion script: `cosmos completions bash > /etc/bash_completion.d/cosmos`,
+    /// `cosmos completions zsh > "${fpath[1]}/_cosmos"`, `cosmos completions fish >
+    /// ~/.config/fish/completions/cosmos.fish`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
 }
 
@@ -269,6 +311,218 @@ pub struct PatchArgs {
     pub max_attempts: u8,
 }
 
+/// Where a script lives: its container and id.
+#[derive(Args, Debug, Clone, PartialEq, Eq)]
+pub struct ScriptAt {
+    /// Database id.
+    #[arg(long)]
+    pub db: String,
+    /// Container id.
+    #[arg(long)]
+    pub container: String,
+    /// Script id.
+    pub id: String,
+}
+
+/// A script's JavaScript source.
+#[derive(Args, Debug, Clone, PartialEq, Eq)]
+pub struct ScriptSource {
+    /// The JavaScript: the text, `@PATH` to read a file, or `-` to read standard input.
+    #[arg(long, value_name = "JS")]
+    pub body: String,
+}
+
+/// When a trigger runs.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TriggerTypeArg {
+    /// Before the write.
+    Pre,
+    /// After the write, inside its transaction.
+    Post,
+}
+
+/// Around which writes a trigger may run.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TriggerOperationArg {
+    /// Every write.
+    All,
+    /// Creates.
+    Create,
+    /// Replaces.
+    Replace,
+    /// Deletes.
+    Delete,
+    /// Updates.
+    Update,
+}
+
+/// A trigger's kind.
+#[derive(Args, Debug, Clone, PartialEq, Eq)]
+pub struct TriggerKindArgs {
+    /// `pre` or `post`.
+    #[arg(long = "type", value_enum)]
+    pub trigger_type: TriggerTypeArg,
+    /// Which writes it may run around.
+    #[arg(long, value_enum, default_value = "all")]
+    pub operation: TriggerOperationArg,
+}
+
+/// `cosmos sproc execute` arguments.
+#[derive(Args, Debug, Clone, PartialEq, Eq)]
+pub struct ExecuteArgs {
+    /// The container and the partition key the procedure runs in.
+    #[command(flatten)]
+    pub at: ItemLocation,
+    /// Stored procedure id.
+    pub id: String,
+    /// The arguments as a JSON array, e.g. `'[[{"id":"a"}], 5]'`.
+    #[arg(long, value_name = "JSON", default_value = "[]")]
+    pub params: String,
+    /// Ask for the procedure's `console.log` output (printed on stderr as `{"script_log":...}`).
+    #[arg(long)]
+    pub log: bool,
+}
+
+/// Stored procedure subcommands.
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
+pub enum SprocAction {
+    /// Create a stored procedure.
+    Create {
+        /// Where it goes.
+        #[command(flatten)]
+        at: ScriptAt,
+        /// Its source.
+        #[command(flatten)]
+        source: ScriptSource,
+    },
+    /// Read a stored procedure.
+    Read {
+        /// Where it is.
+        #[command(flatten)]
+        at: ScriptAt,
+    },
+    /// Replace a stored procedure's source.
+    Replace {
+        /// Where it is.
+        #[command(flatten)]
+        at: ScriptAt,
+        /// Its new source.
+        #[command(flatten)]
+        source: ScriptSource,
+    },
+    /// Delete a stored procedure.
+    Delete {
+        /// Where it is.
+        #[command(flatten)]
+        at: ScriptAt,
+    },
+    /// List a container's stored procedures.
+    List {
+        /// Database id.
+        #[arg(long)]
+        db: String,
+        /// Container id.
+        #[arg(long)]
+        container: String,
+    },
+    /// Execute a stored procedure in one partition and print what it answered.
+    Execute(ExecuteArgs),
+}
+
+/// Trigger subcommands.
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
+pub enum TriggerAction {
+    /// Create a trigger.
+    Create {
+        /// Where it goes.
+        #[command(flatten)]
+        at: ScriptAt,
+        /// Its source.
+        #[command(flatten)]
+        source: ScriptSource,
+        /// When and around what it runs.
+        #[command(flatten)]
+        kind: TriggerKindArgs,
+    },
+    /// Read a trigger.
+    Read {
+        /// Where it is.
+        #[command(flatten)]
+        at: ScriptAt,
+    },
+    /// Replace a trigger.
+    Replace {
+        /// Where it is.
+        #[command(flatten)]
+        at: ScriptAt,
+        /// Its new source.
+        #[command(flatten)]
+        source: ScriptSource,
+        /// When and around what it runs.
+        #[command(flatten)]
+        kind: TriggerKindArgs,
+    },
+    /// Delete a trigger.
+    Delete {
+        /// Where it is.
+        #[command(flatten)]
+        at: ScriptAt,
+    },
+    /// List a container's triggers.
+    List {
+        /// Database id.
+        #[arg(long)]
+        db: String,
+        /// Container id.
+        #[arg(long)]
+        container: String,
+    },
+}
+
+/// User-defined function subcommands.
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
+pub enum UdfAction {
+    /// Create a user-defined function.
+    Create {
+        /// Where it goes.
+        #[command(flatten)]
+        at: ScriptAt,
+        /// Its source.
+        #[command(flatten)]
+        source: ScriptSource,
+    },
+    /// Read a user-defined function.
+    Read {
+        /// Where it is.
+        #[command(flatten)]
+        at: ScriptAt,
+    },
+    /// Replace a user-defined function's source.
+    Replace {
+        /// Where it is.
+        #[command(flatten)]
+        at: ScriptAt,
+        /// Its new source.
+        #[command(flatten)]
+        source: ScriptSource,
+    },
+    /// Delete a user-defined function.
+    Delete {
+        /// Where it is.
+        #[command(flatten)]
+        at: ScriptAt,
+    },
+    /// List a container's user-defined functions.
+    List {
+        /// Database id.
+        #[arg(long)]
+        db: String,
+        /// Container id.
+        #[arg(long)]
+        container: String,
+    },
+}
+
 /// Benchmark workloads.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkloadKind {
@@ -362,6 +616,14 @@ pub struct BenchArgs {
     /// Write the runs as JSON here.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write every run's latency histogram here as an HDR histogram interval log (one interval per
+    /// run, tagged with its title), which HdrHistogram tools can read, merge and compare.
+    #[arg(long, value_name = "PATH")]
+    pub hdr: Option<PathBuf>,
+    /// Exit 0 even when operations failed (by default a run with failed operations exits 1 after
+    /// printing and writing its results).
+    #[arg(long)]
+    pub allow_errors: bool,
     /// Draw the latency distribution of every run here (SVG).
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
@@ -580,6 +842,32 @@ mod tests {
             let e = parse(args).err().expect("refused").to_string();
             assert!(e.contains(needle), "{args:?}: {e}");
         }
+    }
+
+    #[test]
+    fn script_commands_parse() {
+        let (cli, _) = parse(&[
+            "trigger", "create", "--db", "d", "--container", "c", "stamp", "--body", "@t.js",
+            "--type", "pre",
+        ])
+        .unwrap();
+        let Command::Trigger { action: TriggerAction::Create { at, source, kind }, .. } = cli.command
+        else {
+            panic!("not trigger create")
+        };
+        assert_eq!((at.id.as_str(), source.body.as_str()), ("stamp", "@t.js"));
+        assert_eq!((kind.trigger_type, kind.operation), (TriggerTypeArg::Pre, TriggerOperationArg::All));
+        let (cli, _) = parse(&[
+            "sproc", "execute", "--db", "d", "--container", "c", "--pk", "p", "bulk", "--params",
+            "[1]", "--log",
+        ])
+        .unwrap();
+        let Command::Sproc { action: SprocAction::Execute(e), .. } = cli.command else {
+            panic!("not sproc execute")
+        };
+        assert_eq!((e.id.as_str(), e.params.as_str(), e.log), ("bulk", "[1]", true));
+        assert!(parse(&["udf", "list", "--db", "d", "--container", "c"]).is_ok());
+        assert!(parse(&["trigger", "create", "--db", "d", "--container", "c", "t", "--body", "x"]).is_err());
     }
 
     #[test]

@@ -6,3 +6,4 @@ pub mod args;
 pub mod bench;
 pub mod cli;
 pub mod commands;
+pub mod exit_code;

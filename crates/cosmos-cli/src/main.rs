@@ -8,17 +8,16 @@ use cosmos_cli::cli::{Cli, Command};
 use cosmos_cli::commands::{self, printing, CommandError};
 
 fn report(result: Result<(), CommandError>, diagnostics: bool) -> ExitCode {
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(CommandError::Usage(message)) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
+    let Err(e) = result else {
+        return ExitCode::SUCCESS;
+    };
+    match &e {
+        CommandError::Usage(message) | CommandError::Input(message) | CommandError::Failed(message) => {
+            eprintln!("error: {message}")
         }
-        Err(CommandError::Cosmos(e)) => {
-            printing::print_error(&e, diagnostics);
-            ExitCode::FAILURE
-        }
+        CommandError::Cosmos(error) => printing::print_error(error, diagnostics),
     }
+    ExitCode::from(e.class().code())
 }
 
 /// The matches of `item patch`, whose operation flags keep their command-line order.
@@ -33,16 +32,10 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> ExitCode {
         Command::Emulator(args) => report(
             cosmos_emulator::run(args)
                 .await
-                .map_err(CommandError::Usage),
+                .map_err(CommandError::Failed),
             false,
         ),
-        Command::Bench(args) => report(
-            commands::bench::run(&args)
-                .await
-                .map(|_| ())
-                .map_err(CommandError::Usage),
-            false,
-        ),
+        Command::Bench(args) => report(commands::bench::run_checked(&args).await, false),
         Command::Db { target, action } => report(
             commands::database::run(&target, &action).await,
             target.diagnostics,
@@ -60,6 +53,19 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> ExitCode {
                 target.diagnostics,
             )
         }
+        Command::Sproc { target, action } => report(
+            commands::scripts::run_sproc(&target, &action).await,
+            target.diagnostics,
+        ),
+        Command::Trigger { target, action } => report(
+            commands::scripts::run_trigger(&target, &action).await,
+            target.diagnostics,
+        ),
+        Command::Udf { target, action } => report(
+            commands::scripts::run_udf(&target, &action).await,
+            target.diagnostics,
+        ),
+        Command::Completions { .. } => ExitCode::SUCCESS,
     }
 }
 
@@ -75,6 +81,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    if let Command::Completions { shell } = cli.command {
+        clap_complete::generate(shell, &mut Cli::command(), "cosmos", &mut std::io::stdout());
+        return ExitCode::SUCCESS;
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

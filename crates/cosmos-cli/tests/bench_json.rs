@@ -15,6 +15,7 @@ fn scratch(name: &str) -> PathBuf {
 fn bench(args: &[&str], dir: &Path) -> Value {
     let json = dir.join("runs.json");
     let svg = dir.join("runs.svg");
+    let hdr = dir.join("runs.hlog");
     let out = Command::new(env!("CARGO_BIN_EXE_cosmos"))
         .arg("bench")
         .args(args)
@@ -22,6 +23,8 @@ fn bench(args: &[&str], dir: &Path) -> Value {
         .arg(&json)
         .arg("--svg")
         .arg(&svg)
+        .arg("--hdr")
+        .arg(&hdr)
         .env_remove("COSMOS_ENDPOINT")
         .env_remove("COSMOS_KEY")
         .output()
@@ -44,8 +47,55 @@ fn bench(args: &[&str], dir: &Path) -> Value {
         .filter(|n| n.attribute("class") == Some("series"))
         .count();
     assert_eq!(lines, runs, "one line per run");
+    check_invocation(&report, args);
+    check_hdr_log(&std::fs::read(&hdr).expect("the HDR log was written"), &report);
+    assert!(
+        table.lines().any(|l| l.starts_with("  p99.9 (ms) ")
+            && l.ends_with(" 99.9% of the operations took at most this")),
+        "the table explains its rows: {table}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
     report
+}
+
+/// The report names the tool, its start and the command line it ran.
+fn check_invocation(report: &Value, args: &[&str]) {
+    assert_eq!(report["tool"]["name"], "cosmos", "{}", report["tool"]);
+    assert_eq!(report["tool"]["version"], env!("CARGO_PKG_VERSION"));
+    let started = report["started_at"].as_str().expect("started_at");
+    assert!(
+        started.len() == 24 && started.ends_with('Z') && started.as_bytes()[10] == b'T',
+        "{started}"
+    );
+    let line: Vec<&str> = report["command_line"]
+        .as_array()
+        .expect("command_line")
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(line[1], "bench", "{line:?}");
+    for a in args {
+        assert!(line.contains(a), "{a} missing from {line:?}");
+    }
+}
+
+/// One tagged interval per run, holding as many latencies as the run measured.
+fn check_hdr_log(log: &[u8], report: &Value) {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let runs = report["runs"].as_array().unwrap();
+    let intervals: Vec<_> = IntervalLogIterator::new(log)
+        .filter_map(|e| match e.expect("the HDR log parses") {
+            LogEntry::Interval(h) => Some(h),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(intervals.len(), runs.len());
+    for (h, run) in intervals.iter().zip(runs) {
+        let tag = h.tag().expect("each interval is tagged").as_str().to_owned();
+        assert!(tag.contains(run["hedging"].as_str().unwrap()), "{tag}");
+        // The log's max column is in milliseconds, as the report's.
+        assert!((h.max() - number(run, "latency_ms.max")).abs() < 0.01 * number(run, "latency_ms.max").max(1.0), "{} vs {run}", h.max());
+    }
 }
 
 fn number(v: &Value, path: &str) -> f64 {
@@ -101,6 +151,17 @@ fn check_run_shape(run: &Value) {
         number(run, "ru.total") >= number(run, "ru.caller_visible"),
         "{run}"
     );
+    let spectrum = run["latency_percentiles_ms"]
+        .as_array()
+        .expect("latency_percentiles_ms");
+    assert!(spectrum.len() > 10, "{run}");
+    let points: Vec<(f64, f64)> = spectrum
+        .iter()
+        .map(|p| (number(p, "percentile"), number(p, "ms")))
+        .collect();
+    assert!(points.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "{points:?}");
+    assert_eq!(points.last().unwrap().0, 100.0, "{points:?}");
+    assert!((points.last().unwrap().1 - p("max")).abs() <= 0.01 * p("max"), "{points:?} {run}");
     let by_status = run["errors_by_status"]
         .as_object()
         .unwrap_or_else(|| panic!("errors_by_status is not an object in {run}"));
@@ -166,6 +227,7 @@ fn patch_counter_reads_back_every_successful_increment() {
             "off",
             "--profile",
             "local",
+            "--allow-errors",
         ],
         &scratch("patch"),
     );
@@ -213,6 +275,7 @@ fn chaos_plays_every_fault_and_accounts_for_every_operation() {
             "150",
             "--profile",
             "local",
+            "--allow-errors",
         ],
         &scratch("chaos"),
     );

@@ -19,14 +19,15 @@ const HOSTILE_PAGES: usize = 3000;
 /// The body and continuation of a feed page, given the continuation it was asked with.
 type Rule = fn(Option<&str>) -> (&'static str, Option<&'static str>);
 
-/// One HTTP/1.1 request's head (lower-cased header names) and body length.
-struct Head {
-    line: String,
-    headers: Vec<(String, String)>,
+/// One HTTP/1.1 request: its request line, headers (lower-cased names) and body.
+pub(crate) struct Head {
+    pub(crate) line: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Head {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -35,7 +36,7 @@ impl Head {
 }
 
 /// Reads one request (head and body); `None` when the connection ends.
-async fn read_request(socket: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Head> {
+pub(crate) async fn read_request(socket: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Head> {
     let end = loop {
         if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             break i;
@@ -53,7 +54,11 @@ async fn read_request(socket: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Head>
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
         .collect();
-    let head = Head { line, headers };
+    let mut head = Head {
+        line,
+        headers,
+        body: Vec::new(),
+    };
     let length: usize = head
         .header("content-length")
         .and_then(|v| v.parse().ok())
@@ -66,6 +71,7 @@ async fn read_request(socket: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Head>
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }
     }
+    head.body = buf[end + 4..total].to_vec();
     buf.drain(..total);
     Some(head)
 }

@@ -7,3 +7,5 @@ mod bench_json;
 mod hostile_server;
 mod item_crud;
 mod item_query;
+mod script_wire;
+mod scripting;

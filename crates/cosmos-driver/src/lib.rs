@@ -97,7 +97,8 @@ pub use auth::{AccessToken, Credential, TokenCredential};
 pub use client::{
     ChangeFeed, ChangeFeedItems, ChangeFeedOptions, ContainerBatch, ContainerBulk, ContainerClient,
     ContainerResponse, DatabaseClient, DatabaseProperties, ItemOptions,
-    ItemResponse, ResourceFeed, ResourcePage, ThroughputResponse,
+    ExecuteOptions, ItemResponse, ResourceFeed, ResourcePage, ScriptsClient,
+    StoredProcedureResponse, ThroughputResponse,
 };
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
@@ -111,7 +112,7 @@ pub use options::{
 pub use protocol::{
     ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference,
     OperationType, PartitionKey, PartitionKeyDefinition, PartitionKeyValue, Region, ResourceType,
-    ResponseHeaders, SessionToken,
+    ResponseHeaders, ScriptKind, ScriptReference, SessionToken,
 };
 pub use response::CosmosResponse;
 pub use routing::{
@@ -130,4 +131,7 @@ pub use hedging::AvailabilityStrategy;
 pub use patch::PatchInstructions;
 pub use query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope};
 pub use read_many::{ReadManyOptions, ReadManyResponse};
-pub use resources::{ContainerProperties, IndexingPolicy, ThroughputProperties};
+pub use resources::{
+    ContainerProperties, IndexingPolicy, StoredProcedureProperties, ThroughputProperties,
+    TriggerOperation, TriggerProperties, TriggerType, UserDefinedFunctionProperties,
+};

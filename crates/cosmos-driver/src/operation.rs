@@ -8,7 +8,7 @@ use http::{HeaderName, HeaderValue, Method};
 use crate::error::CosmosError;
 use crate::protocol::{
     header_names as h, validate_id, ContainerReference, DatabaseReference, ItemReference, OfferId,
-    OperationType, PartitionKey, PartitionKeyDefinition, ResourceType,
+    OperationType, PartitionKey, PartitionKeyDefinition, ResourceType, ScriptKind, ScriptReference,
 };
 
 /// A condition on the resource's current ETag.
@@ -65,6 +65,11 @@ pub enum OperationTarget {
     Offers,
     /// One throughput offer.
     Offer(OfferId),
+    /// The feed of a container's stored procedures, triggers or user-defined functions.
+    Scripts(ContainerReference, ScriptKind),
+    /// One stored procedure, trigger or user-defined function (executing a stored procedure is a
+    /// `Create` on it: a `POST` to its path).
+    Script(ScriptReference),
 }
 
 impl OperationTarget {
@@ -79,6 +84,8 @@ impl OperationTarget {
             OperationTarget::Items(_) | OperationTarget::Item(_) => ResourceType::Document,
             OperationTarget::PartitionKeyRanges(_) => ResourceType::PartitionKeyRange,
             OperationTarget::Offers | OperationTarget::Offer(_) => ResourceType::Offer,
+            OperationTarget::Scripts(_, kind) => kind.resource_type(),
+            OperationTarget::Script(s) => s.kind().resource_type(),
         }
     }
 
@@ -90,8 +97,10 @@ impl OperationTarget {
             OperationTarget::Database(d) | OperationTarget::Containers(d) => d.link(),
             OperationTarget::Container(c)
             | OperationTarget::Items(c)
-            | OperationTarget::PartitionKeyRanges(c) => c.link(),
+            | OperationTarget::PartitionKeyRanges(c)
+            | OperationTarget::Scripts(c, _) => c.link(),
             OperationTarget::Item(i) => i.link(),
+            OperationTarget::Script(s) => s.link(),
         }
     }
 
@@ -100,8 +109,10 @@ impl OperationTarget {
         match self {
             OperationTarget::Container(c)
             | OperationTarget::Items(c)
-            | OperationTarget::PartitionKeyRanges(c) => Some(c),
+            | OperationTarget::PartitionKeyRanges(c)
+            | OperationTarget::Scripts(c, _) => Some(c),
             OperationTarget::Item(i) => Some(i.container()),
+            OperationTarget::Script(s) => Some(s.container()),
             _ => None,
         }
     }
@@ -121,6 +132,8 @@ impl OperationTarget {
             OperationTarget::PartitionKeyRanges(c) => feed(c.path(), "pkranges"),
             OperationTarget::Offers => Bytes::from_static(b"/offers"),
             OperationTarget::Offer(o) => o.path_bytes().clone(),
+            OperationTarget::Scripts(c, kind) => feed(c.path(), kind.path_segment()),
+            OperationTarget::Script(s) => s.path_bytes().clone(),
         }
     }
 }

@@ -36,6 +36,7 @@ mod readme_examples;
 mod recreated_container;
 mod regional_failover;
 mod regional_start;
+mod scripts;
 mod sessions;
 mod third_party_conformance;
 mod throttling;

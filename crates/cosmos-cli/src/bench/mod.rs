@@ -3,6 +3,7 @@
 pub mod chaos;
 pub mod engine;
 pub mod items;
+pub mod meta;
 pub mod output;
 pub mod progress;
 pub mod region_timeline;

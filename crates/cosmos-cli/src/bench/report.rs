@@ -1,4 +1,5 @@
-//! The JSON a benchmark writes: `{"runs":[RUN, ...]}`. Other tools read it; the names are fixed.
+//! The JSON a benchmark writes: `{"tool":{...},"started_at":"...","command_line":[...],"runs":[RUN, ...]}`.
+//! Other tools read it; the names are fixed.
 
 use std::collections::BTreeMap;
 
@@ -6,10 +7,17 @@ use serde::{Deserialize, Serialize};
 
 use super::chaos::ChaosReport;
 use super::engine::RunMeasurement;
+use super::meta::ToolInfo;
 
 /// Every run of one benchmark invocation.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct BenchReport {
+    /// The tool and its version.
+    pub tool: ToolInfo,
+    /// When the benchmark started, RFC 3339 in UTC.
+    pub started_at: String,
+    /// The command line it was started with (secret values redacted).
+    pub command_line: Vec<String>,
     /// One entry per run, in the order they ran.
     pub runs: Vec<RunReport>,
 }
@@ -57,6 +65,10 @@ pub struct RunReport {
     pub throughput_ops_s: f64,
     /// Latency percentiles, milliseconds, measured from each operation's scheduled start.
     pub latency_ms: LatencyReport,
+    /// The whole latency distribution as HdrHistogram prints it (steps that halve the distance to
+    /// 100% five times per halving), ending at the maximum; empty when no latency was measured.
+    #[serde(default)]
+    pub latency_percentiles_ms: Vec<PercentilePoint>,
     /// Hedging facts.
     pub hedge: HedgeReport,
     /// Request charges, summed over the measured operations.
@@ -115,6 +127,31 @@ pub struct LatencyReport {
     pub p999: f64,
     /// Highest.
     pub max: f64,
+}
+
+/// One point of the latency distribution: `percentile`% of operations took at most `ms`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PercentilePoint {
+    /// 0 to 100.
+    pub percentile: f64,
+    /// Milliseconds.
+    pub ms: f64,
+}
+
+/// The percentile spectrum of a latency histogram in microseconds.
+pub fn percentile_spectrum(latency_us: &hdrhistogram::Histogram<u64>) -> Vec<PercentilePoint> {
+    if latency_us.is_empty() {
+        return Vec::new();
+    }
+    let mut points: Vec<PercentilePoint> = latency_us
+        .iter_quantiles(5)
+        .map(|v| PercentilePoint {
+            percentile: (v.quantile_iterated_to() * 100.0 * 1e6).round() / 1e6,
+            ms: ms3(latency_us.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0),
+        })
+        .collect();
+    points.dedup_by(|b, a| a.percentile == b.percentile);
+    points
 }
 
 /// Hedging facts of the measured operations.
@@ -189,6 +226,7 @@ impl RunReport {
                 p999: t.latency_ms_at(0.999),
                 max: t.max_latency_ms(),
             },
+            latency_percentiles_ms: percentile_spectrum(&t.latency_us),
             hedge: HedgeReport {
                 hedged_ops: t.hedged,
                 alternate_won: t.alternate_won,
@@ -279,6 +317,9 @@ mod tests {
     #[test]
     fn every_field_is_present_with_its_name() {
         let report = BenchReport {
+            tool: crate::bench::meta::ToolInfo::current(),
+            started_at: "2026-12-02T00:53:49.120Z".into(),
+            command_line: vec!["cosmos".into(), "bench".into()],
             runs: vec![RunReport::new(
                 labels("patch-counter"),
                 &measurement(),
@@ -286,7 +327,7 @@ mod tests {
             )],
         };
         let v: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
-        assert_eq!(keys(&v), ["runs"]);
+        assert_eq!(keys(&v), ["tool", "started_at", "command_line", "runs"]);
         let run = &v["runs"][0];
         assert_eq!(
             keys(run),
@@ -302,6 +343,7 @@ mod tests {
                 "duration_s",
                 "throughput_ops_s",
                 "latency_ms",
+                "latency_percentiles_ms",
                 "hedge",
                 "ru",
                 "patch"
@@ -348,6 +390,9 @@ mod tests {
     #[test]
     fn patch_is_absent_for_other_workloads() {
         let report = BenchReport {
+            tool: crate::bench::meta::ToolInfo::current(),
+            started_at: "2026-12-02T00:53:49.120Z".into(),
+            command_line: vec!["cosmos".into(), "bench".into()],
             runs: vec![RunReport::new(labels("read"), &measurement(), None)],
         };
         let v: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();

@@ -153,8 +153,66 @@ const BULK_ROWS: &[Row] = &[
     }),
 ];
 
-/// The table, runs side by side, ending with a newline.
-pub fn render(runs: &[RunReport]) -> String {
+/// What each row means, one line each, printed under the table.
+const LEGEND: &[(&str, &str)] = &[
+    ("throughput (ops/s)", "operations completed within the measured window, per second"),
+    ("ops", "operations measured (warm-up excluded)"),
+    ("errors", "measured operations that failed"),
+    ("errors by status", "failures by status/sub-status; no_response when no answer came"),
+    ("p50 (ms)", "half of the operations took at most this, from their scheduled start"),
+    ("p90 (ms)", "90% of the operations took at most this"),
+    ("p99 (ms)", "99% of the operations took at most this"),
+    ("p99.9 (ms)", "99.9% of the operations took at most this"),
+    ("max (ms)", "the slowest operation"),
+    ("hedged", "operations whose second-region attempt was sent"),
+    ("alternate won", "operations answered by that second-region attempt"),
+    ("budget denied", "operations whose hedge the hedge budget refused"),
+    ("extra requests", "requests beyond one per operation (hedges and retries), per operation"),
+    ("primary over threshold", "operations whose first-region attempt outlasted the hedging threshold"),
+    ("RU/op caller-visible", "request units per operation, as the caller saw them (the winning attempt)"),
+    ("RU/op total", "request units per operation over every request sent, losing hedges included"),
+    ("patch strategy", "how each PATCH ran: rmw (read-modify-write), native or auto"),
+    ("patch successful", "patches that succeeded (warm-up included)"),
+    ("patch failed 412", "patches that still met a changed etag after their last attempt"),
+    ("patch failed other", "patches that failed any other way"),
+    ("final counter", "the shared counter read back after the run"),
+    ("patch attempts", "attempts:operations, how many patches took each number of attempts"),
+    ("items/s", "items created per second over the whole bulk run"),
+    ("RU/item", "request units per item given"),
+    ("items created", "items the service answered 201 for"),
+    ("batches", "batch requests answered"),
+    ("throttled (429)", "throttled answers seen (and retried)"),
+    ("acknowledged writes", "writes the service acknowledged, every one read back after the run"),
+    ("lost writes", "acknowledged writes missing when read back"),
+    ("phantom writes", "writes that failed yet are there when read back"),
+    ("patch double-applied", "increments that landed more often than they were acknowledged"),
+    ("ambiguous errors", "writes whose outcome the driver could not tell (then read back)"),
+    ("write errors", "writes that failed"),
+    ("read errors", "reads and queries that failed"),
+    ("unverified", "writes that could not be read back"),
+    ("max write unavailable", "the longest time without an acknowledged write, and when it began"),
+    ("429 storm: requests / operation", "requests sent per operation during the 429 storm"),
+];
+
+/// The one-line explanation of a row.
+pub fn explain(label: &str) -> Option<&'static str> {
+    LEGEND.iter().find(|(l, _)| *l == label).map(|(_, e)| *e)
+}
+
+/// The legend of the rows `render` shows for `runs`, one line each, ending with a newline.
+pub fn legend(runs: &[RunReport]) -> String {
+    let rows = table_rows(runs);
+    let width = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (label, _) in &rows {
+        let text = explain(label).unwrap_or("");
+        out.push_str(&format!("  {label:width$}  {text}\n"));
+    }
+    out
+}
+
+/// Every row shown for `runs`: its label and one cell per run.
+fn table_rows(runs: &[RunReport]) -> Vec<(&'static str, Vec<String>)> {
     let mut rows: Vec<Row> = ROWS.to_vec();
     if runs.iter().any(|r| r.patch.is_some()) {
         rows.extend_from_slice(PATCH_ROWS);
@@ -162,8 +220,7 @@ pub fn render(runs: &[RunReport]) -> String {
     if runs.iter().any(|r| r.bulk.is_some()) {
         rows.extend_from_slice(BULK_ROWS);
     }
-    let titles: Vec<String> = runs.iter().map(|r| run_title(r, runs)).collect();
-    let mut rows: Vec<(&str, Vec<String>)> = rows
+    let mut rows: Vec<(&'static str, Vec<String>)> = rows
         .iter()
         .map(|(label, f)| (*label, runs.iter().map(f).collect()))
         .collect();
@@ -181,6 +238,13 @@ pub fn render(runs: &[RunReport]) -> String {
             rows.push((label, cells));
         }
     }
+    rows
+}
+
+/// The table, runs side by side, ending with a newline.
+pub fn render(runs: &[RunReport]) -> String {
+    let titles: Vec<String> = runs.iter().map(|r| run_title(r, runs)).collect();
+    let rows = table_rows(runs);
     let cells: Vec<&Vec<String>> = rows.iter().map(|(_, c)| c).collect();
     let label_w = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
     let col_w: Vec<usize> = (0..runs.len())
@@ -233,6 +297,7 @@ mod tests {
                 p999,
                 max: 1500.0,
             },
+            latency_percentiles_ms: Vec::new(),
             hedge: HedgeReport {
                 hedged_ops: 300,
                 alternate_won: 290,
@@ -288,6 +353,34 @@ mod tests {
             .unwrap();
         assert!(row.contains(" -  ") || row.contains(" - "), "{row}");
         assert!(row.ends_with("404/1002: 2, no_response: 1"), "{row}");
+    }
+
+    #[test]
+    fn every_row_is_explained_in_one_line() {
+        let mut patch = run("off", 10.0);
+        patch.patch = Some(PatchReport {
+            strategy: None,
+            successful: 1,
+            failed_412: 0,
+            failed_other: 0,
+            final_counter: Some(1),
+            attempts_histogram: Default::default(),
+        });
+        let runs = [run("off", 1400.0), patch];
+        let (t, legend) = (render(&runs), legend(&runs));
+        let rows = t.lines().count() - 1;
+        assert_eq!(legend.lines().count(), rows, "{legend}");
+        for line in legend.lines() {
+            let label = line.trim_start();
+            let (label, text) = LEGEND
+                .iter()
+                .find(|(l, _)| label.starts_with(l) && label[l.len()..].starts_with("  "))
+                .unwrap_or_else(|| panic!("unexplained row: {line}"));
+            assert!(!text.is_empty(), "{label}");
+        }
+        for (label, _) in ROWS.iter().chain(PATCH_ROWS).chain(BULK_ROWS) {
+            assert!(explain(label).is_some(), "{label} has no legend line");
+        }
     }
 
     #[test]

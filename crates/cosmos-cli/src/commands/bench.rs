@@ -3,15 +3,16 @@
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use cosmos_driver::{CosmosDriver, PatchStrategy};
+use cosmos_driver::{CosmosDriver, Credential, PatchStrategy};
 use cosmos_emulator::faults::profiles::{EPISODE_LENGTH, EPISODE_START};
 use cosmos_emulator::{Emulator, EmulatorBuilder};
 
-use super::bench_chaos;
+use super::{bench_chaos, connect, sign_in, CommandError};
 use crate::args::hedging::{run_label, HedgingChoice};
-use crate::bench::output::{self, CompletedRun};
+use crate::bench::meta::redacted_command_line;
+use crate::bench::output::{self, CompletedRun, Invocation};
 use crate::bench::progress::{ProgressBar, ProgressCounters};
 use crate::bench::region_timeline::{self, RegionTimeline};
 use crate::bench::workloads::setup::{self, BenchAccount, SeededItems};
@@ -91,10 +92,12 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
                     .into(),
             );
         }
-        let (endpoint, key) = args.target.endpoint_and_key()?;
+        let endpoint = args.target.endpoint()?;
+        connect::checked_endpoint(endpoint, args.target.allow_insecure_http)?;
         let account = BenchAccount {
             endpoint: endpoint.to_owned(),
-            key: key.to_owned(),
+            credential: sign_in::credential(&args.target)?,
+            allow_insecure_http: args.target.allow_insecure_http,
             regions: args.target.regions(),
             database: args.db.clone(),
             container: args.container.clone(),
@@ -136,7 +139,9 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
         };
     let account = BenchAccount {
         endpoint: emulator.endpoint().to_owned(),
-        key: emulator.key().to_owned(),
+        credential: Credential::master_key(emulator.key())
+            .map_err(|e| format!("the embedded emulator's key is refused: {}", e.message()))?,
+        allow_insecure_http: false,
         regions,
         database: args.db.clone(),
         container: args.container.clone(),
@@ -329,8 +334,34 @@ async fn one_run(
     })
 }
 
+/// Why a benchmark that ran to the end still fails: its operations that failed, unless
+/// `--allow-errors`.
+pub fn errors_verdict(runs: &[RunReport], allow_errors: bool) -> Result<(), String> {
+    let failed: u64 = runs.iter().map(|r| r.errors).sum();
+    if failed == 0 || allow_errors {
+        return Ok(());
+    }
+    let ops: u64 = runs.iter().map(|r| r.ops).sum();
+    Err(format!(
+        "{failed} of {ops} measured operations failed (see \"errors by status\"); pass \
+         --allow-errors to exit 0 anyway"
+    ))
+}
+
+/// Runs the benchmark, then fails when operations failed (unless `--allow-errors`).
+pub async fn run_checked(args: &BenchArgs) -> Result<(), CommandError> {
+    let runs = run(args).await.map_err(CommandError::Failed)?;
+    let reports: Vec<RunReport> = runs.into_iter().map(|r| r.report).collect();
+    errors_verdict(&reports, args.allow_errors).map_err(CommandError::Failed)
+}
+
 /// Runs the benchmark as `args` say; prints the table and writes the files.
 pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
+    let how = Invocation {
+        started: SystemTime::now(),
+        command_line: redacted_command_line(&std::env::args().collect::<Vec<_>>()),
+    };
+    let clock = std::time::Instant::now();
     let target = target(args).await?;
     let container = target.account.container_ref()?;
     let setup_driver = target
@@ -364,6 +395,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         }
     };
     let mut runs = Vec::new();
+    let mut began = Vec::new();
     let settings = hedging_runs(&args.hedging, args.workload);
     let strategies = match (args.workload, args.patch_strategy.is_empty()) {
         (WorkloadKind::PatchCounter, false) => args.patch_strategy.clone(),
@@ -381,17 +413,23 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
                     String::new()
                 }
             );
+            began.push(clock.elapsed());
             runs.push(one_run(args, &target, items.as_ref(), hedging, strategy).await?);
         }
     }
     print!("{}", output::table(&runs));
+    print!("{}", output::legend(&runs));
     for run in &runs {
         if let Some(chaos) = &run.report.chaos {
             print!("hedging {}:\n{}", run.report.hedging, chaos.describe());
         }
     }
     if let Some(path) = &args.json {
-        output::write_json(path, &runs)?;
+        output::write_json(path, &runs, &how)?;
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.hdr {
+        output::write_hdr(path, &runs, &began, &how)?;
         eprintln!("wrote {}", path.display());
     }
     if let Some(path) = &args.svg {

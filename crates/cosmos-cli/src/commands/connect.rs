@@ -1,17 +1,65 @@
 //! A driver for the account the command line names.
 
-use cosmos_driver::{CosmosDriver, Credential, DriverOptions};
+use cosmos_driver::protocol::Endpoint;
+use cosmos_driver::{CosmosDriver, DriverOptions};
 
-use super::CommandError;
+use super::{sign_in, CommandError};
 use crate::args::target::TargetArgs;
 
-/// Connects to the account given by `--endpoint`/`--key` (or `COSMOS_ENDPOINT`/`COSMOS_KEY`).
+/// The endpoint, checked by the driver's own rule; a plain `http://` endpoint on a host that is
+/// not loopback is refused with the way to allow it on this command line.
+pub fn checked_endpoint(endpoint: &str, allow_insecure_http: bool) -> Result<(), String> {
+    match Endpoint::parse(endpoint, allow_insecure_http) {
+        Ok(_) => Ok(()),
+        // Refused only for its scheme: the same text passes when plain http is allowed.
+        Err(_) if !allow_insecure_http && Endpoint::parse(endpoint, true).is_ok() => Err(format!(
+            "the endpoint {endpoint:?} uses plain http on a host that is not loopback; use \
+             https, or pass --allow-insecure-http (or set COSMOS_ALLOW_INSECURE_HTTP=true) to send \
+             requests unencrypted"
+        )),
+        Err(e) => Err(e.message().to_owned()),
+    }
+}
+
+/// The driver options for `target`: endpoint, credential, preferred regions, plain http if allowed.
+pub fn driver_options(target: &TargetArgs) -> Result<DriverOptions, String> {
+    let endpoint = target.endpoint()?;
+    checked_endpoint(endpoint, target.allow_insecure_http)?;
+    let credential = sign_in::credential(target)?;
+    Ok(DriverOptions::new(endpoint.to_owned(), credential)
+        .with_preferred_regions(target.regions())
+        .with_allow_insecure_http(target.allow_insecure_http))
+}
+
+/// Connects to the account given by the target flags (or their environment variables).
 pub async fn driver(target: &TargetArgs) -> Result<CosmosDriver, CommandError> {
-    let (endpoint, key) = target.endpoint_and_key()?;
-    // The key's text never reaches an error message: a bad key is reported without it.
-    let credential = Credential::master_key(key)
-        .map_err(|_| "the account key is not valid base64".to_string())?;
-    let options = DriverOptions::new(endpoint.to_owned(), credential)
-        .with_preferred_regions(target.regions());
-    Ok(CosmosDriver::new(options).await?)
+    Ok(CosmosDriver::new(driver_options(target)?).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_http_off_loopback_names_the_flag() {
+        for (endpoint, allow, want) in [
+            ("https://acct.documents.azure.com:443/", false, Ok(())),
+            ("http://127.0.0.1:8081/", false, Ok(())),
+            ("http://localhost:8081/", false, Ok(())),
+            ("http://emulator:8081/", true, Ok(())),
+            ("http://emulator:8081/", false, Err("--allow-insecure-http")),
+            ("ftp://emulator/", true, Err("scheme")),
+            ("https://acct/path", false, Err("path")),
+        ] {
+            let got = checked_endpoint(endpoint, allow);
+            match (want, &got) {
+                (Ok(()), Ok(())) => {}
+                (Err(needle), Err(e)) => {
+                    assert!(e.contains(needle), "{endpoint}: {e}");
+                    assert!(!e.contains("allow_insecure_http"), "{e}");
+                }
+                _ => panic!("{endpoint} allow={allow}: {got:?}"),
+            }
+        }
+    }
 }

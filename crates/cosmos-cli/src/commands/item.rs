@@ -11,7 +11,7 @@ use cosmos_driver::{
 use serde_json::{json, Value};
 
 use super::partition_key::{from_document, from_flags, paths_of_container};
-use super::printing::{body_json, print, success};
+use super::printing::{body_json, print, print_charge, success};
 use super::{connect, CommandError};
 use crate::args::patch_flags::{instructions_json, PatchFlag};
 use crate::args::target::TargetArgs;
@@ -54,7 +54,7 @@ async fn key_for(
     container: &ContainerReference,
     doc: Option<&Value>,
 ) -> Result<PartitionKey, CommandError> {
-    if let Some(pk) = from_flags(at)? {
+    if let Some(pk) = from_flags(at).map_err(CommandError::Input)? {
         return Ok(pk);
     }
     let Some(doc) = doc else {
@@ -67,7 +67,7 @@ async fn key_for(
         )
         .await?;
     let paths = paths_of_container(&body_json(response.body()))?;
-    Ok(from_document(doc, &paths)?)
+    from_document(doc, &paths).map_err(CommandError::Input)
 }
 
 /// Runs an item subcommand and prints its result. `patch_flags` are the PATCH flags in command-line
@@ -77,6 +77,11 @@ pub async fn run(
     action: &ItemAction,
     patch_flags: &[(PatchFlag, String)],
 ) -> Result<(), CommandError> {
+    if target.key_reads_stdin() && body_of(action).is_some_and(|b| b.body == "-") {
+        return Err("the key and the body cannot both come from standard input: pass the key \
+                    with --key-file or COSMOS_KEY, or the body with --body @PATH"
+            .into());
+    }
     let driver = connect::driver(target).await?;
     let mut options = OperationOptions::default();
     let op = match action {
@@ -103,7 +108,7 @@ pub async fn run(
         ItemAction::Create { at, body }
         | ItemAction::Upsert { at, body }
         | ItemAction::Replace { at, body, .. } => {
-            let doc = read_body(body)?;
+            let doc = read_body(body).map_err(CommandError::Input)?;
             let c = container_ref(at)?;
             let pk = key_for(&driver, at, &c, Some(&doc)).await?;
             let op = match action {
@@ -125,9 +130,10 @@ pub async fn run(
             op
         }
         ItemAction::Patch(p) => {
-            let instructions = instructions_json(p.ops.as_deref(), patch_flags)?;
+            let instructions =
+                instructions_json(p.ops.as_deref(), patch_flags).map_err(CommandError::Input)?;
             let instructions: PatchInstructions = serde_json::from_value(instructions)
-                .map_err(|e| format!("bad patch operation: {e}"))?;
+                .map_err(|e| CommandError::Input(format!("bad patch operation: {e}")))?;
             let attempts =
                 NonZeroU8::new(p.max_attempts).ok_or("--max-attempts must be at least 1")?;
             options = options.with_patch_max_attempts(attempts);
@@ -144,7 +150,18 @@ pub async fn run(
         _ => body_json(response.body()),
     };
     print(&success(result, &response, target.diagnostics));
+    print_charge(response.request_charge());
     Ok(())
+}
+
+/// The document flag of a write subcommand.
+fn body_of(action: &ItemAction) -> Option<&BodyArg> {
+    match action {
+        ItemAction::Create { body, .. }
+        | ItemAction::Upsert { body, .. }
+        | ItemAction::Replace { body, .. } => Some(body),
+        _ => None,
+    }
 }
 
 /// Reads the container's feed page by page until `max` items.
@@ -178,6 +195,7 @@ async fn list(
         }
     }
     let result = Value::Array(items);
+    print_charge(charge);
     if target.diagnostics {
         print(&json!({ "request_charge": charge, "result": result }));
     } else {

@@ -26,7 +26,7 @@ pub fn parse_param(text: &str) -> Result<(String, Value), String> {
 pub fn build_query(args: &QueryArgs) -> Result<Query, CommandError> {
     let mut query = Query::new(args.query.clone());
     for p in &args.params {
-        let (name, value) = parse_param(p)?;
+        let (name, value) = parse_param(p).map_err(CommandError::Input)?;
         query = query.with_parameter(&name, &value)?;
     }
     Ok(query)
@@ -50,7 +50,7 @@ pub async fn run(
     diagnostics: bool,
 ) -> Result<(), CommandError> {
     let query = build_query(args)?;
-    let scope = match from_flags(&args.at)? {
+    let scope = match from_flags(&args.at).map_err(CommandError::Input)? {
         Some(pk) => QueryScope::PartitionKey(pk),
         None => QueryScope::CrossPartition,
     };
@@ -98,6 +98,7 @@ pub async fn run(
             .map_err(|e| format!("cannot print the result: {e}"))?;
         println!("{text}");
     }
+    super::printing::print_charge(summary.request_charge);
     if let Some(token) = resume {
         eprintln!("{}", json!({ "continuation": token }));
     }

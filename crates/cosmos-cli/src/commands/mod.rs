@@ -9,16 +9,36 @@ pub mod item;
 pub mod item_query;
 pub mod partition_key;
 pub mod printing;
+pub mod scripts;
+pub mod sign_in;
 
 use cosmos_driver::CosmosError;
+
+use crate::exit_code::{classify, ExitClass};
 
 /// Why a command failed.
 #[derive(Debug)]
 pub enum CommandError {
-    /// Bad input or an unusable setting, caught before or outside an operation.
+    /// Bad usage or an unusable setting, caught before or outside an operation.
     Usage(String),
+    /// Bad input (a document or value), refused before any request.
+    Input(String),
     /// The operation failed; printed with its status, sub-status and message.
     Cosmos(CosmosError),
+    /// Anything else, e.g. a benchmark whose operations failed.
+    Failed(String),
+}
+
+impl CommandError {
+    /// The class of the failure, for the exit status.
+    pub fn class(&self) -> ExitClass {
+        match self {
+            CommandError::Usage(_) => ExitClass::Usage,
+            CommandError::Input(_) => ExitClass::BadInput,
+            CommandError::Cosmos(e) => classify(e.kind(), e.status()),
+            CommandError::Failed(_) => ExitClass::Failure,
+        }
+    }
 }
 
 impl From<String> for CommandError {

@@ -30,6 +30,17 @@ pub fn success(result: Value, response: &CosmosResponse, diagnostics: bool) -> V
     })
 }
 
+/// The line an item command prints on stderr: `{"request_charge":N}` (the request units the
+/// command's operation cost), so stdout keeps the result alone.
+pub fn charge_line(request_charge: f64) -> String {
+    json!({ "request_charge": request_charge }).to_string()
+}
+
+/// Prints the charge line on stderr.
+pub fn print_charge(request_charge: f64) {
+    eprintln!("{}", charge_line(request_charge));
+}
+
 /// Prints `value` as pretty JSON on stdout.
 pub fn print(value: &Value) {
     match serde_json::to_string_pretty(value) {
@@ -69,6 +80,11 @@ mod tests {
         assert_eq!(body_json(b""), Value::Null);
         assert_eq!(body_json(br#"{"a":1}"#), json!({"a": 1}));
         assert_eq!(body_json(b"not json"), json!("not json"));
+    }
+
+    #[test]
+    fn charge_lines_are_json() {
+        assert_eq!(charge_line(5.71), r#"{"request_charge":5.71}"#);
     }
 
     #[test]

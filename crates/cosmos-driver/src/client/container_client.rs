@@ -66,10 +66,13 @@ impl ContainerClient {
         let (operation, merged) = match options {
             Some(o) => {
                 let merged = o.over(&self.options);
-                let operation = match o.precondition {
-                    Some(p) => operation.with_precondition(p),
+                let mut operation = match &o.precondition {
+                    Some(p) => operation.with_precondition(p.clone()),
                     None => operation,
                 };
+                for (name, value) in o.trigger_headers()? {
+                    operation = operation.with_header(name, value);
+                }
                 (operation, merged)
             }
             None => (operation, self.options.clone()),

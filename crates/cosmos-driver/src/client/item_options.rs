@@ -2,9 +2,12 @@
 
 use std::time::Duration;
 
+use http::{HeaderName, HeaderValue};
+
 use crate::hedging::AvailabilityStrategy;
-use crate::protocol::{ConsistencyLevel, Region, SessionToken};
-use crate::{OperationOptions, Precondition};
+use crate::protocol::{header_names as h, ConsistencyLevel, Region, SessionToken};
+use crate::resources::trigger_include_header;
+use crate::{CosmosError, OperationOptions, Precondition};
 
 /// Options of one item operation (read, create, upsert, replace, delete, patch). Every field is
 /// optional; an unset field falls back to the handle's options
@@ -38,6 +41,10 @@ pub struct ItemOptions {
     pub content_response_on_write: Option<bool>,
     /// Bound on the whole call, retries included.
     pub end_to_end_timeout: Option<Duration>,
+    /// Pre-triggers the write runs, by id (`x-ms-documentdb-pre-trigger-include`).
+    pub pre_triggers: Vec<String>,
+    /// Post-triggers the write runs, by id (`x-ms-documentdb-post-trigger-include`).
+    pub post_triggers: Vec<String>,
 }
 
 impl ItemOptions {
@@ -105,6 +112,46 @@ impl ItemOptions {
         self
     }
 
+    /// Runs the pre-triggers `ids` before the write (they must exist and be pre-triggers for this
+    /// kind of write, or the write fails).
+    pub fn with_pre_triggers<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.pre_triggers = ids.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Runs the post-triggers `ids` after the write, inside its transaction.
+    pub fn with_post_triggers<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.post_triggers = ids.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The trigger headers of these options (none when no trigger is named).
+    pub(crate) fn trigger_headers(&self) -> Result<Vec<(HeaderName, HeaderValue)>, CosmosError> {
+        let mut out = Vec::new();
+        for (name, ids) in [
+            (h::PRE_TRIGGER_INCLUDE, &self.pre_triggers),
+            (h::POST_TRIGGER_INCLUDE, &self.post_triggers),
+        ] {
+            if let Some(value) = trigger_include_header(ids) {
+                let value = HeaderValue::from_str(&value).map_err(|_| {
+                    CosmosError::invalid_input(format!(
+                        "the trigger ids {ids:?} cannot be sent in a header"
+                    ))
+                })?;
+                out.push((name, value));
+            }
+        }
+        Ok(out)
+    }
+
     /// `base` with every field set here put over it.
     pub(crate) fn over(&self, base: &OperationOptions) -> OperationOptions {
         let mut out = base.clone();
@@ -147,5 +194,31 @@ mod tests {
         assert_eq!(merged.content_response_on_write, Some(true));
         assert_eq!(merged.excluded_regions, Some(vec![Region::from("West US")]));
         assert_eq!(ItemOptions::new().over(&base), base);
+    }
+
+    #[test]
+    fn triggers_become_their_headers() {
+        assert!(ItemOptions::new().trigger_headers().unwrap().is_empty());
+        let headers = ItemOptions::new()
+            .with_pre_triggers(["stamp", "validate"])
+            .with_post_triggers(["count"])
+            .trigger_headers()
+            .unwrap();
+        let shown: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("x-ms-documentdb-pre-trigger-include", "stamp,validate"),
+                ("x-ms-documentdb-post-trigger-include", "count")
+            ]
+        );
+        let e = ItemOptions::new()
+            .with_pre_triggers(["bad\nid"])
+            .trigger_headers()
+            .unwrap_err();
+        assert!(e.message().contains("trigger ids"), "{}", e.message());
     }
 }

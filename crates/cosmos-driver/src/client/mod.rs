@@ -12,6 +12,7 @@ mod item_options;
 mod item_response;
 mod offer_flow;
 mod read_many_client;
+mod scripts;
 mod resource_feed;
 mod throughput_response;
 
@@ -24,4 +25,5 @@ pub use database_client::{DatabaseClient, DatabaseProperties};
 pub use item_options::ItemOptions;
 pub use item_response::ItemResponse;
 pub use resource_feed::{ResourceFeed, ResourcePage};
+pub use scripts::{ExecuteOptions, ScriptsClient, StoredProcedureResponse};
 pub use throughput_response::ThroughputResponse;

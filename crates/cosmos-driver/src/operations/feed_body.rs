@@ -32,11 +32,13 @@ pub(crate) fn feed_array_name(operation: &CosmosOperation) -> Option<&'static st
         OperationTarget::Containers(_) => Some("DocumentCollections"),
         OperationTarget::PartitionKeyRanges(_) => Some("PartitionKeyRanges"),
         OperationTarget::Offers => Some("Offers"),
+        OperationTarget::Scripts(_, kind) => Some(kind.feed_field()),
         OperationTarget::Account
         | OperationTarget::Database(_)
         | OperationTarget::Container(_)
         | OperationTarget::Item(_)
-        | OperationTarget::Offer(_) => None,
+        | OperationTarget::Offer(_)
+        | OperationTarget::Script(_) => None,
     }
 }
 

@@ -19,7 +19,12 @@ pub(crate) fn record(
         OperationTarget::Database(d) | OperationTarget::Containers(d) => (Some(d.id()), None),
         OperationTarget::Container(c)
         | OperationTarget::Items(c)
-        | OperationTarget::PartitionKeyRanges(c) => (Some(c.database().id()), Some(c.id())),
+        | OperationTarget::PartitionKeyRanges(c)
+        | OperationTarget::Scripts(c, _) => (Some(c.database().id()), Some(c.id())),
+        OperationTarget::Script(s) => (
+            Some(s.container().database().id()),
+            Some(s.container().id()),
+        ),
         OperationTarget::Item(i) => (
             Some(i.container().database().id()),
             Some(i.container().id()),

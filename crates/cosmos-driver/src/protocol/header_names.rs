@@ -56,3 +56,15 @@ pub(crate) const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("x-ms-retr
 pub(crate) const ITEM_COUNT: HeaderName = HeaderName::from_static("x-ms-item-count");
 /// `etag`
 pub(crate) const ETAG: HeaderName = http::header::ETAG;
+/// `x-ms-documentdb-pre-trigger-include`: the pre-triggers a write runs, comma-separated.
+pub(crate) const PRE_TRIGGER_INCLUDE: HeaderName =
+    HeaderName::from_static("x-ms-documentdb-pre-trigger-include");
+/// `x-ms-documentdb-post-trigger-include`: the post-triggers a write runs, comma-separated.
+pub(crate) const POST_TRIGGER_INCLUDE: HeaderName =
+    HeaderName::from_static("x-ms-documentdb-post-trigger-include");
+/// `x-ms-documentdb-script-enable-logging`: `true` asks for a stored procedure's `console.log`.
+pub(crate) const SCRIPT_ENABLE_LOGGING: HeaderName =
+    HeaderName::from_static("x-ms-documentdb-script-enable-logging");
+/// `x-ms-documentdb-script-log-results`: a stored procedure's log, percent-encoded.
+pub(crate) const SCRIPT_LOG_RESULTS: HeaderName =
+    HeaderName::from_static("x-ms-documentdb-script-log-results");

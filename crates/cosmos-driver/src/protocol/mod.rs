@@ -14,6 +14,7 @@ mod protocol_error;
 mod region;
 mod resource_link;
 mod response_headers;
+mod script_kind;
 mod session_token;
 mod status_class;
 
@@ -29,8 +30,10 @@ pub use partition_key::{
 pub use protocol_error::ProtocolError;
 pub use region::Region;
 pub use resource_link::{
-    validate_id, ContainerReference, DatabaseReference, ItemReference, MAX_ID_LENGTH,
+    validate_id, ContainerReference, DatabaseReference, ItemReference, ScriptReference,
+    MAX_ID_LENGTH,
 };
+pub use script_kind::ScriptKind;
 pub use response_headers::ResponseHeaders;
 pub(crate) use response_headers::parse_retry_after;
 pub use session_token::{PartitionSessionToken, SessionToken, MAX_SESSION_TOKEN_BYTES};

@@ -15,6 +15,12 @@ pub enum ResourceType {
     PartitionKeyRange,
     /// `offers`: the throughput of a database or container.
     Offer,
+    /// `sprocs`: a container's stored procedures.
+    StoredProcedure,
+    /// `triggers`: a container's pre- and post-triggers.
+    Trigger,
+    /// `udfs`: a container's user-defined functions.
+    UserDefinedFunction,
 }
 
 impl ResourceType {
@@ -27,6 +33,9 @@ impl ResourceType {
             ResourceType::Document => "docs",
             ResourceType::PartitionKeyRange => "pkranges",
             ResourceType::Offer => "offers",
+            ResourceType::StoredProcedure => "sprocs",
+            ResourceType::Trigger => "triggers",
+            ResourceType::UserDefinedFunction => "udfs",
         }
     }
 

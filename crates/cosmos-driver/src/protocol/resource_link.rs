@@ -169,6 +169,45 @@ impl ItemReference {
     }
 }
 
+/// A stored procedure, trigger or user-defined function, by container, kind and id.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ScriptReference {
+    container: ContainerReference,
+    kind: super::script_kind::ScriptKind,
+    address: Address,
+}
+
+impl ScriptReference {
+    /// A reference to the script `id` of `kind` in `container`.
+    pub fn new(
+        container: ContainerReference,
+        kind: super::script_kind::ScriptKind,
+        id: impl AsRef<str>,
+    ) -> Result<Self, ProtocolError> {
+        let address = Address::child(
+            Some(&container.address),
+            kind.what(),
+            kind.path_segment(),
+            id.as_ref(),
+        )?;
+        Ok(Self {
+            container,
+            kind,
+            address,
+        })
+    }
+
+    /// The container the script belongs to.
+    pub fn container(&self) -> &ContainerReference {
+        &self.container
+    }
+
+    /// Which kind of script it is.
+    pub fn kind(&self) -> super::script_kind::ScriptKind {
+        self.kind
+    }
+}
+
 /// What every reference answers from its address: id, link, request path, `Debug` and `Display`.
 macro_rules! reference_address {
     ($($t:ty, $what:literal, $link:literal;)*) => {$(
@@ -210,6 +249,7 @@ reference_address! {
     DatabaseReference, "database", "dbs/{id}";
     ContainerReference, "container", "dbs/{db}/colls/{id}";
     ItemReference, "item", "dbs/{db}/colls/{c}/docs/{id}";
+    ScriptReference, "script", "dbs/{db}/colls/{c}/sprocs/{id}` or `triggers/{id}` or `udfs/{id}";
 }
 
 #[cfg(test)]

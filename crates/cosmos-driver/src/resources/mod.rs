@@ -3,6 +3,7 @@
 //! JSON the service reads and writes. Plain data; the client layer sends it.
 
 mod container_properties;
+mod scripts;
 mod throughput_properties;
 
 pub use container_properties::{
@@ -11,4 +12,8 @@ pub use container_properties::{
 };
 pub use throughput_properties::{
     AutopilotSettings, OfferContent, OfferDocument, ThroughputProperties,
+};
+pub use scripts::{
+    decode_script_log, trigger_include_header, StoredProcedureProperties, TriggerOperation,
+    TriggerProperties, TriggerType, UserDefinedFunctionProperties,
 };

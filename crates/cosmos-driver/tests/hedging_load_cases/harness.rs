@@ -126,7 +126,9 @@ pub struct Run {
     /// Requests the emulator saw during the read, every region and kind (range listings and
     /// account reads included).
     pub requests: u64,
-    /// The same requests by region and kind, for the message when an invariant breaks.
+    /// The same requests by region and kind, for the message when an invariant breaks (read
+    /// only through `Debug`).
+    #[allow(dead_code)]
     pub by_region: serde_json::Value,
     pub elapsed: Duration,
     /// The ids the read returned, in order, or the status (or kind) it failed with.

@@ -227,6 +227,12 @@ mod tests {
             timeline.clone(),
             Some(storm),
         );
+        for (label, _) in r.rows() {
+            assert!(
+                crate::bench::table::explain(label).is_some(),
+                "the table legend does not explain {label:?}"
+            );
+        }
         assert_eq!(
             (r.max_write_unavailable_ms, r.max_write_unavailable_from_ms),
             (3000, 1200)

@@ -125,6 +125,7 @@ pub async fn bulk_insert(
         duration_s: round(elapsed),
         throughput_ops_s: round(items_per_second),
         latency_ms: zero,
+        latency_percentiles_ms: Vec::new(),
         hedge: HedgeReport {
             hedged_ops: 0,
             alternate_won: 0,

@@ -21,8 +21,10 @@ use crate::bench::items::{counter_body, item_body, item_id, COUNTER_ID, PARTITIO
 pub struct BenchAccount {
     /// Account endpoint.
     pub endpoint: String,
-    /// Account key (base64).
-    pub key: String,
+    /// How requests are signed (an account key or Entra ID tokens).
+    pub credential: Credential,
+    /// Whether a plain `http://` endpoint off loopback is allowed.
+    pub allow_insecure_http: bool,
     /// Preferred regions, most preferred first.
     pub regions: Vec<String>,
     /// Database id.
@@ -35,7 +37,7 @@ impl std::fmt::Debug for BenchAccount {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BenchAccount")
             .field("endpoint", &self.endpoint)
-            .field("key", &"<redacted>")
+            .field("credential", &self.credential)
             .field("regions", &self.regions)
             .field("database", &self.database)
             .field("container", &self.container)
@@ -68,10 +70,9 @@ impl BenchAccount {
         budget: Option<HedgeBudgetConfig>,
         probe_after: Option<std::time::Duration>,
     ) -> Result<CosmosDriver, String> {
-        let credential =
-            Credential::master_key(&self.key).map_err(|e| format!("bad key: {}", describe(&e)))?;
-        let mut options = DriverOptions::new(self.endpoint.clone(), credential)
-            .with_preferred_regions(self.regions.clone());
+        let mut options = DriverOptions::new(self.endpoint.clone(), self.credential.clone())
+            .with_preferred_regions(self.regions.clone())
+            .with_allow_insecure_http(self.allow_insecure_http);
         options = match hedging {
             HedgingChoice::Off => {
                 options.with_availability_strategy(AvailabilityStrategy::Disabled)
