@@ -16,6 +16,7 @@ mod query_state;
 mod replica_log;
 mod result_cache;
 mod ru_meter;
+pub mod search_policy;
 mod split;
 mod topology;
 pub mod ttl;
