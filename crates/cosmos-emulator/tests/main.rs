@@ -35,6 +35,7 @@ mod regions;
 mod response_headers;
 mod session_paths;
 mod split;
+mod search;
 mod throughput;
 mod tls;
 mod unique_keys;

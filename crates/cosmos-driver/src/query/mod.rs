@@ -19,6 +19,7 @@ mod range_merge;
 mod result_shaping;
 mod token_text;
 mod value_order;
+mod vector_merge;
 
 pub use aggregates::{partial_of, Aggregator, Total};
 pub use continuation_token::{
@@ -44,3 +45,4 @@ pub use result_shaping::{
     value_hash, ResultShaper, Shaped, ShapingState, ValueHash, MAX_DISTINCT_VALUES,
 };
 pub use value_order::{canonical_text, compare_keys, compare_values};
+pub use vector_merge::{Ranked, TopK, MAX_TOP_K};

@@ -3,11 +3,16 @@
 //! JSON the service reads and writes. Plain data; the client layer sends it.
 
 mod container_properties;
+mod search_policy;
 mod throughput_properties;
 
 pub use container_properties::{
     CompositePath, ContainerProperties, IndexPath, IndexingMode, IndexingPolicy, PartitionKeySpec,
     UniqueKey, UniqueKeyPolicy,
+};
+pub use search_policy::{
+    DistanceFunction, FullTextIndex, FullTextPath, FullTextPolicy, VectorDataType, VectorEmbedding,
+    VectorEmbeddingPolicy, VectorIndex, VectorIndexType,
 };
 pub use throughput_properties::{
     AutopilotSettings, OfferContent, OfferDocument, ThroughputProperties,
