@@ -35,6 +35,7 @@ mod readme_examples;
 mod recreated_container;
 mod regional_failover;
 mod regional_start;
+mod search;
 mod sessions;
 mod third_party_conformance;
 mod throttling;

@@ -6,6 +6,7 @@ mod aggregates;
 mod blocking_stage;
 mod continuation_token;
 mod group_by;
+mod hybrid;
 mod page_source;
 mod query_execution;
 mod query_features;
@@ -20,12 +21,16 @@ mod result_shaping;
 mod token_text;
 mod value_order;
 mod vector_merge;
+mod vector_query;
 
 pub use aggregates::{partial_of, Aggregator, Total};
 pub use continuation_token::{
     KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_BYTES, MAX_TOKEN_RANGES,
 };
 pub use group_by::{GroupByMerge, MAX_GROUPS};
+pub use hybrid::{
+    fill_placeholders, fuse, ComponentRow, GlobalStatistics, HybridSearchInfo, RRF_K,
+};
 pub use page_source::{
     page_operation, plan_operation, PageSettings, PageTarget, QueryPageSource, RangePage,
 };
@@ -46,3 +51,4 @@ pub use result_shaping::{
 };
 pub use value_order::{canonical_text, compare_keys, compare_values};
 pub use vector_merge::{Ranked, TopK, MAX_TOP_K};
+pub use vector_query::{VectorHit, MAX_VECTOR_TOP, VECTOR_PARAMETER};

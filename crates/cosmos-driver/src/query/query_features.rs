@@ -8,7 +8,7 @@ use super::query_plan::{AggregateKind, DistinctType, QueryPlan, QueryRange, Sort
 /// refuses a plan needing a feature not declared (`NonValueAggregate`: an aggregate without
 /// `VALUE`, which the driver combines as a grouped query).
 pub const SUPPORTED_QUERY_FEATURES: &str =
-    "Aggregate,CompositeAggregate,Distinct,GroupBy,MultipleAggregates,MultipleOrderBy,OffsetAndLimit,OrderBy,Top,NonValueAggregate,NonStreamingOrderBy";
+    "Aggregate,CompositeAggregate,Distinct,GroupBy,MultipleAggregates,MultipleOrderBy,OffsetAndLimit,OrderBy,Top,NonValueAggregate,NonStreamingOrderBy,HybridSearch,WeightedRankFusion";
 
 /// The query-plan version header value (`x-ms-cosmos-query-version`) the SDKs send.
 pub const QUERY_VERSION: &str = "1.0";
@@ -29,7 +29,12 @@ pub enum Aggregation {
     /// A vector search (non-streaming ORDER BY): every range row
     /// `{"orderByItems": [...], "payload": ...}` is read and the best `k` kept
     /// (`super::vector_merge`).
-    TopK { orders: Vec<SortOrder>, k: u64 },
+    TopK {
+        /// The score's direction.
+        orders: Vec<SortOrder>,
+        /// Rows kept.
+        k: u64,
+    },
 }
 
 /// The columns of a grouped query.
@@ -324,7 +329,7 @@ mod tests {
         ] {
             assert!(SUPPORTED_QUERY_FEATURES.split(',').any(|x| x == f), "{f}");
         }
-        assert!(!SUPPORTED_QUERY_FEATURES.contains("HybridSearch"));
+        assert!(SUPPORTED_QUERY_FEATURES.contains("HybridSearch"));
         assert!(SUPPORTED_QUERY_FEATURES.contains("NonStreamingOrderBy"));
     }
 

@@ -19,7 +19,9 @@ pub const MAX_TOP_K: u64 = 50_000;
 /// One kept row: its score key and the payload the query answers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ranked {
+    /// The score (one value per ORDER BY key).
     pub keys: Vec<Option<Value>>,
+    /// What the query answers for the row.
     pub payload: Value,
 }
 
@@ -76,6 +78,7 @@ pub struct TopK {
 }
 
 impl TopK {
+    /// An empty merge keeping the best `k` rows under `orders`.
     pub fn new(orders: Vec<SortOrder>, k: usize) -> TopK {
         TopK {
             orders,
@@ -113,6 +116,7 @@ impl TopK {
         self.rows.len()
     }
 
+    /// Whether no row is kept.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }

@@ -33,9 +33,13 @@ pub struct VectorEmbedding {
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum VectorDataType {
+    /// 32-bit floating point.
     Float32,
+    /// 16-bit floating point.
     Float16,
+    /// Signed 8-bit integers.
     Int8,
+    /// Unsigned 8-bit integers.
     Uint8,
 }
 
@@ -69,10 +73,13 @@ pub struct VectorIndex {
 /// The kind of a vector index.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 pub enum VectorIndexType {
+    /// Exact, up to 505 dimensions.
     #[serde(rename = "flat")]
     Flat,
+    /// Quantized brute force, up to 4,096 dimensions.
     #[serde(rename = "quantizedFlat")]
     QuantizedFlat,
+    /// A DiskANN graph, up to 4,096 dimensions.
     #[serde(rename = "diskANN")]
     DiskAnn,
 }
