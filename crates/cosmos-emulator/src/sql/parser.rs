@@ -175,7 +175,7 @@ impl Parser {
         };
         SqlError::at(
             self.position(),
-            format!("Syntax error: expected {wanted}, found {found}."),
+            format!("Syntax error, incorrect syntax near {found}: expected {wanted}."),
         )
     }
 

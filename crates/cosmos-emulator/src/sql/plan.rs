@@ -136,7 +136,7 @@ pub fn plan(
     if super::search::is_ranked(q) {
         let root = q.from.as_ref().map(|f| f.source.alias().to_owned()).unwrap_or_default();
         let take = top.or(limit);
-        let hybrid = super::search::hybrid_info(q, &chars, offset, take, &payload(q, &chars, &root))?;
+        let hybrid = super::search::hybrid_info(q, &chars, offset, take, &payload(q, &chars, &root), params)?;
         let info = QueryInfo {
             top: None,
             offset: None,

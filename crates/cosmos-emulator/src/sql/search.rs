@@ -479,6 +479,7 @@ pub fn hybrid_info(
     skip: Option<u64>,
     take: Option<u64>,
     payload: &str,
+    params: &std::collections::HashMap<String, Value>,
 ) -> Result<Option<HybridSearchQueryInfo>, SqlError> {
     let Some(key) = q.order_by.first().filter(|k| k.rank) else {
         return Ok(None);
@@ -486,13 +487,20 @@ pub fn hybrid_info(
     let Expr::Call(name, args) = &key.expr else {
         return Ok(None);
     };
+    let weights_of = |e: &Expr| -> Option<Option<Value>> {
+        match e {
+            Expr::Array(_) => Some(constant(e)),
+            Expr::Param(p) => Some(params.get(p).cloned()),
+            _ => None,
+        }
+    };
     let (parts, weights): (Vec<&Expr>, Option<Vec<f64>>) = if name == "RRF" {
         match args.split_last() {
-            Some((Expr::Array(w), rest)) if !rest.is_empty() => {
-                let weights = w
-                    .iter()
-                    .map(|x| constant(x).and_then(|v| v.as_f64()))
-                    .collect::<Option<Vec<f64>>>()
+            Some((last, rest)) if !rest.is_empty() && weights_of(last).is_some() => {
+                let weights = match weights_of(last).flatten() {
+                    Some(Value::Array(items)) => items.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>(),
+                    _ => None,
+                }
                     .ok_or_else(|| SqlError::new("RRF's weights must be an array of numbers."))?;
                 if weights.len() != rest.len() {
                     return Err(SqlError::new(format!(

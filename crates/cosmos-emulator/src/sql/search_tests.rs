@@ -125,3 +125,26 @@ fn hybrid_plans_carry_statistics_and_component_queries_that_run() {
     assert_eq!(rows[2]["payload"]["componentScores"][0], json!(0.0));
     assert_eq!(rows[0]["payload"]["componentScores"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn rrf_weights_and_terms_may_be_parameters() {
+    let text = "SELECT TOP 3 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.t, @term), VectorDistance(c.v, @probe), @w)";
+    let params: HashMap<String, Value> = [
+        ("@term".to_owned(), json!("fox")),
+        ("@probe".to_owned(), json!([1, 0])),
+        ("@w".to_owned(), json!([1, -2])),
+    ]
+    .into_iter()
+    .collect();
+    let mut q = parse_query(text).unwrap();
+    prepare(&mut q, &policy(Distance::Cosine), &params).unwrap();
+    let p = plan(&q, text, &params, None, MinMaxParts::Plain).unwrap();
+    let h = p.hybrid_search_query_info.unwrap();
+    assert_eq!(h.component_weights, [1.0, 2.0]);
+    assert_eq!(h.component_query_infos[1].order_by, ["Ascending"]);
+    assert!(h.global_statistics_query.contains("FullTextContains(c[\"t\"], @term)"), "{}", h.global_statistics_query);
+    let bad: HashMap<String, Value> = [("@w".to_owned(), json!("heavy"))].into_iter().collect();
+    let text = "SELECT TOP 3 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'a'), FullTextScore(c.t, 'b'), @w)";
+    let q = prepared(text, Distance::Cosine).unwrap();
+    assert!(plan(&q, text, &bad, None, MinMaxParts::Plain).is_err());
+}

@@ -83,12 +83,14 @@ fn parse<T: serde::de::DeserializeOwned>(value: Option<&Value>, what: &str) -> R
 /// no empty or wildcard segment.
 fn path_names(path: &str, what: &str) -> Result<Vec<String>, ApiError> {
     let Some(rest) = path.strip_prefix('/') else {
-        return Err(bad(format!("The {what} path {path:?} must start with '/'.")));
+        return Err(bad(format!(
+            "The {what} policy contains an invalid path {path:?}: it must start with '/'."
+        )));
     };
     let names: Vec<String> = rest.split('/').map(str::to_owned).collect();
     if names.iter().any(|n| n.is_empty() || n == "*" || n == "?") {
         return Err(bad(format!(
-            "The {what} path {path:?} must name a property (no empty, '*' or '?' segment)."
+            "The {what} policy contains an invalid path {path:?}: it must name a property (no empty, '*' or '?' segment)."
         )));
     }
     Ok(names)
@@ -136,7 +138,7 @@ pub fn check(map: &Map<String, Value>) -> Result<SearchPolicy, ApiError> {
     let indexes: Option<Vec<VectorIndex>> =
         parse(indexing.and_then(|p| p.get("vectorIndexes")), "vectorIndexes list")?;
     for index in indexes.unwrap_or_default() {
-        let path = path_names(&index.path, "vector index")?;
+        let path = path_names(&index.path, "indexing")?;
         let Some(embedding) = vectors.iter().find(|v| v.path == path) else {
             return Err(bad(format!(
                 "The vector index path {:?} is not in the vector embedding policy.",
@@ -199,7 +201,7 @@ pub fn check(map: &Map<String, Value>) -> Result<SearchPolicy, ApiError> {
     let text_indexes: Option<Vec<FullTextIndex>> =
         parse(indexing.and_then(|p| p.get("fullTextIndexes")), "fullTextIndexes list")?;
     for index in text_indexes.unwrap_or_default() {
-        let path = path_names(&index.path, "full-text index")?;
+        let path = path_names(&index.path, "indexing")?;
         if !text_paths.contains(&path) {
             return Err(bad(format!(
                 "The full-text index path {:?} is not in the full-text policy.",
