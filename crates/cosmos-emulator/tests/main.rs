@@ -18,6 +18,7 @@ mod faults_wiring;
 mod feed;
 mod hardening;
 mod hierarchical_keys;
+mod http2;
 mod item_rules;
 mod lifecycle;
 mod metadata_queries;

@@ -24,9 +24,8 @@ mod vector_merge;
 mod vector_query;
 
 pub use aggregates::{partial_of, Aggregator, Total};
-pub use continuation_token::{
-    KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_BYTES, MAX_TOKEN_RANGES,
-};
+pub use continuation_token::{KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_RANGES};
+pub use token_text::MAX_TOKEN_BYTES;
 pub use group_by::{GroupByMerge, MAX_GROUPS};
 pub use hybrid::{
     fill_placeholders, fuse, ComponentRow, GlobalStatistics, HybridSearchInfo, RRF_K,
@@ -40,7 +39,7 @@ pub use query_features::{
     SUPPORTED_QUERY_FEATURES,
 };
 pub use query_options::{QueryOptions, QueryScope, DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_LIMIT};
-pub use query_pager::{QueryPager, QuerySummary, RawQueryPage, MAX_SPLITS_PER_QUERY};
+pub use query_pager::{QueryPager, QuerySummary, RawQueryPage};
 pub use query_plan::{AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder};
 pub use query_spec::{Query, QueryParameter, MAX_PARAMETERS};
 pub(crate) use query_stream::item_error;
