@@ -321,6 +321,10 @@ pub async fn run(
                 first = false;
             }
         }
+        if stats.document_count == 0 {
+            // No range holds a document: nothing to rank (and no statistics to write in).
+            return Ok(out);
+        }
         Some(stats)
     } else {
         None
