@@ -37,6 +37,7 @@ mod recreated_container;
 mod regional_failover;
 mod regional_start;
 mod scripts;
+mod search;
 mod sessions;
 mod third_party_conformance;
 mod throttling;

@@ -40,6 +40,7 @@ mod response_headers;
 mod scripts;
 mod session_paths;
 mod split;
+mod search;
 mod throughput;
 mod tls;
 mod unique_keys;

@@ -20,7 +20,7 @@
 # Environment: PYTHON (default python3), SUITE_WORK (default /tmp/cosmos-python-suite: venv, sdist,
 # logs), CARGO_TARGET_DIR (default <repo>/target), EMULATOR_PROFILE (debug, the default, or
 # release), SUITE_TEST_TIMEOUT (seconds a test may take, default 120), SUITE_TIMEOUT (seconds the
-# whole test run may take, default 720), SAMPLE_TIMEOUT (seconds a sample may take, default 120).
+# whole test run may take, default 1200), SAMPLE_TIMEOUT (seconds a sample may take, default 120).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -89,7 +89,7 @@ if [ "${1:-}" = "--in-namespace" ]; then
         export REQUESTS_CA_BUNDLE="$work/cert.pem" SSL_CERT_FILE="$work/cert.pem"
         export PYTHONPATH="$here" SUITE_RESULTS="$work/results.jsonl"
         export PYTHONDONTWRITEBYTECODE=1
-        timeout --kill-after=10 "${SUITE_TIMEOUT:-720}" "$work/venv/bin/python" -m pytest \
+        timeout --kill-after=10 "${SUITE_TIMEOUT:-1200}" "$work/venv/bin/python" -m pytest \
             -p no:cacheprovider -p suite_report -p suite_isolation \
             --timeout "${SUITE_TEST_TIMEOUT:-120}" -q -rfE --tb=native -W ignore --durations=10 \
             "${files[@]}"

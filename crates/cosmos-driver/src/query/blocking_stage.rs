@@ -14,6 +14,7 @@ use super::group_by::{GroupByMerge, GroupEntry};
 use super::query_features::Aggregation;
 use super::range_merge::RangeRow;
 use super::token_text::JsonText;
+use super::vector_merge::{Ranked, TopK};
 
 /// The stage's state in a continuation token.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -28,12 +29,16 @@ pub(crate) enum BlockingState {
     /// whose own state the token carries beside).
     #[serde(rename = "o")]
     Output(Vec<JsonText>),
+    /// Reading ranges of a vector search: the best rows so far, as the ranges answered them.
+    #[serde(rename = "k")]
+    Best(Vec<JsonText>),
 }
 
 #[derive(Debug)]
 enum Phase {
     Values(Vec<Aggregator>),
     Groups(GroupByMerge),
+    Best(TopK),
     /// Each value with the bytes it takes as JSON, and the sum of those.
     Output(VecDeque<(Value, usize)>, usize),
 }
@@ -81,6 +86,10 @@ impl BlockingStage {
                     .collect::<Result<_, _>>()?,
             ),
             Aggregation::Grouped(shape) => Phase::Groups(GroupByMerge::new(shape.clone())),
+            Aggregation::TopK { orders, k } => Phase::Best(TopK::new(
+                orders.clone(),
+                usize::try_from(*k).map_err(|_| "the vector search's TOP is too large")?,
+            )),
         };
         Ok(Some(BlockingStage { phase }))
     }
@@ -118,6 +127,16 @@ impl BlockingStage {
             (Aggregation::Grouped(shape), BlockingState::Groups(table)) => {
                 Phase::Groups(GroupByMerge::resume(shape.clone(), table).map_err(misfit)?)
             }
+            (Aggregation::TopK { orders, k }, BlockingState::Best(rows)) => {
+                let mut top = TopK::new(orders.clone(), usize::try_from(*k).unwrap_or(usize::MAX));
+                if rows.len() as u64 > *k {
+                    return Err(misfit("it keeps more rows than the query's TOP"));
+                }
+                for JsonText(row) in rows {
+                    top.push(Ranked::from_row(row, orders.len()).map_err(misfit)?);
+                }
+                Phase::Best(top)
+            }
             _ => return Err(misfit("the query groups differently")),
         };
         Ok(BlockingStage { phase })
@@ -151,6 +170,11 @@ impl BlockingStage {
                 Ok(())
             }
             Phase::Groups(groups) => groups.add(payload),
+            Phase::Best(top) => {
+                let keys = top_keys(top);
+                top.push(Ranked::from_row(payload, keys)?);
+                Ok(())
+            }
             Phase::Output(..) => Ok(()),
         }
     }
@@ -160,6 +184,7 @@ impl BlockingStage {
         let values = match std::mem::replace(&mut self.phase, Phase::Output(VecDeque::new(), 0)) {
             Phase::Values(aggs) => aggs.iter().filter_map(Aggregator::result).collect(),
             Phase::Groups(groups) => groups.finish(),
+            Phase::Best(top) => top.into_payloads(),
             output @ Phase::Output(..) => {
                 self.phase = output;
                 return;
@@ -207,6 +232,17 @@ impl BlockingStage {
                 }
                 Ok(BlockingState::Groups(groups.table()))
             }
+            Phase::Best(top) => {
+                let rows: Vec<JsonText> = top.rows().iter().map(|r| JsonText(r.to_row())).collect();
+                let bytes: usize = rows.iter().map(|JsonText(v)| json_len(v)).sum();
+                if bytes > max_bytes {
+                    return Err(too_large(format_args!(
+                        "the {} best rows of the vector search so far",
+                        rows.len()
+                    )));
+                }
+                Ok(BlockingState::Best(rows))
+            }
             Phase::Output(queue, bytes) => {
                 if *bytes > max_bytes {
                     return Err(too_large(format_args!(
@@ -226,9 +262,15 @@ impl BlockingStage {
         match &self.phase {
             Phase::Values(aggs) => format!("{} aggregates", aggs.len()),
             Phase::Groups(groups) => format!("the {} groups seen so far", groups.len()),
+            Phase::Best(top) => format!("the {} best rows of the vector search so far", top.len()),
             Phase::Output(queue, _) => format!("the {} result rows not yet returned", queue.len()),
         }
     }
+}
+
+/// How many ORDER BY keys a vector search's rows carry.
+fn top_keys(top: &TopK) -> usize {
+    top.orders_len()
 }
 
 /// The error when a blocking query's state is too large for a token: what happened and what to do.

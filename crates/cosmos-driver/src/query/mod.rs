@@ -6,6 +6,7 @@ mod aggregates;
 mod blocking_stage;
 mod continuation_token;
 mod group_by;
+mod hybrid;
 mod page_source;
 mod query_execution;
 mod query_features;
@@ -19,6 +20,8 @@ mod range_merge;
 mod result_shaping;
 mod token_text;
 mod value_order;
+mod vector_merge;
+mod vector_query;
 
 pub use token_text::MAX_TOKEN_BYTES;
 pub use page_source::{
@@ -31,3 +34,4 @@ pub use query_spec::{Query, QueryParameter, MAX_PARAMETERS};
 pub(crate) use query_stream::item_error;
 pub use query_stream::{QueryItems, QueryPage, QueryPages};
 pub use range_merge::TargetRange;
+pub use vector_query::{VectorHit, MAX_VECTOR_TOP, VECTOR_PARAMETER};

@@ -8,7 +8,7 @@ use super::query_plan::{AggregateKind, DistinctType, QueryPlan, QueryRange, Sort
 /// refuses a plan needing a feature not declared (`NonValueAggregate`: an aggregate without
 /// `VALUE`, which the driver combines as a grouped query).
 pub(crate) const SUPPORTED_QUERY_FEATURES: &str =
-    "Aggregate,CompositeAggregate,Distinct,GroupBy,MultipleAggregates,MultipleOrderBy,OffsetAndLimit,OrderBy,Top,NonValueAggregate";
+    "Aggregate,CompositeAggregate,Distinct,GroupBy,MultipleAggregates,MultipleOrderBy,OffsetAndLimit,OrderBy,Top,NonValueAggregate,NonStreamingOrderBy,HybridSearch,WeightedRankFusion";
 
 /// The query-plan version header value (`x-ms-cosmos-query-version`) the SDKs send.
 pub(crate) const QUERY_VERSION: &str = "1.0";
@@ -26,6 +26,15 @@ pub(crate) enum Aggregation {
     /// `GROUP BY` (or a non-VALUE aggregate): each range answers
     /// `{"groupByItems": [...], "payload": ...}`; one row per group results.
     Grouped(GroupedAggregation),
+    /// A vector search (non-streaming ORDER BY): every range row
+    /// `{"orderByItems": [...], "payload": ...}` is read and the best `k` kept
+    /// (`super::vector_merge`).
+    TopK {
+        /// The score's direction.
+        orders: Vec<SortOrder>,
+        /// Rows kept.
+        k: u64,
+    },
 }
 
 /// The columns of a grouped query.
@@ -80,6 +89,41 @@ impl std::fmt::Display for UnsupportedFeature {
     }
 }
 
+/// The plan of a vector search: the ranges read one after the other, every row offered to a
+/// top-k merge of TOP (or OFFSET + LIMIT) rows, then OFFSET/LIMIT/TOP as usual.
+fn top_k_plan(plan: &QueryPlan) -> Result<ExecutionPlan, UnsupportedFeature> {
+    let qi = &plan.query_info;
+    if qi.order_by.len() != 1 || qi.distinct_type != DistinctType::None {
+        return Err(unsupported(
+            "a vector search with several ORDER BY keys or DISTINCT",
+        ));
+    }
+    let k = qi
+        .top
+        .or_else(|| qi.limit.map(|l| l.saturating_add(qi.offset.unwrap_or(0))))
+        .ok_or_else(|| unsupported("a vector search without TOP or LIMIT (its cost is unbounded)"))?;
+    if k > super::vector_merge::MAX_TOP_K {
+        return Err(unsupported(&format!(
+            "a vector search of more than {} results",
+            super::vector_merge::MAX_TOP_K
+        )));
+    }
+    Ok(ExecutionPlan {
+        range_query: (!qi.rewritten_query.is_empty())
+            .then(|| qi.rewritten_query.replace(ORDER_BY_FILTER_MARKER, "true")),
+        order_by: Vec::new(),
+        aggregation: Aggregation::TopK {
+            orders: qi.order_by.clone(),
+            k,
+        },
+        distinct: qi.distinct_type,
+        offset: qi.offset,
+        limit: qi.limit,
+        top: qi.top,
+        ranges: plan.query_ranges.clone(),
+    })
+}
+
 fn unsupported(feature: &str) -> UnsupportedFeature {
     UnsupportedFeature(feature.to_owned())
 }
@@ -102,7 +146,7 @@ pub(crate) fn check_plan(plan: &QueryPlan) -> Result<ExecutionPlan, UnsupportedF
         return Err(unsupported("hybrid search"));
     }
     if qi.has_non_streaming_order_by {
-        return Err(unsupported("non-streaming ORDER BY (vector search)"));
+        return top_k_plan(plan);
     }
     if qi.d_count_info.as_ref().is_some_and(|v| !v.is_null()) {
         return Err(unsupported("DCOUNT"));
@@ -191,8 +235,8 @@ mod tests {
                 "the aggregate MakeList",
             ),
             (
-                r#"{"hasNonStreamingOrderBy":true}"#,
-                "non-streaming ORDER BY",
+                r#"{"hasNonStreamingOrderBy":true,"orderBy":["Descending"],"orderByExpressions":["VectorDistance(c.e, [1])"]}"#,
+                "without TOP or LIMIT",
             ),
             (r#"{"dCountInfo":{"dCountAlias":"n"}}"#, "DCOUNT"),
             (
@@ -286,7 +330,34 @@ mod tests {
         ] {
             assert!(SUPPORTED_QUERY_FEATURES.split(',').any(|x| x == f), "{f}");
         }
-        assert!(!SUPPORTED_QUERY_FEATURES.contains("HybridSearch"));
-        assert!(!SUPPORTED_QUERY_FEATURES.contains("NonStreamingOrderBy"));
+        assert!(SUPPORTED_QUERY_FEATURES.contains("HybridSearch"));
+        assert!(SUPPORTED_QUERY_FEATURES.contains("NonStreamingOrderBy"));
+    }
+
+    #[test]
+    fn vector_search_plans_keep_the_best_k_of_every_range() {
+        let p = check_plan(&plan(
+            r#"{"hasNonStreamingOrderBy":true,"top":10,"orderBy":["Descending"],"orderByExpressions":["VectorDistance(c.e, [1])"],"rewrittenQuery":"SELECT TOP 10 c._rid FROM c WHERE ({documentdb-formattableorderbyquery-filter})"}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            p.aggregation,
+            Aggregation::TopK {
+                orders: vec![SortOrder::Descending],
+                k: 10
+            }
+        );
+        assert!(p.order_by.is_empty() && p.is_blocking());
+        assert_eq!(p.range_query.as_deref(), Some("SELECT TOP 10 c._rid FROM c WHERE (true)"));
+        let p = check_plan(&plan(
+            r#"{"hasNonStreamingOrderBy":true,"offset":5,"limit":3,"orderBy":["Ascending"],"orderByExpressions":["x"]}"#,
+        ))
+        .unwrap();
+        assert!(matches!(p.aggregation, Aggregation::TopK { k: 8, .. }));
+        let e = check_plan(&plan(
+            r#"{"hasNonStreamingOrderBy":true,"top":60000,"orderBy":["Ascending"],"orderByExpressions":["x"]}"#,
+        ))
+        .unwrap_err();
+        assert!(e.0.contains("more than 50000"), "{e}");
     }
 }

@@ -100,6 +100,14 @@ pub struct QueryPager {
     finished: bool,
     /// The continuation guard of each range's chain of pages, by range id and lower bound.
     guards: HashMap<(String, String), PageGuard>,
+    /// A hybrid search's whole answer, handed out page by page.
+    ready: Option<std::collections::VecDeque<Value>>,
+}
+
+/// How a query starts: paged from its ranges, or (a hybrid search) answered whole.
+enum Started {
+    Paged((QueryExecution, Bytes)),
+    Whole(super::hybrid::HybridRun),
 }
 
 impl std::fmt::Debug for QueryPager {
@@ -142,6 +150,7 @@ impl QueryPager {
             summary: QuerySummary::default(),
             finished: false,
             guards: HashMap::new(),
+            ready: None,
         }
     }
 
@@ -176,7 +185,7 @@ impl QueryPager {
         })
     }
 
-    async fn start(&mut self) -> Result<(QueryExecution, Bytes), CosmosError> {
+    async fn start(&mut self) -> Result<Started, CosmosError> {
         self.query.validate()?;
         let fingerprint = self.query.fingerprint();
         let scope_text = self.scope.fingerprint();
@@ -213,13 +222,39 @@ impl QueryPager {
                     None => RangeCursor::new(whole, None, 0),
                 };
                 let body = self.query.to_body()?;
-                Ok((
+                Ok(Started::Paged((
                     QueryExecution::single(fingerprint, scope_text, cursor),
                     body,
-                ))
+                )))
             }
             (_, prefix) => {
                 let plan = self.source.plan(self.query.to_body()?, &settings).await?;
+                if let Some(info) = plan.hybrid_search_query_info.as_ref().filter(|v| !v.is_null()) {
+                    if token.is_some() {
+                        return Err(CosmosError::invalid_input(
+                            "a hybrid search is answered whole: it cannot resume from a continuation token",
+                        ));
+                    }
+                    let info = super::hybrid::HybridSearchInfo::from_plan(info)
+                        .map_err(|m| CosmosError::new(ErrorKind::NotSupported, m))?;
+                    let all = self.source.ranges(false, &settings.request).await?;
+                    let read = match &prefix {
+                        Some(p) => narrowed_ranges(p, &all),
+                        None => overlapping_ranges(&plan.query_ranges, &all),
+                    };
+                    let query = &self.query;
+                    let with_text = |text: &str| query.with_text(text).to_body();
+                    let run = super::hybrid::run(
+                        self.source.as_ref(),
+                        &info,
+                        &with_text,
+                        &all,
+                        &read,
+                        &settings,
+                    )
+                    .await?;
+                    return Ok(Started::Whole(run));
+                }
                 let plan = check_plan(&plan)
                     .map_err(|u| CosmosError::new(ErrorKind::NotSupported, u.to_string()))?;
                 let ranges = self.source.ranges(false, &settings.request).await?;
@@ -242,7 +277,7 @@ impl QueryPager {
                 let exec =
                     QueryExecution::new(&plan, fingerprint, scope_text, cursors, token.as_ref())
                         .map_err(CosmosError::invalid_input)?;
-                Ok((exec, body))
+                Ok(Started::Paged((exec, body)))
             }
         }
     }
@@ -261,10 +296,6 @@ impl QueryPager {
 
     async fn fill_page(&mut self) -> Result<RawQueryPage, CosmosError> {
         self.started.get_or_insert_with(Instant::now);
-        if self.exec.is_none() {
-            let started = self.start().await?;
-            self.exec = Some(started);
-        }
         let page_items = self
             .options
             .max_item_count
@@ -280,6 +311,37 @@ impl QueryPager {
             diagnostics: Vec::new(),
             summary: QuerySummary::default(),
         };
+        if self.exec.is_none() && self.ready.is_none() {
+            match self.start().await? {
+                Started::Paged(started) => self.exec = Some(started),
+                Started::Whole(run) => {
+                    self.summary.pages += run.pages;
+                    for d in &run.diagnostics {
+                        self.summary.record(d);
+                    }
+                    page.request_charge = run.request_charge;
+                    page.session_token = run.session_token;
+                    page.diagnostics = run.diagnostics;
+                    self.ready = Some(run.values.into());
+                }
+            }
+        }
+        if let Some(ready) = self.ready.as_mut() {
+            while page.values.len() < page_items {
+                match ready.pop_front() {
+                    Some(v) => page.values.push(v),
+                    None => break,
+                }
+            }
+            page.continuation = if ready.is_empty() {
+                self.finished = true;
+                Ok(None)
+            } else {
+                Err("a hybrid search is answered whole: its pages carry no continuation token".into())
+            };
+            page.summary = self.summary.clone();
+            return Ok(page);
+        }
         // One budget of re-plans over the query's whole run, across its pages.
         let mut replans = Replans::spent(self.summary.splits as u32);
         let page_started = Instant::now();

@@ -1,6 +1,7 @@
-//! A container's definition: partition key, indexing policy, default TTL and unique keys. Fields
-//! the driver does not name (system properties, conflict resolution, vector and full-text
-//! policies...) are kept as they came, so reading a definition and replacing it loses nothing.
+//! A container's definition: partition key, indexing policy, default TTL, unique keys and the
+//! vector and full-text search policies. Fields the driver does not name (system properties,
+//! conflict resolution...) are kept as they came, so reading a definition and replacing it loses
+//! nothing.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -28,6 +29,12 @@ pub struct ContainerProperties {
     /// created).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unique_key_policy: Option<UniqueKeyPolicy>,
+    /// The vector properties of the items (fixed when the container is created).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_embedding_policy: Option<super::search_policy::VectorEmbeddingPolicy>,
+    /// The text properties full-text search reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_text_policy: Option<super::search_policy::FullTextPolicy>,
     /// Every other field, kept as it came.
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -68,6 +75,12 @@ pub struct IndexingPolicy {
     /// Composite indexes, each a list of paths with their order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub composite_indexes: Vec<Vec<CompositePath>>,
+    /// Vector indexes (see [`super::VectorIndex`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vector_indexes: Vec<super::search_policy::VectorIndex>,
+    /// Full-text indexes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub full_text_indexes: Vec<super::search_policy::FullTextIndex>,
     /// Other fields (spatial, vector indexes...), kept.
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -147,8 +160,25 @@ impl ContainerProperties {
             indexing_policy: None,
             default_ttl: None,
             unique_key_policy: None,
+            vector_embedding_policy: None,
+            full_text_policy: None,
             other: Map::new(),
         }
+    }
+
+    /// The same definition with `policy` as its vector embedding policy.
+    pub fn with_vector_embedding_policy(
+        mut self,
+        policy: super::search_policy::VectorEmbeddingPolicy,
+    ) -> Self {
+        self.vector_embedding_policy = Some(policy);
+        self
+    }
+
+    /// The same definition with `policy` as its full-text policy.
+    pub fn with_full_text_policy(mut self, policy: super::search_policy::FullTextPolicy) -> Self {
+        self.full_text_policy = Some(policy);
+        self
     }
 
     /// The same definition with `policy`.

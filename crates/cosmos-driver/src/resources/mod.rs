@@ -4,11 +4,16 @@
 
 mod container_properties;
 mod scripts;
+mod search_policy;
 mod throughput_properties;
 
 pub use container_properties::{
     CompositePath, ContainerProperties, IndexPath, IndexingMode, IndexingPolicy, PartitionKeySpec,
     UniqueKey, UniqueKeyPolicy,
+};
+pub use search_policy::{
+    DistanceFunction, FullTextIndex, FullTextPath, FullTextPolicy, VectorDataType, VectorEmbedding,
+    VectorEmbeddingPolicy, VectorIndex, VectorIndexType,
 };
 pub use throughput_properties::{
     AutopilotSettings, OfferContent, OfferDocument, ThroughputProperties,

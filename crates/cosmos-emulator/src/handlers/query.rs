@@ -104,6 +104,13 @@ pub fn read_request(ctx: &RequestCtx<'_>) -> Result<QueryRequest, ApiError> {
     })
 }
 
+/// Readies an item query's search functions under the container's policies
+/// ([`crate::sql::search::prepare`]): 400 for a misuse of them.
+pub fn prepare_search(request: &mut QueryRequest, container: &Container) -> Result<(), ApiError> {
+    crate::sql::search::prepare(&mut request.query, &container.search_policy(), &request.params)
+        .map_err(|e| ApiError::bad_request(format!("The query is invalid: {e}")))
+}
+
 /// What a query page read: each range's session token and the replication state of the last
 /// range read (its headers, on a single-range page).
 struct Reads<'r, 'c> {
@@ -128,7 +135,8 @@ impl RangeReads for Reads<'_, '_> {
 /// Serves one page of a query.
 pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
-    let request = read_request(ctx)?;
+    let mut request = read_request(ctx)?;
+    prepare_search(&mut request, &container)?;
     // The container's user-defined functions, for `udf.name(...)` while this page runs.
     let _udfs = crate::sql::udf_hook::install(Box::new(crate::scripts::udf::Udfs::new(
         ctx.shared
@@ -211,6 +219,11 @@ fn scope_of(
                 headers::END_EPK
             )));
         }
+        if crate::sql::search::is_ranked(&request.query) {
+            return Err(ApiError::bad_request(
+                "ORDER BY RANK within one partition key is not supported by this emulator: run the query across partitions (its plan's queries fuse the ranking on the client), filtering on the partition key in WHERE.",
+            ));
+        }
         let filter = container.header_filter(raw)?;
         return Ok(Scope {
             ranges: container.ranges_of(&filter),
@@ -240,6 +253,11 @@ fn scope_of(
             headers::PARTITION_KEY_RANGE_ID
         )));
     }
+    // A ranked (full-text or hybrid) search is fused by the client from its plan's queries,
+    // whatever the partitions.
+    if crate::sql::search::is_ranked(&request.query) {
+        return Err(not_servable(request));
+    }
     if let Some(filter) = pinned_filter(request, container) {
         return Ok(Scope {
             ranges: container.ranges_of(&filter),
@@ -254,21 +272,7 @@ fn scope_of(
         return Ok(all);
     }
     if !gateway_serves(&request.query) {
-        let mut error = ApiError::bad_request(
-            "The provided cross partition query can not be directly served by the gateway: ask for a query plan (x-ms-cosmos-is-query-plan-request) and run the rewritten query on each partition key range.",
-        )
-        .with_sub_status(CROSS_PARTITION_QUERY_NOT_SERVABLE);
-        if let Ok(plan) = plan(
-            &request.query,
-            &request.text,
-            &request.params,
-            None,
-            MinMaxParts::Plain,
-        ) {
-            error =
-                error.with_additional_error_info(serde_json::to_string(&plan).unwrap_or_default());
-        }
-        return Err(error);
+        return Err(not_servable(request));
     }
     if !flag(ctx.headers, headers::ENABLE_CROSS_PARTITION) {
         return Err(ApiError::bad_request(format!(
@@ -278,6 +282,24 @@ fn scope_of(
         )));
     }
     Ok(all)
+}
+
+/// The 400 (sub-status 1004) of a query the gateway does not serve directly, carrying its plan.
+fn not_servable(request: &QueryRequest) -> ApiError {
+    let mut error = ApiError::bad_request(
+        "The provided cross partition query can not be directly served by the gateway: ask for a query plan (x-ms-cosmos-is-query-plan-request) and run the rewritten query on each partition key range.",
+    )
+    .with_sub_status(CROSS_PARTITION_QUERY_NOT_SERVABLE);
+    if let Ok(plan) = plan(
+        &request.query,
+        &request.text,
+        &request.params,
+        None,
+        MinMaxParts::Plain,
+    ) {
+        error = error.with_additional_error_info(serde_json::to_string(&plan).unwrap_or_default());
+    }
+    error
 }
 
 /// The `x-ms-start-epk` / `x-ms-end-epk` range of a query on range `range` (what SDKs send for a

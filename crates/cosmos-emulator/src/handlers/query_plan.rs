@@ -1,7 +1,7 @@
 //! POST .../docs with `x-ms-cosmos-is-query-plan-request: True`: the plan an SDK needs to run a
 //! query across partition key ranges.
 
-use super::query::{pinned_filter, read_request};
+use super::query::{pinned_filter, prepare_search, read_request};
 use crate::epk::EpkFilter;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, ApiError};
@@ -13,7 +13,8 @@ const SUPPORTED_QUERY_FEATURES: &str = "x-ms-cosmos-supported-query-features";
 /// Answers the query plan.
 pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
-    let request = read_request(ctx)?;
+    let mut request = read_request(ctx)?;
+    prepare_search(&mut request, &container)?;
     let pinned = pinned_filter(&request, &container).map(|filter| match filter {
         EpkFilter::Key(epk) => QueryRange {
             min: epk.hex(),
@@ -50,7 +51,8 @@ pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, A
     // a query needing a feature it did not declare is refused, naming the feature.
     if let Some(declared) = ctx.header(SUPPORTED_QUERY_FEATURES) {
         let declared: Vec<&str> = declared.split(',').map(str::trim).collect();
-        let missing = missing_features(&plan.query_info, &declared);
+        let mut missing = missing_features(&plan.query_info, &declared);
+        missing.extend(missing_search_features(&plan, &declared));
         if !missing.is_empty() {
             return Err(ApiError::bad_request(unsupported_message(&missing)));
         }
@@ -111,6 +113,26 @@ pub fn missing_features(info: &QueryInfo, declared: &[&str]) -> Vec<&'static str
         .into_iter()
         .filter(|f| needed.contains(f) && !declared.contains(f))
         .collect()
+}
+
+/// The search features a plan needs that `declared` lacks: `NonStreamingOrderBy` for a vector
+/// search, `HybridSearch` for a ranked one, and `WeightedRankFusion` when RRF has weights.
+fn missing_search_features(
+    plan: &crate::sql::plan::QueryPlan,
+    declared: &[&str],
+) -> Vec<&'static str> {
+    let mut needed = Vec::new();
+    if plan.query_info.has_non_streaming_order_by {
+        needed.push("NonStreamingOrderBy");
+    }
+    if let Some(hybrid) = &plan.hybrid_search_query_info {
+        needed.push("HybridSearch");
+        if !hybrid.component_weights.is_empty() {
+            needed.push("WeightedRankFusion");
+        }
+    }
+    needed.retain(|f| !declared.contains(f));
+    needed
 }
 
 /// The service's message for a plan the client cannot run.

@@ -162,6 +162,23 @@ struct Ordered {
     rows: Vec<OrderedRow>,
     run: usize,
     held: usize,
+    /// With TOP or OFFSET/LIMIT: the most rows the answer can use. Past twice that, the rows are
+    /// sorted and cut back to it, so a top-k query (a vector search) holds memory by k, not by
+    /// the rows it reads.
+    keep: Option<usize>,
+}
+
+impl Ordered {
+    fn cut(&mut self, ex: &Execution<'_>) {
+        let Some(keep) = self.keep else { return };
+        if self.rows.len() < keep.saturating_mul(2).max(64) {
+            return;
+        }
+        self.rows.sort_by(order_of(ex));
+        self.rows.truncate(keep);
+        self.run = self.rows.len();
+        self.held = self.rows.iter().map(ordered_row_bytes).sum();
+    }
 }
 
 fn order_of<'e>(ex: &'e Execution<'_>) -> impl Fn(&OrderedRow, &OrderedRow) -> Ordering + 'e {
@@ -195,6 +212,7 @@ impl Gather for Ordered {
         };
         self.held += ordered_row_bytes(&row);
         self.rows.push(row);
+        self.cut(ex);
         Ok(())
     }
 
@@ -232,6 +250,7 @@ pub(super) fn ordered(
             rows: Vec::new(),
             run: 0,
             held: 0,
+            keep: window.end.and_then(|end| usize::try_from(end).ok()),
         },
         |mut o: Ordered| {
             o.rows.sort_by(order_of(ex));

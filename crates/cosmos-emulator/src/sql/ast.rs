@@ -95,6 +95,10 @@ impl Source {
 pub struct OrderKey {
     pub expr: Expr,
     pub descending: bool,
+    /// `ORDER BY RANK expr` (full-text and hybrid search ranking).
+    pub rank: bool,
+    /// Whether ASC or DESC was written.
+    pub explicit: bool,
 }
 
 /// An aggregate function.

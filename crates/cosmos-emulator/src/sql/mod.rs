@@ -9,6 +9,7 @@ pub mod ast;
 pub mod eval;
 pub mod exec;
 mod functions;
+pub mod fulltext;
 pub mod grouping;
 pub mod id_filter;
 mod lexer;
@@ -19,11 +20,13 @@ mod parser;
 pub mod partition_filter;
 pub mod patch_condition;
 pub mod plan;
+pub mod search;
 mod regex_cache;
 mod scope_check;
 pub mod sql_error;
 pub mod udf_hook;
 pub mod value;
+pub mod vector;
 mod walk;
 
 #[cfg(test)]

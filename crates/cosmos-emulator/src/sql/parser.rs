@@ -175,7 +175,7 @@ impl Parser {
         };
         SqlError::at(
             self.position(),
-            format!("Syntax error: expected {wanted}, found {found}."),
+            format!("Syntax error, incorrect syntax near {found}: expected {wanted}."),
         )
     }
 
@@ -300,16 +300,24 @@ impl Parser {
             self.expect_keyword("BY")?;
             self.aggregates_allowed = true;
             loop {
+                let rank = self.peek_keyword("RANK") && matches!(self.peek_at(1), Some(Tok::Ident(_)));
+                if rank {
+                    self.advance();
+                }
                 let start = self.position();
                 let expr = self.expr()?;
                 spans.order_by.push((start, self.position()));
-                let descending = if self.keyword("DESC") {
-                    true
+                let (descending, explicit) = if self.keyword("DESC") {
+                    (true, true)
                 } else {
-                    self.keyword("ASC");
-                    false
+                    (false, self.keyword("ASC"))
                 };
-                order_by.push(OrderKey { expr, descending });
+                order_by.push(OrderKey {
+                    expr,
+                    descending,
+                    rank,
+                    explicit,
+                });
                 if !self.sym(Sym::Comma) {
                     break;
                 }

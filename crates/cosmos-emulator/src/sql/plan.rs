@@ -29,6 +29,9 @@ pub struct QueryPlan {
     pub partitioned_query_execution_info_version: u32,
     pub query_info: QueryInfo,
     pub query_ranges: Vec<QueryRange>,
+    /// For a query ranked by `ORDER BY RANK` (see [`super::search`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid_search_query_info: Option<super::search::HybridSearchQueryInfo>,
 }
 
 /// What the SDK must do on top of the per-range results.
@@ -130,6 +133,26 @@ pub fn plan(
         has_non_streaming_order_by: false,
     };
     let from = q.spans.from.map(|s| slice(&chars, s)).unwrap_or_default();
+    if super::search::is_ranked(q) {
+        let root = q.from.as_ref().map(|f| f.source.alias().to_owned()).unwrap_or_default();
+        let take = top.or(limit);
+        let hybrid = super::search::hybrid_info(q, &chars, offset, take, &payload(q, &chars, &root), params)?;
+        let info = QueryInfo {
+            top: None,
+            offset: None,
+            limit: None,
+            order_by: Vec::new(),
+            order_by_expressions: Vec::new(),
+            ..info
+        };
+        return Ok(QueryPlan {
+            partitioned_query_execution_info_version: 2,
+            query_info: info,
+            query_ranges: vec![pinned.unwrap_or_else(whole_range)],
+            hybrid_search_query_info: hybrid,
+        });
+    }
+    info.has_non_streaming_order_by = super::search::is_vector_search(q);
     let filter = q.spans.filter.map(|s| slice(&chars, s));
     let where_clause = filter
         .as_ref()
@@ -171,7 +194,14 @@ pub fn plan(
             .order_by_expressions
             .iter()
             .zip(&info.order_by)
-            .map(|(e, d)| format!("{e} {}", if *d == "Descending" { "DESC" } else { "ASC" }))
+            .map(|(e, d)| {
+                // VectorDistance sorts closest first by itself, and refuses a direction.
+                if info.has_non_streaming_order_by {
+                    e.clone()
+                } else {
+                    format!("{e} {}", if *d == "Descending" { "DESC" } else { "ASC" })
+                }
+            })
             .collect();
         // Each range may stop after the rows the client can use, except under DISTINCT: the
         // client drops duplicates after merging, so the first k rows of a range can hold fewer
@@ -196,20 +226,23 @@ pub fn plan(
         let head = slice(&chars, (0, at));
         info.rewritten_query = format!("{head} OFFSET 0 LIMIT {}", o.saturating_add(l));
     }
-    let query_ranges = vec![match pinned {
-        Some(range) => range,
-        None => QueryRange {
-            min: String::new(),
-            max: "FF".to_owned(),
-            is_min_inclusive: true,
-            is_max_inclusive: false,
-        },
-    }];
+    let query_ranges = vec![pinned.unwrap_or_else(whole_range)];
     Ok(QueryPlan {
         partitioned_query_execution_info_version: 2,
         query_info: info,
         query_ranges,
+        hybrid_search_query_info: None,
     })
+}
+
+/// Every effective partition key.
+fn whole_range() -> QueryRange {
+    QueryRange {
+        min: String::new(),
+        max: "FF".to_owned(),
+        is_min_inclusive: true,
+        is_max_inclusive: false,
+    }
 }
 
 /// An aggregate as a range computes its part: AVG as its sum and count, MIN/MAX with their

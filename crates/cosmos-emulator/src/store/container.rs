@@ -60,6 +60,7 @@ impl Container {
     pub fn check_definition(map: &Map<String, Value>) -> Result<(), ApiError> {
         PkDefinition::from_container_body(&mut map.clone()).map_err(ApiError::bad_request)?;
         check_default_ttl(map)?;
+        super::search_policy::check(map)?;
         super::unique_keys::UniqueKeys::from_definition(map).map(|_| ())
     }
 
@@ -74,6 +75,7 @@ impl Container {
     ) -> Result<Self, ApiError> {
         let pk = PkDefinition::from_container_body(&mut map).map_err(ApiError::bad_request)?;
         check_default_ttl(&map)?;
+        super::search_policy::check(&map)?;
         let unique_keys = super::unique_keys::UniqueKeys::from_definition(&map)?;
         let default_ttl = ttl_setting(&map);
         let mut rid_bytes = [0u8; 8];
@@ -144,6 +146,11 @@ impl Container {
         *guard = sealed_definition(map, &self.rid_bytes);
         self.default_ttl.store(default_ttl, Ordering::Relaxed);
         Ok(guard.clone())
+    }
+
+    /// What queries need of the container's search policies now.
+    pub fn search_policy(&self) -> crate::sql::search::SearchPolicy {
+        super::search_policy::of_definition(&self.definition().body)
     }
 
     /// The container's `defaultTtl` (`None`: expiry is off).

@@ -82,6 +82,7 @@ pub fn replaced(
             }
         }
     }
+    super::search_policy::check_replace(current, &mut map)?;
     if let Some(policy) = map.get("indexingPolicy") {
         let policy = super::indexing_policy::filled(Some(policy));
         map.insert("indexingPolicy".into(), policy);

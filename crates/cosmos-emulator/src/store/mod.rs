@@ -18,6 +18,7 @@ mod replica_log;
 mod restore;
 mod result_cache;
 mod ru_meter;
+pub mod search_policy;
 mod split;
 mod topology;
 pub mod ttl;

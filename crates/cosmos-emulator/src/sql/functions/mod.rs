@@ -61,6 +61,15 @@ const TABLE: &[(&str, usize, usize)] = &[
     ("ARRAY_SLICE", 2, 3),
     ("ARRAY_CONCAT", 2, usize::MAX),
     ("GETCURRENTDATETIME", 0, 0),
+    ("VECTORDISTANCE", 2, 4),
+    ("_VECTORSCORE", 2, 3),
+    ("FULLTEXTCONTAINS", 2, 2),
+    ("FULLTEXTCONTAINSALL", 2, usize::MAX),
+    ("FULLTEXTCONTAINSANY", 2, usize::MAX),
+    ("FULLTEXTSCORE", 2, usize::MAX),
+    ("_FULLTEXTSCORE", 5, 5),
+    ("_FULLTEXTWORDCOUNT", 1, 1),
+    ("RRF", 1, usize::MAX),
 ];
 
 /// Checks `name` (upper-cased) is a known function taking `count` arguments.
@@ -96,6 +105,12 @@ pub fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Val, SqlErr
         return Ok(out);
     }
     if let Some(out) = arrays::call(name, args, meter)? {
+        return Ok(out);
+    }
+    if let Some(out) = super::vector::call(name, args, meter)? {
+        return Ok(out);
+    }
+    if let Some(out) = super::fulltext::call(name, args, meter)? {
         return Ok(out);
     }
     if name == "GETCURRENTDATETIME" {

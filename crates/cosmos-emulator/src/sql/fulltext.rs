@@ -1,0 +1,222 @@
+//! Full-text search: `FullTextContains`, `FullTextContainsAll`, `FullTextContainsAny`, and the
+//! functions the hybrid search plan's queries use: `_FullTextWordCount(text)` (tokens in a text)
+//! and `_FullTextScore(text, [terms], documentCount, totalWordCount, [hitCounts])`, the BM25 score
+//! of a text given the statistics of the whole container (which the client gathers first with
+//! the plan's global statistics query, and writes into the component queries).
+//!
+//! Tokenization (English, the default language): the text is lower-cased and split at every
+//! character that is not a letter or a digit, and English stop words are dropped. A term is
+//! tokenized the same way and matches where its tokens occur in sequence (a phrase). Words are
+//! not stemmed: "runs" does not match "run".
+
+use serde_json::Value;
+
+use super::meter::Meter;
+use super::sql_error::SqlError;
+use super::value::Val;
+
+/// BM25's term-frequency saturation.
+const K1: f64 = 1.2;
+/// BM25's length normalization.
+const B: f64 = 0.75;
+/// Most terms one call may name.
+pub const MAX_TERMS: usize = 100;
+
+/// The English stop words dropped from texts and terms.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+    "they", "this", "to", "was", "will", "with",
+];
+
+/// The tokens of `text`.
+pub fn tokens(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// How many times the token sequence `phrase` occurs in `text` (0 for an empty phrase).
+pub fn occurrences(text: &[String], phrase: &[String]) -> usize {
+    if phrase.is_empty() || phrase.len() > text.len() {
+        return 0;
+    }
+    text.windows(phrase.len()).filter(|w| *w == phrase).count()
+}
+
+/// BM25 of one document: `doc` its tokens, `terms` each term's tokens, over a corpus of
+/// `documents` documents holding `total_words` tokens, `hits[i]` of which contain term `i`.
+pub fn bm25(doc: &[String], terms: &[Vec<String>], documents: f64, total_words: f64, hits: &[f64]) -> f64 {
+    if documents <= 0.0 {
+        return 0.0;
+    }
+    let average = (total_words / documents).max(f64::MIN_POSITIVE);
+    let length = doc.len() as f64;
+    terms
+        .iter()
+        .enumerate()
+        .map(|(i, term)| {
+            let tf = occurrences(doc, term) as f64;
+            if tf == 0.0 {
+                return 0.0;
+            }
+            let n = hits.get(i).copied().unwrap_or(0.0).clamp(0.0, documents);
+            let idf = ((documents - n + 0.5) / (n + 0.5) + 1.0).ln();
+            idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / average))
+        })
+        .sum()
+}
+
+fn text_of<'v>(args: &[Option<&'v Value>], i: usize) -> Option<&'v str> {
+    args.get(i).copied().flatten().and_then(Value::as_str)
+}
+
+/// The terms of a call: strings from `from` on, or one array of strings there.
+fn terms_of(name: &str, args: &[Option<&Value>], from: usize) -> Result<Vec<Vec<String>>, SqlError> {
+    let values: Vec<&Value> = match args.get(from).copied().flatten() {
+        Some(Value::Array(items)) if args.len() == from + 1 => items.iter().collect(),
+        _ => args[from.min(args.len())..]
+            .iter()
+            .map(|v| v.ok_or_else(|| SqlError::new(format!("{name}'s search terms must be strings; one is undefined."))))
+            .collect::<Result<_, _>>()?,
+    };
+    if values.is_empty() || values.len() > MAX_TERMS {
+        return Err(SqlError::new(format!(
+            "{name} takes 1 to {MAX_TERMS} search terms, not {}.",
+            values.len()
+        )));
+    }
+    values
+        .into_iter()
+        .map(|v| match v {
+            Value::String(s) => Ok(tokens(s)),
+            other => Err(SqlError::new(format!(
+                "{name}'s search terms must be strings, not {other}."
+            ))),
+        })
+        .collect()
+}
+
+fn number(x: f64) -> Val {
+    serde_json::Number::from_f64(x).map(Value::Number)
+}
+
+/// The full-text function `name` (upper-cased), or `None` for another name. A text argument
+/// that is not a string gives undefined (a word count of 0).
+pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option<Val>, SqlError> {
+    let text = match name {
+        "FULLTEXTCONTAINS" | "FULLTEXTCONTAINSALL" | "FULLTEXTCONTAINSANY" | "_FULLTEXTWORDCOUNT"
+        | "_FULLTEXTSCORE" => text_of(args, 0),
+        "FULLTEXTSCORE" | "RRF" => {
+            return Err(SqlError::new(format!(
+                "{name} is only allowed in an ORDER BY RANK clause."
+            )))
+        }
+        _ => return Ok(None),
+    };
+    if let Some(t) = text {
+        meter.charge_bytes(t.len())?;
+    }
+    let doc = text.map(tokens).unwrap_or_default();
+    Ok(Some(match name {
+        "_FULLTEXTWORDCOUNT" => Some(Value::from(doc.len())),
+        "FULLTEXTCONTAINS" | "FULLTEXTCONTAINSALL" | "FULLTEXTCONTAINSANY" => {
+            let terms = terms_of(name, args, 1)?;
+            if name == "FULLTEXTCONTAINS" && terms.len() != 1 {
+                return Err(SqlError::new("FullTextContains takes one search term."));
+            }
+            if text.is_none() {
+                Some(Value::Bool(false))
+            } else {
+                let found = |t: &Vec<String>| occurrences(&doc, t) > 0;
+                let hit = if name == "FULLTEXTCONTAINSANY" {
+                    terms.iter().any(found)
+                } else {
+                    terms.iter().all(found)
+                };
+                Some(Value::Bool(hit))
+            }
+        }
+        _ => {
+            // _FULLTEXTSCORE(text, [terms], documentCount, totalWordCount, [hitCounts])
+            let Some(Value::Array(_)) = args.get(1).copied().flatten() else {
+                return Err(SqlError::new("_FullTextScore's second argument must be the array of terms."));
+            };
+            let terms = terms_of(name, &args[..2], 1)?;
+            let count = |i: usize| args.get(i).copied().flatten().and_then(Value::as_f64);
+            let (Some(documents), Some(words)) = (count(2), count(3)) else {
+                return Err(SqlError::new("_FullTextScore needs the document count and total word count."));
+            };
+            let hits: Vec<f64> = match args.get(4).copied().flatten() {
+                Some(Value::Array(items)) if items.len() == terms.len() => {
+                    items.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect()
+                }
+                _ => {
+                    return Err(SqlError::new(
+                        "_FullTextScore needs one hit count per term.",
+                    ))
+                }
+            };
+            if text.is_none() {
+                None
+            } else {
+                number(bm25(&doc, &terms, documents, words, &hits))
+            }
+        }
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(name: &str, args: &[Value]) -> Result<Val, SqlError> {
+        let refs: Vec<Option<&Value>> = args.iter().map(Some).collect();
+        Ok(call(name, &refs, &Meter::unlimited())?.unwrap())
+    }
+
+    #[test]
+    fn tokens_are_lower_cased_words_without_stop_words() {
+        assert_eq!(tokens("The Quick, brown-fox is 42!"), ["quick", "brown", "fox", "42"]);
+        assert!(tokens("to be or not").is_empty());
+    }
+
+    #[test]
+    fn contains_matches_phrases_all_and_any() {
+        let t = json!("John Smith moved to the United States.");
+        assert_eq!(run("FULLTEXTCONTAINS", &[t.clone(), json!("john")]).unwrap(), Some(json!(true)));
+        assert_eq!(run("FULLTEXTCONTAINS", &[t.clone(), json!("united states")]).unwrap(), Some(json!(true)));
+        assert_eq!(run("FULLTEXTCONTAINS", &[t.clone(), json!("states united")]).unwrap(), Some(json!(false)));
+        assert_eq!(run("FULLTEXTCONTAINSALL", &[t.clone(), json!("john"), json!("mary")]).unwrap(), Some(json!(false)));
+        assert_eq!(run("FULLTEXTCONTAINSANY", &[t.clone(), json!("john"), json!("mary")]).unwrap(), Some(json!(true)));
+        assert_eq!(run("FULLTEXTCONTAINS", &[json!(3), json!("john")]).unwrap(), Some(json!(false)));
+        assert_eq!(run("_FULLTEXTWORDCOUNT", &[t]).unwrap(), Some(json!(5)));
+        assert!(run("FULLTEXTCONTAINS", &[json!("a"), json!(1)]).is_err());
+        assert!(run("FULLTEXTSCORE", &[json!("a"), json!("a")]).is_err());
+    }
+
+    #[test]
+    fn bm25_ranks_rarer_and_denser_matches_higher() {
+        // Corpus of 4 documents, 20 words; "fox" in 1 document, "dog" in 3.
+        let score = |text: &str, term: &str, hits: u64| {
+            run(
+                "_FULLTEXTSCORE",
+                &[json!(text), json!([term]), json!(4), json!(20), json!([hits])],
+            )
+            .unwrap()
+            .unwrap()
+            .as_f64()
+            .unwrap()
+        };
+        assert!(score("quick fox jumps high", "fox", 1) > score("quick dog jumps high", "dog", 3));
+        assert!(score("fox fox runs", "fox", 1) > score("fox walks slowly", "fox", 1));
+        assert_eq!(score("nothing here", "fox", 1), 0.0);
+        // By hand: idf = ln((4-1+0.5)/(1+0.5)+1), tf 1, length 4 = average 5 * 0.8.
+        let idf = ((3.5f64 / 1.5) + 1.0).ln();
+        let want = idf * 2.2 / (1.0 + 1.2 * (0.25 + 0.75 * 4.0 / 5.0));
+        assert!((score("quick fox jumps high", "fox", 1) - want).abs() < 1e-12);
+    }
+}
