@@ -91,7 +91,7 @@ impl PkDefinition {
         if self.multi_hash && have != want {
             let fewer_or_more = if have < want { "fewer" } else { "more" };
             return Err(format!(
-                "The partition key in the x-ms-documentdb-partitionkey header has {fewer_or_more} components ({have}) than the container's definition has paths ({want}); this operation needs a value for each path."
+                "Partition key provided either doesn't correspond to definition in the collection or doesn't match partition key field values specified in the document. The partition key in the x-ms-documentdb-partitionkey header has {fewer_or_more} components ({have}) than the container's definition has paths ({want}); this operation needs a value for each path."
             ));
         }
         if !self.multi_hash && have > 1 {

@@ -150,7 +150,7 @@ pub fn execute(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiE
     }
     if ops.len() > MAX_OPERATIONS {
         return Err(ApiError::bad_request(format!(
-            "The batch has {} operations; at most {MAX_OPERATIONS} are allowed.",
+            "Batch request has more operations than what is supported. The batch has {} operations; at most {MAX_OPERATIONS} are allowed.",
             ops.len()
         )));
     }

@@ -7,7 +7,7 @@ use super::replica_headers::quota_headers;
 use super::{etag_read, feed_body};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
-use crate::store::document::{id_of, parse_object};
+use crate::store::document::{name_of, parse_object};
 use crate::store::{Container, Throughput};
 
 /// POST /dbs/{db}/colls
@@ -16,27 +16,24 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     let store = &ctx.shared.store;
     let database = store.catalog.owner_database(db)?;
     let map = parse_object(&ctx.body)?;
-    let id = id_of(&map)?;
+    let id = name_of(&map)?;
     Container::check_definition(&map)?;
     let throughput = super::offers::requested(ctx)?;
     let regions = store.topology.regions().len();
-    let container = database.add_container(&id, |ordinal| {
-        Container::create(
-            map,
-            id.clone(),
-            database.rid_bytes,
-            ordinal,
-            store.partitions_per_container,
-            regions,
-        )
-    })?;
     // A container in a database with shared throughput has no offer of its own unless it asks.
-    let shared_by_database = store.offers.of_resource(&database.rid).is_some();
+    let database_offer = store.offers.of_resource(&database.rid);
     let own = throughput.or_else(|| {
-        (!shared_by_database).then_some(Throughput::Manual(
+        database_offer.is_none().then_some(Throughput::Manual(
             super::offers::DEFAULT_CONTAINER_THROUGHPUT,
         ))
     });
+    let sized_from = own
+        .or(database_offer.map(|o| o.throughput))
+        .unwrap_or(Throughput::Manual(super::offers::DEFAULT_CONTAINER_THROUGHPUT));
+    let partitions = store.partition_sizing.partitions(sized_from);
+    let container = database.add_container(&id, |ordinal| {
+        Container::create(map, id.clone(), database.rid_bytes, ordinal, partitions, regions)
+    })?;
     if let Some(t) = own {
         let link = format!("dbs/{}/colls/{}/", database.rid, container.rid);
         store

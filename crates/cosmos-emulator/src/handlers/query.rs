@@ -7,10 +7,12 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::query_metrics::{index_utilization_header, query_metrics_header, PageFigures};
 use super::consistency::{read_lsn, session_token};
 use super::replica_headers::{container_paths, replica_headers, replica_state, ReplicaState};
 use crate::epk::{Epk, EpkFilter, PartitionKeyValue, PkComponent};
@@ -158,13 +160,34 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
         reads: &reads,
         meter: Execution::meter_for(&limits),
         docs_read: Default::default(),
+        bytes_read: Default::default(),
     };
+    let started = Instant::now();
     let page = run_page(&execution, token)?;
     let work = execution.meter.used();
+    let figures = PageFigures {
+        retrieved_docs: execution.docs_read.get(),
+        retrieved_bytes: execution.bytes_read.get(),
+        output_docs: page.items.len(),
+        output_bytes: page.bytes,
+        elapsed: started.elapsed(),
+    };
     let paths = container_paths(ctx, db, &container);
+    let scoped_by_key = matches!(scope.only_epk, Some(EpkFilter::Key(_)));
     let mut reply = reply(&container, &scope, page, work, reads, paths);
     if flag(ctx.headers, headers::POPULATE_QUERY_METRICS) {
-        reply = reply.header(headers::QUERY_WORK, work.to_string());
+        reply = reply
+            .header(headers::QUERY_WORK, work.to_string())
+            .header(
+                headers::QUERY_METRICS,
+                query_metrics_header(&request.query, &figures),
+            );
+    }
+    if flag(ctx.headers, headers::POPULATE_INDEX_METRICS) {
+        reply = reply.header(
+            headers::INDEX_UTILIZATION,
+            index_utilization_header(&container.pk.paths, scoped_by_key),
+        );
     }
     Ok(reply)
 }

@@ -12,6 +12,12 @@ pub const IS_QUERY_PLAN: &str = "x-ms-cosmos-is-query-plan-request";
 pub const POPULATE_QUERY_METRICS: &str = "x-ms-documentdb-populatequerymetrics";
 /// The units of work a query page used (the emulator's own header, sent when asked for metrics).
 pub const QUERY_WORK: &str = "x-ms-emulator-query-work";
+/// A query page's metrics, `name=value` pairs separated by `;`.
+pub const QUERY_METRICS: &str = "x-ms-documentdb-query-metrics";
+/// Asks for a query page's index utilization ([`INDEX_UTILIZATION`]).
+pub const POPULATE_INDEX_METRICS: &str = "x-ms-cosmos-populateindexmetrics";
+/// The indexes a query used: base64 of a JSON object.
+pub const INDEX_UTILIZATION: &str = "x-ms-cosmos-index-utilization";
 pub const ENABLE_CROSS_PARTITION: &str = "x-ms-documentdb-query-enablecrosspartition";
 pub const MAX_ITEM_COUNT: &str = "x-ms-max-item-count";
 pub const CONTINUATION: &str = "x-ms-continuation";

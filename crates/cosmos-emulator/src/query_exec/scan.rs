@@ -75,6 +75,7 @@ impl<'e, 'a> DocScan<'e, 'a> {
                 self.cursor = Some(key.clone());
                 self.scanned += 1;
                 self.ex.docs_read.set(self.ex.docs_read.get() + 1);
+                self.ex.bytes_read.set(self.ex.bytes_read.get() + doc.body.len());
                 return Ok(Some((key, doc)));
             }
             let Some(&range) = self.ex.scope.ranges.get(self.range) else {

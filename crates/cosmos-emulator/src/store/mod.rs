@@ -2,6 +2,7 @@
 
 mod build_shelf;
 mod catalog;
+pub mod computed_properties;
 mod container;
 mod container_definition;
 pub mod document;
@@ -11,6 +12,7 @@ pub mod item_limits;
 mod lag;
 mod offer_table;
 mod partition;
+mod partition_sizing;
 mod query_memory;
 mod query_state;
 mod replica_log;
@@ -20,6 +22,7 @@ mod split;
 mod topology;
 pub mod ttl;
 pub mod unique_keys;
+pub mod users;
 
 pub use build_shelf::{BuildKey, BuildShelf};
 pub use catalog::{Catalog, Database};
@@ -29,6 +32,7 @@ pub use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
 pub use lag::ReplicationLag;
 pub use offer_table::{Offer, Offers, Throughput};
 pub use partition::{Change, DocKey, Partition, StoredDoc};
+pub use partition_sizing::PartitionSizing;
 pub use query_memory::{QueryMemory, QueryMemoryStats, Reservation};
 pub use query_state::QueryState;
 pub use replica_log::ReplicaLog;
@@ -49,8 +53,10 @@ pub struct Store {
     pub offers: Offers,
     /// Set when each partition key range is held to its share of the provisioned RU/s.
     pub ru_meter: Option<RuMeter>,
-    /// Physical partitions per new container.
-    pub partitions_per_container: usize,
+    /// Users of each database and their permissions.
+    pub users: users::Users,
+    /// How many physical partitions a new container gets.
+    pub partition_sizing: PartitionSizing,
     /// Answers of ORDER BY and whole-result queries kept between their pages, answers still being
     /// built, and the memory they hold.
     pub queries: QueryState,
@@ -201,7 +207,8 @@ mod tests {
             lags: RwLock::new(vec![ReplicationLag::default(); 2]),
             offers: Offers::default(),
             ru_meter: None,
-            partitions_per_container: 1,
+            partition_sizing: PartitionSizing::Fixed(1),
+            users: Default::default(),
             queries: QueryState::new(1 << 30, Duration::from_secs(30)),
         };
         let db = store
