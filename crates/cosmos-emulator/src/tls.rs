@@ -35,7 +35,7 @@ pub fn generate() -> Result<TlsIdentity, String> {
         .with_no_client_auth()
         .with_single_cert(vec![cert_der], key_der)
         .map_err(|e| format!("cannot use the generated certificate: {e}"))?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(TlsIdentity {
         cert_pem,
         acceptor: TlsAcceptor::from(Arc::new(config)),

@@ -98,8 +98,10 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErro
         .filter_map(|p| p.read().ok().map(|p| p.usage()))
         .fold((0, 0), |(n, b), (pn, pb)| (n + pn, b + pb));
     let definition = container.definition();
-    let mut reply = etag_read(ctx, &definition.body, &definition.etag);
-    for (name, value) in quota_headers(documents, bytes) {
+    let body = super::container_stats::body(ctx, &container, &definition.body);
+    let mut reply = etag_read(ctx, &body, &definition.etag);
+    let asked = super::container_stats::headers(ctx);
+    for (name, value) in quota_headers(documents, bytes).into_iter().chain(asked) {
         reply = reply.header(name, value);
     }
     Ok(reply)
@@ -144,6 +146,11 @@ pub fn pkranges(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Api
 /// records in no conflict, so the feed is empty.
 pub fn conflicts(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
+    let is_query = *ctx.method == http::Method::POST
+        && crate::exchange::request_class::is_query(ctx.headers);
+    if is_query && ctx.header(headers::PARTITION_KEY).is_none() {
+        super::query::require_cross_partition(ctx)?;
+    }
     Ok(Reply::json(
         200,
         feed_body(&container.rid, "Conflicts", &[]),

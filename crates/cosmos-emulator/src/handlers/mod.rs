@@ -5,6 +5,7 @@ mod batch;
 mod batch_ops;
 mod change_feed;
 mod consistency;
+mod container_stats;
 mod containers;
 mod databases;
 mod failover;

@@ -266,10 +266,10 @@ fn scope_of(
         ranges: (0..container.partitions().len()).collect(),
         only_epk: None,
     };
-    if container.partitions().len() == 1 && request.query.from.is_some() {
-        return Ok(all);
-    }
-    if !gateway_serves(&request.query) {
+    // A container of one range answers any query there; it still has to be asked for across
+    // partitions, as the service's does.
+    let one_range = container.partitions().len() == 1 && request.query.from.is_some();
+    if !one_range && !gateway_serves(&request.query) {
         let mut error = ApiError::bad_request(
             "The provided cross partition query can not be directly served by the gateway: ask for a query plan (x-ms-cosmos-is-query-plan-request) and run the rewritten query on each partition key range.",
         )
@@ -286,14 +286,21 @@ fn scope_of(
         }
         return Err(error);
     }
-    if !flag(ctx.headers, headers::ENABLE_CROSS_PARTITION) {
-        return Err(ApiError::bad_request(format!(
-            "Cross partition query is required but disabled. Please set {} to true, specify {}, or revise your query to avoid this exception.",
-            headers::ENABLE_CROSS_PARTITION,
-            headers::PARTITION_KEY
-        )));
-    }
+    require_cross_partition(ctx)?;
     Ok(all)
+}
+
+/// A query over every partition must say it may span them
+/// (`x-ms-documentdb-query-enablecrosspartition: true`); 400 in the service's words otherwise.
+pub fn require_cross_partition(ctx: &RequestCtx<'_>) -> Result<(), ApiError> {
+    if flag(ctx.headers, headers::ENABLE_CROSS_PARTITION) {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(format!(
+        "Cross partition query is required but disabled. Please set {} to true, specify {}, or revise your query to avoid this exception.",
+        headers::ENABLE_CROSS_PARTITION,
+        headers::PARTITION_KEY
+    )))
 }
 
 /// The `x-ms-start-epk` / `x-ms-end-epk` range of a query on range `range` (what SDKs send for a

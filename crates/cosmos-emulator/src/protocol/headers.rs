@@ -12,6 +12,13 @@ pub const IS_QUERY_PLAN: &str = "x-ms-cosmos-is-query-plan-request";
 pub const POPULATE_QUERY_METRICS: &str = "x-ms-documentdb-populatequerymetrics";
 /// The units of work a query page used (the emulator's own header, sent when asked for metrics).
 pub const QUERY_WORK: &str = "x-ms-emulator-query-work";
+/// Asks a container read for its quota and index transformation progress.
+pub const POPULATE_QUOTA_INFO: &str = "x-ms-documentdb-populatequotainfo";
+/// Asks a container read for per-range statistics.
+pub const POPULATE_PARTITION_STATISTICS: &str = "x-ms-documentdb-populatepartitionstatistics";
+/// How far an indexing policy change has been applied, in percent.
+pub const INDEX_TRANSFORMATION_PROGRESS: &str =
+    "x-ms-documentdb-collection-index-transformation-progress";
 /// A query page's metrics, `name=value` pairs separated by `;`.
 pub const QUERY_METRICS: &str = "x-ms-documentdb-query-metrics";
 /// Asks for a query page's index utilization ([`INDEX_UTILIZATION`]).

@@ -51,6 +51,11 @@ pub(super) struct DocScan<'e, 'a> {
 }
 
 impl<'e, 'a> DocScan<'e, 'a> {
+    /// The index (into the scope's ranges) of the range the last document came from.
+    pub fn range(&self) -> usize {
+        self.range
+    }
+
     pub fn new(
         ex: &'e Execution<'a>,
         lsns: Option<&'e [(String, u64)]>,

@@ -1,6 +1,8 @@
 //! Streaming pages (no ORDER BY, aggregate, GROUP BY or DISTINCT): rows are answered as they are
 //! read, from the continuation's position (document and row) on, until the page holds its items
-//! or bytes, its work or time budget runs out, or TOP/LIMIT is reached.
+//! or bytes, its work or time budget runs out, or TOP/LIMIT is reached. A page over several
+//! ranges (a cross-partition query the gateway serves) also ends where a range ends, as the
+//! service's gateway answers such a query one partition at a time.
 
 use super::budget::{over_budget, Halt};
 use super::scan::DocScan;
@@ -44,6 +46,7 @@ pub(super) fn page(
         at: Position::new(key, row),
         seen,
     };
+    let mut page_range = None;
     while let Some((key, doc)) = scan.next()? {
         let first_row = if start.as_ref() == Some(&key) {
             std::mem::take(&mut skip)
@@ -53,6 +56,12 @@ pub(super) fn page(
         if window.end.is_some_and(|end| seen >= end) {
             break;
         }
+        let range = scan.range();
+        if progress && page_range.is_some_and(|r| r != range) {
+            page.next = Some(resume(&key, first_row, seen));
+            break;
+        }
+        page_range = Some(range);
         if ex.full(page.items.len(), page.bytes) || (progress && ex.meter.spent()) {
             page.next = Some(resume(&key, first_row, seen));
             break;

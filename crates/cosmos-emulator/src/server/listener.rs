@@ -1,11 +1,13 @@
-//! Accepting connections on one port and serving HTTP/1.1 (keep-alive, optional TLS) on each.
+//! Accepting connections on one port and serving HTTP on each (optional TLS): HTTP/1.1 with
+//! keep-alive, or HTTP/2, told apart by the connection's first bytes (the HTTP/2 preface): h2c
+//! with prior knowledge over plain TCP, and over TLS what ALPN agreed (`h2` or `http/1.1`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
@@ -19,6 +21,10 @@ use crate::faults::OutageMode;
 
 /// How long a client may take to send a request's headers (and to finish a TLS handshake).
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Most requests one HTTP/2 connection may have open at once.
+const MAX_STREAMS: u32 = 256;
+/// How often an idle HTTP/2 connection is pinged (an unanswered ping closes it).
+const HTTP2_PING_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Serves `listener` until the returned task is aborted; aborting it also drops every connection.
 /// Each connection holds a slot of `cap` while it is open.
@@ -114,11 +120,18 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let service = service_fn(move |request| pipeline::handle(shared.clone(), port, request));
-    let mut builder = http1::Builder::new();
+    let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
+        .http1()
         .keep_alive(true)
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(MAX_STREAMS)
+        .keep_alive_interval(Some(HTTP2_PING_INTERVAL))
+        .keep_alive_timeout(HEADER_READ_TIMEOUT);
     if let Err(e) = builder.serve_connection(TokioIo::new(io), service).await {
         tracing::debug!(error = %e, "connection ended with an error");
     }

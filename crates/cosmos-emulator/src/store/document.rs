@@ -28,14 +28,15 @@ pub const MAX_NAME_CHARS: usize = 255;
 /// The `id` of a database or container body: an id (see [`id_of`]) of at most
 /// [`MAX_NAME_CHARS`] characters.
 pub fn name_of(map: &Map<String, Value>) -> Result<String, ApiError> {
-    let id = id_of(map)?;
-    if id.chars().count() > MAX_NAME_CHARS {
-        return Err(ApiError::bad_request(format!(
-            "The id is {} characters long. Ensure to provide a unique non-empty string less than '{MAX_NAME_CHARS}' characters.",
-            id.chars().count()
-        )));
+    if let Some(Value::String(id)) = map.get("id") {
+        let chars = id.chars().count();
+        if chars > MAX_NAME_CHARS {
+            return Err(ApiError::bad_request(format!(
+                "The id is {chars} characters long. Ensure to provide a unique non-empty string less than '{MAX_NAME_CHARS}' characters."
+            )));
+        }
     }
-    Ok(id)
+    id_of(map)
 }
 
 /// The `id` of a body, checked as the service checks it.

@@ -22,11 +22,27 @@ use crate::protocol::ApiError;
 pub const MAX_USERS: usize = 10_000;
 pub const MAX_PERMISSIONS: usize = 1_000;
 
-/// What a permission allows on its resource.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+/// What a permission allows on its resource (`"Read"` or `"All"`, in any letter case, as SDKs
+/// send them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PermissionMode {
     Read,
     All,
+}
+
+impl<'de> Deserialize<'de> for PermissionMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        if text.eq_ignore_ascii_case("read") {
+            Ok(Self::Read)
+        } else if text.eq_ignore_ascii_case("all") {
+            Ok(Self::All)
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "permissionMode {text:?} is neither \"Read\" nor \"All\""
+            )))
+        }
+    }
 }
 
 /// What a permission grants.
@@ -487,7 +503,7 @@ mod tests {
 
     #[test]
     fn grants_read_from_permission_bodies() {
-        let g = grant_of(&obj(json!({"id": "p", "permissionMode": "Read", "resource": "/dbs/d/colls/c/"}))).unwrap();
+        let g = grant_of(&obj(json!({"id": "p", "permissionMode": "read", "resource": "/dbs/d/colls/c/"}))).unwrap();
         assert_eq!(g.mode, PermissionMode::Read);
         assert_eq!(g.resource, "dbs/d/colls/c");
         assert_eq!(g.partition_key, None);

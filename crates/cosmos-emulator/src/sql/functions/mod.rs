@@ -4,6 +4,7 @@
 mod arrays;
 mod datetime;
 mod math;
+mod spatial;
 mod strings;
 mod types;
 
@@ -61,6 +62,8 @@ const TABLE: &[(&str, usize, usize)] = &[
     ("ARRAY_SLICE", 2, 3),
     ("ARRAY_CONCAT", 2, usize::MAX),
     ("GETCURRENTDATETIME", 0, 0),
+    ("ST_DISTANCE", 2, 2),
+    ("ST_ISVALID", 1, 1),
 ];
 
 /// Checks `name` (upper-cased) is a known function taking `count` arguments.
@@ -96,6 +99,9 @@ pub fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Val, SqlErr
         return Ok(out);
     }
     if let Some(out) = arrays::call(name, args, meter)? {
+        return Ok(out);
+    }
+    if let Some(out) = spatial::call(name, args)? {
         return Ok(out);
     }
     if name == "GETCURRENTDATETIME" {
