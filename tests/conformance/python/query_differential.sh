@@ -16,4 +16,4 @@ fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
 cd "$root"
 COSMOS_PYTHON="$venv/bin/python" COSMOS_PYTHON_DIFFERENTIAL_REQUIRED=1 \
-    cargo test -p cosmos-driver --test query_python_differential -- --nocapture
+    cargo test -p cosmos-driver --test integration query_python_differential:: -- --nocapture

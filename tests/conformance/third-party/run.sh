@@ -55,6 +55,6 @@ done
 echo "third-party server: $(head -n 1 "$log")"
 
 cd "$root"
-COSMOS_PEER_ENDPOINT="http://127.0.0.1:$port/" cargo test -q -p cosmos-driver --test third_party_conformance
-COSMOS_PEER_ENDPOINT="http://127.0.0.1:$port/" cargo test -q -p cosmos-driver --test patch peer -- --nocapture
-COSMOS_PEER_ENDPOINT="http://127.0.0.1:$port/" cargo test -q -p cosmos-emulator --test query_differential -- --nocapture
+COSMOS_PEER_ENDPOINT="http://127.0.0.1:$port/" cargo test -q -p cosmos-driver --test integration third_party_conformance::
+COSMOS_PEER_ENDPOINT="http://127.0.0.1:$port/" cargo test -q -p cosmos-driver --test integration patch::peer -- --nocapture
+COSMOS_PEER_ENDPOINT="http://127.0.0.1:$port/" cargo test -q -p cosmos-emulator --test integration query_differential:: -- --nocapture

@@ -1,13 +1,13 @@
-//! Accepting connections on one port and serving HTTP on each (optional TLS): HTTP/1.1 with
-//! keep-alive, or HTTP/2, told apart by the connection's first bytes (the HTTP/2 preface): h2c
-//! with prior knowledge over plain TCP, and over TLS what ALPN agreed (`h2` or `http/1.1`).
+//! Accepting connections on one port and serving HTTP on each: HTTP/1.1 with keep-alive, or
+//! HTTP/2, chosen by ALPN over TLS and by the connection's first bytes over plain TCP (an HTTP/2
+//! client with prior knowledge opens with the `PRI` preface; no HTTP/1 method starts so).
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
@@ -21,10 +21,13 @@ use crate::faults::OutageMode;
 
 /// How long a client may take to send a request's headers (and to finish a TLS handshake).
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
-/// Most requests one HTTP/2 connection may have open at once.
-const MAX_STREAMS: u32 = 256;
-/// How often an idle HTTP/2 connection is pinged (an unanswered ping closes it).
-const HTTP2_PING_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Requests one HTTP/2 connection may have in flight at once; the connection cap bounds the
+/// connections, this bounds what each of them multiplexes.
+pub const MAX_CONCURRENT_STREAMS: u32 = 256;
+
+/// How long an idle HTTP/2 connection waits for a ping's answer before it is closed.
+const HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Serves `listener` until the returned task is aborted; aborting it also drops every connection.
 /// Each connection holds a slot of `cap` while it is open.
@@ -97,6 +100,62 @@ fn reset(stream: TcpStream) {
     drop(stream);
 }
 
+/// The HTTP version a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    Http1,
+    Http2,
+}
+
+/// Over TLS, what ALPN settled; a client that offered nothing speaks HTTP/1.1.
+fn protocol_from_alpn(alpn: Option<&[u8]>) -> Protocol {
+    match alpn {
+        Some(b"h2") => Protocol::Http2,
+        _ => Protocol::Http1,
+    }
+}
+
+/// Over plain TCP, from the first bytes the client sent; None while they cannot tell yet.
+fn protocol_from_first_bytes(first: &[u8]) -> Option<Protocol> {
+    const PREFACE_START: &[u8] = b"PRI";
+    if first.len() >= PREFACE_START.len() {
+        return Some(if first.starts_with(PREFACE_START) {
+            Protocol::Http2
+        } else {
+            Protocol::Http1
+        });
+    }
+    if PREFACE_START.starts_with(first) {
+        None
+    } else {
+        Some(Protocol::Http1)
+    }
+}
+
+/// Peeks at a plain connection until its first bytes tell the protocol; None when the client
+/// closes or sends nothing within the header timeout.
+async fn sniff(stream: &TcpStream) -> Option<Protocol> {
+    let sniffing = async {
+        let mut first = [0u8; 3];
+        loop {
+            match stream.peek(&mut first).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => {
+                    if let Some(protocol) = protocol_from_first_bytes(&first[..n]) {
+                        return Some(protocol);
+                    }
+                    // Fewer than three bytes so far, all of them the preface's: wait for more.
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+        }
+    };
+    tokio::time::timeout(HEADER_READ_TIMEOUT, sniffing)
+        .await
+        .ok()
+        .flatten()
+}
+
 async fn serve_connection(
     stream: TcpStream,
     shared: Arc<Shared>,
@@ -104,10 +163,17 @@ async fn serve_connection(
     tls: Option<TlsAcceptor>,
 ) {
     match tls {
-        None => serve_http(stream, shared, port).await,
+        None => {
+            if let Some(protocol) = sniff(&stream).await {
+                serve_http(stream, protocol, shared, port).await;
+            }
+        }
         Some(acceptor) => {
             match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(stream)).await {
-                Ok(Ok(tls_stream)) => serve_http(tls_stream, shared, port).await,
+                Ok(Ok(tls_stream)) => {
+                    let protocol = protocol_from_alpn(tls_stream.get_ref().1.alpn_protocol());
+                    serve_http(tls_stream, protocol, shared, port).await;
+                }
                 Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
                 Err(_) => tracing::debug!("TLS handshake timed out"),
             }
@@ -115,24 +181,64 @@ async fn serve_connection(
     }
 }
 
-async fn serve_http<S>(io: S, shared: Arc<Shared>, port: Port)
+async fn serve_http<S>(io: S, protocol: Protocol, shared: Arc<Shared>, port: Port)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let service = service_fn(move |request| pipeline::handle(shared.clone(), port, request));
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .keep_alive(true)
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(MAX_STREAMS)
-        .keep_alive_interval(Some(HTTP2_PING_INTERVAL))
-        .keep_alive_timeout(HEADER_READ_TIMEOUT);
-    if let Err(e) = builder.serve_connection(TokioIo::new(io), service).await {
+    let io = TokioIo::new(io);
+    let served = match protocol {
+        Protocol::Http1 => {
+            http1::Builder::new()
+                .keep_alive(true)
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
+                .serve_connection(io, service)
+                .await
+        }
+        Protocol::Http2 => {
+            http2::Builder::new(TokioExecutor::new())
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
+                .keep_alive_interval(Some(HTTP2_KEEP_ALIVE_TIMEOUT))
+                .keep_alive_timeout(HTTP2_KEEP_ALIVE_TIMEOUT)
+                .serve_connection(io, service)
+                .await
+        }
+    };
+    if let Err(e) = served {
         tracing::debug!(error = %e, "connection ended with an error");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_bytes_tell_the_protocol() {
+        let table: &[(&[u8], Option<Protocol>)] = &[
+            (b"PRI * HTTP/2.0\r\n", Some(Protocol::Http2)),
+            (b"PRI", Some(Protocol::Http2)),
+            (b"PR", None),
+            (b"P", None),
+            (b"POST /dbs", Some(Protocol::Http1)),
+            (b"PUT", Some(Protocol::Http1)),
+            (b"PATCH /x", Some(Protocol::Http1)),
+            (b"PO", Some(Protocol::Http1)),
+            (b"GET / HTTP/1.1", Some(Protocol::Http1)),
+            (b"D", Some(Protocol::Http1)),
+            (b"\x16\x03\x01", Some(Protocol::Http1)),
+        ];
+        for (first, want) in table {
+            assert_eq!(protocol_from_first_bytes(first), *want, "{first:?}");
+        }
+    }
+
+    #[test]
+    fn alpn_picks_h2_only_when_settled_on_it() {
+        assert_eq!(protocol_from_alpn(Some(b"h2")), Protocol::Http2);
+        assert_eq!(protocol_from_alpn(Some(b"http/1.1")), Protocol::Http1);
+        assert_eq!(protocol_from_alpn(None), Protocol::Http1);
     }
 }

@@ -40,7 +40,8 @@ pub async fn handle(
     port: Port,
     request: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, CloseConnection> {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    host_from_authority(&mut parts);
     let path = parts.uri.path();
     if path.starts_with("/_emulator") {
         return Ok(admin_request(&shared, port, &parts, body).await);
@@ -192,6 +193,21 @@ pub async fn handle(
             Ok(error_response(&e, 0.0))
         }
         _ => Ok(response),
+    }
+}
+
+/// An HTTP/2 request names its host in the `:authority` pseudo-header, which hyper keeps in the
+/// URI, not in `Host` (RFC 9113 §8.3.1). Copying it into `Host` lets every check that reads the
+/// host (the admin API's) treat both versions alike. A request that sends `Host` keeps its own.
+fn host_from_authority(parts: &mut http::request::Parts) {
+    if parts.headers.contains_key(http::header::HOST) {
+        return;
+    }
+    let Some(authority) = parts.uri.authority() else {
+        return;
+    };
+    if let Ok(value) = http::HeaderValue::from_str(authority.as_str()) {
+        parts.headers.insert(http::header::HOST, value);
     }
 }
 
