@@ -44,7 +44,10 @@ async fn increment_percent_is_kept_from_create_and_replace() {
     let mut offer = offer_of(&c, base, &rid).await;
     let auto = &offer["content"]["offerAutopilotSettings"];
     assert_eq!(auto["maxThroughput"], 5000);
-    assert_eq!(auto["autoUpgradePolicy"]["throughputPolicy"]["incrementPercent"], 2);
+    assert_eq!(
+        auto["autoUpgradePolicy"]["throughputPolicy"]["incrementPercent"],
+        2
+    );
 
     offer["content"]["offerAutopilotSettings"] = json!({"maxThroughput": 7000,
         "autoUpgradePolicy": {"throughputPolicy": {"incrementPercent": 20}}});
@@ -68,13 +71,19 @@ async fn increment_percent_is_kept_from_create_and_replace() {
     let offer = offer_of(&c, base, &rid).await;
     let auto = &offer["content"]["offerAutopilotSettings"];
     assert_eq!(auto["maxThroughput"], 7000);
-    assert_eq!(auto["autoUpgradePolicy"]["throughputPolicy"]["incrementPercent"], 20);
+    assert_eq!(
+        auto["autoUpgradePolicy"]["throughputPolicy"]["incrementPercent"],
+        20
+    );
 
     let r = c
         .post_json(
             base,
             "/dbs/db/colls",
-            &[("x-ms-cosmos-offer-autopilot-settings", r#"{"maxThroughput": -200}"#)],
+            &[(
+                "x-ms-cosmos-offer-autopilot-settings",
+                r#"{"maxThroughput": -200}"#,
+            )],
             &json!({"id": "bad", "partitionKey": {"paths": ["/pk"], "kind": "Hash"}}),
         )
         .await;

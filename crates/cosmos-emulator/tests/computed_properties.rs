@@ -36,7 +36,12 @@ async fn computed_properties_are_queryable() {
         {"name": "cp_sq", "query": "SELECT VALUE c.n * c.n FROM c"}
     ]);
     let r = c
-        .post_json(base, "/dbs/db/colls", &[], &definition("cp", computed.clone()))
+        .post_json(
+            base,
+            "/dbs/db/colls",
+            &[],
+            &definition("cp", computed.clone()),
+        )
         .await;
     assert_eq!(r.status, 201, "{r:?}");
     assert_eq!(r.json()["computedProperties"], computed);
@@ -51,12 +56,27 @@ async fn computed_properties_are_queryable() {
             .map(|d| d["id"].as_str().unwrap().to_owned())
             .collect()
     };
-    let found = query(&c, base, "cp", "SELECT * FROM c WHERE c.cp_lower = 'groupa'").await;
+    let found = query(
+        &c,
+        base,
+        "cp",
+        "SELECT * FROM c WHERE c.cp_lower = 'groupa'",
+    )
+    .await;
     assert_eq!(ids(found.clone()), ["a", "b"]);
     // SELECT * leaves them out.
     assert!(found[0].get("cp_lower").is_none() && found[0].get("cp_sq").is_none());
-    let sorted = query(&c, base, "cp", "SELECT c.id, c.cp_sq FROM c ORDER BY c.cp_sq DESC").await;
-    assert_eq!(sorted, json!([{"id": "a", "cp_sq": 9}, {"id": "c", "cp_sq": 4}, {"id": "b", "cp_sq": 1}]));
+    let sorted = query(
+        &c,
+        base,
+        "cp",
+        "SELECT c.id, c.cp_sq FROM c ORDER BY c.cp_sq DESC",
+    )
+    .await;
+    assert_eq!(
+        sorted,
+        json!([{"id": "a", "cp_sq": 9}, {"id": "c", "cp_sq": 4}, {"id": "b", "cp_sq": 1}])
+    );
     let summed = query(&c, base, "cp", "SELECT VALUE SUM(c.cp_sq) FROM c").await;
     assert_eq!(summed, json!([14]));
     // A point read returns the item as stored.
@@ -75,9 +95,21 @@ async fn computed_properties_are_queryable() {
         )
         .await;
     assert_eq!(r.status, 200, "{r:?}");
-    let found = query(&c, base, "cp", "SELECT VALUE c.id FROM c WHERE c.cp_upper = 'GROUPB'").await;
+    let found = query(
+        &c,
+        base,
+        "cp",
+        "SELECT VALUE c.id FROM c WHERE c.cp_upper = 'GROUPB'",
+    )
+    .await;
     assert_eq!(found, json!(["c"]));
-    let gone = query(&c, base, "cp", "SELECT VALUE c.id FROM c WHERE c.cp_lower = 'groupa'").await;
+    let gone = query(
+        &c,
+        base,
+        "cp",
+        "SELECT VALUE c.id FROM c WHERE c.cp_lower = 'groupa'",
+    )
+    .await;
     assert_eq!(gone, json!([]));
     let invalid = json!({"name": "cp_lower", "query": "SELECT VALUE LOWER(c.group) FROM c"});
     let r = c
@@ -90,9 +122,18 @@ async fn computed_properties_are_queryable() {
         )
         .await;
     assert_eq!(r.status, 400, "{r:?}");
-    assert!(r.message().contains("One of the specified inputs is invalid"), "{r:?}");
+    assert!(
+        r.message()
+            .contains("One of the specified inputs is invalid"),
+        "{r:?}"
+    );
     let r = c
-        .post_json(base, "/dbs/db/colls", &[], &definition("bad", json!([{"name": "x", "query": "SELECT c.a FROM c"}])))
+        .post_json(
+            base,
+            "/dbs/db/colls",
+            &[],
+            &definition("bad", json!([{"name": "x", "query": "SELECT c.a FROM c"}])),
+        )
         .await;
     assert_eq!(r.status, 400, "{r:?}");
 }

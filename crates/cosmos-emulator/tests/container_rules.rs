@@ -113,7 +113,9 @@ async fn the_conflicts_feed_exists_and_is_empty() {
         )
         .await;
     assert_eq!(q.status, 400, "{q:?}");
-    assert!(q.message().contains("Cross partition query is required but disabled"));
+    assert!(q
+        .message()
+        .contains("Cross partition query is required but disabled"));
     let one = c.get(base, "/dbs/db/colls/c/conflicts/x", &[]).await;
     assert_eq!(one.status, 404);
     let elsewhere = c.get(base, "/dbs/db/colls/nope/conflicts", &[]).await;

@@ -42,7 +42,10 @@ async fn statistics_and_index_progress_when_asked() {
     assert_eq!(stats.len(), 2);
     let ids: Vec<&str> = stats.iter().map(|s| s["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["0", "1"]);
-    let docs: u64 = stats.iter().map(|s| s["documentCount"].as_u64().unwrap()).sum();
+    let docs: u64 = stats
+        .iter()
+        .map(|s| s["documentCount"].as_u64().unwrap())
+        .sum();
     assert_eq!(docs, 10);
     let keys: u64 = stats
         .iter()

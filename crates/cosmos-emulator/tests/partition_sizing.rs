@@ -17,7 +17,8 @@ async fn ranges(c: &TestClient, base: &str, db: &str, coll: &str) -> usize {
 }
 
 async fn create(c: &TestClient, base: &str, db: &str, coll: &str, extra: &[(&str, &str)]) {
-    let body = json!({"id": coll, "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}});
+    let body =
+        json!({"id": coll, "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}});
     let r = c
         .post_json(base, &format!("/dbs/{db}/colls"), extra, &body)
         .await;
@@ -38,7 +39,14 @@ async fn ranges_follow_the_throughput_a_container_is_created_with() {
     create(&c, base, "db", "default", &[]).await;
     create(&c, base, "db", "small", &[("x-ms-offer-throughput", "400")]).await;
     create(&c, base, "db", "mid", &[("x-ms-offer-throughput", "11000")]).await;
-    create(&c, base, "db", "large", &[("x-ms-offer-throughput", "30000")]).await;
+    create(
+        &c,
+        base,
+        "db",
+        "large",
+        &[("x-ms-offer-throughput", "30000")],
+    )
+    .await;
     let autoscale = r#"{"maxThroughput": 20000}"#;
     create(
         &c,
@@ -89,7 +97,14 @@ async fn a_fixed_count_overrides_the_throughput() {
     let r = c.post_json(base, "/dbs", &[], &json!({"id": "db"})).await;
     assert_eq!(r.status, 201);
     create(&c, base, "db", "small", &[("x-ms-offer-throughput", "400")]).await;
-    create(&c, base, "db", "large", &[("x-ms-offer-throughput", "30000")]).await;
+    create(
+        &c,
+        base,
+        "db",
+        "large",
+        &[("x-ms-offer-throughput", "30000")],
+    )
+    .await;
     assert_eq!(ranges(&c, base, "db", "small").await, 3);
     assert_eq!(ranges(&c, base, "db", "large").await, 3);
 }

@@ -35,9 +35,7 @@ async fn query_metrics_count_what_the_page_read_and_returned() {
         ("x-ms-documentdb-partitionkey", pk.as_str()),
         ("x-ms-documentdb-populatequerymetrics", "True"),
     ];
-    let r = c
-        .query(base, "/dbs/db/colls/c/docs", &query, &asked)
-        .await;
+    let r = c.query(base, "/dbs/db/colls/c/docs", &query, &asked).await;
     assert_eq!(r.status, 200, "{r:?}");
     let metrics = pairs(r.header("x-ms-documentdb-query-metrics").expect("metrics"));
     assert_eq!(metrics["retrievedDocumentCount"], "5");
@@ -49,18 +47,14 @@ async fn query_metrics_count_what_the_page_read_and_returned() {
 
     // Not asked: not sent.
     let plain = [("x-ms-documentdb-partitionkey", pk.as_str())];
-    let r = c
-        .query(base, "/dbs/db/colls/c/docs", &query, &plain)
-        .await;
+    let r = c.query(base, "/dbs/db/colls/c/docs", &query, &plain).await;
     assert_eq!(r.status, 200);
     assert!(r.header("x-ms-documentdb-query-metrics").is_none());
     assert!(r.header("x-ms-cosmos-index-utilization").is_none());
 
     // A count of a constant over the partition is answered from the index.
     let count = json!({"query": "SELECT VALUE COUNT(1) FROM c"});
-    let r = c
-        .query(base, "/dbs/db/colls/c/docs", &count, &asked)
-        .await;
+    let r = c.query(base, "/dbs/db/colls/c/docs", &count, &asked).await;
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(r.json()["Documents"], json!([5]));
     let metrics = pairs(r.header("x-ms-documentdb-query-metrics").expect("metrics"));
@@ -88,7 +82,9 @@ async fn index_utilization_names_the_partition_key_index() {
         )
         .await;
     assert_eq!(r.status, 200, "{r:?}");
-    let raw = r.header("x-ms-cosmos-index-utilization").expect("index metrics");
+    let raw = r
+        .header("x-ms-cosmos-index-utilization")
+        .expect("index metrics");
     let decoded = base64::engine::general_purpose::STANDARD
         .decode(raw)
         .expect("base64");

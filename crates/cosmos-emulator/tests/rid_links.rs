@@ -49,11 +49,31 @@ async fn resources_are_served_by_their_self_links() {
     let pk = pk_header(&json!("p"));
     let with_pk = [("x-ms-documentdb-partitionkey", pk.as_str())];
 
-    let r = by_rid(&c, base, Method::GET, &coll_self, "colls", &coll_rid, &[], None).await;
+    let r = by_rid(
+        &c,
+        base,
+        Method::GET,
+        &coll_self,
+        "colls",
+        &coll_rid,
+        &[],
+        None,
+    )
+    .await;
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(r.json()["id"], "c");
 
-    let r = by_rid(&c, base, Method::GET, &item_self, "docs", &item_rid, &with_pk, None).await;
+    let r = by_rid(
+        &c,
+        base,
+        Method::GET,
+        &item_self,
+        "docs",
+        &item_rid,
+        &with_pk,
+        None,
+    )
+    .await;
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(r.json()["id"], "a");
 
@@ -77,13 +97,43 @@ async fn resources_are_served_by_their_self_links() {
     // Signed over the resource id as it is cased: refused (SDKs lower-case it).
     let cased = item["_rid"].as_str().unwrap();
     assert_ne!(cased, item_rid);
-    let r = by_rid(&c, base, Method::GET, &item_self, "docs", cased, &with_pk, None).await;
+    let r = by_rid(
+        &c,
+        base,
+        Method::GET,
+        &item_self,
+        "docs",
+        cased,
+        &with_pk,
+        None,
+    )
+    .await;
     assert_eq!(r.status, 401, "{r:?}");
 
-    let r = by_rid(&c, base, Method::DELETE, &item_self, "docs", &item_rid, &with_pk, None).await;
+    let r = by_rid(
+        &c,
+        base,
+        Method::DELETE,
+        &item_self,
+        "docs",
+        &item_rid,
+        &with_pk,
+        None,
+    )
+    .await;
     assert_eq!(r.status, 204, "{r:?}");
     let r = c.read_item(base, "db", "c", "a", &json!("p"), &[]).await;
     assert_eq!(r.status, 404);
-    let r = by_rid(&c, base, Method::GET, &item_self, "docs", &item_rid, &with_pk, None).await;
+    let r = by_rid(
+        &c,
+        base,
+        Method::GET,
+        &item_self,
+        "docs",
+        &item_rid,
+        &with_pk,
+        None,
+    )
+    .await;
     assert_eq!(r.status, 404, "{r:?}");
 }

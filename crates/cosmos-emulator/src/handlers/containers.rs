@@ -29,10 +29,19 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     });
     let sized_from = own
         .or(database_offer.map(|o| o.throughput))
-        .unwrap_or(Throughput::Manual(super::offers::DEFAULT_CONTAINER_THROUGHPUT));
+        .unwrap_or(Throughput::Manual(
+            super::offers::DEFAULT_CONTAINER_THROUGHPUT,
+        ));
     let partitions = store.partition_sizing.partitions(sized_from);
     let container = database.add_container(&id, |ordinal| {
-        Container::create(map, id.clone(), database.rid_bytes, ordinal, partitions, regions)
+        Container::create(
+            map,
+            id.clone(),
+            database.rid_bytes,
+            ordinal,
+            partitions,
+            regions,
+        )
     })?;
     if let Some(t) = own {
         let link = format!("dbs/{}/colls/{}/", database.rid, container.rid);
@@ -146,8 +155,8 @@ pub fn pkranges(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Api
 /// records in no conflict, so the feed is empty.
 pub fn conflicts(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
-    let is_query = *ctx.method == http::Method::POST
-        && crate::exchange::request_class::is_query(ctx.headers);
+    let is_query =
+        *ctx.method == http::Method::POST && crate::exchange::request_class::is_query(ctx.headers);
     if is_query && ctx.header(headers::PARTITION_KEY).is_none() {
         super::query::require_cross_partition(ctx)?;
     }

@@ -12,8 +12,8 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::query_metrics::{index_utilization_header, query_metrics_header, PageFigures};
 use super::consistency::{read_lsn, session_token};
+use super::query_metrics::{index_utilization_header, query_metrics_header, PageFigures};
 use super::replica_headers::{container_paths, replica_headers, replica_state, ReplicaState};
 use crate::epk::{Epk, EpkFilter, PartitionKeyValue, PkComponent};
 use crate::exchange::request_class::flag;
@@ -176,12 +176,10 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
     let scoped_by_key = matches!(scope.only_epk, Some(EpkFilter::Key(_)));
     let mut reply = reply(&container, &scope, page, work, reads, paths);
     if flag(ctx.headers, headers::POPULATE_QUERY_METRICS) {
-        reply = reply
-            .header(headers::QUERY_WORK, work.to_string())
-            .header(
-                headers::QUERY_METRICS,
-                query_metrics_header(&request.query, &figures),
-            );
+        reply = reply.header(headers::QUERY_WORK, work.to_string()).header(
+            headers::QUERY_METRICS,
+            query_metrics_header(&request.query, &figures),
+        );
     }
     if flag(ctx.headers, headers::POPULATE_INDEX_METRICS) {
         reply = reply.header(

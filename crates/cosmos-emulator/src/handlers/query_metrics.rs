@@ -217,7 +217,10 @@ mod tests {
                 "PotentialCompositeIndexes": []
             })
         );
-        let whole = decoded(index_utilization_header(&[vec!["a".into(), "b".into()]], false));
+        let whole = decoded(index_utilization_header(
+            &[vec!["a".into(), "b".into()]],
+            false,
+        ));
         assert_eq!(whole["UtilizedSingleIndexes"], serde_json::json!([]));
     }
 }

@@ -68,7 +68,8 @@ fn routing_read(granted: &[&str], target: &[&str]) -> bool {
         ["dbs", _, "colls", _, ..] => &granted[..4],
         _ => return false,
     };
-    target == container || (target.len() == 5 && target[..4] == *container && target[4] == "pkranges")
+    target == container
+        || (target.len() == 5 && target[..4] == *container && target[4] == "pkranges")
 }
 
 /// Partition key values as the service compares them (numbers by value).
@@ -206,7 +207,11 @@ mod tests {
             (false, "dbs/d/colls/c", Some(json!([1])), false),
         ];
         for (reads, path, pk, expected) in cases {
-            assert_eq!(asked(&g, reads, path, pk.clone()), expected, "{reads} {path} {pk:?}");
+            assert_eq!(
+                asked(&g, reads, path, pk.clone()),
+                expected,
+                "{reads} {path} {pk:?}"
+            );
         }
     }
 }

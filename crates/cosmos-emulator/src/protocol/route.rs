@@ -314,8 +314,16 @@ mod tests {
             ("/dbs/d1/colls", "colls", "dbs/d1"),
             ("/dbs/d1/users", "users", "dbs/d1"),
             ("/dbs/d1/users/u", "users", "dbs/d1/users/u"),
-            ("/dbs/d1/users/u/permissions", "permissions", "dbs/d1/users/u"),
-            ("/dbs/d1/users/u/permissions/p", "permissions", "dbs/d1/users/u/permissions/p"),
+            (
+                "/dbs/d1/users/u/permissions",
+                "permissions",
+                "dbs/d1/users/u",
+            ),
+            (
+                "/dbs/d1/users/u/permissions/p",
+                "permissions",
+                "dbs/d1/users/u/permissions/p",
+            ),
             ("/dbs/d1/colls/c1/", "colls", "dbs/d1/colls/c1"),
             ("/dbs/d1/colls/c1/docs", "docs", "dbs/d1/colls/c1"),
             (

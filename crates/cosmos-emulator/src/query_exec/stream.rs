@@ -1,8 +1,9 @@
 //! Streaming pages (no ORDER BY, aggregate, GROUP BY or DISTINCT): rows are answered as they are
 //! read, from the continuation's position (document and row) on, until the page holds its items
-//! or bytes, its work or time budget runs out, or TOP/LIMIT is reached. A page over several
-//! ranges (a cross-partition query the gateway serves) also ends where a range ends, as the
-//! service's gateway answers such a query one partition at a time.
+//! or bytes, its work or time budget runs out, or TOP/LIMIT is reached. A query over several
+//! ranges (a cross-partition query the gateway serves) is answered one range per page, as the
+//! service's gateway answers it one partition at a time: a page ends where its range ends (an
+//! empty page when nothing there matches), and its continuation names the next range.
 
 use super::budget::{over_budget, Halt};
 use super::scan::DocScan;
@@ -39,6 +40,9 @@ pub(super) fn page(
     // without JOIN binds one row per document).
     let only_ids = candidate_ids(q, ex.params);
     let mut scan = DocScan::new(ex, None, start.clone());
+    if ex.scope.ranges.len() > 1 {
+        scan = scan.one_range_at_a_time();
+    }
     // Whether the page has consumed a row (or a document) yet: until it has, running out of
     // budget means the row alone needs more than a page.
     let mut progress = false;
@@ -46,7 +50,6 @@ pub(super) fn page(
         at: Position::new(key, row),
         seen,
     };
-    let mut page_range = None;
     while let Some((key, doc)) = scan.next()? {
         let first_row = if start.as_ref() == Some(&key) {
             std::mem::take(&mut skip)
@@ -56,12 +59,6 @@ pub(super) fn page(
         if window.end.is_some_and(|end| seen >= end) {
             break;
         }
-        let range = scan.range();
-        if progress && page_range.is_some_and(|r| r != range) {
-            page.next = Some(resume(&key, first_row, seen));
-            break;
-        }
-        page_range = Some(range);
         if ex.full(page.items.len(), page.bytes) || (progress && ex.meter.spent()) {
             page.next = Some(resume(&key, first_row, seen));
             break;
@@ -123,6 +120,17 @@ pub(super) fn page(
             }
             Err(Halt::Budget(limit)) => return Err(over_budget(limit)),
             Err(Halt::Fail(e)) => return Err(e),
+        }
+    }
+    if page.next.is_none() {
+        if let Some(next) = scan.next_range() {
+            let range = ex.scope.ranges[next];
+            let (min, _) = ex.container.range_epks(range);
+            let at = DocKey {
+                epk: min,
+                id: String::new(),
+            };
+            page.next = Some(resume(&at, 0, seen));
         }
     }
     page.scanned = scan.scanned;

@@ -35,7 +35,11 @@ pub fn from_definition(map: &Map<String, Value>) -> Result<Vec<ComputedProperty>
     let list = match map.get("computedProperties") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(list)) => list,
-        Some(_) => return Err(invalid("must be an array of {\"name\", \"query\"} objects.")),
+        Some(_) => {
+            return Err(invalid(
+                "must be an array of {\"name\", \"query\"} objects.",
+            ))
+        }
     };
     if list.len() > MAX_COMPUTED_PROPERTIES {
         return Err(invalid(format!(
@@ -46,7 +50,9 @@ pub fn from_definition(map: &Map<String, Value>) -> Result<Vec<ComputedProperty>
     let mut out: Vec<ComputedProperty> = Vec::with_capacity(list.len());
     for entry in list {
         let Value::Object(entry) = entry else {
-            return Err(invalid("must be an array of {\"name\", \"query\"} objects."));
+            return Err(invalid(
+                "must be an array of {\"name\", \"query\"} objects.",
+            ));
         };
         if let Some(other) = entry.keys().find(|k| *k != "name" && *k != "query") {
             return Err(invalid(format!("entries have no property {other:?}.")));
@@ -177,7 +183,8 @@ mod tests {
             let err = defined(case.clone()).unwrap_err();
             assert_eq!(err.status, 400, "{case}");
             assert!(
-                err.message.contains("One of the specified inputs is invalid"),
+                err.message
+                    .contains("One of the specified inputs is invalid"),
                 "{case}: {}",
                 err.message
             );

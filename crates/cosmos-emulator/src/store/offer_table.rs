@@ -338,7 +338,10 @@ mod tests {
             (
                 None,
                 Some(r#"{"maxThroughput": 4000}"#),
-                Ok(Some(Throughput::Autoscale { max: 4000, increment_percent: 0 })),
+                Ok(Some(Throughput::Autoscale {
+                    max: 4000,
+                    increment_percent: 0,
+                })),
             ),
             (Some("350"), None, Err("multiple of 100")),
             (Some("450"), None, Err("multiple of 100")),
@@ -367,7 +370,10 @@ mod tests {
     #[test]
     fn switching_between_manual_and_autoscale_needs_the_migration_headers() {
         let manual = Throughput::Manual(600);
-        let auto = Throughput::Autoscale { max: 5000, increment_percent: 0 };
+        let auto = Throughput::Autoscale {
+            max: 5000,
+            increment_percent: 0,
+        };
         let m = json!({"offerThroughput": 800});
         let a = json!({"offerThroughput": 500, "offerAutopilotSettings": {"maxThroughput": 6000}});
         type Row<'a> = (
@@ -384,7 +390,10 @@ mod tests {
                 &a,
                 false,
                 false,
-                Ok(Throughput::Autoscale { max: 6000, increment_percent: 0 }),
+                Ok(Throughput::Autoscale {
+                    max: 6000,
+                    increment_percent: 0,
+                }),
             ),
             (
                 manual,
@@ -405,19 +414,28 @@ mod tests {
                 &m,
                 true,
                 false,
-                Ok(Throughput::Autoscale { max: 4000, increment_percent: 0 }),
+                Ok(Throughput::Autoscale {
+                    max: 4000,
+                    increment_percent: 0,
+                }),
             ),
             (
                 Throughput::Manual(4500),
                 &m,
                 true,
                 false,
-                Ok(Throughput::Autoscale { max: 5000, increment_percent: 0 }),
+                Ok(Throughput::Autoscale {
+                    max: 5000,
+                    increment_percent: 0,
+                }),
             ),
             (manual, &a, true, false, Err("must not contain")),
             (auto, &a, false, true, Ok(Throughput::Manual(500))),
             (
-                Throughput::Autoscale { max: 1000, increment_percent: 0 },
+                Throughput::Autoscale {
+                    max: 1000,
+                    increment_percent: 0,
+                },
                 &a,
                 false,
                 true,
@@ -465,7 +483,13 @@ mod tests {
             &json!({"offerThroughput": 400, "offerAutopilotSettings": {"maxThroughput": 5000}}),
         )
         .unwrap();
-        assert_eq!(auto, Throughput::Autoscale { max: 5000, increment_percent: 0 });
+        assert_eq!(
+            auto,
+            Throughput::Autoscale {
+                max: 5000,
+                increment_percent: 0
+            }
+        );
         assert!(Throughput::from_content(&json!({})).is_err());
         assert_eq!(
             offers.replace("nope", |_| Ok(t), None).unwrap_err().status,

@@ -55,9 +55,27 @@ mod tests {
             (Throughput::Manual(11_000), 2),
             (Throughput::Manual(12_000), 2),
             (Throughput::Manual(30_000), 5),
-            (Throughput::Autoscale { max: 1_000, increment_percent: 0 }, 1),
-            (Throughput::Autoscale { max: 10_000, increment_percent: 0 }, 1),
-            (Throughput::Autoscale { max: 20_001, increment_percent: 0 }, 3),
+            (
+                Throughput::Autoscale {
+                    max: 1_000,
+                    increment_percent: 0,
+                },
+                1,
+            ),
+            (
+                Throughput::Autoscale {
+                    max: 10_000,
+                    increment_percent: 0,
+                },
+                1,
+            ),
+            (
+                Throughput::Autoscale {
+                    max: 20_001,
+                    increment_percent: 0,
+                },
+                3,
+            ),
             (Throughput::Manual(u64::MAX), MAX_PARTITIONS),
         ];
         for (throughput, expected) in cases {
@@ -67,8 +85,14 @@ mod tests {
 
     #[test]
     fn fixed_overrides_throughput() {
-        assert_eq!(PartitionSizing::Fixed(4).partitions(Throughput::Manual(400)), 4);
-        assert_eq!(PartitionSizing::Fixed(0).partitions(Throughput::Manual(400)), 1);
+        assert_eq!(
+            PartitionSizing::Fixed(4).partitions(Throughput::Manual(400)),
+            4
+        );
+        assert_eq!(
+            PartitionSizing::Fixed(0).partitions(Throughput::Manual(400)),
+            1
+        );
         assert_eq!(
             PartitionSizing::Fixed(5000).partitions(Throughput::Manual(400)),
             MAX_PARTITIONS

@@ -67,8 +67,8 @@ struct PermissionFields {
 
 /// A permission body's grant; 400 saying what is wrong.
 pub fn grant_of(map: &Map<String, Value>) -> Result<Grant, ApiError> {
-    let fields: PermissionFields = serde_json::from_value(Value::Object(map.clone()))
-        .map_err(|e| {
+    let fields: PermissionFields =
+        serde_json::from_value(Value::Object(map.clone())).map_err(|e| {
             ApiError::bad_request(format!(
                 "A permission needs permissionMode (\"Read\" or \"All\") and resource (a link): {e}"
             ))
@@ -274,8 +274,8 @@ impl Users {
     /// Permission `name` of user `user`.
     pub fn permission(&self, db_rid: &str, user: &str, name: &str) -> Result<Stored, ApiError> {
         self.with_user(db_rid, user, |u| {
-            let i = find(&u.permissions, name, permission_key)
-                .ok_or_else(ApiError::missing_entity)?;
+            let i =
+                find(&u.permissions, name, permission_key).ok_or_else(ApiError::missing_entity)?;
             let p = &u.permissions[i];
             Ok(Stored {
                 body: p.body.clone(),
@@ -358,11 +358,13 @@ impl Users {
         token: &dyn Fn(&str) -> String,
     ) -> Result<Stored, ApiError> {
         self.with_user_mut(db_rid, user, |u| {
-            let i = find(&u.permissions, name, permission_key)
-                .ok_or_else(ApiError::missing_entity)?;
-            let clash = u.permissions.iter().enumerate().any(|(j, p)| {
-                j != i && (p.id == id || p.grant.resource == grant.resource)
-            });
+            let i =
+                find(&u.permissions, name, permission_key).ok_or_else(ApiError::missing_entity)?;
+            let clash = u
+                .permissions
+                .iter()
+                .enumerate()
+                .any(|(j, p)| j != i && (p.id == id || p.grant.resource == grant.resource));
             if clash {
                 return Err(ApiError::already_exists());
             }
@@ -378,8 +380,8 @@ impl Users {
     /// Deletes permission `name` of user `user` (its token stops working).
     pub fn delete_permission(&self, db_rid: &str, user: &str, name: &str) -> Result<(), ApiError> {
         self.with_user_mut(db_rid, user, |u| {
-            let i = find(&u.permissions, name, permission_key)
-                .ok_or_else(ApiError::missing_entity)?;
+            let i =
+                find(&u.permissions, name, permission_key).ok_or_else(ApiError::missing_entity)?;
             u.permissions.remove(i);
             Ok(())
         })
@@ -503,7 +505,10 @@ mod tests {
 
     #[test]
     fn grants_read_from_permission_bodies() {
-        let g = grant_of(&obj(json!({"id": "p", "permissionMode": "read", "resource": "/dbs/d/colls/c/"}))).unwrap();
+        let g = grant_of(&obj(
+            json!({"id": "p", "permissionMode": "read", "resource": "/dbs/d/colls/c/"}),
+        ))
+        .unwrap();
         assert_eq!(g.mode, PermissionMode::Read);
         assert_eq!(g.resource, "dbs/d/colls/c");
         assert_eq!(g.partition_key, None);
@@ -517,7 +522,11 @@ mod tests {
             json!({"id": "p", "permissionMode": "Read"}),
             json!({"id": "p", "permissionMode": "Read", "resource": "/"}),
         ] {
-            assert_eq!(grant_of(&obj(bad.clone())).unwrap_err().status, 400, "{bad}");
+            assert_eq!(
+                grant_of(&obj(bad.clone())).unwrap_err().status,
+                400,
+                "{bad}"
+            );
         }
     }
 
@@ -526,32 +535,70 @@ mod tests {
         let users = Users::default();
         let token = |id: &str| format!("tok:{id}");
         let (w, _) = users
-            .write("db1", [0, 0, 0, 1], "u".into(), obj(json!({"id": "u"})), false)
+            .write(
+                "db1",
+                [0, 0, 0, 1],
+                "u".into(),
+                obj(json!({"id": "u"})),
+                false,
+            )
             .unwrap();
         assert_eq!(w, Written::Created);
         assert_eq!(
             users
-                .write("db1", [0, 0, 0, 1], "u".into(), obj(json!({"id": "u"})), false)
+                .write(
+                    "db1",
+                    [0, 0, 0, 1],
+                    "u".into(),
+                    obj(json!({"id": "u"})),
+                    false
+                )
                 .err()
                 .unwrap()
                 .status,
             409
         );
-        let grant = grant_of(&obj(json!({"permissionMode": "Read", "resource": "dbs/d/colls/c"}))).unwrap();
+        let grant = grant_of(&obj(
+            json!({"permissionMode": "Read", "resource": "dbs/d/colls/c"}),
+        ))
+        .unwrap();
         let (_, p) = users
-            .write_permission("db1", "u", "p".into(), obj(json!({"id": "p", "permissionMode": "Read", "resource": "dbs/d/colls/c"})), grant.clone(), false, &token)
+            .write_permission(
+                "db1",
+                "u",
+                "p".into(),
+                obj(json!({"id": "p", "permissionMode": "Read", "resource": "dbs/d/colls/c"})),
+                grant.clone(),
+                false,
+                &token,
+            )
             .unwrap();
         let body: Value = serde_json::from_slice(&p.body).unwrap();
-        let tok = body["_token"].as_str().unwrap().strip_prefix("tok:").unwrap().to_owned();
+        let tok = body["_token"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("tok:")
+            .unwrap()
+            .to_owned();
         assert_eq!(users.grant(&tok), Some(grant.clone()));
         // Another permission on the same resource is refused.
         let err = users
-            .write_permission("db1", "u", "q".into(), obj(json!({"id": "q"})), grant.clone(), false, &token)
+            .write_permission(
+                "db1",
+                "u",
+                "q".into(),
+                obj(json!({"id": "q"})),
+                grant.clone(),
+                false,
+                &token,
+            )
             .err()
             .unwrap();
         assert_eq!(err.status, 409);
         // Renaming the user keeps its permissions and their tokens.
-        users.replace("db1", "u", "v".into(), obj(json!({"id": "v"}))).unwrap();
+        users
+            .replace("db1", "u", "v".into(), obj(json!({"id": "v"})))
+            .unwrap();
         assert!(users.read("db1", "u").is_err());
         assert_eq!(users.permissions("db1", "v").unwrap().len(), 1);
         assert!(users.grant(&tok).is_some());

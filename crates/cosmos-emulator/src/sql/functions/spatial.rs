@@ -141,9 +141,7 @@ fn geometry_valid(g: &Value) -> Option<bool> {
         }
         list.iter().map(position).collect()
     };
-    let ring = |v: &Value| -> bool {
-        positions(v, 4).is_some_and(|p| p.first() == p.last())
-    };
+    let ring = |v: &Value| -> bool { positions(v, 4).is_some_and(|p| p.first() == p.last()) };
     Some(match kind(g)? {
         "Point" => position(coords).is_some(),
         "MultiPoint" => positions(coords, 1).is_some(),
@@ -186,7 +184,11 @@ mod tests {
     fn distance_arguments() {
         let p = json!({"type": "Point", "coordinates": [20.0, 20.0]});
         let q = json!({"type": "Point", "coordinates": [20.1, 20.0]});
-        let d = distance(Some(&p), Some(&q)).unwrap().unwrap().as_f64().unwrap();
+        let d = distance(Some(&p), Some(&q))
+            .unwrap()
+            .unwrap()
+            .as_f64()
+            .unwrap();
         assert!(d > 10_000.0 && d < 11_000.0);
         assert_eq!(distance(Some(&p), None).unwrap(), None);
         assert_eq!(distance(Some(&p), Some(&json!("x"))).unwrap(), None);
@@ -203,10 +205,22 @@ mod tests {
             (json!({"type": "Point", "coordinates": [1, 2, 3]}), true),
             (json!({"type": "Point", "coordinates": [181, 2]}), false),
             (json!({"type": "Point", "coordinates": [1]}), false),
-            (json!({"type": "LineString", "coordinates": [[0, 0], [1, 1]]}), true),
-            (json!({"type": "LineString", "coordinates": [[0, 0]]}), false),
-            (json!({"type": "Polygon", "coordinates": [[[0,0],[1,0],[1,1],[0,0]]]}), true),
-            (json!({"type": "Polygon", "coordinates": [[[0,0],[1,0],[1,1],[0,1]]]}), false),
+            (
+                json!({"type": "LineString", "coordinates": [[0, 0], [1, 1]]}),
+                true,
+            ),
+            (
+                json!({"type": "LineString", "coordinates": [[0, 0]]}),
+                false,
+            ),
+            (
+                json!({"type": "Polygon", "coordinates": [[[0,0],[1,0],[1,1],[0,0]]]}),
+                true,
+            ),
+            (
+                json!({"type": "Polygon", "coordinates": [[[0,0],[1,0],[1,1],[0,1]]]}),
+                false,
+            ),
             (json!({"type": "Circle", "coordinates": [1, 2]}), false),
         ];
         for (g, expected) in cases {
