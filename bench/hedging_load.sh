@@ -15,7 +15,7 @@ bin="$target/release"
 port=${PORT:-48181}
 key='C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=='
 endpoint="http://127.0.0.1:$port/"
-"$bin/cosmos-emulator" --port "$port" --regions "East US,West US,North Europe" --profile local \
+"$bin/cosmos-emulator" --port "$port" --regions "East US,West US,North Europe" --profile local --partitions 4 \
     >/tmp/hedging_load_emulator.log 2>&1 &
 emu=$!
 trap 'kill $emu 2>/dev/null || true' EXIT

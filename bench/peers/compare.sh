@@ -37,7 +37,7 @@ cosmos="$ours_target/release/cosmos"
 peer="$theirs_target/release/peer-azure-sdk"
 
 echo "== starting the emulator on port $PORT (profile $PROFILE)"
-"$cosmos" emulator --port "$PORT" --profile "$PROFILE" --regions "$REGIONS" >"$OUT/emulator.log" 2>&1 &
+"$cosmos" emulator --port "$PORT" --profile "$PROFILE" --regions "$REGIONS" --partitions 4 >"$OUT/emulator.log" 2>&1 &
 emulator_pid=$!
 trap 'kill "$emulator_pid" 2>/dev/null || true; wait "$emulator_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do

@@ -39,9 +39,11 @@ pub struct EmulatorArgs {
     /// Also accept `type=aad` authorization headers carrying this token.
     #[arg(long, value_name = "TOKEN")]
     pub aad_token: Option<String>,
-    /// Physical partitions (partition key ranges) per container.
-    #[arg(long, default_value_t = 4)]
-    pub partitions: usize,
+    /// Physical partitions (partition key ranges) per container, whatever its throughput.
+    /// Without it, each container gets what the service would give it for its throughput (one
+    /// per 6,000 RU/s begun; autoscale: one per 10,000 RU/s of its maximum).
+    #[arg(long)]
+    pub partitions: Option<usize>,
     /// Address to listen on (default 127.0.0.1). The admin API then also answers requests whose
     /// Host names this address (with 0.0.0.0: any address literal, never a DNS name).
     #[arg(long, value_name = "ADDR")]
@@ -145,7 +147,6 @@ impl EmulatorArgs {
                     .clone()
                     .unwrap_or_else(|| WELL_KNOWN_KEY.to_owned()),
             )
-            .partitions(self.partitions)
             .enforce_throughput(self.enforce_throughput)
             .no_auth(self.no_auth)
             .tls(self.tls)
@@ -162,6 +163,10 @@ impl EmulatorArgs {
             .session_wait(SessionWait::within(std::time::Duration::from_millis(
                 self.session_wait_ms,
             )));
+        builder = match self.partitions {
+            Some(count) => builder.partitions(count),
+            None => builder.partitions_from_throughput(),
+        };
         if let Some(host) = self.host {
             builder = builder.host(host);
         }

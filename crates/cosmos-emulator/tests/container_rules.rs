@@ -99,10 +99,23 @@ async fn the_conflicts_feed_exists_and_is_empty() {
             base,
             "/dbs/db/colls/c/conflicts",
             &json!({"query": "SELECT * FROM c"}),
-            &[],
+            &[("x-ms-documentdb-query-enablecrosspartition", "true")],
         )
         .await;
     assert_eq!(q.json()["Conflicts"], json!([]));
+    // Across partitions only when asked for, as an item query.
+    let q = c
+        .query(
+            base,
+            "/dbs/db/colls/c/conflicts",
+            &json!({"query": "SELECT * FROM c"}),
+            &[],
+        )
+        .await;
+    assert_eq!(q.status, 400, "{q:?}");
+    assert!(q
+        .message()
+        .contains("Cross partition query is required but disabled"));
     let one = c.get(base, "/dbs/db/colls/c/conflicts/x", &[]).await;
     assert_eq!(one.status, 404);
     let elsewhere = c.get(base, "/dbs/db/colls/nope/conflicts", &[]).await;

@@ -3,10 +3,11 @@
 
 mod admin_access;
 mod header;
+mod resource_token;
 mod signature;
 mod verify;
 
 pub use admin_access::AdminAccess;
 pub use header::{parse as parse_authorization, percent_decode, AuthHeader, TokenType};
 pub use signature::{key_from_base64, sign, string_to_sign, SignedFields};
-pub use verify::{parse_http_date, AuthPolicy, Credentials, MAX_DATE_SKEW};
+pub use verify::{parse_http_date, Access, AuthPolicy, Credentials, MAX_DATE_SKEW};

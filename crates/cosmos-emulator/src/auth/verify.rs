@@ -27,11 +27,23 @@ impl std::fmt::Debug for AuthPolicy {
     }
 }
 
+/// What a request that passed the credential check may do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Anything (the account key, an accepted Entra ID token, or auth off).
+    Full,
+    /// What the permission this names grants (a resource token).
+    Resource(String),
+}
+
 /// The request facts a credential check looks at.
 pub struct Credentials<'a> {
     pub verb: &'a str,
     pub resource_type: &'a str,
     pub resource_link: &'a str,
+    /// For a path addressed by resource ids, the link SDKs sign instead (see
+    /// [`crate::protocol::route::rid_signing_link`]).
+    pub rid_link: Option<&'a str>,
     pub authorization: Option<&'a str>,
     pub x_ms_date: Option<&'a str>,
     pub http_date: Option<&'a str>,
@@ -59,20 +71,34 @@ impl AuthPolicy {
         self.key.is_some()
     }
 
-    /// Ok when the request may proceed; otherwise the 401 message saying what was wrong.
-    pub fn check(&self, creds: &Credentials<'_>, now: SystemTime) -> Result<(), String> {
-        let Some(key) = &self.key else { return Ok(()) };
+    /// The resource token of the permission `token_id` names (with auth off, one that names it
+    /// unsigned: every request is accepted anyway).
+    pub fn resource_token(&self, token_id: &str) -> String {
+        match &self.key {
+            Some(key) => super::resource_token::mint(key, token_id),
+            None => format!("type=resource&ver=1.0&sig={token_id}.unsigned"),
+        }
+    }
+
+    /// What the request may do when it may proceed; otherwise the 401 message saying what was
+    /// wrong.
+    pub fn check(&self, creds: &Credentials<'_>, now: SystemTime) -> Result<Access, String> {
+        let Some(key) = &self.key else {
+            return Ok(Access::Full);
+        };
         let raw = creds
             .authorization
             .ok_or("the request has no authorization header")?;
         let header = parse(raw)?;
         match header.token_type {
-            TokenType::Resource => Err("resource tokens are not supported by this emulator".into()),
+            TokenType::Resource => {
+                super::resource_token::verify(key, &header.signature).map(Access::Resource)
+            }
             TokenType::Aad => {
                 check_date(creds, now)?;
                 match &self.aad_token {
                     None => Err("Entra ID (type=aad) tokens are not accepted: the emulator was started without one".into()),
-                    Some(expected) if ring_eq(expected.as_bytes(), header.signature.as_bytes()) => Ok(()),
+                    Some(expected) if ring_eq(expected.as_bytes(), header.signature.as_bytes()) => Ok(Access::Full),
                     Some(_) => Err("the Entra ID (type=aad) token is not the one this emulator accepts".into()),
                 }
             }
@@ -86,7 +112,7 @@ impl AuthPolicy {
                     http_date: creds.http_date.unwrap_or(""),
                 };
                 if verify(key, &fields, &header.signature) {
-                    return Ok(());
+                    return Ok(Access::Full);
                 }
                 // Clients that send both dates commonly sign only x-ms-date.
                 let without_http_date = SignedFields {
@@ -94,7 +120,22 @@ impl AuthPolicy {
                     ..fields
                 };
                 if creds.x_ms_date.is_some() && verify(key, &without_http_date, &header.signature) {
-                    return Ok(());
+                    return Ok(Access::Full);
+                }
+                if let Some(rid_link) = creds.rid_link {
+                    let by_rid = SignedFields {
+                        resource_link: rid_link,
+                        ..fields
+                    };
+                    let by_rid_without_http_date = SignedFields {
+                        http_date: "",
+                        ..by_rid
+                    };
+                    if verify(key, &by_rid, &header.signature)
+                        || verify(key, &by_rid_without_http_date, &header.signature)
+                    {
+                        return Ok(Access::Full);
+                    }
                 }
                 Err(format!(
                     "the authorization signature does not match: wrong key, or a payload built differently from \
@@ -187,6 +228,7 @@ mod tests {
             verb: "GET",
             resource_type: "docs",
             resource_link: "dbs/d/colls/c/docs/x",
+            rid_link: None,
             authorization: auth,
             x_ms_date: date,
             http_date: None,

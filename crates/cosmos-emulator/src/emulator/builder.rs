@@ -12,7 +12,9 @@ use crate::auth::{key_from_base64, AdminAccess, AuthPolicy};
 use crate::exchange::{QueryLimits, SessionWait, Shared};
 use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
 use crate::server::{self, ConnectionCap, Port, DEFAULT_MAX_CONNECTIONS};
-use crate::store::{Catalog, QueryState, RegionInfo, ReplicationLag, Store, Topology};
+use crate::store::{
+    Catalog, PartitionSizing, QueryState, RegionInfo, ReplicationLag, Store, Topology,
+};
 use crate::tls;
 
 /// The key the official Cosmos DB emulator publishes; SDKs' emulator settings use it.
@@ -30,7 +32,7 @@ pub struct EmulatorBuilder {
     key: String,
     profile: Option<String>,
     fault_rules: Option<Vec<u8>>,
-    partitions: usize,
+    partitions: PartitionSizing,
     lag_all: ReplicationLag,
     lag_by_region: Vec<(String, ReplicationLag)>,
     aad_token: Option<String>,
@@ -92,7 +94,7 @@ impl Default for EmulatorBuilder {
             key: WELL_KNOWN_KEY.into(),
             profile: None,
             fault_rules: None,
-            partitions: 4,
+            partitions: PartitionSizing::Fixed(4),
             lag_all: ReplicationLag::default(),
             lag_by_region: Vec::new(),
             aad_token: None,
@@ -171,9 +173,16 @@ impl EmulatorBuilder {
         self
     }
 
-    /// Physical partitions (partition key ranges) per container.
+    /// Physical partitions (partition key ranges) per container, whatever its throughput.
     pub fn partitions(mut self, count: usize) -> Self {
-        self.partitions = count;
+        self.partitions = PartitionSizing::Fixed(count);
+        self
+    }
+
+    /// Each new container gets the physical partitions the service would give it for its
+    /// throughput (one per 6,000 RU/s begun, autoscale one per 10,000 RU/s of its maximum).
+    pub fn partitions_from_throughput(mut self) -> Self {
+        self.partitions = PartitionSizing::FromThroughput;
         self
     }
 
@@ -353,7 +362,8 @@ impl EmulatorBuilder {
             lags: std::sync::RwLock::new(lags),
             offers: Default::default(),
             ru_meter: self.enforce_throughput.then(Default::default),
-            partitions_per_container: self.partitions.clamp(1, 1024),
+            partition_sizing: self.partitions,
+            users: Default::default(),
             queries: QueryState::new(self.query_limits.memory_bytes, self.query_limits.state_idle),
         };
         let data = match &self.data_dir {

@@ -59,13 +59,19 @@ impl PkDefinition {
         };
         let most = if multi_hash { MAX_PARTS } else { 1 };
         if texts.is_empty() || texts.len() > most {
+            // The service's words when there are too many.
+            let too_many = if texts.len() > most {
+                "Too many partition key paths. "
+            } else {
+                ""
+            };
             return Err(if multi_hash {
                 format!(
-                    "A MultiHash partition key definition has 1 to {MAX_PARTS} paths; this one has {}.",
+                    "{too_many}A MultiHash partition key definition has 1 to {MAX_PARTS} paths; this one has {}.",
                     texts.len()
                 )
             } else {
-                "A Hash partition key definition must have exactly one path (use \"kind\": \"MultiHash\" for hierarchical keys).".to_owned()
+                format!("{too_many}A Hash partition key definition must have exactly one path (use \"kind\": \"MultiHash\" for hierarchical keys).")
             });
         }
         let paths = texts
@@ -91,7 +97,7 @@ impl PkDefinition {
         if self.multi_hash && have != want {
             let fewer_or_more = if have < want { "fewer" } else { "more" };
             return Err(format!(
-                "The partition key in the x-ms-documentdb-partitionkey header has {fewer_or_more} components ({have}) than the container's definition has paths ({want}); this operation needs a value for each path."
+                "Partition key provided either doesn't correspond to definition in the collection or doesn't match partition key field values specified in the document. The partition key in the x-ms-documentdb-partitionkey header has {fewer_or_more} components ({have}) than the container's definition has paths ({want}); this operation needs a value for each path."
             ));
         }
         if !self.multi_hash && have > 1 {
@@ -232,9 +238,16 @@ mod tests {
     #[test]
     fn refuses_bad_definitions_with_a_reason() {
         let four = json!({"paths": ["/a", "/b", "/c", "/d"], "kind": "MultiHash", "version": 2});
-        assert!(definition(four).unwrap_err().contains("1 to 3 paths"));
+        assert!(definition(four.clone())
+            .unwrap_err()
+            .contains("1 to 3 paths"));
         let two_hash = json!({"paths": ["/a", "/b"], "kind": "Hash"});
         assert!(definition(two_hash).unwrap_err().contains("MultiHash"));
+        let four_err = definition(four).unwrap_err();
+        assert!(
+            four_err.starts_with("Too many partition key paths"),
+            "{four_err}"
+        );
         let range = json!({"paths": ["/a"], "kind": "Range"});
         assert!(definition(range).is_err());
         let bad_path = json!({"paths": ["/a", "b"], "kind": "MultiHash"});

@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::batch_ops::{evaluate, op_epk, op_item_id, BatchOp, OpResult, Staged};
 use super::consistency::{require_write_region, session_token};
-use super::items::{commit, commit_all};
+use super::items::commit_all;
 use super::patch::condition_meter;
 use super::replica_headers::{container_paths, replica_headers, replica_state};
 use crate::epk::Epk;
@@ -67,8 +67,10 @@ fn evaluate_ops<'c>(
         for op in ops {
             let result = evaluate(op, epk, container, staged, meter);
             let failed = result.is_err();
-            if let Ok(OpResult { write: Some(w), .. }) = &result {
-                staged.stage(w);
+            if let Ok(r) = &result {
+                for w in r.writes() {
+                    staged.stage(&w);
+                }
             }
             results.push(result);
             if failed {
@@ -103,11 +105,9 @@ fn evaluate_ops<'c>(
         let writes: Vec<(usize, Write)> = results
             .iter()
             .enumerate()
-            .filter_map(|(i, r)| {
-                r.as_ref()
-                    .ok()
-                    .and_then(|r| r.write.clone())
-                    .map(|w| (i, w))
+            .flat_map(|(i, r)| {
+                let writes = r.as_ref().map(OpResult::writes).unwrap_or_default();
+                writes.into_iter().map(move |w| (i, w))
             })
             .collect();
         let just_writes: Vec<_> = writes.iter().map(|(_, w)| w.clone()).collect();
@@ -150,7 +150,7 @@ pub fn execute(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiE
     }
     if ops.len() > MAX_OPERATIONS {
         return Err(ApiError::bad_request(format!(
-            "The batch has {} operations; at most {MAX_OPERATIONS} are allowed.",
+            "Batch request has more operations than what is supported. The batch has {} operations; at most {MAX_OPERATIONS} are allowed.",
             ops.len()
         )));
     }
@@ -205,7 +205,7 @@ fn atomic_batch(
         let writes = results
             .iter()
             .flatten()
-            .filter_map(|r| r.write.clone())
+            .flat_map(OpResult::writes)
             .collect();
         commit_all(ctx, &mut partition, writes)
     };
@@ -319,12 +319,9 @@ fn bulk(
         let result = results
             .pop()
             .unwrap_or_else(|| Err(ApiError::new(500, "An operation was not evaluated.")));
-        if let Ok(OpResult {
-            write: Some((key, doc)),
-            ..
-        }) = &result
-        {
-            let lsn = commit(ctx, &mut partition, key, doc.clone());
+        let writes = result.as_ref().map(OpResult::writes).unwrap_or_default();
+        if !writes.is_empty() {
+            let lsn = commit_all(ctx, &mut partition, writes);
             tokens.push(session_token(
                 ctx,
                 &partition,

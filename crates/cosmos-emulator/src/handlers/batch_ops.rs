@@ -40,6 +40,16 @@ pub struct OpResult {
     pub charge: f64,
     pub doc: Option<Arc<StoredDoc>>,
     pub write: Option<(DocKey, Option<Arc<StoredDoc>>)>,
+    /// A replace that renamed the item: its old key, deleted at the same LSN.
+    pub renamed_from: Option<DocKey>,
+}
+
+impl OpResult {
+    /// The writes the operation stages, in order: a rename's delete of the old id first.
+    pub fn writes(&self) -> Vec<(DocKey, Option<Arc<StoredDoc>>)> {
+        let removed = self.renamed_from.iter().map(|k| (k.clone(), None));
+        removed.chain(self.write.clone()).collect()
+    }
 }
 
 /// The items the operations read, as the operations so far would leave them: over the
@@ -195,6 +205,7 @@ pub fn evaluate(
         charge: charge::write(doc.body.len()),
         doc: Some(doc.clone()),
         write: Some((k, Some(doc))),
+        renamed_from: None,
     };
     match kind.as_str() {
         "create" | "upsert" => {
@@ -231,6 +242,7 @@ pub fn evaluate(
                     charge: charge::not_modified(),
                     doc: None,
                     write: None,
+                    renamed_from: None,
                 });
             }
             Ok(OpResult {
@@ -238,24 +250,30 @@ pub fn evaluate(
                 charge: charge::point_read(current.body.len()),
                 doc: Some(current),
                 write: None,
+                renamed_from: None,
             })
         }
         "replace" => {
             let id = op_id()?;
             let map = body_map()?;
             let body_id = id_of(&map)?;
-            if body_id != id {
-                return Err(ApiError::bad_request(format!(
-                    "The id in the resourceBody ({body_id:?}) is not the operation's id ({id:?})."
-                )));
-            }
             check_key(&map)?;
             let k = key(&id);
             let current = staged.current(&k).ok_or_else(ApiError::missing_entity)?;
             if !matches(&current) {
                 return Err(ApiError::precondition_failed());
             }
-            Ok(write_result(200, k, sealed(map, current.rid)?))
+            if body_id == id {
+                return Ok(write_result(200, k, sealed(map, current.rid)?));
+            }
+            // A body naming another id renames the item, as a replace outside a batch does.
+            let renamed = key(&body_id);
+            if staged.current(&renamed).is_some() {
+                return Err(ApiError::already_exists());
+            }
+            let mut result = write_result(200, renamed, sealed(map, current.rid)?);
+            result.renamed_from = Some(k);
+            Ok(result)
         }
         "delete" => {
             let k = key(&op_id()?);
@@ -268,6 +286,7 @@ pub fn evaluate(
                 charge: charge::write(current.body.len()),
                 doc: None,
                 write: Some((k, None)),
+                renamed_from: None,
             })
         }
         "patch" => {
@@ -287,6 +306,7 @@ pub fn evaluate(
                 charge: charge::patch(doc.body.len(), request.condition.is_some()),
                 doc: Some(doc.clone()),
                 write: Some((k, Some(doc))),
+                renamed_from: None,
             })
         }
         other => Err(ApiError::bad_request(format!(

@@ -7,7 +7,7 @@ use super::replica_headers::quota_headers;
 use super::{etag_read, feed_body};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
-use crate::store::document::{id_of, parse_object};
+use crate::store::document::{name_of, parse_object};
 use crate::store::{Container, Throughput};
 
 /// POST /dbs/{db}/colls
@@ -16,17 +16,30 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     let store = &ctx.shared.store;
     let database = store.catalog.owner_database(db)?;
     let map = parse_object(&ctx.body)?;
-    let id = id_of(&map)?;
+    let id = name_of(&map)?;
     Container::check_definition(&map)?;
     let throughput = super::offers::requested(ctx)?;
     let regions = store.topology.regions().len();
+    // A container in a database with shared throughput has no offer of its own unless it asks.
+    let database_offer = store.offers.of_resource(&database.rid);
+    let own = throughput.or_else(|| {
+        database_offer.is_none().then_some(Throughput::Manual(
+            super::offers::DEFAULT_CONTAINER_THROUGHPUT,
+        ))
+    });
+    let sized_from = own
+        .or(database_offer.map(|o| o.throughput))
+        .unwrap_or(Throughput::Manual(
+            super::offers::DEFAULT_CONTAINER_THROUGHPUT,
+        ));
+    let partitions = store.partition_sizing.partitions(sized_from);
     let container = database.add_container(&id, |ordinal| {
         Container::create(
             map,
             id.clone(),
             database.rid_bytes,
             ordinal,
-            store.partitions_per_container,
+            partitions,
             regions,
         )
         .inspect(|c| {
@@ -36,13 +49,6 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
             }
         })
     })?;
-    // A container in a database with shared throughput has no offer of its own unless it asks.
-    let shared_by_database = store.offers.of_resource(&database.rid).is_some();
-    let own = throughput.or_else(|| {
-        (!shared_by_database).then_some(Throughput::Manual(
-            super::offers::DEFAULT_CONTAINER_THROUGHPUT,
-        ))
-    });
     if let Some(t) = own {
         let link = format!("dbs/{}/colls/{}/", database.rid, container.rid);
         store
@@ -107,8 +113,10 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErro
         .filter_map(|p| p.read().ok().map(|p| p.usage()))
         .fold((0, 0), |(n, b), (pn, pb)| (n + pn, b + pb));
     let definition = container.definition();
-    let mut reply = etag_read(ctx, &definition.body, &definition.etag);
-    for (name, value) in quota_headers(documents, bytes) {
+    let body = super::container_stats::body(ctx, &container, &definition.body);
+    let mut reply = etag_read(ctx, &body, &definition.etag);
+    let asked = super::container_stats::headers(ctx);
+    for (name, value) in quota_headers(documents, bytes).into_iter().chain(asked) {
         reply = reply.header(name, value);
     }
     Ok(reply)
@@ -154,6 +162,11 @@ pub fn pkranges(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Api
 /// records in no conflict, so the feed is empty.
 pub fn conflicts(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
+    let is_query =
+        *ctx.method == http::Method::POST && crate::exchange::request_class::is_query(ctx.headers);
+    if is_query && ctx.header(headers::PARTITION_KEY).is_none() {
+        super::query::require_cross_partition(ctx)?;
+    }
     Ok(Reply::json(
         200,
         feed_body(&container.rid, "Conflicts", &[]),

@@ -6,13 +6,13 @@ use super::consistency::require_write_region;
 use super::{etag_read, feed_body};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
-use crate::store::document::{id_of, parse_object};
+use crate::store::document::{name_of, parse_object};
 
 /// POST /dbs
 pub fn create(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let map = parse_object(&ctx.body)?;
-    let id = id_of(&map)?;
+    let id = name_of(&map)?;
     let throughput = super::offers::requested(ctx)?;
     let db = ctx.shared.store.catalog.create_database(map, id)?;
     if let Some(t) = throughput {
@@ -66,6 +66,8 @@ pub fn delete(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     ctx.shared.store.catalog.delete_database(db)?;
     if let Some(bytes) = rid_bytes {
         ctx.shared.store.offers.remove_under(&bytes);
+        let rid = crate::protocol::ids::encode_rid(&bytes);
+        ctx.shared.store.users.remove_database(&rid);
     }
     Ok(Reply::empty(204, charge::metadata()))
 }

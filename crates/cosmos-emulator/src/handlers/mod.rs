@@ -5,6 +5,7 @@ mod batch;
 mod batch_ops;
 mod change_feed;
 mod consistency;
+mod container_stats;
 mod containers;
 mod databases;
 mod failover;
@@ -16,19 +17,24 @@ mod metadata_query;
 mod offers;
 mod patch;
 mod query;
+mod query_metrics;
 mod query_plan;
 mod replica_headers;
 mod script_txn;
 mod scripts;
 mod sproc;
 mod triggered;
+mod resource_access;
+mod rid_items;
 mod split_admin;
 mod target;
 mod throttle;
+mod users;
 
 pub use account::account_document;
 pub use failover::failover;
 pub use lag_admin::replication_lag;
+pub use resource_access::authorize as authorize_resource_token;
 pub use split_admin::split;
 pub(crate) use target::live;
 
@@ -95,6 +101,26 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
         Resource::Script { db, coll, kind, id } if m == Method::DELETE => {
             scripts::delete(ctx, db, coll, *kind, id)
         }
+        Resource::Users { db } if m == Method::GET => users::list_users(ctx, db),
+        Resource::Users { db } if m == Method::POST => users::post_user(ctx, db),
+        Resource::User { db, user } if m == Method::GET => users::read_user(ctx, db, user),
+        Resource::User { db, user } if m == Method::PUT => users::replace_user(ctx, db, user),
+        Resource::User { db, user } if m == Method::DELETE => users::delete_user(ctx, db, user),
+        Resource::Permissions { db, user } if m == Method::GET => {
+            users::list_permissions(ctx, db, user)
+        }
+        Resource::Permissions { db, user } if m == Method::POST => {
+            users::post_permission(ctx, db, user)
+        }
+        Resource::Permission { db, user, id } if m == Method::GET => {
+            users::read_permission(ctx, db, user, id)
+        }
+        Resource::Permission { db, user, id } if m == Method::PUT => {
+            users::replace_permission(ctx, db, user, id)
+        }
+        Resource::Permission { db, user, id } if m == Method::DELETE => {
+            users::delete_permission(ctx, db, user, id)
+        }
         Resource::Offers if m == Method::GET => Ok(offers::list(ctx)),
         Resource::Offers if m == Method::POST && is_query(ctx.headers) => offers::query(ctx),
         Resource::Offer { id } if m == Method::GET => offers::read(ctx, id),
@@ -121,25 +147,36 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
         Resource::PartitionKeyDelete { db, coll } if m == Method::POST => {
             items::delete_partition_key(ctx, db, coll)
         }
-        Resource::Item { db, coll, id } if m == Method::GET => items::read(ctx, db, coll, id),
-        Resource::Item { db, coll, id }
-            if (m == Method::PUT || m == Method::DELETE) && triggered::names_triggers(ctx.headers) =>
-        {
-            let write = if m == Method::PUT {
-                triggered::Write::Replace(id)
+        Resource::Item { db, coll, id } => {
+            let id = &rid_items::resolve(ctx, db, coll, id)?;
+            if (m == Method::PUT || m == Method::DELETE) && triggered::names_triggers(ctx.headers) {
+                let write = if m == Method::PUT {
+                    triggered::Write::Replace(id)
+                } else {
+                    triggered::Write::Delete(id)
+                };
+                triggered::write(ctx, db, coll, write)
+            } else if m == Method::GET {
+                items::read(ctx, db, coll, id)
+            } else if m == Method::PUT {
+                items::replace(ctx, db, coll, id)
+            } else if m == Method::DELETE {
+                items::delete(ctx, db, coll, id)
+            } else if m == Method::PATCH {
+                patch::patch(ctx, db, coll, id)
             } else {
-                triggered::Write::Delete(id)
-            };
-            triggered::write(ctx, db, coll, write)
+                Err(not_supported(m))
+            }
         }
-        Resource::Item { db, coll, id } if m == Method::PUT => items::replace(ctx, db, coll, id),
-        Resource::Item { db, coll, id } if m == Method::DELETE => items::delete(ctx, db, coll, id),
-        Resource::Item { db, coll, id } if m == Method::PATCH => patch::patch(ctx, db, coll, id),
-        _ => Err(ApiError::new(
-            405,
-            format!("The verb {m} is not supported on this resource."),
-        )),
+        _ => Err(not_supported(m)),
     }
+}
+
+fn not_supported(m: &Method) -> ApiError {
+    ApiError::new(
+        405,
+        format!("The verb {m} is not supported on this resource."),
+    )
 }
 
 /// A metadata read: 304 when `If-None-Match` names `etag`, else `body`; both carry the etag.

@@ -7,11 +7,13 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::consistency::{read_lsn, session_token};
+use super::query_metrics::{index_utilization_header, query_metrics_header, PageFigures};
 use super::replica_headers::{container_paths, replica_headers, replica_state, ReplicaState};
 use crate::epk::{Epk, EpkFilter, PartitionKeyValue, PkComponent};
 use crate::exchange::request_class::flag;
@@ -173,13 +175,32 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
         reads: &reads,
         meter: Execution::meter_for(&limits),
         docs_read: Default::default(),
+        bytes_read: Default::default(),
     };
+    let started = Instant::now();
     let page = run_page(&execution, token)?;
     let work = execution.meter.used();
+    let figures = PageFigures {
+        retrieved_docs: execution.docs_read.get(),
+        retrieved_bytes: execution.bytes_read.get(),
+        output_docs: page.items.len(),
+        output_bytes: page.bytes,
+        elapsed: started.elapsed(),
+    };
     let paths = container_paths(ctx, db, &container);
+    let scoped_by_key = matches!(scope.only_epk, Some(EpkFilter::Key(_)));
     let mut reply = reply(&container, &scope, page, work, reads, paths);
     if flag(ctx.headers, headers::POPULATE_QUERY_METRICS) {
-        reply = reply.header(headers::QUERY_WORK, work.to_string());
+        reply = reply.header(headers::QUERY_WORK, work.to_string()).header(
+            headers::QUERY_METRICS,
+            query_metrics_header(&request.query, &figures),
+        );
+    }
+    if flag(ctx.headers, headers::POPULATE_INDEX_METRICS) {
+        reply = reply.header(
+            headers::INDEX_UTILIZATION,
+            index_utilization_header(&container.pk.paths, scoped_by_key),
+        );
     }
     Ok(reply)
 }
@@ -268,19 +289,13 @@ fn scope_of(
         ranges: (0..container.partitions().len()).collect(),
         only_epk: None,
     };
-    if container.partitions().len() == 1 && request.query.from.is_some() {
-        return Ok(all);
-    }
-    if !gateway_serves(&request.query) {
+    // A container of one range answers any query there; it still has to be asked for across
+    // partitions, as the service's does.
+    let one_range = container.partitions().len() == 1 && request.query.from.is_some();
+    if !one_range && !gateway_serves(&request.query) {
         return Err(not_servable(request));
     }
-    if !flag(ctx.headers, headers::ENABLE_CROSS_PARTITION) {
-        return Err(ApiError::bad_request(format!(
-            "Cross partition query is required but disabled. Please set {} to true, specify {}, or revise your query to avoid this exception.",
-            headers::ENABLE_CROSS_PARTITION,
-            headers::PARTITION_KEY
-        )));
-    }
+    require_cross_partition(ctx)?;
     Ok(all)
 }
 
@@ -300,6 +315,19 @@ fn not_servable(request: &QueryRequest) -> ApiError {
         error = error.with_additional_error_info(serde_json::to_string(&plan).unwrap_or_default());
     }
     error
+}
+
+/// A query over every partition must say it may span them
+/// (`x-ms-documentdb-query-enablecrosspartition: true`); 400 in the service's words otherwise.
+pub fn require_cross_partition(ctx: &RequestCtx<'_>) -> Result<(), ApiError> {
+    if flag(ctx.headers, headers::ENABLE_CROSS_PARTITION) {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(format!(
+        "Cross partition query is required but disabled. Please set {} to true, specify {}, or revise your query to avoid this exception.",
+        headers::ENABLE_CROSS_PARTITION,
+        headers::PARTITION_KEY
+    )))
 }
 
 /// The `x-ms-start-epk` / `x-ms-end-epk` range of a query on range `range` (what SDKs send for a

@@ -42,6 +42,8 @@ pub struct ContainerRecord {
     pub rid: String,
     pub body: String,
     pub etag: String,
+    /// Its partition key ranges (restored evenly split; splits are not kept).
+    pub partitions: usize,
 }
 
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
@@ -110,6 +112,7 @@ impl Record {
                             rid: hex(&c.rid_bytes),
                             body: text(&c.body),
                             etag: c.etag.clone(),
+                            partitions: c.partitions,
                         })
                         .collect(),
                 })
@@ -173,6 +176,7 @@ pub fn database_images(databases: &[DatabaseRecord]) -> Result<Vec<DatabaseImage
                             rid_bytes: unhex(&c.rid)?,
                             body: Bytes::from(c.body.clone()),
                             etag: c.etag.clone(),
+                            partitions: c.partitions,
                         })
                     })
                     .collect::<Result<_, String>>()?,

@@ -12,6 +12,19 @@ pub const IS_QUERY_PLAN: &str = "x-ms-cosmos-is-query-plan-request";
 pub const POPULATE_QUERY_METRICS: &str = "x-ms-documentdb-populatequerymetrics";
 /// The units of work a query page used (the emulator's own header, sent when asked for metrics).
 pub const QUERY_WORK: &str = "x-ms-emulator-query-work";
+/// Asks a container read for its quota and index transformation progress.
+pub const POPULATE_QUOTA_INFO: &str = "x-ms-documentdb-populatequotainfo";
+/// Asks a container read for per-range statistics.
+pub const POPULATE_PARTITION_STATISTICS: &str = "x-ms-documentdb-populatepartitionstatistics";
+/// How far an indexing policy change has been applied, in percent.
+pub const INDEX_TRANSFORMATION_PROGRESS: &str =
+    "x-ms-documentdb-collection-index-transformation-progress";
+/// A query page's metrics, `name=value` pairs separated by `;`.
+pub const QUERY_METRICS: &str = "x-ms-documentdb-query-metrics";
+/// Asks for a query page's index utilization ([`INDEX_UTILIZATION`]).
+pub const POPULATE_INDEX_METRICS: &str = "x-ms-cosmos-populateindexmetrics";
+/// The indexes a query used: base64 of a JSON object.
+pub const INDEX_UTILIZATION: &str = "x-ms-cosmos-index-utilization";
 pub const ENABLE_CROSS_PARTITION: &str = "x-ms-documentdb-query-enablecrosspartition";
 pub const MAX_ITEM_COUNT: &str = "x-ms-max-item-count";
 pub const CONTINUATION: &str = "x-ms-continuation";

@@ -52,6 +52,18 @@ pub enum Resource {
         kind: ScriptKind,
         id: String,
     },
+    /// `/dbs/{db}/users`
+    Users { db: String },
+    /// `/dbs/{db}/users/{user}`
+    User { db: String, user: String },
+    /// `/dbs/{db}/users/{user}/permissions`
+    Permissions { db: String, user: String },
+    /// `/dbs/{db}/users/{user}/permissions/{id}`
+    Permission {
+        db: String,
+        user: String,
+        id: String,
+    },
     /// `/offers`
     Offers,
     /// `/offers/{id}`
@@ -132,6 +144,32 @@ pub fn parse(path: &str) -> Result<Route, RouteError> {
             "colls",
             link(4),
         ),
+        (["dbs", "users"], 3) => (Resource::Users { db: seg[1].clone() }, "users", link(2)),
+        (["dbs", "users"], 4) => (
+            Resource::User {
+                db: seg[1].clone(),
+                user: seg[3].clone(),
+            },
+            "users",
+            link(4),
+        ),
+        (["dbs", "users", "permissions"], 5) => (
+            Resource::Permissions {
+                db: seg[1].clone(),
+                user: seg[3].clone(),
+            },
+            "permissions",
+            link(4),
+        ),
+        (["dbs", "users", "permissions"], 6) => (
+            Resource::Permission {
+                db: seg[1].clone(),
+                user: seg[3].clone(),
+                id: seg[5].clone(),
+            },
+            "permissions",
+            link(6),
+        ),
         (["dbs", "colls", "docs"], 5) => (
             Resource::Items {
                 db: seg[1].clone(),
@@ -201,6 +239,33 @@ pub fn parse(path: &str) -> Result<Route, RouteError> {
     })
 }
 
+/// For a path addressed by resource ids (`/dbs/{db _rid}/...`, the `_self` links SDKs follow),
+/// the link its signature covers: the last resource id, lower-cased, as the SDKs sign it. `None`
+/// for a path addressed by names: a database segment is a resource id when it is 8 characters of
+/// base64 (`-` for `/`) decoding to 4 bytes, as the SDKs tell them apart.
+pub fn rid_signing_link(resource_link: &str) -> Option<String> {
+    let mut parts = resource_link.split('/');
+    if parts.next() != Some("dbs") {
+        return None;
+    }
+    let db = parts.next()?;
+    if !is_database_rid(db) {
+        return None;
+    }
+    resource_link
+        .rsplit('/')
+        .next()
+        .map(str::to_ascii_lowercase)
+}
+
+fn is_database_rid(segment: &str) -> bool {
+    use base64::Engine;
+    segment.len() == 8
+        && base64::engine::general_purpose::STANDARD
+            .decode(segment.replace('-', "/"))
+            .is_ok_and(|bytes| bytes.len() == 4)
+}
+
 /// Why a decoded path segment cannot name anything, if it cannot.
 fn bad_segment_reason(segment: &str) -> Option<String> {
     if segment.len() > MAX_ID_BYTES {
@@ -223,7 +288,10 @@ pub fn invalid_id_reason(id: &str) -> Option<String> {
         return Some("The id must not be empty.".into());
     }
     if id.len() > MAX_ID_BYTES {
-        return Some(format!("The id is longer than {MAX_ID_BYTES} bytes."));
+        return Some(format!(
+            "The id is longer than {MAX_ID_BYTES} bytes. Ensure to provide a unique non-empty string less than '{}' characters.",
+            MAX_ID_BYTES + 1
+        ));
     }
     if let Some(c) = id.chars().find(|c| matches!(c, '/' | '\\' | '?' | '#')) {
         return Some(format!(
@@ -241,6 +309,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn resource_id_paths_sign_with_their_last_id_lower_cased() {
+        let cases = [
+            ("dbs/AAAAAQ==", Some("aaaaaq==")),
+            ("dbs/AAAAAQ==/colls/AAAAAYAAAAI=", Some("aaaaayaaaai=")),
+            (
+                "dbs/AAAAAQ==/colls/AAAAAYAAAAI=/docs/AAAAAYAAAAIFAAAAAAAAAA==",
+                Some("aaaaayaaaaifaaaaaaaaaa=="),
+            ),
+            ("dbs/mydb/colls/c", None),
+            ("dbs/abcdefgh/colls/c", None),
+            ("dbs/AAAA-Q==", Some("aaaa-q==")),
+            ("offers/abc", None),
+            ("", None),
+        ];
+        for (link, expected) in cases {
+            assert_eq!(rid_signing_link(link).as_deref(), expected, "{link}");
+        }
+    }
+
+    #[test]
     fn routes_each_resource_with_its_signing_link() {
         let table: &[(&str, &str, &str)] = &[
             ("/", "", ""),
@@ -248,6 +336,18 @@ mod tests {
             ("/dbs/", "dbs", ""),
             ("/dbs/d1", "dbs", "dbs/d1"),
             ("/dbs/d1/colls", "colls", "dbs/d1"),
+            ("/dbs/d1/users", "users", "dbs/d1"),
+            ("/dbs/d1/users/u", "users", "dbs/d1/users/u"),
+            (
+                "/dbs/d1/users/u/permissions",
+                "permissions",
+                "dbs/d1/users/u",
+            ),
+            (
+                "/dbs/d1/users/u/permissions/p",
+                "permissions",
+                "dbs/d1/users/u/permissions/p",
+            ),
             ("/dbs/d1/colls/c1/", "colls", "dbs/d1/colls/c1"),
             ("/dbs/d1/colls/c1/docs", "docs", "dbs/d1/colls/c1"),
             (
@@ -300,7 +400,7 @@ mod tests {
     fn unknown_paths_do_not_route() {
         for path in [
             "/foo",
-            "/dbs/d/users",
+            "/dbs/d/users/u/x",
             "/dbs/d/colls/c/docs/x/attachments",
             "/dbs/d/colls/c/sprocs/x/y",
             "/dbs//colls",

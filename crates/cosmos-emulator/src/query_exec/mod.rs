@@ -26,6 +26,7 @@
 
 mod budget;
 mod build;
+mod computed;
 mod partial;
 mod scan;
 mod sorted;
@@ -89,6 +90,8 @@ pub struct Execution<'a> {
     pub meter: Meter,
     /// Documents the page has read (start at 0).
     pub docs_read: Cell<usize>,
+    /// Bytes of the documents the page has read (start at 0).
+    pub bytes_read: Cell<usize>,
 }
 
 impl Execution<'_> {
@@ -109,12 +112,15 @@ impl Execution<'_> {
     /// The document `doc` parsed, charged by its size.
     fn parse(&self, doc: &StoredDoc) -> Result<Value, Halt> {
         self.meter.charge_bytes(doc.body.len())?;
-        serde_json::from_slice(&doc.body).map_err(|e| {
+        let mut value = serde_json::from_slice(&doc.body).map_err(|e| {
             Halt::Fail(ApiError::new(
                 500,
                 format!("A stored item could not be read: {e}"),
             ))
-        })
+        })?;
+        let props = self.container.computed();
+        computed::add(&mut value, &props, &self.ctx())?;
+        Ok(value)
     }
 
     /// The JSON text of `row`'s result (`None`: it yields nothing). `SELECT *` over the document
@@ -125,8 +131,11 @@ impl Execution<'_> {
             return Ok(Some(doc.body.clone()));
         }
         let ctx = self.ctx();
-        Ok(project(self.query, row, &ctx)?
-            .map(|v| Bytes::from(serde_json::to_vec(&v).unwrap_or_default())))
+        let computed = self.container.computed();
+        Ok(project(self.query, row, &ctx)?.map(|mut v| {
+            computed::hide(self.query, &mut v, &computed);
+            Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
+        }))
     }
 
     /// Whether a page holding `items` of `bytes` bytes is full.

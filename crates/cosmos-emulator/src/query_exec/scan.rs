@@ -48,9 +48,36 @@ pub(super) struct DocScan<'e, 'a> {
     chunk: std::vec::IntoIter<(DocKey, Arc<StoredDoc>)>,
     /// Documents returned.
     pub scanned: usize,
+    /// Whether the scan stops at the end of each range (see [`DocScan::one_range_at_a_time`]).
+    one_range: bool,
+    /// Where a one-range scan stopped: the index (into the scope's ranges) of the next range.
+    ended: Option<usize>,
 }
 
 impl<'e, 'a> DocScan<'e, 'a> {
+    /// Reads only the range its start lies in (the first without a start) and stops at its end;
+    /// [`DocScan::next_range`] then names the range a later page goes on with.
+    pub fn one_range_at_a_time(mut self) -> Self {
+        self.one_range = true;
+        if let Some(start) = &self.start {
+            let holding = self.ex.container.range_index(start.epk);
+            self.range = self
+                .ex
+                .scope
+                .ranges
+                .iter()
+                .position(|&r| r >= holding)
+                .unwrap_or(self.ex.scope.ranges.len());
+        }
+        self
+    }
+
+    /// After a one-range scan ran out: the index (into the scope's ranges) of the next range,
+    /// when there is one.
+    pub fn next_range(&self) -> Option<usize> {
+        self.ended
+    }
+
     pub fn new(
         ex: &'e Execution<'a>,
         lsns: Option<&'e [(String, u64)]>,
@@ -65,6 +92,8 @@ impl<'e, 'a> DocScan<'e, 'a> {
             cursor: None,
             chunk: Vec::new().into_iter(),
             scanned: 0,
+            one_range: false,
+            ended: None,
         }
     }
 
@@ -75,6 +104,9 @@ impl<'e, 'a> DocScan<'e, 'a> {
                 self.cursor = Some(key.clone());
                 self.scanned += 1;
                 self.ex.docs_read.set(self.ex.docs_read.get() + 1);
+                self.ex
+                    .bytes_read
+                    .set(self.ex.bytes_read.get() + doc.body.len());
                 return Ok(Some((key, doc)));
             }
             let Some(&range) = self.ex.scope.ranges.get(self.range) else {
@@ -103,6 +135,12 @@ impl<'e, 'a> DocScan<'e, 'a> {
                 partition.scan_from(lsn, from, self.ex.scope.only_epk, SCAN_CHUNK)
             };
             if chunk.is_empty() {
+                if self.one_range {
+                    if self.range + 1 < self.ex.scope.ranges.len() {
+                        self.ended = Some(self.range + 1);
+                    }
+                    return Ok(None);
+                }
                 self.range += 1;
                 self.lsn = None;
                 continue;

@@ -1,6 +1,9 @@
 //! Streaming pages (no ORDER BY, aggregate, GROUP BY or DISTINCT): rows are answered as they are
 //! read, from the continuation's position (document and row) on, until the page holds its items
-//! or bytes, its work or time budget runs out, or TOP/LIMIT is reached.
+//! or bytes, its work or time budget runs out, or TOP/LIMIT is reached. A query over several
+//! ranges (a cross-partition query the gateway serves) is answered one range per page, as the
+//! service's gateway answers it one partition at a time: a page ends where its range ends (an
+//! empty page when nothing there matches), and its continuation names the next range.
 
 use super::budget::{over_budget, Halt};
 use super::scan::DocScan;
@@ -37,6 +40,9 @@ pub(super) fn page(
     // without JOIN binds one row per document).
     let only_ids = candidate_ids(q, ex.params);
     let mut scan = DocScan::new(ex, None, start.clone());
+    if ex.scope.ranges.len() > 1 {
+        scan = scan.one_range_at_a_time();
+    }
     // Whether the page has consumed a row (or a document) yet: until it has, running out of
     // budget means the row alone needs more than a page.
     let mut progress = false;
@@ -114,6 +120,17 @@ pub(super) fn page(
             }
             Err(Halt::Budget(limit)) => return Err(over_budget(limit)),
             Err(Halt::Fail(e)) => return Err(e),
+        }
+    }
+    if page.next.is_none() {
+        if let Some(next) = scan.next_range() {
+            let range = ex.scope.ranges[next];
+            let (min, _) = ex.container.range_epks(range);
+            let at = DocKey {
+                epk: min,
+                id: String::new(),
+            };
+            page.next = Some(resume(&at, 0, seen));
         }
     }
     page.scanned = scan.scanned;

@@ -12,6 +12,10 @@ use crate::protocol::ApiError;
 
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+/// A body past [`MAX_BODY_BYTES`] is still read (and dropped) up to this size before the 413 is
+/// sent, so a client that is still sending sees the answer rather than a connection torn down
+/// under its upload; a larger one is cut off.
+pub const MAX_DRAINED_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Reads the whole body: 413 when it is larger than [`MAX_BODY_BYTES`], 400 when it breaks off,
 /// 408 when it has not arrived within `timeout`.
@@ -25,6 +29,9 @@ pub async fn read_body(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        if declared.is_some_and(|n| n <= MAX_DRAINED_BYTES) {
+            let _ = tokio::time::timeout(timeout, drain(body)).await;
+        }
         return Err(too_large());
     }
     if body.is_end_stream() {
@@ -47,6 +54,19 @@ pub async fn read_body(
         Err(e) => Err(ApiError::bad_request(format!(
             "The request body could not be read: {e}"
         ))),
+    }
+}
+
+/// Reads and drops `body` up to [`MAX_DRAINED_BYTES`].
+async fn drain(mut body: Incoming) {
+    let mut read: u64 = 0;
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Some(data) = frame.data_ref() {
+            read += data.len() as u64;
+            if read > MAX_DRAINED_BYTES {
+                return;
+            }
+        }
     }
 }
 

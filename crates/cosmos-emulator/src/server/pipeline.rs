@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use super::body::read_body;
 use super::port::Port;
-use crate::auth::Credentials;
+use crate::auth::{Access, Credentials};
 use crate::exchange::reply::{error_response, to_response};
 use crate::exchange::request_class::{evaluates, op_kind};
 use crate::exchange::{header_text, Reply, RequestCtx, Shared};
@@ -70,16 +70,31 @@ pub async fn handle(
         }
     };
     let header = |name: &str| header_text(&parts.headers, name);
+    let rid_link = route::rid_signing_link(&route.resource_link);
     let creds = Credentials {
         verb: parts.method.as_str(),
         resource_type: route.resource_type,
         resource_link: &route.resource_link,
+        rid_link: rid_link.as_deref(),
         authorization: header(headers::AUTHORIZATION),
         x_ms_date: header(headers::X_MS_DATE),
         http_date: header(headers::DATE),
     };
-    if let Err(message) = shared.auth.check(&creds, SystemTime::now()) {
-        return Ok(error_response(&ApiError::new(401, message), 0.0));
+    match shared.auth.check(&creds, SystemTime::now()) {
+        Err(message) => return Ok(error_response(&ApiError::new(401, message), 0.0)),
+        Ok(Access::Resource(token)) => {
+            let allowed = handlers::authorize_resource_token(
+                &shared,
+                &token,
+                &parts.method,
+                path,
+                &parts.headers,
+            );
+            if let Err(e) = allowed {
+                return Ok(error_response(&e, 0.0));
+            }
+        }
+        Ok(Access::Full) => {}
     }
     let region_name = topology
         .regions()

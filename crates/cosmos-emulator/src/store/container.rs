@@ -1,11 +1,12 @@
 //! A container: its definition, its partition key ranges and their physical partitions.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
+use super::computed_properties::ComputedProperty;
 use super::container_definition::{check_default_ttl, replaced, Definition};
 use super::document::{seal, Sealed};
 use super::partition::Partition;
@@ -41,6 +42,8 @@ pub struct Container {
     /// `defaultTtl` as last set ([`NO_TTL`]: expiry off), kept beside the definition so reads need
     /// not parse it.
     pub(super) default_ttl: AtomicI64,
+    /// The computed properties as last defined (`computedProperties`).
+    pub(super) computed: RwLock<Arc<Vec<ComputedProperty>>>,
 }
 
 /// What [`Container::default_ttl`] holds when expiry is off.
@@ -61,6 +64,7 @@ impl Container {
         PkDefinition::from_container_body(&mut map.clone()).map_err(ApiError::bad_request)?;
         check_default_ttl(map)?;
         super::search_policy::check(map)?;
+        super::computed_properties::from_definition(map)?;
         super::unique_keys::UniqueKeys::from_definition(map).map(|_| ())
     }
 
@@ -78,6 +82,7 @@ impl Container {
         super::search_policy::check(&map)?;
         let unique_keys = super::unique_keys::UniqueKeys::from_definition(&map)?;
         let default_ttl = ttl_setting(&map);
+        let computed = super::computed_properties::from_definition(&map)?;
         let mut rid_bytes = [0u8; 8];
         rid_bytes[..4].copy_from_slice(&db_rid);
         rid_bytes[4..].copy_from_slice(&(ordinal | 0x8000_0000).to_be_bytes());
@@ -114,6 +119,7 @@ impl Container {
             next_item: AtomicU64::new(1),
             unique_keys,
             default_ttl: AtomicI64::new(default_ttl),
+            computed: RwLock::new(Arc::new(computed)),
         })
     }
 
@@ -143,14 +149,27 @@ impl Container {
         let current: Map<String, Value> = serde_json::from_slice(&guard.body).unwrap_or_default();
         let map = replaced(&current, map, &self.id)?;
         let default_ttl = ttl_setting(&map);
+        let computed = super::computed_properties::from_definition(&map)?;
         *guard = sealed_definition(map, &self.rid_bytes);
         self.default_ttl.store(default_ttl, Ordering::Relaxed);
+        match self.computed.write() {
+            Ok(mut c) => *c = Arc::new(computed),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(computed),
+        }
         Ok(guard.clone())
     }
 
     /// What queries need of the container's search policies now.
     pub fn search_policy(&self) -> crate::sql::search::SearchPolicy {
         super::search_policy::of_definition(&self.definition().body)
+    }
+
+    /// The computed properties queries see now.
+    pub fn computed(&self) -> Arc<Vec<ComputedProperty>> {
+        match self.computed.read() {
+            Ok(c) => c.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
     }
 
     /// The container's `defaultTtl` (`None`: expiry is off).

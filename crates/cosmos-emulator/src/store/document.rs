@@ -22,6 +22,23 @@ pub fn parse_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     }
 }
 
+/// Longest database or container id, in characters.
+pub const MAX_NAME_CHARS: usize = 255;
+
+/// The `id` of a database or container body: an id (see [`id_of`]) of at most
+/// [`MAX_NAME_CHARS`] characters.
+pub fn name_of(map: &Map<String, Value>) -> Result<String, ApiError> {
+    if let Some(Value::String(id)) = map.get("id") {
+        let chars = id.chars().count();
+        if chars > MAX_NAME_CHARS {
+            return Err(ApiError::bad_request(format!(
+                "The id is {chars} characters long. Ensure to provide a unique non-empty string less than '{MAX_NAME_CHARS}' characters."
+            )));
+        }
+    }
+    id_of(map)
+}
+
 /// The `id` of a body, checked as the service checks it.
 pub fn id_of(map: &Map<String, Value>) -> Result<String, ApiError> {
     match map.get("id") {

@@ -2,6 +2,7 @@
 
 mod build_shelf;
 mod catalog;
+pub mod computed_properties;
 mod container;
 mod container_definition;
 pub mod document;
@@ -12,6 +13,7 @@ pub mod item_log;
 mod lag;
 mod offer_table;
 mod partition;
+mod partition_sizing;
 mod query_memory;
 mod query_state;
 mod replica_log;
@@ -23,6 +25,7 @@ mod split;
 mod topology;
 pub mod ttl;
 pub mod unique_keys;
+pub mod users;
 
 pub use build_shelf::{BuildKey, BuildShelf};
 pub use catalog::{Catalog, Database};
@@ -32,6 +35,7 @@ pub use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
 pub use lag::ReplicationLag;
 pub use offer_table::{Offer, Offers, Throughput};
 pub use partition::{Change, DocKey, Partition, StoredDoc};
+pub use partition_sizing::PartitionSizing;
 pub use query_memory::{QueryMemory, QueryMemoryStats, Reservation};
 pub use query_state::QueryState;
 pub use replica_log::ReplicaLog;
@@ -53,8 +57,10 @@ pub struct Store {
     pub offers: Offers,
     /// Set when each partition key range is held to its share of the provisioned RU/s.
     pub ru_meter: Option<RuMeter>,
-    /// Physical partitions per new container.
-    pub partitions_per_container: usize,
+    /// Users of each database and their permissions.
+    pub users: users::Users,
+    /// How many physical partitions a new container gets.
+    pub partition_sizing: PartitionSizing,
     /// Answers of ORDER BY and whole-result queries kept between their pages, answers still being
     /// built, and the memory they hold.
     pub queries: QueryState,
@@ -205,7 +211,8 @@ mod tests {
             lags: RwLock::new(vec![ReplicationLag::default(); 2]),
             offers: Offers::default(),
             ru_meter: None,
-            partitions_per_container: 1,
+            partition_sizing: PartitionSizing::Fixed(1),
+            users: Default::default(),
             queries: QueryState::new(1 << 30, Duration::from_secs(30)),
         };
         let db = store

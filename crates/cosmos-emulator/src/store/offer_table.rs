@@ -15,6 +15,8 @@ use crate::protocol::ApiError;
 pub const MIN_MANUAL: u64 = 400;
 /// The least autoscale maximum, and its step.
 pub const MIN_AUTOSCALE: u64 = 1000;
+/// The largest autoscale increment percent.
+pub const MAX_INCREMENT_PERCENT: u32 = 100;
 /// The most throughput one offer may have.
 pub const MAX_THROUGHPUT: u64 = 1_000_000;
 
@@ -23,14 +25,40 @@ pub const MAX_THROUGHPUT: u64 = 1_000_000;
 pub enum Throughput {
     /// A fixed RU/s.
     Manual(u64),
-    /// Scales between a tenth of `max` and `max` RU/s.
-    Autoscale { max: u64 },
+    /// Scales between a tenth of `max` and `max` RU/s; the maximum grows by `increment_percent`
+    /// when the storage needs it (`autoUpgradePolicy.throughputPolicy.incrementPercent`).
+    Autoscale { max: u64, increment_percent: u32 },
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AutopilotSettings {
-    max_throughput: u64,
+    max_throughput: i64,
+    #[serde(default)]
+    auto_upgrade_policy: Option<AutoUpgradePolicy>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AutoUpgradePolicy {
+    #[serde(default)]
+    throughput_policy: Option<ThroughputPolicy>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ThroughputPolicy {
+    #[serde(default)]
+    increment_percent: u32,
+}
+
+impl AutopilotSettings {
+    fn increment_percent(&self) -> u32 {
+        self.auto_upgrade_policy
+            .as_ref()
+            .and_then(|p| p.throughput_policy.as_ref())
+            .map_or(0, |t| t.increment_percent)
+    }
 }
 
 impl Throughput {
@@ -38,7 +66,7 @@ impl Throughput {
     pub fn ceiling(&self) -> u64 {
         match self {
             Self::Manual(n) => *n,
-            Self::Autoscale { max } => *max,
+            Self::Autoscale { max, .. } => *max,
         }
     }
 
@@ -69,7 +97,7 @@ impl Throughput {
                 let settings: AutopilotSettings = serde_json::from_str(text).map_err(|e| {
                     format!("x-ms-cosmos-offer-autopilot-settings must be {{\"maxThroughput\": N}}: {e}")
                 })?;
-                Self::autoscale(settings.max_throughput).map(Some)
+                Self::autoscale(settings.max_throughput, settings.increment_percent()).map(Some)
             }
         }
     }
@@ -78,10 +106,15 @@ impl Throughput {
     pub fn from_content(content: &Value) -> Result<Self, String> {
         let autopilot = content
             .get("offerAutopilotSettings")
-            .and_then(|s| s.get("maxThroughput"))
-            .and_then(Value::as_u64);
+            .filter(|s| s.get("maxThroughput").is_some())
+            .map(|s| serde_json::from_value::<AutopilotSettings>(s.clone()));
         match autopilot {
-            Some(max) => Self::autoscale(max),
+            Some(Ok(settings)) => {
+                Self::autoscale(settings.max_throughput, settings.increment_percent())
+            }
+            Some(Err(e)) => Err(format!(
+                "offerAutopilotSettings must be {{\"maxThroughput\": N}}: {e}"
+            )),
             None => match content.get("offerThroughput").and_then(Value::as_u64) {
                 Some(n) => Self::manual(n),
                 None => Err("The offer's content needs \"offerThroughput\" (a whole number) or \"offerAutopilotSettings\": {\"maxThroughput\": N}.".into()),
@@ -104,9 +137,9 @@ impl Throughput {
         match (self, migrate_to_autoscale, migrate_to_manual) {
             (_, true, true) => Err("Send at most one of x-ms-cosmos-migrate-offer-to-autopilot and x-ms-cosmos-migrate-offer-to-manual-throughput.".into()),
             (Self::Manual(n), true, false) if !has_autoscale => {
-                Self::autoscale((*n).max(4000).div_ceil(1000) * 1000)
+                Self::autoscale(((*n).max(4000).div_ceil(1000) * 1000) as i64, 0)
             }
-            (Self::Autoscale { max }, false, true) if has_autoscale => {
+            (Self::Autoscale { max, .. }, false, true) if has_autoscale => {
                 Self::manual((max / 10).div_ceil(100).max(4) * 100)
             }
             (_, true, false) => Err("x-ms-cosmos-migrate-offer-to-autopilot must be supplied only for a manual offer, and its content must not contain offerAutopilotSettings.".into()),
@@ -126,13 +159,27 @@ impl Throughput {
         Ok(Self::Manual(n))
     }
 
-    fn autoscale(max: u64) -> Result<Self, String> {
+    fn autoscale(requested: i64, increment_percent: u32) -> Result<Self, String> {
+        if requested < MIN_AUTOSCALE as i64 {
+            return Err(format!(
+                "Requested throughput {requested} is less than required minimum throughput {MIN_AUTOSCALE}."
+            ));
+        }
+        let max = requested as u64;
+        if increment_percent > MAX_INCREMENT_PERCENT {
+            return Err(format!(
+                "The autoscale increment percent {increment_percent} is not allowed: at most {MAX_INCREMENT_PERCENT}."
+            ));
+        }
         if !(MIN_AUTOSCALE..=MAX_THROUGHPUT).contains(&max) || !max.is_multiple_of(1000) {
             return Err(format!(
                 "The autoscale maximum {max} RU/s is not allowed: use a multiple of 1000 from {MIN_AUTOSCALE} to {MAX_THROUGHPUT}."
             ));
         }
-        Ok(Self::Autoscale { max })
+        Ok(Self::Autoscale {
+            max,
+            increment_percent,
+        })
     }
 
     /// The offer's `content` ([`Throughput::from_content`] reads it back).
@@ -141,10 +188,13 @@ impl Throughput {
             Self::Manual(n) => {
                 json!({"offerThroughput": n, "offerIsRUPerMinuteThroughputEnabled": false})
             }
-            Self::Autoscale { max } => json!({
+            Self::Autoscale {
+                max,
+                increment_percent,
+            } => json!({
                 "offerThroughput": max / 10,
                 "offerAutopilotSettings": {"maxThroughput": max,
-                    "autoUpgradePolicy": {"throughputPolicy": {"incrementPercent": 0}}},
+                    "autoUpgradePolicy": {"throughputPolicy": {"incrementPercent": increment_percent}}},
                 "offerIsRUPerMinuteThroughputEnabled": false
             }),
         }
@@ -303,7 +353,10 @@ mod tests {
             (
                 None,
                 Some(r#"{"maxThroughput": 4000}"#),
-                Ok(Some(Throughput::Autoscale { max: 4000 })),
+                Ok(Some(Throughput::Autoscale {
+                    max: 4000,
+                    increment_percent: 0,
+                })),
             ),
             (Some("350"), None, Err("multiple of 100")),
             (Some("450"), None, Err("multiple of 100")),
@@ -332,7 +385,10 @@ mod tests {
     #[test]
     fn switching_between_manual_and_autoscale_needs_the_migration_headers() {
         let manual = Throughput::Manual(600);
-        let auto = Throughput::Autoscale { max: 5000 };
+        let auto = Throughput::Autoscale {
+            max: 5000,
+            increment_percent: 0,
+        };
         let m = json!({"offerThroughput": 800});
         let a = json!({"offerThroughput": 500, "offerAutopilotSettings": {"maxThroughput": 6000}});
         type Row<'a> = (
@@ -349,7 +405,10 @@ mod tests {
                 &a,
                 false,
                 false,
-                Ok(Throughput::Autoscale { max: 6000 }),
+                Ok(Throughput::Autoscale {
+                    max: 6000,
+                    increment_percent: 0,
+                }),
             ),
             (
                 manual,
@@ -370,19 +429,28 @@ mod tests {
                 &m,
                 true,
                 false,
-                Ok(Throughput::Autoscale { max: 4000 }),
+                Ok(Throughput::Autoscale {
+                    max: 4000,
+                    increment_percent: 0,
+                }),
             ),
             (
                 Throughput::Manual(4500),
                 &m,
                 true,
                 false,
-                Ok(Throughput::Autoscale { max: 5000 }),
+                Ok(Throughput::Autoscale {
+                    max: 5000,
+                    increment_percent: 0,
+                }),
             ),
             (manual, &a, true, false, Err("must not contain")),
             (auto, &a, false, true, Ok(Throughput::Manual(500))),
             (
-                Throughput::Autoscale { max: 1000 },
+                Throughput::Autoscale {
+                    max: 1000,
+                    increment_percent: 0,
+                },
                 &a,
                 false,
                 true,
@@ -430,7 +498,13 @@ mod tests {
             &json!({"offerThroughput": 400, "offerAutopilotSettings": {"maxThroughput": 5000}}),
         )
         .unwrap();
-        assert_eq!(auto, Throughput::Autoscale { max: 5000 });
+        assert_eq!(
+            auto,
+            Throughput::Autoscale {
+                max: 5000,
+                increment_percent: 0
+            }
+        );
         assert!(Throughput::from_content(&json!({})).is_err());
         assert_eq!(
             offers.replace("nope", |_| Ok(t), None).unwrap_err().status,

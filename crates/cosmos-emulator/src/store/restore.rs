@@ -34,6 +34,8 @@ pub struct ContainerImage {
     pub rid_bytes: [u8; 8],
     pub body: Bytes,
     pub etag: String,
+    /// The partition key ranges it was created with (sized from its throughput, or `--partitions`).
+    pub partitions: usize,
 }
 
 impl Store {
@@ -57,6 +59,7 @@ impl Store {
                             rid_bytes: c.rid_bytes,
                             body: definition.body,
                             etag: definition.etag,
+                            partitions: c.partitions().len(),
                         }
                     })
                     .collect(),
@@ -131,7 +134,7 @@ impl Store {
             c.id.clone(),
             db_rid,
             ordinal_of(&c.rid_bytes),
-            self.partitions_per_container,
+            c.partitions.clamp(1, 1024),
             self.topology.regions().len(),
         )
         .map_err(|e| format!("the kept container {:?} is refused: {}", c.id, e.message))?;

@@ -117,6 +117,7 @@ impl Container {
             next_item: AtomicU64::new(self.next_item.load(Ordering::Relaxed)),
             unique_keys: self.unique_keys.clone(),
             default_ttl: AtomicI64::new(self.default_ttl.load(Ordering::Relaxed)),
+            computed: RwLock::new(self.computed()),
         })
     }
 }

@@ -4,6 +4,7 @@
 mod arrays;
 mod datetime;
 mod math;
+mod spatial;
 mod strings;
 mod types;
 
@@ -70,6 +71,8 @@ const TABLE: &[(&str, usize, usize)] = &[
     ("_FULLTEXTSCORE", 5, 5),
     ("_FULLTEXTWORDCOUNT", 1, 1),
     ("RRF", 1, usize::MAX),
+    ("ST_DISTANCE", 2, 2),
+    ("ST_ISVALID", 1, 1),
 ];
 
 /// Checks `name` (upper-cased) is a known function taking `count` arguments.
@@ -111,6 +114,9 @@ pub fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Val, SqlErr
         return Ok(out);
     }
     if let Some(out) = super::fulltext::call(name, args, meter)? {
+        return Ok(out);
+    }
+    if let Some(out) = spatial::call(name, args)? {
         return Ok(out);
     }
     if name == "GETCURRENTDATETIME" {
