@@ -7,6 +7,7 @@ mod auth;
 mod bad_input;
 mod bad_input_random;
 mod batch;
+mod binary_encoding;
 mod change_feed;
 mod consistency;
 mod container_replace;

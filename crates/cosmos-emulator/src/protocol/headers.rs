@@ -66,3 +66,5 @@ pub const SCHEMA_VERSION: &str = "x-ms-schemaversion";
 pub const SERVICE_VERSION: &str = "x-ms-serviceversion";
 pub const GATEWAY_VERSION: &str = "x-ms-gatewayversion";
 pub const TRANSPORT_REQUEST_ID: &str = "x-ms-transport-request-id";
+/// The answer formats a client accepts (`JsonText`, `CosmosBinary`, comma-separated).
+pub const SUPPORTED_SERIALIZATION_FORMATS: &str = "x-ms-cosmos-supported-serialization-formats";
