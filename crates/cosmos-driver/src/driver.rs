@@ -36,7 +36,13 @@ impl CosmosDriver {
         hedging_env: HedgingEnv,
     ) -> Result<Self, CosmosError> {
         let endpoint = Endpoint::parse(options.endpoint(), options.allow_insecure_http())?;
-        let client = HttpClient::new(options.connection_pool(), options.extra_trusted_cert_pem())?;
+        let pool = options.connection_pool();
+        let client = HttpClient::new(
+            pool.max_idle_per_host,
+            pool.idle_timeout,
+            pool.connect_timeout,
+            options.extra_trusted_cert_pem(),
+        )?;
         let token_scope = format!("https://{}/.default", endpoint.host());
         let transport = Transport::new(
             client,
@@ -159,7 +165,7 @@ impl CosmosDriver {
         container: &crate::protocol::ContainerReference,
         options: &crate::options::OperationOptions,
     ) -> Result<std::sync::Arc<[String]>, crate::CosmosError> {
-        crate::patch::partition_key_paths(&self.core, container, options).await
+        crate::operations::partition_key_paths(&self.core, container, options).await
     }
 
     /// What the driver keeps of each container (partition key paths and ranges).

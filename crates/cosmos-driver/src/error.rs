@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use crate::diagnostics::DiagnosticsContext;
 use crate::protocol::{status, sub_status, CosmosStatus, ProtocolError};
-use crate::response::ResponseHeaders;
+use crate::protocol::ResponseHeaders;
 
 /// What kind of failure an error is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -101,9 +101,9 @@ pub use options::{
 pub use protocol::{
     ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference,
     OperationType, PartitionKey, PartitionKeyDefinition, PartitionKeyValue, Region, ResourceType,
-    SessionToken,
+    ResponseHeaders, SessionToken,
 };
-pub use response::{CosmosResponse, ResponseHeaders};
+pub use response::CosmosResponse;
 pub use routing::{
     AccessScope, AccountProperties, ContainerBreaker, EndpointHealth, PartitionBreaker,
     RegionEndpoint,

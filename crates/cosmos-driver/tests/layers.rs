@@ -1,6 +1,11 @@
 //! The driver's layers are one-way: a module may import its own layer and the layers below it,
 //! never one above. This reads the driver's non-test sources, collects every `crate::` path, and
 //! fails naming the file and the import when a lower layer reaches up (or a module has no layer).
+//!
+//! Inside a layer, files do not import each other in a loop either: every `crate::`, `super::` and
+//! `self::` path of every non-test file (and every `use` of a child module) is followed to the
+//! file that defines what it names (through the `pub use` re-exports of `mod.rs` and `lib.rs`), and
+//! any set of files that reach each other is reported with the imports that tie it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -382,6 +387,434 @@ fn violations(src: &Path) -> Vec<String> {
     found.sort();
     found.dedup();
     found
+}
+
+/// A module path from the crate root (`["pipeline", "leg"]`) for each non-test source file.
+fn module_paths(src: &Path, files: &[PathBuf]) -> BTreeMap<Vec<String>, PathBuf> {
+    let mut modules = BTreeMap::new();
+    for file in files {
+        let rel = file.strip_prefix(src).expect("under src");
+        let mut segments: Vec<String> = rel
+            .components()
+            .filter_map(|c| c.as_os_str().to_str())
+            .map(|s| s.trim_end_matches(".rs").to_owned())
+            .collect();
+        if matches!(segments.last().map(String::as_str), Some("mod") | Some("lib")) {
+            segments.pop();
+        }
+        modules.insert(segments, file.clone());
+    }
+    modules
+}
+
+/// One path of a `use` tree or an expression: its segments as written, and the name it binds
+/// (its alias, or its last segment).
+#[derive(Debug, Clone, PartialEq)]
+struct UsePath {
+    segments: Vec<String>,
+    binds: String,
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+fn ident_at(b: &[u8], i: usize) -> Option<(String, usize)> {
+    let mut j = i;
+    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+        j += 1;
+    }
+    (j > i && !b[i].is_ascii_digit())
+        .then(|| (String::from_utf8_lossy(&b[i..j]).into_owned(), j))
+}
+
+/// Parses a use tree (or an expression path) at `i`: every leaf path with `prefix` in front.
+/// Nesting is bounded by the source's own braces; depth past 32 stops the walk.
+fn parse_tree(b: &[u8], i: usize, prefix: &[String], depth: usize, out: &mut Vec<UsePath>) -> usize {
+    let mut segments = prefix.to_vec();
+    let mut i = skip_ws(b, i);
+    if depth > 32 {
+        return i;
+    }
+    loop {
+        if i < b.len() && b[i] == b'{' {
+            i += 1;
+            loop {
+                i = skip_ws(b, i);
+                if i >= b.len() || b[i] == b'}' {
+                    return i + 1;
+                }
+                let next = skip_ws(b, parse_tree(b, i, &segments, depth + 1, out));
+                // Something this reader does not know: step over it rather than stall.
+                i = if next == i { i + 1 } else { next };
+                if i < b.len() && b[i] == b',' {
+                    i += 1;
+                }
+            }
+        }
+        if i < b.len() && b[i] == b'*' {
+            segments.push("*".to_owned());
+            out.push(UsePath {
+                segments,
+                binds: "*".to_owned(),
+            });
+            return i + 1;
+        }
+        let Some((name, j)) = ident_at(b, i) else {
+            if !segments.is_empty() && segments.len() > prefix.len() {
+                let binds = segments.last().cloned().unwrap_or_default();
+                out.push(UsePath { segments, binds });
+            }
+            return i;
+        };
+        segments.push(name);
+        i = skip_ws(b, j);
+        if b[i..].starts_with(b"::") {
+            i = skip_ws(b, i + 2);
+            continue;
+        }
+        let mut binds = segments.last().cloned().unwrap_or_default();
+        if b[i..].starts_with(b"as") && !b.get(i + 2).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_') {
+            if let Some((alias, k)) = ident_at(b, skip_ws(b, i + 2)) {
+                binds = alias;
+                i = k;
+            }
+        }
+        if binds == "self" {
+            segments.pop();
+            binds = segments.last().cloned().unwrap_or_default();
+        }
+        out.push(UsePath { segments, binds });
+        return i;
+    }
+}
+
+/// The paths of a file's code (comments, strings and test items already removed): every `use`
+/// tree, each with whether it is a re-export (`pub use`, `pub(crate) use`), and every
+/// `crate::`/`super::`/`self::` path outside a `use`.
+fn file_paths(code: &str) -> Vec<(UsePath, bool)> {
+    let b = code.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let before = i.checked_sub(1).map(|k| b[k]);
+        let at_word = !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b':');
+        if at_word && b[i..].starts_with(b"use") && b.get(i + 3).is_some_and(u8::is_ascii_whitespace) {
+            let statement_start = code[..i].rfind(['\n', ';', '{', '}']).map_or(0, |k| k + 1);
+            let reexport = code[statement_start..i].trim_start().starts_with("pub");
+            let mut paths = Vec::new();
+            let end = parse_tree(b, i + 3, &[], 0, &mut paths);
+            found.extend(paths.into_iter().map(|p| (p, reexport)));
+            i = end.max(i + 3);
+            continue;
+        }
+        if at_word
+            && ["crate::", "super::", "self::"]
+                .iter()
+                .any(|p| b[i..].starts_with(p.as_bytes()))
+        {
+            let mut paths = Vec::new();
+            let end = parse_tree(b, i, &[], 0, &mut paths);
+            found.extend(paths.into_iter().map(|p| (p, false)));
+            i = end.max(i + 1);
+            continue;
+        }
+        i += 1;
+    }
+    found
+}
+
+/// `path` as written in the module `base` made absolute: `None` when it names something outside
+/// the crate (a dependency, `std`) or climbs above the root.
+fn absolute(
+    base: &[String],
+    path: &[String],
+    modules: &BTreeMap<Vec<String>, PathBuf>,
+) -> Option<Vec<String>> {
+    let first = path.first()?;
+    let (mut abs, rest) = match first.as_str() {
+        "crate" => (Vec::new(), &path[1..]),
+        "self" | "super" => (base.to_vec(), path),
+        child => {
+            let mut m = base.to_vec();
+            m.push(child.to_owned());
+            if !modules.contains_key(&m) {
+                return None;
+            }
+            (base.to_vec(), path)
+        }
+    };
+    let mut leading = true;
+    for s in rest {
+        match s.as_str() {
+            "self" if leading => {}
+            "super" if leading => {
+                abs.pop()?;
+            }
+            _ => {
+                leading = false;
+                abs.push(s.clone());
+            }
+        }
+    }
+    Some(abs)
+}
+
+/// The import graph among the non-test files under `src`: for each file the files it imports,
+/// each with the first path that ties them.
+fn import_graph(src: &Path) -> BTreeMap<PathBuf, BTreeMap<PathBuf, String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let test_only = test_only_files(&files);
+    files.retain(|f| !test_only.contains(f));
+    let modules = module_paths(src, &files);
+    let mut paths_of: BTreeMap<Vec<String>, Vec<(UsePath, bool)>> = BTreeMap::new();
+    for (module, file) in &modules {
+        let text = fs::read_to_string(file).expect("readable source");
+        paths_of.insert(module.clone(), file_paths(&without_test_items(&code_only(&text))));
+    }
+    // Each module's re-exports: the name bound -> the absolute path it stands for.
+    let mut reexports: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    for (module, paths) in &paths_of {
+        for (p, reexport) in paths {
+            if !*reexport {
+                continue;
+            }
+            if let Some(abs) = absolute(module, &p.segments, &modules) {
+                reexports
+                    .entry(module.clone())
+                    .or_default()
+                    .insert(p.binds.clone(), abs);
+            }
+        }
+    }
+    let resolve = |mut abs: Vec<String>| -> PathBuf {
+        for _ in 0..16 {
+            let mut prefix = abs.clone();
+            while !modules.contains_key(&prefix) {
+                prefix.pop();
+            }
+            if prefix.len() == abs.len() {
+                return modules[&prefix].clone();
+            }
+            let name = &abs[prefix.len()];
+            match reexports.get(&prefix).and_then(|r| r.get(name)) {
+                Some(target) if *target != abs[..=prefix.len()] => {
+                    let mut next = target.clone();
+                    next.extend_from_slice(&abs[prefix.len() + 1..]);
+                    abs = next;
+                }
+                _ => return modules[&prefix].clone(),
+            }
+        }
+        modules[&Vec::new()].clone()
+    };
+    let mut graph: BTreeMap<PathBuf, BTreeMap<PathBuf, String>> = BTreeMap::new();
+    for (module, paths) in &paths_of {
+        let from = modules[module].clone();
+        let edges = graph.entry(from.clone()).or_default();
+        for (p, reexport) in paths {
+            // A re-export hands a name on: who imports it through here is tied to its file.
+            if *reexport {
+                continue;
+            }
+            let Some(abs) = absolute(module, &p.segments, &modules) else {
+                continue;
+            };
+            let abs: Vec<String> = abs.into_iter().filter(|s| s != "*").collect();
+            let to = resolve(abs);
+            if to != from {
+                edges.entry(to).or_insert_with(|| p.segments.join("::"));
+            }
+        }
+    }
+    graph
+}
+
+/// Every import circle under `src`, each as its files and the imports among them.
+fn circles(src: &Path) -> Vec<String> {
+    let graph = import_graph(src);
+    let reach = |start: &PathBuf| -> BTreeSet<PathBuf> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![start.clone()];
+        while let Some(f) = stack.pop() {
+            for next in graph.get(&f).into_iter().flat_map(BTreeMap::keys) {
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reaches: BTreeMap<&PathBuf, BTreeSet<PathBuf>> =
+        graph.keys().map(|f| (f, reach(f))).collect();
+    let mut placed = BTreeSet::new();
+    let mut found = Vec::new();
+    for file in graph.keys() {
+        if placed.contains(file) || !reaches[file].contains(file) {
+            continue;
+        }
+        let members: BTreeSet<PathBuf> = reaches[file]
+            .iter()
+            .filter(|other| reaches.get(other).is_some_and(|r| r.contains(file)))
+            .cloned()
+            .collect();
+        placed.extend(members.iter().cloned());
+        let rel = |f: &PathBuf| f.strip_prefix(src).unwrap_or(f).display().to_string();
+        let mut lines = vec![format!(
+            "circle of {} files: {}",
+            members.len(),
+            members.iter().map(rel).collect::<Vec<_>>().join(", ")
+        )];
+        for from in &members {
+            for (to, path) in &graph[from] {
+                if members.contains(to) {
+                    lines.push(format!("  {} -> {} ({path})", rel(from), rel(to)));
+                }
+            }
+        }
+        found.push(lines.join("\n"));
+    }
+    found
+}
+
+#[test]
+fn no_file_imports_another_in_a_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = circles(&src);
+    assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+}
+
+/// Pairs of folders the first of which must never import the second, though the layers allow it:
+/// options are plain data, and how the transport is built from them is the driver's business.
+const NEVER: &[(&str, &str)] = &[("options/", "transport/")];
+
+#[test]
+fn options_never_import_the_transport() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let graph = import_graph(&src);
+    let mut found = Vec::new();
+    for (from, edges) in &graph {
+        let from_rel = from.strip_prefix(&src).expect("under src");
+        for (to, path) in edges {
+            let to_rel = to.strip_prefix(&src).expect("under src");
+            for (a, b) in NEVER {
+                if from_rel.starts_with(a) && to_rel.starts_with(b) {
+                    found.push(format!("{} -> {} ({path})", from_rel.display(), to_rel.display()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "imports that must never be:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_circle_checker_follows_paths_and_reexports() {
+    let dir = std::env::temp_dir().join(format!("circles-check-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("pipeline")).unwrap();
+    fs::create_dir_all(dir.join("query")).unwrap();
+    fs::write(
+        dir.join("lib.rs"),
+        "mod pipeline;\nmod query;\nmod error;\npub use error::Oops;\n",
+    )
+    .unwrap();
+    fs::write(dir.join("error.rs"), "pub struct Oops;\n").unwrap();
+    // A circle through a mod.rs re-export, a nested group, `super::` and an expression path.
+    fs::write(
+        dir.join("pipeline/mod.rs"),
+        "mod leg;\nmod attempt;\nmod execute;\npub(crate) use execute::execute;\n#[cfg(test)]\nmod checks;\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("pipeline/leg.rs"),
+        "use super::{attempt::{self, build}, execute as _};\npub struct State;\nuse crate::Oops;\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("pipeline/attempt.rs"),
+        "pub fn build() { let _ = crate::pipeline::execute(); }\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("pipeline/execute.rs"),
+        "pub fn execute() { let _ = super::leg::State; }\n",
+    )
+    .unwrap();
+    // Test-only files, comments and strings never tie a circle.
+    fs::write(dir.join("pipeline/checks.rs"), "use crate::query::a::A;\n").unwrap();
+    fs::write(dir.join("query/mod.rs"), "pub mod a;\npub mod b;\n").unwrap();
+    fs::write(
+        dir.join("query/a.rs"),
+        "pub struct A;\nuse crate::pipeline::execute; // crate::query::b::B\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("query/b.rs"),
+        "pub struct B;\nuse super::a::A;\nconst S: &str = \"crate::query::b\";\n",
+    )
+    .unwrap();
+    let found = circles(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let circle = &found[0];
+    assert!(
+        circle.starts_with(
+            "circle of 3 files: pipeline/attempt.rs, pipeline/execute.rs, pipeline/leg.rs"
+        ),
+        "{circle}"
+    );
+    assert!(
+        circle.contains("pipeline/attempt.rs -> pipeline/execute.rs (crate::pipeline::execute)"),
+        "{circle}"
+    );
+    assert!(
+        circle.contains("pipeline/leg.rs -> pipeline/attempt.rs (super::attempt"),
+        "{circle}"
+    );
+    assert!(!circle.contains("query/"), "{circle}");
+    assert!(!circle.contains("error.rs"), "{circle}");
+}
+
+#[test]
+fn use_trees_are_read_whole() {
+    let mut out = Vec::new();
+    parse_tree(
+        b"crate::{a::{self, b as c}, d::*, e::F}",
+        0,
+        &[],
+        0,
+        &mut out,
+    );
+    let got: Vec<(String, String)> = out
+        .iter()
+        .map(|p| (p.segments.join("::"), p.binds.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("crate::a".to_owned(), "a".to_owned()),
+            ("crate::a::b".to_owned(), "c".to_owned()),
+            ("crate::d::*".to_owned(), "*".to_owned()),
+            ("crate::e::F".to_owned(), "F".to_owned()),
+        ]
+    );
+    let paths = file_paths("pub(crate) use x::Y;\nuse super::z;\nfn f() { self::w::V::new() }");
+    assert_eq!(
+        paths
+            .iter()
+            .map(|(p, re)| (p.segments.join("::"), *re))
+            .collect::<Vec<_>>(),
+        [
+            ("x::Y".to_owned(), true),
+            ("super::z".to_owned(), false),
+            ("self::w::V::new".to_owned(), false)
+        ]
+    );
 }
 
 #[test]

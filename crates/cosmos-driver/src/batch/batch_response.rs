@@ -4,7 +4,7 @@
 use super::results::BatchOperationResult;
 use crate::diagnostics::DiagnosticsContext;
 use crate::protocol::CosmosStatus;
-use crate::response::ResponseHeaders;
+use crate::protocol::ResponseHeaders;
 
 /// A committed transactional batch: every operation succeeded and was applied.
 #[derive(Debug)]

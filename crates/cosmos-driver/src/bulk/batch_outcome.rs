@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::error::CosmosError;
-use crate::protocol::{CosmosStatus, StatusClass};
+use crate::protocol::{is_range_gone, CosmosStatus, StatusClass};
 
 /// 429 Too Many Requests.
 const THROTTLED: u16 = 429;
@@ -25,10 +25,7 @@ pub(crate) enum OperationFate {
 /// gone (split, merged, moved: [`crate::protocol::is_range_gone`]) or the container's metadata
 /// was stale (410/1000). Any other 410 is a transient failure the pipeline already retried.
 fn misrouted(status: CosmosStatus) -> bool {
-    matches!(
-        StatusClass::of(status),
-        StatusClass::PartitionMoved | StatusClass::NameCacheStale
-    )
+    is_range_gone(status) || StatusClass::of(status) == StatusClass::NameCacheStale
 }
 
 /// The fate of an operation the service answered with `status`.

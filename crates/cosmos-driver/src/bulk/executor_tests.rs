@@ -18,7 +18,8 @@ use crate::diagnostics::DiagnosticsContext;
 use crate::error::CosmosError;
 use crate::protocol::{header_names as h, CosmosStatus};
 use crate::query::TargetRange;
-use crate::response::{CosmosResponse, ResponseHeaders};
+use crate::protocol::ResponseHeaders;
+use crate::response::CosmosResponse;
 
 /// What the fake service does with the next request to a route.
 #[derive(Clone, Debug)]

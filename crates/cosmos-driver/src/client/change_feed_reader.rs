@@ -17,12 +17,10 @@ use crate::change_feed::{
 use crate::operations::feed_body::feed_items;
 use crate::operations::page_guard::PageGuard;
 use crate::options::OperationOptions;
+use crate::operations::Replans;
 use crate::protocol::ContainerReference;
 use crate::query::{item_error, QueryPageSource, TargetRange};
 use crate::{CosmosDriver, CosmosError, CosmosResponse};
-
-/// Range re-reads one page may make after answers that a range is gone (a split).
-const MAX_RANGE_REFRESHES: usize = 8;
 
 /// The position a page request reads after (its `If-None-Match` etag), if any.
 fn sent_position(next: &NextRequest) -> Option<&str> {
@@ -164,7 +162,8 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             session_token: None,
             diagnostics: Vec::new(),
         };
-        let mut refreshes = 0;
+        // Range re-reads this page may make after answers that a range is gone (a split).
+        let mut replans = Replans::default();
         if let Ok(state) = &mut self.state {
             if state.poll_finished() {
                 state.start_poll();
@@ -179,8 +178,7 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             }
             let next = match state.next_request(self.ranges.as_deref().unwrap_or(&[])) {
                 Ok(next) => next,
-                Err(_) if refreshes < MAX_RANGE_REFRESHES && !state.is_partition_key_scope() => {
-                    refreshes += 1;
+                Err(_) if !state.is_partition_key_scope() && replans.take().is_some() => {
                     self.ranges = None;
                     continue;
                 }
@@ -194,9 +192,8 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             )?;
             let response = match self.driver.execute(op, &self.options.request).await {
                 Ok(r) => r,
-                Err(e) if e.is_range_gone() && refreshes < MAX_RANGE_REFRESHES => {
-                    tokio::time::sleep(crate::operations::replan_delay(refreshes as u32)).await;
-                    refreshes += 1;
+                Err(e) if e.is_range_gone() && replans.left() => {
+                    tokio::time::sleep(replans.take().unwrap_or_default()).await;
                     self.ranges = None;
                     continue;
                 }

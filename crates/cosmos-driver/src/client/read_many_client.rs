@@ -5,36 +5,24 @@
 
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::driver_page_source::DriverPageSource;
 use crate::diagnostics::DiagnosticsContext;
 use crate::operations::feed_body::feed_items;
 use crate::operations::page_guard::PageGuard;
+use crate::operations::Replans;
 use crate::options::OperationOptions;
 use crate::protocol::ContainerReference;
+use crate::routing::partition_key_path_segments;
 use crate::query::{page_operation, PageSettings, PageTarget, QueryPageSource};
 use crate::read_many::{
     plan_read_many, ReadManyGroup, ReadManyOptions, ReadManyRequest, ReadManyResponse,
 };
 use crate::{CosmosDriver, CosmosError, CosmosOperation, ErrorKind, PartitionKey};
 
-/// Rounds of planning after groups found their range gone.
-const MAX_PLAN_ROUNDS: usize = 8;
 /// The most pages one group query reads.
 const MAX_PAGES_PER_GROUP: usize = 1000;
-
-#[derive(Deserialize)]
-struct ContainerBody {
-    #[serde(rename = "partitionKey")]
-    partition_key: PartitionKeyBody,
-}
-
-#[derive(Deserialize)]
-struct PartitionKeyBody {
-    paths: Vec<String>,
-}
 
 /// What one group answered.
 #[derive(Default)]
@@ -44,29 +32,17 @@ struct GroupAnswer {
     diagnostics: Vec<DiagnosticsContext>,
 }
 
-/// The container's partition key paths, each split into segments.
+/// The container's partition key paths (read once per driver and kept), each split into its
+/// property names.
 async fn key_paths(
     driver: &CosmosDriver,
     container: &ContainerReference,
     options: &OperationOptions,
-    answer: &mut GroupAnswer,
 ) -> Result<Vec<Vec<String>>, CosmosError> {
-    let response = driver
-        .execute(CosmosOperation::read_container(container.clone()), options)
-        .await?;
-    answer.charge += response.request_charge();
-    answer.diagnostics.push(response.diagnostics().clone());
-    let body: ContainerBody = response.json()?;
-    Ok(body
-        .partition_key
-        .paths
+    let paths = driver.partition_key_paths(container, options).await?;
+    Ok(paths
         .iter()
-        .map(|p| {
-            p.trim_start_matches('/')
-                .split('/')
-                .map(str::to_owned)
-                .collect()
-        })
+        .map(|p| partition_key_path_segments(p))
         .collect())
 }
 
@@ -162,17 +138,16 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
             diagnostics: Vec::new(),
         });
     }
-    let paths = key_paths(driver, container, &options.request, &mut total).await?;
+    let paths = key_paths(driver, container, &options.request).await?;
     let source = DriverPageSource::new(driver.clone(), container.clone());
     let mut pending = items.clone();
     let mut indices: Vec<usize> = (0..items.len()).collect();
     let mut found: Vec<Option<Value>> = vec![None; items.len()];
-    for round in 0..MAX_PLAN_ROUNDS {
+    let mut replans = Replans::default();
+    let mut reread = false;
+    loop {
         // The driver's kept ranges first; read again when a range was found gone.
-        if round > 1 {
-            tokio::time::sleep(crate::operations::replan_delay(round as u32 - 1)).await;
-        }
-        let ranges = source.ranges(round > 0, &options.request).await?;
+        let ranges = source.ranges(reread, &options.request).await?;
         let groups = plan_read_many(&pending, &ranges, &paths)?;
         let concurrency = options.max_concurrency.max(1);
         let answers: Vec<(ReadManyGroup, Result<GroupAnswer, CosmosError>)> =
@@ -197,7 +172,7 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
                         found[indices[i]] = Some(doc);
                     }
                 }
-                Err(e) if e.is_range_gone() && round + 1 < MAX_PLAN_ROUNDS => {
+                Err(e) if e.is_range_gone() && replans.left() => {
                     total.diagnostics.push(e.diagnostics().clone());
                     gone.extend(group.items.iter().map(|k| k.index));
                 }
@@ -210,6 +185,9 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
         gone.sort_unstable();
         pending = gone.iter().map(|&i| pending[i].clone()).collect();
         indices = gone.iter().map(|&i| indices[i]).collect();
+        // A re-plan was left when the groups were found gone (checked above).
+        tokio::time::sleep(replans.take().unwrap_or_default()).await;
+        reread = true;
     }
     let items = found
         .into_iter()

@@ -195,6 +195,10 @@ where
 /// [`HedgeTerminalState::BudgetDenied`] (or, if it is a transient result that may start a hedge,
 /// the alternate is sent then, as a move away from a failing region is not speculative). The
 /// diagnostics say the budget refused ([`HedgeDiagnostics::budget_denied`]) in every case.
+///
+/// The race in steps: the primary alone until the threshold ([`primary_alone`]); if the budget
+/// refuses the alternate, the primary alone again until it ends or the deadline passes; what an
+/// early primary result means ([`after_early_primary`]); then both legs ([`race_both`]).
 pub async fn race_hedged_within<O, P, A, F>(
     setup: RaceSetup<'_>,
     budget: Option<&HedgeBudget>,
@@ -208,113 +212,138 @@ where
     A: Future<Output = O>,
 {
     let start = Instant::now();
-    // Atomic only to keep the race's future `Send`: one task reads and writes it.
-    let budget_denied = std::sync::atomic::AtomicBool::new(false);
+    let mut budget_denied = false;
     events::enabled_for_operation(setup.threshold, setup.applicable_regions);
     let mut in_flight = InFlight {
         setup: &setup,
         primary: true,
         alternate: false,
     };
-    let end = |state: HedgeTerminalState, output, earlier| {
-        let alternate = match state {
-            HedgeTerminalState::PrimaryWonPreThreshold
-            | HedgeTerminalState::PrimaryTransientPreThreshold
-            | HedgeTerminalState::DeadlineExceededPreThreshold => None,
-            _ => Some(setup.alternate_region.clone()),
-        };
-        let denied = budget_denied.load(std::sync::atomic::Ordering::Relaxed);
-        let state = match state {
-            HedgeTerminalState::PrimaryWonPreThreshold if denied => {
-                HedgeTerminalState::BudgetDenied
-            }
-            other => other,
-        };
-        let mut diagnostics = HedgeDiagnostics::new(
-            setup.threshold.get(),
-            setup.primary_region.clone(),
-            alternate,
-            state,
-        );
-        if denied {
-            diagnostics = diagnostics.with_budget_denied();
-        }
-        HedgedRace {
-            terminal_state: state,
-            diagnostics,
-            output,
-            earlier,
-        }
-    };
-
     tokio::pin!(primary);
-    let early_primary: Option<O> = tokio::select! {
+    let (state, output, earlier) = 'race: {
+        let threshold = Some(start + setup.threshold.get());
+        let mut alone = primary_alone(&setup, threshold, &mut primary, &mut in_flight).await;
+        // The threshold fired: an alternate needs a token of the budget, if there is one.
+        if matches!(alone, Alone::ThresholdFired)
+            && budget.is_some_and(|b| !b.try_acquire(Instant::now()))
+        {
+            budget_denied = true;
+            events::budget_denied(setup.primary_region, start.elapsed());
+            alone = primary_alone(&setup, None, &mut primary, &mut in_flight).await;
+        }
+        let earlier = match alone {
+            Alone::DeadlinePassed(harvested) => {
+                break 'race (HedgeTerminalState::DeadlineExceededPreThreshold, harvested, None)
+            }
+            Alone::Ended(out) => match after_early_primary(&setup, start, out, &mut in_flight) {
+                Ok(earlier) => Some(earlier),
+                Err(end) => break 'race end,
+            },
+            Alone::ThresholdFired => None,
+        };
+        race_both(
+            &setup,
+            start,
+            &mut primary,
+            build_alternate,
+            earlier,
+            &mut in_flight,
+        )
+        .await
+    };
+    race_end(&setup, budget_denied, state, output, earlier)
+}
+
+/// How a race ended: its state, the result the operation continues with, and the other attempt's
+/// transient result when it finished first.
+type RaceEnd<O> = (HedgeTerminalState, Option<(Leg, O)>, Option<(Leg, O)>);
+
+/// How the primary's time alone ended.
+enum Alone<O> {
+    /// The primary produced its result.
+    Ended(O),
+    /// The threshold fired with the primary still in flight.
+    ThresholdFired,
+    /// The deadline passed: the primary's result if it came within the harvest window.
+    DeadlinePassed(Option<(Leg, O)>),
+}
+
+/// The primary alone, until it ends, the `threshold` fires (never when `None`) or the deadline
+/// passes. At the deadline the primary is given the harvest window; one still in flight then is
+/// reported cancelled by the deadline (and is dropped by the caller).
+async fn primary_alone<O, P>(
+    setup: &RaceSetup<'_>,
+    threshold: Option<Instant>,
+    primary: &mut std::pin::Pin<&mut P>,
+    in_flight: &mut InFlight<'_>,
+) -> Alone<O>
+where
+    P: Future<Output = O>,
+{
+    tokio::select! {
         biased;
-        out = &mut primary => Some(out),
+        out = primary.as_mut() => Alone::Ended(out),
         _ = deadline_passes(setup.deadline) => {
             let harvested = tokio::select! {
                 biased;
-                out = &mut primary => Some((Leg::Primary, out)),
+                out = primary.as_mut() => Some((Leg::Primary, out)),
                 _ = sleep(HARVEST_WINDOW) => None,
             };
             if harvested.is_some() {
                 in_flight.finished(Leg::Primary);
             }
-            // A primary still in flight is dropped now: reported cancelled by the deadline.
             in_flight.cancel_all(CancelReason::Deadline);
-            return end(HedgeTerminalState::DeadlineExceededPreThreshold, harvested, None);
+            Alone::DeadlinePassed(harvested)
         }
-        _ = sleep_until(start + setup.threshold.get()) => None,
-    };
-    // The threshold fired: an alternate needs a token of the budget, if there is one.
-    let early_primary = match early_primary {
-        None if budget.is_some_and(|b| !b.try_acquire(Instant::now())) => {
-            budget_denied.store(true, std::sync::atomic::Ordering::Relaxed);
-            events::budget_denied(setup.primary_region, start.elapsed());
-            tokio::select! {
-                biased;
-                out = &mut primary => Some(out),
-                _ = deadline_passes(setup.deadline) => {
-                    let harvested = tokio::select! {
-                        biased;
-                        out = &mut primary => Some((Leg::Primary, out)),
-                        _ = sleep(HARVEST_WINDOW) => None,
-                    };
-                    if harvested.is_some() {
-                        in_flight.finished(Leg::Primary);
-                    }
-                    in_flight.cancel_all(CancelReason::Deadline);
-                    return end(HedgeTerminalState::DeadlineExceededPreThreshold, harvested, None);
-                }
-            }
-        }
-        other => other,
-    };
-
-    let mut earlier: Option<(Leg, O)> = None;
-    if let Some(out) = early_primary {
-        in_flight.finished(Leg::Primary);
-        if !out.may_start_hedge() {
-            // A final result wins; a transient one that may not start the alternate (a plain
-            // throttle) ends the race without a winner.
-            let state = if out.is_final() {
-                events::winner_selected(setup.primary_region, start.elapsed(), false);
-                HedgeTerminalState::PrimaryWonPreThreshold
-            } else {
-                HedgeTerminalState::PrimaryTransientPreThreshold
-            };
-            return end(state, Some((Leg::Primary, out)), None);
-        }
-        if setup.deadline.is_some_and(|d| Instant::now() >= d) {
-            return end(
-                HedgeTerminalState::DeadlineExceededPreThreshold,
-                Some((Leg::Primary, out)),
-                None,
-            );
-        }
-        earlier = Some((Leg::Primary, out));
+        _ = deadline_passes(threshold) => Alone::ThresholdFired,
     }
+}
 
+/// The primary's result came before the alternate was sent: the race's end (a final result wins;
+/// a transient one that may not start the alternate, a plain throttle, ends the race without a
+/// winner; past the deadline nothing more is sent), or the result kept while the alternate goes.
+fn after_early_primary<O: HedgeLegOutput>(
+    setup: &RaceSetup<'_>,
+    start: Instant,
+    out: O,
+    in_flight: &mut InFlight<'_>,
+) -> Result<(Leg, O), RaceEnd<O>> {
+    in_flight.finished(Leg::Primary);
+    if !out.may_start_hedge() {
+        let state = if out.is_final() {
+            events::winner_selected(setup.primary_region, start.elapsed(), false);
+            HedgeTerminalState::PrimaryWonPreThreshold
+        } else {
+            HedgeTerminalState::PrimaryTransientPreThreshold
+        };
+        return Err((state, Some((Leg::Primary, out)), None));
+    }
+    if setup.deadline.is_some_and(|d| Instant::now() >= d) {
+        return Err((
+            HedgeTerminalState::DeadlineExceededPreThreshold,
+            Some((Leg::Primary, out)),
+            None,
+        ));
+    }
+    Ok((Leg::Primary, out))
+}
+
+/// Launches the alternate and races it against the primary (still in flight unless `earlier`
+/// holds its transient result) until a final result, two transient ones, or the deadline.
+async fn race_both<O, P, A, F>(
+    setup: &RaceSetup<'_>,
+    start: Instant,
+    primary: &mut std::pin::Pin<&mut P>,
+    build_alternate: F,
+    mut earlier: Option<(Leg, O)>,
+    in_flight: &mut InFlight<'_>,
+) -> RaceEnd<O>
+where
+    O: HedgeLegOutput,
+    P: Future<Output = O>,
+    F: FnOnce() -> A,
+    A: Future<Output = O>,
+{
     // The alternate launches: from here on the race may allocate.
     if let Some(latch) = setup.hub_latch {
         latch.install();
@@ -329,12 +358,12 @@ where
     loop {
         let (leg, out) = tokio::select! {
             biased;
-            out = &mut primary, if in_flight.primary => (Leg::Primary, out),
+            out = primary.as_mut(), if in_flight.primary => (Leg::Primary, out),
             out = &mut alternate, if in_flight.alternate => (Leg::Alternate, out),
             _ = &mut deadline => {
                 let harvested = tokio::select! {
                     biased;
-                    out = &mut primary, if in_flight.primary => Some((Leg::Primary, out)),
+                    out = primary.as_mut(), if in_flight.primary => Some((Leg::Primary, out)),
                     out = &mut alternate, if in_flight.alternate => Some((Leg::Alternate, out)),
                     _ = sleep(HARVEST_WINDOW) => None,
                 };
@@ -344,7 +373,7 @@ where
                 in_flight.cancel_all(CancelReason::Deadline);
                 // Both attempts were out and at least one was still awaited: not both transient
                 // (that needs both results), whether one had ended or neither had.
-                return end(HedgeTerminalState::CancelledAwaitingPartner, harvested, earlier);
+                return (HedgeTerminalState::CancelledAwaitingPartner, harvested, earlier);
             }
         };
         in_flight.finished(leg);
@@ -358,7 +387,7 @@ where
                 Leg::Alternate => (HedgeTerminalState::AlternateWon, setup.alternate_region),
             };
             events::winner_selected(region, start.elapsed(), leg == Leg::Alternate);
-            return end(state, Some((leg, out)), earlier);
+            return (state, Some((leg, out)), earlier);
         }
         if earlier.is_none() {
             earlier = Some((leg, out));
@@ -366,11 +395,49 @@ where
         }
         events::both_transient(out.status());
         let deadline_elapsed = setup.deadline.is_some_and(|d| Instant::now() >= d);
-        return end(
+        return (
             HedgeTerminalState::BothTransient { deadline_elapsed },
             Some((leg, out)),
             earlier,
         );
+    }
+}
+
+/// The race's result and diagnostics from how it ended (`budget_denied`: the budget refused the
+/// alternate, which turns a primary win before the threshold into `BudgetDenied`).
+fn race_end<O>(
+    setup: &RaceSetup<'_>,
+    budget_denied: bool,
+    state: HedgeTerminalState,
+    output: Option<(Leg, O)>,
+    earlier: Option<(Leg, O)>,
+) -> HedgedRace<O> {
+    let alternate = match state {
+        HedgeTerminalState::PrimaryWonPreThreshold
+        | HedgeTerminalState::PrimaryTransientPreThreshold
+        | HedgeTerminalState::DeadlineExceededPreThreshold => None,
+        _ => Some(setup.alternate_region.clone()),
+    };
+    let state = match state {
+        HedgeTerminalState::PrimaryWonPreThreshold if budget_denied => {
+            HedgeTerminalState::BudgetDenied
+        }
+        other => other,
+    };
+    let mut diagnostics = HedgeDiagnostics::new(
+        setup.threshold.get(),
+        setup.primary_region.clone(),
+        alternate,
+        state,
+    );
+    if budget_denied {
+        diagnostics = diagnostics.with_budget_denied();
+    }
+    HedgedRace {
+        terminal_state: state,
+        diagnostics,
+        output,
+        earlier,
     }
 }
 

@@ -253,7 +253,7 @@ mod tests {
     use super::*;
     use crate::diagnostics::DiagnosticsContext;
     use crate::protocol::{header_names as h, CosmosStatus};
-    use crate::response::ResponseHeaders;
+    use crate::protocol::ResponseHeaders;
     use crate::DatabaseReference;
     use bytes::Bytes;
     use http::{HeaderMap, HeaderValue};

@@ -10,25 +10,27 @@
 //! - `page_guard`: the rules every paging loop follows (a repeated or cycling continuation, a run
 //!   of empty pages), and `feed_body`: reading a feed page's array of resources; one place for
 //!   both, used by every pager (read feed, queries, the change feed, read many, range listings).
-//! - `fan_out`: an operation spread over partition key ranges (its trait and a test double; the
-//!   cross-partition query is its first user).
+//! - `partition_key_paths`: a container's partition key paths, read once through the pipeline and
+//!   kept (PATCH's pre-flight and read many use them).
 //! - `replan`: how long a compound operation waits before it plans again after a range was
 //!   found gone.
 //! - read-modify-write is PATCH, in [`crate::patch`].
 
-mod fan_out;
 pub(crate) mod feed_body;
 mod operation_kind;
 pub(crate) mod page_guard;
 mod pager;
+mod partition_key_paths;
 mod pipeline_entry;
 mod replan;
 #[cfg(test)]
 mod test_entry;
 
 pub use pager::Pager;
+pub(crate) use partition_key_paths::partition_key_paths;
 pub(crate) use pipeline_entry::PipelineEntry;
-pub(crate) use replan::replan_delay;
+pub use replan::MAX_REPLANS;
+pub(crate) use replan::Replans;
 
 use self::operation_kind::OperationKind;
 use crate::error::CosmosError;

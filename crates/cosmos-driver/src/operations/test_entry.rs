@@ -14,7 +14,8 @@ use crate::error::CosmosError;
 use crate::operation::CosmosOperation;
 use crate::options::OperationOptions;
 use crate::protocol::{header_names as h, CosmosStatus};
-use crate::response::{CosmosResponse, ResponseHeaders};
+use crate::protocol::ResponseHeaders;
+use crate::response::CosmosResponse;
 
 /// What the double answers to a request.
 pub(crate) enum Answer {

@@ -12,7 +12,7 @@ use crate::auth::Credential;
 use crate::hedging::{AvailabilityStrategy, HedgeBudgetConfig};
 use crate::protocol::{ConsistencyLevel, Region};
 use crate::routing::BreakerConfig;
-use crate::transport::ConnectionPoolOptions;
+use super::connection_pool::ConnectionPoolOptions;
 
 /// The per-attempt timeout when none is configured.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(65);

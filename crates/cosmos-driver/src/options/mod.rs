@@ -1,12 +1,13 @@
 //! Options: per driver, per operation, and their layered resolution.
 
+mod connection_pool;
 mod driver_options;
 mod effective;
 mod operation_options;
 mod patch_strategy;
 mod retry_options;
 
-pub use crate::transport::ConnectionPoolOptions;
+pub use connection_pool::ConnectionPoolOptions;
 pub use driver_options::{DriverOptions, DEFAULT_REQUEST_TIMEOUT};
 pub use effective::EffectiveOptions;
 pub use operation_options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};

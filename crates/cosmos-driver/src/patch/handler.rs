@@ -16,7 +16,6 @@ use tokio::time::Instant;
 use super::instructions::PatchInstructions;
 use super::native::native_body;
 use super::ops::apply_patch_ops;
-use super::partition_paths::partition_key_paths;
 use super::preflight;
 use super::session_thread::{replace_token, SessionThread};
 use super::settle::{settle, Settlement, UnsettledWrite};
@@ -25,6 +24,7 @@ use crate::diagnostics::DiagnosticsContext;
 use crate::error::{CosmosError, ErrorKind};
 use crate::operation::{CosmosOperation, Precondition};
 use crate::options::{OperationOptions, PatchStrategy, DEFAULT_PATCH_MAX_ATTEMPTS};
+use crate::operations::{partition_key_paths, PipelineEntry};
 use crate::pipeline::{self, DriverCore, SiblingVerdict, WriteKey, WriterOutcome};
 use crate::protocol::{
     header_names as h, status, CosmosStatus, ItemReference, PartitionKey, SessionToken,
@@ -113,7 +113,7 @@ async fn native_patch(
             .with_body(body),
     );
     let options = budget.sub_options(caller, request.caller_session_token.clone())?;
-    pipeline::execute(core, &op, &options).await
+    core.send(&op, &options).await
 }
 
 /// A PATCH's inputs, checked.
@@ -298,7 +298,7 @@ async fn read_modify_write(
     let mut writer = core.conditional_writes.writer();
     for _ in 0..request.max_attempts.get() {
         let read = match budget.sub_options(caller, thread.current().cloned()) {
-            Ok(options) => pipeline::execute(core, &read_op, &options).await,
+            Ok(options) => core.send(&read_op, &options).await,
             Err(e) => Err(e),
         };
         let read = match (read, unsettled.take()) {
@@ -394,7 +394,7 @@ async fn read_modify_write(
         let key = request.write_key(&etag);
         writer.record(&key, WriterOutcome::Pending);
         let replaced = match budget.sub_options(caller, replace_session) {
-            Ok(options) => pipeline::execute(core, &replace_op, &options).await,
+            Ok(options) => core.send(&replace_op, &options).await,
             Err(e) => Err(e),
         };
         // A resend of a write whose first answer was lost stays unknown when refused: the first

@@ -6,14 +6,12 @@
 //! - [`preflight`]: the refusals made before any request goes out.
 //! - `handler`: the loop (Read, apply, Replace with If-Match, again on 412), with
 //!   `session_thread` (the session token carried across attempts), `synthesis` (the response
-//!   built from the sub-operations), `partition_paths` (a container's partition key paths) and
-//!   `settle` (whether a replace whose outcome is unknown landed, decided from the item read again).
+//!   built from the sub-operations) and `settle` (whether a replace whose outcome is unknown landed, decided from the item read again).
 
 mod handler;
 pub mod instructions;
 mod native;
 pub mod ops;
-mod partition_paths;
 pub mod preflight;
 mod session_thread;
 mod settle;
@@ -22,5 +20,4 @@ mod synthesis;
 pub(crate) use handler::execute_patch;
 pub use instructions::{CosmosNumber, PatchInstructions, PatchOpKind, PatchOperation};
 pub use ops::{apply_patch_ops, JsonPointer, PatchError, PatchFailure};
-pub(crate) use partition_paths::partition_key_paths;
 pub use preflight::PatchRefusal;

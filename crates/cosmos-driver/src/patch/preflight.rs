@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::instructions::{PatchInstructions, PatchOpKind, PatchOperation};
 use super::ops::{JsonPointer, PathRole, PointerError};
+use crate::routing::partition_key_path_segments;
 
 /// Top-level properties the service owns. The id and the system properties cannot be patched
 /// (the service's FAQ: "We do not support partial document update for system-generated
@@ -128,34 +129,10 @@ fn check_path(path: &str, partition_keys: &[(JsonPointer, &str)]) -> Result<(), 
     }
 }
 
-/// A partition key path as a pointer. Partition key paths are not escaped like JSON Pointers:
-/// they are `/`-separated property names, where a name holding special characters is written in
-/// double quotes (`/"tenant/id"`, with `\"` and `\\` escapes inside). `~` is literal.
+/// A partition key path as a pointer (its names read by
+/// the driver's one partition key path reader: quoted names, `~` literal).
 pub fn partition_key_pointer(path: &str) -> JsonPointer {
-    let mut tokens = Vec::new();
-    let mut chars = path.chars().peekable();
-    while chars.next_if_eq(&'/').is_some() {
-        let mut token = String::new();
-        if chars.next_if_eq(&'"').is_some() {
-            while let Some(c) = chars.next() {
-                match c {
-                    '"' => break,
-                    '\\' => token.extend(chars.next()),
-                    c => token.push(c),
-                }
-            }
-            // Anything between the closing quote and the next '/' is kept as written.
-            while let Some(c) = chars.next_if(|c| *c != '/') {
-                token.push(c);
-            }
-        } else {
-            while let Some(c) = chars.next_if(|c| *c != '/') {
-                token.push(c);
-            }
-        }
-        tokens.push(token);
-    }
-    JsonPointer::from_tokens(tokens)
+    JsonPointer::from_tokens(partition_key_path_segments(path))
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ mod tests {
 
     use super::*;
     use crate::protocol::{header_names as h, CosmosStatus};
-    use crate::response::ResponseHeaders;
+    use crate::protocol::ResponseHeaders;
 
     fn context(ms: u64, charge: f64) -> DiagnosticsContext {
         DiagnosticsContext {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use super::context::OperationContext;
-use super::leg::RetryState;
+use super::retry_state::RetryState;
 use super::retry::LocationEffects;
 use crate::routing::{AccountSnapshot, RegionEndpoint};
 

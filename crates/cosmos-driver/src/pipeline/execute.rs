@@ -5,10 +5,11 @@ use tracing::Instrument;
 
 use super::context::OperationContext;
 use super::driver_core::DriverCore;
+use super::hedge_plan;
 use super::hedged;
 use super::leg::{run_leg, LegParams};
 use super::leg_result::{LegEnd, LegResult};
-use super::recreated_container::{container_was_recreated, ended_session_unavailable};
+use super::recreated_container::{ended_session_unavailable, observe_reread, reread_request};
 use crate::diagnostics::{into_recorder, sink, ActivityId, DiagnosticsSink};
 use crate::error::CosmosError;
 use crate::hedging::HedgeDiagnostics;
@@ -57,6 +58,20 @@ pub(crate) async fn execute(
     result
 }
 
+/// Reads the operation's container again (through this same path) and tells whether it is another
+/// container than the one the driver's session token belongs to. Any failure of the read leaves
+/// things as they are (false).
+async fn container_was_recreated(ctx: &OperationContext<'_>) -> bool {
+    let Some((read, options)) = reread_request(ctx) else {
+        return false;
+    };
+    // Boxed: the read re-enters the operation path this recovery is part of.
+    match Box::pin(execute(ctx.core, &read, &options)).await {
+        Ok(response) => observe_reread(ctx, response.body()),
+        Err(_) => false,
+    }
+}
+
 /// ── HEDGING DISPATCH POINT ──────────────────────────────────────────────────────────────────────
 /// The single place where a read may enter a hedge race instead of the plain path (one leg, free to
 /// fail over within the caller's excluded regions).
@@ -64,7 +79,7 @@ async fn dispatch(
     ctx: &OperationContext<'_>,
     diagnostics: &DiagnosticsSink,
 ) -> (LegEnd, Option<HedgeDiagnostics>) {
-    match hedged::plan(ctx) {
+    match hedge_plan::plan(ctx) {
         Some(plan) => hedged::run_hedged(ctx, plan, diagnostics).await,
         None => (
             run_leg(ctx, LegParams::plain(ctx, diagnostics)).await.end,

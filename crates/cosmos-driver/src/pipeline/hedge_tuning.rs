@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::context::OperationContext;
-use super::hedged::HedgePlan;
+use super::hedge_plan::HedgePlan;
 use super::leg_result::LegResult;
 use crate::hedging::{
     default_threshold, HedgeLegOutput, HedgeTerminalState, HedgeThreshold, HedgedRace, Leg,

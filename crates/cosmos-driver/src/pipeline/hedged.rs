@@ -35,93 +35,21 @@
 
 use super::after_race::{after_both_transient, AfterRace, RaceLegs};
 use super::context::OperationContext;
+use super::hedge_plan::HedgePlan;
 use super::hedge_tuning;
-use super::leg::{run_leg, LegParams, LegRouting, RetryState};
+use super::leg::{run_leg, LegParams, LegRouting};
+use super::retry_state::RetryState;
 use super::leg_result::{LegEnd, LegResult};
 use super::pace::{AlternatePace, PaceRole};
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{
     apply_hedge_win_feedback, hedge_win_feedback, hub_latch_eligible,
-    propagate_hedge_session_unavailable, race_hedged_within, resolve_strategy, select_alternate,
-    should_hedge, AlternateRouting, HedgeDecision, HedgeDiagnostics, HedgeEligibility,
-    HedgeLegOutput, HedgeTerminalState, HedgeWinFeedback, HedgedRace, HedgingStrategy,
-    HubRegionLatch, Leg, RaceSetup, PHASE_ALLOWED_OPERATIONS,
+    propagate_hedge_session_unavailable, race_hedged_within, AlternateRouting, HedgeDiagnostics,
+    HedgeLegOutput, HedgeTerminalState, HedgeWinFeedback, HedgedRace, HubRegionLatch, Leg,
+    RaceSetup,
 };
 use crate::protocol::CosmosStatus;
-use crate::routing::{Candidates, RegionEndpoint};
-
-/// A read the dispatch point hedges: its strategy and the two regions it races.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct HedgePlan<'c> {
-    pub strategy: HedgingStrategy,
-    /// Where plain routing sends the read first.
-    pub primary: &'c RegionEndpoint,
-    /// Where the alternate leg goes: distinct from the primary in region and endpoint.
-    pub alternate: &'c RegionEndpoint,
-    /// Applicable preferred read regions after the excluded regions.
-    pub applicable_regions: usize,
-}
-
-/// Whether `ctx`'s operation is hedged, and between which regions. Allocates nothing.
-///
-/// The strategy is resolved from the operation and client layers and the environment read when the
-/// driver was built; eligibility counts the applicable *preferred* read regions (the preferred
-/// regions the account has, after the excluded regions: at least two, §5.1), never the account's
-/// other regions. The primary is where plain routing goes first. The alternate is the next
-/// applicable preferred region not currently marked unavailable (endpoint down, or the partition
-/// unhealthy there): hedging to a region routing already avoids would buy nothing, so a read whose
-/// primary partition the breaker moved away goes to its new primary without hedging.
-pub(crate) fn plan<'c>(ctx: &'c OperationContext<'_>) -> Option<HedgePlan<'c>> {
-    let (resource_type, operation_type) = (
-        ctx.operation.resource_type(),
-        ctx.operation.operation_type(),
-    );
-    let strategy = resolve_strategy(&ctx.core.hedging_env, &ctx.options.hedging).strategy();
-    let preferred_regions_configured = !ctx.options.preferred_regions.is_empty();
-    // Regions are only worth ordering when the rows before the region count (a strategy, preferred
-    // regions, an operation this phase hedges) have not already said no.
-    let candidates = if strategy.is_some()
-        && preferred_regions_configured
-        && PHASE_ALLOWED_OPERATIONS.contains(&(resource_type, operation_type))
-    {
-        ctx.start_candidates()
-    } else {
-        Candidates::EMPTY
-    };
-    let preferred = ctx.options.preferred_regions;
-    let is_preferred = |r: &&RegionEndpoint| preferred.contains(&r.region);
-    let applicable_preferred = ctx
-        .applicable_regions(&candidates)
-        .filter(is_preferred)
-        .count();
-    let decision = should_hedge(&HedgeEligibility {
-        strategy,
-        preferred_regions_configured,
-        resource_type,
-        operation_type,
-        applicable_read_regions: applicable_preferred,
-    });
-    let HedgeDecision::Hedge(strategy) = decision else {
-        return None;
-    };
-    let primary = ctx.applicable_regions(&candidates).next()?;
-    // The primary heads the list `select_alternate` skips; the alternate comes from the available
-    // preferred regions after it.
-    let usable = std::iter::once(primary).chain(
-        ctx.applicable_regions(&candidates)
-            .take(candidates.available())
-            .filter(is_preferred)
-            .filter(|r| r.region != primary.region),
-    );
-    let alternate = select_alternate(&primary.region, &primary.endpoint, usable)?;
-    Some(HedgePlan {
-        strategy,
-        primary,
-        alternate,
-        applicable_regions: applicable_preferred,
-    })
-}
 
 /// Runs a hedged read to its end: the final leg's end and the diagnostics of its race.
 pub(crate) async fn run_hedged<'c>(

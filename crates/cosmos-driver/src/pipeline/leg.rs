@@ -2,18 +2,18 @@
 //! decision completes or aborts. The plain path runs one leg; a hedge race runs two, each pinned
 //! to its region, on the same stack frame.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use http::HeaderValue;
 use tokio::time::Instant;
 
 use super::attempt::{build_attempt, classify, record_response_facts, InFlightAttempt};
 use super::context::OperationContext;
 use super::leg_result::{LegEnd, LegResult, ServiceResponse};
 use super::pace::{AlternatePace, PaceRole};
-use super::retry::{
-    decide, AttemptOutcome, RetryAction, RetryCounters, RoutingView, SessionRetryTarget,
-};
+use super::attempt_outcome::AttemptOutcome;
+use super::retry::{decide, RetryAction, RetryDecision, RoutingView, SessionRetryTarget};
+use super::retry_state::RetryState;
 use super::write_outcome::{end_is_ambiguous, leaves_outcome_unknown};
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
@@ -21,17 +21,6 @@ use crate::hedging::{emit_hub_region_header, latch_session_unavailable, HubRegio
 use crate::protocol::{is_range_gone, CosmosStatus, Region};
 use crate::routing::{AccountSnapshot, Candidates, RegionEndpoint};
 use crate::transport::AttemptFailure;
-
-/// The retry state a leg carries: counters, the sticky hub-region latch, the partition key range id.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct RetryState {
-    pub counters: RetryCounters,
-    /// Set after the 404/1002 that escalates to the hub region; later attempts to the hub carry
-    /// `x-ms-cosmos-hub-region-processing-only: True`.
-    pub hub_region_processing_only: bool,
-    /// The partition key range that served the operation, from the response headers.
-    pub partition_key_range_id: Option<HeaderValue>,
-}
 
 /// How a leg may route.
 #[derive(Clone, Copy, Debug)]
@@ -314,7 +303,7 @@ fn settle_unknown_outcome(end: LegEnd, operation: &crate::operation::CosmosOpera
     let cause = match end {
         LegEnd::Response(r) => CosmosError::service(
             r.status,
-            crate::response::ResponseHeaders::new(r.headers),
+            crate::protocol::ResponseHeaders::new(r.headers),
             r.body,
         ),
         LegEnd::Error(e) => e,
@@ -334,8 +323,30 @@ fn settle_unknown_outcome(end: LegEnd, operation: &crate::operation::CosmosOpera
     ))
 }
 
+/// Why a leg stops before its retry decision completes it.
+enum Stop {
+    /// The leg ends with this.
+    End(LegEnd),
+    /// The deadline passed (or would): why, when there is more to say, and the last attempt's
+    /// error.
+    Timeout(Option<String>, Option<CosmosError>),
+}
+
+impl Progress<'_> {
+    fn stop(self, ctx: &OperationContext<'_>, stop: Stop) -> LegResult {
+        match stop {
+            Stop::End(end) => self.end(end),
+            Stop::Timeout(why, source) => self.timeout(ctx, why.as_deref(), source),
+        }
+    }
+}
+
 /// Runs one leg to its end. Location effects of every attempt are applied here, as they happen;
 /// session tokens are captured from every response.
+///
+/// Each turn of the loop: pick the region, send one attempt ([`send_attempt`]), decide on its
+/// outcome ([`decide_attempt`]), apply the decision's effects ([`apply_effects`]), then end the
+/// leg or follow the decision's action to the next attempt ([`follow_action`]).
 pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -> LegResult {
     let LegParams {
         routing,
@@ -346,7 +357,6 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         diagnostics,
         pace,
     } = params;
-    let core = ctx.core;
     let mut p = Progress {
         state,
         attempts: 0,
@@ -358,38 +368,11 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         write_outcome_unknown: false,
         operation: ctx.operation,
     };
-    let mut account = ctx.account.clone();
-    let mut route = Route::new(ctx, &account, &routing, None);
-    // A leg kept in one region stays in the region its route starts in, across refreshes.
-    let pin = if routing.local_only {
-        route.current(ctx, &account).map(|r| r.region.clone())
-    } else {
-        None
+    let (mut account, mut route, pin) = match start_route(ctx, &routing, start_at_hub).await {
+        Ok(start) => start,
+        Err(stop) => return p.stop(ctx, stop),
     };
     let mut reason = first_reason;
-
-    if route.candidates.all_unavailable() {
-        // Boxed (rare path): keeps the leg's future, which every operation moves, small.
-        let refresh = Box::pin(
-            core.account
-                .refresh_if_stale(&core.transport, Duration::from_secs(5)),
-        );
-        account = match ctx.deadline {
-            Some(d) => match tokio::time::timeout_at(d, refresh).await {
-                Ok(fresh) => fresh,
-                Err(_) => {
-                    return p.timeout(ctx, Some("re-reading the account metadata"), None);
-                }
-            },
-            None => refresh.await,
-        };
-        route = Route::new(ctx, &account, &routing, pin.as_ref());
-    }
-    if start_at_hub {
-        let hub = &account.properties.hub().region;
-        route.at_hub =
-            !routing.excluded_regions.contains(hub) && pin.as_ref().is_none_or(|pin| pin == hub);
-    }
 
     loop {
         let Some(region) = route.current(ctx, &account).cloned() else {
@@ -402,137 +385,28 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
             return p.timeout(ctx, None, None);
         }
-        // Once latched (by this leg, or by the other leg of its race), every attempt carries the
-        // hub-region header (§9.6.2). A region that is not the hub refuses it with 403/3: a leg
-        // free to move follows the hub, a pinned alternate stops and leaves the answer to the
-        // other leg.
-        let hub_header = emit_hub_region_header(p.state.hub_region_processing_only, hub_latch);
-        match pace {
-            Some((pace, PaceRole::Primary)) => pace.primary_sent(),
-            Some((pace, PaceRole::Alternate)) if p.attempts > 0 => {
-                // Boxed (race path only): keeps the leg's future small.
-                Box::pin(pace.turn(p.attempts as u32)).await;
-            }
-            _ => {}
-        }
-        let hedge_attempt = first_reason == AttemptReason::Hedge;
-        let request = build_attempt(ctx, &region.endpoint, hub_header, hedge_attempt);
-        let attempt = InFlightAttempt::start(diagnostics, &region, reason, ctx.started);
-        let started = attempt.started();
-        let sent = core
-            .transport
-            .send(&request, ctx.deadline, ctx.attempt_timeout())
-            .await;
-        p.attempts += 1;
-        p.region = Some(region.clone());
-        let (outcome, end) = match sent {
-            Err(AttemptFailure::Local(e)) => {
-                attempt.failed("not sent");
-                return p.end(LegEnd::Error(e));
-            }
-            Err(AttemptFailure::Send(failure)) => {
-                attempt.failed(failure.describe());
-                let (outcome, error) = classify(ctx, &region, &failure, ctx.attempt_timeout());
-                p.write_outcome_unknown |=
-                    leaves_outcome_unknown(ctx.operation.operation_type(), &outcome);
-                if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
-                    return p.timeout(ctx, None, Some(error));
-                }
-                (outcome, LegEnd::Error(error))
-            }
-            Ok(raw) => {
-                let response = ServiceResponse::from_raw(raw);
-                attempt.answered(&response);
-                if let Err(e) = record_response_facts(ctx, &response, &mut p.state) {
-                    return p.end(LegEnd::Error(e));
-                }
-                p.last_status = Some(response.status);
-                let outcome = AttemptOutcome::Response {
-                    status: response.status,
-                    retry_after: response.retry_after(),
-                };
-                (outcome, LegEnd::Response(response))
-            }
+        let sent = send_attempt(ctx, &region, reason, first_reason, hub_latch, diagnostics, pace, &mut p);
+        let (outcome, end) = match sent.await {
+            Ok(attempt) => attempt,
+            Err(stop) => return p.stop(ctx, stop),
         };
-        p.write_outcome_unknown |= leaves_outcome_unknown(ctx.operation.operation_type(), &outcome);
-        tracing::debug!(
-            target: "cosmos.attempt",
-            region = %region.region,
-            reason = reason.as_str(),
-            outcome = ?outcome,
-            elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
-            "attempt finished"
-        );
-
-        // A pinned leg that ends on a region change decides like a free one: the move becomes the
-        // end of the leg.
-        let facts = ctx.facts(
-            routing.local_only && !routing.region_change_ends_leg,
-            account.properties.multi_write,
-        );
-        p.range_gone = facts.range_pinned
-            && matches!(outcome, AttemptOutcome::Response { status, .. } if is_range_gone(status));
-        let view = route.view(ctx, &account, &routing);
-        let latched =
-            p.state.hub_region_processing_only || hub_latch.is_some_and(HubRegionLatch::is_set);
-        let decision = decide(
-            &facts,
-            view,
-            &outcome,
-            p.state.counters,
-            latched,
-            &core.limits,
-        );
-        p.state.counters = decision.counters;
-        if decision.latch_hub_region {
-            latch_session_unavailable(&mut p.state.hub_region_processing_only, hub_latch);
-            p.observed_session_unavailable = true;
-        }
+        let decision = decide_attempt(ctx, &routing, &route, &account, &outcome, hub_latch, &mut p);
         // Where the action leads, over the route the decision was made on.
         let next = route
             .after(ctx, &account, decision.action)
             .map(|next| next.region.clone());
-        let mut rebuilt = false;
-        if let RetryAction::RefreshAndReroute { delay } = decision.action {
-            // Waiting out a write-region failover: wait, then re-read the account.
-            if !delay.is_zero() {
-                if ctx.deadline.is_some_and(|d| Instant::now() + delay >= d) {
-                    let why = format!(
-                        "waiting {delay:?} more for the write region to move would pass the deadline"
-                    );
-                    return p.timeout(ctx, Some(&why), None);
-                }
-                Box::pin(tokio::time::sleep(delay)).await;
+        let rebuilt = match apply_effects(ctx, &region, &decision, &account, &p).await {
+            Ok(Some(fresh)) => {
+                // The route's positions index the old account's region list: order them again
+                // over the refreshed one (the endpoint just marked moves last).
+                account = fresh;
+                route = Route::new(ctx, &account, &routing, pin.as_ref());
+                true
             }
-        }
-        if let Some(fresh) =
-            super::effects::apply(ctx, &region, &p.state, &decision.effects, &account).await
-        {
-            // The route's positions index the old account's region list: order them again over
-            // the refreshed one (the endpoint just marked moves last).
-            account = fresh;
-            route = Route::new(ctx, &account, &routing, pin.as_ref());
-            rebuilt = true;
-        }
-        // The primary of a race does not move by itself: a retry in another region ends the leg
-        // and the race sends the alternate at once. The hub step of a session retry is the one
-        // move it makes itself: only the primary can reach the hub (the alternate is pinned to its
-        // own region), and the read needs the hub's answer.
-        let hub_step = decision.action
-            == RetryAction::SessionRetry {
-                target: SessionRetryTarget::HubRegion,
-            };
-        let moves = matches!(
-            decision.action,
-            RetryAction::Failover
-                | RetryAction::SessionRetry {
-                    target: SessionRetryTarget::NextRegion,
-                }
-        );
-        if routing.region_change_ends_leg
-            && !hub_step
-            && (moves || next.is_some_and(|next| next != region.region))
-        {
+            Ok(None) => false,
+            Err(stop) => return p.stop(ctx, stop),
+        };
+        if region_change_ends_leg(&routing, decision.action, next.as_ref(), &region.region) {
             p.moved_on = true;
             tracing::debug!(
                 target: "cosmos.hedge",
@@ -542,47 +416,288 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
             );
             return p.end(end);
         }
-        match decision.action {
-            RetryAction::Complete | RetryAction::Abort(_) => return p.end(end),
-            RetryAction::RetryLocal { delay } => {
-                if ctx.deadline.is_some_and(|d| Instant::now() + delay >= d) {
-                    let why = format!("a retry after {delay:?} would start past the deadline");
-                    return p.timeout(ctx, Some(&why), None);
-                }
-                // Boxed (retry path only): keeps the leg's future small.
-                Box::pin(tokio::time::sleep(delay)).await;
-                reason = AttemptReason::Retry;
-            }
-            RetryAction::Failover => {
-                // A rebuilt route already starts past the failed region, unless it is all there
-                // is.
-                let stays = route.current(ctx, &account).map(|r| &r.region) == Some(&region.region);
-                if !rebuilt || stays {
-                    route.advance(decision.action);
-                } else {
-                    route.at_hub = false;
-                }
-                reason = AttemptReason::Failover;
-            }
-            RetryAction::SessionRetry { .. } => {
-                route.advance(decision.action);
-                reason = AttemptReason::SessionRetry;
-            }
-            RetryAction::RefreshAndReroute { .. } => {
-                // Writes of a single-write account re-resolve to the (new) hub by themselves; a
-                // read refused by a moved hub follows the hub when its latch is on.
-                route = Route::new(ctx, &account, &routing, pin.as_ref());
-                let hub = &account.properties.hub().region;
-                route.at_hub = ctx.is_read()
-                    && p.state.hub_region_processing_only
-                    && !routing.excluded_regions.contains(hub)
-                    && pin.as_ref().is_none_or(|pin| pin == hub);
-                reason = AttemptReason::Failover;
-            }
-        }
+        let followed = follow_action(
+            ctx,
+            decision.action,
+            end,
+            &mut route,
+            &account,
+            &routing,
+            pin.as_ref(),
+            rebuilt,
+            &region,
+            &p.state,
+        );
+        reason = match followed.await {
+            Ok(reason) => reason,
+            Err(stop) => return p.stop(ctx, stop),
+        };
         if first_reason == AttemptReason::Hedge {
             // Every attempt of a race's alternate leg is marked as the hedge it belongs to.
             reason = AttemptReason::Hedge;
         }
     }
+}
+
+/// The route a leg starts on, and the region it is pinned to (a leg kept in one region stays in
+/// the region its route starts in, across refreshes). When every candidate is marked unavailable
+/// the account is read again first (within the deadline).
+async fn start_route(
+    ctx: &OperationContext<'_>,
+    routing: &LegRouting<'_>,
+    start_at_hub: bool,
+) -> Result<(Arc<AccountSnapshot>, Route, Option<Region>), Stop> {
+    let core = ctx.core;
+    let mut account = ctx.account.clone();
+    let mut route = Route::new(ctx, &account, routing, None);
+    let pin = if routing.local_only {
+        route.current(ctx, &account).map(|r| r.region.clone())
+    } else {
+        None
+    };
+    if route.candidates.all_unavailable() {
+        // Boxed (rare path): keeps the leg's future, which every operation moves, small.
+        let refresh = Box::pin(
+            core.account
+                .refresh_if_stale(&core.transport, Duration::from_secs(5)),
+        );
+        account = match ctx.deadline {
+            Some(d) => match tokio::time::timeout_at(d, refresh).await {
+                Ok(fresh) => fresh,
+                Err(_) => {
+                    let why = "re-reading the account metadata".to_owned();
+                    return Err(Stop::Timeout(Some(why), None));
+                }
+            },
+            None => refresh.await,
+        };
+        route = Route::new(ctx, &account, routing, pin.as_ref());
+    }
+    if start_at_hub {
+        let hub = &account.properties.hub().region;
+        route.at_hub =
+            !routing.excluded_regions.contains(hub) && pin.as_ref().is_none_or(|pin| pin == hub);
+    }
+    Ok((account, route, pin))
+}
+
+/// Sends one attempt to `region` and records it: its outcome for the retry decision and the end
+/// the leg has if the decision stops here. An attempt that could not be sent, a response whose
+/// facts cannot be kept, or a failure past the deadline stops the leg.
+#[allow(clippy::too_many_arguments)]
+async fn send_attempt(
+    ctx: &OperationContext<'_>,
+    region: &RegionEndpoint,
+    reason: AttemptReason,
+    first_reason: AttemptReason,
+    hub_latch: Option<&HubRegionLatch>,
+    diagnostics: &DiagnosticsSink,
+    pace: Option<(&AlternatePace, PaceRole)>,
+    p: &mut Progress<'_>,
+) -> Result<(AttemptOutcome, LegEnd), Stop> {
+    // Once latched (by this leg, or by the other leg of its race), every attempt carries the
+    // hub-region header (§9.6.2). A region that is not the hub refuses it with 403/3: a leg free
+    // to move follows the hub, a pinned alternate stops and leaves the answer to the other leg.
+    let hub_header = emit_hub_region_header(p.state.hub_region_processing_only, hub_latch);
+    match pace {
+        Some((pace, PaceRole::Primary)) => pace.primary_sent(),
+        Some((pace, PaceRole::Alternate)) if p.attempts > 0 => {
+            // Boxed (race path only): keeps the leg's future small.
+            Box::pin(pace.turn(p.attempts as u32)).await;
+        }
+        _ => {}
+    }
+    let hedge_attempt = first_reason == AttemptReason::Hedge;
+    let request = build_attempt(ctx, &region.endpoint, hub_header, hedge_attempt);
+    let attempt = InFlightAttempt::start(diagnostics, region, reason, ctx.started);
+    let started = attempt.started();
+    let sent = ctx
+        .core
+        .transport
+        .send(&request, ctx.deadline, ctx.attempt_timeout())
+        .await;
+    p.attempts += 1;
+    p.region = Some(region.clone());
+    let (outcome, end) = match sent {
+        Err(AttemptFailure::Local(e)) => {
+            attempt.failed("not sent");
+            return Err(Stop::End(LegEnd::Error(e)));
+        }
+        Err(AttemptFailure::Send(failure)) => {
+            attempt.failed(failure.describe());
+            let (outcome, error) = classify(ctx, region, &failure, ctx.attempt_timeout());
+            p.write_outcome_unknown |=
+                leaves_outcome_unknown(ctx.operation.operation_type(), &outcome);
+            if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(Stop::Timeout(None, Some(error)));
+            }
+            (outcome, LegEnd::Error(error))
+        }
+        Ok(raw) => {
+            let response = ServiceResponse::from_raw(raw);
+            attempt.answered(&response);
+            if let Err(e) = record_response_facts(ctx, &response, &mut p.state) {
+                return Err(Stop::End(LegEnd::Error(e)));
+            }
+            p.last_status = Some(response.status);
+            let outcome = AttemptOutcome::Response {
+                status: response.status,
+                retry_after: response.retry_after(),
+            };
+            (outcome, LegEnd::Response(response))
+        }
+    };
+    p.write_outcome_unknown |= leaves_outcome_unknown(ctx.operation.operation_type(), &outcome);
+    tracing::debug!(
+        target: "cosmos.attempt",
+        region = %region.region,
+        reason = reason.as_str(),
+        outcome = ?outcome,
+        elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
+        "attempt finished"
+    );
+    Ok((outcome, end))
+}
+
+/// The retry decision on one attempt's outcome, over the leg's route; the leg's counters, range
+/// and hub latch take what it says.
+fn decide_attempt(
+    ctx: &OperationContext<'_>,
+    routing: &LegRouting<'_>,
+    route: &Route,
+    account: &AccountSnapshot,
+    outcome: &AttemptOutcome,
+    hub_latch: Option<&HubRegionLatch>,
+    p: &mut Progress<'_>,
+) -> RetryDecision {
+    // A pinned leg that ends on a region change decides like a free one: the move becomes the
+    // end of the leg.
+    let facts = ctx.facts(
+        routing.local_only && !routing.region_change_ends_leg,
+        account.properties.multi_write,
+    );
+    p.range_gone = facts.range_pinned
+        && matches!(outcome, AttemptOutcome::Response { status, .. } if is_range_gone(*status));
+    let view = route.view(ctx, account, routing);
+    let latched =
+        p.state.hub_region_processing_only || hub_latch.is_some_and(HubRegionLatch::is_set);
+    let decision = decide(
+        &facts,
+        view,
+        outcome,
+        p.state.counters,
+        latched,
+        &ctx.core.limits,
+    );
+    p.state.counters = decision.counters;
+    if decision.latch_hub_region {
+        latch_session_unavailable(&mut p.state.hub_region_processing_only, hub_latch);
+        p.observed_session_unavailable = true;
+    }
+    decision
+}
+
+/// Applies a decision's location effects (after the wait of a write-region failover): the
+/// refreshed account when the effects re-read it.
+async fn apply_effects(
+    ctx: &OperationContext<'_>,
+    region: &RegionEndpoint,
+    decision: &RetryDecision,
+    account: &AccountSnapshot,
+    p: &Progress<'_>,
+) -> Result<Option<Arc<AccountSnapshot>>, Stop> {
+    if let RetryAction::RefreshAndReroute { delay } = decision.action {
+        // Waiting out a write-region failover: wait, then re-read the account.
+        if !delay.is_zero() {
+            if ctx.deadline.is_some_and(|d| Instant::now() + delay >= d) {
+                let why = format!(
+                    "waiting {delay:?} more for the write region to move would pass the deadline"
+                );
+                return Err(Stop::Timeout(Some(why), None));
+            }
+            Box::pin(tokio::time::sleep(delay)).await;
+        }
+    }
+    Ok(super::effects::apply(ctx, region, &p.state, &decision.effects, account).await)
+}
+
+/// Whether `action` ends the leg because it would change region (the primary of a race does not
+/// move by itself: a retry in another region ends the leg and the race sends the alternate at
+/// once). The hub step of a session retry is the one move it makes itself: only the primary can
+/// reach the hub (the alternate is pinned to its own region), and the read needs the hub's answer.
+fn region_change_ends_leg(
+    routing: &LegRouting<'_>,
+    action: RetryAction,
+    next: Option<&Region>,
+    region: &Region,
+) -> bool {
+    let hub_step = action
+        == RetryAction::SessionRetry {
+            target: SessionRetryTarget::HubRegion,
+        };
+    let moves = matches!(
+        action,
+        RetryAction::Failover
+            | RetryAction::SessionRetry {
+                target: SessionRetryTarget::NextRegion,
+            }
+    );
+    routing.region_change_ends_leg
+        && !hub_step
+        && (moves || next.is_some_and(|next| next != region))
+}
+
+/// Moves the leg as a retry `action` says (waiting first where it says so): the reason of the next
+/// attempt, or the leg's end `end` when the action completes or aborts. `rebuilt`: the route was
+/// just rebuilt over a refreshed account.
+#[allow(clippy::too_many_arguments)]
+async fn follow_action(
+    ctx: &OperationContext<'_>,
+    action: RetryAction,
+    end: LegEnd,
+    route: &mut Route,
+    account: &AccountSnapshot,
+    routing: &LegRouting<'_>,
+    pin: Option<&Region>,
+    rebuilt: bool,
+    region: &RegionEndpoint,
+    state: &RetryState,
+) -> Result<AttemptReason, Stop> {
+    Ok(match action {
+        RetryAction::Complete | RetryAction::Abort(_) => return Err(Stop::End(end)),
+        RetryAction::RetryLocal { delay } => {
+            if ctx.deadline.is_some_and(|d| Instant::now() + delay >= d) {
+                let why = format!("a retry after {delay:?} would start past the deadline");
+                return Err(Stop::Timeout(Some(why), None));
+            }
+            // Boxed (retry path only): keeps the leg's future small.
+            Box::pin(tokio::time::sleep(delay)).await;
+            AttemptReason::Retry
+        }
+        RetryAction::Failover => {
+            // A rebuilt route already starts past the failed region, unless it is all there is.
+            let stays = route.current(ctx, account).map(|r| &r.region) == Some(&region.region);
+            if !rebuilt || stays {
+                route.advance(action);
+            } else {
+                route.at_hub = false;
+            }
+            AttemptReason::Failover
+        }
+        RetryAction::SessionRetry { .. } => {
+            route.advance(action);
+            AttemptReason::SessionRetry
+        }
+        RetryAction::RefreshAndReroute { .. } => {
+            // Writes of a single-write account re-resolve to the (new) hub by themselves; a read
+            // refused by a moved hub follows the hub when its latch is on.
+            *route = Route::new(ctx, account, routing, pin);
+            let hub = &account.properties.hub().region;
+            route.at_hub = ctx.is_read()
+                && state.hub_region_processing_only
+                && !routing.excluded_regions.contains(hub)
+                && pin.is_none_or(|pin| pin == hub);
+            AttemptReason::Failover
+        }
+    })
 }

@@ -3,12 +3,13 @@
 use bytes::Bytes;
 use http::HeaderMap;
 
-use super::leg::RetryState;
+use super::retry_state::RetryState;
 use crate::diagnostics::DiagnosticsRecorder;
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{HedgeDiagnostics, HedgeLegOutput};
 use crate::protocol::{header_names as h, CosmosStatus};
-use crate::response::{parse_retry_after, CosmosResponse, ResponseHeaders};
+use crate::protocol::{parse_retry_after, ResponseHeaders};
+use crate::response::CosmosResponse;
 use crate::routing::RegionEndpoint;
 use crate::transport::RawResponse;
 

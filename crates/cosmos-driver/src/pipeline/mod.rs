@@ -10,11 +10,13 @@
 
 mod after_race;
 mod attempt;
+mod attempt_outcome;
 mod conditional_writes;
 mod context;
 mod driver_core;
 mod effects;
 mod execute;
+mod hedge_plan;
 mod hedge_tuning;
 mod hedged;
 mod leg;
@@ -25,6 +27,7 @@ mod pace;
 mod plan_tests;
 mod recreated_container;
 mod retry;
+mod retry_state;
 #[cfg(test)]
 mod seam_tests;
 #[cfg(feature = "otel")]

@@ -1,4 +1,4 @@
-//! Production routing of a hedged read: eligibility and the alternate as `hedged::plan` computes
+//! Production routing of a hedged read: eligibility and the alternate as `hedge_plan::plan` computes
 //! them over a real operation context (§5.1: the applicable *preferred* regions), and a pinned leg
 //! that stays in its region across an account refresh (§14.4).
 
@@ -10,8 +10,9 @@ use cosmos_emulator::{Emulator, EmulatorBuilder};
 use tokio::time::Instant;
 
 use super::context::OperationContext;
-use super::hedged;
-use super::leg::{run_leg, LegParams, RetryState};
+use super::hedge_plan;
+use super::leg::{run_leg, LegParams};
+use super::retry_state::RetryState;
 use crate::diagnostics::{into_recorder, sink, ActivityId};
 use crate::hedging::{AlternateRouting, AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
 use crate::options::EffectiveOptions;
@@ -91,7 +92,7 @@ async fn the_hedge_needs_two_applicable_preferred_regions_and_goes_to_the_second
         let op = read_a();
         let o = OperationOptions::new().with_excluded_regions(excluded.iter().copied());
         let ctx = context(&driver, &op, &o);
-        let got = hedged::plan(&ctx).map(|p| {
+        let got = hedge_plan::plan(&ctx).map(|p| {
             (
                 p.primary.region.to_string(),
                 p.alternate.region.to_string(),

@@ -58,30 +58,33 @@ struct ContainerRid {
     rid: String,
 }
 
-/// Reads the operation's container again and tells whether it is another container than the one
-/// the driver's session token belongs to (dropping the token if so). Any failure of the read
-/// leaves things as they are (false).
-pub(crate) async fn container_was_recreated(ctx: &OperationContext<'_>) -> bool {
+/// The read that tells whether the operation's container was recreated: `None` when the token is
+/// the caller's, there is no driver session, no container, or no time left. The caller runs it
+/// and hands its body to [`observe_reread`].
+pub(crate) fn reread_request(
+    ctx: &OperationContext<'_>,
+) -> Option<(CosmosOperation, OperationOptions)> {
     if ctx.session.is_none() || ctx.caller_session_token.is_some() {
-        return false;
+        return None;
     }
-    let Some(container) = ctx.operation.container() else {
-        return false;
-    };
+    let container = ctx.operation.container()?;
     let read = CosmosOperation::read_container(container.clone());
     let mut options = OperationOptions::new();
     if let Some(deadline) = ctx.deadline {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         if left.is_zero() {
-            return false;
+            return None;
         }
         options = options.with_end_to_end_timeout(left);
     }
-    // Boxed: the read re-enters the operation path this recovery is part of.
-    let Ok(response) = Box::pin(super::execute(ctx.core, &read, &options)).await else {
-        return false;
-    };
-    let Ok(ContainerRid { rid }) = serde_json::from_slice(response.body()) else {
+    Some((read, options))
+}
+
+/// Whether the container read again (its body `body`) is another container than the one the
+/// driver's session token belongs to (dropping the token if so). A body without a resource id
+/// leaves things as they are (false).
+pub(crate) fn observe_reread(ctx: &OperationContext<'_>, body: &[u8]) -> bool {
+    let Ok(ContainerRid { rid }) = serde_json::from_slice(body) else {
         return false;
     };
     match HeaderValue::from_str(&rid) {

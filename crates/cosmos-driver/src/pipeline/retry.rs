@@ -22,9 +22,10 @@
 
 use std::time::Duration;
 
+use super::attempt_outcome::AttemptOutcome;
 use super::write_outcome::may_resend_after_unknown_outcome;
 use crate::options::RetryOptions;
-use crate::protocol::{CosmosStatus, OperationType, ResourceType, StatusClass};
+use crate::protocol::{OperationType, ResourceType, StatusClass};
 use crate::routing::AccessScope;
 
 /// What the retry decision needs to know about the operation.
@@ -55,24 +56,6 @@ impl OperationFacts {
             AccessScope::Write
         }
     }
-}
-
-/// How one attempt ended.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum AttemptOutcome {
-    /// The service answered.
-    Response {
-        status: CosmosStatus,
-        retry_after: Option<Duration>,
-    },
-    /// No connection: the request never reached the server.
-    ConnectFailed,
-    /// The connection failed after the request may have been sent.
-    ConnectionLost,
-    /// No answer within the request timeout (the request may have been processed).
-    TimedOut,
-    /// The answer was larger than the driver accepts: every attempt would get the same.
-    TooLarge,
 }
 
 /// What routing can still offer, computed after excluded regions.

@@ -1,6 +1,7 @@
 //! The retry table, row by row.
 
 use super::*;
+use crate::protocol::CosmosStatus;
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 

@@ -10,7 +10,8 @@ use cosmos_emulator::EmulatorBuilder;
 use tokio::time::Instant;
 
 use super::context::OperationContext;
-use super::leg::{run_leg, LegParams, RetryState};
+use super::leg::{run_leg, LegParams};
+use super::retry_state::RetryState;
 use super::leg_result::LegResult;
 use super::retry::{location_effects, LocationEffects};
 use crate::diagnostics::{into_recorder, sink, ActivityId, AttemptReason};
@@ -199,7 +200,7 @@ fn pinned_leg_location_effects(ctx: &OperationContext<'_>, leg: &LegResult) -> L
     match leg.cosmos_status() {
         Some(status) => location_effects(
             &ctx.facts(true, ctx.account.properties.multi_write),
-            &crate::pipeline::retry::AttemptOutcome::Response {
+            &crate::pipeline::attempt_outcome::AttemptOutcome::Response {
                 status,
                 retry_after: None,
             },

@@ -12,7 +12,7 @@
 //!
 //! Reads never have an unknown outcome.
 
-use super::retry::AttemptOutcome;
+use super::attempt_outcome::AttemptOutcome;
 use crate::protocol::{status, CosmosStatus, OperationType};
 
 /// Whether this attempt of an `op` leaves its outcome unknown: the request was (or may have been)

@@ -13,6 +13,7 @@ mod partition_key;
 mod protocol_error;
 mod region;
 mod resource_link;
+mod response_headers;
 mod session_token;
 mod status_class;
 
@@ -30,5 +31,7 @@ pub use region::Region;
 pub use resource_link::{
     validate_id, ContainerReference, DatabaseReference, ItemReference, MAX_ID_LENGTH,
 };
+pub use response_headers::ResponseHeaders;
+pub(crate) use response_headers::parse_retry_after;
 pub use session_token::{PartitionSessionToken, SessionToken, MAX_SESSION_TOKEN_BYTES};
 pub use status_class::{is_range_gone, StatusClass};

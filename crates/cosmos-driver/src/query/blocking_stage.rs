@@ -237,7 +237,7 @@ pub(crate) fn too_large(what: impl std::fmt::Display) -> String {
         "no continuation token can be issued at this point of the aggregate or GROUP BY query: \
          {what} would make it larger than the {} bytes a token may take; read the result in one \
          go (without resuming from a token), or narrow the query (a filter, fewer groups)",
-        super::continuation_token::MAX_TOKEN_BYTES
+        super::token_text::MAX_TOKEN_BYTES
     )
 }
 

@@ -14,9 +14,8 @@ use serde_json::Value;
 use super::blocking_stage::BlockingState;
 use super::query_plan::QueryRange;
 use super::result_shaping::ShapingState;
+use super::token_text::MAX_TOKEN_BYTES;
 
-/// The largest token accepted or issued, encoded.
-pub const MAX_TOKEN_BYTES: usize = 256 * 1024;
 /// The most range positions one token may hold.
 pub const MAX_TOKEN_RANGES: usize = 4096;
 const VERSION: u8 = 2;

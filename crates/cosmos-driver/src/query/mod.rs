@@ -21,9 +21,8 @@ mod token_text;
 mod value_order;
 
 pub use aggregates::{partial_of, Aggregator, Total};
-pub use continuation_token::{
-    KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_BYTES, MAX_TOKEN_RANGES,
-};
+pub use continuation_token::{KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_RANGES};
+pub use token_text::MAX_TOKEN_BYTES;
 pub use group_by::{GroupByMerge, MAX_GROUPS};
 pub use page_source::{
     page_operation, plan_operation, PageSettings, PageTarget, QueryPageSource, RangePage,
@@ -34,7 +33,7 @@ pub use query_features::{
     SUPPORTED_QUERY_FEATURES,
 };
 pub use query_options::{QueryOptions, QueryScope, DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_LIMIT};
-pub use query_pager::{QueryPager, QuerySummary, RawQueryPage, MAX_SPLITS_PER_QUERY};
+pub use query_pager::{QueryPager, QuerySummary, RawQueryPage};
 pub use query_plan::{AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder};
 pub use query_spec::{Query, QueryParameter, MAX_PARAMETERS};
 pub(crate) use query_stream::item_error;

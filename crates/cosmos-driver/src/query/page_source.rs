@@ -14,7 +14,7 @@ use super::range_merge::TargetRange;
 use crate::diagnostics::DiagnosticsContext;
 use crate::options::OperationOptions;
 use crate::protocol::{header_names as h, ContainerReference, OperationType, PartitionKey};
-use crate::response::ResponseHeaders;
+use crate::protocol::ResponseHeaders;
 use crate::{CosmosError, CosmosOperation, ErrorKind, OperationTarget};
 
 /// `x-ms-documentdb-isquery`

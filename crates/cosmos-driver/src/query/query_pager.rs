@@ -25,11 +25,10 @@ use super::query_spec::Query;
 use super::range_merge::{RangeCursor, TargetRange};
 use crate::diagnostics::DiagnosticsContext;
 use crate::operations::page_guard::PageGuard;
+use crate::operations::{Replans, MAX_REPLANS};
 use crate::protocol::{effective_partition_key, PartitionKey, EPK_MAX, MAX_HIERARCHY_DEPTH};
 use crate::{CosmosError, ErrorKind};
 
-/// The most range splits one query follows before giving up.
-pub const MAX_SPLITS_PER_QUERY: u32 = 64;
 /// The page size when the caller sets none (the service's default).
 const DEFAULT_PAGE_ITEMS: usize = 100;
 
@@ -281,7 +280,8 @@ impl QueryPager {
             diagnostics: Vec::new(),
             summary: QuerySummary::default(),
         };
-        let mut splits_left = MAX_SPLITS_PER_QUERY.saturating_sub(self.summary.splits as u32);
+        // One budget of re-plans over the query's whole run, across its pages.
+        let mut replans = Replans::spent(self.summary.splits as u32);
         let page_started = Instant::now();
         let mut pages_read: u64 = 0;
         while let Some((exec, _)) = self.exec.as_mut() {
@@ -304,7 +304,7 @@ impl QueryPager {
                         break;
                     }
                     let before = self.summary.pages;
-                    self.fetch(needed, &mut page, &mut splits_left).await?;
+                    self.fetch(needed, &mut page, &mut replans).await?;
                     pages_read += self.summary.pages - before;
                 }
             }
@@ -346,7 +346,7 @@ impl QueryPager {
         &mut self,
         needed: Vec<PageRequest>,
         page: &mut RawQueryPage,
-        splits_left: &mut u32,
+        replans: &mut Replans,
     ) -> Result<(), CosmosError> {
         let settings = self.settings()?;
         let concurrency = self.options.effective_concurrency();
@@ -419,12 +419,11 @@ impl QueryPager {
                 }
                 Err(e) if e.is_range_gone() && !single => {
                     self.summary.record(e.diagnostics());
-                    if *splits_left == 0 {
+                    let Some(wait) = replans.take() else {
                         return Err(e.with_context(format!(
-                            "the query followed {MAX_SPLITS_PER_QUERY} partition splits and gives up"
+                            "the query followed {MAX_REPLANS} partition splits and gives up"
                         )));
-                    }
-                    *splits_left -= 1;
+                    };
                     self.summary.splits += 1;
                     let ranges = self.source.ranges(true, &settings.request).await?;
                     let children: Vec<TargetRange> = ranges
@@ -441,8 +440,7 @@ impl QueryPager {
                     if children.is_empty() {
                         // The range map has not caught up yet (a split or migration completing):
                         // ask for the same range again, a little later each time.
-                        let used = MAX_SPLITS_PER_QUERY - *splits_left - 1;
-                        tokio::time::sleep(crate::operations::replan_delay(used)).await;
+                        tokio::time::sleep(wait).await;
                         continue;
                     }
                     let Some((exec, _)) = self.exec.as_mut() else {

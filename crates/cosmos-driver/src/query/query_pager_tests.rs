@@ -17,7 +17,7 @@ use crate::diagnostics::DiagnosticsContext;
 use crate::options::OperationOptions;
 use crate::protocol::CosmosStatus;
 use crate::query::{QueryItems, QueryPage, QueryPlan};
-use crate::response::ResponseHeaders;
+use crate::protocol::ResponseHeaders;
 use crate::{CosmosError, ErrorKind};
 
 struct FakeSource {

@@ -8,6 +8,9 @@ use serde::ser::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+/// The largest continuation token accepted or issued, encoded.
+pub const MAX_TOKEN_BYTES: usize = 256 * 1024;
+
 /// A JSON value carried as its JSON text.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct JsonText(#[serde(with = "value_text")] pub Value);

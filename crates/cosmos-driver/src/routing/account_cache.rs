@@ -10,7 +10,7 @@ use super::account::AccountProperties;
 use crate::error::{CosmosError, ErrorKind};
 use crate::protocol::Endpoint;
 use crate::protocol::{CosmosStatus, ResourceType};
-use crate::response::ResponseHeaders;
+use crate::protocol::ResponseHeaders;
 use crate::transport::{AttemptFailure, AttemptHeaders, AttemptRequest, Transport};
 
 /// One version of the account metadata.

@@ -12,6 +12,7 @@ mod region_order;
 pub use account::{AccountProperties, RegionEndpoint, RegionalEndpoint};
 pub(crate) use account_cache::AccountCache;
 pub use account_cache::AccountSnapshot;
+pub(crate) use container_metadata::partition_key_path_segments;
 pub use container_metadata::{ContainerMetadata, TargetRange};
 pub use endpoint_health::{AccessScope, EndpointHealth};
 pub(crate) use operation_route::{region_list, route_candidates, RouteQuery};

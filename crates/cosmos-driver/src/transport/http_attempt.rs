@@ -225,11 +225,16 @@ impl Transport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::ConnectionPoolOptions;
 
     #[tokio::test]
     async fn builds_signed_requests_with_the_protocol_headers() {
-        let client = HttpClient::new(ConnectionPoolOptions::default(), None).unwrap();
+        let client = HttpClient::new(
+            64,
+            std::time::Duration::from_secs(90),
+            std::time::Duration::from_secs(10),
+            None,
+        )
+        .unwrap();
         let cred = Credential::master_key("C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==").unwrap();
         let t = Transport::new(
             client,

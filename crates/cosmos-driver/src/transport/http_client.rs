@@ -25,27 +25,6 @@ use crate::protocol::{header_names as h, MAX_SESSION_TOKEN_BYTES};
 /// is refused naming this limit.
 pub(crate) const MAX_RESPONSE_HEAD_BYTES: usize = 2 * 1024 * 1024;
 
-/// Connection pool settings (one keep-alive pool per driver, shared by all endpoints).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConnectionPoolOptions {
-    /// Idle connections kept per host.
-    pub max_idle_per_host: usize,
-    /// How long an idle connection is kept.
-    pub idle_timeout: Duration,
-    /// Bound on establishing one connection (TCP + TLS).
-    pub connect_timeout: Duration,
-}
-
-impl Default for ConnectionPoolOptions {
-    fn default() -> Self {
-        Self {
-            max_idle_per_host: 64,
-            idle_timeout: Duration::from_secs(90),
-            connect_timeout: Duration::from_secs(10),
-        }
-    }
-}
-
 /// A response as it came off the wire.
 #[derive(Debug)]
 pub(crate) struct RawResponse {
@@ -98,10 +77,13 @@ pub(crate) struct HttpClient {
 }
 
 impl HttpClient {
-    /// A client trusting the webpki roots plus `extra_pem` (certificates in PEM), with `pool`'s
-    /// settings.
+    /// A client trusting the webpki roots plus `extra_pem` (certificates in PEM), keeping up to
+    /// `max_idle_per_host` idle connections per host for `idle_timeout`, each connection
+    /// established within `connect_timeout`.
     pub(crate) fn new(
-        pool: ConnectionPoolOptions,
+        max_idle_per_host: usize,
+        idle_timeout: Duration,
+        connect_timeout: Duration,
         extra_pem: Option<&[u8]>,
     ) -> Result<Self, CosmosError> {
         let mut roots = rustls::RootCertStore {
@@ -137,7 +119,7 @@ impl HttpClient {
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
-        http.set_connect_timeout(Some(pool.connect_timeout));
+        http.set_connect_timeout(Some(connect_timeout));
         http.set_keepalive(Some(Duration::from_secs(30)));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
@@ -146,8 +128,8 @@ impl HttpClient {
             .wrap_connector(http);
         let client = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(pool.idle_timeout)
-            .pool_max_idle_per_host(pool.max_idle_per_host)
+            .pool_idle_timeout(idle_timeout)
+            .pool_max_idle_per_host(max_idle_per_host)
             .http1_max_buf_size(MAX_RESPONSE_HEAD_BYTES)
             .build(https);
         Ok(Self { client })

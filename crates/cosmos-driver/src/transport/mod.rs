@@ -6,5 +6,4 @@ mod http_client;
 
 pub(crate) use http_attempt::{AttemptFailure, AttemptHeaders, AttemptRequest, Transport};
 pub use http_attempt::{API_VERSION, USER_AGENT_VALUE};
-pub use http_client::ConnectionPoolOptions;
 pub(crate) use http_client::{HttpClient, RawResponse, SendFailure};

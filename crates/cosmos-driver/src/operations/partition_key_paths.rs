@@ -1,5 +1,5 @@
-//! The partition key paths of a container, for PATCH's pre-flight check that refuses operations on
-//! them.
+//! The partition key paths of a container: PATCH's pre-flight check refuses operations on them,
+//! and read many finds each document's key under them.
 //!
 //! The paths come from the container's own metadata (`partitionKey.paths`), read once per
 //! container and driver through the pipeline and then kept in the routing layer's
@@ -10,7 +10,8 @@ use std::sync::Arc;
 use crate::error::{CosmosError, ErrorKind};
 use crate::operation::CosmosOperation;
 use crate::options::OperationOptions;
-use crate::pipeline::{self, DriverCore};
+use super::pipeline_entry::PipelineEntry;
+use crate::pipeline::DriverCore;
 use crate::protocol::ContainerReference;
 
 /// The partition key paths of `container`: from the cache, or from one read of the container's
@@ -29,7 +30,7 @@ pub(crate) async fn partition_key_paths(
         ..OperationOptions::default()
     };
     let read = CosmosOperation::read_container(container.clone());
-    let response = pipeline::execute(core, &read, &options).await?;
+    let response = core.send(&read, &options).await?;
     let paths: Arc<[String]> = parse_paths(response.body())
         .map_err(|why| {
             CosmosError::new(
