@@ -8,6 +8,7 @@
 #
 # Settings (environment): PAIRS=3 RATE=500 DURATION=20s WARMUP=2s THRESHOLD=50ms PROFILE=slow-primary
 # CONCURRENCY=64 ITEMS=1000 PORT=18181 OUT=<directory for the JSON and timing files>
+# PEER_FLAGS="--http1 --text-json" runs the SDK without its defaults (HTTP/2, binary JSON).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,7 +61,7 @@ for i in $(seq 1 "$PAIRS"); do
     "$cosmos" bench "${common[@]}" --skip-setup --json "$OUT/ours-$i.json" >/dev/null
   echo "== pair $i/$PAIRS: azure_data_cosmos"
   /usr/bin/time -f "%U %S" -o "$OUT/theirs-$i.time" \
-    "$peer" "${common[@]}" --profile "$PROFILE" --json "$OUT/theirs-$i.json" >/dev/null
+    "$peer" "${common[@]}" --profile "$PROFILE" ${PEER_FLAGS:-} --json "$OUT/theirs-$i.json" >/dev/null
 done
 
 echo "== results in $OUT"

@@ -2,8 +2,9 @@
 //! driver, through the same engine (open-loop schedule, HDR histogram, JSON report) as `cosmos bench`,
 //! so the two clients can be compared against one emulator process.
 //!
-//! Against a loopback HTTP/1.1 emulator the SDK needs: the endpoint on 127.0.0.1 (it allows plain
-//! http only for emulator hosts), HTTP/2 off, and binary encoding off.
+//! The SDK runs with its default options (HTTP/2, Cosmos binary JSON); the endpoint must be on
+//! 127.0.0.1, as the SDK allows plain http only for emulator hosts. `--http1` and `--text-json`
+//! turn HTTP/2 and binary encoding off for comparison.
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
@@ -75,6 +76,12 @@ struct Args {
     /// Write the runs as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Speak HTTP/1.1 only (the SDK's default allows HTTP/2).
+    #[arg(long)]
+    http1: bool,
+    /// Send and accept JSON text (the SDK's default is Cosmos binary JSON).
+    #[arg(long)]
+    text_json: bool,
 }
 
 /// Point reads through the SDK's container client.
@@ -161,9 +168,12 @@ async fn container(args: &Args, hedging: HedgingChoice) -> Result<ContainerClien
         .endpoint
         .parse()
         .map_err(|e| format!("--endpoint {:?} is not a URL: {e}", args.endpoint))?;
-    let pool = ConnectionPoolOptions::builder()
-        .with_is_http2_allowed(false)
-        .with_max_idle_connections_per_endpoint(args.concurrency.max(1) * 2)
+    let mut pool = ConnectionPoolOptions::builder()
+        .with_max_idle_connections_per_endpoint(args.concurrency.max(1) * 2);
+    if args.http1 {
+        pool = pool.with_is_http2_allowed(false);
+    }
+    let pool = pool
         .build()
         .map_err(|e| format!("connection pool options: {e}"))?;
     let runtime = CosmosRuntime::builder()
@@ -192,9 +202,12 @@ async fn container(args: &Args, hedging: HedgingChoice) -> Result<ContainerClien
         .map(|r| Region::new(r.trim().to_owned()))
         .collect();
     let account = AccountReference::with_authentication_key(endpoint, args.key.clone());
-    let client = CosmosClientBuilder::new()
-        .with_runtime(runtime)
-        .with_binary_encoding_options(BinaryEncodingOptions::new().with_enabled(false))
+    let mut builder = CosmosClientBuilder::new().with_runtime(runtime);
+    if args.text_json {
+        builder =
+            builder.with_binary_encoding_options(BinaryEncodingOptions::new().with_enabled(false));
+    }
+    let client = builder
         .with_default_operation_options(defaults)
         .build(account, RoutingStrategy::PreferredRegions(regions))
         .await
@@ -206,8 +219,42 @@ async fn container(args: &Args, hedging: HedgingChoice) -> Result<ContainerClien
         .map_err(|e| format!("cannot open container {}/{}: {e}", args.db, args.container))
 }
 
+/// Upserts, replaces and reads back one item with the SDK, so a run stops early when the emulator
+/// does not understand the SDK's bodies (Cosmos binary JSON by default).
+async fn probe_writes(container: &ContainerClient) -> Result<(), String> {
+    let id = "peer-probe";
+    let first = serde_json::json!({"id": id, "pk": id, "n": 1, "tags": ["a", "b"]});
+    container
+        .upsert_item(id.to_owned(), id, &first, None)
+        .await
+        .map_err(|e| format!("cannot upsert {id}: {e}"))?;
+    let second = serde_json::json!({"id": id, "pk": id, "n": 2, "tags": ["c"], "f": 2.5});
+    container
+        .replace_item(id.to_owned(), id, &second, None)
+        .await
+        .map_err(|e| format!("cannot replace {id}: {e}"))?;
+    let read: serde_json::Value = container
+        .read_item(id.to_owned(), id, None)
+        .await
+        .map_err(|e| format!("cannot read {id}: {e}"))?
+        .into_model()
+        .map_err(|e| format!("cannot parse {id}: {e}"))?;
+    for field in ["n", "tags", "f"] {
+        if read[field] != second[field] {
+            return Err(format!("{id} reads back as {read}, not as replaced ({second})"));
+        }
+    }
+    Ok(())
+}
+
 async fn run(args: &Args, hedging: HedgingChoice) -> Result<RunReport, String> {
     let container = container(args, hedging).await?;
+    probe_writes(&container).await?;
+    eprintln!(
+        "peer-azure-sdk: upserted, replaced and read back peer-probe (HTTP/2 {}, binary JSON {})",
+        if args.http1 { "off" } else { "allowed" },
+        if args.text_json { "off" } else { "on" },
+    );
     let first = item_id(0);
     container
         .read_item(first.clone(), &first, None)

@@ -8,6 +8,7 @@ mod autoscale_increment;
 mod bad_input;
 mod bad_input_random;
 mod batch;
+mod binary_encoding;
 mod change_feed;
 mod computed_properties;
 mod consistency;

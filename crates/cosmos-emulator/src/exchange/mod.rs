@@ -6,6 +6,7 @@ mod context;
 mod query_limits;
 pub mod reply;
 pub mod request_class;
+pub mod serialization;
 mod session_wait;
 
 pub use context::{header_text, RequestCtx, Shared};

@@ -56,7 +56,11 @@ pub fn to_response(reply: Reply) -> Response<Full<Bytes>> {
     *response.status_mut() =
         http::StatusCode::from_u16(reply.status).unwrap_or(http::StatusCode::OK);
     let h = response.headers_mut();
-    if reply.status != 204 && reply.status != 304 {
+    let typed = reply
+        .headers
+        .iter()
+        .any(|(name, _)| name.as_str() == headers::CONTENT_TYPE);
+    if reply.status != 204 && reply.status != 304 && !typed {
         h.insert(
             HeaderName::from_static(headers::CONTENT_TYPE),
             HeaderValue::from_static("application/json"),

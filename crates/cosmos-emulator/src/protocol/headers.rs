@@ -87,3 +87,5 @@ pub const SCRIPT_LOG_RESULTS: &str = "x-ms-documentdb-script-log-results";
 pub const PRE_TRIGGER_INCLUDE: &str = "x-ms-documentdb-pre-trigger-include";
 /// The post-triggers an item write runs (comma-separated ids).
 pub const POST_TRIGGER_INCLUDE: &str = "x-ms-documentdb-post-trigger-include";
+/// The answer formats a client accepts (`JsonText`, `CosmosBinary`, comma-separated).
+pub const SUPPORTED_SERIALIZATION_FORMATS: &str = "x-ms-cosmos-supported-serialization-formats";

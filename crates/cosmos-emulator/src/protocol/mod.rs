@@ -2,6 +2,7 @@
 
 pub mod change_feed_request;
 pub mod charge;
+pub mod cosmos_binary;
 mod error;
 pub mod headers;
 pub mod ids;

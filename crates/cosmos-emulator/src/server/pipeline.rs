@@ -15,6 +15,7 @@ use super::port::Port;
 use crate::auth::{Access, Credentials};
 use crate::exchange::reply::{error_response, to_response};
 use crate::exchange::request_class::{evaluates, op_kind};
+use crate::exchange::serialization;
 use crate::exchange::{header_text, Reply, RequestCtx, Shared};
 use crate::faults::{admin, outage_admin, Reaction, RequestFacts};
 use crate::handlers;
@@ -133,6 +134,11 @@ pub async fn handle(
         Ok(b) => b,
         Err(e) => return Ok(error_response(&e, 0.0)),
     };
+    let body = match serialization::request_body(&route, body) {
+        Ok(b) => b,
+        Err(e) => return Ok(error_response(&e, 0.0)),
+    };
+    let binary_answer = serialization::answers_binary(&parts.method, &route, &parts.headers);
     let heavy = evaluates(&parts.method, &route, &parts.headers, body.len());
     let parts = Arc::new(parts);
     let route = Arc::new(route);
@@ -191,6 +197,7 @@ pub async fn handle(
     .await;
     let result = settled.and(result);
     let response = match result {
+        Ok(reply) if binary_answer => to_response(serialization::encode_reply(reply)),
         Ok(reply) => to_response(reply),
         Err(e) => error_response(&e, crate::protocol::charge::data_error()),
     };
