@@ -41,6 +41,7 @@ impl CosmosDriver {
             pool.max_idle_per_host,
             pool.idle_timeout,
             pool.connect_timeout,
+            pool.http_version == crate::options::HttpVersion::Http2,
             options.extra_trusted_cert_pem(),
         )?;
         let token_scope = format!("https://{}/.default", endpoint.host());

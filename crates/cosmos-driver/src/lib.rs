@@ -96,7 +96,8 @@ pub use error::{CosmosError, ErrorKind};
 pub use operation::{CosmosOperation, OperationTarget, Precondition};
 pub use operations::Pager;
 pub use options::{
-    ConnectionPoolOptions, DriverOptions, OperationOptions, PatchStrategy, RetryOptions,
+    ConnectionPoolOptions, DriverOptions, HttpVersion, OperationOptions, PatchStrategy,
+    RetryOptions,
 };
 pub use protocol::{
     ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference,

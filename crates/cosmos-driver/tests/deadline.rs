@@ -64,5 +64,12 @@ async fn retries_stop_at_the_deadline() {
         (2..=4).contains(&attempts),
         "{attempts} attempts of 200 ms spacing fit in 700 ms"
     );
-    assert!(e.message().contains("past the deadline"), "{}", e.message());
+    // Either the next wait would have crossed the deadline, or the deadline came while an
+    // attempt was out (a slow machine): both end the retries at the deadline.
+    assert!(
+        e.message().contains("past the deadline")
+            || e.message().contains("did not complete within its end-to-end timeout"),
+        "{}",
+        e.message()
+    );
 }

@@ -20,6 +20,7 @@ mod hedging;
 mod hedging_differential;
 mod hedging_load;
 mod hostile_server;
+mod http2;
 mod layers;
 mod metadata_hedging;
 mod partition_faults;

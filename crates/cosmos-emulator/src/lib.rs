@@ -15,6 +15,7 @@ mod handlers;
 pub mod patch;
 pub mod protocol;
 mod query_exec;
+pub mod scripts;
 pub mod server;
 pub mod sql;
 pub mod store;

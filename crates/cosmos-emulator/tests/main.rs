@@ -34,6 +34,7 @@ mod query_differential;
 mod query_plans;
 mod regions;
 mod response_headers;
+mod scripts;
 mod session_paths;
 mod split;
 mod throughput;

@@ -477,7 +477,13 @@ async fn a_costly_patch_condition_is_refused_at_its_budget_and_blocks_no_read() 
     let r = patch(c.clone(), base.clone(), body).await;
     let took = started.elapsed();
     assert_eq!(r.status, 400, "{r:?}");
-    assert!(r.message().contains("units of work"), "{}", r.message());
+    // The work limit trips first; on a machine so loaded that the work takes 2 s of wall time,
+    // the time limit may name itself instead. Either way the condition is refused.
+    assert!(
+        r.message().contains("units of work") || r.message().contains("takes longer than"),
+        "{}",
+        r.message()
+    );
     assert!(took < Duration::from_secs(5), "{took:?}");
     // A cheap condition still works, and nothing was patched by the refused one.
     let cheap = json!({"condition": "from c where c.n = 0", "operations": [{"op": "incr", "path": "/n", "value": 1}]});

@@ -11,6 +11,23 @@ pub struct ConnectionPoolOptions {
     pub idle_timeout: Duration,
     /// Bound on establishing one connection (TCP + TLS).
     pub connect_timeout: Duration,
+    /// The HTTP version spoken to the service.
+    pub http_version: HttpVersion,
+}
+
+/// The HTTP version a driver speaks to the service's endpoints.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HttpVersion {
+    /// HTTP/1.1 on keep-alive connections: one request in flight per connection, so concurrent
+    /// requests to one endpoint open as many connections, and a cancelled request (the losing leg
+    /// of a hedged read) closes its connection.
+    #[default]
+    Http1,
+    /// HTTP/2: offered by ALPN over TLS (HTTP/1.1 when the server does not offer `h2`), and with
+    /// prior knowledge over plain `http://` (an emulator), whose server must then speak it. One
+    /// connection per endpoint carries every request to it; a cancelled request resets its stream
+    /// and the connection stays.
+    Http2,
 }
 
 impl Default for ConnectionPoolOptions {
@@ -19,6 +36,7 @@ impl Default for ConnectionPoolOptions {
             max_idle_per_host: 64,
             idle_timeout: Duration::from_secs(90),
             connect_timeout: Duration::from_secs(10),
+            http_version: HttpVersion::Http1,
         }
     }
 }

@@ -7,7 +7,7 @@ mod operation_options;
 mod patch_strategy;
 mod retry_options;
 
-pub use connection_pool::ConnectionPoolOptions;
+pub use connection_pool::{ConnectionPoolOptions, HttpVersion};
 pub use driver_options::{DriverOptions, DEFAULT_REQUEST_TIMEOUT};
 pub use effective::EffectiveOptions;
 pub use operation_options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};

@@ -232,6 +232,7 @@ mod tests {
             64,
             std::time::Duration::from_secs(90),
             std::time::Duration::from_secs(10),
+            false,
             None,
         )
         .unwrap();

@@ -70,20 +70,33 @@ impl SendFailure {
     }
 }
 
+/// How often an idle HTTP/2 connection is pinged, and how long an answer may take before the
+/// connection is taken for dead (so a half-open connection is not kept for every request).
+const HTTP2_KEEP_ALIVE: Duration = Duration::from_secs(30);
+const HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+
+type Pool = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
 /// The hyper client of one driver.
 #[derive(Clone)]
 pub(crate) struct HttpClient {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    /// Every request, but those `h2c` takes.
+    client: Pool,
+    /// With HTTP/2 asked for, the plain `http://` requests: HTTP/2 with prior knowledge (over
+    /// TLS, `client` offers `h2` by ALPN instead).
+    h2c: Option<Pool>,
 }
 
 impl HttpClient {
     /// A client trusting the webpki roots plus `extra_pem` (certificates in PEM), keeping up to
     /// `max_idle_per_host` idle connections per host for `idle_timeout`, each connection
-    /// established within `connect_timeout`.
+    /// established within `connect_timeout`; speaking HTTP/2 when `http2` (ALPN over TLS, prior
+    /// knowledge over plain HTTP), HTTP/1.1 otherwise.
     pub(crate) fn new(
         max_idle_per_host: usize,
         idle_timeout: Duration,
         connect_timeout: Duration,
+        http2: bool,
         extra_pem: Option<&[u8]>,
     ) -> Result<Self, CosmosError> {
         let mut roots = rustls::RootCertStore {
@@ -121,18 +134,32 @@ impl HttpClient {
         http.set_nodelay(true);
         http.set_connect_timeout(Some(connect_timeout));
         http.set_keepalive(Some(Duration::from_secs(30)));
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(idle_timeout)
-            .pool_max_idle_per_host(max_idle_per_host)
-            .http1_max_buf_size(MAX_RESPONSE_HEAD_BYTES)
-            .build(https);
-        Ok(Self { client })
+            .https_or_http();
+        let https = if http2 {
+            connector.enable_all_versions().wrap_connector(http)
+        } else {
+            connector.enable_http1().wrap_connector(http)
+        };
+        let pool = |prior_knowledge: bool| {
+            let mut builder = Client::builder(TokioExecutor::new());
+            builder
+                .pool_timer(TokioTimer::new())
+                .pool_idle_timeout(idle_timeout)
+                .pool_max_idle_per_host(max_idle_per_host)
+                .http1_max_buf_size(MAX_RESPONSE_HEAD_BYTES)
+                .timer(TokioTimer::new())
+                .http2_keep_alive_interval(HTTP2_KEEP_ALIVE)
+                .http2_keep_alive_timeout(HTTP2_KEEP_ALIVE_TIMEOUT)
+                .http2_max_header_list_size(MAX_RESPONSE_HEAD_BYTES as u32)
+                .http2_only(prior_knowledge);
+            builder.build(https.clone())
+        };
+        Ok(Self {
+            client: pool(false),
+            h2c: http2.then(|| pool(true)),
+        })
     }
 
     /// Sends `request` and reads the whole response (at most `max_body` bytes of body), giving up
@@ -140,8 +167,9 @@ impl HttpClient {
     ///
     /// The request is handed to hyper before the returned future is first polled, so the future
     /// holds only what is in flight (it is embedded in every operation's future; keeping it small
-    /// keeps every move of those cheap). Dropping it cancels the request: hyper drops the
-    /// connection it was using instead of returning it to the pool, so nothing leaks.
+    /// keeps every move of those cheap). Dropping it cancels the request, so nothing leaks: over
+    /// HTTP/1.1 hyper drops the connection it was using instead of returning it to the pool; over
+    /// HTTP/2 it resets the request's stream and the connection goes on.
     pub(crate) fn send(
         &self,
         request: Request<Full<Bytes>>,
@@ -150,7 +178,11 @@ impl HttpClient {
     ) -> tokio::time::Timeout<
         impl std::future::Future<Output = Result<RawResponse, SendFailure>> + Send + 'static,
     > {
-        let response = self.client.request(request);
+        let pool = match &self.h2c {
+            Some(h2c) if request.uri().scheme() == Some(&http::uri::Scheme::HTTP) => h2c,
+            _ => &self.client,
+        };
+        let response = pool.request(request);
         tokio::time::timeout_at(deadline, async move {
             let response = response.await.map_err(|e| {
                 if e.is_connect() {

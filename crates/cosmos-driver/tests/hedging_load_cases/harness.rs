@@ -126,6 +126,8 @@ pub struct Run {
     /// Requests the emulator saw during the read, every region and kind (range listings and
     /// account reads included).
     pub requests: u64,
+    /// The same requests by region and kind, for the message when an invariant breaks.
+    pub by_region: serde_json::Value,
     pub elapsed: Duration,
     /// The ids the read returned, in order, or the status (or kind) it failed with.
     pub outcome: Result<Vec<String>, String>,
@@ -332,6 +334,7 @@ pub async fn run(kind: Kind, fault: &Fault, hedged: bool) -> Run {
         .sum();
     Run {
         requests,
+        by_region: emu.counters().snapshot(),
         elapsed,
         outcome: outcome.map_err(|e| failure(&e)),
     }

@@ -338,6 +338,7 @@ impl EmulatorBuilder {
             counters: RequestCounters::with_regions(&self.regions),
             account_id: self.account_id.clone(),
             global_endpoint: url(&global)?,
+            scripts: Default::default(),
         });
         let acceptor = identity.as_ref().map(|i| i.acceptor.clone());
         let cap = Arc::new(ConnectionCap::new(self.max_connections));

@@ -33,6 +33,8 @@ pub struct Shared {
     pub account_id: String,
     /// The global endpoint URL.
     pub global_endpoint: String,
+    /// Every container's stored procedures, triggers and user-defined functions.
+    pub scripts: crate::scripts::Scripts,
 }
 
 /// One request as handlers see it.

@@ -39,6 +39,15 @@ pub const LARGE_BODY: usize = 64 * 1024;
 pub fn evaluates(method: &Method, route: &Route, headers: &HeaderMap, body_len: usize) -> bool {
     body_len > LARGE_BODY
         || match (&route.resource, method) {
+            // Stored procedures and item writes that run triggers execute JavaScript.
+            (Resource::Script { .. }, &Method::POST) => !is_query(headers),
+            (Resource::Items { .. }, &Method::POST)
+            | (Resource::Item { .. }, &Method::PUT)
+            | (Resource::Item { .. }, &Method::DELETE)
+                if names_triggers(headers) =>
+            {
+                true
+            }
             (Resource::Items { .. }, &Method::POST) => {
                 is_query(headers)
                     || flag(headers, headers::IS_QUERY_PLAN)
@@ -52,6 +61,13 @@ pub fn evaluates(method: &Method, route: &Route, headers: &HeaderMap, body_len: 
             (Resource::PartitionKeyDelete { .. }, &Method::POST) => true,
             _ => false,
         }
+}
+
+/// Whether a request names a pre- or post-trigger.
+pub fn names_triggers(headers: &HeaderMap) -> bool {
+    [headers::PRE_TRIGGER_INCLUDE, headers::POST_TRIGGER_INCLUDE]
+        .iter()
+        .any(|h| headers.get(*h).is_some_and(|v| !v.as_bytes().trim_ascii().is_empty()))
 }
 
 /// Whether a POST to a feed is a query.

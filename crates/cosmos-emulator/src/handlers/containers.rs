@@ -127,6 +127,7 @@ pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
     database.delete_container(coll)?;
     if let Some(bytes) = rid_bytes {
         ctx.shared.store.offers.remove_under(&bytes);
+        ctx.shared.scripts.drop_container(&bytes);
     }
     Ok(Reply::empty(204, charge::metadata()))
 }

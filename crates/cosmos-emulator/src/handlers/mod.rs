@@ -18,6 +18,10 @@ mod patch;
 mod query;
 mod query_plan;
 mod replica_headers;
+mod script_txn;
+mod scripts;
+mod sproc;
+mod triggered;
 mod split_admin;
 mod target;
 mod throttle;
@@ -67,6 +71,30 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
             ctx.shared.store.catalog.container(db, coll)?;
             Err(ApiError::missing_entity())
         }
+        Resource::Scripts { db, coll, kind } if m == Method::POST && is_query(ctx.headers) => {
+            scripts::query(ctx, db, coll, *kind)
+        }
+        Resource::Scripts { db, coll, kind } if m == Method::POST => {
+            scripts::create(ctx, db, coll, *kind)
+        }
+        Resource::Scripts { db, coll, kind } if m == Method::GET => {
+            scripts::list(ctx, db, coll, *kind)
+        }
+        Resource::Script {
+            db,
+            coll,
+            kind: crate::protocol::ScriptKind::StoredProcedure,
+            id,
+        } if m == Method::POST => sproc::execute(ctx, db, coll, id),
+        Resource::Script { db, coll, kind, id } if m == Method::GET => {
+            scripts::read(ctx, db, coll, *kind, id)
+        }
+        Resource::Script { db, coll, kind, id } if m == Method::PUT => {
+            scripts::replace(ctx, db, coll, *kind, id)
+        }
+        Resource::Script { db, coll, kind, id } if m == Method::DELETE => {
+            scripts::delete(ctx, db, coll, *kind, id)
+        }
         Resource::Offers if m == Method::GET => Ok(offers::list(ctx)),
         Resource::Offers if m == Method::POST && is_query(ctx.headers) => offers::query(ctx),
         Resource::Offer { id } if m == Method::GET => offers::read(ctx, id),
@@ -82,6 +110,9 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
         Resource::Items { db, coll } if m == Method::POST && batch::is_batch(ctx) => {
             batch::execute(ctx, db, coll)
         }
+        Resource::Items { db, coll } if m == Method::POST && triggered::names_triggers(ctx.headers) => {
+            triggered::write(ctx, db, coll, triggered::Write::Create)
+        }
         Resource::Items { db, coll } if m == Method::POST => items::create(ctx, db, coll),
         Resource::Items { db, coll } if m == Method::GET => match ctx.header(headers::A_IM) {
             Some(a_im) => change_feed::read(ctx, db, coll, a_im),
@@ -91,6 +122,16 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
             items::delete_partition_key(ctx, db, coll)
         }
         Resource::Item { db, coll, id } if m == Method::GET => items::read(ctx, db, coll, id),
+        Resource::Item { db, coll, id }
+            if (m == Method::PUT || m == Method::DELETE) && triggered::names_triggers(ctx.headers) =>
+        {
+            let write = if m == Method::PUT {
+                triggered::Write::Replace(id)
+            } else {
+                triggered::Write::Delete(id)
+            };
+            triggered::write(ctx, db, coll, write)
+        }
         Resource::Item { db, coll, id } if m == Method::PUT => items::replace(ctx, db, coll, id),
         Resource::Item { db, coll, id } if m == Method::DELETE => items::delete(ctx, db, coll, id),
         Resource::Item { db, coll, id } if m == Method::PATCH => patch::patch(ctx, db, coll, id),

@@ -129,6 +129,13 @@ impl RangeReads for Reads<'_, '_> {
 pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let request = read_request(ctx)?;
+    // The container's user-defined functions, for `udf.name(...)` while this page runs.
+    let _udfs = crate::sql::udf_hook::install(Box::new(crate::scripts::udf::Udfs::new(
+        ctx.shared
+            .scripts
+            .list(&container, crate::protocol::ScriptKind::UserDefinedFunction),
+        crate::scripts::engine::Bounds::default(),
+    )));
     let scope = scope_of(ctx, &container, &request)?;
     let token = match ctx
         .header(headers::CONTINUATION)

@@ -66,3 +66,11 @@ pub const SCHEMA_VERSION: &str = "x-ms-schemaversion";
 pub const SERVICE_VERSION: &str = "x-ms-serviceversion";
 pub const GATEWAY_VERSION: &str = "x-ms-gatewayversion";
 pub const TRANSPORT_REQUEST_ID: &str = "x-ms-transport-request-id";
+/// Asks a stored procedure's execution to answer its `console.log` output.
+pub const SCRIPT_ENABLE_LOGGING: &str = "x-ms-documentdb-script-enable-logging";
+/// A stored procedure's `console.log` output, percent-encoded.
+pub const SCRIPT_LOG_RESULTS: &str = "x-ms-documentdb-script-log-results";
+/// The pre-triggers an item write runs (comma-separated ids).
+pub const PRE_TRIGGER_INCLUDE: &str = "x-ms-documentdb-pre-trigger-include";
+/// The post-triggers an item write runs (comma-separated ids).
+pub const POST_TRIGGER_INCLUDE: &str = "x-ms-documentdb-post-trigger-include";

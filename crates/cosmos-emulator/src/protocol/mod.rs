@@ -6,7 +6,9 @@ mod error;
 pub mod headers;
 pub mod ids;
 pub mod route;
+mod script_kind;
 pub mod session_token;
 
 pub use error::{code_for, sub_status, ApiError};
 pub use route::{Resource, Route, RouteError};
+pub use script_kind::ScriptKind;

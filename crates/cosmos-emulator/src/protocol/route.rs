@@ -1,6 +1,7 @@
 //! Resource paths: `/dbs/{db}/colls/{coll}/docs/{id}` and friends, with the resource type and link
 //! the master-key signature covers.
 
+use super::ScriptKind;
 use crate::auth::percent_decode;
 
 /// What a request path names.
@@ -38,6 +39,19 @@ pub enum Resource {
     /// `/dbs/{db}/colls/{coll}/operations/partitionkeydelete`: delete every item of a partition
     /// key (signed as the container is, resource type `colls` on its link, as the service wants)
     PartitionKeyDelete { db: String, coll: String },
+    /// `/dbs/{db}/colls/{coll}/sprocs`, `/triggers` or `/udfs`
+    Scripts {
+        db: String,
+        coll: String,
+        kind: ScriptKind,
+    },
+    /// `/dbs/{db}/colls/{coll}/sprocs/{id}` (and triggers, udfs)
+    Script {
+        db: String,
+        coll: String,
+        kind: ScriptKind,
+        id: String,
+    },
     /// `/offers`
     Offers,
     /// `/offers/{id}`
@@ -168,6 +182,16 @@ pub fn parse(path: &str) -> Result<Route, RouteError> {
             "colls",
             link(4),
         ),
+        (["dbs", "colls", kind], n @ (5 | 6)) if ScriptKind::from_segment(kind).is_some() => {
+            let kind = ScriptKind::from_segment(kind).ok_or(RouteError::NotServed)?;
+            let (db, coll) = (seg[1].clone(), seg[3].clone());
+            if n == 5 {
+                (Resource::Scripts { db, coll, kind }, kind.segment(), link(4))
+            } else {
+                let id = seg[5].clone();
+                (Resource::Script { db, coll, kind, id }, kind.segment(), link(6))
+            }
+        }
         _ => return Err(RouteError::NotServed),
     };
     Ok(Route {
@@ -243,6 +267,14 @@ mod tests {
                 "colls",
                 "dbs/d1/colls/c1",
             ),
+            ("/dbs/d1/colls/c1/sprocs", "sprocs", "dbs/d1/colls/c1"),
+            (
+                "/dbs/d1/colls/c1/sprocs/s%201",
+                "sprocs",
+                "dbs/d1/colls/c1/sprocs/s 1",
+            ),
+            ("/dbs/d1/colls/c1/triggers", "triggers", "dbs/d1/colls/c1"),
+            ("/dbs/d1/colls/c1/udfs/u", "udfs", "dbs/d1/colls/c1/udfs/u"),
             ("/offers", "offers", ""),
             ("/offers/Of1A/", "offers", "of1a"),
         ];
@@ -269,8 +301,8 @@ mod tests {
         for path in [
             "/foo",
             "/dbs/d/users",
-            "/dbs/d/colls/c/sprocs",
             "/dbs/d/colls/c/docs/x/attachments",
+            "/dbs/d/colls/c/sprocs/x/y",
             "/dbs//colls",
             "/dbs/%zz",
             "/dbs/d/colls/c/docs/x/y/z",

@@ -235,6 +235,8 @@ pub enum Expr {
     Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
     /// A built-in function (upper-cased name, arity checked by the parser).
     Call(String, Vec<Expr>),
+    /// `udf.name(...)`: a user-defined function of the container (name as written).
+    Udf(String, Vec<Expr>),
     /// The aggregate at this index of the enclosing query's [`Query::aggregates`].
     Aggregate(usize),
     /// `EXISTS(SELECT ...)`

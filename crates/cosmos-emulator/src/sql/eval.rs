@@ -259,6 +259,17 @@ pub fn eval_ref<'v>(
             let refs: Vec<Option<&Value>> = values.iter().map(|v| v.as_deref()).collect();
             built(functions::call(name, &refs, ctx.work)?)
         }
+        Expr::Udf(name, args) => {
+            let mut values = Vec::with_capacity(args.len());
+            for a in args {
+                values.push(eval_ref(a, scope, ctx)?);
+            }
+            let refs: Vec<Option<&Value>> = values.iter().map(|v| v.as_deref()).collect();
+            let mut units = 0;
+            let answer = super::udf_hook::call(name, &refs, &mut units);
+            ctx.work.charge(units)?;
+            answer.map_err(SqlError::new)?.map(Cow::Owned)
+        }
         Expr::Aggregate(i) => ctx
             .aggregates
             .and_then(|a| a.get(*i))

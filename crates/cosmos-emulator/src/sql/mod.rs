@@ -22,6 +22,7 @@ pub mod plan;
 mod regex_cache;
 mod scope_check;
 pub mod sql_error;
+pub mod udf_hook;
 pub mod value;
 mod walk;
 

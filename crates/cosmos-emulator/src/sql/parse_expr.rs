@@ -350,11 +350,17 @@ impl Parser {
         if self.peek() == Some(&Tok::Sym(Sym::LParen)) {
             return self.call(upper, at);
         }
-        if word.eq_ignore_ascii_case("udf") && self.peek() == Some(&Tok::Sym(Sym::Dot)) {
-            return Err(SqlError::at(
-                at,
-                "User-defined functions are not supported by this emulator.",
-            ));
+        if word.eq_ignore_ascii_case("udf")
+            && self.peek() == Some(&Tok::Sym(Sym::Dot))
+            && matches!(self.peek_at(1), Some(Tok::Ident(_)))
+            && self.peek_at(2) == Some(&Tok::Sym(Sym::LParen))
+        {
+            self.advance();
+            let name = match self.advance() {
+                Some(Tok::Ident(name)) => name,
+                _ => return Err(self.unexpected("a user-defined function's name")),
+            };
+            return self.udf_call(name);
         }
         if is_reserved(&word) {
             return Err(SqlError::at(
@@ -363,6 +369,23 @@ impl Parser {
             ));
         }
         Ok(Expr::Ident(word, at))
+    }
+
+    /// The arguments of `udf.name(...)`, the `(` next.
+    fn udf_call(&mut self, name: String) -> Result<Expr, SqlError> {
+        self.count_operator()?;
+        self.advance();
+        let mut args = Vec::new();
+        if !self.sym(Sym::RParen) {
+            loop {
+                args.push(self.expr()?);
+                if !self.sym(Sym::Comma) {
+                    break;
+                }
+            }
+            self.expect_sym(Sym::RParen, ")")?;
+        }
+        Ok(Expr::Udf(name, args))
     }
 
     fn call(&mut self, upper: String, at: usize) -> Result<Expr, SqlError> {

@@ -18,7 +18,11 @@ pub fn children(expr: &Expr) -> Vec<&Expr> {
             }));
             out
         }
-        Expr::Array(items) | Expr::And(items) | Expr::Or(items) | Expr::Call(_, items) => {
+        Expr::Array(items)
+        | Expr::And(items)
+        | Expr::Or(items)
+        | Expr::Call(_, items)
+        | Expr::Udf(_, items) => {
             items.iter().collect()
         }
         Expr::Object(fields) => fields.iter().map(|(_, e)| e).collect(),

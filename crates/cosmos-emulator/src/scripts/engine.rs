@@ -1,0 +1,386 @@
+//! Runs one script in a fresh QuickJS runtime on a thread of its own, with a time limit, a memory
+//! cap and a stack cap, and no reach beyond the server-side API (`prelude.js`). The script's
+//! collection operations come back to the caller's thread one at a time through `host`, so the
+//! caller keeps the partition (and its transaction) while the script runs.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rquickjs::{Context, Function, Runtime};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+const PRELUDE: &str = include_str!("prelude.js");
+
+/// What one execution may use.
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    /// Wall-clock time before the script is stopped.
+    pub time: Duration,
+    /// Bytes the script's heap may hold.
+    pub memory_bytes: usize,
+    /// Bytes of JavaScript stack (bounds recursion).
+    pub stack_bytes: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Self {
+            time: Duration::from_secs(5),
+            memory_bytes: 64 * 1024 * 1024,
+            stack_bytes: 512 * 1024,
+        }
+    }
+}
+
+/// Which role the script runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// A stored procedure: called with the parameters; may set the response body.
+    Sproc,
+    /// A pre-trigger: may read and replace the request's body.
+    Pre,
+    /// A post-trigger: reads the request's and the response's bodies.
+    Post,
+}
+
+/// What the script is given.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Input {
+    pub kind: Role,
+    /// The stored procedure's parameters (empty for triggers).
+    pub args: Vec<Value>,
+    pub request_body: Value,
+    pub has_response_body: bool,
+    pub response_body: Value,
+    /// `Create`, `Replace`, `Delete` or `Upsert` for a trigger.
+    pub operation: String,
+    pub self_link: String,
+    pub alt_link: String,
+    /// Whether `console.log` is recorded.
+    pub logging: bool,
+    pub max_response_bytes: usize,
+}
+
+/// The outcome of a script that ran to its end.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Finished {
+    /// The response body, when the script set one.
+    pub body: Option<Value>,
+    /// The request body as the script left it (a pre-trigger's change).
+    pub request_body: Option<Value>,
+    pub logs: Vec<String>,
+}
+
+/// Why a script did not finish.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Failure {
+    /// It threw (or failed to compile): the error as the script's runtime describes it.
+    Thrown(String),
+    /// It ran past [`Bounds::time`].
+    TimedOut,
+    /// It tried to hold more than [`Bounds::memory_bytes`].
+    OutOfMemory,
+}
+
+/// An execution's result, with the logs it wrote (also when it failed) and the work it did.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub result: Result<Finished, Failure>,
+    pub logs: Vec<String>,
+    /// Interrupt checks the runtime made (one every few thousand bytecode steps): the script's
+    /// own work, apart from its collection operations.
+    pub ticks: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Outcome {
+    ok: bool,
+    #[serde(default)]
+    thrown: Option<String>,
+    #[serde(default)]
+    has_body: bool,
+    #[serde(default)]
+    body: Value,
+    #[serde(default)]
+    request_body: Value,
+    #[serde(default)]
+    logs: Vec<String>,
+}
+
+/// Runs `source` with `input`; each collection operation the script sends (JSON text) is answered
+/// by `host` on the calling thread. Returns once the script's thread has ended.
+pub fn run(
+    source: &str,
+    input: &Input,
+    bounds: Bounds,
+    host: &mut dyn FnMut(&str) -> String,
+) -> Run {
+    let input_json = serde_json::to_string(input).unwrap_or_else(|_| "{}".into());
+    let (to_host, from_script) = mpsc::channel::<String>();
+    let (to_script, from_host) = mpsc::channel::<String>();
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("cosmos-script".into())
+            .stack_size(bounds.stack_bytes + 4 * 1024 * 1024)
+            .spawn_scoped(scope, move || {
+                execute(source, input_json, bounds, to_host, from_host)
+            });
+        let worker = match worker {
+            Ok(w) => w,
+            Err(e) => {
+                return Run {
+                    result: Err(Failure::Thrown(format!(
+                        "The script could not be started: {e}"
+                    ))),
+                    logs: Vec::new(),
+                    ticks: 0,
+                }
+            }
+        };
+        // Serve the script's operations until it ends (its sender is then dropped).
+        while let Ok(request) = from_script.recv() {
+            let answer = host(&request);
+            if to_script.send(answer).is_err() {
+                break;
+            }
+        }
+        worker.join().unwrap_or_else(|_| Run {
+            result: Err(Failure::Thrown(
+                "The script's runtime failed unexpectedly.".into(),
+            )),
+            logs: Vec::new(),
+            ticks: 0,
+        })
+    })
+}
+
+fn execute(
+    source: &str,
+    input_json: String,
+    bounds: Bounds,
+    to_host: mpsc::Sender<String>,
+    from_host: mpsc::Receiver<String>,
+) -> Run {
+    let ticks = Rc::new(Cell::new(0u64));
+    let timed_out = Rc::new(Cell::new(false));
+    let fail = |message: String, ticks: u64| Run {
+        result: Err(Failure::Thrown(message)),
+        logs: Vec::new(),
+        ticks,
+    };
+    let out_of_memory = Rc::new(Cell::new(false));
+    let heap = super::heap::CappedHeap::new(bounds.memory_bytes, out_of_memory.clone());
+    let runtime = match Runtime::new_with_alloc(heap) {
+        Ok(r) => r,
+        Err(e) => return fail(format!("The script runtime could not start: {e}"), 0),
+    };
+    runtime.set_max_stack_size(bounds.stack_bytes);
+    let deadline = Instant::now() + bounds.time;
+    {
+        let ticks = ticks.clone();
+        let timed_out = timed_out.clone();
+        runtime.set_interrupt_handler(Some(Box::new(move || {
+            ticks.set(ticks.get() + 1);
+            if Instant::now() >= deadline {
+                timed_out.set(true);
+                return true;
+            }
+            false
+        })));
+    }
+    let context = match Context::full(&runtime) {
+        Ok(c) => c,
+        Err(e) => return fail(format!("The script context could not start: {e}"), 0),
+    };
+    let outcome: Result<String, String> = context.with(|ctx| {
+        let globals = ctx.globals();
+        let host = Function::new(ctx.clone(), move |request: String| -> String {
+            if to_host.send(request).is_err() {
+                return r#"{"accepted":false}"#.to_owned();
+            }
+            from_host
+                .recv()
+                .unwrap_or_else(|_| r#"{"accepted":false}"#.to_owned())
+        })
+        .map_err(|e| e.to_string())?;
+        globals.set("__host", host).map_err(|e| e.to_string())?;
+        globals
+            .set("__input", input_json)
+            .map_err(|e| e.to_string())?;
+        ctx.eval::<(), _>(PRELUDE).map_err(|e| e.to_string())?;
+        let run: Function = globals.get("__run").map_err(|e| e.to_string())?;
+        run.call::<_, String>((source.to_owned(),)).map_err(|e| {
+            let caught = ctx.catch();
+            let described = caught
+                .as_exception()
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| e.to_string());
+            described
+        })
+    });
+    let ticks = ticks.get();
+    drop(context);
+    // A refused allocation explains a failure (the script may have caught one and finished).
+    let oom = out_of_memory.get();
+    let thrown = |message: String| {
+        if oom {
+            Failure::OutOfMemory
+        } else {
+            Failure::Thrown(message)
+        }
+    };
+    if timed_out.get() {
+        return Run {
+            result: Err(Failure::TimedOut),
+            logs: Vec::new(),
+            ticks,
+        };
+    }
+    let text = match outcome {
+        Ok(text) => text,
+        Err(message) => {
+            return Run {
+                result: Err(thrown(message)),
+                logs: Vec::new(),
+                ticks,
+            }
+        }
+    };
+    let outcome: Outcome = match serde_json::from_str(&text) {
+        Ok(o) => o,
+        Err(e) => return fail(format!("The script's outcome could not be read: {e}"), ticks),
+    };
+    let logs = outcome.logs;
+    if !outcome.ok {
+        return Run {
+            result: Err(thrown(outcome.thrown.unwrap_or_default())),
+            logs,
+            ticks,
+        };
+    }
+    Run {
+        result: Ok(Finished {
+            body: outcome.has_body.then_some(outcome.body),
+            request_body: (!outcome.request_body.is_null()).then_some(outcome.request_body),
+            logs: logs.clone(),
+        }),
+        logs,
+        ticks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn input(args: Vec<Value>) -> Input {
+        Input {
+            kind: Role::Sproc,
+            args,
+            request_body: Value::Null,
+            has_response_body: false,
+            response_body: Value::Null,
+            operation: String::new(),
+            self_link: "dbs/a/colls/b/".into(),
+            alt_link: "dbs/d/colls/c".into(),
+            logging: true,
+            max_response_bytes: 1 << 20,
+        }
+    }
+
+    fn quick() -> Bounds {
+        Bounds {
+            time: Duration::from_secs(2),
+            memory_bytes: 16 * 1024 * 1024,
+            stack_bytes: 256 * 1024,
+        }
+    }
+
+    fn no_host(_: &str) -> String {
+        r#"{"accepted":false}"#.into()
+    }
+
+    #[test]
+    fn a_procedure_sets_its_body_from_its_parameters_and_logs() {
+        let run = run(
+            "function (a, b) { console.log('%s and %d', a, b); getContext().getResponse().setBody({sum: a + b}); }",
+            &input(vec![json!("x"), json!(2)]),
+            quick(),
+            &mut no_host,
+        );
+        let done = run.result.unwrap();
+        assert_eq!(done.body, Some(json!({"sum": "x2"})));
+        assert_eq!(done.logs, ["x and 2"]);
+    }
+
+    #[test]
+    fn operations_reach_the_host_and_callbacks_run_after_the_function_returns() {
+        let mut seen = Vec::new();
+        let mut host = |request: &str| {
+            seen.push(serde_json::from_str::<Value>(request).unwrap());
+            r#"{"accepted":true,"resource":{"id":"made"},"options":{}}"#.to_owned()
+        };
+        let run = run(
+            "function () { var order = []; var c = getContext().getCollection();
+               var ok = c.createDocument(c.getSelfLink(), {id: 'a'}, function (err, doc) { order.push(doc.id); });
+               order.push('returned');
+               getContext().getResponse().setBody({ok: ok, order: order}); }",
+            &input(vec![]),
+            quick(),
+            &mut host,
+        );
+        assert_eq!(
+            run.result.unwrap().body,
+            Some(json!({"ok": true, "order": ["returned", "made"]}))
+        );
+        assert_eq!(seen[0]["op"], "create");
+        assert_eq!(seen[0]["doc"], json!({"id": "a"}));
+    }
+
+    #[test]
+    fn a_throw_an_endless_loop_and_unbounded_allocation_each_fail_as_such() {
+        let thrown = run("function () { throw new Error('boom'); }", &input(vec![]), quick(), &mut no_host);
+        assert!(matches!(&thrown.result, Err(Failure::Thrown(m)) if m.contains("boom")), "{:?}", thrown.result);
+        let looping = run(
+            "function () { try { while (true) {} } catch (e) { getContext().getResponse().setBody('caught'); } }",
+            &input(vec![]),
+            Bounds { time: Duration::from_millis(200), ..quick() },
+            &mut no_host,
+        );
+        assert_eq!(looping.result, Err(Failure::TimedOut));
+        assert!(looping.ticks > 0);
+        let hungry = run(
+            "function () { var a = []; while (true) { a.push('x'.repeat(1024) + a.length); } }",
+            &input(vec![]),
+            Bounds { time: Duration::from_secs(30), ..quick() },
+            &mut no_host,
+        );
+        assert_eq!(hungry.result, Err(Failure::OutOfMemory));
+        let deep = run("function f() { return f() + 1; }", &input(vec![]), quick(), &mut no_host);
+        assert!(matches!(&deep.result, Err(Failure::Thrown(m)) if m.contains("stack")), "{:?}", deep.result);
+        let not_fn = run("42", &input(vec![]), quick(), &mut no_host);
+        assert!(matches!(&not_fn.result, Err(Failure::Thrown(m)) if m.contains("not a function")));
+    }
+
+    #[test]
+    fn nothing_beyond_the_api_is_reachable() {
+        let run = run(
+            "function () { getContext().getResponse().setBody([typeof require, typeof std, typeof os, typeof fetch, typeof __host]); }",
+            &input(vec![]),
+            quick(),
+            &mut no_host,
+        );
+        assert_eq!(
+            run.result.unwrap().body,
+            Some(json!(["undefined", "undefined", "undefined", "undefined", "undefined"]))
+        );
+    }
+}
