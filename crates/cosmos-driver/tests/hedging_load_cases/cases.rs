@@ -3,7 +3,7 @@
 
 use cosmos_emulator::faults::Reaction;
 
-use super::harness::{check, Fault, Kind, Spec, NORTH, WEST};
+use super::harness::{check, warm_up_requests, Fault, Kind, Spec, KINDS, NORTH, WEST};
 
 /// The primary answers after 150 ms (past the threshold, so the alternate goes), and the
 /// alternate answers `alternate`.
@@ -137,4 +137,20 @@ faults! {
     /// 429/3092: the read after the race may come back to the race's regions, as the read without
     /// hedging does, instead of waiting out throttle backoffs in the one region left.
     account_gone_and_throttled_everywhere => Fault::Rules(vec![ Spec { regions: vec![WEST], reaction: Reaction::respond(403, 1008), first: None, }, Spec { regions: Vec::new(), reaction: Reaction::respond(429, 3092), first: None, }, ])
+}
+
+/// The warm-up before each measured read sends nothing to the alternate, even with a primary slow
+/// enough to start a race: an alternate a warm-up race dropped could still reach the emulator after
+/// the counters are reset and be counted as a request of the measured read.
+#[tokio::test]
+async fn warm_up_sends_no_alternate() {
+    let slow_primary = Fault::in_region(WEST, Reaction::delay_ms(150));
+    for kind in KINDS {
+        let [_, west, north] = warm_up_requests(kind, &slow_primary).await;
+        assert!(west > 0, "{kind:?}: the warm-up reads from the primary");
+        assert_eq!(
+            north, 0,
+            "{kind:?}: the warm-up sent requests to the alternate"
+        );
+    }
 }

@@ -186,10 +186,20 @@ pub async fn read(
     client: &ContainerClient,
     c: &ContainerReference,
 ) -> Result<Vec<String>, CosmosError> {
-    let o = OperationOptions::new();
+    read_with(kind, driver, client, c, &OperationOptions::new()).await
+}
+
+/// Runs `kind` once, the driver's operations with `o` (`client` carries its own options).
+async fn read_with(
+    kind: Kind,
+    driver: &CosmosDriver,
+    client: &ContainerClient,
+    c: &ContainerReference,
+    o: &OperationOptions,
+) -> Result<Vec<String>, CosmosError> {
     match kind {
         Kind::PointRead => {
-            let r = driver.execute(common::read(c, "i0", "p0"), &o).await?;
+            let r = driver.execute(common::read(c, "i0", "p0"), o).await?;
             Ok(ids(vec![r.json::<Value>()?]))
         }
         Kind::QueryPage => {
@@ -232,7 +242,7 @@ pub async fn read(
         }
         Kind::MetadataRead => {
             let r = driver
-                .execute(CosmosOperation::read_container(c.clone()), &o)
+                .execute(CosmosOperation::read_container(c.clone()), o)
                 .await?;
             Ok(ids(vec![r.json::<Value>()?]))
         }
@@ -273,8 +283,8 @@ fn install(emu: &Emulator, kind: Kind, fault: &Fault) -> Vec<cosmos_emulator::fa
     }
 }
 
-/// One run of `kind` under `fault`, hedged or not, on a fresh emulator.
-pub async fn run(kind: Kind, fault: &Fault, hedged: bool) -> Run {
+/// A fresh emulator, a driver (hedged or not) and the seeded container.
+async fn setup(hedged: bool) -> (Emulator, CosmosDriver, ContainerReference) {
     let emu = common::start(
         EmulatorBuilder::new()
             .regions([EAST, WEST, NORTH])
@@ -283,12 +293,38 @@ pub async fn run(kind: Kind, fault: &Fault, hedged: bool) -> Run {
     .await;
     let driver = common::driver(driver_options(&emu, hedged)).await;
     let c = seed(&driver).await;
-    let client = driver.container("db", "c");
-    // Warm what every later read reuses (container metadata, the range map), as an application's
-    // earlier reads would have: the fault meets a read in the middle of an application's life.
-    read(kind, &driver, &client, &c)
+    (emu, driver, c)
+}
+
+/// Warms what every later read reuses (container metadata, the range map), as an application's
+/// earlier reads would have: the fault meets a read in the middle of an application's life. The
+/// warm-up read is never hedged: an alternate it sent and then dropped (its primary answered
+/// first) may still reach the emulator after the counters are reset, and would be counted as a
+/// request of the measured read.
+async fn warm_up(kind: Kind, driver: &CosmosDriver, c: &ContainerReference) {
+    let options =
+        OperationOptions::new().with_availability_strategy(AvailabilityStrategy::Disabled);
+    let client = driver.container("db", "c").with_options(options.clone());
+    read_with(kind, driver, &client, c, &options)
         .await
         .expect("the read succeeds before any fault");
+}
+
+/// The requests per region (hub, primary, alternate) a warm-up read of `kind` sends on a hedged
+/// driver while `fault` holds.
+pub async fn warm_up_requests(kind: Kind, fault: &Fault) -> [u64; 3] {
+    let (emu, driver, c) = setup(true).await;
+    let _guards = install(&emu, kind, fault);
+    emu.counters().reset();
+    warm_up(kind, &driver, &c).await;
+    [EAST, WEST, NORTH].map(|r| emu.counters().region_total(r))
+}
+
+/// One run of `kind` under `fault`, hedged or not, on a fresh emulator.
+pub async fn run(kind: Kind, fault: &Fault, hedged: bool) -> Run {
+    let (emu, driver, c) = setup(hedged).await;
+    let client = driver.container("db", "c");
+    warm_up(kind, &driver, &c).await;
     let _guards = install(&emu, kind, fault);
     emu.counters().reset();
     let started = Instant::now();
