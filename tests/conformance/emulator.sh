@@ -69,8 +69,10 @@ conformance_run() {
     local port endpoint ready output status summary
     port=$(free_port_range)
     emulator_log=$(mktemp)
+    # Four ranges per container whatever its throughput (the binary sizes them from throughput
+    # otherwise, one range for 400 RU/s): the checks are about queries and feeds across ranges.
     # shellcheck disable=SC2086 # EMULATOR_ARGS is a list of flags.
-    "$target/debug/cosmos-emulator" --port "$port" --regions "$conformance_regions" \
+    "$target/debug/cosmos-emulator" --port "$port" --regions "$conformance_regions" --partitions 4 \
         ${EMULATOR_ARGS:-} >"$emulator_log" 2>&1 &
     emulator_pid=$!
     endpoint="http://127.0.0.1:$port/"

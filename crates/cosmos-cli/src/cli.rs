@@ -624,6 +624,10 @@ pub struct BenchArgs {
     /// printing and writing its results).
     #[arg(long)]
     pub allow_errors: bool,
+    /// Speak HTTP/2 to the account (ALPN over TLS, prior knowledge over plain HTTP, as to the
+    /// embedded emulator) instead of HTTP/1.1.
+    #[arg(long)]
+    pub http2: bool,
     /// Draw the latency distribution of every run here (SVG).
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,

@@ -76,7 +76,15 @@ def rules_checks(endpoint, key, regions, db_name, client_options):
     def conflicts_feed_is_empty():
         c = container()
         _expect(list(c.list_conflicts()) == [], "conflicts listed")
-        _expect(list(c.query_conflicts("SELECT * FROM c")) == [], "conflicts queried")
+        # Like a query over items, a conflicts query over every partition must ask for it.
+        _expect(
+            list(c.query_conflicts("SELECT * FROM c", enable_cross_partition_query=True)) == [],
+            "conflicts queried",
+        )
+        _expect(
+            list(c.query_conflicts("SELECT * FROM c", partition_key="any")) == [],
+            "conflicts queried in one partition",
+        )
 
     def delete_all_items_by_partition_key():
         c = container()

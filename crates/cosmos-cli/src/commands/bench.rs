@@ -98,6 +98,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
             endpoint: endpoint.to_owned(),
             credential: sign_in::credential(&args.target)?,
             allow_insecure_http: args.target.allow_insecure_http,
+            http2: args.http2,
             regions: args.target.regions(),
             database: args.db.clone(),
             container: args.container.clone(),
@@ -142,6 +143,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
         credential: Credential::master_key(emulator.key())
             .map_err(|e| format!("the embedded emulator's key is refused: {}", e.message()))?,
         allow_insecure_http: false,
+        http2: args.http2,
         regions,
         database: args.db.clone(),
         container: args.container.clone(),

@@ -25,6 +25,8 @@ pub struct BenchAccount {
     pub credential: Credential,
     /// Whether a plain `http://` endpoint off loopback is allowed.
     pub allow_insecure_http: bool,
+    /// Speak HTTP/2 (ALPN over TLS, prior knowledge over plain HTTP) instead of HTTP/1.1.
+    pub http2: bool,
     /// Preferred regions, most preferred first.
     pub regions: Vec<String>,
     /// Database id.
@@ -73,6 +75,12 @@ impl BenchAccount {
         let mut options = DriverOptions::new(self.endpoint.clone(), self.credential.clone())
             .with_preferred_regions(self.regions.clone())
             .with_allow_insecure_http(self.allow_insecure_http);
+        if self.http2 {
+            options = options.with_connection_pool(cosmos_driver::ConnectionPoolOptions {
+                http_version: cosmos_driver::HttpVersion::Http2,
+                ..cosmos_driver::ConnectionPoolOptions::default()
+            });
+        }
         options = match hedging {
             HedgingChoice::Off => {
                 options.with_availability_strategy(AvailabilityStrategy::Disabled)
