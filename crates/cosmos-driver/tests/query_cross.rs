@@ -138,6 +138,11 @@ const UNORDERED: &[&str] = &[
     "SELECT VALUE COUNT(1) FROM c WHERE c.n > 1000",
     "SELECT c.k, COUNT(1) AS n, SUM(c.n) AS total, MAX(c.n) AS hi FROM c GROUP BY c.k",
     "SELECT COUNT(1) AS n, AVG(c.n) AS mean FROM c",
+    "SELECT VALUE COUNT(1) FROM c ORDER BY c.n",
+    "SELECT VALUE SUM(c.n) FROM c WHERE c.n > 3 ORDER BY c.k DESC",
+    "SELECT VALUE AVG(c.n) FROM c ORDER BY c.n",
+    "SELECT VALUE MIN(c.v) FROM c ORDER BY c.v",
+    "SELECT VALUE MAX(c.v) FROM c ORDER BY c.v",
 ];
 
 #[tokio::test]

@@ -145,6 +145,74 @@ async fn a_failing_operation_rolls_the_whole_batch_back() {
     );
 }
 
+/// An operation's If-Match / If-None-Match is compared with the item as the batch's earlier
+/// operations left it: after a replace in the same batch, the ETag from before the batch no
+/// longer matches (the Python SDK's document_management sample sends exactly this batch, and
+/// fails at its index 5 as it does against the service).
+#[tokio::test]
+async fn a_later_operations_etag_condition_sees_the_earlier_writes_of_the_batch() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    for id in ["read_item", "delete_item", "replace_item"] {
+        let r = c
+            .create_item(base, "db", "c", &json!({"id": id, "pk": "Account1"}))
+            .await;
+        assert_eq!(r.status, 201);
+    }
+    let before = c
+        .read_item(base, "db", "c", "replace_item", &json!("Account1"), &[])
+        .await
+        .header("etag")
+        .unwrap()
+        .to_owned();
+    let replace = |cond: Option<(&str, &str)>| {
+        let mut op = json!({"operationType": "Replace", "id": "replace_item",
+            "resourceBody": {"id": "replace_item", "pk": "Account1", "message": "item was replaced"}});
+        if let Some((name, etag)) = cond {
+            op[name] = json!(etag);
+        }
+        op
+    };
+    let sample = json!([
+        {"operationType": "Create", "resourceBody": {"id": "create_item", "pk": "Account1"}},
+        {"operationType": "Upsert", "resourceBody": {"id": "upsert_item", "pk": "Account1"}},
+        {"operationType": "Read", "id": "read_item"},
+        {"operationType": "Delete", "id": "delete_item"},
+        replace(None),
+        replace(Some(("ifMatch", &before))),
+        replace(Some(("ifNoneMatch", &before)))
+    ]);
+    let r = batch(&c, base, "Account1", "True", &sample).await;
+    assert_eq!(r.status, 207, "{r:?}");
+    assert_eq!(statuses(&r), vec![424, 424, 424, 424, 424, 412, 424]);
+    // Nothing applied: the item keeps its ETag.
+    let now = c
+        .read_item(base, "db", "c", "replace_item", &json!("Account1"), &[])
+        .await;
+    assert_eq!(now.header("etag"), Some(before.as_str()));
+    // If-None-Match with the ETag from before the batch holds after the batch's own replace.
+    let ops = json!([replace(None), replace(Some(("ifNoneMatch", &before)))]);
+    let r = batch(&c, base, "Account1", "True", &ops).await;
+    assert_eq!((r.status, statuses(&r)), (200, vec![200, 200]), "{r:?}");
+    // And If-Match with the ETag the batch's earlier operation wrote holds: a read in the batch
+    // reports it, and a single-operation batch before it proves the comparison is exact.
+    let current = c
+        .read_item(base, "db", "c", "replace_item", &json!("Account1"), &[])
+        .await
+        .header("etag")
+        .unwrap()
+        .to_owned();
+    assert_ne!(current, before);
+    let ops = json!([replace(Some(("ifMatch", &current))), {"operationType": "Read", "id": "replace_item"}]);
+    let r = batch(&c, base, "Account1", "True", &ops).await;
+    assert_eq!((r.status, statuses(&r)), (200, vec![200, 200]), "{r:?}");
+    let results = r.json();
+    assert_eq!(results[0]["eTag"], results[1]["eTag"]);
+    let ops = json!([replace(Some(("ifMatch", &current)))]);
+    let r = batch(&c, base, "Account1", "True", &ops).await;
+    assert_eq!(statuses(&r), vec![412], "{r:?}");
+}
+
 #[tokio::test]
 async fn bad_batches_are_400s_before_anything_applies() {
     let (emu, c) = start_with_container(EmulatorBuilder::new()).await;

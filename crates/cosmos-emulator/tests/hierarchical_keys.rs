@@ -211,6 +211,16 @@ async fn point_operations_need_every_component_of_the_key() {
         assert_eq!((r.status, r.sub_status()), (400, 1001), "{partial}: {r:?}");
         assert!(r.message().contains(says), "{partial}: {}", r.message());
     }
+    // The key is checked before the item is looked up: the Python SDK's examples.py sample reads
+    // an id that does not exist with one component of its three-path key, and gets this 400.
+    let r = c
+        .get(
+            base,
+            &format!("{THREE}/id1"),
+            &[("x-ms-documentdb-partitionkey", r#"["pk1"]"#)],
+        )
+        .await;
+    assert_eq!((r.status, r.sub_status()), (400, 1001), "{r:?}");
 
     // The key inside the document must match the header, component by component.
     let wrong = json!({"id": "y", "tenant": "t1", "user": "u9"});

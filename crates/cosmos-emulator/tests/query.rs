@@ -133,7 +133,17 @@ async fn order_by_pages_resume_after_the_last_row() {
     assert_eq!(pages, 3);
 
     let body = json!({"query": "SELECT VALUE c.id FROM c WHERE c.pk = 'k2' ORDER BY c.id OFFSET 2 LIMIT 3"});
-    let (rows, _) = all_pages(&c, base, &body, &[("x-ms-max-item-count", "1")], |_| None).await;
+    let (rows, _) = all_pages(
+        &c,
+        base,
+        &body,
+        &[
+            ("x-ms-documentdb-partitionkey", pk.as_str()),
+            ("x-ms-max-item-count", "1"),
+        ],
+        |_| None,
+    )
+    .await;
     assert_eq!(
         rows,
         vec![json!("item012"), json!("item017"), json!("item022")]
@@ -234,9 +244,24 @@ async fn cross_partition_queries_need_a_plan_unless_the_gateway_serves_them() {
     assert_eq!(ids(&rows).into_iter().collect::<BTreeSet<_>>(), want);
     assert!(pages > 2);
 
-    // A WHERE that pins the partition key runs on its partition without a header.
-    let pinned = json!({"query": "SELECT VALUE COUNT(1) FROM c WHERE c.pk = @k", "parameters": [{"name": "@k", "value": "k3"}]});
+    // A WHERE that pins the partition key runs on its partition without a header when the
+    // gateway serves the query; one that needs a plan still needs it (the service decides by the
+    // partition key header), and runs in the key with the header.
+    let pinned = json!({"query": "SELECT VALUE c.id FROM c WHERE c.pk = @k", "parameters": [{"name": "@k", "value": "k3"}]});
     let r = query(&c, base, &pinned, &[]).await;
+    assert_eq!(r.status, 200, "{}", r.message());
+    assert_eq!(r.json()["Documents"].as_array().map(Vec::len), Some(5));
+    let pinned = json!({"query": "SELECT VALUE COUNT(1) FROM c WHERE c.pk = @k", "parameters": [{"name": "@k", "value": "k3"}]});
+    let r = query(&c, base, &pinned, &cross).await;
+    assert_eq!((r.status, r.sub_status()), (400, 1004), "{}", r.message());
+    let k3 = pk_header(&json!("k3"));
+    let r = query(
+        &c,
+        base,
+        &pinned,
+        &[("x-ms-documentdb-partitionkey", k3.as_str())],
+    )
+    .await;
     assert_eq!(r.status, 200, "{}", r.message());
     assert_eq!(r.json()["Documents"], json!([5]));
 

@@ -7,6 +7,11 @@
 //!   (the SDK replaces the placeholder; k is TOP, or OFFSET + LIMIT, and no TOP under DISTINCT);
 //! - `SELECT VALUE <aggregate>`: `SELECT VALUE [{"item": <aggregate>}] FROM ...`, AVG as
 //!   `{"sum": SUM(x), "count": COUNT(x)}`;
+//! - `SELECT VALUE <aggregate> ... ORDER BY`: `SELECT [{}, ...] AS orderByItems,
+//!   [{"item": <aggregate>}] AS payload FROM ... WHERE ({documentdb-formattableorderbyquery-filter})
+//!   [AND (<filter>)] ORDER BY ...` with undefined keys (`{}`): one row per range, which the
+//!   client merges as ORDER BY rows and then aggregates; ORDER BY with GROUP BY is refused, as the
+//!   service refuses it;
 //! - GROUP BY and aggregates without VALUE: `SELECT [{"item": g}, ...] AS groupByItems,
 //!   {"alias": expr | {"item": <aggregate>}, ...} AS payload FROM ... GROUP BY ...`;
 //! - OFFSET n LIMIT m alone: the query with `OFFSET 0 LIMIT n+m`;
@@ -159,12 +164,29 @@ pub fn plan(
         .map(|f| format!(" WHERE {f}"))
         .unwrap_or_default();
     if aggregated {
-        if !q.order_by.is_empty() {
+        if !q.order_by.is_empty() && !q.group_by.is_empty() {
+            // The service does not serve this either.
             return Err(SqlError::new(
-                "ORDER BY with aggregates or GROUP BY is not supported across partitions by this emulator.",
+                "'ORDER BY' is not supported in presence of GROUP BY.",
             ));
         }
         match (&q.projection, q.group_by.is_empty()) {
+            (Projection::Value(Expr::Aggregate(i)), true) if !q.order_by.is_empty() => {
+                // One row per range in the ORDER BY row form, its payload the range's part of the
+                // aggregate as `SELECT VALUE` aggregates send it: `[{"item": <part>}]`. An
+                // aggregate's row stands for all the rows it read, so its sort keys are undefined
+                // (`{}`): the client's merge then keeps the ranges' order, and the aggregate does
+                // not depend on it.
+                let call = &q.aggregates[*i];
+                info.aggregates.push(call.kind.plan_name());
+                let part = aggregate_text(call.kind, &slice(&chars, call.span), min_max);
+                let keys = vec!["{}"; info.order_by.len()].join(", ");
+                info.rewritten_query = format!(
+                    "SELECT [{keys}] AS orderByItems, [{{\"item\": {part}}}] AS payload FROM {from} WHERE {} ORDER BY {}",
+                    order_by_filter(filter.as_deref()),
+                    order_by_keys(&info)
+                );
+            }
             (Projection::Value(Expr::Aggregate(i)), true) => {
                 let call = &q.aggregates[*i];
                 info.aggregates.push(call.kind.plan_name());
@@ -172,6 +194,11 @@ pub fn plan(
                     "SELECT VALUE [{{\"item\": {}}}] FROM {from}{where_clause}",
                     aggregate_text(call.kind, &slice(&chars, call.span), min_max)
                 );
+            }
+            _ if !q.order_by.is_empty() => {
+                return Err(SqlError::new(
+                    "Across partitions, ORDER BY with aggregates is served for SELECT VALUE with one aggregate alone (e.g. SELECT VALUE COUNT(1) FROM c ORDER BY c.k); this query's aggregates are not of that form.",
+                ))
             }
             (Projection::Value(_), true) => {
                 return Err(SqlError::new(
@@ -185,24 +212,6 @@ pub fn plan(
             Some(Source::Container { alias, .. }) | Some(Source::In { alias, .. }) => alias.clone(),
             None => return Err(SqlError::new("ORDER BY needs a FROM clause.")),
         };
-        let items: Vec<String> = info
-            .order_by_expressions
-            .iter()
-            .map(|e| format!("{{\"item\": {e}}}"))
-            .collect();
-        let keys: Vec<String> = info
-            .order_by_expressions
-            .iter()
-            .zip(&info.order_by)
-            .map(|(e, d)| {
-                // VectorDistance sorts closest first by itself, and refuses a direction.
-                if info.has_non_streaming_order_by {
-                    e.clone()
-                } else {
-                    format!("{e} {}", if *d == "Descending" { "DESC" } else { "ASC" })
-                }
-            })
-            .collect();
         // Each range may stop after the rows the client can use, except under DISTINCT: the
         // client drops duplicates after merging, so the first k rows of a range can hold fewer
         // than k distinct values, and a range cut at k would lose rows the answer needs.
@@ -212,15 +221,12 @@ pub fn plan(
             (None, Some(o), Some(l), false) => format!("TOP {} ", o.saturating_add(l)),
             _ => String::new(),
         };
-        let filter = match &filter {
-            Some(f) => format!("({{documentdb-formattableorderbyquery-filter}}) AND ({f})"),
-            None => "({documentdb-formattableorderbyquery-filter})".to_owned(),
-        };
         info.rewritten_query = format!(
-            "SELECT {take}{root}._rid, [{}] AS orderByItems, {} AS payload FROM {from} WHERE {filter} ORDER BY {}",
-            items.join(", "),
+            "SELECT {take}{root}._rid, {} AS orderByItems, {} AS payload FROM {from} WHERE {} ORDER BY {}",
+            order_by_items(&info),
             payload(q, &chars, &root),
-            keys.join(", ")
+            order_by_filter(filter.as_deref()),
+            order_by_keys(&info)
         );
     } else if let (Some(o), Some(l), Some(at)) = (offset, limit, q.spans.offset_at) {
         let head = slice(&chars, (0, at));
@@ -233,6 +239,43 @@ pub fn plan(
         query_ranges,
         hybrid_search_query_info: None,
     })
+}
+
+/// `[{"item": key}, ...]`: an ORDER BY row's sort keys.
+fn order_by_items(info: &QueryInfo) -> String {
+    let items: Vec<String> = info
+        .order_by_expressions
+        .iter()
+        .map(|e| format!("{{\"item\": {e}}}"))
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// The ORDER BY clause of a range's query.
+fn order_by_keys(info: &QueryInfo) -> String {
+    let keys: Vec<String> = info
+        .order_by_expressions
+        .iter()
+        .zip(&info.order_by)
+        .map(|(e, d)| {
+            // VectorDistance sorts closest first by itself, and refuses a direction.
+            if info.has_non_streaming_order_by {
+                e.clone()
+            } else {
+                format!("{e} {}", if *d == "Descending" { "DESC" } else { "ASC" })
+            }
+        })
+        .collect();
+    keys.join(", ")
+}
+
+/// The WHERE clause of an ORDER BY range query: the placeholder a client replaces with its
+/// resumption filter, and the query's own filter.
+fn order_by_filter(filter: Option<&str>) -> String {
+    match filter {
+        Some(f) => format!("({{documentdb-formattableorderbyquery-filter}}) AND ({f})"),
+        None => "({documentdb-formattableorderbyquery-filter})".to_owned(),
+    }
 }
 
 /// Every effective partition key.
@@ -407,6 +450,14 @@ mod tests {
                 .unwrap()
                 .clone()
         );
+        let p = plan_of("SELECT VALUE SUM(c.n) FROM c WHERE c.k > 1 ORDER BY c.k DESC");
+        assert_eq!(p.aggregates, vec!["Sum"]);
+        assert_eq!(p.order_by, vec!["Descending"]);
+        assert_eq!(p.order_by_expressions, vec!["c.k"]);
+        assert_eq!(
+            p.rewritten_query,
+            "SELECT [{}] AS orderByItems, [{\"item\": SUM(c.n)}] AS payload FROM c WHERE ({documentdb-formattableorderbyquery-filter}) AND (c.k > 1) ORDER BY c.k DESC"
+        );
         let p = plan_of("SELECT * FROM c OFFSET 3 LIMIT 4");
         assert_eq!((p.offset, p.limit), (Some(3), Some(4)));
         assert_eq!(p.rewritten_query, "SELECT * FROM c OFFSET 0 LIMIT 7");
@@ -436,6 +487,27 @@ mod tests {
     }
 
     #[test]
+    fn order_by_is_planned_with_a_value_aggregate_only() {
+        let refused = |text: &str| {
+            plan(
+                &parse_query(text).unwrap(),
+                text,
+                &HashMap::new(),
+                None,
+                MinMaxParts::Plain,
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(
+            refused("SELECT c.k, COUNT(1) AS n FROM c GROUP BY c.k ORDER BY c.k")
+                .contains("'ORDER BY' is not supported in presence of GROUP BY")
+        );
+        assert!(refused("SELECT COUNT(1) AS n FROM c ORDER BY c.k").contains("SELECT VALUE"));
+        assert!(refused("SELECT VALUE COUNT(1) + 1 FROM c ORDER BY c.k").contains("SELECT VALUE"));
+    }
+
+    #[test]
     fn rewritten_queries_run_and_give_the_shapes_sdks_read() {
         let docs = vec![
             json!({"id": "x", "_rid": "r1", "a": 2, "k": "p"}),
@@ -462,6 +534,14 @@ mod tests {
         assert_eq!(
             run_text("SELECT VALUE AVG(c.a) FROM c"),
             vec![json!([{"item": {"sum": 2, "count": 1}}])]
+        );
+        assert_eq!(
+            run_text("SELECT VALUE AVG(c.a) FROM c ORDER BY c.k"),
+            vec![json!({"orderByItems": [{}], "payload": [{"item": {"sum": 2, "count": 1}}]})]
+        );
+        assert_eq!(
+            run_text("SELECT VALUE COUNT(1) FROM c WHERE c.a > 5 ORDER BY c.a"),
+            vec![json!({"orderByItems": [{}], "payload": [{"item": 0}]})]
         );
         assert_eq!(
             run_text("SELECT c.k, MAX(c.a) AS m FROM c GROUP BY c.k"),
