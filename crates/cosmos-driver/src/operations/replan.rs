@@ -7,11 +7,15 @@
 //! request is refused again: each further re-plan waits a little longer, so the caller's bounded
 //! number of re-plans covers a few seconds of completion instead of spinning through them.
 //!
-//! One budget for all of them ([`Replans`], at most [`MAX_REPLANS`]): the query pager, read many
-//! and the change feed each take a re-plan from it before they read the ranges again. (Bulk
-//! counts re-routes per operation, with the caller's `BulkOptions::with_max_reroutes`.)
+//! One budget and one decision for all of them: [`Replans::after`] says whether an error lets a
+//! compound operation plan again (the range it was pinned to is gone and a re-plan is left, at
+//! most [`MAX_REPLANS`]) and how long to wait first; the query pager, read many, the change feed
+//! and bulk each ask it before they read the ranges again.
 
+use std::fmt;
 use std::time::Duration;
+
+use crate::error::CosmosError;
 
 /// The wait before the first re-plan after one.
 const FIRST_WAIT: Duration = Duration::from_millis(20);
@@ -50,6 +54,26 @@ impl Replans {
         self.used += 1;
         Some(wait)
     }
+
+    /// What a compound operation does after a request answered `error`: when the range it was
+    /// pinned to is gone (410/1002, 1007, 1008) and a re-plan is left, takes it and answers the
+    /// wait before the ranges are read again; otherwise answers the error (when the budget is
+    /// spent, saying that `what` followed [`MAX_REPLANS`] splits).
+    pub(crate) fn after(
+        &mut self,
+        error: CosmosError,
+        what: impl fmt::Display,
+    ) -> Result<Duration, CosmosError> {
+        if !error.is_range_gone() {
+            return Err(error);
+        }
+        match self.take() {
+            Some(wait) => Ok(wait),
+            None => Err(error.with_context(format!(
+                "{what} followed {MAX_REPLANS} partition splits and gives up"
+            ))),
+        }
+    }
 }
 
 /// How long to wait before a re-plan, given how many re-plans came before it: none before the
@@ -82,6 +106,43 @@ mod tests {
         assert_eq!(resumed.take(), Some(Duration::from_secs(1)));
         assert_eq!(resumed.take(), None);
         assert_eq!(Replans::spent(u32::MAX), Replans::spent(MAX_REPLANS));
+    }
+
+    #[test]
+    fn only_a_gone_range_is_planned_again_and_only_while_the_budget_lasts() {
+        use crate::protocol::CosmosStatus;
+        let status = |code, sub| {
+            CosmosError::new(crate::error::ErrorKind::Service, "answer")
+                .with_status(CosmosStatus::new(code, sub))
+        };
+        // (status, sub-status, re-plans already used, planned again?)
+        let table = [
+            (410, 1002, 0, Some(Duration::ZERO)),
+            (410, 1007, 1, Some(Duration::from_millis(20))),
+            (410, 1008, 2, Some(Duration::from_millis(40))),
+            (410, 1002, MAX_REPLANS, None),
+            (410, 0, 0, None),
+            (404, 1002, 0, None),
+            (429, 0, 0, None),
+            (503, 0, 0, None),
+        ];
+        for (code, sub, used, want) in table {
+            let mut replans = Replans::spent(used);
+            let got = replans.after(status(code, sub), "the test");
+            match want {
+                Some(wait) => {
+                    assert_eq!(got.unwrap(), wait, "{code}/{sub} after {used}");
+                    assert_eq!(replans, Replans::spent(used + 1));
+                }
+                None => {
+                    let e = got.unwrap_err();
+                    assert_eq!(e.status(), Some(code), "{code}/{sub} after {used}");
+                    let gave_up = e.message().contains("followed 64 partition splits");
+                    assert_eq!(gave_up, used == MAX_REPLANS, "{}", e.message());
+                    assert_eq!(replans, Replans::spent(used));
+                }
+            }
+        }
     }
 
     #[test]

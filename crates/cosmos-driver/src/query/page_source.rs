@@ -1,5 +1,5 @@
 //! Where a query's pages come from: the query plan, the container's partition key ranges, and
-//! one page of one range. `client::DriverPageSource` sends each of them as an operation through
+//! one page of one range. `operations::DriverPageSource` sends each of them as an operation through
 //! the driver's pipeline, so every page request is retried, routed and hedged like a point read.
 //! The trait is the seam the query executor is tested through.
 

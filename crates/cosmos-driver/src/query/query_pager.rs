@@ -25,7 +25,7 @@ use super::query_spec::Query;
 use super::range_merge::{RangeCursor, TargetRange};
 use crate::diagnostics::DiagnosticsContext;
 use crate::operations::page_guard::PageGuard;
-use crate::operations::{Replans, MAX_REPLANS};
+use crate::operations::Replans;
 use crate::protocol::{effective_partition_key, PartitionKey, EPK_MAX, MAX_HIERARCHY_DEPTH};
 use crate::{CosmosError, ErrorKind};
 
@@ -481,11 +481,7 @@ impl QueryPager {
                 }
                 Err(e) if e.is_range_gone() && !single => {
                     self.summary.record(e.diagnostics());
-                    let Some(wait) = replans.take() else {
-                        return Err(e.with_context(format!(
-                            "the query followed {MAX_REPLANS} partition splits and gives up"
-                        )));
-                    };
+                    let wait = replans.after(e, "the query")?;
                     self.summary.splits += 1;
                     let ranges = self.source.ranges(true, &settings.request).await?;
                     let children: Vec<TargetRange> = ranges

@@ -1,25 +1,29 @@
-//! `container.read_many::<T>(&[(pk, id), ...])`: the plan ([`crate::read_many`]) carried out
-//! through the driver's pipeline, several groups at once, each request retried, routed and hedged
-//! like a point read. A group whose range has split since the range listing is planned again
-//! against a fresh listing.
+//! Read many (`container.read_many::<T>(&[(pk, id), ...])`): the plan ([`crate::read_many`])
+//! carried out through the dispatcher, several groups at once, each request retried, routed and
+//! hedged like a point read. Groups whose range has split since the range listing are planned
+//! again against a fresh listing, through the one re-plan budget ([`super::Replans`]).
 
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::driver_page_source::DriverPageSource;
+use super::dispatch::run;
+use super::feed_body::feed_items;
+use super::page_guard::PageGuard;
+use super::partition_key_paths::partition_key_paths;
+use super::partition_key_ranges::partition_key_ranges;
+use super::replan::Replans;
 use crate::diagnostics::DiagnosticsContext;
-use crate::operations::feed_body::feed_items;
-use crate::operations::page_guard::PageGuard;
-use crate::operations::Replans;
+use crate::error::{CosmosError, ErrorKind};
+use crate::operation::CosmosOperation;
 use crate::options::OperationOptions;
-use crate::protocol::ContainerReference;
-use crate::routing::partition_key_path_segments;
-use crate::query::{page_operation, PageSettings, PageTarget, QueryPageSource};
+use crate::pipeline::DriverCore;
+use crate::protocol::{ContainerReference, PartitionKey};
+use crate::query::{page_operation, PageSettings, PageTarget};
 use crate::read_many::{
     plan_read_many, ReadManyGroup, ReadManyOptions, ReadManyRequest, ReadManyResponse,
 };
-use crate::{CosmosDriver, CosmosError, CosmosOperation, ErrorKind, PartitionKey};
+use crate::routing::partition_key_path_segments;
 
 /// The most pages one group query reads.
 const MAX_PAGES_PER_GROUP: usize = 1000;
@@ -35,11 +39,11 @@ struct GroupAnswer {
 /// The container's partition key paths (read once per driver and kept), each split into its
 /// property names.
 async fn key_paths(
-    driver: &CosmosDriver,
+    core: &DriverCore,
     container: &ContainerReference,
     options: &OperationOptions,
 ) -> Result<Vec<Vec<String>>, CosmosError> {
-    let paths = driver.partition_key_paths(container, options).await?;
+    let paths = partition_key_paths(core, container, options).await?;
     Ok(paths
         .iter()
         .map(|p| partition_key_path_segments(p))
@@ -47,7 +51,7 @@ async fn key_paths(
 }
 
 async fn run_group(
-    driver: &CosmosDriver,
+    core: &DriverCore,
     container: &ContainerReference,
     group: &ReadManyGroup,
     paths: &[Vec<String>],
@@ -58,7 +62,7 @@ async fn run_group(
         ReadManyRequest::PointRead(key) => {
             let op = CosmosOperation::read_item(container.item(&key.id)?)
                 .with_partition_key(key.partition_key.clone());
-            match driver.execute(op, options).await {
+            match run(core, op, options).await {
                 Ok(response) => {
                     answer.charge += response.request_charge();
                     answer.diagnostics.push(response.diagnostics().clone());
@@ -89,7 +93,7 @@ async fn run_group(
                     continuation.as_deref(),
                     &settings,
                 )?;
-                let response = driver.execute(op, options).await?;
+                let response = run(core, op, options).await?;
                 answer.charge += response.request_charge();
                 answer.diagnostics.push(response.diagnostics().clone());
                 let documents: Vec<Value> = feed_items(&response, "Documents", &what)?;
@@ -125,7 +129,7 @@ async fn run_group(
 
 /// Reads `items` of `container`; see `ContainerClient::read_many`.
 pub(crate) async fn read_many<T: DeserializeOwned>(
-    driver: &CosmosDriver,
+    core: &DriverCore,
     container: &ContainerReference,
     items: Vec<(PartitionKey, String)>,
     options: &ReadManyOptions,
@@ -138,8 +142,7 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
             diagnostics: Vec::new(),
         });
     }
-    let paths = key_paths(driver, container, &options.request).await?;
-    let source = DriverPageSource::new(driver.clone(), container.clone());
+    let paths = key_paths(core, container, &options.request).await?;
     let mut pending = items.clone();
     let mut indices: Vec<usize> = (0..items.len()).collect();
     let mut found: Vec<Option<Value>> = vec![None; items.len()];
@@ -147,7 +150,7 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
     let mut reread = false;
     loop {
         // The driver's kept ranges first; read again when a range was found gone.
-        let ranges = source.ranges(reread, &options.request).await?;
+        let ranges = partition_key_ranges(core, container, reread, &options.request).await?;
         let groups = plan_read_many(&pending, &ranges, &paths)?;
         let concurrency = options.max_concurrency.max(1);
         let answers: Vec<(ReadManyGroup, Result<GroupAnswer, CosmosError>)> =
@@ -155,7 +158,7 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
                 .map(|g| {
                     let paths = &paths;
                     async move {
-                        let a = run_group(driver, container, &g, paths, &options.request).await;
+                        let a = run_group(core, container, &g, paths, &options.request).await;
                         (g, a)
                     }
                 })
@@ -163,6 +166,7 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
                 .collect()
                 .await;
         let mut gone: Vec<usize> = Vec::new();
+        let mut first_gone: Option<CosmosError> = None;
         for (group, answer) in answers {
             match answer {
                 Ok(a) => {
@@ -172,21 +176,23 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
                         found[indices[i]] = Some(doc);
                     }
                 }
-                Err(e) if e.is_range_gone() && replans.left() => {
+                Err(e) if e.is_range_gone() => {
                     total.diagnostics.push(e.diagnostics().clone());
                     gone.extend(group.items.iter().map(|k| k.index));
+                    first_gone.get_or_insert(e);
                 }
                 Err(e) => return Err(e),
             }
         }
-        if gone.is_empty() {
+        let Some(error) = first_gone else {
             break;
-        }
+        };
+        // One re-plan for every group found gone in this round.
+        let wait = replans.after(error, "read many")?;
         gone.sort_unstable();
         pending = gone.iter().map(|&i| pending[i].clone()).collect();
         indices = gone.iter().map(|&i| indices[i]).collect();
-        // A re-plan was left when the groups were found gone (checked above).
-        tokio::time::sleep(replans.take().unwrap_or_default()).await;
+        tokio::time::sleep(wait).await;
         reread = true;
     }
     let items = found
