@@ -14,7 +14,7 @@ use super::dispatch::run;
 use super::feed_body::feed_items;
 use super::page_guard::PageGuard;
 use super::partition_key_ranges::partition_key_ranges;
-use super::replan::Replans;
+use super::replan::{Replanning, Round};
 use crate::change_feed::{
     page_operation, ChangeFeedOptions, ChangeFeedPage, FeedState, NextRequest, PageStart,
 };
@@ -150,69 +150,84 @@ impl<T: DeserializeOwned> ChangeFeedReader<T> {
             session_token: None,
             diagnostics: Vec::new(),
         };
-        // Range re-reads this page may make after answers that a range is gone (a split).
-        let mut replans = Replans::default();
         if let Ok(state) = &mut self.state {
             if state.poll_finished() {
                 state.start_poll();
             }
         }
         let what = format!("a change feed page of {}", container.link());
+        let mut replanning = Replanning::default();
+        loop {
+            let round = self
+                .round(&container, &what, &mut page, replanning.refresh())
+                .await?;
+            if replanning.settle(round, &what).await?.is_some() {
+                return Ok(page);
+            }
+        }
+    }
+
+    /// One round of a page: reads ranges one page request at a time until one has changes or
+    /// the poll is over; a range found gone, or ranges that do not cover the feed's position,
+    /// end the round for a re-plan (the ranges are read again when `refresh`).
+    async fn round(
+        &mut self,
+        container: &ContainerReference,
+        what: &str,
+        page: &mut ChangeFeedPage<T>,
+        refresh: bool,
+    ) -> Result<Round<()>, CosmosError> {
+        if refresh {
+            self.ranges = None;
+        }
         loop {
             let Ok(state) = &mut self.state else {
                 return Err(self.setup_error());
             };
             if !state.is_partition_key_scope() && self.ranges.is_none() {
                 self.ranges = Some(
-                    partition_key_ranges(&self.core, &container, true, &self.options.request)
+                    partition_key_ranges(&self.core, container, true, &self.options.request)
                         .await?,
                 );
             }
             let next = match state.next_request(self.ranges.as_deref().unwrap_or(&[])) {
                 Ok(next) => next,
-                // The ranges read do not cover the feed's position (a listing taken mid-split):
-                // read them again.
-                Err(_) if !state.is_partition_key_scope() && replans.take().is_some() => {
-                    self.ranges = None;
-                    continue;
-                }
+                // The ranges read do not cover the feed's position (a listing taken
+                // mid-split): read them again.
+                Err(e) if !state.is_partition_key_scope() => return Ok(Round::Stale(e)),
                 Err(e) => return Err(e),
             };
             let op = page_operation(
-                &container,
+                container,
                 &next,
                 state.is_all_versions(),
                 self.options.max_item_count,
             )?;
             let response = match run(&self.core, op, &self.options.request).await {
                 Ok(r) => r,
-                Err(e) => {
-                    let wait = replans.after(e, &what)?;
-                    tokio::time::sleep(wait).await;
-                    self.ranges = None;
-                    continue;
-                }
+                Err(e) if e.is_range_gone() => return Ok(Round::Gone(e)),
+                Err(e) => return Err(e),
             };
             page.request_charge += response.request_charge();
             page.session_token = response.session_token().map(str::to_owned);
             page.diagnostics.push(response.diagnostics().clone());
-            let items: Vec<T> = match feed_items(&response, "Documents", &what) {
+            let items: Vec<T> = match feed_items(&response, "Documents", what) {
                 Ok(items) => items,
-                Err(e) => return Err(failed_page::<T>(&response, &what, e)),
+                Err(e) => return Err(failed_page::<T>(&response, what, e)),
             };
             let guard = self.guards.entry(range_key(&next)).or_default();
             if let Err(fault) =
                 guard.check_changes(sent_position(&next), response.etag(), items.len())
             {
                 return Err(fault
-                    .into_error(&what)
+                    .into_error(what)
                     .with_diagnostics(response.diagnostics().clone()));
             }
             state.record_page(response.etag(), !items.is_empty());
             if !items.is_empty() || state.poll_finished() {
                 page.items = items;
                 page.continuation = state.continuation();
-                return Ok(page);
+                return Ok(Round::Done(()));
             }
         }
     }

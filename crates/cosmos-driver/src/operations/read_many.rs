@@ -12,7 +12,7 @@ use super::feed_body::feed_items;
 use super::page_guard::PageGuard;
 use super::partition_key_paths::partition_key_paths;
 use super::partition_key_ranges::partition_key_ranges;
-use super::replan::Replans;
+use super::replan::{Replanning, Round};
 use crate::diagnostics::DiagnosticsContext;
 use crate::error::{CosmosError, ErrorKind};
 use crate::operation::CosmosOperation;
@@ -127,40 +127,36 @@ async fn run_group(
     Ok(answer)
 }
 
-/// Reads `items` of `container`; see `ContainerClient::read_many`.
-pub(crate) async fn read_many<T: DeserializeOwned>(
-    core: &DriverCore,
-    container: &ContainerReference,
-    items: Vec<(PartitionKey, String)>,
-    options: &ReadManyOptions,
-) -> Result<ReadManyResponse<T>, CosmosError> {
-    let mut total = GroupAnswer::default();
-    if items.is_empty() {
-        return Ok(ReadManyResponse {
-            items: Vec::new(),
-            request_charge: 0.0,
-            diagnostics: Vec::new(),
-        });
-    }
-    let paths = key_paths(core, container, &options.request).await?;
-    let mut pending = items.clone();
-    let mut indices: Vec<usize> = (0..items.len()).collect();
-    let mut found: Vec<Option<Value>> = vec![None; items.len()];
-    let mut replans = Replans::default();
-    let mut reread = false;
-    loop {
-        // The driver's kept ranges first; read again when a range was found gone.
+/// What a read many has left to read and has found so far.
+struct ReadManyRun {
+    /// The items not yet read (all of them, then those of groups found gone).
+    pending: Vec<(PartitionKey, String)>,
+    /// Each pending item's index in the caller's list.
+    indices: Vec<usize>,
+    /// What was found, by the caller's index.
+    found: Vec<Option<Value>>,
+    total: GroupAnswer,
+}
+
+impl ReadManyRun {
+    /// One round: the pending items planned against the ranges (the kept ones, or read again
+    /// when `reread`) and every group read; the items of groups found gone stay pending.
+    async fn round(
+        &mut self,
+        core: &DriverCore,
+        container: &ContainerReference,
+        paths: &[Vec<String>],
+        options: &ReadManyOptions,
+        reread: bool,
+    ) -> Result<Round<()>, CosmosError> {
         let ranges = partition_key_ranges(core, container, reread, &options.request).await?;
-        let groups = plan_read_many(&pending, &ranges, &paths)?;
+        let groups = plan_read_many(&self.pending, &ranges, paths)?;
         let concurrency = options.max_concurrency.max(1);
         let answers: Vec<(ReadManyGroup, Result<GroupAnswer, CosmosError>)> =
             futures::stream::iter(groups)
-                .map(|g| {
-                    let paths = &paths;
-                    async move {
-                        let a = run_group(core, container, &g, paths, &options.request).await;
-                        (g, a)
-                    }
+                .map(|g| async move {
+                    let a = run_group(core, container, &g, paths, &options.request).await;
+                    (g, a)
                 })
                 .buffer_unordered(concurrency)
                 .collect()
@@ -170,14 +166,14 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
         for (group, answer) in answers {
             match answer {
                 Ok(a) => {
-                    total.charge += a.charge;
-                    total.diagnostics.extend(a.diagnostics);
+                    self.total.charge += a.charge;
+                    self.total.diagnostics.extend(a.diagnostics);
                     for (i, doc) in a.found {
-                        found[indices[i]] = Some(doc);
+                        self.found[self.indices[i]] = Some(doc);
                     }
                 }
                 Err(e) if e.is_range_gone() => {
-                    total.diagnostics.push(e.diagnostics().clone());
+                    self.total.diagnostics.push(e.diagnostics().clone());
                     gone.extend(group.items.iter().map(|k| k.index));
                     first_gone.get_or_insert(e);
                 }
@@ -185,16 +181,47 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
             }
         }
         let Some(error) = first_gone else {
-            break;
+            return Ok(Round::Done(()));
         };
-        // One re-plan for every group found gone in this round.
-        let wait = replans.after(error, "read many")?;
+        // The next round plans only the items of the groups found gone (one re-plan for all).
         gone.sort_unstable();
-        pending = gone.iter().map(|&i| pending[i].clone()).collect();
-        indices = gone.iter().map(|&i| indices[i]).collect();
-        tokio::time::sleep(wait).await;
-        reread = true;
+        self.pending = gone.iter().map(|&i| self.pending[i].clone()).collect();
+        self.indices = gone.iter().map(|&i| self.indices[i]).collect();
+        Ok(Round::Gone(error))
     }
+}
+
+/// Reads `items` of `container`; see `ContainerClient::read_many`.
+pub(crate) async fn read_many<T: DeserializeOwned>(
+    core: &DriverCore,
+    container: &ContainerReference,
+    items: Vec<(PartitionKey, String)>,
+    options: &ReadManyOptions,
+) -> Result<ReadManyResponse<T>, CosmosError> {
+    if items.is_empty() {
+        return Ok(ReadManyResponse {
+            items: Vec::new(),
+            request_charge: 0.0,
+            diagnostics: Vec::new(),
+        });
+    }
+    let paths = key_paths(core, container, &options.request).await?;
+    let mut run = ReadManyRun {
+        pending: items.clone(),
+        indices: (0..items.len()).collect(),
+        found: vec![None; items.len()],
+        total: GroupAnswer::default(),
+    };
+    let mut replanning = Replanning::default();
+    loop {
+        let round = run
+            .round(core, container, &paths, options, replanning.refresh())
+            .await?;
+        if replanning.settle(round, "read many").await?.is_some() {
+            break;
+        }
+    }
+    let ReadManyRun { found, total, .. } = run;
     let items = found
         .into_iter()
         .flatten()

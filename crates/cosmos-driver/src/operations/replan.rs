@@ -10,7 +10,8 @@
 //! One budget and one decision for all of them: [`Replans::after`] says whether an error lets a
 //! compound operation plan again (the range it was pinned to is gone and a re-plan is left, at
 //! most [`MAX_REPLANS`]) and how long to wait first; the query pager, read many, the change feed
-//! and bulk each ask it before they read the ranges again.
+//! and bulk each ask it before they read the ranges again. [`Replanning`] is the loop around it
+//! that the change feed and read many run their rounds through.
 
 use std::fmt;
 use std::time::Duration;
@@ -73,6 +74,57 @@ impl Replans {
                 "{what} followed {MAX_REPLANS} partition splits and gives up"
             ))),
         }
+    }
+}
+
+/// How one round of a compound operation against the ranges it read ended.
+#[derive(Debug)]
+pub(crate) enum Round<T> {
+    /// The operation is complete.
+    Done(T),
+    /// A request found its range gone (the error says so): plan again against fresh ranges.
+    Gone(CosmosError),
+    /// The ranges read do not cover what the operation must read (a listing taken while a split
+    /// completes; the reason is the error): read them again.
+    Stale(CosmosError),
+}
+
+/// The one re-plan loop of the compound operations, driven by the caller's rounds: each round
+/// runs against the ranges (read again when the loop says so) and hands its outcome to
+/// [`Replanning::settle`]. After a round that found a range gone or the ranges stale, a re-plan is
+/// taken from the budget ([`Replans::after`] for a gone range), its wait passes, and the next
+/// round reads the ranges again; when none is left, the round's error ends the operation. The
+/// change feed and read many run through it; the query pager and bulk take their re-plans from
+/// the same budget and decision.
+#[derive(Debug, Default)]
+pub(crate) struct Replanning {
+    replans: Replans,
+    refresh: bool,
+}
+
+impl Replanning {
+    /// Whether the next round reads the ranges again (a round before it found them gone or
+    /// stale) rather than take the kept ones.
+    pub(crate) fn refresh(&self) -> bool {
+        self.refresh
+    }
+
+    /// Takes a round's outcome: `Some` when the operation is done; `None` (after the re-plan's
+    /// wait) to run another round; the error when the operation ends with one. `what` names the
+    /// operation when the budget is spent.
+    pub(crate) async fn settle<T>(
+        &mut self,
+        round: Round<T>,
+        what: impl fmt::Display,
+    ) -> Result<Option<T>, CosmosError> {
+        let wait = match round {
+            Round::Done(done) => return Ok(Some(done)),
+            Round::Gone(error) => self.replans.after(error, what)?,
+            Round::Stale(error) => self.replans.take().ok_or(error)?,
+        };
+        tokio::time::sleep(wait).await;
+        self.refresh = true;
+        Ok(None)
     }
 }
 
@@ -143,6 +195,86 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn gone() -> CosmosError {
+        CosmosError::new(crate::error::ErrorKind::Service, "gone")
+            .with_status(crate::protocol::CosmosStatus::new(410, 1002))
+    }
+
+    /// Runs `rounds` (the outcome of each round by its number, told whether to refresh) through
+    /// the loop; answers the result and the refresh flags the rounds saw.
+    async fn drive(
+        mut loop_: Replanning,
+        rounds: impl Fn(usize) -> Result<Round<usize>, CosmosError>,
+    ) -> (Result<usize, CosmosError>, Vec<bool>, Replans) {
+        let mut seen = Vec::new();
+        let result = loop {
+            seen.push(loop_.refresh());
+            let round = match rounds(seen.len()) {
+                Ok(r) => r,
+                Err(e) => break Err(e),
+            };
+            match loop_.settle(round, "the test").await {
+                Ok(Some(done)) => break Ok(done),
+                Ok(None) => continue,
+                Err(e) => break Err(e),
+            }
+        };
+        (result, seen, loop_.replans)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_loop_plans_again_with_fresh_ranges_until_done() {
+        let started = tokio::time::Instant::now();
+        let (done, seen, replans) = drive(Replanning::default(), |n| {
+            Ok(match n {
+                1 => Round::Gone(gone()),
+                2 => Round::Stale(CosmosError::invalid_input("stale")),
+                3 => Round::Gone(gone()),
+                n => Round::Done(n),
+            })
+        })
+        .await;
+        assert_eq!(done.unwrap(), 4);
+        assert_eq!(seen, [false, true, true, true]);
+        assert_eq!(replans, Replans::spent(3));
+        // No wait before the first re-plan, then 20 ms and 40 ms.
+        assert_eq!(started.elapsed(), Duration::from_millis(60));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_loop_ends_with_the_rounds_error_once_the_budget_is_spent() {
+        let almost = Replanning {
+            replans: Replans::spent(MAX_REPLANS - 1),
+            refresh: false,
+        };
+        let (e, seen, _) = drive(almost, |_| Ok(Round::Gone(gone()))).await;
+        let e = e.unwrap_err();
+        assert_eq!(seen.len(), 2);
+        assert!(
+            e.message().contains("the test followed 64 partition splits"),
+            "{}",
+            e.message()
+        );
+
+        let spent = Replanning {
+            replans: Replans::spent(MAX_REPLANS),
+            refresh: false,
+        };
+        let (e, _, _) = drive(spent, |_| {
+            Ok(Round::Stale(CosmosError::invalid_input("not covered")))
+        })
+        .await;
+        assert_eq!(e.unwrap_err().message(), "not covered");
+
+        // An error that is not a gone range ends the loop at once, as it is.
+        let (e, seen, replans) = drive(Replanning::default(), |_| {
+            Ok(Round::Gone(CosmosError::invalid_input("refused")))
+        })
+        .await;
+        assert_eq!(e.unwrap_err().message(), "refused");
+        assert_eq!((seen.len(), replans), (1, Replans::default()));
     }
 
     #[test]
