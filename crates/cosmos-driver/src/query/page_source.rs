@@ -8,9 +8,9 @@ use futures::future::BoxFuture;
 use http::{HeaderName, HeaderValue};
 use serde_json::Value;
 
-use super::query_features::{QUERY_VERSION, SUPPORTED_QUERY_FEATURES};
-use super::query_plan::QueryPlan;
-use super::range_merge::TargetRange;
+use super::plan::query_features::{QUERY_VERSION, SUPPORTED_QUERY_FEATURES};
+use super::plan::query_plan::QueryPlan;
+use super::merge::range_merge::TargetRange;
 use crate::diagnostics::DiagnosticsContext;
 use crate::options::OperationOptions;
 use crate::protocol::{header_names as h, ContainerReference, OperationType, PartitionKey};

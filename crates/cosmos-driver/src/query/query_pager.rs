@@ -11,18 +11,18 @@ use futures::stream::{self, StreamExt};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::continuation_token::QueryContinuation;
+use super::continuation::continuation_token::QueryContinuation;
 use super::page_source::{
     PageSettings, PageTarget, QueryPageSource, RangePage, INDEX_METRICS, QUERY_METRICS,
 };
 use super::query_execution::{
     overlapping_ranges, resume_cursors, Next, PageRequest, QueryExecution,
 };
-use super::query_features::check_plan;
+use super::plan::query_features::check_plan;
 use super::query_options::{QueryOptions, QueryScope};
-use super::query_plan::QueryRange;
+use super::plan::query_plan::QueryRange;
 use super::query_spec::Query;
-use super::range_merge::{RangeCursor, TargetRange};
+use super::merge::range_merge::{RangeCursor, TargetRange};
 use crate::diagnostics::DiagnosticsContext;
 use crate::operations::page_guard::PageGuard;
 use crate::operations::Replans;
