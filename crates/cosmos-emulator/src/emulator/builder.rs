@@ -240,9 +240,9 @@ impl EmulatorBuilder {
         self
     }
 
-    /// Keeps databases, containers, items and offers in `dir` (created when missing) so they
-    /// survive a restart: what the directory holds is loaded at start, and each write is answered
-    /// once it is on disk there.
+    /// Keeps databases, containers, items, offers, scripts, users and permissions in `dir`
+    /// (created when missing) so they survive a restart: what the directory holds is loaded at
+    /// start, and each write is answered once it is on disk there.
     pub fn data_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
         self.data_dir = Some(dir.into());
         self
