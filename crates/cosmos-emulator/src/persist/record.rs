@@ -415,7 +415,8 @@ mod tests {
             [7; 16],
             "self/".into(),
         ));
-        let text = serde_json::to_vec(&Record::scripts("coll", &[script.clone()])).unwrap();
+        let text =
+            serde_json::to_vec(&Record::scripts("coll", std::slice::from_ref(&script))).unwrap();
         let Record::Scripts {
             container,
             scripts: kept,
