@@ -178,8 +178,32 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
         bytes_read: Default::default(),
     };
     let started = Instant::now();
-    let page = run_page(&execution, token)?;
-    let work = execution.meter.used();
+    // Within one partition key a ranked query is answered whole (its plan run here).
+    let ranked = ctx.header(headers::PARTITION_KEY).is_some()
+        && crate::sql::search::is_ranked(&request.query);
+    let (page, work) = if ranked {
+        if token.is_some() {
+            return Err(ApiError::bad_request(
+                "A query ranked by ORDER BY RANK is answered on one page: it takes no continuation token.",
+            ));
+        }
+        let sub = super::query_ranked::SubQueries {
+            container: &container,
+            scope: &scope,
+            region: ctx.region,
+            state: &ctx.shared.store.queries,
+            limits,
+            reads: &reads,
+        };
+        let answered = sub.answer(&request)?;
+        // Every sub-query page read the same ranges: one session token each.
+        let mut seen = std::collections::HashSet::new();
+        reads.session_tokens.borrow_mut().retain(|t| seen.insert(t.clone()));
+        answered
+    } else {
+        let page = run_page(&execution, token)?;
+        (page, execution.meter.used())
+    };
     let figures = PageFigures {
         retrieved_docs: execution.docs_read.get(),
         retrieved_bytes: execution.bytes_read.get(),
@@ -239,11 +263,6 @@ fn scope_of(
                 headers::START_EPK,
                 headers::END_EPK
             )));
-        }
-        if crate::sql::search::is_ranked(&request.query) {
-            return Err(ApiError::bad_request(
-                "ORDER BY RANK within one partition key is not supported by this emulator: run the query across partitions (its plan's queries fuse the ranking on the client), filtering on the partition key in WHERE.",
-            ));
         }
         let filter = container.header_filter(raw)?;
         return Ok(Scope {
