@@ -169,6 +169,16 @@ impl CosmosDriver {
         crate::operations::partition_key_paths(&self.core, container, options).await
     }
 
+    /// The partition key paths and hash version of `container`, read once per container and then
+    /// kept.
+    pub(crate) async fn partition_key_definition(
+        &self,
+        container: &crate::protocol::ContainerReference,
+        options: &crate::options::OperationOptions,
+    ) -> Result<(std::sync::Arc<[String]>, crate::protocol::HashVersion), crate::CosmosError> {
+        crate::operations::partition_key_definition(&self.core, container, options).await
+    }
+
     /// What the driver keeps of each container (partition key paths and ranges).
     pub(crate) fn container_metadata(&self) -> &crate::routing::ContainerMetadata {
         &self.core.containers

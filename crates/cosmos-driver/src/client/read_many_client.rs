@@ -13,7 +13,7 @@ use crate::operations::feed_body::feed_items;
 use crate::operations::page_guard::PageGuard;
 use crate::operations::Replans;
 use crate::options::OperationOptions;
-use crate::protocol::ContainerReference;
+use crate::protocol::{ContainerReference, HashVersion};
 use crate::routing::partition_key_path_segments;
 use crate::query::{page_operation, PageSettings, PageTarget, QueryPageSource};
 use crate::read_many::{
@@ -33,17 +33,18 @@ struct GroupAnswer {
 }
 
 /// The container's partition key paths (read once per driver and kept), each split into its
-/// property names.
+/// property names, and its hash version.
 async fn key_paths(
     driver: &CosmosDriver,
     container: &ContainerReference,
     options: &OperationOptions,
-) -> Result<Vec<Vec<String>>, CosmosError> {
-    let paths = driver.partition_key_paths(container, options).await?;
-    Ok(paths
+) -> Result<(Vec<Vec<String>>, HashVersion), CosmosError> {
+    let (paths, version) = driver.partition_key_definition(container, options).await?;
+    let paths = paths
         .iter()
         .map(|p| partition_key_path_segments(p))
-        .collect())
+        .collect();
+    Ok((paths, version))
 }
 
 async fn run_group(
@@ -138,7 +139,7 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
             diagnostics: Vec::new(),
         });
     }
-    let paths = key_paths(driver, container, &options.request).await?;
+    let (paths, version) = key_paths(driver, container, &options.request).await?;
     let source = DriverPageSource::new(driver.clone(), container.clone());
     let mut pending = items.clone();
     let mut indices: Vec<usize> = (0..items.len()).collect();
@@ -148,7 +149,7 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
     loop {
         // The driver's kept ranges first; read again when a range was found gone.
         let ranges = source.ranges(reread, &options.request).await?;
-        let groups = plan_read_many(&pending, &ranges, &paths)?;
+        let groups = plan_read_many(&pending, &ranges, &paths, version)?;
         let concurrency = options.max_concurrency.max(1);
         let answers: Vec<(ReadManyGroup, Result<GroupAnswer, CosmosError>)> =
             futures::stream::iter(groups)

@@ -27,7 +27,7 @@ mod replan;
 mod test_entry;
 
 pub use pager::Pager;
-pub(crate) use partition_key_paths::partition_key_paths;
+pub(crate) use partition_key_paths::{partition_key_definition, partition_key_paths};
 pub(crate) use pipeline_entry::PipelineEntry;
 pub(crate) use replan::MAX_REPLANS;
 pub(crate) use replan::Replans;
