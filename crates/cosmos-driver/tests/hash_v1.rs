@@ -119,13 +119,17 @@ async fn v1_items_written_in_bulk_are_read_back_by_key_across_ranges() {
         .unwrap()
     });
     let response = c.bulk().run_iter(more).await.expect("the run starts");
-    assert!(response.into_results().iter().all(|r| r
-        .as_ref()
-        .is_ok_and(|r| r.status.status == 201)));
+    assert!(response
+        .into_results()
+        .iter()
+        .all(|r| r.as_ref().is_ok_and(|r| r.status.status == 201)));
     let all: Vec<(PartitionKey, String)> = (0..N + 100)
         .map(|i| (PartitionKey::from(pk_of(i)), format!("d{i}")))
         .collect();
-    assert_eq!(c.read_many::<Doc>(&all).await.unwrap().items().len(), N + 100);
+    assert_eq!(
+        c.read_many::<Doc>(&all).await.unwrap().items().len(),
+        N + 100
+    );
 }
 
 #[test]
@@ -139,7 +143,10 @@ fn the_drivers_v1_effective_partition_key_is_the_emulators() {
     let values: Vec<(PartitionKeyValue, String)> = vec![
         (PartitionKeyValue::from(""), json!([""]).to_string()),
         (PartitionKeyValue::from("a"), json!(["a"]).to_string()),
-        (PartitionKeyValue::from(long.as_str()), json!([long]).to_string()),
+        (
+            PartitionKeyValue::from(long.as_str()),
+            json!([long]).to_string(),
+        ),
         (PartitionKeyValue::Number(-2.5), "[-2.5]".to_owned()),
         (PartitionKeyValue::Number(42.0), "[42]".to_owned()),
         (PartitionKeyValue::Bool(true), "[true]".to_owned()),

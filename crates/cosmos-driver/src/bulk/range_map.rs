@@ -117,7 +117,9 @@ impl RangeMap {
     pub(crate) fn route(&self, key: &PartitionKey) -> BulkRoute {
         if !self.ranges.is_empty() {
             let complete = key.values().len() == self.paths;
-            if let Some(epk) = complete.then(|| effective_partition_key_for(key, self.paths, self.version)) {
+            if let Some(epk) =
+                complete.then(|| effective_partition_key_for(key, self.paths, self.version))
+            {
                 let after = self
                     .ranges
                     .partition_point(|r| r.min.as_str() <= epk.as_str());

@@ -46,11 +46,14 @@ pub(crate) async fn partition_key_definition(
     let read = CosmosOperation::read_container(container.clone());
     let response = core.send(&read, &options).await?;
     let (paths, version) = parse_definition(response.body()).map_err(|why| {
-            CosmosError::new(
-                ErrorKind::Deserialization,
-                format!("the metadata of container {:?} has no readable partition key definition: {why}", container.link()),
-            )
-            .with_diagnostics(response.diagnostics().clone())
+        CosmosError::new(
+            ErrorKind::Deserialization,
+            format!(
+                "the metadata of container {:?} has no readable partition key definition: {why}",
+                container.link()
+            ),
+        )
+        .with_diagnostics(response.diagnostics().clone())
     })?;
     let paths: Arc<[String]> = paths.into();
     core.containers.remember_partition_key_definition(

@@ -6,8 +6,7 @@ use serde_json::Value;
 
 use crate::error::CosmosError;
 use crate::protocol::{
-    effective_partition_key, effective_partition_key_for, epk_in_range, HashVersion, PartitionKey,
-    PartitionKeyValue,
+    effective_partition_key_for, epk_in_range, HashVersion, PartitionKey, PartitionKeyValue,
 };
 use crate::query::{Query, TargetRange, MAX_PARAMETERS};
 
@@ -262,7 +261,7 @@ mod tests {
         let mut indices: Vec<usize> = Vec::new();
         for g in &groups {
             for k in &g.items {
-                let epk = effective_partition_key(&k.partition_key, 1);
+                let epk = crate::protocol::effective_partition_key(&k.partition_key, 1);
                 assert!(epk_in_range(&epk, &g.range.min, &g.range.max));
                 indices.push(k.index);
             }

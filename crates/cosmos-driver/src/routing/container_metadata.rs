@@ -61,11 +61,6 @@ pub(crate) fn partition_key_path_segments(path: &str) -> Vec<String> {
 }
 
 impl ContainerMetadata {
-    /// The known partition key paths of the container at `link`.
-    pub(crate) fn partition_key_paths(&self, link: &str) -> Option<Arc<[String]>> {
-        self.partition_key_definition(link).map(|(paths, _)| paths)
-    }
-
     /// The known partition key paths and hash version of the container at `link`.
     pub(crate) fn partition_key_definition(
         &self,
@@ -137,25 +132,20 @@ mod tests {
     #[test]
     fn remembers_and_forgets_partition_key_paths() {
         let cache = ContainerMetadata::default();
-        assert!(cache.partition_key_paths("dbs/d/colls/c").is_none());
+        assert!(cache.partition_key_definition("dbs/d/colls/c").is_none());
         cache.remember_partition_key_definition(
             Arc::from("dbs/d/colls/c"),
             Arc::from(vec!["/pk".to_owned()]),
             HashVersion::V1,
         );
-        assert_eq!(
-            cache.partition_key_paths("dbs/d/colls/c").as_deref(),
-            Some(&["/pk".to_owned()][..])
-        );
-        assert_eq!(
-            cache
-                .partition_key_definition("dbs/d/colls/c")
-                .map(|(_, v)| v),
-            Some(HashVersion::V1)
-        );
-        assert!(cache.partition_key_paths("dbs/d/colls/other").is_none());
+        let (paths, version) = cache.partition_key_definition("dbs/d/colls/c").unwrap();
+        assert_eq!(&paths[..], &["/pk".to_owned()][..]);
+        assert_eq!(version, HashVersion::V1);
+        assert!(cache
+            .partition_key_definition("dbs/d/colls/other")
+            .is_none());
         cache.forget("dbs/d/colls/c");
-        assert!(cache.partition_key_paths("dbs/d/colls/c").is_none());
+        assert!(cache.partition_key_definition("dbs/d/colls/c").is_none());
     }
 
     #[test]

@@ -52,9 +52,7 @@ impl PkDefinition {
             Some(v) if v.as_u64() == Some(2) => false,
             Some(v) if v.as_u64() == Some(1) && !multi_hash => true,
             Some(v) if v.as_u64() == Some(1) => {
-                return Err(
-                    "A MultiHash partition key definition needs \"version\": 2.".to_owned(),
-                )
+                return Err("A MultiHash partition key definition needs \"version\": 2.".to_owned())
             }
             Some(v) => {
                 return Err(format!(

@@ -196,7 +196,9 @@ fn image(hash: u32, rest: &[u8]) -> Epk {
 fn whole_hash(epk: Epk) -> Option<u32> {
     let value = epk.first();
     let aligned = epk.parts().len() == 1 && value & ((1u128 << LOW_BITS) - 1) == 0;
-    aligned.then(|| u32::try_from(value >> LOW_BITS).ok()).flatten()
+    aligned
+        .then(|| u32::try_from(value >> LOW_BITS).ok())
+        .flatten()
 }
 
 /// The V1 text of a range boundary (a whole hash value); None for anything else.
@@ -250,7 +252,9 @@ pub fn parse(text: &str) -> Result<Epk, String> {
         return Ok(Epk::MIN);
     }
     let bytes = bytes_of(text).ok_or_else(|| {
-        format!("the effective partition key {text:?} is not hex digits in pairs (at most {MAX_TEXT})")
+        format!(
+            "the effective partition key {text:?} is not hex digits in pairs (at most {MAX_TEXT})"
+        )
     })?;
     if let Some((hash, rest)) = hash_and_rest(&bytes) {
         return Ok(image(hash, rest));
@@ -274,9 +278,9 @@ pub fn parse_range(min: &str, max: &str) -> Result<(Epk, Epk), String> {
     let start = parse(min)?;
     if let (Some(a), Some(b)) = (bytes_of(min), bytes_of(max)) {
         let successor = a.len() == b.len()
-            && a.split_last().zip(b.split_last()).is_some_and(|((x, p), (y, q))| {
-                p == q && x.checked_add(1) == Some(*y)
-            });
+            && a.split_last()
+                .zip(b.split_last())
+                .is_some_and(|((x, p), (y, q))| p == q && x.checked_add(1) == Some(*y));
         let key = hash_and_rest(&a).is_some_and(|(_, rest)| !rest.is_empty());
         if successor && key {
             return Ok((start, Epk::single(start.first() + 1)));
@@ -327,7 +331,11 @@ mod tests {
             (b"", 0xffff_ffff, 0x81F1_6F39),
             (&[0xff, 0xff, 0xff, 0xff], 0, 0x7629_3B50),
             (b"Hello, world!", 1234, 0xFAF6_CDB3),
-            (b"The quick brown fox jumps over the lazy dog", 0x9747_b28c, 0x2FA8_26CD),
+            (
+                b"The quick brown fox jumps over the lazy dog",
+                0x9747_b28c,
+                0x2FA8_26CD,
+            ),
         ];
         for (data, seed, want) in cases {
             assert_eq!(murmur3_32(data, seed), want, "{data:?} {seed}");
@@ -389,7 +397,17 @@ mod tests {
 
     #[test]
     fn numbers_encode_in_order_and_decode_back() {
-        let values = [-1e300, -2.5, -1.0, 0.0, 1.0, 2.0, 3.5, 4_294_967_295.0, 1e300];
+        let values = [
+            -1e300,
+            -2.5,
+            -1.0,
+            0.0,
+            1.0,
+            2.0,
+            3.5,
+            4_294_967_295.0,
+            1e300,
+        ];
         let encoded: Vec<Vec<u8>> = values
             .iter()
             .map(|v| {

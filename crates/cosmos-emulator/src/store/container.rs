@@ -10,9 +10,7 @@ use super::computed_properties::ComputedProperty;
 use super::container_definition::{check_default_ttl, replaced, Definition};
 use super::document::{seal, Sealed};
 use super::partition::Partition;
-use crate::epk::{
-    range_bounds, range_of, Epk, EpkFilter, PartitionKeyValue, PkDefinition,
-};
+use crate::epk::{range_bounds, range_of, Epk, EpkFilter, PartitionKeyValue, PkDefinition};
 use crate::protocol::ids::{encode_rid, new_etag, unix_seconds};
 use crate::protocol::ApiError;
 
@@ -100,8 +98,14 @@ impl Container {
         let boundaries = pk.boundaries(count);
         let range_ids: Vec<String> = (0..count).map(|i| i.to_string()).collect();
         let range_parents = vec![Vec::new(); count];
-        let (pkranges_body, pkranges_etag) =
-            pkranges_feed(&rid, &db_rid_text, &pk, &boundaries, &range_ids, &range_parents);
+        let (pkranges_body, pkranges_etag) = pkranges_feed(
+            &rid,
+            &db_rid_text,
+            &pk,
+            &boundaries,
+            &range_ids,
+            &range_parents,
+        );
         Ok(Self {
             id,
             rid_bytes,

@@ -91,8 +91,14 @@ impl Container {
         let mut boundaries = self.boundaries.clone();
         boundaries.insert(index, mid);
         let db_rid = encode_rid(&self.rid_bytes[..4]);
-        let (pkranges_body, pkranges_etag) =
-            pkranges_feed(&self.rid, &db_rid, &self.pk, &boundaries, &range_ids, &parents);
+        let (pkranges_body, pkranges_etag) = pkranges_feed(
+            &self.rid,
+            &db_rid,
+            &self.pk,
+            &boundaries,
+            &range_ids,
+            &parents,
+        );
         Ok(Container {
             id: self.id.clone(),
             rid_bytes: self.rid_bytes,
@@ -137,10 +143,7 @@ mod tests {
             Some(Epk::single(b0 + (SPACE_END - b0) / 2))
         );
         assert_eq!(midpoint(&v2, 0, &[]), Some(Epk::single(SPACE_END / 2)));
-        assert_eq!(
-            midpoint(&v2, 1, &[Epk::single(5), Epk::single(6)]),
-            None
-        );
+        assert_eq!(midpoint(&v2, 1, &[Epk::single(5), Epk::single(6)]), None);
         assert_eq!(midpoint(&v2, 9, &b), None);
     }
 
