@@ -23,6 +23,7 @@ use clap::Parser;
 use cosmos_cli::args::duration::parse_duration;
 use cosmos_cli::args::hedging::{parse_hedging, HedgingChoice};
 use cosmos_cli::bench::items::{item_for, item_id};
+use cosmos_cli::bench::meta::{redacted_command_line, rfc3339_utc, ToolInfo};
 use cosmos_cli::bench::progress::{ProgressBar, ProgressCounters};
 use cosmos_cli::bench::{
     table, BenchReport, EngineConfig, HedgeFacts, OpReport, Pacing, RunLabels, RunReport, StopAt,
@@ -241,7 +242,9 @@ async fn probe_writes(container: &ContainerClient) -> Result<(), String> {
         .map_err(|e| format!("cannot parse {id}: {e}"))?;
     for field in ["n", "tags", "f"] {
         if read[field] != second[field] {
-            return Err(format!("{id} reads back as {read}, not as replaced ({second})"));
+            return Err(format!(
+                "{id} reads back as {read}, not as replaced ({second})"
+            ));
         }
     }
     Ok(())
@@ -302,7 +305,16 @@ async fn run(args: &Args, hedging: HedgingChoice) -> Result<RunReport, String> {
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
-    let mut report = BenchReport::default();
+    let command_line: Vec<String> = std::env::args().collect();
+    let mut report = BenchReport {
+        tool: ToolInfo {
+            name: "peer-azure-sdk".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        started_at: rfc3339_utc(std::time::SystemTime::now()),
+        command_line: redacted_command_line(&command_line),
+        runs: Vec::new(),
+    };
     for &hedging in &args.hedging {
         match run(&args, hedging).await {
             Ok(r) => report.runs.push(r),

@@ -84,7 +84,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let pages: Vec<_> = c
         .change_feed_with::<Value>(ChangeFeedStart::Beginning, FeedScope::Container, options)
-        .into_stream()
+        .into_pages()
         .try_collect()
         .await?;
     let secs = started.elapsed().as_secs_f64();

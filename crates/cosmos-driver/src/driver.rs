@@ -96,8 +96,7 @@ impl CosmosDriver {
         operation: CosmosOperation,
         options: &OperationOptions,
     ) -> Result<CosmosResponse, CosmosError> {
-        operation.validate()?;
-        operations::execute(&self.core, operation, options).await
+        operations::run(&self.core, operation, options).await
     }
 
     /// The pages of a feed operation (read feed of items, databases, containers or partition key
@@ -159,36 +158,12 @@ impl CosmosDriver {
     pub fn sessions(&self) -> &SessionContainer {
         &self.core.sessions
     }
-
-    /// The partition key paths of `container`, read once per container and then kept.
-    pub(crate) async fn partition_key_paths(
-        &self,
-        container: &crate::protocol::ContainerReference,
-        options: &crate::options::OperationOptions,
-    ) -> Result<std::sync::Arc<[String]>, crate::CosmosError> {
-        crate::operations::partition_key_paths(&self.core, container, options).await
-    }
-
-    /// The partition key paths and hash version of `container`, read once per container and then
-    /// kept.
-    pub(crate) async fn partition_key_definition(
-        &self,
-        container: &crate::protocol::ContainerReference,
-        options: &crate::options::OperationOptions,
-    ) -> Result<(std::sync::Arc<[String]>, crate::protocol::HashVersion), crate::CosmosError> {
-        crate::operations::partition_key_definition(&self.core, container, options).await
-    }
-
-    /// What the driver keeps of each container (partition key paths and ranges).
-    pub(crate) fn container_metadata(&self) -> &crate::routing::ContainerMetadata {
-        &self.core.containers
-    }
 }
 
-#[cfg(test)]
 impl CosmosDriver {
-    /// The shared internals (seam tests drive the pipeline below the dispatcher).
-    pub(crate) fn core(&self) -> &DriverCore {
+    /// The shared internals: the typed handles hand them to the compound operations, and seam
+    /// tests drive the pipeline below the dispatcher.
+    pub(crate) fn core(&self) -> &Arc<DriverCore> {
         &self.core
     }
 }

@@ -95,7 +95,7 @@ static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllo
 
 pub use auth::{AccessToken, Credential, TokenCredential};
 pub use client::{
-    ChangeFeed, ChangeFeedItems, ChangeFeedOptions, ContainerBatch, ContainerBulk, ContainerClient,
+    ChangeFeed, ContainerBatch, ContainerBulk, ContainerClient,
     ContainerResponse, DatabaseClient, DatabaseProperties, ItemOptions,
     ExecuteOptions, ItemResponse, ResourceFeed, ResourcePage, ScriptsClient,
     StoredProcedureResponse, ThroughputResponse,
@@ -125,7 +125,8 @@ pub use transport::{API_VERSION, USER_AGENT_VALUE};
 pub use batch::BatchResponse;
 pub use bulk::{BulkOperation, BulkOptions, BulkResponse};
 pub use change_feed::{
-    ChangeFeedItem, ChangeFeedMode, ChangeFeedPage, ChangeFeedStart, FeedRange, FeedScope,
+    ChangeFeedItem, ChangeFeedMode, ChangeFeedOptions, ChangeFeedPage, ChangeFeedStart, FeedRange,
+    FeedScope,
 };
 pub use hedging::AvailabilityStrategy;
 pub use patch::PatchInstructions;

@@ -17,7 +17,7 @@
 
 pub use crate::{
     AvailabilityStrategy, BatchResponse, BulkOperation, BulkOptions, BulkResponse, ChangeFeed,
-    ChangeFeedItem, ChangeFeedItems, ChangeFeedMode, ChangeFeedOptions, ChangeFeedPage,
+    ChangeFeedItem, ChangeFeedMode, ChangeFeedOptions, ChangeFeedPage,
     ChangeFeedStart, ConsistencyLevel, ContainerBatch, ContainerClient, ContainerProperties,
     ContainerResponse, CosmosDriver, CosmosError, Credential, DatabaseClient, DatabaseProperties,
     DriverOptions, ErrorKind, FeedRange, FeedScope, IndexingPolicy, ItemOptions, ItemResponse,

@@ -52,7 +52,7 @@ async fn write(c: &ContainerClient, i: usize, n: i64) {
 
 /// Reads one poll of `feed` to its end: the changes, the pages, and the continuation.
 async fn drain(feed: ChangeFeed<Doc>) -> (Vec<Doc>, usize, String) {
-    let pages: Vec<_> = feed.into_stream().try_collect().await.expect("the poll");
+    let pages: Vec<_> = feed.into_pages().try_collect().await.expect("the poll");
     let last = pages.last().expect("a poll ends with a page");
     assert!(last.is_caught_up(), "a poll ends with the empty page");
     let token = last.continuation().to_owned();
@@ -311,7 +311,7 @@ async fn all_versions_and_deletes_report_each_change_with_its_metadata() {
         FeedScope::Container,
         opts,
     );
-    let pages: Vec<_> = feed.into_stream().try_collect().await.unwrap();
+    let pages: Vec<_> = feed.into_pages().try_collect().await.unwrap();
     let changes: Vec<ChangeFeedItem<Doc>> =
         pages.into_iter().flat_map(|p| p.into_items()).collect();
     let ops: Vec<ChangeOperation> = changes.iter().map(|c| c.metadata.operation_type).collect();
@@ -429,7 +429,7 @@ async fn a_slow_primary_region_the_alternate_serves_every_page_and_nothing_is_lo
         FeedScope::Container,
         opts.clone(),
     );
-    let pages: Vec<_> = feed.into_stream().try_collect().await.unwrap();
+    let pages: Vec<_> = feed.into_pages().try_collect().await.unwrap();
     let token = pages.last().unwrap().continuation().to_owned();
     let mut hedged = 0;
     for p in &pages {

@@ -179,3 +179,85 @@ async fn range_listings_follow_the_operations_excluded_regions() {
         );
     }
 }
+
+/// Queries, the change feed and read many take per-call options like point operations: the
+/// handle's options are inherited (its excluded region sees nothing), and a field set on the call
+/// wins over the handle's (the call's excluded region sees nothing, the handle's is used again).
+#[tokio::test]
+async fn per_call_options_of_fan_outs_inherit_the_handles_and_win_over_them() {
+    use cosmos_driver::change_feed::{ChangeFeedStart, FeedScope};
+    use cosmos_driver::query::{Query, QueryOptions, QueryScope};
+    use cosmos_driver::read_many::ReadManyOptions;
+    use cosmos_driver::{ChangeFeedOptions, ContainerClient, PartitionKey};
+    use futures::TryStreamExt;
+    const WEST: &str = "West US";
+    const NORTH: &str = "North Europe";
+
+    async fn run(kind: &str, client: &ContainerClient, call_excludes: Option<&str>) {
+        match kind {
+            "query" => {
+                let mut options = QueryOptions::new().with_max_item_count(2);
+                if let Some(r) = call_excludes {
+                    options = options.with_excluded_regions([r]);
+                }
+                let docs: Vec<serde_json::Value> = client
+                    .query_items_with(Query::new("SELECT * FROM c"), QueryScope::CrossPartition, options)
+                    .try_collect()
+                    .await
+                    .unwrap();
+                assert_eq!(docs.len(), 4);
+            }
+            "change feed" => {
+                let mut options = ChangeFeedOptions::new().with_max_item_count(2);
+                if let Some(r) = call_excludes {
+                    options = options.with_excluded_regions([r]);
+                }
+                let changes: Vec<serde_json::Value> = client
+                    .change_feed_with(ChangeFeedStart::Beginning, FeedScope::Container, options)
+                    .try_collect()
+                    .await
+                    .unwrap();
+                assert_eq!(changes.len(), 4);
+            }
+            _ => {
+                let wanted: Vec<(PartitionKey, String)> = (0..4)
+                    .map(|i| (PartitionKey::from(format!("p{i}")), format!("i{i}")))
+                    .collect();
+                let mut options = ReadManyOptions::new().with_max_concurrency(2);
+                if let Some(r) = call_excludes {
+                    options = options.with_excluded_regions([r]);
+                }
+                let r = client
+                    .read_many_with::<serde_json::Value>(&wanted, options)
+                    .await
+                    .unwrap();
+                assert_eq!(r.items().len(), 4);
+            }
+        }
+    }
+
+    for kind in ["query", "change feed", "read many"] {
+        let emu = common::start(EmulatorBuilder::new().partitions(2)).await;
+        let driver = common::driver(common::options(&emu).with_preferred_regions([
+            WEST, NORTH, "East US",
+        ]))
+        .await;
+        let c = common::container(&driver, "db", "c").await;
+        for i in 0..4 {
+            common::create_item(&driver, &c, &format!("i{i}"), &format!("p{i}"), i).await;
+        }
+        let client = driver
+            .container("db", "c")
+            .with_options(OperationOptions::new().with_excluded_regions([WEST]));
+
+        let (west, north) = (emu.counters().region_total(WEST), emu.counters().region_total(NORTH));
+        run(kind, &client, None).await;
+        assert_eq!(emu.counters().region_total(WEST), west, "{kind}: the handle's exclusion holds");
+        assert!(emu.counters().region_total(NORTH) > north, "{kind}: the next region answered");
+
+        let (west, north) = (emu.counters().region_total(WEST), emu.counters().region_total(NORTH));
+        run(kind, &client, Some(NORTH)).await;
+        assert_eq!(emu.counters().region_total(NORTH), north, "{kind}: the call's exclusion holds");
+        assert!(emu.counters().region_total(WEST) > west, "{kind}: the call's exclusion won");
+    }
+}

@@ -56,8 +56,7 @@ async fn a_query_stream_keeps_a_running_charge() {
 async fn the_change_feed_reads_as_items_with_a_charge_and_a_continuation() {
     let (_emu, c) = setup().await;
     let mut feed = c
-        .change_feed::<Doc>(ChangeFeedStart::Beginning, FeedScope::Container)
-        .into_items();
+        .change_feed::<Doc>(ChangeFeedStart::Beginning, FeedScope::Container);
     let mut ids = Vec::new();
     while let Some(item) = feed.next().await {
         ids.push(item.unwrap().id);
@@ -72,7 +71,6 @@ async fn the_change_feed_reads_as_items_with_a_charge_and_a_continuation() {
         .unwrap();
     let rest: Vec<Doc> = c
         .change_feed::<Doc>(ChangeFeedStart::Continuation(token), FeedScope::Container)
-        .into_items()
         .try_collect()
         .await
         .unwrap();
@@ -98,7 +96,6 @@ async fn one_item_that_does_not_fit_is_named_by_id_and_index_with_the_attempts()
 
     let e = c
         .change_feed::<Doc>(ChangeFeedStart::Beginning, FeedScope::Container)
-        .into_items()
         .try_collect::<Vec<_>>()
         .await
         .unwrap_err();

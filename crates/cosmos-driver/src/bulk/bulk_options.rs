@@ -1,5 +1,7 @@
 //! How a bulk run behaves: congestion bounds per range, how many operations it holds at once, how
-//! often a throttled or misrouted operation is tried again, and whether results keep item bodies.
+//! often a throttled operation is tried again, and whether results keep item bodies. (How often a
+//! run reads the ranges again after a split is the one re-plan budget of every compound
+//! operation, not an option.)
 
 /// Options of a bulk run. The defaults suit most loads.
 #[derive(Clone, Debug, PartialEq)]
@@ -8,7 +10,6 @@ pub struct BulkOptions {
     pub(crate) max_in_flight: usize,
     pub(crate) max_pending: usize,
     pub(crate) max_throttle_rounds: u32,
-    pub(crate) max_reroutes: u32,
     pub(crate) content_response: bool,
 }
 
@@ -19,7 +20,6 @@ impl Default for BulkOptions {
             max_in_flight: 16,
             max_pending: 10_000,
             max_throttle_rounds: 30,
-            max_reroutes: 5,
             content_response: true,
         }
     }
@@ -27,7 +27,10 @@ impl Default for BulkOptions {
 
 impl BulkOptions {
     /// The defaults: 1 to 16 batches in flight per range, at most 10,000 operations held at once,
-    /// 30 rounds of throttling and 5 re-routings per operation, item bodies kept.
+    /// 30 rounds of throttling per operation, item bodies kept. Operations of a range found gone
+    /// (a split) are routed anew after the ranges are read again; the run reads them again at most
+    /// as often as any compound operation re-plans (64 times, waiting a little longer each time),
+    /// then such operations finish with the service's answer.
     pub fn new() -> Self {
         Self::default()
     }
@@ -50,13 +53,6 @@ impl BulkOptions {
     /// An operation throttled (429) in more than `rounds` batches finishes with the 429.
     pub fn with_max_throttle_rounds(mut self, rounds: u32) -> Self {
         self.max_throttle_rounds = rounds;
-        self
-    }
-
-    /// An operation sent to a range that no longer holds its key (a split) is re-routed at most
-    /// `count` times, then finishes with the service's answer.
-    pub fn with_max_reroutes(mut self, count: u32) -> Self {
-        self.max_reroutes = count;
         self
     }
 

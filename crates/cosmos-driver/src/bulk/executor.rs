@@ -1,7 +1,8 @@
 //! A bulk run: operations read lazily from the caller's stream, queued per route (partition key
 //! range), sent as non-atomic batches within the service's limits while each route's congestion
 //! limit allows, throttled operations sent again after the service's wait, operations of a split
-//! range routed anew after the ranges are read again, and every result put at the caller's index.
+//! range routed anew after the ranges are read again (through the one re-plan budget of compound
+//! operations, `operations::Replans`), and every result put at the caller's index.
 //!
 //! Memory: at most `max_pending` operations are taken from the input and not yet finished; the
 //! input is not read past that.
@@ -25,6 +26,7 @@ use crate::batch::results::parse_results_of;
 use crate::batch::wire::{array_len, MAX_BODY_BYTES, MAX_OPERATIONS};
 use crate::batch::BatchOperationResult;
 use crate::error::{CosmosError, ErrorKind};
+use crate::operations::Replans;
 use crate::protocol::CosmosStatus;
 use crate::response::CosmosResponse;
 
@@ -38,7 +40,8 @@ struct Pending {
     /// The operation's encoded JSON.
     bytes: Vec<u8>,
     throttles: u32,
-    reroutes: u32,
+    /// The range map the operation was last routed by (its generation in the run).
+    routed_by: u32,
 }
 
 #[derive(Default)]
@@ -64,6 +67,10 @@ struct Run<'t> {
     results: Vec<Option<BulkItemResult>>,
     pending: usize,
     stats: BulkStats,
+    /// The re-plans (range re-reads after a batch found its range gone) the run has left.
+    replans: Replans,
+    /// How many times the range map was read again (the generation of `map`).
+    map_generation: u32,
 }
 
 /// Runs every operation of `operations` against `target`; the results are in the input's order.
@@ -87,6 +94,8 @@ where
         results: Vec::new(),
         pending: 0,
         stats: BulkStats::default(),
+        replans: Replans::default(),
+        map_generation: 0,
     };
     let mut operations = std::pin::pin!(operations);
     let mut input_done = false;
@@ -240,7 +249,7 @@ impl Run<'_> {
                     op,
                     bytes,
                     throttles: 0,
-                    reroutes: 0,
+                    routed_by: self.map_generation,
                 };
                 self.routes.entry(route).or_default().queue.push_back(p);
             }
@@ -274,7 +283,7 @@ impl Run<'_> {
         }
         let mut throttled: Vec<Pending> = Vec::new();
         let mut wait: Option<Duration> = None;
-        let mut misrouted: Vec<Pending> = Vec::new();
+        let mut misrouted: Vec<(Pending, BulkItemResult)> = Vec::new();
         match answer {
             Ok(response) => {
                 self.stats.batches += 1;
@@ -310,9 +319,7 @@ impl Run<'_> {
                                     wait = longer(wait, after);
                                     self.throttled_or_finish(p, &mut throttled, result);
                                 }
-                                OperationFate::Misrouted => {
-                                    self.misrouted_or_finish(p, &mut misrouted, Ok(result));
-                                }
+                                OperationFate::Misrouted => misrouted.push((p, Ok(result))),
                             }
                         }
                     }
@@ -334,9 +341,7 @@ impl Run<'_> {
                     }
                 }
                 RequestFate::Misrouted => {
-                    for p in batch {
-                        self.misrouted_or_finish(p, &mut misrouted, Err(copy(&error)));
-                    }
+                    misrouted.extend(batch.into_iter().map(|p| (p, Err(copy(&error)))));
                 }
                 RequestFate::Failed => {
                     for p in batch {
@@ -380,45 +385,50 @@ impl Run<'_> {
         }
     }
 
-    fn misrouted_or_finish(
-        &mut self,
-        mut p: Pending,
-        misrouted: &mut Vec<Pending>,
-        result: BulkItemResult,
-    ) {
-        p.reroutes += 1;
-        if p.reroutes > self.options.max_reroutes {
-            let result = result.map(|mut r| {
-                r.index = p.index;
-                r
-            });
-            self.finish_one(p.index, result);
-        } else {
-            misrouted.push(p);
-        }
-    }
-
-    /// Reads the ranges again and routes `misrouted` and every queued operation anew, in the
-    /// caller's order.
-    async fn reroute(&mut self, misrouted: Vec<Pending>) {
-        self.stats.range_refreshes += 1;
-        self.stats.rerouted += misrouted.len();
-        match self.target.routes(true).await {
-            Ok(map) => self.map = map,
-            Err(e) => {
-                for p in misrouted {
-                    self.finish_one(p.index, Err(copy(&e)));
+    /// Routes `misrouted` (each with the answer it would finish with) and every queued operation
+    /// anew, in the caller's order. When one of them was routed by the current range map, the
+    /// ranges are read again first, taking a re-plan from the run's budget and waiting its delay;
+    /// when none is left, the misrouted operations finish with the service's answer. Operations
+    /// sent before the last re-read are routed by it without another.
+    async fn reroute(&mut self, misrouted: Vec<(Pending, BulkItemResult)>) {
+        let stale_map = misrouted
+            .iter()
+            .any(|(p, _)| p.routed_by == self.map_generation);
+        if stale_map {
+            let Some(wait) = self.replans.take() else {
+                for (p, result) in misrouted {
+                    let result = result.map(|mut r| {
+                        r.index = p.index;
+                        r
+                    });
+                    self.finish_one(p.index, result);
                 }
                 return;
+            };
+            tokio::time::sleep(wait).await;
+            self.stats.range_refreshes += 1;
+            match self.target.routes(true).await {
+                Ok(map) => {
+                    self.map = map;
+                    self.map_generation += 1;
+                }
+                Err(e) => {
+                    for (p, _) in misrouted {
+                        self.finish_one(p.index, Err(copy(&e)));
+                    }
+                    return;
+                }
             }
         }
-        let mut all = misrouted;
+        self.stats.rerouted += misrouted.len();
+        let mut all: Vec<Pending> = misrouted.into_iter().map(|(p, _)| p).collect();
         for q in self.routes.values_mut() {
             all.extend(q.queue.drain(..));
         }
         all.sort_by_key(|p| p.index);
-        for p in all {
+        for mut p in all {
             let route = self.map.route(p.op.partition_key());
+            p.routed_by = self.map_generation;
             self.routes.entry(route).or_default().queue.push_back(p);
         }
         self.routes

@@ -325,6 +325,43 @@ async fn a_gone_range_is_read_again_and_its_operations_routed_anew() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_range_that_stays_gone_spends_the_one_re_plan_budget_then_its_operations_fail() {
+    let definition = KeyDefinition {
+        paths: vec!["/pk".into()],
+        kind: Some("Hash".into()),
+        version: Some(2),
+    };
+    let whole = RangeMap::new(
+        &definition,
+        vec![TargetRange {
+            id: "0".into(),
+            min: "".into(),
+            max: "FF".into(),
+        }],
+    );
+    // The listing never catches up: every re-read still shows range 0, which stays gone.
+    let fake = Fake::new((whole.clone(), whole));
+    fake.script("range 0", vec![Script::Gone; 1000]);
+    let started = tokio::time::Instant::now();
+    let response = run_bulk(
+        &fake,
+        futures::stream::iter((0..3).map(|i| create(i, 3))),
+        &BulkOptions::new(),
+    )
+    .await
+    .unwrap();
+    for r in response.results() {
+        let e = r.as_ref().unwrap_err();
+        assert_eq!((e.status(), e.sub_status()), (Some(410), Some(1002)));
+    }
+    let replans = crate::operations::MAX_REPLANS as usize;
+    assert_eq!(response.stats().range_refreshes, replans);
+    assert_eq!(fake.state.lock().unwrap().refreshes, replans);
+    // The re-reads waited longer each time (none, then 20 ms doubling up to 1 s): 58 s in all.
+    assert!(started.elapsed() >= Duration::from_secs(58), "{:?}", started.elapsed());
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_failed_request_fails_its_operations_and_only_them() {
     let fake = Fake::new(by_key());
     fake.script("[\"k1\"]", vec![Script::BadRequest]);

@@ -2,12 +2,13 @@
 //! covers ([`ChangeFeedStart`], [`FeedScope`], [`ChangeFeedMode`]), the opaque [`FeedRange`], the
 //! one-string continuation that covers every range a feed was made for, which range the next page
 //! request reads (a range split since the continuation was made continues in its children from
-//! the parent's position), the page request itself, and the typed page. `ContainerClient` drives
-//! it: each page request goes through the driver's pipeline (retried, routed and hedged like a
-//! point read).
+//! the parent's position), the page request itself, the typed page and the feed's options.
+//! `operations::change_feed` drives it: each page request goes through the driver's pipeline
+//! (retried, routed and hedged like a point read).
 
 mod change_feed_page;
 mod continuation;
+mod feed_options;
 mod feed_range;
 mod feed_state;
 mod page_request;
@@ -15,6 +16,7 @@ mod start_and_scope;
 
 pub use change_feed_page::{ChangeFeedItem, ChangeFeedPage, ChangeMetadata, ChangeOperation};
 pub use continuation::MAX_CONTINUATION_BYTES;
+pub use feed_options::ChangeFeedOptions;
 pub use feed_range::FeedRange;
 pub(crate) use feed_state::{FeedState, NextRequest, PageStart};
 pub(crate) use page_request::page_operation;

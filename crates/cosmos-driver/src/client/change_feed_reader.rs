@@ -1,236 +1,140 @@
-//! `container.change_feed::<T>(start, scope)`: a change feed read page by page. Each page request
-//! is one operation through the driver's pipeline (retried, routed and hedged like a point read);
-//! the pure position keeping is [`crate::change_feed::FeedState`].
+//! `container.change_feed::<T>(start, scope)`: a change feed as a `Stream` of its changes, the
+//! same shape as a query's [`QueryItems`](crate::QueryItems) and a listing's
+//! [`ResourceFeed`](crate::ResourceFeed). The page reading is
+//! `operations::change_feed`'s; this is the typed face over it.
 
-use std::collections::{HashMap, VecDeque};
-use std::marker::PhantomData;
+use std::collections::VecDeque;
+use std::future::poll_fn;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
-use futures::Stream;
+use futures::future::BoxFuture;
+use futures::stream::{self, BoxStream};
+use futures::{Stream, StreamExt};
 use serde::de::DeserializeOwned;
 
-use super::driver_page_source::DriverPageSource;
-use crate::change_feed::{
-    page_operation, ChangeFeedMode, ChangeFeedPage, FeedState, NextRequest, PageStart,
-};
-use crate::operations::feed_body::feed_items;
-use crate::operations::page_guard::PageGuard;
-use crate::options::OperationOptions;
-use crate::operations::Replans;
-use crate::protocol::ContainerReference;
-use crate::query::{item_error, QueryPageSource, TargetRange};
-use crate::{CosmosDriver, CosmosError, CosmosResponse};
+use crate::change_feed::ChangeFeedPage;
+use crate::operations::ChangeFeedReader;
+use crate::CosmosError;
 
-/// The position a page request reads after (its `If-None-Match` etag), if any.
-fn sent_position(next: &NextRequest) -> Option<&str> {
-    let start = match next {
-        NextRequest::Range { start, .. } | NextRequest::PartitionKey { start, .. } => start,
-    };
-    match start {
-        PageStart::After(etag) => Some(etag),
-        PageStart::Beginning | PageStart::Now | PageStart::Since(_) => None,
-    }
+type PageRead<T> = (
+    Box<ChangeFeedReader<T>>,
+    Result<ChangeFeedPage<T>, CosmosError>,
+);
+
+/// The reader, at rest or reading a page (it travels in the page's future and comes back).
+enum Reading<T> {
+    Idle(Box<ChangeFeedReader<T>>),
+    Busy(BoxFuture<'static, PageRead<T>>),
+    /// Only between the two.
+    Moving,
 }
 
-/// Which range (or part of one, or partition key) a page request reads: one guard each.
-fn range_key(next: &NextRequest) -> String {
-    match next {
-        NextRequest::Range {
-            range_id,
-            part: None,
-            ..
-        } => range_id.clone(),
-        NextRequest::Range {
-            range_id,
-            part: Some(part),
-            ..
-        } => format!("{range_id} [{:?}, {:?})", part.min(), part.max()),
-        NextRequest::PartitionKey { partition_key, .. } => partition_key.as_json().to_owned(),
-    }
-}
-
-/// The error of a change feed page that could not be read as `T`s (`error`): when the body is a
-/// well-formed page and one item does not fit `T`, an error naming that item (index, id) instead
-/// of a byte offset; either way with the page request's diagnostics (its attempts).
-fn failed_page<T: DeserializeOwned>(
-    response: &CosmosResponse,
-    what: &str,
-    error: CosmosError,
-) -> CosmosError {
-    let attempts = response.diagnostics().requests().len();
-    let error = match feed_items::<serde_json::Value>(response, "Documents", what) {
-        Ok(values) => values
-            .iter()
-            .enumerate()
-            .find_map(|(i, v)| T::deserialize(v).err().map(|e| (i, v, e)))
-            .map(|(i, v, e)| {
-                let what = format!(
-                    "{what} ({} items, read in {attempts} attempt{})",
-                    values.len(),
-                    if attempts == 1 { "" } else { "s" }
-                );
-                item_error(&what, i, v, e)
-            })
-            .unwrap_or(error),
-        Err(_) => error,
-    };
-    error.with_diagnostics(response.diagnostics().clone())
-}
-
-/// How a change feed is read.
-#[derive(Clone, Debug, Default)]
-pub struct ChangeFeedOptions {
-    /// Latest version (default) or all versions and deletes.
-    pub mode: ChangeFeedMode,
-    /// `x-ms-max-item-count`: the most changes one page holds.
-    pub max_item_count: Option<u32>,
-    /// Per-request options (session token, consistency, excluded regions, deadline, hedging).
-    pub request: OperationOptions,
-}
-
-/// A change feed of one container, read lazily: [`ChangeFeed::next_page`] answers the next page
-/// with changes, or an empty page when every range of the feed has nothing new (the poll is
-/// over; call again later to poll again). [`ChangeFeed::continuation`] is where it stands.
-#[derive(Debug)]
+/// The change feed of one container, read lazily. As a [`Stream`] it yields each change of one
+/// poll as `T`, then ends once every range has answered "nothing new"; an error ends it too.
+/// [`ChangeFeed::request_charge_so_far`] is the running charge and [`ChangeFeed::continuation`]
+/// where to resume (`ChangeFeedStart::Continuation`). For each page's charge, continuation and
+/// diagnostics read [`ChangeFeed::into_pages`], or one page at a time with
+/// [`ChangeFeed::next_page`].
+///
+/// ```no_run
+/// # use cosmos_driver::prelude::*;
+/// # use cosmos_driver::change_feed::{ChangeFeedStart, FeedScope};
+/// # async fn run(orders: ContainerClient) -> Result<(), CosmosError> {
+/// let mut changes = orders.change_feed::<serde_json::Value>(ChangeFeedStart::Beginning, FeedScope::Container);
+/// while let Some(change) = changes.try_next().await? {
+///     println!("{change}");
+/// }
+/// println!("{} RU; resume with {:?}", changes.request_charge_so_far(), changes.continuation());
+/// # Ok(())
+/// # }
+/// ```
 pub struct ChangeFeed<T> {
-    driver: CosmosDriver,
-    container: Option<ContainerReference>,
-    state: Result<FeedState, Option<CosmosError>>,
-    ranges: Option<Vec<TargetRange>>,
-    options: ChangeFeedOptions,
-    /// The position guard of each range read (by range id and the part of it read).
-    guards: HashMap<String, PageGuard>,
-    _items: PhantomData<fn() -> T>,
+    reading: Reading<T>,
+    /// The changes of the last page read, not yet yielded.
+    buffered: VecDeque<T>,
+    request_charge: f64,
+    /// Where the feed stands after the last page read.
+    continuation: Option<String>,
+    /// The item stream's poll is over (its last page was empty, or it failed).
+    ended: bool,
 }
 
-impl<T: DeserializeOwned> ChangeFeed<T> {
-    pub(crate) fn new(
-        driver: CosmosDriver,
-        container: Result<ContainerReference, CosmosError>,
-        state: impl FnOnce(&ContainerReference) -> Result<FeedState, CosmosError>,
-        options: ChangeFeedOptions,
-    ) -> Self {
-        let (container, state) = match container {
-            Ok(c) => {
-                let s = state(&c).map_err(Some);
-                (Some(c), s)
-            }
-            Err(e) => (None, Err(Some(e))),
-        };
+impl<T> std::fmt::Debug for ChangeFeed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChangeFeed")
+            .field("buffered", &self.buffered.len())
+            .field("request_charge", &self.request_charge)
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
+    }
+}
+
+// The changes are moved out, never pinned in place.
+impl<T> Unpin for ChangeFeed<T> {}
+
+impl<T: DeserializeOwned + Send + 'static> ChangeFeed<T> {
+    pub(crate) fn new(reader: ChangeFeedReader<T>) -> Self {
         ChangeFeed {
-            driver,
-            container,
-            state,
-            ranges: None,
-            options,
-            guards: HashMap::new(),
-            _items: PhantomData,
-        }
-    }
-
-    /// Where the feed stands: one string covering every range it reads, to resume with
-    /// `ChangeFeedStart::Continuation`. `None` when the feed could not be set up.
-    pub fn continuation(&self) -> Option<String> {
-        self.state.as_ref().ok().map(FeedState::continuation)
-    }
-
-    fn setup_error(&mut self) -> CosmosError {
-        match &mut self.state {
-            Err(e) => e.take().unwrap_or_else(|| {
-                CosmosError::invalid_input(
-                    "the change feed could not be set up (see the first error)",
-                )
-            }),
-            Ok(_) => CosmosError::invalid_input("the change feed is set up"),
-        }
-    }
-
-    /// The next page with changes, or an empty page once every range has answered "nothing new"
-    /// since the last change (the next call starts a new poll). A range that has split since the
-    /// feed last read it continues in its children from the same position.
-    pub async fn next_page(&mut self) -> Result<ChangeFeedPage<T>, CosmosError> {
-        let (Some(container), Ok(_)) = (&self.container, &self.state) else {
-            return Err(self.setup_error());
-        };
-        let container = container.clone();
-        let source = DriverPageSource::new(self.driver.clone(), container.clone());
-        let mut page = ChangeFeedPage {
-            items: Vec::new(),
-            continuation: String::new(),
+            continuation: reader.continuation(),
+            reading: Reading::Idle(Box::new(reader)),
+            buffered: VecDeque::new(),
             request_charge: 0.0,
-            session_token: None,
-            diagnostics: Vec::new(),
-        };
-        // Range re-reads this page may make after answers that a range is gone (a split).
-        let mut replans = Replans::default();
-        if let Ok(state) = &mut self.state {
-            if state.poll_finished() {
-                state.start_poll();
-            }
-        }
-        loop {
-            let Ok(state) = &mut self.state else {
-                return Err(self.setup_error());
-            };
-            if !state.is_partition_key_scope() && self.ranges.is_none() {
-                self.ranges = Some(source.ranges(true, &self.options.request).await?);
-            }
-            let next = match state.next_request(self.ranges.as_deref().unwrap_or(&[])) {
-                Ok(next) => next,
-                Err(_) if !state.is_partition_key_scope() && replans.take().is_some() => {
-                    self.ranges = None;
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            let op = page_operation(
-                &container,
-                &next,
-                state.is_all_versions(),
-                self.options.max_item_count,
-            )?;
-            let response = match self.driver.execute(op, &self.options.request).await {
-                Ok(r) => r,
-                Err(e) if e.is_range_gone() && replans.left() => {
-                    tokio::time::sleep(replans.take().unwrap_or_default()).await;
-                    self.ranges = None;
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            page.request_charge += response.request_charge();
-            page.session_token = response.session_token().map(str::to_owned);
-            page.diagnostics.push(response.diagnostics().clone());
-            let what = format!("a change feed page of {}", container.link());
-            let items: Vec<T> = match feed_items(&response, "Documents", &what) {
-                Ok(items) => items,
-                Err(e) => return Err(failed_page::<T>(&response, &what, e)),
-            };
-            let guard = self.guards.entry(range_key(&next)).or_default();
-            if let Err(fault) =
-                guard.check_changes(sent_position(&next), response.etag(), items.len())
-            {
-                return Err(fault
-                    .into_error(&what)
-                    .with_diagnostics(response.diagnostics().clone()));
-            }
-            state.record_page(response.etag(), !items.is_empty());
-            if !items.is_empty() || state.poll_finished() {
-                page.items = items;
-                page.continuation = state.continuation();
-                return Ok(page);
-            }
+            ended: false,
         }
     }
 
-    /// One poll as a stream: the pages with changes, then the empty page that ends the poll (its
-    /// continuation is where to resume), then the end. An error ends the stream.
-    pub fn into_stream(self) -> impl Stream<Item = Result<ChangeFeedPage<T>, CosmosError>>
-    where
-        T: Send + 'static,
-    {
-        futures::stream::unfold((self, false), |(mut feed, done)| async move {
+    /// Where the feed stands after the last page read: one string covering every range it reads,
+    /// to resume with `ChangeFeedStart::Continuation`. Once the item stream has ended, after every
+    /// change it gave. `None` when the feed could not be set up.
+    pub fn continuation(&self) -> Option<String> {
+        self.continuation.clone()
+    }
+
+    /// The request units of the pages read so far.
+    pub fn request_charge_so_far(&self) -> f64 {
+        self.request_charge
+    }
+
+    /// The next page with changes, or an empty page when every range of the feed has nothing new
+    /// (the poll is over; call again later to poll again). A range that has split since the feed
+    /// last read it continues in its children from the same position. Changes the item stream
+    /// has buffered are not in it (they stay for the stream).
+    pub async fn next_page(&mut self) -> Result<ChangeFeedPage<T>, CosmosError> {
+        poll_fn(|cx| self.poll_page(cx)).await
+    }
+
+    /// Reads the next page: starts the request when the reader is at rest, and takes the reader
+    /// back with the page.
+    fn poll_page(&mut self, cx: &mut Context<'_>) -> Poll<Result<ChangeFeedPage<T>, CosmosError>> {
+        self.reading = match std::mem::replace(&mut self.reading, Reading::Moving) {
+            Reading::Idle(mut reader) => Reading::Busy(Box::pin(async move {
+                let page = reader.next_page().await;
+                (reader, page)
+            })),
+            other => other,
+        };
+        let Reading::Busy(read) = &mut self.reading else {
+            return Poll::Ready(Err(CosmosError::invalid_input(
+                "the change feed lost its reader (a page read panicked)",
+            )));
+        };
+        let (reader, page) = ready!(read.as_mut().poll(cx));
+        self.continuation = reader.continuation();
+        self.reading = Reading::Idle(reader);
+        if let Ok(p) = &page {
+            self.request_charge += p.request_charge();
+        }
+        Poll::Ready(page)
+    }
+
+    /// One poll page by page, each page with its charge, continuation and diagnostics: the pages
+    /// with changes, then the empty page that ends the poll (its continuation is where to resume),
+    /// then the end. An error ends the stream. It continues from the next page not yet read
+    /// (changes of a page the item stream had started are not repeated).
+    pub fn into_pages(self) -> BoxStream<'static, Result<ChangeFeedPage<T>, CosmosError>> {
+        let ended = self.ended;
+        stream::unfold((self, ended), |(mut feed, done)| async move {
             if done {
                 return None;
             }
@@ -241,64 +145,11 @@ impl<T: DeserializeOwned> ChangeFeed<T> {
             };
             Some((page, (feed, end)))
         })
+        .boxed()
     }
 }
 
-impl<T: DeserializeOwned + Send + 'static> ChangeFeed<T> {
-    /// One poll page by page, each page with its charge, continuation and diagnostics: the same
-    /// stream as [`ChangeFeed::into_stream`], named as the other feeds' `into_pages`.
-    pub fn into_pages(self) -> impl Stream<Item = Result<ChangeFeedPage<T>, CosmosError>> {
-        self.into_stream()
-    }
-
-    /// One poll item by item: every change up to the end of the poll, then the end of the
-    /// stream. [`ChangeFeedItems::request_charge_so_far`] and [`ChangeFeedItems::continuation`]
-    /// say what was read and where to resume.
-    pub fn into_items(self) -> ChangeFeedItems<T> {
-        let continuation = self.continuation();
-        ChangeFeedItems {
-            pages: Box::pin(self.into_stream()),
-            buffered: VecDeque::new(),
-            request_charge: 0.0,
-            continuation,
-        }
-    }
-}
-
-/// The changes of one poll of a change feed, item by item (from [`ChangeFeed::into_items`]).
-pub struct ChangeFeedItems<T> {
-    pages: Pin<Box<dyn Stream<Item = Result<ChangeFeedPage<T>, CosmosError>> + Send>>,
-    buffered: VecDeque<T>,
-    request_charge: f64,
-    continuation: Option<String>,
-}
-
-impl<T> std::fmt::Debug for ChangeFeedItems<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChangeFeedItems")
-            .field("buffered", &self.buffered.len())
-            .field("request_charge", &self.request_charge)
-            .finish()
-    }
-}
-
-// The items are moved out, never pinned in place.
-impl<T> Unpin for ChangeFeedItems<T> {}
-
-impl<T> ChangeFeedItems<T> {
-    /// The request units of the pages read so far.
-    pub fn request_charge_so_far(&self) -> f64 {
-        self.request_charge
-    }
-
-    /// Where the feed stands after the last page read (resume with
-    /// `ChangeFeedStart::Continuation`): once the stream has ended, after every change it gave.
-    pub fn continuation(&self) -> Option<&str> {
-        self.continuation.as_deref()
-    }
-}
-
-impl<T> Stream for ChangeFeedItems<T> {
+impl<T: DeserializeOwned + Send + 'static> Stream for ChangeFeed<T> {
     type Item = Result<T, CosmosError>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -307,16 +158,33 @@ impl<T> Stream for ChangeFeedItems<T> {
             if let Some(item) = this.buffered.pop_front() {
                 return Poll::Ready(Some(Ok(item)));
             }
-            match this.pages.as_mut().poll_next(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(None) => return Poll::Ready(None),
-                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
-                Poll::Ready(Some(Ok(page))) => {
-                    this.request_charge += page.request_charge();
-                    this.continuation = Some(page.continuation().to_owned());
+            if this.ended {
+                return Poll::Ready(None);
+            }
+            match ready!(this.poll_page(cx)) {
+                Ok(page) => {
+                    this.ended = page.is_caught_up();
                     this.buffered.extend(page.into_items());
+                }
+                Err(e) => {
+                    this.ended = true;
+                    return Poll::Ready(Some(Err(e)));
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_send<T: Send>() {}
+
+    #[test]
+    fn the_feed_is_a_send_stream_of_items() {
+        is_send::<ChangeFeed<serde_json::Value>>();
+        fn stream_of<S: Stream<Item = Result<u32, CosmosError>> + Unpin>() {}
+        stream_of::<ChangeFeed<u32>>();
     }
 }

@@ -6,13 +6,12 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::change_feed_reader::{ChangeFeed, ChangeFeedOptions};
-use super::driver_page_source::DriverPageSource;
+use super::change_feed_reader::ChangeFeed;
 use super::item_options::ItemOptions;
 use super::item_response::ItemResponse;
-use crate::change_feed::{ChangeFeedStart, FeedRange, FeedScope, FeedState};
+use crate::change_feed::{ChangeFeedOptions, ChangeFeedStart, FeedRange, FeedScope, FeedState};
+use crate::operations::{partition_key_ranges, ChangeFeedReader, DriverPageSource};
 use crate::patch::PatchInstructions;
-use crate::query::QueryPageSource;
 use crate::query::{Query, QueryItems, QueryOptions, QueryPager, QueryScope};
 use crate::read_many::{ReadManyOptions, ReadManyResponse};
 use crate::{
@@ -178,23 +177,24 @@ impl ContainerClient {
         query: Query,
         scope: QueryScope,
     ) -> QueryItems<T> {
-        self.query_items_with(
-            query,
-            scope,
-            QueryOptions::new().with_request_options(self.options.clone()),
-        )
+        self.query_items_with(query, scope, QueryOptions::new())
     }
 
-    /// Runs `query` in `scope` with `options`.
+    /// Runs `query` in `scope` with `options` (page size, concurrency, continuation, deadlines,
+    /// and per-call request options: a field set in `options.request` wins over the handle's).
     pub fn query_items_with<T: DeserializeOwned>(
         &self,
         query: Query,
         scope: QueryScope,
-        options: QueryOptions,
+        mut options: QueryOptions,
     ) -> QueryItems<T> {
+        options.request = options.request.over(&self.options);
         match self.reference() {
             Ok(c) => {
-                let source = Arc::new(DriverPageSource::new(self.driver.clone(), c.clone()));
+                let source = Arc::new(DriverPageSource::new(
+                    self.driver.core().clone(),
+                    c.clone(),
+                ));
                 QueryItems::new(QueryPager::new(source, query, scope, options))
             }
             Err(e) => QueryItems::failed(e),
@@ -206,47 +206,47 @@ impl ContainerClient {
         self.query_items(Query::new("SELECT * FROM c"), QueryScope::CrossPartition)
     }
 
-    /// The container's change feed from `start` over `scope`, latest-version mode. Read one poll
-    /// item by item with `into_items` (a `Stream` with a running charge and the continuation),
-    /// page by page with `into_pages`, or one page at a time with `next_page`; an empty page ends
-    /// a poll and keeps the continuation.
-    pub fn change_feed<T: DeserializeOwned>(
+    /// The container's change feed from `start` over `scope`, latest-version mode. The feed is a
+    /// `Stream` of one poll's changes with a running charge and the continuation; read it page by
+    /// page with `into_pages`, or one page at a time with `next_page` (an empty page ends a poll
+    /// and keeps the continuation).
+    pub fn change_feed<T: DeserializeOwned + Send + 'static>(
         &self,
         start: ChangeFeedStart,
         scope: FeedScope,
     ) -> ChangeFeed<T> {
-        self.change_feed_with(
-            start,
-            scope,
-            ChangeFeedOptions {
-                request: self.options.clone(),
-                ..ChangeFeedOptions::default()
-            },
-        )
+        self.change_feed_with(start, scope, ChangeFeedOptions::default())
     }
 
-    /// The container's change feed with `options` (mode, page size, request options). In
-    /// all-versions-and-deletes mode the items are `ChangeFeedItem<U>`.
-    pub fn change_feed_with<T: DeserializeOwned>(
+    /// The container's change feed with `options` (mode, page size, per-call request options: a
+    /// field set in `options.request` wins over the handle's). In all-versions-and-deletes mode
+    /// the items are `ChangeFeedItem<U>`.
+    pub fn change_feed_with<T: DeserializeOwned + Send + 'static>(
         &self,
         start: ChangeFeedStart,
         scope: FeedScope,
-        options: ChangeFeedOptions,
+        mut options: ChangeFeedOptions,
     ) -> ChangeFeed<T> {
+        options.request = options.request.over(&self.options);
         let mode = options.mode;
-        ChangeFeed::new(
-            self.driver.clone(),
+        ChangeFeed::new(ChangeFeedReader::new(
+            self.driver.core().clone(),
             self.reference().cloned(),
             |c| FeedState::new(c, start, scope, mode),
             options,
-        )
+        ))
     }
 
     /// The container's feed ranges (one per partition key range, in key order): spread change
     /// feed consumers over them.
     pub async fn feed_ranges(&self) -> Result<Vec<FeedRange>, CosmosError> {
-        let source = DriverPageSource::new(self.driver.clone(), self.reference()?.clone());
-        let ranges = source.ranges(true, &OperationOptions::new()).await?;
+        let ranges = partition_key_ranges(
+            self.driver.core(),
+            self.reference()?,
+            true,
+            &self.options,
+        )
+        .await?;
         Ok(ranges
             .iter()
             .map(|r| FeedRange::from_bounds(&r.min, &r.max))
@@ -260,24 +260,19 @@ impl ContainerClient {
         &self,
         items: &[(PartitionKey, String)],
     ) -> Result<ReadManyResponse<T>, CosmosError> {
-        self.read_many_with(
-            items,
-            ReadManyOptions {
-                request: self.options.clone(),
-                ..ReadManyOptions::default()
-            },
-        )
-        .await
+        self.read_many_with(items, ReadManyOptions::default()).await
     }
 
-    /// [`ContainerClient::read_many`] with `options` (concurrency, request options).
+    /// [`ContainerClient::read_many`] with `options` (concurrency, per-call request options: a
+    /// field set in `options.request` wins over the handle's).
     pub async fn read_many_with<T: DeserializeOwned>(
         &self,
         items: &[(PartitionKey, String)],
-        options: ReadManyOptions,
+        mut options: ReadManyOptions,
     ) -> Result<ReadManyResponse<T>, CosmosError> {
-        super::read_many_client::read_many(
-            &self.driver,
+        options.request = options.request.over(&self.options);
+        crate::operations::read_many(
+            self.driver.core(),
             self.reference()?,
             items.to_vec(),
             &options,

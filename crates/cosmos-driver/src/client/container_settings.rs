@@ -1,7 +1,7 @@
 //! A container's settings through its handle: its definition (indexing policy, default TTL, unique
 //! keys) and its throughput.
 
-use super::offer_flow::{self, OfferOwner};
+use crate::operations::offer_flow::{self, OfferOwner};
 use super::throughput_response::ThroughputResponse;
 use super::ContainerClient;
 use crate::resources::{ContainerProperties, ThroughputProperties};
@@ -76,7 +76,9 @@ impl ContainerClient {
     /// The container's own throughput (a 404 error when it has none: it shares its database's).
     pub async fn read_throughput(&self) -> Result<ThroughputResponse, CosmosError> {
         let owner = OfferOwner::container(self.reference()?);
-        offer_flow::read_throughput(&self.driver, owner, &self.options).await
+        offer_flow::read_throughput(self.driver.core(), owner, &self.options)
+            .await
+            .and_then(ThroughputResponse::from_response)
     }
 
     /// Sets the container's throughput. A manual container stays manual and an autoscale one
@@ -86,6 +88,8 @@ impl ContainerClient {
         throughput: ThroughputProperties,
     ) -> Result<ThroughputResponse, CosmosError> {
         let owner = OfferOwner::container(self.reference()?);
-        offer_flow::replace_throughput(&self.driver, owner, throughput, &self.options).await
+        offer_flow::replace_throughput(self.driver.core(), owner, throughput, &self.options)
+            .await
+            .and_then(ThroughputResponse::from_response)
     }
 }

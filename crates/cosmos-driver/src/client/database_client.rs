@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::container_settings::ContainerResponse;
-use super::offer_flow::{self, OfferOwner};
+use crate::operations::offer_flow::{self, OfferOwner};
 use super::resource_feed::ResourceFeed;
 use super::throughput_response::ThroughputResponse;
 use crate::resources::{ContainerProperties, ThroughputProperties};
@@ -161,7 +161,9 @@ impl DatabaseClient {
     /// The database's shared throughput (a 404 error when it has none).
     pub async fn read_throughput(&self) -> Result<ThroughputResponse, CosmosError> {
         let owner = OfferOwner::database(self.reference()?);
-        offer_flow::read_throughput(&self.driver, owner, &self.options).await
+        offer_flow::read_throughput(self.driver.core(), owner, &self.options)
+            .await
+            .and_then(ThroughputResponse::from_response)
     }
 
     /// Sets the database's shared throughput (manual stays manual, autoscale stays autoscale).
@@ -170,6 +172,8 @@ impl DatabaseClient {
         throughput: ThroughputProperties,
     ) -> Result<ThroughputResponse, CosmosError> {
         let owner = OfferOwner::database(self.reference()?);
-        offer_flow::replace_throughput(&self.driver, owner, throughput, &self.options).await
+        offer_flow::replace_throughput(self.driver.core(), owner, throughput, &self.options)
+            .await
+            .and_then(ThroughputResponse::from_response)
     }
 }

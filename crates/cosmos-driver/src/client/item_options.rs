@@ -152,28 +152,18 @@ impl ItemOptions {
         Ok(out)
     }
 
-    /// `base` with every field set here put over it.
+    /// `base` with every field set here put over it ([`OperationOptions::over`], the one merge).
     pub(crate) fn over(&self, base: &OperationOptions) -> OperationOptions {
-        let mut out = base.clone();
-        if let Some(t) = &self.session_token {
-            out.session_token = Some(t.clone());
+        OperationOptions {
+            session_token: self.session_token.clone(),
+            consistency_level: self.consistency_level,
+            excluded_regions: self.excluded_regions.clone(),
+            availability_strategy: self.availability_strategy,
+            content_response_on_write: self.content_response_on_write,
+            end_to_end_timeout: self.end_to_end_timeout,
+            ..OperationOptions::default()
         }
-        if let Some(c) = self.consistency_level {
-            out.consistency_level = Some(c);
-        }
-        if let Some(r) = &self.excluded_regions {
-            out.excluded_regions = Some(r.clone());
-        }
-        if let Some(s) = self.availability_strategy {
-            out.availability_strategy = Some(s);
-        }
-        if let Some(c) = self.content_response_on_write {
-            out.content_response_on_write = Some(c);
-        }
-        if let Some(t) = self.end_to_end_timeout {
-            out.end_to_end_timeout = Some(t);
-        }
-        out
+        .over(base)
     }
 }
 

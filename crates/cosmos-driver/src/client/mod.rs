@@ -7,16 +7,13 @@ mod container_bulk;
 mod container_client;
 mod container_settings;
 mod database_client;
-mod driver_page_source;
 mod item_options;
 mod item_response;
-mod offer_flow;
-mod read_many_client;
 mod scripts;
 mod resource_feed;
 mod throughput_response;
 
-pub use change_feed_reader::{ChangeFeed, ChangeFeedItems, ChangeFeedOptions};
+pub use change_feed_reader::ChangeFeed;
 pub use container_batch::ContainerBatch;
 pub use container_bulk::ContainerBulk;
 pub use container_client::ContainerClient;

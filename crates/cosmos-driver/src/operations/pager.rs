@@ -1,11 +1,14 @@
 //! A paged feed: one request per page, each through the pipeline entry, continued by the
-//! service's continuation token until it sends none. Read feed is the first user; queries and the
-//! change feed reuse the same cursor. Every page's body is checked to be a feed page (its array
-//! of resources) and every continuation passes the [`PageGuard`](super::page_guard::PageGuard).
+//! service's continuation token until it sends none. Read feed ([`Pager`]) and the listings read
+//! whole ([`read_whole`]: a container's partition key ranges) page through the same cursor. Every
+//! page's body is checked to be a feed page (its array of resources) and every continuation
+//! passes the [`PageGuard`](super::page_guard::PageGuard).
 
 use std::sync::Arc;
 
-use super::feed_body::{feed_array_name, feed_item_count};
+use serde::de::DeserializeOwned;
+
+use super::feed_body::{feed_array_name, feed_item_count, feed_items};
 use super::operation_kind::OperationKind;
 use super::page_guard::PageGuard;
 use super::pipeline_entry::PipelineEntry;
@@ -80,6 +83,44 @@ async fn next_page<E: PipelineEntry>(
         cursor.state = CursorState::Done;
     }
     Some(answer)
+}
+
+/// The most pages one listing read whole may have.
+pub(crate) const MAX_LISTING_PAGES: usize = 1000;
+
+/// Every resource of the feed `operation` (read feed of partition key ranges, ...), page after
+/// page through `entry`, each page's array read as `R`. The pages pass the same guards as
+/// [`Pager`]'s (a repeated or cycling continuation, a run of empty pages); a feed longer than
+/// [`MAX_LISTING_PAGES`] pages is an error, never a partial answer.
+pub(crate) async fn read_whole<E: PipelineEntry, R: DeserializeOwned>(
+    entry: &E,
+    operation: CosmosOperation,
+    options: &OperationOptions,
+) -> Result<Vec<R>, CosmosError> {
+    let Some(field) = feed_array_name(&operation) else {
+        return Err(CosmosError::invalid_input(format!(
+            "{operation} is not a feed operation and has no pages (use execute)"
+        )));
+    };
+    let mut cursor = FeedCursor::new(operation);
+    let mut out = Vec::new();
+    for _ in 0..MAX_LISTING_PAGES {
+        let Some(answer) = next_page(&mut cursor, entry, options).await else {
+            return Ok(out);
+        };
+        let response = answer?;
+        out.extend(feed_items::<R>(&response, field, &cursor.operation)?);
+        if cursor.state == CursorState::Done {
+            return Ok(out);
+        }
+    }
+    Err(CosmosError::new(
+        crate::error::ErrorKind::Deserialization,
+        format!(
+            "{} did not end within {MAX_LISTING_PAGES} pages",
+            cursor.operation
+        ),
+    ))
 }
 
 /// Where a feed stands: the pure part of paging.

@@ -7,11 +7,16 @@
 //! request is refused again: each further re-plan waits a little longer, so the caller's bounded
 //! number of re-plans covers a few seconds of completion instead of spinning through them.
 //!
-//! One budget for all of them ([`Replans`], at most [`MAX_REPLANS`]): the query pager, read many
-//! and the change feed each take a re-plan from it before they read the ranges again. (Bulk
-//! counts re-routes per operation, with the caller's `BulkOptions::with_max_reroutes`.)
+//! One budget and one decision for all of them: [`Replans::after`] says whether an error lets a
+//! compound operation plan again (the range it was pinned to is gone and a re-plan is left, at
+//! most [`MAX_REPLANS`]) and how long to wait first; the query pager, read many, the change feed
+//! and bulk each ask it before they read the ranges again. [`Replanning`] is the loop around it
+//! that the change feed and read many run their rounds through.
 
+use std::fmt;
 use std::time::Duration;
+
+use crate::error::CosmosError;
 
 /// The wait before the first re-plan after one.
 const FIRST_WAIT: Duration = Duration::from_millis(20);
@@ -50,6 +55,77 @@ impl Replans {
         self.used += 1;
         Some(wait)
     }
+
+    /// What a compound operation does after a request answered `error`: when the range it was
+    /// pinned to is gone (410/1002, 1007, 1008) and a re-plan is left, takes it and answers the
+    /// wait before the ranges are read again; otherwise answers the error (when the budget is
+    /// spent, saying that `what` followed [`MAX_REPLANS`] splits).
+    pub(crate) fn after(
+        &mut self,
+        error: CosmosError,
+        what: impl fmt::Display,
+    ) -> Result<Duration, CosmosError> {
+        if !error.is_range_gone() {
+            return Err(error);
+        }
+        match self.take() {
+            Some(wait) => Ok(wait),
+            None => Err(error.with_context(format!(
+                "{what} followed {MAX_REPLANS} partition splits and gives up"
+            ))),
+        }
+    }
+}
+
+/// How one round of a compound operation against the ranges it read ended.
+#[derive(Debug)]
+pub(crate) enum Round<T> {
+    /// The operation is complete.
+    Done(T),
+    /// A request found its range gone (the error says so): plan again against fresh ranges.
+    Gone(CosmosError),
+    /// The ranges read do not cover what the operation must read (a listing taken while a split
+    /// completes; the reason is the error): read them again.
+    Stale(CosmosError),
+}
+
+/// The one re-plan loop of the compound operations, driven by the caller's rounds: each round
+/// runs against the ranges (read again when the loop says so) and hands its outcome to
+/// [`Replanning::settle`]. After a round that found a range gone or the ranges stale, a re-plan is
+/// taken from the budget ([`Replans::after`] for a gone range), its wait passes, and the next
+/// round reads the ranges again; when none is left, the round's error ends the operation. The
+/// change feed and read many run through it; the query pager and bulk take their re-plans from
+/// the same budget and decision.
+#[derive(Debug, Default)]
+pub(crate) struct Replanning {
+    replans: Replans,
+    refresh: bool,
+}
+
+impl Replanning {
+    /// Whether the next round reads the ranges again (a round before it found them gone or
+    /// stale) rather than take the kept ones.
+    pub(crate) fn refresh(&self) -> bool {
+        self.refresh
+    }
+
+    /// Takes a round's outcome: `Some` when the operation is done; `None` (after the re-plan's
+    /// wait) to run another round; the error when the operation ends with one. `what` names the
+    /// operation when the budget is spent.
+    pub(crate) async fn settle<T>(
+        &mut self,
+        round: Round<T>,
+        what: impl fmt::Display,
+    ) -> Result<Option<T>, CosmosError> {
+        let wait = match round {
+            Round::Done(done) => return Ok(Some(done)),
+            Round::Gone(error) => self.replans.after(error, what)?,
+            Round::Stale(error) => self.replans.take().ok_or(error)?,
+        };
+        tokio::time::sleep(wait).await;
+        self.refresh = true;
+        Ok(None)
+    }
 }
 
 /// How long to wait before a re-plan, given how many re-plans came before it: none before the
@@ -82,6 +158,123 @@ mod tests {
         assert_eq!(resumed.take(), Some(Duration::from_secs(1)));
         assert_eq!(resumed.take(), None);
         assert_eq!(Replans::spent(u32::MAX), Replans::spent(MAX_REPLANS));
+    }
+
+    #[test]
+    fn only_a_gone_range_is_planned_again_and_only_while_the_budget_lasts() {
+        use crate::protocol::CosmosStatus;
+        let status = |code, sub| {
+            CosmosError::new(crate::error::ErrorKind::Service, "answer")
+                .with_status(CosmosStatus::new(code, sub))
+        };
+        // (status, sub-status, re-plans already used, planned again?)
+        let table = [
+            (410, 1002, 0, Some(Duration::ZERO)),
+            (410, 1007, 1, Some(Duration::from_millis(20))),
+            (410, 1008, 2, Some(Duration::from_millis(40))),
+            (410, 1002, MAX_REPLANS, None),
+            (410, 0, 0, None),
+            (404, 1002, 0, None),
+            (429, 0, 0, None),
+            (503, 0, 0, None),
+        ];
+        for (code, sub, used, want) in table {
+            let mut replans = Replans::spent(used);
+            let got = replans.after(status(code, sub), "the test");
+            match want {
+                Some(wait) => {
+                    assert_eq!(got.unwrap(), wait, "{code}/{sub} after {used}");
+                    assert_eq!(replans, Replans::spent(used + 1));
+                }
+                None => {
+                    let e = got.unwrap_err();
+                    assert_eq!(e.status(), Some(code), "{code}/{sub} after {used}");
+                    let gave_up = e.message().contains("followed 64 partition splits");
+                    assert_eq!(gave_up, used == MAX_REPLANS, "{}", e.message());
+                    assert_eq!(replans, Replans::spent(used));
+                }
+            }
+        }
+    }
+
+    fn gone() -> CosmosError {
+        CosmosError::new(crate::error::ErrorKind::Service, "gone")
+            .with_status(crate::protocol::CosmosStatus::new(410, 1002))
+    }
+
+    /// Runs `rounds` (the outcome of each round by its number, told whether to refresh) through
+    /// the loop; answers the result and the refresh flags the rounds saw.
+    async fn drive(
+        mut loop_: Replanning,
+        rounds: impl Fn(usize) -> Result<Round<usize>, CosmosError>,
+    ) -> (Result<usize, CosmosError>, Vec<bool>, Replans) {
+        let mut seen = Vec::new();
+        let result = loop {
+            seen.push(loop_.refresh());
+            let round = match rounds(seen.len()) {
+                Ok(r) => r,
+                Err(e) => break Err(e),
+            };
+            match loop_.settle(round, "the test").await {
+                Ok(Some(done)) => break Ok(done),
+                Ok(None) => continue,
+                Err(e) => break Err(e),
+            }
+        };
+        (result, seen, loop_.replans)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_loop_plans_again_with_fresh_ranges_until_done() {
+        let started = tokio::time::Instant::now();
+        let (done, seen, replans) = drive(Replanning::default(), |n| {
+            Ok(match n {
+                1 => Round::Gone(gone()),
+                2 => Round::Stale(CosmosError::invalid_input("stale")),
+                3 => Round::Gone(gone()),
+                n => Round::Done(n),
+            })
+        })
+        .await;
+        assert_eq!(done.unwrap(), 4);
+        assert_eq!(seen, [false, true, true, true]);
+        assert_eq!(replans, Replans::spent(3));
+        // No wait before the first re-plan, then 20 ms and 40 ms.
+        assert_eq!(started.elapsed(), Duration::from_millis(60));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_loop_ends_with_the_rounds_error_once_the_budget_is_spent() {
+        let almost = Replanning {
+            replans: Replans::spent(MAX_REPLANS - 1),
+            refresh: false,
+        };
+        let (e, seen, _) = drive(almost, |_| Ok(Round::Gone(gone()))).await;
+        let e = e.unwrap_err();
+        assert_eq!(seen.len(), 2);
+        assert!(
+            e.message().contains("the test followed 64 partition splits"),
+            "{}",
+            e.message()
+        );
+
+        let spent = Replanning {
+            replans: Replans::spent(MAX_REPLANS),
+            refresh: false,
+        };
+        let (e, _, _) = drive(spent, |_| {
+            Ok(Round::Stale(CosmosError::invalid_input("not covered")))
+        })
+        .await;
+        assert_eq!(e.unwrap_err().message(), "not covered");
+
+        // An error that is not a gone range ends the loop at once, as it is.
+        let (e, seen, replans) = drive(Replanning::default(), |_| {
+            Ok(Round::Gone(CosmosError::invalid_input("refused")))
+        })
+        .await;
+        assert_eq!(e.unwrap_err().message(), "refused");
+        assert_eq!((seen.len(), replans), (1, Replans::default()));
     }
 
     #[test]

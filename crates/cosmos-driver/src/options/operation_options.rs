@@ -128,4 +128,64 @@ impl OperationOptions {
         self.patch_max_attempts = Some(attempts);
         self
     }
+
+    /// These options put over `base` (a handle's options): every field set here wins, every
+    /// unset one is `base`'s. The one merge of per-call options over a handle's: item operations,
+    /// queries, the change feed and read many all go through it.
+    pub fn over(&self, base: &Self) -> Self {
+        fn pick<T: Clone>(a: &Option<T>, b: &Option<T>) -> Option<T> {
+            a.as_ref().or(b.as_ref()).cloned()
+        }
+        Self {
+            session_token: pick(&self.session_token, &base.session_token),
+            consistency_level: pick(&self.consistency_level, &base.consistency_level),
+            excluded_regions: pick(&self.excluded_regions, &base.excluded_regions),
+            end_to_end_timeout: pick(&self.end_to_end_timeout, &base.end_to_end_timeout),
+            content_response_on_write: pick(
+                &self.content_response_on_write,
+                &base.content_response_on_write,
+            ),
+            application_preferred_regions: pick(
+                &self.application_preferred_regions,
+                &base.application_preferred_regions,
+            ),
+            availability_strategy: pick(&self.availability_strategy, &base.availability_strategy),
+            hedging_enabled: pick(&self.hedging_enabled, &base.hedging_enabled),
+            consecutive_hedge_win_threshold: pick(
+                &self.consecutive_hedge_win_threshold,
+                &base.consecutive_hedge_win_threshold,
+            ),
+            patch_max_attempts: pick(&self.patch_max_attempts, &base.patch_max_attempts),
+            patch_strategy: pick(&self.patch_strategy, &base.patch_strategy),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_fields_win_over_the_base_and_unset_ones_inherit_it() {
+        let base = OperationOptions::new()
+            .with_consistency_level(ConsistencyLevel::Eventual)
+            .with_excluded_regions(["East US"])
+            .with_end_to_end_timeout(Duration::from_secs(5))
+            .with_hedging_enabled(false);
+        let call = OperationOptions::new()
+            .with_excluded_regions(["West US"])
+            .with_session_token(SessionToken::parse("0:1#5").unwrap())
+            .with_content_response_on_write(false);
+        let merged = call.over(&base);
+        assert_eq!(merged.excluded_regions, Some(vec![Region::from("West US")]));
+        assert_eq!(merged.session_token, call.session_token);
+        assert_eq!(merged.content_response_on_write, Some(false));
+        assert_eq!(merged.consistency_level, Some(ConsistencyLevel::Eventual));
+        assert_eq!(merged.end_to_end_timeout, Some(Duration::from_secs(5)));
+        assert_eq!(merged.hedging_enabled, Some(false));
+        assert_eq!(merged.patch_strategy, None);
+        // Nothing set: the base; nothing under: the call.
+        assert_eq!(OperationOptions::new().over(&base), base);
+        assert_eq!(call.over(&OperationOptions::new()), call);
+    }
 }

@@ -21,9 +21,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::page_source::{PageSettings, PageTarget, QueryPageSource};
-use super::query_plan::{QueryInfo, SortOrder};
-use super::range_merge::TargetRange;
-use super::value_order::compare_values;
+use super::plan::query_plan::{QueryInfo, SortOrder};
+use super::merge::range_merge::TargetRange;
+use super::merge::value_order::compare_values;
 use crate::diagnostics::DiagnosticsContext;
 use crate::{CosmosError, ErrorKind};
 

@@ -1,5 +1,5 @@
 //! Where a query's pages come from: the query plan, the container's partition key ranges, and
-//! one page of one range. `client::DriverPageSource` sends each of them as an operation through
+//! one page of one range. `operations::DriverPageSource` sends each of them as an operation through
 //! the driver's pipeline, so every page request is retried, routed and hedged like a point read.
 //! The trait is the seam the query executor is tested through.
 
@@ -8,9 +8,9 @@ use futures::future::BoxFuture;
 use http::{HeaderName, HeaderValue};
 use serde_json::Value;
 
-use super::query_features::{QUERY_VERSION, SUPPORTED_QUERY_FEATURES};
-use super::query_plan::QueryPlan;
-use super::range_merge::TargetRange;
+use super::plan::query_features::{QUERY_VERSION, SUPPORTED_QUERY_FEATURES};
+use super::plan::query_plan::QueryPlan;
+use super::merge::range_merge::TargetRange;
 use crate::diagnostics::DiagnosticsContext;
 use crate::options::OperationOptions;
 use crate::protocol::{header_names as h, ContainerReference, OperationType, PartitionKey};

@@ -6,14 +6,14 @@
 
 use serde_json::Value;
 
-use super::blocking_stage::{too_large, BlockingStage};
-use super::continuation_token::{
+use super::aggregate::blocking_stage::{too_large, BlockingStage};
+use super::continuation::continuation_token::{
     KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_JSON_BYTES,
 };
-use super::query_features::ExecutionPlan;
-use super::query_plan::QueryRange;
-use super::range_merge::{MergeOrder, MergeStep, RangeCursor, RangeMerge, RangeRow, TargetRange};
-use super::result_shaping::{ResultShaper, Shaped};
+use super::plan::query_features::ExecutionPlan;
+use super::plan::query_plan::QueryRange;
+use super::merge::range_merge::{MergeOrder, MergeStep, RangeCursor, RangeMerge, RangeRow, TargetRange};
+use super::aggregate::result_shaping::{ResultShaper, Shaped};
 
 /// A page the executor must fetch.
 #[derive(Clone, Debug, PartialEq, Eq)]

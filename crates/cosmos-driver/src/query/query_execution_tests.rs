@@ -1,5 +1,5 @@
 use super::*;
-use crate::query::query_features::check_plan;
+use crate::query::plan::query_features::check_plan;
 use crate::query::QueryPlan;
 use serde_json::json;
 use std::collections::HashMap;

@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
+use crate::hedging::AvailabilityStrategy;
 use crate::options::OperationOptions;
-use crate::protocol::PartitionKey;
+use crate::protocol::{ConsistencyLevel, PartitionKey, Region, SessionToken};
 
 /// Where a query runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,7 +32,19 @@ pub const DEFAULT_MAX_CONCURRENCY: usize = 4;
 /// The most page requests one query may have in flight.
 pub const MAX_CONCURRENCY_LIMIT: usize = 64;
 
-/// A query's options.
+/// A query's options. The per-call options of every page request (session token, consistency,
+/// excluded regions, availability strategy) have the names of `ItemOptions`'s; set ones win over
+/// the container handle's options.
+///
+/// ```
+/// use cosmos_driver::prelude::*;
+///
+/// let options = QueryOptions::new()
+///     .with_max_item_count(50)
+///     .with_consistency_level(ConsistencyLevel::Eventual)
+///     .with_excluded_regions(["West US"]);
+/// assert_eq!(options.request.consistency_level, Some(ConsistencyLevel::Eventual));
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct QueryOptions {
     /// Items per page (the service's `x-ms-max-item-count`; its default when unset, 100).
@@ -47,7 +60,8 @@ pub struct QueryOptions {
     pub populate_index_metrics: bool,
     /// A deadline for the whole query, across pages.
     pub query_timeout: Option<Duration>,
-    /// Per-request options of every page request. Its `end_to_end_timeout` bounds each page
+    /// Per-request options of every page request (a field set here wins over the handle's
+    /// options). Its `end_to_end_timeout` bounds each page
     /// request; a page that has no value yet also ends (empty, with a continuation) once that
     /// time has passed, checked between its requests, as with [`QueryOptions::page_time_limit`].
     pub request: OperationOptions,
@@ -109,6 +123,34 @@ impl QueryOptions {
     /// Sets the per-request options of every page request.
     pub fn with_request_options(mut self, options: OperationOptions) -> Self {
         self.request = options;
+        self
+    }
+
+    /// Sets the session token of every page request (wins over the driver's session tracking).
+    pub fn with_session_token(mut self, token: SessionToken) -> Self {
+        self.request.session_token = Some(token);
+        self
+    }
+
+    /// Sets the consistency level of every page request (may only weaken the account's).
+    pub fn with_consistency_level(mut self, level: ConsistencyLevel) -> Self {
+        self.request.consistency_level = Some(level);
+        self
+    }
+
+    /// Sets the regions no request of the query is sent to (plan, range listing, pages).
+    pub fn with_excluded_regions<I, R>(mut self, regions: I) -> Self
+    where
+        I: IntoIterator<Item = R>,
+        R: Into<Region>,
+    {
+        self.request = self.request.with_excluded_regions(regions);
+        self
+    }
+
+    /// Sets the availability strategy (cross-region hedging) of every page request.
+    pub fn with_availability_strategy(mut self, strategy: AvailabilityStrategy) -> Self {
+        self.request.availability_strategy = Some(strategy);
         self
     }
 

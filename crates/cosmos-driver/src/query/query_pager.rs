@@ -11,21 +11,21 @@ use futures::stream::{self, StreamExt};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::continuation_token::QueryContinuation;
+use super::continuation::continuation_token::QueryContinuation;
 use super::page_source::{
     PageSettings, PageTarget, QueryPageSource, RangePage, INDEX_METRICS, QUERY_METRICS,
 };
 use super::query_execution::{
     overlapping_ranges, resume_cursors, Next, PageRequest, QueryExecution,
 };
-use super::query_features::check_plan;
+use super::plan::query_features::check_plan;
 use super::query_options::{QueryOptions, QueryScope};
-use super::query_plan::QueryRange;
+use super::plan::query_plan::QueryRange;
 use super::query_spec::Query;
-use super::range_merge::{RangeCursor, TargetRange};
+use super::merge::range_merge::{RangeCursor, TargetRange};
 use crate::diagnostics::DiagnosticsContext;
 use crate::operations::page_guard::PageGuard;
-use crate::operations::{Replans, MAX_REPLANS};
+use crate::operations::Replans;
 use crate::protocol::{effective_partition_key, PartitionKey, EPK_MAX, MAX_HIERARCHY_DEPTH};
 use crate::{CosmosError, ErrorKind};
 
@@ -481,11 +481,7 @@ impl QueryPager {
                 }
                 Err(e) if e.is_range_gone() && !single => {
                     self.summary.record(e.diagnostics());
-                    let Some(wait) = replans.take() else {
-                        return Err(e.with_context(format!(
-                            "the query followed {MAX_REPLANS} partition splits and gives up"
-                        )));
-                    };
+                    let wait = replans.after(e, "the query")?;
                     self.summary.splits += 1;
                     let ranges = self.source.ranges(true, &settings.request).await?;
                     let children: Vec<TargetRange> = ranges

@@ -1,7 +1,9 @@
 //! What read many answers, and how it runs.
 
 use crate::diagnostics::DiagnosticsContext;
+use crate::hedging::AvailabilityStrategy;
 use crate::options::OperationOptions;
+use crate::protocol::{ConsistencyLevel, Region, SessionToken};
 
 use super::read_many_plan::DEFAULT_READ_MANY_CONCURRENCY;
 
@@ -36,13 +38,57 @@ impl<T> ReadManyResponse<T> {
     }
 }
 
-/// How read many runs.
+/// How read many runs. The per-call options of its requests (session token, consistency,
+/// excluded regions, availability strategy) have the names of `ItemOptions`'s; set ones win over
+/// the container handle's options.
 #[derive(Clone, Debug)]
 pub struct ReadManyOptions {
     /// Groups in flight at once (at least 1).
     pub max_concurrency: usize,
-    /// Per-request options (session token, consistency, excluded regions, deadline, hedging).
+    /// Per-request options (session token, consistency, excluded regions, deadline, hedging); a
+    /// field set here wins over the handle's options.
     pub request: OperationOptions,
+}
+
+impl ReadManyOptions {
+    /// Default options: 8 groups in flight, the handle's options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the number of groups in flight (at least 1).
+    pub fn with_max_concurrency(mut self, n: usize) -> Self {
+        self.max_concurrency = n.max(1);
+        self
+    }
+
+    /// Sets the session token of every request.
+    pub fn with_session_token(mut self, token: SessionToken) -> Self {
+        self.request.session_token = Some(token);
+        self
+    }
+
+    /// Sets the consistency level of every request.
+    pub fn with_consistency_level(mut self, level: ConsistencyLevel) -> Self {
+        self.request.consistency_level = Some(level);
+        self
+    }
+
+    /// Sets the regions no request is sent to.
+    pub fn with_excluded_regions<I, R>(mut self, regions: I) -> Self
+    where
+        I: IntoIterator<Item = R>,
+        R: Into<Region>,
+    {
+        self.request = self.request.with_excluded_regions(regions);
+        self
+    }
+
+    /// Sets the availability strategy (cross-region hedging) of every request.
+    pub fn with_availability_strategy(mut self, strategy: AvailabilityStrategy) -> Self {
+        self.request.availability_strategy = Some(strategy);
+        self
+    }
 }
 
 impl Default for ReadManyOptions {

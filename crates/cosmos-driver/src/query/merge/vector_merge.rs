@@ -10,8 +10,8 @@ use std::cmp::Ordering;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::query_plan::SortOrder;
-use super::value_order::compare_keys;
+use crate::query::plan::query_plan::SortOrder;
+use crate::query::merge::value_order::compare_keys;
 
 /// Most rows a vector search may keep (as the official SDKs bound it by default).
 pub(crate) const MAX_TOP_K: u64 = 50_000;

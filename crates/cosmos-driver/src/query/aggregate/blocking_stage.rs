@@ -9,12 +9,12 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::aggregates::{partial_of, Aggregator};
-use super::group_by::{GroupByMerge, GroupEntry};
-use super::query_features::Aggregation;
-use super::range_merge::RangeRow;
-use super::token_text::JsonText;
-use super::vector_merge::{Ranked, TopK};
+use crate::query::aggregate::aggregates::{partial_of, Aggregator};
+use crate::query::aggregate::group_by::{GroupByMerge, GroupEntry};
+use crate::query::plan::query_features::Aggregation;
+use crate::query::merge::range_merge::RangeRow;
+use crate::query::continuation::token_text::JsonText;
+use crate::query::merge::vector_merge::{Ranked, TopK};
 
 /// The stage's state in a continuation token.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -279,7 +279,7 @@ pub(crate) fn too_large(what: impl std::fmt::Display) -> String {
         "no continuation token can be issued at this point of the aggregate or GROUP BY query: \
          {what} would make it larger than the {} bytes a token may take; read the result in one \
          go (without resuming from a token), or narrow the query (a filter, fewer groups)",
-        super::token_text::MAX_TOKEN_BYTES
+        crate::query::continuation::token_text::MAX_TOKEN_BYTES
     )
 }
 

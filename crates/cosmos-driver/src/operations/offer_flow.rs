@@ -1,18 +1,19 @@
 //! Reading and replacing the throughput of a database or container through its offer: find the
 //! offer by the resource's `_rid` (the query the SDKs send to `/offers`), then read or replace it.
-//! Every request goes through the driver's `execute`, so each is retried and, being a metadata
-//! read, hedged like a point read.
+//! Every request goes through the dispatcher, so each is retried and, being a metadata read,
+//! hedged like a point read. The answer is the offer read's or replace's response; the typed
+//! handles read it as a `ThroughputResponse`.
 
 use serde::Deserialize;
 
-use super::throughput_response::ThroughputResponse;
-use crate::error::ErrorKind;
-use crate::protocol::{CosmosStatus, OfferId};
+use super::dispatch::run;
+use crate::error::{CosmosError, ErrorKind};
+use crate::operation::CosmosOperation;
+use crate::options::OperationOptions;
+use crate::pipeline::DriverCore;
+use crate::protocol::{ContainerReference, CosmosStatus, DatabaseReference, OfferId};
 use crate::resources::{OfferDocument, ThroughputProperties};
-use crate::{
-    ContainerReference, CosmosDriver, CosmosError, CosmosOperation, DatabaseReference,
-    OperationOptions,
-};
+use crate::response::CosmosResponse;
 
 #[derive(Deserialize)]
 struct OfferFeed {
@@ -29,20 +30,20 @@ struct ResourceIds {
 
 /// A database or container whose throughput is read or replaced: how to read it (for its `_rid`)
 /// and how errors name it.
-pub(super) struct OfferOwner {
+pub(crate) struct OfferOwner {
     read: CosmosOperation,
     what: String,
 }
 
 impl OfferOwner {
-    pub(super) fn database(reference: &DatabaseReference) -> Self {
+    pub(crate) fn database(reference: &DatabaseReference) -> Self {
         Self {
             read: CosmosOperation::read_database(reference.clone()),
             what: format!("database {}", reference.link()),
         }
     }
 
-    pub(super) fn container(reference: &ContainerReference) -> Self {
+    pub(crate) fn container(reference: &ContainerReference) -> Self {
         Self {
             read: CosmosOperation::read_container(reference.clone()),
             what: format!("container {}", reference.link()),
@@ -52,25 +53,23 @@ impl OfferOwner {
     /// The owner's offer, found by the owner's resource id.
     async fn offer(
         self,
-        driver: &CosmosDriver,
+        core: &DriverCore,
         options: &OperationOptions,
     ) -> Result<OfferDocument, CosmosError> {
-        let response = driver.execute(self.read, options).await?;
+        let response = run(core, self.read, options).await?;
         let rid = response.json::<ResourceIds>()?.rid;
-        Ok(find_offer(driver, &rid, &self.what, options).await?.0)
+        Ok(find_offer(core, &rid, &self.what, options).await?.0)
     }
 }
 
 /// The offer of the resource with `_rid` `rid`; `what` names it in the error when it has none.
 async fn find_offer(
-    driver: &CosmosDriver,
+    core: &DriverCore,
     rid: &str,
     what: &str,
     options: &OperationOptions,
 ) -> Result<(OfferDocument, f64), CosmosError> {
-    let response = driver
-        .execute(CosmosOperation::query_offer_of(rid)?, options)
-        .await?;
+    let response = run(core, CosmosOperation::query_offer_of(rid)?, options).await?;
     let charge = response.request_charge();
     let feed: OfferFeed = response.json()?;
     let Some(first) = feed.offers.into_iter().next() else {
@@ -84,32 +83,28 @@ async fn find_offer(
     Ok((OfferDocument::from_json(&body)?, charge))
 }
 
-/// The owner's throughput.
-pub(super) async fn read_throughput(
-    driver: &CosmosDriver,
+/// The owner's throughput: the response of its offer's read.
+pub(crate) async fn read_throughput(
+    core: &DriverCore,
     owner: OfferOwner,
     options: &OperationOptions,
-) -> Result<ThroughputResponse, CosmosError> {
-    let offer = owner.offer(driver, options).await?;
+) -> Result<CosmosResponse, CosmosError> {
+    let offer = owner.offer(core, options).await?;
     let id = OfferId::new(&offer.id)?;
-    let response = driver
-        .execute(CosmosOperation::read_offer(id), options)
-        .await?;
-    ThroughputResponse::from_response(response)
+    run(core, CosmosOperation::read_offer(id), options).await
 }
 
 /// Sets the owner's throughput to `throughput`. The service keeps an offer manual or autoscale:
 /// switching between them is refused (a migration, not a replace).
-pub(super) async fn replace_throughput(
-    driver: &CosmosDriver,
+pub(crate) async fn replace_throughput(
+    core: &DriverCore,
     owner: OfferOwner,
     throughput: ThroughputProperties,
     options: &OperationOptions,
-) -> Result<ThroughputResponse, CosmosError> {
-    let offer = owner.offer(driver, options).await?;
+) -> Result<CosmosResponse, CosmosError> {
+    let offer = owner.offer(core, options).await?;
     let id = OfferId::new(&offer.id)?;
     let next = offer.with_throughput(throughput);
     let op = CosmosOperation::replace_offer(id, Vec::new()).with_json_body(&next)?;
-    let response = driver.execute(op, options).await?;
-    ThroughputResponse::from_response(response)
+    run(core, op, options).await
 }

@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 
 use serde_json::{Number, Value};
 
-use super::query_plan::SortOrder;
+use crate::query::plan::query_plan::SortOrder;
 
 /// The nesting depth past which arrays compare as equal (serde_json already bounds the depth of
 /// what it parses; this keeps comparison iterative-depth bounded on values built in code).

@@ -3,8 +3,8 @@
 
 use http::HeaderValue;
 
-use super::page_source::{IS_QUERY, QUERY_CONTENT_TYPE};
-use super::query_spec::Query;
+use crate::query::page_source::{IS_QUERY, QUERY_CONTENT_TYPE};
+use crate::query::query_spec::Query;
 use crate::{ContainerReference, CosmosError, CosmosOperation, OperationTarget, OperationType};
 
 impl CosmosOperation {

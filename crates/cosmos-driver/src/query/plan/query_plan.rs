@@ -18,7 +18,7 @@ pub struct QueryPlan {
     /// The effective partition key ranges the query can touch.
     #[serde(default)]
     pub query_ranges: Vec<QueryRange>,
-    /// Present for hybrid (full-text and vector) search (`super::hybrid`).
+    /// Present for hybrid (full-text and vector) search (`crate::query::hybrid`).
     #[serde(default)]
     pub hybrid_search_query_info: Option<serde_json::Value>,
 }
@@ -54,7 +54,7 @@ pub struct QueryInfo {
     pub has_select_value: bool,
     /// `DCOUNT`-style distinct counting, which the driver does not run.
     pub d_count_info: Option<serde_json::Value>,
-    /// ORDER BY that must be sorted in full on the client (vector search, `super::vector_merge`).
+    /// ORDER BY that must be sorted in full on the client (vector search, `crate::query::merge::vector_merge`).
     pub has_non_streaming_order_by: bool,
 }
 

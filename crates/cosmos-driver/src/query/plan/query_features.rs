@@ -2,7 +2,7 @@
 //! declares on plan requests, and the check that turns a gateway plan into the driver's execution
 //! plan or refuses it with an error naming the feature.
 
-use super::query_plan::{AggregateKind, DistinctType, QueryPlan, QueryRange, SortOrder};
+use crate::query::plan::query_plan::{AggregateKind, DistinctType, QueryPlan, QueryRange, SortOrder};
 
 /// The features declared on every plan request, as the official SDKs spell them. The gateway
 /// refuses a plan needing a feature not declared (`NonValueAggregate`: an aggregate without
@@ -28,7 +28,7 @@ pub(crate) enum Aggregation {
     Grouped(GroupedAggregation),
     /// A vector search (non-streaming ORDER BY): every range row
     /// `{"orderByItems": [...], "payload": ...}` is read and the best `k` kept
-    /// (`super::vector_merge`).
+    /// (`crate::query::merge::vector_merge`).
     TopK {
         /// The score's direction.
         orders: Vec<SortOrder>,
@@ -102,10 +102,10 @@ fn top_k_plan(plan: &QueryPlan) -> Result<ExecutionPlan, UnsupportedFeature> {
         .top
         .or_else(|| qi.limit.map(|l| l.saturating_add(qi.offset.unwrap_or(0))))
         .ok_or_else(|| unsupported("a vector search without TOP or LIMIT (its cost is unbounded)"))?;
-    if k > super::vector_merge::MAX_TOP_K {
+    if k > crate::query::merge::vector_merge::MAX_TOP_K {
         return Err(unsupported(&format!(
             "a vector search of more than {} results",
-            super::vector_merge::MAX_TOP_K
+            crate::query::merge::vector_merge::MAX_TOP_K
         )));
     }
     Ok(ExecutionPlan {

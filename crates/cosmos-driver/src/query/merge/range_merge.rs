@@ -10,8 +10,8 @@ use std::collections::VecDeque;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::query_plan::SortOrder;
-use super::value_order::compare_keys;
+use crate::query::plan::query_plan::SortOrder;
+use crate::query::merge::value_order::compare_keys;
 
 pub use crate::routing::TargetRange;
 

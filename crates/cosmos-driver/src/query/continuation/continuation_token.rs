@@ -11,9 +11,9 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::blocking_stage::BlockingState;
-use super::result_shaping::ShapingState;
-use super::token_text::MAX_TOKEN_BYTES;
+use crate::query::aggregate::blocking_stage::BlockingState;
+use crate::query::aggregate::result_shaping::ShapingState;
+use crate::query::continuation::token_text::MAX_TOKEN_BYTES;
 
 /// The most range positions one token may hold.
 pub(crate) const MAX_TOKEN_RANGES: usize = 4096;
@@ -372,8 +372,8 @@ mod tests {
 
     #[test]
     fn an_aggregate_token_may_outlive_its_ranges_and_round_trips() {
-        use super::super::aggregates::{Aggregator, Total};
-        use super::super::token_text::JsonText;
+        use crate::query::aggregate::aggregates::{Aggregator, Total};
+        use crate::query::continuation::token_text::JsonText;
         let states = [
             BlockingState::Values(vec![
                 Aggregator::Count(Total::Int(3)),

@@ -1,6 +1,6 @@
 use super::*;
-use crate::query::query_features::GroupedAggregation;
-use crate::query::query_plan::AggregateKind::{self, *};
+use crate::query::plan::query_features::GroupedAggregation;
+use crate::query::plan::query_plan::AggregateKind::{self, *};
 use serde_json::json;
 
 fn row(v: Value) -> RangeRow {

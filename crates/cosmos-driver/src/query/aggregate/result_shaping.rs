@@ -8,9 +8,9 @@ use ring::digest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::query_features::ExecutionPlan;
-use super::query_plan::DistinctType;
-use super::value_order::canonical_text;
+use crate::query::plan::query_features::ExecutionPlan;
+use crate::query::plan::query_plan::DistinctType;
+use crate::query::merge::value_order::canonical_text;
 
 /// The most distinct values an unordered DISTINCT query remembers.
 pub(crate) const MAX_DISTINCT_VALUES: usize = 4_000_000;
@@ -178,7 +178,7 @@ mod tests {
         ExecutionPlan {
             range_query: None,
             order_by: vec![],
-            aggregation: super::super::query_features::Aggregation::None,
+            aggregation: crate::query::plan::query_features::Aggregation::None,
             distinct,
             offset,
             limit,

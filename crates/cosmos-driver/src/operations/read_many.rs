@@ -1,25 +1,29 @@
-//! `container.read_many::<T>(&[(pk, id), ...])`: the plan ([`crate::read_many`]) carried out
-//! through the driver's pipeline, several groups at once, each request retried, routed and hedged
-//! like a point read. A group whose range has split since the range listing is planned again
-//! against a fresh listing.
+//! Read many (`container.read_many::<T>(&[(pk, id), ...])`): the plan ([`crate::read_many`])
+//! carried out through the dispatcher, several groups at once, each request retried, routed and
+//! hedged like a point read. Groups whose range has split since the range listing are planned
+//! again against a fresh listing, through the one re-plan budget ([`super::Replans`]).
 
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::driver_page_source::DriverPageSource;
+use super::dispatch::run;
+use super::feed_body::feed_items;
+use super::page_guard::PageGuard;
+use super::partition_key_paths::partition_key_definition;
+use super::partition_key_ranges::partition_key_ranges;
+use super::replan::{Replanning, Round};
 use crate::diagnostics::DiagnosticsContext;
-use crate::operations::feed_body::feed_items;
-use crate::operations::page_guard::PageGuard;
-use crate::operations::Replans;
+use crate::error::{CosmosError, ErrorKind};
+use crate::operation::CosmosOperation;
 use crate::options::OperationOptions;
-use crate::protocol::{ContainerReference, HashVersion};
-use crate::routing::partition_key_path_segments;
-use crate::query::{page_operation, PageSettings, PageTarget, QueryPageSource};
+use crate::pipeline::DriverCore;
+use crate::protocol::{ContainerReference, HashVersion, PartitionKey};
+use crate::query::{page_operation, PageSettings, PageTarget};
 use crate::read_many::{
     plan_read_many, ReadManyGroup, ReadManyOptions, ReadManyRequest, ReadManyResponse,
 };
-use crate::{CosmosDriver, CosmosError, CosmosOperation, ErrorKind, PartitionKey};
+use crate::routing::partition_key_path_segments;
 
 /// The most pages one group query reads.
 const MAX_PAGES_PER_GROUP: usize = 1000;
@@ -35,11 +39,11 @@ struct GroupAnswer {
 /// The container's partition key paths (read once per driver and kept), each split into its
 /// property names, and its hash version.
 async fn key_paths(
-    driver: &CosmosDriver,
+    core: &DriverCore,
     container: &ContainerReference,
     options: &OperationOptions,
 ) -> Result<(Vec<Vec<String>>, HashVersion), CosmosError> {
-    let (paths, version) = driver.partition_key_definition(container, options).await?;
+    let (paths, version) = partition_key_definition(core, container, options).await?;
     let paths = paths
         .iter()
         .map(|p| partition_key_path_segments(p))
@@ -48,7 +52,7 @@ async fn key_paths(
 }
 
 async fn run_group(
-    driver: &CosmosDriver,
+    core: &DriverCore,
     container: &ContainerReference,
     group: &ReadManyGroup,
     paths: &[Vec<String>],
@@ -59,7 +63,7 @@ async fn run_group(
         ReadManyRequest::PointRead(key) => {
             let op = CosmosOperation::read_item(container.item(&key.id)?)
                 .with_partition_key(key.partition_key.clone());
-            match driver.execute(op, options).await {
+            match run(core, op, options).await {
                 Ok(response) => {
                     answer.charge += response.request_charge();
                     answer.diagnostics.push(response.diagnostics().clone());
@@ -90,7 +94,7 @@ async fn run_group(
                     continuation.as_deref(),
                     &settings,
                 )?;
-                let response = driver.execute(op, options).await?;
+                let response = run(core, op, options).await?;
                 answer.charge += response.request_charge();
                 answer.diagnostics.push(response.diagnostics().clone());
                 let documents: Vec<Value> = feed_items(&response, "Documents", &what)?;
@@ -124,14 +128,77 @@ async fn run_group(
     Ok(answer)
 }
 
+/// What a read many has left to read and has found so far.
+struct ReadManyRun {
+    /// The items not yet read (all of them, then those of groups found gone).
+    pending: Vec<(PartitionKey, String)>,
+    /// Each pending item's index in the caller's list.
+    indices: Vec<usize>,
+    /// What was found, by the caller's index.
+    found: Vec<Option<Value>>,
+    total: GroupAnswer,
+}
+
+impl ReadManyRun {
+    /// One round: the pending items planned against the ranges (the kept ones, or read again
+    /// when `reread`) and every group read; the items of groups found gone stay pending.
+    async fn round(
+        &mut self,
+        core: &DriverCore,
+        container: &ContainerReference,
+        (paths, version): (&[Vec<String>], HashVersion),
+        options: &ReadManyOptions,
+        reread: bool,
+    ) -> Result<Round<()>, CosmosError> {
+        let ranges = partition_key_ranges(core, container, reread, &options.request).await?;
+        let groups = plan_read_many(&self.pending, &ranges, paths, version)?;
+        let concurrency = options.max_concurrency.max(1);
+        let answers: Vec<(ReadManyGroup, Result<GroupAnswer, CosmosError>)> =
+            futures::stream::iter(groups)
+                .map(|g| async move {
+                    let a = run_group(core, container, &g, paths, &options.request).await;
+                    (g, a)
+                })
+                .buffer_unordered(concurrency)
+                .collect()
+                .await;
+        let mut gone: Vec<usize> = Vec::new();
+        let mut first_gone: Option<CosmosError> = None;
+        for (group, answer) in answers {
+            match answer {
+                Ok(a) => {
+                    self.total.charge += a.charge;
+                    self.total.diagnostics.extend(a.diagnostics);
+                    for (i, doc) in a.found {
+                        self.found[self.indices[i]] = Some(doc);
+                    }
+                }
+                Err(e) if e.is_range_gone() => {
+                    self.total.diagnostics.push(e.diagnostics().clone());
+                    gone.extend(group.items.iter().map(|k| k.index));
+                    first_gone.get_or_insert(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let Some(error) = first_gone else {
+            return Ok(Round::Done(()));
+        };
+        // The next round plans only the items of the groups found gone (one re-plan for all).
+        gone.sort_unstable();
+        self.pending = gone.iter().map(|&i| self.pending[i].clone()).collect();
+        self.indices = gone.iter().map(|&i| self.indices[i]).collect();
+        Ok(Round::Gone(error))
+    }
+}
+
 /// Reads `items` of `container`; see `ContainerClient::read_many`.
 pub(crate) async fn read_many<T: DeserializeOwned>(
-    driver: &CosmosDriver,
+    core: &DriverCore,
     container: &ContainerReference,
     items: Vec<(PartitionKey, String)>,
     options: &ReadManyOptions,
 ) -> Result<ReadManyResponse<T>, CosmosError> {
-    let mut total = GroupAnswer::default();
     if items.is_empty() {
         return Ok(ReadManyResponse {
             items: Vec::new(),
@@ -139,57 +206,29 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
             diagnostics: Vec::new(),
         });
     }
-    let (paths, version) = key_paths(driver, container, &options.request).await?;
-    let source = DriverPageSource::new(driver.clone(), container.clone());
-    let mut pending = items.clone();
-    let mut indices: Vec<usize> = (0..items.len()).collect();
-    let mut found: Vec<Option<Value>> = vec![None; items.len()];
-    let mut replans = Replans::default();
-    let mut reread = false;
+    let (paths, version) = key_paths(core, container, &options.request).await?;
+    let mut run = ReadManyRun {
+        pending: items.clone(),
+        indices: (0..items.len()).collect(),
+        found: vec![None; items.len()],
+        total: GroupAnswer::default(),
+    };
+    let mut replanning = Replanning::default();
     loop {
-        // The driver's kept ranges first; read again when a range was found gone.
-        let ranges = source.ranges(reread, &options.request).await?;
-        let groups = plan_read_many(&pending, &ranges, &paths, version)?;
-        let concurrency = options.max_concurrency.max(1);
-        let answers: Vec<(ReadManyGroup, Result<GroupAnswer, CosmosError>)> =
-            futures::stream::iter(groups)
-                .map(|g| {
-                    let paths = &paths;
-                    async move {
-                        let a = run_group(driver, container, &g, paths, &options.request).await;
-                        (g, a)
-                    }
-                })
-                .buffer_unordered(concurrency)
-                .collect()
-                .await;
-        let mut gone: Vec<usize> = Vec::new();
-        for (group, answer) in answers {
-            match answer {
-                Ok(a) => {
-                    total.charge += a.charge;
-                    total.diagnostics.extend(a.diagnostics);
-                    for (i, doc) in a.found {
-                        found[indices[i]] = Some(doc);
-                    }
-                }
-                Err(e) if e.is_range_gone() && replans.left() => {
-                    total.diagnostics.push(e.diagnostics().clone());
-                    gone.extend(group.items.iter().map(|k| k.index));
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        if gone.is_empty() {
+        let round = run
+            .round(
+                core,
+                container,
+                (&paths, version),
+                options,
+                replanning.refresh(),
+            )
+            .await?;
+        if replanning.settle(round, "read many").await?.is_some() {
             break;
         }
-        gone.sort_unstable();
-        pending = gone.iter().map(|&i| pending[i].clone()).collect();
-        indices = gone.iter().map(|&i| indices[i]).collect();
-        // A re-plan was left when the groups were found gone (checked above).
-        tokio::time::sleep(replans.take().unwrap_or_default()).await;
-        reread = true;
     }
+    let ReadManyRun { found, total, .. } = run;
     let items = found
         .into_iter()
         .flatten()
