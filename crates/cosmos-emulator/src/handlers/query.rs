@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::consistency::{read_lsn, session_token};
 use super::query_metrics::{index_utilization_header, query_metrics_header, PageFigures};
 use super::replica_headers::{container_paths, replica_headers, replica_state, ReplicaState};
-use crate::epk::{Epk, EpkFilter, PartitionKeyValue, PkComponent};
+use crate::epk::{EpkFilter, PartitionKeyValue, PkComponent};
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
@@ -370,18 +370,25 @@ fn epk_range_within(
     if ctx.header(headers::START_EPK).is_none() && ctx.header(headers::END_EPK).is_none() {
         return Ok(None);
     }
-    let bound = |name: &str| -> Result<Epk, ApiError> {
-        let text = ctx.header(name).ok_or_else(|| {
+    let bound = |name: &str| -> Result<&str, ApiError> {
+        ctx.header(name).map(str::trim).ok_or_else(|| {
             ApiError::bad_request(format!(
                 "{} and {} go together; {name} is missing.",
                 headers::START_EPK,
                 headers::END_EPK
             ))
-        })?;
-        Epk::parse_hex(text.trim())
-            .map_err(|e| ApiError::bad_request(format!("{name} is invalid: {e}")))
+        })
     };
-    let (min, max) = (bound(headers::START_EPK)?, bound(headers::END_EPK)?);
+    let (min, max) = container
+        .pk
+        .parse_epk_range(bound(headers::START_EPK)?, bound(headers::END_EPK)?)
+        .map_err(|e| {
+            ApiError::bad_request(format!(
+                "{} / {} are invalid: {e}",
+                headers::START_EPK,
+                headers::END_EPK
+            ))
+        })?;
     let (range_min, range_max) = container.range_epks(range);
     if min >= max || min < range_min || range_max.is_some_and(|m| max > m) {
         return Err(ApiError::bad_request(format!(
@@ -397,6 +404,17 @@ fn epk_range_within(
 /// The keys a WHERE clause pins: the partition key (every path of a hierarchical key, each by an
 /// equality), or a leading prefix of a hierarchical key's paths.
 pub fn pinned_filter(request: &QueryRequest, container: &Container) -> Option<EpkFilter> {
+    container
+        .pk
+        .filter(&pinned_partition_key(request, container)?)
+        .ok()
+}
+
+/// The partition key (or hierarchical prefix) a WHERE clause pins, as [`pinned_filter`] reads it.
+pub fn pinned_partition_key(
+    request: &QueryRequest,
+    container: &Container,
+) -> Option<PartitionKeyValue> {
     let mut components = Vec::new();
     for path in &container.pk.paths {
         let Some(component) = pinned_key(&request.query, path, &request.params)
@@ -406,10 +424,7 @@ pub fn pinned_filter(request: &QueryRequest, container: &Container) -> Option<Ep
         };
         components.push(component);
     }
-    if components.is_empty() {
-        return None;
-    }
-    container.pk.filter(&PartitionKeyValue(components)).ok()
+    (!components.is_empty()).then_some(PartitionKeyValue(components))
 }
 
 /// Whether the gateway answers a cross-partition query itself: no ORDER BY, aggregates,
