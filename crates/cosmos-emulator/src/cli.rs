@@ -52,8 +52,9 @@ pub struct EmulatorArgs {
     /// of the listen address (e.g. the service name in a compose file, with --host 0.0.0.0).
     #[arg(long, value_name = "NAME", env = "COSMOS_EMULATOR_ADVERTISE_HOST")]
     pub advertise_host: Option<String>,
-    /// Keep databases, containers, items and offers in this directory (created when missing) so
-    /// they survive a restart; each write is answered once it is fsync'd there.
+    /// Keep databases, containers, items, offers, scripts, users and permissions in this
+    /// directory (created when missing) so they survive a restart; each write is answered once it
+    /// is fsync'd there.
     #[arg(long, value_name = "PATH", env = "COSMOS_EMULATOR_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
     /// With --data-dir: the log size past which it is folded into a new snapshot.

@@ -1,6 +1,7 @@
-//! `--data-dir`: what was acknowledged survives a restart, a SIGKILL in the middle of writes
-//! loses nothing acknowledged and leaves nothing half written, a torn log tail is dropped with a
-//! message, and the log is folded into snapshots as it grows.
+//! `--data-dir`: what was acknowledged survives a restart (scripts, users and permissions with
+//! their resource tokens too), a SIGKILL in the middle of writes loses nothing acknowledged and
+//! leaves nothing half written, a torn log tail is dropped with a message, and the log is folded
+//! into snapshots as it grows.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -269,6 +270,433 @@ async fn a_sigkill_during_concurrent_writes_keeps_every_acknowledged_write_whole
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+const COLL: &str = "/dbs/db/colls/c";
+
+/// Sends a request with `token` (a permission's resource token) as the whole authorization header.
+async fn with_token(
+    c: &TestClient,
+    base: &str,
+    token: &str,
+    path: &str,
+    pk: &Value,
+) -> common::Resp {
+    let date = common::now_date();
+    let pk = pk_header(pk);
+    let headers = [
+        ("authorization", token),
+        ("x-ms-date", date.as_str()),
+        ("x-ms-version", "2020-07-15"),
+        ("x-ms-documentdb-partitionkey", pk.as_str()),
+    ];
+    c.send_raw(base, Method::GET, path, &headers, None).await
+}
+
+fn created(r: common::Resp) -> Value {
+    assert_eq!(r.status, 201, "{r:?}");
+    r.json()
+}
+
+async fn read_json(c: &TestClient, base: &str, path: &str) -> Value {
+    let r = c.get(base, path, &[]).await;
+    assert_eq!(r.status, 200, "{path}: {r:?}");
+    r.json()
+}
+
+async fn status_of(c: &TestClient, base: &str, path: &str) -> u16 {
+    c.get(base, path, &[]).await.status
+}
+
+/// Runs stored procedure `hello` with one argument; its answer.
+async fn run_hello(c: &TestClient, base: &str) -> Value {
+    let r = c
+        .send_with_pk(
+            base,
+            Method::POST,
+            &format!("{COLL}/sprocs/hello"),
+            &json!("p"),
+            &[],
+            Some(&json!(["there"])),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    r.json()
+}
+
+/// The UDF `tax` over item `n`'s field `n`, in a query.
+async fn udf_tax(c: &TestClient, base: &str) -> Value {
+    let r = c
+        .query(
+            base,
+            &format!("{COLL}/docs"),
+            &json!({"query": "SELECT VALUE udf.tax(c.n) FROM c WHERE c.id = 'n'"}),
+            &[("x-ms-documentdb-partitionkey", &pk_header(&json!("p")))],
+        )
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    r.json()["Documents"].clone()
+}
+
+/// Creates an item through the pre-trigger `stamp`; what it stamped.
+async fn stamped(c: &TestClient, base: &str, id: &str) -> Value {
+    let pk = pk_header(&json!("p"));
+    let r = c
+        .post_json(
+            base,
+            &format!("{COLL}/docs"),
+            &[
+                ("x-ms-documentdb-partitionkey", pk.as_str()),
+                ("x-ms-documentdb-pre-trigger-include", "stamp"),
+            ],
+            &json!({"id": id, "pk": "p"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{r:?}");
+    r.json()["stamped"].clone()
+}
+
+#[tokio::test]
+async fn scripts_users_and_permissions_survive_a_restart_and_so_do_their_deletes() {
+    let dir = fresh_dir("scripts");
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let hello = r#"function (who) { getContext().getResponse().setBody('hi ' + who); }"#;
+    let stamp = r#"function () {
+        var item = getContext().getRequest().getBody();
+        item.stamped = 'by-trigger';
+        getContext().getRequest().setBody(item);
+    }"#;
+    let (sproc, trigger, udf, user, permission, token);
+    {
+        let mut emu = start(&dir, &[]);
+        let base = emu.endpoint.as_str();
+        c.setup(base, "db", "c").await;
+        let r = c
+            .create_item(base, "db", "c", &json!({"id": "n", "pk": "p", "n": 10}))
+            .await;
+        assert_eq!(r.status, 201, "{r:?}");
+        sproc = created(
+            c.post_json(
+                base,
+                &format!("{COLL}/sprocs"),
+                &[],
+                &json!({"id": "hello", "body": hello}),
+            )
+            .await,
+        );
+        trigger = created(c.post_json(base, &format!("{COLL}/triggers"), &[], &json!({"id": "stamp", "body": stamp, "triggerType": "Pre", "triggerOperation": "Create"})).await);
+        created(
+            c.post_json(
+                base,
+                &format!("{COLL}/udfs"),
+                &[],
+                &json!({"id": "tax", "body": "function (x) { return x; }"}),
+            )
+            .await,
+        );
+        // A replace is kept, not the first version.
+        let r = c
+            .send(
+                base,
+                Method::PUT,
+                &format!("{COLL}/udfs/tax"),
+                &[],
+                Some(
+                    json!({"id": "tax", "body": "function (x) { return x * 2; }"})
+                        .to_string()
+                        .as_bytes(),
+                ),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{r:?}");
+        udf = r.json();
+        for (kind, extra) in [
+            ("sprocs", json!({})),
+            (
+                "triggers",
+                json!({"triggerType": "Post", "triggerOperation": "All"}),
+            ),
+            ("udfs", json!({})),
+        ] {
+            let mut def = json!({"id": "doomed", "body": "function () {}"});
+            for (k, v) in extra.as_object().unwrap() {
+                def[k] = v.clone();
+            }
+            created(
+                c.post_json(base, &format!("{COLL}/{kind}"), &[], &def)
+                    .await,
+            );
+            let r = c
+                .send(
+                    base,
+                    Method::DELETE,
+                    &format!("{COLL}/{kind}/doomed"),
+                    &[],
+                    None,
+                )
+                .await;
+            assert_eq!(r.status, 204, "{kind}: {r:?}");
+        }
+        assert_eq!(run_hello(&c, base).await, json!("hi there"));
+        assert_eq!(udf_tax(&c, base).await, json!([20]));
+        assert_eq!(stamped(&c, base, "s1").await, json!("by-trigger"));
+
+        user = created(
+            c.post_json(base, "/dbs/db/users", &[], &json!({"id": "u1"}))
+                .await,
+        );
+        created(
+            c.post_json(base, "/dbs/db/users", &[], &json!({"id": "u2"}))
+                .await,
+        );
+        permission = created(
+            c.post_json(
+                base,
+                "/dbs/db/users/u1/permissions",
+                &[],
+                &json!({"id": "p1", "permissionMode": "Read", "resource": "dbs/db/colls/c"}),
+            )
+            .await,
+        );
+        created(c.post_json(base, "/dbs/db/users/u1/permissions", &[], &json!({"id": "gone", "permissionMode": "All", "resource": "dbs/db/colls/c/docs/n"})).await);
+        let r = c
+            .send(
+                base,
+                Method::DELETE,
+                "/dbs/db/users/u1/permissions/gone",
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(r.status, 204, "{r:?}");
+        token = permission["_token"].as_str().unwrap().to_owned();
+        let r = with_token(&c, base, &token, &format!("{COLL}/docs/n"), &json!("p")).await;
+        assert_eq!(r.status, 200, "the token works before the restart: {r:?}");
+        // Acknowledged means on disk: no chance to write anything more.
+        emu.kill_hard();
+    }
+    {
+        let emu = start(&dir, &[]);
+        let base = emu.endpoint.as_str();
+        assert_eq!(
+            read_json(&c, base, &format!("{COLL}/sprocs/hello")).await,
+            sproc
+        );
+        assert_eq!(
+            read_json(&c, base, &format!("{COLL}/triggers/stamp")).await,
+            trigger
+        );
+        assert_eq!(read_json(&c, base, &format!("{COLL}/udfs/tax")).await, udf);
+        for kind in ["sprocs", "triggers", "udfs"] {
+            assert_eq!(
+                status_of(&c, base, &format!("{COLL}/{kind}/doomed")).await,
+                404,
+                "{kind}"
+            );
+        }
+        assert_eq!(
+            run_hello(&c, base).await,
+            json!("hi there"),
+            "the kept procedure runs"
+        );
+        assert_eq!(
+            udf_tax(&c, base).await,
+            json!([20]),
+            "the kept UDF answers as replaced"
+        );
+        assert_eq!(
+            stamped(&c, base, "s2").await,
+            json!("by-trigger"),
+            "the kept trigger runs"
+        );
+        assert_eq!(read_json(&c, base, "/dbs/db/users/u1").await, user);
+        assert_eq!(
+            read_json(&c, base, "/dbs/db/users/u1/permissions/p1").await,
+            permission,
+            "same key, same token"
+        );
+        assert_eq!(
+            status_of(&c, base, "/dbs/db/users/u1/permissions/gone").await,
+            404
+        );
+        let r = with_token(&c, base, &token, &format!("{COLL}/docs/n"), &json!("p")).await;
+        assert_eq!(
+            r.status, 200,
+            "a token issued before the restart still works: {r:?}"
+        );
+        // New resources get resource ids the kept ones do not have.
+        let fresh = created(
+            c.post_json(
+                base,
+                &format!("{COLL}/sprocs"),
+                &[],
+                &json!({"id": "fresh", "body": "function () {}"}),
+            )
+            .await,
+        );
+        assert_ne!(fresh["_rid"], sproc["_rid"]);
+        let u3 = created(
+            c.post_json(base, "/dbs/db/users", &[], &json!({"id": "u3"}))
+                .await,
+        );
+        assert_ne!(u3["_rid"], user["_rid"]);
+        let p2 = created(
+            c.post_json(
+                base,
+                "/dbs/db/users/u1/permissions",
+                &[],
+                &json!({"id": "p2", "permissionMode": "All", "resource": "dbs/db/colls/c/docs/n"}),
+            )
+            .await,
+        );
+        assert_ne!(p2["_rid"], permission["_rid"]);
+        // Deletes after a restart are kept too (this start loaded the log; the next loads the
+        // snapshot this start wrote, then the log).
+        for path in [
+            format!("{COLL}/sprocs/hello"),
+            format!("{COLL}/triggers/stamp"),
+            format!("{COLL}/udfs/tax"),
+        ] {
+            let r = c.send(base, Method::DELETE, &path, &[], None).await;
+            assert_eq!(r.status, 204, "{path}: {r:?}");
+        }
+        let r = c
+            .send(base, Method::DELETE, "/dbs/db/users/u2", &[], None)
+            .await;
+        assert_eq!(r.status, 204, "{r:?}");
+        emu.terminate();
+    }
+    {
+        let emu = start(&dir, &[]);
+        let base = emu.endpoint.as_str();
+        for kind in ["sprocs/hello", "triggers/stamp", "udfs/tax"] {
+            assert_eq!(
+                status_of(&c, base, &format!("{COLL}/{kind}")).await,
+                404,
+                "{kind}"
+            );
+        }
+        assert_eq!(
+            status_of(&c, base, &format!("{COLL}/sprocs/fresh")).await,
+            200
+        );
+        assert_eq!(status_of(&c, base, "/dbs/db/users/u2").await, 404);
+        assert_eq!(status_of(&c, base, "/dbs/db/users/u3").await, 200);
+        assert_eq!(
+            status_of(&c, base, "/dbs/db/users/u1/permissions/p2").await,
+            200
+        );
+        let r = with_token(&c, base, &token, &format!("{COLL}/docs/n"), &json!("p")).await;
+        assert_eq!(r.status, 200, "{r:?}");
+        // Deleting the user revokes its tokens, and that is kept.
+        let r = c
+            .send(base, Method::DELETE, "/dbs/db/users/u1", &[], None)
+            .await;
+        assert_eq!(r.status, 204, "{r:?}");
+        emu.terminate();
+    }
+    let emu = start(&dir, &[]);
+    let base = emu.endpoint.as_str();
+    assert_eq!(status_of(&c, base, "/dbs/db/users/u1").await, 404);
+    let r = with_token(&c, base, &token, &format!("{COLL}/docs/n"), &json!("p")).await;
+    assert!(
+        matches!(r.status, 401 | 403),
+        "the deleted user's token is refused: {r:?}"
+    );
+    drop(emu);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn after_a_restart_with_another_key_permissions_carry_new_tokens_and_old_ones_fail() {
+    let dir = fresh_dir("rekey");
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let old_token;
+    {
+        let emu = start(&dir, &[]);
+        let base = emu.endpoint.as_str();
+        c.setup(base, "db", "c").await;
+        let r = c
+            .create_item(base, "db", "c", &json!({"id": "n", "pk": "p"}))
+            .await;
+        assert_eq!(r.status, 201, "{r:?}");
+        created(
+            c.post_json(base, "/dbs/db/users", &[], &json!({"id": "u"}))
+                .await,
+        );
+        let p = created(
+            c.post_json(
+                base,
+                "/dbs/db/users/u/permissions",
+                &[],
+                &json!({"id": "p", "permissionMode": "Read", "resource": "dbs/db/colls/c"}),
+            )
+            .await,
+        );
+        old_token = p["_token"].as_str().unwrap().to_owned();
+        emu.terminate();
+    }
+    // As after regenerating the account key: tokens signed with the old key no longer verify;
+    // reading the permission gives one signed with the new key.
+    let key = "c2Vjb25kIGtleSBmb3IgdGhlIGVtdWxhdG9yIGRhdGEgZGlyZWN0b3J5IHRlc3Q=";
+    let other = TestClient::new(key);
+    let emu = start(&dir, &["--key", key]);
+    let base = emu.endpoint.as_str();
+    let r = with_token(&c, base, &old_token, &format!("{COLL}/docs/n"), &json!("p")).await;
+    assert_eq!(r.status, 401, "{r:?}");
+    let p = read_json(&other, base, "/dbs/db/users/u/permissions/p").await;
+    let new_token = p["_token"].as_str().unwrap();
+    assert_ne!(new_token, old_token);
+    let r = with_token(&c, base, new_token, &format!("{COLL}/docs/n"), &json!("p")).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    drop(emu);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_torn_scripts_or_users_record_is_dropped_with_a_message() {
+    let dir = fresh_dir("torn-scripts");
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    {
+        let mut emu = start(&dir, &[]);
+        let base = emu.endpoint.as_str();
+        c.setup(base, "db", "c").await;
+        created(
+            c.post_json(
+                base,
+                &format!("{COLL}/sprocs"),
+                &[],
+                &json!({"id": "kept", "body": "function () {}"}),
+            )
+            .await,
+        );
+        created(
+            c.post_json(base, "/dbs/db/users", &[], &json!({"id": "last"}))
+                .await,
+        );
+        emu.kill_hard();
+    }
+    // The last record (the users after "last" was made) loses its final bytes.
+    let logs = files(&dir, "log-");
+    let log = logs.last().expect("a log file");
+    let len = std::fs::metadata(log).unwrap().len();
+    let file = std::fs::OpenOptions::new().write(true).open(log).unwrap();
+    file.set_len(len - 3).unwrap();
+    drop(file);
+    let emu = start(&dir, &[]);
+    let base = emu.endpoint.as_str();
+    assert!(
+        emu.log_text().contains("dropped a torn tail"),
+        "{}",
+        emu.log_text()
+    );
+    assert_eq!(
+        status_of(&c, base, &format!("{COLL}/sprocs/kept")).await,
+        200
+    );
+    assert_eq!(status_of(&c, base, "/dbs/db/users/last").await, 404);
+    drop(emu);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[tokio::test]
 async fn a_torn_log_tail_is_dropped_with_a_message() {
     let dir = fresh_dir("torn");
@@ -392,64 +820,4 @@ async fn a_growing_log_is_folded_into_snapshots() {
     }
     drop(emu);
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Writes `count` items of about 1 KiB from `tasks` concurrent clients; the mean time per write
-/// as one client sees it, and the writes per second all clients achieve.
-async fn measure_writes(base: &str, tasks: usize, count: usize) -> (Duration, f64) {
-    let c = TestClient::new(WELL_KNOWN_KEY);
-    let run = rand::random::<u32>();
-    let started = std::time::Instant::now();
-    let mut handles = Vec::new();
-    for t in 0..tasks {
-        let (c, base) = (c.clone(), base.to_owned());
-        handles.push(tokio::spawn(async move {
-            let mut spent = Duration::ZERO;
-            for n in 0..count / tasks {
-                let doc = json!({"id": format!("b{run}-{t}-{n}"), "pk": format!("p{t}"), "pad": "x".repeat(1000)});
-                let one = std::time::Instant::now();
-                let r = c.create_item(&base, "db", "c", &doc).await;
-                spent += one.elapsed();
-                assert_eq!(r.status, 201, "{r:?}");
-            }
-            spent
-        }));
-    }
-    let mut spent = Duration::ZERO;
-    for h in handles {
-        spent += h.await.unwrap();
-    }
-    let writes = (count / tasks * tasks) as u32;
-    (
-        spent / writes,
-        f64::from(writes) / started.elapsed().as_secs_f64(),
-    )
-}
-
-/// The cost of `--data-dir` per write: run with
-/// `cargo test --release -p cosmos-emulator --test integration data_dir::write_cost -- --ignored --nocapture`.
-#[tokio::test]
-#[ignore = "a measurement, not a check: run it by name"]
-async fn write_cost() {
-    for (label, with_dir) in [("in memory", false), ("--data-dir", true)] {
-        let dir = fresh_dir("bench");
-        let emu = if with_dir {
-            start(&dir, &[])
-        } else {
-            EmulatorProcess::start(&[]).unwrap()
-        };
-        TestClient::new(WELL_KNOWN_KEY)
-            .setup(&emu.endpoint, "db", "c")
-            .await;
-        measure_writes(&emu.endpoint, 4, 200).await;
-        for tasks in [1, 16] {
-            let (mean, rate) = measure_writes(&emu.endpoint, tasks, 2000).await;
-            println!(
-                "{label:>10}, {tasks:>2} concurrent clients: {:>7.0} µs per write, {rate:>6.0} writes/s",
-                mean.as_secs_f64() * 1e6
-            );
-        }
-        drop(emu);
-        let _ = std::fs::remove_dir_all(&dir);
-    }
 }

@@ -240,9 +240,9 @@ impl EmulatorBuilder {
         self
     }
 
-    /// Keeps databases, containers, items and offers in `dir` (created when missing) so they
-    /// survive a restart: what the directory holds is loaded at start, and each write is answered
-    /// once it is on disk there.
+    /// Keeps databases, containers, items, offers, scripts, users and permissions in `dir`
+    /// (created when missing) so they survive a restart: what the directory holds is loaded at
+    /// start, and each write is answered once it is on disk there.
     pub fn data_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
         self.data_dir = Some(dir.into());
         self
@@ -366,12 +366,18 @@ impl EmulatorBuilder {
             users: Default::default(),
             queries: QueryState::new(self.query_limits.memory_bytes, self.query_limits.state_idle),
         };
+        let scripts = crate::scripts::Scripts::default();
         let data = match &self.data_dir {
             None => None,
             Some(dir) => {
-                let (data, report) =
-                    crate::persist::DataDir::open(dir, &store, self.compact_log_bytes)
-                        .map_err(|e| fail(format!("the data directory {}: {e}", dir.display())))?;
+                let (data, report) = crate::persist::DataDir::open(
+                    dir,
+                    &store,
+                    &scripts,
+                    &|id| auth.resource_token(id),
+                    self.compact_log_bytes,
+                )
+                .map_err(|e| fail(format!("the data directory {}: {e}", dir.display())))?;
                 for message in &report.messages {
                     eprintln!("cosmos-emulator: {message}");
                 }
@@ -392,7 +398,7 @@ impl EmulatorBuilder {
             counters: RequestCounters::with_regions(&self.regions),
             account_id: self.account_id.clone(),
             global_endpoint: url(&global)?,
-            scripts: Default::default(),
+            scripts,
             data,
         });
         let acceptor = identity.as_ref().map(|i| i.acceptor.clone());

@@ -1,5 +1,6 @@
 //! What a data directory's records say: the whole catalog (databases, container definitions,
-//! offers) after a change to it, or the item writes of one commit.
+//! offers) after a change to it, one container's scripts or one database's users and permissions
+//! after a change to them, or the item writes of one commit.
 
 use std::sync::Arc;
 
@@ -7,6 +8,9 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::epk::Epk;
+use crate::protocol::ScriptKind;
+use crate::scripts::Script;
+use crate::store::users::{PermissionImage, UserImage};
 use crate::store::{ContainerImage, DatabaseImage, DocKey, KeptDoc, Offer, StoredDoc, Throughput};
 
 /// One record.
@@ -17,6 +21,18 @@ pub enum Record {
     Catalog {
         databases: Vec<DatabaseRecord>,
         offers: Vec<OfferRecord>,
+    },
+    /// The scripts of the container with `_rid` `container` after a change to them (they replace
+    /// the ones before).
+    Scripts {
+        container: String,
+        scripts: Vec<ScriptRecord>,
+    },
+    /// The users and permissions of the database with `_rid` `database` after a change to them
+    /// (they replace the ones before).
+    Users {
+        database: String,
+        users: Vec<UserRecord>,
     },
     /// The writes of one commit in the container with `_rid` `container`.
     Items {
@@ -55,6 +71,33 @@ pub struct OfferRecord {
     pub content: serde_json::Value,
     pub etag: String,
     pub ts: u64,
+}
+
+/// A script: its kind (`sprocs`, `triggers`, `udfs`), `_rid` bytes and resource JSON.
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+pub struct ScriptRecord {
+    pub kind: String,
+    pub rid: String,
+    pub json: String,
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+pub struct UserRecord {
+    pub id: String,
+    pub rid: String,
+    pub body: String,
+    pub etag: String,
+    pub next_permission: u32,
+    pub permissions: Vec<PermissionRecord>,
+}
+
+/// A permission (its `_token` is made anew at load).
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+pub struct PermissionRecord {
+    pub id: String,
+    pub rid: String,
+    pub body: String,
+    pub etag: String,
 }
 
 /// An item's new version (`doc` None: deleted).
@@ -127,6 +170,48 @@ impl Record {
                     content: o.throughput.content(),
                     etag: o.etag.clone(),
                     ts: o.ts,
+                })
+                .collect(),
+        }
+    }
+
+    /// The scripts record of one container.
+    pub fn scripts(container: &str, scripts: &[Arc<Script>]) -> Record {
+        Record::Scripts {
+            container: container.to_owned(),
+            scripts: scripts
+                .iter()
+                .map(|s| ScriptRecord {
+                    kind: s.kind.segment().to_owned(),
+                    rid: hex(&s.rid),
+                    json: text(&s.json),
+                })
+                .collect(),
+        }
+    }
+
+    /// The users record of one database.
+    pub fn users(database: &str, users: &[UserImage]) -> Record {
+        Record::Users {
+            database: database.to_owned(),
+            users: users
+                .iter()
+                .map(|u| UserRecord {
+                    id: u.id.clone(),
+                    rid: hex(&u.rid_bytes),
+                    body: text(&u.body),
+                    etag: u.etag.clone(),
+                    next_permission: u.next_permission,
+                    permissions: u
+                        .permissions
+                        .iter()
+                        .map(|p| PermissionRecord {
+                            id: p.id.clone(),
+                            rid: hex(&p.rid_bytes),
+                            body: text(&p.body),
+                            etag: p.etag.clone(),
+                        })
+                        .collect(),
                 })
                 .collect(),
         }
@@ -206,6 +291,46 @@ pub fn offers(records: &[OfferRecord]) -> Result<Vec<Offer>, String> {
         .collect()
 }
 
+/// A scripts record's scripts, checked again as definitions.
+pub fn scripts(records: &[ScriptRecord]) -> Result<Vec<Script>, String> {
+    records
+        .iter()
+        .map(|r| {
+            let kind = ScriptKind::from_segment(&r.kind)
+                .ok_or_else(|| format!("{:?} is not a kind of script", r.kind))?;
+            crate::scripts::definition::restore(kind, Bytes::from(r.json.clone()), unhex(&r.rid)?)
+        })
+        .collect()
+}
+
+/// A users record's users.
+pub fn users(records: &[UserRecord]) -> Result<Vec<UserImage>, String> {
+    records
+        .iter()
+        .map(|u| {
+            Ok(UserImage {
+                id: u.id.clone(),
+                rid_bytes: unhex(&u.rid)?,
+                body: Bytes::from(u.body.clone()),
+                etag: u.etag.clone(),
+                next_permission: u.next_permission,
+                permissions: u
+                    .permissions
+                    .iter()
+                    .map(|p| {
+                        Ok(PermissionImage {
+                            id: p.id.clone(),
+                            rid_bytes: unhex(&p.rid)?,
+                            body: Bytes::from(p.body.clone()),
+                            etag: p.etag.clone(),
+                        })
+                    })
+                    .collect::<Result<_, String>>()?,
+            })
+        })
+        .collect()
+}
+
 /// An item record's key and version.
 pub fn item(record: &ItemRecord) -> Result<(DocKey, Option<KeptDoc>), String> {
     let parts = record
@@ -273,5 +398,71 @@ mod tests {
             doc: None,
         };
         assert!(item(&bad_epk).is_err());
+    }
+
+    #[test]
+    fn scripts_and_users_read_back_as_written() {
+        let mut map = serde_json::Map::new();
+        map.insert("id".into(), "t".into());
+        map.insert("body".into(), "function () {}".into());
+        map.insert("triggerType".into(), "Pre".into());
+        map.insert("triggerOperation".into(), "All".into());
+        let checked = crate::scripts::definition::check(ScriptKind::Trigger, &map).unwrap();
+        let script = Arc::new(crate::scripts::definition::seal(
+            ScriptKind::Trigger,
+            map,
+            checked,
+            [7; 16],
+            "self/".into(),
+        ));
+        let text =
+            serde_json::to_vec(&Record::scripts("coll", std::slice::from_ref(&script))).unwrap();
+        let Record::Scripts {
+            container,
+            scripts: kept,
+        } = serde_json::from_slice(&text).unwrap()
+        else {
+            panic!("not a scripts record")
+        };
+        assert_eq!(container, "coll");
+        let back = scripts(&kept).unwrap();
+        assert_eq!(back.len(), 1);
+        assert_eq!(
+            (back[0].kind, back[0].rid),
+            (ScriptKind::Trigger, script.rid)
+        );
+        assert_eq!((&back[0].json, &back[0].etag), (&script.json, &script.etag));
+        assert_eq!(back[0].trigger, script.trigger);
+        let bad_kind = ScriptRecord {
+            kind: "docs".into(),
+            ..kept.into_iter().next().unwrap()
+        };
+        assert!(scripts(&[bad_kind])
+            .unwrap_err()
+            .contains("not a kind of script"));
+
+        let user = UserImage {
+            id: "u".into(),
+            rid_bytes: [1, 2, 3, 4, 0x40, 0, 0, 1],
+            body: Bytes::from_static(br#"{"id":"u"}"#),
+            etag: "\"e\"".into(),
+            next_permission: 3,
+            permissions: vec![PermissionImage {
+                id: "p".into(),
+                rid_bytes: [9; 12],
+                body: Bytes::from_static(br#"{"id":"p"}"#),
+                etag: "\"f\"".into(),
+            }],
+        };
+        let text = serde_json::to_vec(&Record::users("db", std::slice::from_ref(&user))).unwrap();
+        let Record::Users {
+            database,
+            users: kept,
+        } = serde_json::from_slice(&text).unwrap()
+        else {
+            panic!("not a users record")
+        };
+        assert_eq!(database, "db");
+        assert_eq!(users(&kept).unwrap(), vec![user]);
     }
 }

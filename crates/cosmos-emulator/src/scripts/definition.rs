@@ -167,6 +167,39 @@ pub fn seal(
     }
 }
 
+/// A script as a data directory kept it (its resource JSON, `_rid` bytes and kind), checked again
+/// as a create would check it; Err naming what is wrong when the kept JSON is not a definition.
+pub fn restore(kind: ScriptKind, json: Bytes, rid: [u8; 16]) -> Result<Script, String> {
+    let map: Map<String, Value> = serde_json::from_slice(&json)
+        .map_err(|e| format!("a kept {} definition is not JSON: {e}", kind.segment()))?;
+    let checked = check(kind, &map).map_err(|e| {
+        format!(
+            "a kept {} definition is refused: {}",
+            kind.segment(),
+            e.message
+        )
+    })?;
+    let etag = match map.get("_etag") {
+        Some(Value::String(etag)) => etag.clone(),
+        _ => {
+            return Err(format!(
+                "the kept {} {:?} has no _etag",
+                kind.segment(),
+                checked.id
+            ))
+        }
+    };
+    Ok(Script {
+        id: checked.id,
+        kind,
+        source: checked.source,
+        trigger: checked.trigger,
+        rid,
+        json,
+        etag,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,9 +219,17 @@ mod tests {
         let table: Vec<(ScriptKind, Value, Option<&str>)> = vec![
             (sproc, json!({"id": "a", "body": "function(){}"}), None),
             (sproc, json!({"id": "a"}), Some("body, is missing")),
-            (sproc, json!({"id": "a", "body": 1}), Some("body is not a string")),
+            (
+                sproc,
+                json!({"id": "a", "body": 1}),
+                Some("body is not a string"),
+            ),
             (sproc, json!({"body": "x"}), Some("id, is missing")),
-            (sproc, json!({"id": "a/b", "body": "x"}), Some("invalid character")),
+            (
+                sproc,
+                json!({"id": "a/b", "body": "x"}),
+                Some("invalid character"),
+            ),
             (
                 trigger,
                 json!({"id": "t", "body": "x", "triggerType": "Pre", "triggerOperation": "All"}),
@@ -265,5 +306,40 @@ mod tests {
         assert_eq!(v["_etag"], Value::String(script.etag.clone()));
         assert_eq!(v["_self"], "self/");
         assert!(v["_ts"].is_u64());
+    }
+
+    #[test]
+    fn a_kept_script_comes_back_as_it_was_sealed() {
+        let body = map(
+            json!({"id": "t", "body": "function(){}", "triggerType": "Post",
+            "triggerOperation": "Delete"}),
+        );
+        let checked = check(ScriptKind::Trigger, &body).unwrap();
+        let sealed = seal(ScriptKind::Trigger, body, checked, [3; 16], "self/".into());
+        let back = restore(ScriptKind::Trigger, sealed.json.clone(), sealed.rid).unwrap();
+        assert_eq!(back.id, "t");
+        assert_eq!(back.source, "function(){}");
+        assert_eq!(back.trigger, sealed.trigger);
+        assert_eq!(
+            (back.etag, back.rid, back.json),
+            (sealed.etag, sealed.rid, sealed.json)
+        );
+        let refused = [
+            (
+                ScriptKind::Trigger,
+                br#"{"id":"t","body":"x","_etag":"e"}"#.as_slice(),
+                "triggerType",
+            ),
+            (
+                ScriptKind::StoredProcedure,
+                br#"{"id":"s","body":"x"}"#,
+                "_etag",
+            ),
+            (ScriptKind::StoredProcedure, b"not json", "not JSON"),
+        ];
+        for (kind, json, why) in refused {
+            let e = restore(kind, Bytes::from_static(json), [0; 16]).unwrap_err();
+            assert!(e.contains(why), "{e}");
+        }
     }
 }

@@ -187,6 +187,58 @@ impl Scripts {
             .unwrap_or_default()
     }
 
+    /// Every script of the container with `_rid` bytes `rid_bytes`, kind by kind in creation order
+    /// (what a data directory keeps).
+    pub fn kept(&self, rid_bytes: &[u8; 8]) -> Vec<Arc<Script>> {
+        let Some(scripts) = self
+            .containers
+            .read()
+            .ok()
+            .and_then(|all| all.get(rid_bytes).cloned())
+        else {
+            return Vec::new();
+        };
+        ScriptKind::ALL
+            .into_iter()
+            .flat_map(|kind| {
+                scripts
+                    .list(kind)
+                    .read()
+                    .map(|l| l.clone())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    /// Makes the scripts of the container with `_rid` bytes `rid_bytes` those kept (they replace
+    /// whatever it had); later scripts get later resource ids.
+    pub fn restore(&self, rid_bytes: [u8; 8], kept: Vec<Script>) -> Result<(), String> {
+        let restored = ContainerScripts::default();
+        for script in kept {
+            let mut counter = [0u8; 8];
+            counter[..7].copy_from_slice(&script.rid[8..15]);
+            self.next
+                .fetch_max(u64::from_le_bytes(counter), Ordering::Relaxed);
+            restored
+                .list(script.kind)
+                .write()
+                .map_err(|_| "the scripts' lock was poisoned".to_owned())?
+                .push(Arc::new(script));
+        }
+        self.containers
+            .write()
+            .map_err(|_| "the scripts' lock was poisoned".to_owned())?
+            .insert(rid_bytes, Arc::new(restored));
+        Ok(())
+    }
+
+    /// Forgets the scripts of every container `keep` says no to (containers that no longer exist).
+    pub fn retain(&self, keep: impl Fn(&[u8; 8]) -> bool) {
+        if let Ok(mut all) = self.containers.write() {
+            all.retain(|rid, _| keep(rid));
+        }
+    }
+
     /// Forgets a deleted container's scripts.
     pub fn drop_container(&self, rid_bytes: &[u8; 8]) {
         if let Ok(mut all) = self.containers.write() {

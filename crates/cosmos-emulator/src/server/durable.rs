@@ -9,17 +9,21 @@ use crate::persist;
 use crate::protocol::route::Route;
 use crate::protocol::ApiError;
 
-/// The store of a shared state, for the compaction task that outlives the request.
-struct StoreOf(Arc<Shared>);
+/// What a data directory keeps of a shared state, for the compaction task that outlives the
+/// request.
+struct Kept(Arc<Shared>);
 
-impl std::ops::Deref for StoreOf {
-    type Target = crate::store::Store;
-    fn deref(&self) -> &Self::Target {
+impl persist::State for Kept {
+    fn store(&self) -> &crate::store::Store {
         &self.0.store
+    }
+    fn scripts(&self) -> &crate::scripts::Scripts {
+        &self.0.scripts
     }
 }
 
-/// After the handler of a request that may have written: records a catalog change, waits until
+/// After the handler of a request that may have written: records a change to the catalog, to
+/// scripts or to users, waits until
 /// what was recorded is fsync'd and starts a compaction when the log has grown. Err (503) when
 /// the data directory cannot be written.
 pub async fn settle(
@@ -35,17 +39,19 @@ pub async fn settle(
     if !persist::may_write(method) {
         return Ok(());
     }
-    let catalog = succeeded && persist::changes_catalog(method, &route.resource, is_query);
-    data.settle(&shared.store, catalog).await.map_err(|why| {
-        ApiError::new(
-            503,
-            format!(
+    let change = persist::change_of(method, &route.resource, is_query).filter(|_| succeeded);
+    data.settle(&shared.store, &shared.scripts, change)
+        .await
+        .map_err(|why| {
+            ApiError::new(
+                503,
+                format!(
                 "The data directory cannot keep this write ({why}); it may not survive a restart."
             ),
-        )
-    })?;
+            )
+        })?;
     if data.wants_compaction() {
-        tokio::spawn(data.clone().compact(StoreOf(shared.clone())));
+        tokio::spawn(data.clone().compact(Kept(shared.clone())));
     }
     Ok(())
 }

@@ -123,6 +123,27 @@ pub enum Written {
     Replaced,
 }
 
+/// A user as a data directory keeps it, with its permissions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UserImage {
+    pub id: String,
+    pub rid_bytes: [u8; 8],
+    pub body: Bytes,
+    pub etag: String,
+    /// The ordinal the user's next permission gets.
+    pub next_permission: u32,
+    pub permissions: Vec<PermissionImage>,
+}
+
+/// A permission as a data directory keeps it (its grant is read again from its body).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PermissionImage {
+    pub id: String,
+    pub rid_bytes: [u8; 12],
+    pub body: Bytes,
+    pub etag: String,
+}
+
 /// Every database's users, by the database's `_rid` (a database created again under the same
 /// name starts with none).
 #[derive(Default)]
@@ -402,6 +423,114 @@ impl Users {
             .map(|p| p.grant.clone())
     }
 
+    /// The `_rid`s of the databases that have users.
+    pub fn databases(&self) -> Vec<String> {
+        self.by_database
+            .read()
+            .map(|all| all.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The users of database `db_rid` with their permissions, as kept.
+    pub fn kept(&self, db_rid: &str) -> Vec<UserImage> {
+        let Ok(all) = self.by_database.read() else {
+            return Vec::new();
+        };
+        all.get(db_rid)
+            .map(|users| {
+                users
+                    .iter()
+                    .map(|u| UserImage {
+                        id: u.id.clone(),
+                        rid_bytes: u.rid_bytes,
+                        body: u.body.clone(),
+                        etag: u.etag.clone(),
+                        next_permission: u.next_permission,
+                        permissions: u
+                            .permissions
+                            .iter()
+                            .map(|p| PermissionImage {
+                                id: p.id.clone(),
+                                rid_bytes: p.rid_bytes,
+                                body: p.body.clone(),
+                                etag: p.etag.clone(),
+                            })
+                            .collect(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Makes the users of database `db_rid` those kept (they replace whatever it had). Each
+    /// permission's grant is read again from its body and its `_token` made anew by `token` from
+    /// its kept identity, so a token signed with the same key is the one issued before; later
+    /// users get later resource ids.
+    pub fn restore(
+        &self,
+        db_rid: &str,
+        kept: Vec<UserImage>,
+        token: &dyn Fn(&str) -> String,
+    ) -> Result<(), String> {
+        let mut users = Vec::with_capacity(kept.len());
+        for image in kept {
+            let mut ordinal = [0u8; 4];
+            ordinal.copy_from_slice(&image.rid_bytes[4..]);
+            self.next_user
+                .fetch_max(u32::from_be_bytes(ordinal) & 0x3FFF_FFFF, Ordering::Relaxed);
+            let rid = encode_rid(&image.rid_bytes);
+            let mut permissions = Vec::with_capacity(image.permissions.len());
+            for p in image.permissions {
+                let mut map: Map<String, Value> = serde_json::from_slice(&p.body).map_err(|e| {
+                    format!("a kept permission of user {:?} is not JSON: {e}", image.id)
+                })?;
+                let grant = grant_of(&map).map_err(|e| {
+                    format!("the kept permission {:?} is refused: {}", p.id, e.message)
+                })?;
+                let perm_rid = encode_rid(&p.rid_bytes);
+                map.insert(
+                    "_token".into(),
+                    Value::String(token(&token_id(db_rid, &rid, &perm_rid))),
+                );
+                let body = serde_json::to_vec(&map).map_err(|e| e.to_string())?;
+                permissions.push(Permission {
+                    id: p.id,
+                    rid: perm_rid,
+                    rid_bytes: p.rid_bytes,
+                    body: body.into(),
+                    etag: p.etag,
+                    grant,
+                });
+            }
+            users.push(User {
+                id: image.id,
+                rid,
+                rid_bytes: image.rid_bytes,
+                body: image.body,
+                etag: image.etag,
+                permissions,
+                next_permission: image.next_permission,
+            });
+        }
+        let mut all = self
+            .by_database
+            .write()
+            .map_err(|_| "the user table lock was poisoned".to_owned())?;
+        if users.is_empty() {
+            all.remove(db_rid);
+        } else {
+            all.insert(db_rid.to_owned(), users);
+        }
+        Ok(())
+    }
+
+    /// Forgets the users of every database `keep` says no to (databases that no longer exist).
+    pub fn retain_databases(&self, keep: impl Fn(&str) -> bool) {
+        if let Ok(mut all) = self.by_database.write() {
+            all.retain(|db, _| keep(db));
+        }
+    }
+
     fn with_user<T>(
         &self,
         db_rid: &str,
@@ -606,5 +735,75 @@ mod tests {
         assert_eq!(users.grant(&tok), None);
         assert_eq!(users.grant("a.b"), None);
         assert_eq!(users.grant("a.b.c.d"), None);
+    }
+
+    #[test]
+    fn kept_users_come_back_with_their_permissions_and_tokens() {
+        let users = Users::default();
+        let token = |id: &str| format!("tok:{id}");
+        users
+            .write(
+                "db1",
+                [0, 0, 0, 1],
+                "u".into(),
+                obj(json!({"id": "u"})),
+                false,
+            )
+            .unwrap();
+        let body = json!({"id": "p", "permissionMode": "All", "resource": "dbs/d/colls/c",
+            "resourcePartitionKey": ["k"]});
+        let grant = grant_of(&obj(body.clone())).unwrap();
+        let (_, p) = users
+            .write_permission(
+                "db1",
+                "u",
+                "p".into(),
+                obj(body),
+                grant.clone(),
+                false,
+                &token,
+            )
+            .unwrap();
+        let issued: Value = serde_json::from_slice(&p.body).unwrap();
+        let kept = users.kept("db1");
+        assert_eq!(users.databases(), vec!["db1".to_owned()]);
+
+        let back = Users::default();
+        back.restore("db1", kept.clone(), &token).unwrap();
+        assert_eq!(back.kept("db1"), kept, "the same key makes the same tokens");
+        let tok = issued["_token"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("tok:")
+            .unwrap();
+        assert_eq!(back.grant(tok), Some(grant));
+        // Another key: the kept permission's token is made with it instead.
+        let other = Users::default();
+        other
+            .restore("db1", kept.clone(), &|id| format!("new:{id}"))
+            .unwrap();
+        let p: Value =
+            serde_json::from_slice(&other.permission("db1", "u", "p").unwrap().body).unwrap();
+        assert_eq!(p["_token"], format!("new:{tok}"));
+        assert_eq!(p["_etag"], issued["_etag"]);
+        // A new user after the restore gets a resource id the kept one does not have.
+        let (_, fresh) = back
+            .write(
+                "db1",
+                [0, 0, 0, 1],
+                "w".into(),
+                obj(json!({"id": "w"})),
+                false,
+            )
+            .unwrap();
+        let fresh: Value = serde_json::from_slice(&fresh.body).unwrap();
+        let old: Value = serde_json::from_slice(&kept[0].body).unwrap();
+        assert_ne!(fresh["_rid"], old["_rid"]);
+        // A kept permission whose body no longer grants anything is refused, not guessed.
+        let mut bad = kept;
+        bad[0].permissions[0].body = Bytes::from_static(br#"{"id":"p"}"#);
+        assert!(Users::default().restore("db1", bad, &token).is_err());
+        back.retain_databases(|db| db != "db1");
+        assert!(back.kept("db1").is_empty());
     }
 }
