@@ -536,6 +536,11 @@ pub enum WorkloadKind {
     Query,
     /// A cross-partition `ORDER BY` with `TOP 10` over every partition.
     QueryCross,
+    /// Top-k vector search: `--items` random embeddings of `--dimensions` numbers are seeded into a
+    /// container with a vector embedding policy (cosine, float32) and a `quantizedFlat` index, then
+    /// each operation runs `SELECT TOP k ... ORDER BY VectorDistance(...)` (k = `--top`) with a new
+    /// random probe vector across every partition.
+    Vector,
     /// One bulk run creating `--items` new items in a fresh container (items/s and RU per item).
     BulkInsert,
     /// Reads, queries, creates, replaces and PATCH increments while a schedule of faults plays
@@ -555,6 +560,7 @@ impl WorkloadKind {
             WorkloadKind::Mixed => "mixed",
             WorkloadKind::Query => "query",
             WorkloadKind::QueryCross => "query-cross",
+            WorkloadKind::Vector => "vector",
             WorkloadKind::BulkInsert => "bulk-insert",
             WorkloadKind::Chaos => "chaos",
         }
@@ -624,8 +630,8 @@ pub struct BenchArgs {
     /// printing and writing its results).
     #[arg(long)]
     pub allow_errors: bool,
-    /// Speak HTTP/2 to the account (ALPN over TLS, prior knowledge over plain HTTP, as to the
-    /// embedded emulator) instead of HTTP/1.1.
+    /// Speak HTTP/2 over plain HTTP too, with prior knowledge (as to the embedded emulator). By
+    /// default HTTP/2 is negotiated by ALPN over TLS and HTTP/1.1 is spoken over plain HTTP.
     #[arg(long)]
     pub http2: bool,
     /// Draw the latency distribution of every run here (SVG).
@@ -637,9 +643,16 @@ pub struct BenchArgs {
     /// Container used (created when missing, partition key `/pk`).
     #[arg(long, default_value = "items")]
     pub container: String,
-    /// Items seeded for the read workload; items created by `bulk-insert`.
+    /// Items seeded for the read, query and vector workloads; items created by `bulk-insert`.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub items: u64,
+    /// Numbers in each embedding of the vector workload (the `quantizedFlat` index takes up to
+    /// 4,096).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub dimensions: u32,
+    /// Results each vector search asks for (`TOP k`).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub top: u32,
     /// The embedded emulator throttles (429) each partition key range past its share of the
     /// container's RU/s (see `--throughput`).
     #[arg(long, conflicts_with = "endpoint")]
@@ -807,6 +820,24 @@ mod tests {
         assert_eq!((b.items, b.throughput), (100_000, Some(10_000)));
         assert!(b.enforce_throughput);
         assert!(parse(&["bench", "--throughput", "100"]).is_err());
+
+        let (cli, _) = parse(&[
+            "bench", "--workload", "vector", "--items", "500", "--dimensions", "64", "--top", "5",
+        ])
+        .unwrap();
+        let Command::Bench(b) = cli.command else {
+            panic!("not bench")
+        };
+        assert_eq!(b.workload.name(), "vector");
+        assert_eq!((b.items, b.dimensions, b.top), (500, 64, 5));
+        let (cli, _) = parse(&["bench", "--workload", "vector"]).unwrap();
+        let Command::Bench(b) = cli.command else {
+            panic!("not bench")
+        };
+        assert_eq!((b.dimensions, b.top), (256, 10), "the defaults");
+        for bad in [["--dimensions", "0"], ["--dimensions", "4097"], ["--top", "0"], ["--top", "1001"]] {
+            assert!(parse(&["bench", "--workload", "vector", bad[0], bad[1]]).is_err(), "{bad:?}");
+        }
         assert!(parse(&[
             "bench",
             "--enforce-throughput",

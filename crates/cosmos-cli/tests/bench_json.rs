@@ -342,3 +342,49 @@ fn check_chaos_run(run: &Value) {
     let ratio = number(chaos, "storm.requests_per_operation");
     assert!((ratio - requests / operations).abs() < 1e-9, "{chaos}");
 }
+
+#[test]
+fn vector_bench_searches_the_seeded_embeddings() {
+    // 300 embeddings of 32 numbers over the emulator's 4 ranges; eight workers in closed loop.
+    let report = bench(
+        &[
+            "--workload",
+            "vector",
+            "--items",
+            "300",
+            "--dimensions",
+            "32",
+            "--top",
+            "7",
+            "--rate",
+            "0",
+            "--concurrency",
+            "8",
+            "--ops",
+            "60",
+            "--warmup",
+            "0s",
+            "--hedging",
+            "off",
+            "--profile",
+            "local",
+        ],
+        &scratch("vector"),
+    );
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    check_run_shape(run);
+    assert_eq!(run["workload"], "vector");
+    assert_eq!(run["ops"], 60);
+    assert_eq!(run["errors"], 0);
+    let vector = &run["vector"];
+    assert_eq!(
+        (&vector["items"], &vector["dimensions"], &vector["top"]),
+        (&300.into(), &32.into(), &7.into()),
+        "{vector}"
+    );
+    assert_eq!(vector["short_results"], 0, "every search found its 7: {vector}");
+    assert!(number(run, "ru.caller_visible") > 0.0, "{run}");
+    assert!(number(run, "throughput_ops_s") > 0.0, "{run}");
+}

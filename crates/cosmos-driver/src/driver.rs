@@ -41,7 +41,8 @@ impl CosmosDriver {
             pool.max_idle_per_host,
             pool.idle_timeout,
             pool.connect_timeout,
-            pool.http_version == crate::options::HttpVersion::Http2,
+            pool.http_version.offers_h2_over_tls(),
+            pool.http_version.h2_prior_knowledge(),
             options.extra_trusted_cert_pem(),
         )?;
         let token_scope = format!("https://{}/.default", endpoint.host());

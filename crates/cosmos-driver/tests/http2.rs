@@ -1,7 +1,8 @@
 //! The driver over HTTP/2 against the emulator over real sockets: with prior knowledge over plain
 //! HTTP and by ALPN over TLS, every concurrent read shares one connection per endpoint, so an
 //! emulator that admits only three connections answers them all; over HTTP/1.1 the same reads
-//! need a connection each and meet the cap.
+//! need a connection each and meet the cap. The default negotiates: HTTP/2 by ALPN over TLS,
+//! HTTP/1.1 over plain HTTP.
 
 use cosmos_driver::{ConnectionPoolOptions, CosmosDriver, HttpVersion};
 use cosmos_emulator::EmulatorBuilder;
@@ -74,5 +75,28 @@ async fn http1_needs_a_connection_per_concurrent_read() {
         statuses.iter().any(|s| s != &[Some(200)]),
         "over HTTP/1.1, {READS} concurrent reads open more than the three connections the \
          emulator admits: {statuses:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_default_negotiates_h2_over_tls() {
+    assert_eq!(
+        ConnectionPoolOptions::default().http_version,
+        HttpVersion::Negotiated
+    );
+    let statuses = concurrent_reads(true, HttpVersion::Negotiated).await;
+    assert!(
+        statuses.iter().all(|s| s == &[Some(200)]),
+        "ALPN picks h2, so every read shares one connection: {statuses:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_default_speaks_http1_over_plain_http() {
+    let statuses = concurrent_reads(false, HttpVersion::Negotiated).await;
+    assert!(
+        statuses.iter().any(|s| s != &[Some(200)]),
+        "without TLS there is nothing to negotiate, so HTTP/1.1 opens a connection per read and \
+         meets the cap: {statuses:?}"
     );
 }

@@ -17,6 +17,7 @@ mod deadline;
 mod excluded_regions;
 mod feed_pages;
 mod hedging;
+mod hash_v1;
 mod hedging_differential;
 mod hedging_load;
 mod hostile_server;

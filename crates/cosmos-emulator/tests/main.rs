@@ -23,6 +23,7 @@ mod fault_rules;
 mod faults_wiring;
 mod feed;
 mod gateway_pages;
+mod hash_v1;
 mod hardening;
 mod hierarchical_keys;
 mod http2;

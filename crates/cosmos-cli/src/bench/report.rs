@@ -87,6 +87,22 @@ pub struct RunReport {
     /// Lost, phantom and double-applied writes and the fault timeline, only for `chaos`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub chaos: Option<ChaosReport>,
+    /// What each search asked for, only for `vector`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub vector: Option<VectorReport>,
+}
+
+/// One `vector` run: the container searched and what each search asked for.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct VectorReport {
+    /// Embeddings in the container.
+    pub items: u64,
+    /// Numbers in each embedding.
+    pub dimensions: u32,
+    /// Results each search asked for (`TOP k`).
+    pub top: u32,
+    /// Searches, warm-up included, that succeeded with fewer results than `min(top, items)`.
+    pub short_results: u64,
 }
 
 /// One bulk run.
@@ -249,6 +265,7 @@ impl RunReport {
             region_reads_per_second: None,
             bulk: None,
             chaos: None,
+            vector: None,
         }
     }
 }

@@ -153,6 +153,21 @@ const BULK_ROWS: &[Row] = &[
     }),
 ];
 
+fn vector_figure(r: &RunReport, f: fn(&super::report::VectorReport) -> String) -> String {
+    r.vector.as_ref().map_or("-".into(), f)
+}
+
+const VECTOR_ROWS: &[Row] = &[
+    ("vectors", |r| vector_figure(r, |v| v.items.to_string())),
+    ("dimensions", |r| {
+        vector_figure(r, |v| v.dimensions.to_string())
+    }),
+    ("top k", |r| vector_figure(r, |v| v.top.to_string())),
+    ("short results", |r| {
+        vector_figure(r, |v| v.short_results.to_string())
+    }),
+];
+
 /// What each row means, one line each, printed under the table.
 const LEGEND: &[(&str, &str)] = &[
     ("throughput (ops/s)", "operations completed within the measured window, per second"),
@@ -182,6 +197,10 @@ const LEGEND: &[(&str, &str)] = &[
     ("items created", "items the service answered 201 for"),
     ("batches", "batch requests answered"),
     ("throttled (429)", "throttled answers seen (and retried)"),
+    ("vectors", "embeddings in the searched container (each operation is one top-k search over all)"),
+    ("dimensions", "numbers in each embedding"),
+    ("top k", "results each search asked for"),
+    ("short results", "searches (warm-up included) that returned fewer than min(top k, vectors) results"),
     ("acknowledged writes", "writes the service acknowledged, every one read back after the run"),
     ("lost writes", "acknowledged writes missing when read back"),
     ("phantom writes", "writes that failed yet are there when read back"),
@@ -219,6 +238,9 @@ fn table_rows(runs: &[RunReport]) -> Vec<(&'static str, Vec<String>)> {
     }
     if runs.iter().any(|r| r.bulk.is_some()) {
         rows.extend_from_slice(BULK_ROWS);
+    }
+    if runs.iter().any(|r| r.vector.is_some()) {
+        rows.extend_from_slice(VECTOR_ROWS);
     }
     let mut rows: Vec<(&'static str, Vec<String>)> = rows
         .iter()
@@ -313,6 +335,7 @@ mod tests {
             region_reads_per_second: None,
             bulk: None,
             chaos: None,
+            vector: None,
         }
     }
 
@@ -378,7 +401,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("unexplained row: {line}"));
             assert!(!text.is_empty(), "{label}");
         }
-        for (label, _) in ROWS.iter().chain(PATCH_ROWS).chain(BULK_ROWS) {
+        for (label, _) in ROWS.iter().chain(PATCH_ROWS).chain(BULK_ROWS).chain(VECTOR_ROWS) {
             assert!(explain(label).is_some(), "{label} has no legend line");
         }
     }
@@ -431,5 +454,32 @@ mod tests {
         assert_eq!(row("RU/item"), ["-", "5.00"], "{t}");
         assert_eq!(row("throttled (429)"), ["-", "3"], "{t}");
         assert_eq!(row("p50 (ms)"), ["2.50", "-"], "{t}");
+    }
+
+    #[test]
+    fn vector_rows_appear_for_vector_runs() {
+        let mut r = run("off", 10.0);
+        r.workload = "vector".into();
+        r.vector = Some(crate::bench::report::VectorReport {
+            items: 5000,
+            dimensions: 128,
+            top: 10,
+            short_results: 2,
+        });
+        let t = render(&[r.clone(), run("50ms", 71.5)]);
+        let row = |name: &str| {
+            t.lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("no {name} row: {t}"))
+                .split_whitespace()
+                .rev()
+                .take(2)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(row("vectors"), ["-", "5000"], "{t}");
+        assert_eq!(row("dimensions"), ["-", "128"], "{t}");
+        assert_eq!(row("top k"), ["-", "10"], "{t}");
+        assert_eq!(row("short results"), ["-", "2"], "{t}");
+        assert_eq!(legend(&[r]).lines().count(), render(&[run("off", 1.0)]).lines().count() + 3);
     }
 }

@@ -20,6 +20,7 @@ use crate::bench::workloads::{
     bulk_insert, BulkInsertRun, MixedWorkload, PatchCounterWorkload, QueryShape, QueryWorkload,
     ReadWorkload,
 };
+use crate::bench::report::VectorReport;
 use crate::bench::{
     EngineConfig, Pacing, RunLabels, RunMeasurement, RunReport, StopAt, Window, Workload,
 };
@@ -207,6 +208,7 @@ async fn one_run(
         .as_ref()
         .map(|e| RegionTimeline::start(e.counters().clone(), e.regions().to_vec()));
     let mut chaos = None;
+    let mut vector = None;
     let (m, final_counter) = match (args.workload, items) {
         (WorkloadKind::BulkInsert, _) => {
             let labels = RunLabels {
@@ -300,6 +302,29 @@ async fn one_run(
             );
             (measure(w, config, label).await, None)
         }
+        (WorkloadKind::Vector, Some(items)) => {
+            let shape = QueryShape::Vector {
+                dimensions: args.dimensions,
+                top: args.top,
+            };
+            let w = QueryWorkload::new(
+                &driver,
+                &target.account.database,
+                &target.account.container,
+                items.clone(),
+                shape,
+                slow_after,
+            );
+            let short = w.short_results();
+            let m = measure(w, config, label).await;
+            vector = Some(VectorReport {
+                items: items.len(),
+                dimensions: args.dimensions,
+                top: args.top,
+                short_results: short.load(std::sync::atomic::Ordering::Relaxed),
+            });
+            (m, None)
+        }
         (_, None) => return Err("the items were not seeded".into()),
     };
     if m.max_start_lag > Duration::from_secs(1) {
@@ -323,6 +348,7 @@ async fn one_run(
         patch.strategy = Some(strategy.to_string());
     }
     report.chaos = chaos;
+    report.vector = vector;
     if let Some(timeline) = timeline {
         let timeline = timeline.finish().await;
         if target.profile == "brownout" || target.profile == "blackhole" {
@@ -370,7 +396,9 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         .account
         .driver(HedgingChoice::Off, None, None)
         .await?;
-    if !args.skip_setup {
+    if !args.skip_setup && args.workload == WorkloadKind::Vector {
+        setup::ensure_vector_container(&setup_driver, &container, args.dimensions).await?;
+    } else if !args.skip_setup {
         setup::ensure_container(&setup_driver, &container).await?;
     }
     let items = match args.workload {
@@ -379,6 +407,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         | WorkloadKind::Mixed
         | WorkloadKind::Query
         | WorkloadKind::QueryCross
+        | WorkloadKind::Vector
         | WorkloadKind::Chaos
             if args.skip_setup =>
         {
@@ -394,6 +423,13 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
                 args.items, args.db, args.container
             );
             Some(setup::seed_items(&setup_driver, &container, args.items).await?)
+        }
+        WorkloadKind::Vector => {
+            eprintln!(
+                "seeding {} vectors of {} dimensions into {}/{}",
+                args.items, args.dimensions, args.db, args.container
+            );
+            Some(setup::seed_vectors(&setup_driver, &container, args.items, args.dimensions).await?)
         }
     };
     let mut runs = Vec::new();

@@ -1,15 +1,16 @@
 //! Where a bulk operation goes: the container's partition key ranges and how its keys hash, and
 //! the route of one partition key. Hash-V2 containers, single-path and hierarchical (`MultiHash`,
-//! up to three paths), route a full key by partition key range (its effective partition key falls
-//! in one range); any other definition (hash V1, unknown) or an incomplete key routes by the
-//! partition key itself, which is always correct but packs fewer operations per request.
+//! up to three paths), and hash-V1 containers (`Hash`, one path) route a full key by partition
+//! key range (its effective partition key falls in one range); any other definition or an
+//! incomplete key routes by the partition key itself, which is always correct but packs fewer
+//! operations per request.
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::protocol::{effective_partition_key, PartitionKey};
+use crate::protocol::{effective_partition_key_for, HashVersion, PartitionKey};
 use crate::query::TargetRange;
 
 /// Where one batch of a bulk run goes.
@@ -51,22 +52,28 @@ pub(crate) struct KeyDefinition {
     /// `Hash` or `MultiHash`.
     #[serde(default)]
     pub kind: Option<String>,
-    /// The hash version (2 for current containers); absent on version-1 containers.
+    /// The hash version (2 for current containers; 1, or absent, for the older hash).
     #[serde(default)]
     pub version: Option<u32>,
 }
 
 impl KeyDefinition {
-    /// Whether keys route by their hash-V2 effective partition key: version 2, and one path
-    /// (`Hash`) or one to three (`MultiHash`).
-    pub(crate) fn routes_by_range(&self) -> bool {
+    /// The hashing keys route by, when they route by range: hash V2 with one path (`Hash`) or
+    /// one to three (`MultiHash`), hash V1 with one path (`Hash`).
+    pub(crate) fn range_hashing(&self) -> Option<HashVersion> {
         let paths = self.paths.len();
-        self.version == Some(2)
-            && match self.kind.as_deref() {
-                Some("Hash") => paths == 1,
-                Some("MultiHash") => (1..=3).contains(&paths),
-                _ => false,
-            }
+        let version = HashVersion::from_definition(self.version.map(u64::from))?;
+        let routes = match (self.kind.as_deref(), version) {
+            (Some("Hash"), _) => paths == 1,
+            (Some("MultiHash"), HashVersion::V2) => (1..=3).contains(&paths),
+            _ => false,
+        };
+        routes.then_some(version)
+    }
+
+    /// Whether keys route by their effective partition key (see [`Self::range_hashing`]).
+    pub(crate) fn routes_by_range(&self) -> bool {
+        self.range_hashing().is_some()
     }
 }
 
@@ -77,18 +84,22 @@ pub(crate) struct RangeMap {
     ranges: Vec<TargetRange>,
     /// The number of partition key paths (a key routes by range only with all of them).
     paths: usize,
+    /// How the container hashes its keys.
+    version: HashVersion,
 }
 
 impl RangeMap {
     /// The map of a container with `definition` and `ranges` (leaves, any order).
     pub(crate) fn new(definition: &KeyDefinition, mut ranges: Vec<TargetRange>) -> Self {
-        if !definition.routes_by_range() {
+        let hashing = definition.range_hashing();
+        if hashing.is_none() {
             ranges.clear();
         }
         ranges.sort_by(|a, b| a.min.cmp(&b.min));
         RangeMap {
             ranges,
             paths: definition.paths.len(),
+            version: hashing.unwrap_or_default(),
         }
     }
 
@@ -97,6 +108,7 @@ impl RangeMap {
         RangeMap {
             ranges: Vec::new(),
             paths: 0,
+            version: HashVersion::V2,
         }
     }
 
@@ -105,7 +117,9 @@ impl RangeMap {
     pub(crate) fn route(&self, key: &PartitionKey) -> BulkRoute {
         if !self.ranges.is_empty() {
             let complete = key.values().len() == self.paths;
-            if let Some(epk) = complete.then(|| effective_partition_key(key, self.paths)) {
+            if let Some(epk) =
+                complete.then(|| effective_partition_key_for(key, self.paths, self.version))
+            {
                 let after = self
                     .ranges
                     .partition_point(|r| r.min.as_str() <= epk.as_str());
@@ -185,12 +199,13 @@ mod tests {
         let by_key = BulkRoute::PartitionKey(key.clone());
         let definitions = [
             KeyDefinition {
-                version: None,
+                version: Some(3),
                 ..v2()
             },
             KeyDefinition {
+                paths: vec!["/a".into(), "/b".into()],
+                kind: Some("MultiHash".into()),
                 version: Some(1),
-                ..v2()
             },
             KeyDefinition {
                 paths: vec!["/a".into(), "/b".into(), "/c".into(), "/d".into()],
@@ -219,6 +234,29 @@ mod tests {
         assert_eq!(RangeMap::by_partition_key().route(&key), by_key);
     }
 
+    /// Hash V1 keys route by their V1 EPK ("partitionKey" is 05C1E1B3D9CD26..., "" is
+    /// 05C1CF33970FF8..., null 05C1ED45D74756...), also for a definition without a version.
+    #[test]
+    fn v1_keys_route_to_the_range_holding_their_v1_epk() {
+        let ranges = vec![
+            range("0", "", "05C1E0"),
+            range("1", "05C1E0", "05C1E8"),
+            range("2", "05C1E8", "FF"),
+        ];
+        for version in [Some(1), None] {
+            let v1 = KeyDefinition { version, ..v2() };
+            let map = RangeMap::new(&v1, ranges.clone());
+            let cases = [
+                (PartitionKey::from("partitionKey"), "1"),
+                (PartitionKey::from(""), "0"),
+                (PartitionKey::null(), "2"),
+            ];
+            for (key, id) in cases {
+                assert_eq!(map.route(&key), BulkRoute::Range(Arc::from(id)), "{key:?}");
+            }
+        }
+    }
+
     #[test]
     fn full_hierarchical_keys_route_by_range_and_prefixes_by_key() {
         let two = KeyDefinition {
@@ -227,7 +265,7 @@ mod tests {
             version: Some(2),
         };
         let full = PartitionKey::hierarchical(["t".into(), "u".into()]).unwrap();
-        let epk = effective_partition_key(&full, 2);
+        let epk = crate::protocol::effective_partition_key(&full, 2);
         assert_eq!(epk.len(), 64, "two 32-digit hashes");
         let map = RangeMap::new(&two, vec![range("lo", "", &epk), range("hi", &epk, "FF")]);
         assert_eq!(map.route(&full), BulkRoute::Range(Arc::from("hi")));

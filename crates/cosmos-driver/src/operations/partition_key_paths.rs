@@ -1,7 +1,9 @@
 //! The partition key paths of a container: PATCH's pre-flight check refuses operations on them,
-//! and read many finds each document's key under them.
+//! and read many finds each document's key under them (and hashes keys into ranges with the
+//! container's hash version).
 //!
-//! The paths come from the container's own metadata (`partitionKey.paths`), read once per
+//! The paths and version come from the container's own metadata (`partitionKey.paths`,
+//! `partitionKey.version`), read once per
 //! container and driver through the pipeline and then kept in the routing layer's
 //! [`crate::routing::ContainerMetadata`] cache.
 
@@ -12,7 +14,7 @@ use crate::operation::CosmosOperation;
 use crate::options::OperationOptions;
 use super::pipeline_entry::PipelineEntry;
 use crate::pipeline::DriverCore;
-use crate::protocol::ContainerReference;
+use crate::protocol::{ContainerReference, HashVersion};
 
 /// The partition key paths of `container`: from the cache, or from one read of the container's
 /// metadata (with the caller's excluded regions and remaining time budget).
@@ -21,8 +23,20 @@ pub(crate) async fn partition_key_paths(
     container: &ContainerReference,
     caller: &OperationOptions,
 ) -> Result<Arc<[String]>, CosmosError> {
-    if let Some(paths) = core.containers.partition_key_paths(container.link()) {
-        return Ok(paths);
+    partition_key_definition(core, container, caller)
+        .await
+        .map(|(paths, _)| paths)
+}
+
+/// The partition key paths and hash version of `container`, as [`partition_key_paths`] reads
+/// them.
+pub(crate) async fn partition_key_definition(
+    core: &DriverCore,
+    container: &ContainerReference,
+    caller: &OperationOptions,
+) -> Result<(Arc<[String]>, HashVersion), CosmosError> {
+    if let Some(known) = core.containers.partition_key_definition(container.link()) {
+        return Ok(known);
     }
     let options = OperationOptions {
         excluded_regions: caller.excluded_regions.clone(),
@@ -31,23 +45,28 @@ pub(crate) async fn partition_key_paths(
     };
     let read = CosmosOperation::read_container(container.clone());
     let response = core.send(&read, &options).await?;
-    let paths: Arc<[String]> = parse_paths(response.body())
-        .map_err(|why| {
-            CosmosError::new(
-                ErrorKind::Deserialization,
-                format!("the metadata of container {:?} has no readable partition key definition: {why}", container.link()),
-            )
-            .with_diagnostics(response.diagnostics().clone())
-        })?
-        .into();
-    core.containers
-        .remember_partition_key_paths(container.link_arc().clone(), paths.clone());
-    Ok(paths)
+    let (paths, version) = parse_definition(response.body()).map_err(|why| {
+        CosmosError::new(
+            ErrorKind::Deserialization,
+            format!(
+                "the metadata of container {:?} has no readable partition key definition: {why}",
+                container.link()
+            ),
+        )
+        .with_diagnostics(response.diagnostics().clone())
+    })?;
+    let paths: Arc<[String]> = paths.into();
+    core.containers.remember_partition_key_definition(
+        container.link_arc().clone(),
+        paths.clone(),
+        version,
+    );
+    Ok((paths, version))
 }
 
-/// `partitionKey.paths` of a container document; a container without a partition key definition
-/// has none.
-fn parse_paths(body: &[u8]) -> Result<Vec<String>, String> {
+/// `partitionKey.paths` and the hashing `partitionKey.version` names of a container document; a
+/// container without a partition key definition has no paths (and is hashed with V2).
+fn parse_definition(body: &[u8]) -> Result<(Vec<String>, HashVersion), String> {
     #[derive(serde::Deserialize)]
     struct Container {
         #[serde(rename = "partitionKey")]
@@ -57,9 +76,20 @@ fn parse_paths(body: &[u8]) -> Result<Vec<String>, String> {
     struct Definition {
         #[serde(default)]
         paths: Vec<String>,
+        #[serde(default)]
+        version: Option<u64>,
     }
     let container: Container = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-    Ok(container.partition_key.map(|d| d.paths).unwrap_or_default())
+    let Some(definition) = container.partition_key else {
+        return Ok((Vec::new(), HashVersion::V2));
+    };
+    let version = HashVersion::from_definition(definition.version).ok_or_else(|| {
+        format!(
+            "partitionKey.version {:?} is neither 1 nor 2",
+            definition.version
+        )
+    })?;
+    Ok((definition.paths, version))
 }
 
 #[cfg(test)]
@@ -70,14 +100,26 @@ mod tests {
     fn reads_the_paths_of_a_container_document() {
         let body = br#"{"id":"c","partitionKey":{"paths":["/tenant","/user"],"kind":"MultiHash","version":2},"_rid":"x"}"#;
         assert_eq!(
-            parse_paths(body).unwrap(),
-            vec!["/tenant".to_owned(), "/user".to_owned()]
+            parse_definition(body).unwrap(),
+            (
+                vec!["/tenant".to_owned(), "/user".to_owned()],
+                HashVersion::V2
+            )
         );
         assert_eq!(
-            parse_paths(br#"{"id":"legacy"}"#).unwrap(),
-            Vec::<String>::new()
+            parse_definition(br#"{"id":"legacy"}"#).unwrap(),
+            (Vec::<String>::new(), HashVersion::V2)
         );
-        assert!(parse_paths(br#"{"partitionKey":{"paths":"/pk"}}"#).is_err());
-        assert!(parse_paths(b"not json").is_err());
+        let v1 = br#"{"partitionKey":{"paths":["/pk"],"kind":"Hash","version":1}}"#;
+        assert_eq!(
+            parse_definition(v1).unwrap(),
+            (vec!["/pk".to_owned()], HashVersion::V1)
+        );
+        // Containers from before hash V2 carry no version.
+        let old = br#"{"partitionKey":{"paths":["/pk"],"kind":"Hash"}}"#;
+        assert_eq!(parse_definition(old).unwrap().1, HashVersion::V1);
+        assert!(parse_definition(br#"{"partitionKey":{"paths":["/pk"],"version":7}}"#).is_err());
+        assert!(parse_definition(br#"{"partitionKey":{"paths":"/pk"}}"#).is_err());
+        assert!(parse_definition(b"not json").is_err());
     }
 }

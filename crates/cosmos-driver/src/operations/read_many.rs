@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::dispatch::run;
 use super::feed_body::feed_items;
 use super::page_guard::PageGuard;
-use super::partition_key_paths::partition_key_paths;
+use super::partition_key_paths::partition_key_definition;
 use super::partition_key_ranges::partition_key_ranges;
 use super::replan::{Replanning, Round};
 use crate::diagnostics::DiagnosticsContext;
@@ -18,7 +18,7 @@ use crate::error::{CosmosError, ErrorKind};
 use crate::operation::CosmosOperation;
 use crate::options::OperationOptions;
 use crate::pipeline::DriverCore;
-use crate::protocol::{ContainerReference, PartitionKey};
+use crate::protocol::{ContainerReference, HashVersion, PartitionKey};
 use crate::query::{page_operation, PageSettings, PageTarget};
 use crate::read_many::{
     plan_read_many, ReadManyGroup, ReadManyOptions, ReadManyRequest, ReadManyResponse,
@@ -37,17 +37,18 @@ struct GroupAnswer {
 }
 
 /// The container's partition key paths (read once per driver and kept), each split into its
-/// property names.
+/// property names, and its hash version.
 async fn key_paths(
     core: &DriverCore,
     container: &ContainerReference,
     options: &OperationOptions,
-) -> Result<Vec<Vec<String>>, CosmosError> {
-    let paths = partition_key_paths(core, container, options).await?;
-    Ok(paths
+) -> Result<(Vec<Vec<String>>, HashVersion), CosmosError> {
+    let (paths, version) = partition_key_definition(core, container, options).await?;
+    let paths = paths
         .iter()
         .map(|p| partition_key_path_segments(p))
-        .collect())
+        .collect();
+    Ok((paths, version))
 }
 
 async fn run_group(
@@ -145,12 +146,12 @@ impl ReadManyRun {
         &mut self,
         core: &DriverCore,
         container: &ContainerReference,
-        paths: &[Vec<String>],
+        (paths, version): (&[Vec<String>], HashVersion),
         options: &ReadManyOptions,
         reread: bool,
     ) -> Result<Round<()>, CosmosError> {
         let ranges = partition_key_ranges(core, container, reread, &options.request).await?;
-        let groups = plan_read_many(&self.pending, &ranges, paths)?;
+        let groups = plan_read_many(&self.pending, &ranges, paths, version)?;
         let concurrency = options.max_concurrency.max(1);
         let answers: Vec<(ReadManyGroup, Result<GroupAnswer, CosmosError>)> =
             futures::stream::iter(groups)
@@ -205,7 +206,7 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
             diagnostics: Vec::new(),
         });
     }
-    let paths = key_paths(core, container, &options.request).await?;
+    let (paths, version) = key_paths(core, container, &options.request).await?;
     let mut run = ReadManyRun {
         pending: items.clone(),
         indices: (0..items.len()).collect(),
@@ -215,7 +216,13 @@ pub(crate) async fn read_many<T: DeserializeOwned>(
     let mut replanning = Replanning::default();
     loop {
         let round = run
-            .round(core, container, &paths, options, replanning.refresh())
+            .round(
+                core,
+                container,
+                (&paths, version),
+                options,
+                replanning.refresh(),
+            )
             .await?;
         if replanning.settle(round, "read many").await?.is_some() {
             break;

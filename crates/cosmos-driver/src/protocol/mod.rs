@@ -20,7 +20,9 @@ mod status_class;
 
 pub use consistency::ConsistencyLevel;
 pub use cosmos_status::{status, sub_status, CosmosStatus};
-pub use effective_partition_key::{effective_partition_key, epk_in_range, EPK_MAX};
+pub use effective_partition_key::{
+    effective_partition_key, effective_partition_key_for, epk_in_range, HashVersion, EPK_MAX,
+};
 pub use endpoint::Endpoint;
 pub use offer_id::OfferId;
 pub use operation_type::{OperationType, ResourceType};

@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::Value;
 
 use crate::error::CosmosError;
-use crate::protocol::{effective_partition_key, epk_in_range, PartitionKey, PartitionKeyValue};
+use crate::protocol::{
+    effective_partition_key_for, epk_in_range, HashVersion, PartitionKey, PartitionKeyValue,
+};
 use crate::query::{Query, TargetRange, MAX_PARAMETERS};
 
 /// The most items one read-many call takes.
@@ -123,12 +125,13 @@ fn group_query(items: &[ItemKey], paths: &[Vec<String>]) -> Result<Query, Cosmos
 
 /// Groups `items` (the caller's (partition key, id) list) by the range of `ranges` (sorted
 /// leaves covering the space) their key hashes into; `paths` are the container's partition key
-/// paths, split into segments. Repeated items are read once (the first index answers). A group
+/// paths, split into segments, and `version` its hashing. Repeated items are read once (the first index answers). A group
 /// of one item is a point read; a bigger one is one query per [`MAX_ITEMS_PER_QUERY`] items.
 pub(crate) fn plan_read_many(
     items: &[(PartitionKey, String)],
     ranges: &[TargetRange],
     paths: &[Vec<String>],
+    version: HashVersion,
 ) -> Result<Vec<ReadManyGroup>, CosmosError> {
     if items.len() > MAX_READ_MANY_ITEMS {
         return Err(CosmosError::invalid_input(format!(
@@ -153,7 +156,7 @@ pub(crate) fn plan_read_many(
         if seen.insert((pk.as_json().to_owned(), id), ()).is_some() {
             continue;
         }
-        let epk = effective_partition_key(pk, paths.len());
+        let epk = effective_partition_key_for(pk, paths.len(), version);
         let r = ranges
             .iter()
             .position(|r| epk_in_range(&epk, &r.min, &r.max))
@@ -215,16 +218,50 @@ mod tests {
         vec![vec!["pk".into()]]
     }
 
+    /// A hash V1 container's ranges (split at the hash 2^31, as V1 bounds are written): each item
+    /// lands in the range its V1 key falls in, which its V2 key says nothing about.
+    #[test]
+    fn v1_items_group_by_their_v1_key() {
+        let v1_ranges = vec![
+            TargetRange {
+                id: "0".into(),
+                min: String::new(),
+                max: "05C1E0".into(),
+            },
+            TargetRange {
+                id: "1".into(),
+                min: "05C1E0".into(),
+                max: "FF".into(),
+            },
+        ];
+        let items: Vec<(PartitionKey, String)> = (0..40)
+            .map(|i| (PartitionKey::from(format!("p{i}")), format!("i{i}")))
+            .collect();
+        let groups = plan_read_many(&items, &v1_ranges, &pk_paths(), HashVersion::V1).unwrap();
+        let mut seen = 0;
+        for g in &groups {
+            for k in &g.items {
+                let epk = effective_partition_key_for(&k.partition_key, 1, HashVersion::V1);
+                assert!(epk.starts_with("05"), "{epk}");
+                assert!(epk_in_range(&epk, &g.range.min, &g.range.max));
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 40);
+        assert!(groups.iter().any(|g| g.range.id == "0"));
+        assert!(groups.iter().any(|g| g.range.id == "1"));
+    }
+
     #[test]
     fn items_group_by_the_range_their_key_hashes_into() {
         let items: Vec<(PartitionKey, String)> = (0..300)
             .map(|i| (PartitionKey::from(format!("p{}", i % 30)), format!("i{i}")))
             .collect();
-        let groups = plan_read_many(&items, &ranges(), &pk_paths()).unwrap();
+        let groups = plan_read_many(&items, &ranges(), &pk_paths(), HashVersion::V2).unwrap();
         let mut indices: Vec<usize> = Vec::new();
         for g in &groups {
             for k in &g.items {
-                let epk = effective_partition_key(&k.partition_key, 1);
+                let epk = crate::protocol::effective_partition_key(&k.partition_key, 1);
                 assert!(epk_in_range(&epk, &g.range.min, &g.range.max));
                 indices.push(k.index);
             }
@@ -244,7 +281,7 @@ mod tests {
             (PartitionKey::from("a"), "x".to_owned()),
         ];
         let one = ranges()[..].to_vec();
-        let groups = plan_read_many(&items, &one, &pk_paths()).unwrap();
+        let groups = plan_read_many(&items, &one, &pk_paths(), HashVersion::V2).unwrap();
         assert_eq!(groups.len(), 1);
         match &groups[0].request {
             ReadManyRequest::PointRead(k) => assert_eq!((k.index, k.id.as_str()), (0, "x")),
@@ -305,7 +342,7 @@ mod tests {
             min: String::new(),
             max: "FF".into(),
         }];
-        let groups = plan_read_many(&items, &all, &pk_paths()).unwrap();
+        let groups = plan_read_many(&items, &all, &pk_paths(), HashVersion::V2).unwrap();
         let g = &groups[0];
         assert_eq!(
             g.index_of(&json!({"id": "x", "pk": "b"}), &pk_paths()),
@@ -321,9 +358,9 @@ mod tests {
     #[test]
     fn bad_input_is_refused() {
         let items = vec![(PartitionKey::from("a"), String::new())];
-        assert!(plan_read_many(&items, &ranges(), &pk_paths()).is_err());
-        assert!(plan_read_many(&[], &ranges(), &[]).is_err());
+        assert!(plan_read_many(&items, &ranges(), &pk_paths(), HashVersion::V2).is_err());
+        assert!(plan_read_many(&[], &ranges(), &[], HashVersion::V2).is_err());
         let items = vec![(PartitionKey::from("a"), "x".to_owned())];
-        assert!(plan_read_many(&items, &[], &pk_paths()).is_err());
+        assert!(plan_read_many(&items, &[], &pk_paths(), HashVersion::V2).is_err());
     }
 }

@@ -1,16 +1,19 @@
 //! What the driver knows of each container's metadata, read once and kept: the partition key paths
-//! (PATCH's pre-flight and hierarchical keys need them) and the partition key ranges (queries and
-//! bulk fan out over them). A container deleted or found recreated is forgotten (a new one of the
+//! and hash version (PATCH's pre-flight and hierarchical keys need the paths; read many hashes
+//! keys into ranges with the version) and the partition key ranges (queries and bulk fan out over
+//! them). A container deleted or found recreated is forgotten (a new one of the
 //! same name may be keyed differently); its ranges are also forgotten when a request finds one gone
 //! (410/1002, 410/1007: a split or merge).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
+use crate::protocol::HashVersion;
+
 /// Container metadata per container link, shared by every operation of one driver.
 #[derive(Debug, Default)]
 pub(crate) struct ContainerMetadata {
-    partition_key_paths: RwLock<HashMap<Arc<str>, Arc<[String]>>>,
+    partition_key_paths: RwLock<HashMap<Arc<str>, (Arc<[String]>, HashVersion)>>,
     partition_key_ranges: RwLock<HashMap<Arc<str>, Arc<[TargetRange]>>>,
 }
 
@@ -58,15 +61,23 @@ pub(crate) fn partition_key_path_segments(path: &str) -> Vec<String> {
 }
 
 impl ContainerMetadata {
-    /// The known partition key paths of the container at `link`.
-    pub(crate) fn partition_key_paths(&self, link: &str) -> Option<Arc<[String]>> {
+    /// The known partition key paths and hash version of the container at `link`.
+    pub(crate) fn partition_key_definition(
+        &self,
+        link: &str,
+    ) -> Option<(Arc<[String]>, HashVersion)> {
         self.partition_key_paths.read().ok()?.get(link).cloned()
     }
 
-    /// Remembers the partition key paths of the container at `link`.
-    pub(crate) fn remember_partition_key_paths(&self, link: Arc<str>, paths: Arc<[String]>) {
+    /// Remembers the partition key paths and hash version of the container at `link`.
+    pub(crate) fn remember_partition_key_definition(
+        &self,
+        link: Arc<str>,
+        paths: Arc<[String]>,
+        version: HashVersion,
+    ) {
         if let Ok(mut map) = self.partition_key_paths.write() {
-            map.insert(link, paths);
+            map.insert(link, (paths, version));
         }
     }
 
@@ -121,18 +132,20 @@ mod tests {
     #[test]
     fn remembers_and_forgets_partition_key_paths() {
         let cache = ContainerMetadata::default();
-        assert!(cache.partition_key_paths("dbs/d/colls/c").is_none());
-        cache.remember_partition_key_paths(
+        assert!(cache.partition_key_definition("dbs/d/colls/c").is_none());
+        cache.remember_partition_key_definition(
             Arc::from("dbs/d/colls/c"),
             Arc::from(vec!["/pk".to_owned()]),
+            HashVersion::V1,
         );
-        assert_eq!(
-            cache.partition_key_paths("dbs/d/colls/c").as_deref(),
-            Some(&["/pk".to_owned()][..])
-        );
-        assert!(cache.partition_key_paths("dbs/d/colls/other").is_none());
+        let (paths, version) = cache.partition_key_definition("dbs/d/colls/c").unwrap();
+        assert_eq!(&paths[..], &["/pk".to_owned()][..]);
+        assert_eq!(version, HashVersion::V1);
+        assert!(cache
+            .partition_key_definition("dbs/d/colls/other")
+            .is_none());
         cache.forget("dbs/d/colls/c");
-        assert!(cache.partition_key_paths("dbs/d/colls/c").is_none());
+        assert!(cache.partition_key_definition("dbs/d/colls/c").is_none());
     }
 
     #[test]

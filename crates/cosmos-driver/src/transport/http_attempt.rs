@@ -233,6 +233,7 @@ mod tests {
             std::time::Duration::from_secs(90),
             std::time::Duration::from_secs(10),
             false,
+            false,
             None,
         )
         .unwrap();

@@ -82,21 +82,22 @@ type Pool = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 pub(crate) struct HttpClient {
     /// Every request, but those `h2c` takes.
     client: Pool,
-    /// With HTTP/2 asked for, the plain `http://` requests: HTTP/2 with prior knowledge (over
-    /// TLS, `client` offers `h2` by ALPN instead).
+    /// With HTTP/2 asked for over plain HTTP, the `http://` requests: HTTP/2 with prior knowledge
+    /// (over TLS, `client` offers `h2` by ALPN instead).
     h2c: Option<Pool>,
 }
 
 impl HttpClient {
     /// A client trusting the webpki roots plus `extra_pem` (certificates in PEM), keeping up to
     /// `max_idle_per_host` idle connections per host for `idle_timeout`, each connection
-    /// established within `connect_timeout`; speaking HTTP/2 when `http2` (ALPN over TLS, prior
-    /// knowledge over plain HTTP), HTTP/1.1 otherwise.
+    /// established within `connect_timeout`; offering HTTP/2 by ALPN over TLS when `alpn_h2`, and
+    /// speaking it with prior knowledge over plain HTTP when `h2c`; HTTP/1.1 otherwise.
     pub(crate) fn new(
         max_idle_per_host: usize,
         idle_timeout: Duration,
         connect_timeout: Duration,
-        http2: bool,
+        alpn_h2: bool,
+        h2c: bool,
         extra_pem: Option<&[u8]>,
     ) -> Result<Self, CosmosError> {
         let mut roots = rustls::RootCertStore {
@@ -137,7 +138,7 @@ impl HttpClient {
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http();
-        let https = if http2 {
+        let https = if alpn_h2 || h2c {
             connector.enable_all_versions().wrap_connector(http)
         } else {
             connector.enable_http1().wrap_connector(http)
@@ -158,7 +159,7 @@ impl HttpClient {
         };
         Ok(Self {
             client: pool(false),
-            h2c: http2.then(|| pool(true)),
+            h2c: h2c.then(|| pool(true)),
         })
     }
 

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use super::hash_v1;
 use super::key::{Epk, EpkFilter, MAX_PARTS};
 use super::partition_key::{PartitionKeyValue, PkComponent};
 
@@ -14,6 +15,8 @@ pub struct PkDefinition {
     pub paths: Vec<Vec<String>>,
     /// `MultiHash` (hierarchical): one hash per component.
     pub multi_hash: bool,
+    /// `"version": 1`: the service's older hash (`Hash` only); version 2 otherwise.
+    pub hash_v1: bool,
 }
 
 const EXAMPLE: &str =
@@ -41,17 +44,22 @@ impl PkDefinition {
                 ))
             }
         };
-        match def.get("version") {
+        let hash_v1 = match def.get("version") {
             None | Some(Value::Null) => {
                 def.insert("version".into(), Value::from(2));
+                false
             }
-            Some(v) if v.as_u64() == Some(2) => {}
+            Some(v) if v.as_u64() == Some(2) => false,
+            Some(v) if v.as_u64() == Some(1) && !multi_hash => true,
+            Some(v) if v.as_u64() == Some(1) => {
+                return Err("A MultiHash partition key definition needs \"version\": 2.".to_owned())
+            }
             Some(v) => {
                 return Err(format!(
-                "Partition key version {v} is not supported: this emulator hashes with version 2."
-            ))
+                    "Partition key version {v} is not valid: use 1 or 2 (2 when absent)."
+                ))
             }
-        }
+        };
         def.insert("kind".into(), Value::from(kind.as_str()));
         let texts: Vec<&str> = match def.get("paths") {
             Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
@@ -78,7 +86,11 @@ impl PkDefinition {
             .iter()
             .map(|t| segments(t))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { paths, multi_hash })
+        Ok(Self {
+            paths,
+            multi_hash,
+            hash_v1,
+        })
     }
 
     /// The effective partition key of a key with all its components (or, for `MultiHash`, a
@@ -86,9 +98,83 @@ impl PkDefinition {
     pub fn epk(&self, key: &PartitionKeyValue) -> Epk {
         if self.multi_hash {
             key.epk_per_component()
+        } else if self.hash_v1 {
+            hash_v1::epk(key)
         } else {
             key.epk()
         }
+    }
+
+    /// The effective partition key of `key` as the service writes it (a query plan's ranges).
+    pub fn epk_text(&self, key: &PartitionKeyValue) -> String {
+        if self.hash_v1 {
+            hash_v1::epk_text(key)
+        } else {
+            self.epk(key).hex()
+        }
+    }
+
+    /// Reads an effective partition key a client sends (`x-ms-start-epk`, a feed range bound) in
+    /// this container's form; `"FF"`, the end of the key space, in either.
+    pub fn parse_epk(&self, text: &str) -> Result<Epk, String> {
+        if self.hash_v1 && !text.eq_ignore_ascii_case(super::MAX_EPK) {
+            hash_v1::parse(text)
+        } else {
+            Epk::parse_hex(text)
+        }
+    }
+
+    /// Reads an effective partition key range `[min, max)` a client sends (`x-ms-start-epk` and
+    /// `x-ms-end-epk`, a feed range); `"FF"` is the end of the key space.
+    pub fn parse_epk_range(&self, min: &str, max: &str) -> Result<(Epk, Epk), String> {
+        let end = |text: &str| text.eq_ignore_ascii_case(super::MAX_EPK);
+        if !self.hash_v1 {
+            return Ok((Epk::parse_hex(min)?, Epk::parse_hex(max)?));
+        }
+        if end(max) {
+            return Ok((self.parse_epk(min)?, Epk::parse_hex(super::MAX_EPK)?));
+        }
+        if end(min) {
+            return Ok((Epk::parse_hex(min)?, self.parse_epk(max)?));
+        }
+        hash_v1::parse_range(min, max)
+    }
+
+    /// The text of a range boundary, as the pkranges feed writes it.
+    pub fn boundary_text(&self, epk: Epk) -> String {
+        if self.hash_v1 {
+            // Boundaries of V1 containers are whole hash values (see `boundaries`).
+            hash_v1::boundary_text(epk).unwrap_or_else(|| epk.hex())
+        } else {
+            epk.hex()
+        }
+    }
+
+    /// Inner boundaries of `count` even ranges (`count - 1` values, ascending): for V1, each on a
+    /// whole hash value.
+    pub fn boundaries(&self, count: usize) -> Vec<Epk> {
+        let even = super::ranges::boundaries(count);
+        if !self.hash_v1 {
+            return even;
+        }
+        let mut out: Vec<Epk> = even.into_iter().map(hash_v1::floor_to_hash).collect();
+        out.dedup();
+        out.retain(|b| *b != Epk::MIN);
+        out
+    }
+
+    /// Where a range `[low, high)` (high None: the end of the space) is cut in two when it is cut
+    /// by its key space: the middle, for V1 on a whole hash value. None when too small.
+    pub fn midpoint(&self, low: Epk, high: Option<Epk>) -> Option<Epk> {
+        let (l, h) = (
+            low.first(),
+            high.map_or(super::ranges::SPACE_END, |h| h.first()),
+        );
+        let mut mid = Epk::single(l + h.saturating_sub(l) / 2);
+        if self.hash_v1 {
+            mid = hash_v1::floor_to_hash(mid);
+        }
+        (low < mid && high.is_none_or(|h| mid < h)).then_some(mid)
     }
 
     /// The EPK of the key a point operation names: it must have every component.

@@ -4,17 +4,21 @@
 //! (the minimum) and the last ends at "FF" (the maximum), as the service writes them.
 
 use super::key::Epk;
+#[cfg(test)]
 use super::partition_key::epk_hex;
 
 /// The service's minimum and maximum EPK boundaries.
 pub const MIN_EPK: &str = "";
 /// Upper bound of the last range.
 pub const MAX_EPK: &str = "FF";
+/// The top of the key space (exclusive) in the first part of an [`Epk`]: hash V2 keys, and the
+/// emulator's image of hash V1 keys, lie below 2^126.
+pub const SPACE_END: u128 = 1 << 126;
 
 /// Inner boundaries of `count` even ranges (`count - 1` values, ascending).
 pub fn boundaries(count: usize) -> Vec<Epk> {
     let count = count.max(1) as u128;
-    let space: u128 = 1u128 << 126;
+    let space = SPACE_END;
     (1..count)
         .map(|i| Epk::single(space / count * i + (space % count) * i / count))
         .collect()
@@ -25,19 +29,24 @@ pub fn range_of(epk: Epk, boundaries: &[Epk]) -> usize {
     boundaries.partition_point(|b| *b <= epk)
 }
 
-/// The `[minInclusive, maxExclusive)` strings of range `index`.
-pub fn range_bounds(index: usize, boundaries: &[Epk]) -> (String, String) {
+/// The `[minInclusive, maxExclusive)` strings of range `index`, each inner boundary written by
+/// `text`.
+pub fn range_bounds(
+    index: usize,
+    boundaries: &[Epk],
+    text: impl Fn(Epk) -> String,
+) -> (String, String) {
     let min = if index == 0 {
         MIN_EPK.to_owned()
     } else {
         boundaries
             .get(index - 1)
-            .map(|b| epk_hex(*b))
+            .map(|b| text(*b))
             .unwrap_or_else(|| MAX_EPK.to_owned())
     };
     let max = boundaries
         .get(index)
-        .map(|b| epk_hex(*b))
+        .map(|b| text(*b))
         .unwrap_or_else(|| MAX_EPK.to_owned());
     (min, max)
 }
@@ -58,11 +67,11 @@ mod tests {
             ]
         );
         assert_eq!(
-            range_bounds(0, &b),
+            range_bounds(0, &b, epk_hex),
             (String::new(), "10000000000000000000000000000000".into())
         );
         assert_eq!(
-            range_bounds(3, &b),
+            range_bounds(3, &b, epk_hex),
             ("30000000000000000000000000000000".into(), "FF".into())
         );
     }
@@ -72,7 +81,7 @@ mod tests {
         let b = boundaries(1);
         assert!(b.is_empty());
         assert_eq!(range_of(Epk::single(u128::MAX >> 2), &b), 0);
-        assert_eq!(range_bounds(0, &b), (String::new(), "FF".into()));
+        assert_eq!(range_bounds(0, &b, epk_hex), (String::new(), "FF".into()));
     }
 
     #[test]
@@ -86,7 +95,7 @@ mod tests {
             (Epk::single(u128::MAX >> 2), 2),
         ] {
             assert_eq!(range_of(epk, &b), expected);
-            let (min, max) = range_bounds(expected, &b);
+            let (min, max) = range_bounds(expected, &b, epk_hex);
             let hex = epk_hex(epk);
             assert!(min.as_str() <= hex.as_str() && hex.as_str() < max.as_str());
         }

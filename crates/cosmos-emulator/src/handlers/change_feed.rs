@@ -14,9 +14,9 @@ use serde_json::{json, Map, Value};
 use super::consistency::{read_lsn, session_token};
 use super::feed::{page_end_whole_lsn, page_size};
 use super::replica_headers::{container_paths, quota_headers, replica_headers, replica_state};
-use crate::epk::{epk_hex, EpkFilter};
+use crate::epk::EpkFilter;
 use crate::exchange::{Reply, RequestCtx};
-use crate::protocol::change_feed_request::{self, epk_in, etag, FeedMode, FeedStart};
+use crate::protocol::change_feed_request::{self, etag, FeedMode, FeedStart};
 use crate::protocol::{charge, headers, ApiError};
 use crate::store::{Container, DocKey, HistoryEntry, Partition};
 
@@ -31,6 +31,13 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Re
         None => None,
     };
     let range = scope(ctx, &container, only_epk, request.epk_range.as_ref())?;
+    // The feed range's bounds in the container's own EPK form ("FF": the end of the space).
+    let epk_range = match &request.epk_range {
+        Some((min, max)) => Some(container.pk.parse_epk_range(min, max).map_err(|e| {
+            ApiError::bad_request(format!("The change feed's feed range is invalid: {e}"))
+        })?),
+        None => None,
+    };
     let lock = container
         .partition(range)
         .ok_or_else(|| ApiError::new(500, "The partition key range has no partition."))?;
@@ -42,10 +49,7 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Re
     let upto = read_lsn(ctx, &partition, range_id)?;
     let wanted = |key: &DocKey| {
         only_epk.is_none_or(|f| f.contains(key.epk))
-            && request
-                .epk_range
-                .as_ref()
-                .is_none_or(|r| epk_in(&epk_hex(key.epk), r))
+            && epk_range.is_none_or(|(min, max)| min <= key.epk && key.epk < max)
     };
     let after = match request.start {
         FeedStart::Beginning => 0,

@@ -19,6 +19,7 @@ mod patch;
 mod query;
 mod query_metrics;
 mod query_plan;
+mod query_ranked;
 mod replica_headers;
 mod script_txn;
 mod scripts;

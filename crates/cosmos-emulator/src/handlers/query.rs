@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::consistency::{read_lsn, session_token};
 use super::query_metrics::{index_utilization_header, query_metrics_header, PageFigures};
 use super::replica_headers::{container_paths, replica_headers, replica_state, ReplicaState};
-use crate::epk::{Epk, EpkFilter, PartitionKeyValue, PkComponent};
+use crate::epk::{EpkFilter, PartitionKeyValue, PkComponent};
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
@@ -178,8 +178,32 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
         bytes_read: Default::default(),
     };
     let started = Instant::now();
-    let page = run_page(&execution, token)?;
-    let work = execution.meter.used();
+    // Within one partition key a ranked query is answered whole (its plan run here).
+    let ranked = ctx.header(headers::PARTITION_KEY).is_some()
+        && crate::sql::search::is_ranked(&request.query);
+    let (page, work) = if ranked {
+        if token.is_some() {
+            return Err(ApiError::bad_request(
+                "A query ranked by ORDER BY RANK is answered on one page: it takes no continuation token.",
+            ));
+        }
+        let sub = super::query_ranked::SubQueries {
+            container: &container,
+            scope: &scope,
+            region: ctx.region,
+            state: &ctx.shared.store.queries,
+            limits,
+            reads: &reads,
+        };
+        let answered = sub.answer(&request)?;
+        // Every sub-query page read the same ranges: one session token each.
+        let mut seen = std::collections::HashSet::new();
+        reads.session_tokens.borrow_mut().retain(|t| seen.insert(t.clone()));
+        answered
+    } else {
+        let page = run_page(&execution, token)?;
+        (page, execution.meter.used())
+    };
     let figures = PageFigures {
         retrieved_docs: execution.docs_read.get(),
         retrieved_bytes: execution.bytes_read.get(),
@@ -239,11 +263,6 @@ fn scope_of(
                 headers::START_EPK,
                 headers::END_EPK
             )));
-        }
-        if crate::sql::search::is_ranked(&request.query) {
-            return Err(ApiError::bad_request(
-                "ORDER BY RANK within one partition key is not supported by this emulator: run the query across partitions (its plan's queries fuse the ranking on the client), filtering on the partition key in WHERE.",
-            ));
         }
         let filter = container.header_filter(raw)?;
         return Ok(Scope {
@@ -351,18 +370,25 @@ fn epk_range_within(
     if ctx.header(headers::START_EPK).is_none() && ctx.header(headers::END_EPK).is_none() {
         return Ok(None);
     }
-    let bound = |name: &str| -> Result<Epk, ApiError> {
-        let text = ctx.header(name).ok_or_else(|| {
+    let bound = |name: &str| -> Result<&str, ApiError> {
+        ctx.header(name).map(str::trim).ok_or_else(|| {
             ApiError::bad_request(format!(
                 "{} and {} go together; {name} is missing.",
                 headers::START_EPK,
                 headers::END_EPK
             ))
-        })?;
-        Epk::parse_hex(text.trim())
-            .map_err(|e| ApiError::bad_request(format!("{name} is invalid: {e}")))
+        })
     };
-    let (min, max) = (bound(headers::START_EPK)?, bound(headers::END_EPK)?);
+    let (min, max) = container
+        .pk
+        .parse_epk_range(bound(headers::START_EPK)?, bound(headers::END_EPK)?)
+        .map_err(|e| {
+            ApiError::bad_request(format!(
+                "{} / {} are invalid: {e}",
+                headers::START_EPK,
+                headers::END_EPK
+            ))
+        })?;
     let (range_min, range_max) = container.range_epks(range);
     if min >= max || min < range_min || range_max.is_some_and(|m| max > m) {
         return Err(ApiError::bad_request(format!(
@@ -378,6 +404,17 @@ fn epk_range_within(
 /// The keys a WHERE clause pins: the partition key (every path of a hierarchical key, each by an
 /// equality), or a leading prefix of a hierarchical key's paths.
 pub fn pinned_filter(request: &QueryRequest, container: &Container) -> Option<EpkFilter> {
+    container
+        .pk
+        .filter(&pinned_partition_key(request, container)?)
+        .ok()
+}
+
+/// The partition key (or hierarchical prefix) a WHERE clause pins, as [`pinned_filter`] reads it.
+pub fn pinned_partition_key(
+    request: &QueryRequest,
+    container: &Container,
+) -> Option<PartitionKeyValue> {
     let mut components = Vec::new();
     for path in &container.pk.paths {
         let Some(component) = pinned_key(&request.query, path, &request.params)
@@ -387,10 +424,7 @@ pub fn pinned_filter(request: &QueryRequest, container: &Container) -> Option<Ep
         };
         components.push(component);
     }
-    if components.is_empty() {
-        return None;
-    }
-    container.pk.filter(&PartitionKeyValue(components)).ok()
+    (!components.is_empty()).then_some(PartitionKeyValue(components))
 }
 
 /// Whether the gateway answers a cross-partition query itself: no ORDER BY, aggregates,

@@ -1,7 +1,7 @@
 //! POST .../docs with `x-ms-cosmos-is-query-plan-request: True`: the plan an SDK needs to run a
 //! query across partition key ranges.
 
-use super::query::{pinned_filter, prepare_search, read_request};
+use super::query::{pinned_filter, pinned_partition_key, prepare_search, read_request};
 use crate::epk::EpkFilter;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, ApiError};
@@ -16,12 +16,17 @@ pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, A
     let mut request = read_request(ctx)?;
     prepare_search(&mut request, &container)?;
     let pinned = pinned_filter(&request, &container).map(|filter| match filter {
-        EpkFilter::Key(epk) => QueryRange {
-            min: epk.hex(),
-            max: epk.hex(),
-            is_min_inclusive: true,
-            is_max_inclusive: true,
-        },
+        EpkFilter::Key(epk) => {
+            // The key's EPK as the service writes it (for hash V1 not the emulator's image).
+            let text = pinned_partition_key(&request, &container)
+                .map_or_else(|| epk.hex(), |key| container.pk.epk_text(&key));
+            QueryRange {
+                min: text.clone(),
+                max: text,
+                is_min_inclusive: true,
+                is_max_inclusive: true,
+            }
+        }
         EpkFilter::Range(min, _) => QueryRange {
             min: min.hex(),
             max: format!("{}FF", min.hex()),

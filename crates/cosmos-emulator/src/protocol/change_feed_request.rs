@@ -154,11 +154,6 @@ fn epk_text(text: &str) -> Result<String, String> {
     Ok(t.to_ascii_uppercase())
 }
 
-/// Whether `epk_hex` (an item's EPK as 32 upper-case hex digits) lies in `[min, max)`.
-pub fn epk_in(epk_hex: &str, (min, max): &(String, String)) -> bool {
-    epk_hex >= min.as_str() && (max == "FF" || epk_hex < max.as_str())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,16 +280,7 @@ mod tests {
     }
 
     #[test]
-    fn epk_ranges_compare_as_strings_with_ff_as_the_end() {
-        let range = ("10".to_owned(), "20".to_owned());
-        assert!(epk_in("10000000000000000000000000000000", &range));
-        assert!(epk_in("1FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF", &range));
-        assert!(!epk_in("20000000000000000000000000000000", &range));
-        assert!(!epk_in("0FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF", &range));
-        assert!(epk_in(
-            "3FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF",
-            &(String::new(), "FF".into())
-        ));
+    fn etags_quote_the_lsn() {
         assert_eq!(etag(12), "\"12\"");
     }
 }

@@ -20,6 +20,7 @@ mod parser;
 pub mod partition_filter;
 pub mod patch_condition;
 pub mod plan;
+pub mod rank_fusion;
 pub mod search;
 mod regex_cache;
 mod scope_check;

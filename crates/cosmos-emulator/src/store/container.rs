@@ -10,9 +10,7 @@ use super::computed_properties::ComputedProperty;
 use super::container_definition::{check_default_ttl, replaced, Definition};
 use super::document::{seal, Sealed};
 use super::partition::Partition;
-use crate::epk::{
-    boundaries, range_bounds, range_of, Epk, EpkFilter, PartitionKeyValue, PkDefinition,
-};
+use crate::epk::{range_bounds, range_of, Epk, EpkFilter, PartitionKeyValue, PkDefinition};
 use crate::protocol::ids::{encode_rid, new_etag, unix_seconds};
 use crate::protocol::ApiError;
 
@@ -97,11 +95,17 @@ impl Container {
             .or_insert_with(|| json!({"type": "Geography"}));
         let definition = sealed_definition(map, &rid_bytes);
         let count = partition_count.clamp(1, 1024);
-        let boundaries = boundaries(count);
+        let boundaries = pk.boundaries(count);
         let range_ids: Vec<String> = (0..count).map(|i| i.to_string()).collect();
         let range_parents = vec![Vec::new(); count];
-        let (pkranges_body, pkranges_etag) =
-            pkranges_feed(&rid, &db_rid_text, &boundaries, &range_ids, &range_parents);
+        let (pkranges_body, pkranges_etag) = pkranges_feed(
+            &rid,
+            &db_rid_text,
+            &pk,
+            &boundaries,
+            &range_ids,
+            &range_parents,
+        );
         Ok(Self {
             id,
             rid_bytes,
@@ -292,6 +296,7 @@ fn sealed_definition(map: Map<String, Value>, rid_bytes: &[u8; 8]) -> Definition
 pub(super) fn pkranges_feed(
     coll_rid: &str,
     db_rid: &str,
+    pk: &PkDefinition,
     boundaries: &[Epk],
     ids: &[String],
     parents: &[Vec<String>],
@@ -302,7 +307,7 @@ pub(super) fn pkranges_feed(
         .iter()
         .enumerate()
         .map(|(i, id)| {
-            let (min, max) = range_bounds(i, boundaries);
+            let (min, max) = range_bounds(i, boundaries, |b| pk.boundary_text(b));
             json!({
                 "_rid": format!("{coll_rid}{id}"),
                 "id": id,
@@ -411,7 +416,8 @@ mod tests {
             r#"{"id":"c"}"#,
             r#"{"id":"c","partitionKey":{"paths":["/a","/b"],"kind":"Hash","version":2}}"#,
             r#"{"id":"c","partitionKey":{"paths":["/a","/b","/c","/d"],"kind":"MultiHash","version":2}}"#,
-            r#"{"id":"c","partitionKey":{"paths":["/a"],"kind":"Hash","version":1}}"#,
+            r#"{"id":"c","partitionKey":{"paths":["/a"],"kind":"Hash","version":3}}"#,
+            r#"{"id":"c","partitionKey":{"paths":["/a","/b"],"kind":"MultiHash","version":1}}"#,
             r#"{"id":"c","partitionKey":{"paths":["pk"],"kind":"Hash"}}"#,
             r#"{"id":"c","partitionKey":{"paths":["/a//b"],"kind":"Hash"}}"#,
         ] {

@@ -7,28 +7,19 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::RwLock;
 
 use super::container::{pkranges_feed, Container};
-use crate::epk::Epk;
+use crate::epk::{Epk, PkDefinition};
 use crate::protocol::ids::encode_rid;
 use crate::protocol::ApiError;
 
-/// The top of the hash V2 key space (exclusive).
-const EPK_SPACE: u128 = 1 << 126;
-
 /// Where range `index` of `boundaries` is cut in two: the middle of its key space (by the
-/// boundaries' first parts).
-pub fn midpoint(index: usize, boundaries: &[Epk]) -> Option<Epk> {
+/// boundaries' first parts; for hash V1, on a whole hash value).
+pub fn midpoint(pk: &PkDefinition, index: usize, boundaries: &[Epk]) -> Option<Epk> {
     let low = if index == 0 {
         Epk::MIN
     } else {
         *boundaries.get(index - 1)?
     };
-    let high = boundaries
-        .get(index)
-        .copied()
-        .unwrap_or(Epk::single(EPK_SPACE));
-    let (l, h) = (low.first(), high.first());
-    let mid = Epk::single(l + h.saturating_sub(l) / 2);
-    (low < mid && mid < high).then_some(mid)
+    pk.midpoint(low, boundaries.get(index).copied())
 }
 
 /// Where a hierarchical-key range holding items with the distinct EPKs `held` is cut: at its
@@ -58,7 +49,7 @@ impl Container {
             None
         };
         let mid = by_data
-            .or_else(|| midpoint(index, &self.boundaries))
+            .or_else(|| midpoint(&self.pk, index, &self.boundaries))
             .ok_or_else(|| {
                 ApiError::bad_request(format!(
                     "Partition key range {range_id:?} is too small to split."
@@ -100,8 +91,14 @@ impl Container {
         let mut boundaries = self.boundaries.clone();
         boundaries.insert(index, mid);
         let db_rid = encode_rid(&self.rid_bytes[..4]);
-        let (pkranges_body, pkranges_etag) =
-            pkranges_feed(&self.rid, &db_rid, &boundaries, &range_ids, &parents);
+        let (pkranges_body, pkranges_etag) = pkranges_feed(
+            &self.rid,
+            &db_rid,
+            &self.pk,
+            &boundaries,
+            &range_ids,
+            &parents,
+        );
         Ok(Container {
             id: self.id.clone(),
             rid_bytes: self.rid_bytes,
@@ -125,20 +122,43 @@ impl Container {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::epk::boundaries;
+    use crate::epk::{boundaries, SPACE_END};
+
+    fn hash(version: u8) -> PkDefinition {
+        let body = serde_json::json!({"partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": version}});
+        let serde_json::Value::Object(mut map) = body else {
+            unreachable!()
+        };
+        PkDefinition::from_container_body(&mut map).unwrap()
+    }
 
     #[test]
     fn ranges_are_cut_in_the_middle_of_their_key_space() {
+        let v2 = hash(2);
         let b = boundaries(2);
         let b0 = b[0].first();
-        assert_eq!(midpoint(0, &b), Some(Epk::single(b0 / 2)));
+        assert_eq!(midpoint(&v2, 0, &b), Some(Epk::single(b0 / 2)));
         assert_eq!(
-            midpoint(1, &b),
-            Some(Epk::single(b0 + (EPK_SPACE - b0) / 2))
+            midpoint(&v2, 1, &b),
+            Some(Epk::single(b0 + (SPACE_END - b0) / 2))
         );
-        assert_eq!(midpoint(0, &[]), Some(Epk::single(EPK_SPACE / 2)));
-        assert_eq!(midpoint(1, &[Epk::single(5), Epk::single(6)]), None);
-        assert_eq!(midpoint(9, &b), None);
+        assert_eq!(midpoint(&v2, 0, &[]), Some(Epk::single(SPACE_END / 2)));
+        assert_eq!(midpoint(&v2, 1, &[Epk::single(5), Epk::single(6)]), None);
+        assert_eq!(midpoint(&v2, 9, &b), None);
+    }
+
+    #[test]
+    fn hash_v1_ranges_are_cut_on_a_whole_hash_value() {
+        let v1 = hash(1);
+        let b = v1.boundaries(3);
+        assert_eq!(b.len(), 2);
+        for epk in b.iter().copied().chain(midpoint(&v1, 1, &b)) {
+            assert_eq!(epk.first() % (1u128 << 94), 0, "{epk:?}");
+            // Its V1 text reads back as the same boundary.
+            assert_eq!(v1.parse_epk(&v1.boundary_text(epk)).unwrap(), epk);
+        }
+        let one_hash = [Epk::single(7u128 << 94), Epk::single(8u128 << 94)];
+        assert_eq!(midpoint(&v1, 1, &one_hash), None);
     }
 
     #[test]

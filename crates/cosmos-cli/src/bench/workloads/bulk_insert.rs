@@ -140,6 +140,7 @@ pub async fn bulk_insert(
         patch: None,
         region_reads_per_second: None,
         chaos: None,
+        vector: None,
         bulk: Some(BulkReport {
             items: run.items,
             created,

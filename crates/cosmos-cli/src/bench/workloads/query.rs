@@ -1,7 +1,10 @@
 //! Query workloads: `query` runs a single-partition query that finds one seeded item by id (a
 //! point read written as a query), `query-cross` a cross-partition `ORDER BY` with `TOP` over
-//! every partition. Each operation reads the whole result; its report covers every page request.
+//! every partition, `vector` a cross-partition top-k `ORDER BY VectorDistance` with a new probe
+//! vector each time. Each operation reads the whole result; its report covers every page request.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use cosmos_driver::query::{Query, QueryOptions, QueryScope};
@@ -11,7 +14,7 @@ use serde_json::Value;
 
 use super::op_report::{extra_requests, hedge_facts, report_err};
 use super::setup::SeededItems;
-use crate::bench::items::{item_for, item_id};
+use crate::bench::items::{embedding, item_for, item_id, EMBEDDING_PATH};
 use crate::bench::workload::{OpReport, Workload};
 
 /// Which query each operation runs.
@@ -21,6 +24,14 @@ pub enum QueryShape {
     PointLike,
     /// `SELECT TOP 10 c.id, c.n FROM c ORDER BY c.id DESC` across partitions.
     CrossOrderByTop,
+    /// The `top` items closest (cosine) to a random probe of `dimensions` numbers, across
+    /// partitions ([`Query::vector_search`] over the embedding).
+    Vector {
+        /// Numbers in each embedding.
+        dimensions: u32,
+        /// Results asked for.
+        top: u32,
+    },
 }
 
 /// Runs one query per operation.
@@ -29,6 +40,7 @@ pub struct QueryWorkload {
     items: SeededItems,
     shape: QueryShape,
     slow_after: Duration,
+    short_results: Arc<AtomicU64>,
 }
 
 impl QueryWorkload {
@@ -47,6 +59,21 @@ impl QueryWorkload {
             items,
             shape,
             slow_after,
+            short_results: Arc::default(),
+        }
+    }
+
+    /// Counts the successful searches that returned fewer results than they should have
+    /// (`min(top, items)`, for the vector shape), warm-up included.
+    pub fn short_results(&self) -> Arc<AtomicU64> {
+        self.short_results.clone()
+    }
+
+    /// How many results operation results must have, when the shape says.
+    fn expected_results(&self) -> Option<u64> {
+        match self.shape {
+            QueryShape::Vector { top, .. } => Some(u64::from(top).min(self.items.len())),
+            _ => None,
         }
     }
 
@@ -60,6 +87,10 @@ impl QueryWorkload {
             }
             QueryShape::CrossOrderByTop => (
                 Query::new("SELECT TOP 10 c.id, c.n FROM c ORDER BY c.id DESC"),
+                QueryScope::CrossPartition,
+            ),
+            QueryShape::Vector { dimensions, top } => (
+                Query::vector_search(EMBEDDING_PATH, embedding(1, seq, dimensions), top)?,
                 QueryScope::CrossPartition,
             ),
         })
@@ -78,15 +109,20 @@ impl Workload for QueryWorkload {
             .into_pages();
         let mut contexts: Vec<DiagnosticsContext> = Vec::new();
         let mut charge = 0.0;
+        let mut results = 0u64;
         loop {
             match pages.try_next().await {
                 Ok(Some(page)) => {
                     charge += page.request_charge();
+                    results += page.items().len() as u64;
                     contexts.extend(page.diagnostics().iter().cloned());
                 }
                 Ok(None) => break,
                 Err(e) => return report_err(&e, self.slow_after, None),
             }
+        }
+        if self.expected_results().is_some_and(|n| results < n) {
+            self.short_results.fetch_add(1, Ordering::Relaxed);
         }
         let pages_read = contexts.len();
         let d = DiagnosticsContext::aggregate(contexts);

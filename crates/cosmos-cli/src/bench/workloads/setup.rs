@@ -7,14 +7,21 @@ use cosmos_driver::hedging::{
     AvailabilityStrategy, HedgeBudgetConfig, HedgeThreshold, HedgingStrategy,
 };
 use cosmos_driver::protocol::ProtocolError;
+use cosmos_driver::resources::{
+    DistanceFunction, VectorDataType, VectorEmbedding, VectorEmbeddingPolicy, VectorIndex,
+    VectorIndexType,
+};
 use cosmos_driver::{
-    ContainerReference, CosmosDriver, CosmosError, CosmosOperation, Credential, DatabaseReference,
-    DriverOptions, ItemReference, OperationOptions, PartitionKey, PartitionKeyDefinition,
+    ContainerProperties, ContainerReference, CosmosDriver, CosmosError, CosmosOperation, Credential, DatabaseReference,
+    DriverOptions, IndexingPolicy, ItemReference, OperationOptions, PartitionKey, PartitionKeyDefinition,
 };
 use tokio::task::JoinSet;
 
 use crate::args::hedging::HedgingChoice;
-use crate::bench::items::{counter_body, item_body, item_id, COUNTER_ID, PARTITION_KEY_PATH};
+use crate::bench::items::{
+    counter_body, item_body, item_id, vector_item_body, COUNTER_ID, EMBEDDING_PATH,
+    PARTITION_KEY_PATH,
+};
 
 /// Where a benchmark runs. `Debug` never shows the key.
 #[derive(Clone)]
@@ -145,29 +152,112 @@ impl SeededItems {
     }
 }
 
+/// Creates the database when it is missing (409 is fine).
+async fn ensure_database(
+    driver: &CosmosDriver,
+    container: &ContainerReference,
+) -> Result<(), String> {
+    let db = CosmosOperation::create_database(container.database().clone());
+    match driver.execute(db, &OperationOptions::default()).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_conflict() => Ok(()),
+        Err(e) => Err(format!(
+            "cannot create database {}: {}",
+            container.database().id(),
+            describe(&e)
+        )),
+    }
+}
+
 /// Creates the database and the container when they are missing (409 is fine).
 pub async fn ensure_container(
     driver: &CosmosDriver,
     container: &ContainerReference,
 ) -> Result<(), String> {
     let options = OperationOptions::default();
-    let db = CosmosOperation::create_database(container.database().clone());
-    match driver.execute(db, &options).await {
-        Ok(_) => {}
-        Err(e) if e.is_conflict() => {}
-        Err(e) => {
-            return Err(format!(
-                "cannot create database {}: {}",
-                container.database().id(),
-                describe(&e)
-            ))
-        }
-    }
+    ensure_database(driver, container).await?;
     let pk = PartitionKeyDefinition::new(PARTITION_KEY_PATH).map_err(|e| e.to_string())?;
     let coll = CosmosOperation::create_container(container.clone(), pk);
     match driver.execute(coll, &options).await {
         Ok(_) => Ok(()),
         Err(e) if e.is_conflict() => Ok(()),
+        Err(e) => Err(format!(
+            "cannot create container {}: {}",
+            container.id(),
+            describe(&e)
+        )),
+    }
+}
+
+/// The container definition of the `vector` workload: partition key `/pk`, a cosine float32
+/// embedding of `dimensions` numbers at [`EMBEDDING_PATH`] and a `quantizedFlat` index on it.
+pub fn vector_container(id: &str, dimensions: u32) -> Result<ContainerProperties, String> {
+    let pk = PartitionKeyDefinition::new(PARTITION_KEY_PATH).map_err(|e| e.to_string())?;
+    Ok(ContainerProperties::new(id, &pk)
+        .with_vector_embedding_policy(VectorEmbeddingPolicy {
+            vector_embeddings: vec![VectorEmbedding {
+                path: EMBEDDING_PATH.into(),
+                data_type: VectorDataType::Float32,
+                distance_function: DistanceFunction::Cosine,
+                dimensions,
+            }],
+        })
+        .with_indexing_policy(IndexingPolicy {
+            vector_indexes: vec![VectorIndex {
+                path: EMBEDDING_PATH.into(),
+                kind: VectorIndexType::QuantizedFlat,
+                other: serde_json::Map::new(),
+            }],
+            ..IndexingPolicy::default()
+        }))
+}
+
+/// Why an existing container cannot serve the `vector` workload, if it cannot: it must hold
+/// embeddings of `dimensions` numbers at [`EMBEDDING_PATH`].
+pub fn vector_policy_mismatch(existing: &ContainerProperties, dimensions: u32) -> Option<String> {
+    let embedding = existing
+        .vector_embedding_policy
+        .iter()
+        .flat_map(|p| &p.vector_embeddings)
+        .find(|e| e.path == EMBEDDING_PATH);
+    match embedding {
+        Some(e) if e.dimensions == dimensions => None,
+        Some(e) => Some(format!(
+            "container {} holds embeddings of {} dimensions at {EMBEDDING_PATH}, not {dimensions}: \
+             pass --dimensions {} or another --container",
+            existing.id, e.dimensions, e.dimensions
+        )),
+        None => Some(format!(
+            "container {} exists without a vector embedding policy for {EMBEDDING_PATH}: pass \
+             another --container (the vector workload creates it with the policy)",
+            existing.id
+        )),
+    }
+}
+
+/// Creates the database and the `vector` workload's container when they are missing; an existing
+/// container must have the embedding policy the workload needs.
+pub async fn ensure_vector_container(
+    driver: &CosmosDriver,
+    container: &ContainerReference,
+    dimensions: u32,
+) -> Result<(), String> {
+    ensure_database(driver, container).await?;
+    let database = driver.database(container.database().id());
+    let properties = vector_container(container.id(), dimensions)?;
+    match database.create_container(&properties, None).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_conflict() => {
+            let existing = driver
+                .container(container.database().id(), container.id())
+                .read_properties()
+                .await
+                .map_err(|e| format!("cannot read container {}: {}", container.id(), describe(&e)))?;
+            match vector_policy_mismatch(existing.properties(), dimensions) {
+                None => Ok(()),
+                Some(why) => Err(why),
+            }
+        }
         Err(e) => Err(format!(
             "cannot create container {}: {}",
             container.id(),
@@ -182,6 +272,26 @@ pub async fn seed_items(
     container: &ContainerReference,
     count: u64,
 ) -> Result<SeededItems, String> {
+    seed_bodies(driver, container, count, item_body).await
+}
+
+/// Upserts the `vector` workload's items `0..count`, with embeddings of `dimensions` numbers.
+pub async fn seed_vectors(
+    driver: &CosmosDriver,
+    container: &ContainerReference,
+    count: u64,
+    dimensions: u32,
+) -> Result<SeededItems, String> {
+    seed_bodies(driver, container, count, |i| vector_item_body(i, dimensions)).await
+}
+
+/// Upserts `body(i)` for items `0..count` (32 at a time) and returns their references.
+async fn seed_bodies(
+    driver: &CosmosDriver,
+    container: &ContainerReference,
+    count: u64,
+    body: impl Fn(u64) -> serde_json::Value,
+) -> Result<SeededItems, String> {
     let items = SeededItems::new(container, count)?;
     let mut tasks = JoinSet::new();
     let mut next = 0u64;
@@ -191,7 +301,7 @@ pub async fn seed_items(
             let driver = driver.clone();
             let op = CosmosOperation::upsert_item(container.clone())
                 .with_partition_key(item_id(next))
-                .with_json_body(&item_body(next));
+                .with_json_body(&body(next));
             next += 1;
             tasks.spawn(async move {
                 let op = op.map_err(|e| describe(&e))?;
@@ -248,4 +358,33 @@ pub async fn read_counter(
         .ok()?;
     let doc: serde_json::Value = response.json().ok()?;
     doc.get("n")?.as_i64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_vector_container_carries_its_policy_and_index() {
+        let p = vector_container("v", 128).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&p.to_json().unwrap()).unwrap();
+        assert_eq!(v["partitionKey"]["paths"][0], "/pk");
+        let e = &v["vectorEmbeddingPolicy"]["vectorEmbeddings"][0];
+        assert_eq!(
+            (&e["path"], &e["dataType"], &e["distanceFunction"], &e["dimensions"]),
+            (&"/embedding".into(), &"float32".into(), &"cosine".into(), &128.into())
+        );
+        assert_eq!(v["indexingPolicy"]["vectorIndexes"][0]["type"], "quantizedFlat");
+        assert_eq!(v["indexingPolicy"]["vectorIndexes"][0]["path"], "/embedding");
+    }
+
+    #[test]
+    fn existing_containers_are_checked_for_the_embedding() {
+        assert_eq!(vector_policy_mismatch(&vector_container("v", 64).unwrap(), 64), None);
+        let other_dims = vector_policy_mismatch(&vector_container("v", 64).unwrap(), 128).unwrap();
+        assert!(other_dims.contains("64 dimensions") && other_dims.contains("--dimensions 64"), "{other_dims}");
+        let pk = PartitionKeyDefinition::new("/pk").unwrap();
+        let plain = vector_policy_mismatch(&ContainerProperties::new("items", &pk), 64).unwrap();
+        assert!(plain.contains("items exists without a vector embedding policy"), "{plain}");
+    }
 }
