@@ -25,6 +25,7 @@ mod http2;
 mod layers;
 mod metadata_hedging;
 mod partition_faults;
+mod per_call_options;
 mod patch;
 mod query;
 mod query_aggregate_resume;

@@ -20,7 +20,8 @@
 //!   kept (PATCH's pre-flight and read many use them).
 //! - `replan`: whether, and after what wait, a compound operation plans again after a range was
 //!   found gone: one budget and one decision ([`Replans::after`]) for the query pager, the
-//!   change feed, read many and bulk.
+//!   change feed, read many and bulk, and the one re-plan loop around it ([`Replanning`]) the
+//!   query pager, the change feed and read many run their rounds through.
 //! - read-modify-write is PATCH, in [`crate::patch`].
 
 mod bulk_target;
@@ -51,4 +52,4 @@ pub(crate) use query_source::DriverPageSource;
 pub(crate) use read_many::read_many;
 #[cfg(test)]
 pub(crate) use replan::MAX_REPLANS;
-pub(crate) use replan::Replans;
+pub(crate) use replan::{Replanning, Replans, Round};

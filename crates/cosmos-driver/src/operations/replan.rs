@@ -11,7 +11,8 @@
 //! compound operation plan again (the range it was pinned to is gone and a re-plan is left, at
 //! most [`MAX_REPLANS`]) and how long to wait first; the query pager, read many, the change feed
 //! and bulk each ask it before they read the ranges again. [`Replanning`] is the loop around it
-//! that the change feed and read many run their rounds through.
+//! that the query pager (each page's rounds, one budget over the query's run), the change feed and
+//! read many run their rounds through; bulk takes its re-plans from the same budget and decision.
 
 use std::fmt;
 use std::time::Duration;
@@ -34,7 +35,8 @@ pub(crate) struct Replans {
 }
 
 impl Replans {
-    /// A budget of which `used` re-plans are already spent (a query resumed on its next page).
+    /// A budget of which `used` re-plans are already spent.
+    #[cfg(test)]
     pub(crate) fn spent(used: u32) -> Self {
         Self {
             used: used.min(MAX_REPLANS),
@@ -94,8 +96,8 @@ pub(crate) enum Round<T> {
 /// [`Replanning::settle`]. After a round that found a range gone or the ranges stale, a re-plan is
 /// taken from the budget ([`Replans::after`] for a gone range), its wait passes, and the next
 /// round reads the ranges again; when none is left, the round's error ends the operation. The
-/// change feed and read many run through it; the query pager and bulk take their re-plans from
-/// the same budget and decision.
+/// query pager, the change feed and read many run through it; bulk takes its re-plans from the
+/// same budget and decision.
 #[derive(Debug, Default)]
 pub(crate) struct Replanning {
     replans: Replans,
@@ -103,6 +105,20 @@ pub(crate) struct Replanning {
 }
 
 impl Replanning {
+    /// A loop whose operation already took `replans` (a query resumed on its next page: one
+    /// budget over its whole run).
+    pub(crate) fn resumed(replans: Replans) -> Self {
+        Self {
+            replans,
+            refresh: false,
+        }
+    }
+
+    /// The re-plans taken so far, the ones it was resumed with included.
+    pub(crate) fn replans(&self) -> Replans {
+        self.replans
+    }
+
     /// Whether the next round reads the ranges again (a round before it found them gone or
     /// stale) rather than take the kept ones.
     pub(crate) fn refresh(&self) -> bool {
@@ -245,10 +261,10 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_loop_ends_with_the_rounds_error_once_the_budget_is_spent() {
-        let almost = Replanning {
-            replans: Replans::spent(MAX_REPLANS - 1),
-            refresh: false,
-        };
+        // A loop resumed with the re-plans its operation took before (a query's earlier pages).
+        let almost = Replanning::resumed(Replans::spent(MAX_REPLANS - 1));
+        assert_eq!(almost.replans(), Replans::spent(MAX_REPLANS - 1));
+        assert!(!almost.refresh());
         let (e, seen, _) = drive(almost, |_| Ok(Round::Gone(gone()))).await;
         let e = e.unwrap_err();
         assert_eq!(seen.len(), 2);
@@ -258,10 +274,7 @@ mod tests {
             e.message()
         );
 
-        let spent = Replanning {
-            replans: Replans::spent(MAX_REPLANS),
-            refresh: false,
-        };
+        let spent = Replanning::resumed(Replans::spent(MAX_REPLANS));
         let (e, _, _) = drive(spent, |_| {
             Ok(Round::Stale(CosmosError::invalid_input("not covered")))
         })

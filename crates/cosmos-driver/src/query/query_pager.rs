@@ -1,7 +1,14 @@
 //! Runs one query page by page: asks for the plan (cross-partition), reads the ranges, sends the
 //! page requests a [`QueryExecution`] asks for with a bounded number in flight, continues on the
-//! children of a range that split (410/1002), and cuts the result into pages with their
+//! children of a range that split (410/1002, 1007, 1008), and cuts the result into pages with their
 //! continuation, charge, session token, metrics and diagnostics.
+//!
+//! Each page runs as rounds of the one re-plan loop of the compound operations
+//! ([`Replanning`]): a round steps the execution and sends the page requests it asks for; a round
+//! in which a request found its range gone ends there, the loop takes a re-plan from the query's
+//! budget (one budget over the query's whole run, across its pages) and waits, and the next round
+//! first reads the ranges again and puts each gone range's children in its place (a range the
+//! listing still shows is asked again).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,7 +32,7 @@ use super::query_spec::Query;
 use super::merge::range_merge::{RangeCursor, TargetRange};
 use crate::diagnostics::DiagnosticsContext;
 use crate::operations::page_guard::PageGuard;
-use crate::operations::Replans;
+use crate::operations::{Replanning, Replans, Round};
 use crate::protocol::{effective_partition_key, PartitionKey, EPK_MAX, MAX_HIERARCHY_DEPTH};
 use crate::{CosmosError, ErrorKind};
 
@@ -102,6 +109,11 @@ pub struct QueryPager {
     guards: HashMap<(String, String), PageGuard>,
     /// A hybrid search's whole answer, handed out page by page.
     ready: Option<std::collections::VecDeque<Value>>,
+    /// The re-plans taken over the query's whole run.
+    replans: Replans,
+    /// The page requests of the last round that found their range gone, re-planned when the
+    /// next round starts.
+    gone: Vec<PageRequest>,
 }
 
 /// How a query starts: paged from its ranges, or (a hybrid search) answered whole.
@@ -151,6 +163,8 @@ impl QueryPager {
             finished: false,
             guards: HashMap::new(),
             ready: None,
+            replans: Replans::default(),
+            gone: Vec::new(),
         }
     }
 
@@ -342,10 +356,45 @@ impl QueryPager {
             page.summary = self.summary.clone();
             return Ok(page);
         }
-        // One budget of re-plans over the query's whole run, across its pages.
-        let mut replans = Replans::spent(self.summary.splits as u32);
         let page_started = Instant::now();
         let mut pages_read: u64 = 0;
+        // One budget of re-plans over the query's whole run, across its pages.
+        let mut replanning = Replanning::resumed(self.replans);
+        loop {
+            if replanning.refresh() {
+                self.replan().await?;
+            }
+            let round = self
+                .round(&mut page, page_items, &mut pages_read, page_started)
+                .await?;
+            let settled = replanning.settle(round, "the query").await;
+            self.replans = replanning.replans();
+            if settled?.is_some() {
+                break;
+            }
+        }
+        page.continuation = match (&self.exec, self.finished) {
+            (_, true) | (None, _) => Ok(None),
+            (Some((exec, _)), false) => exec.continuation(),
+        };
+        if matches!(page.continuation, Ok(None)) {
+            self.finished = true;
+        }
+        page.summary = self.summary.clone();
+        Ok(page)
+    }
+
+    /// One round of a page: steps the execution into `page` and sends the page requests it asks
+    /// for, until the page is full, the query is done, or the page has read enough
+    /// ([`Self::page_spent`]): `Done`; or until a request found its range gone: `Gone`, with the
+    /// gone requests kept for the re-plan.
+    async fn round(
+        &mut self,
+        page: &mut RawQueryPage,
+        page_items: usize,
+        pages_read: &mut u64,
+        page_started: Instant,
+    ) -> Result<Round<()>, CosmosError> {
         while let Some((exec, _)) = self.exec.as_mut() {
             match exec
                 .step()
@@ -362,24 +411,42 @@ impl QueryPager {
                     break;
                 }
                 Next::Fetch(needed) => {
-                    if !page.values.is_empty() || self.page_spent(pages_read, page_started) {
+                    if !page.values.is_empty() || self.page_spent(*pages_read, page_started) {
                         break;
                     }
                     let before = self.summary.pages;
-                    self.fetch(needed, &mut page, &mut replans).await?;
-                    pages_read += self.summary.pages - before;
+                    let gone = self.fetch(needed, page).await?;
+                    *pages_read += self.summary.pages - before;
+                    if let Some(error) = gone {
+                        return Ok(Round::Gone(error));
+                    }
                 }
             }
         }
-        page.continuation = match (&self.exec, self.finished) {
-            (_, true) | (None, _) => Ok(None),
-            (Some((exec, _)), false) => exec.continuation(),
-        };
-        if matches!(page.continuation, Ok(None)) {
-            self.finished = true;
+        Ok(Round::Done(()))
+    }
+
+    /// The re-plan after a round that found ranges gone: reads the ranges again and puts the
+    /// children of each gone range in its place. A range the listing still shows (a split or
+    /// migration completing) stays, and is asked again.
+    async fn replan(&mut self) -> Result<(), CosmosError> {
+        if self.gone.is_empty() {
+            return Ok(());
         }
-        page.summary = self.summary.clone();
-        Ok(page)
+        let settings = self.settings()?;
+        let ranges = self.source.ranges(true, &settings.request).await?;
+        for req in std::mem::take(&mut self.gone) {
+            let children = children_of(&req.range, &ranges);
+            if children.is_empty() {
+                continue;
+            }
+            let Some((exec, _)) = self.exec.as_mut() else {
+                break;
+            };
+            exec.split(&req, children)
+                .map_err(|m| CosmosError::new(ErrorKind::Deserialization, m))?;
+        }
+        Ok(())
     }
 
     /// Whether a page without a value has read enough: the page read limit, or the page time
@@ -404,16 +471,18 @@ impl QueryPager {
         read_limit || time_limit.is_some_and(|d| page_started.elapsed() >= d)
     }
 
+    /// Sends the page requests `needed` (and, within the concurrency, those that can be read
+    /// ahead) and fills the execution with their pages. Answers the first error of a request
+    /// that found its range gone (the gone requests kept in `self.gone`), if any.
     async fn fetch(
         &mut self,
         needed: Vec<PageRequest>,
         page: &mut RawQueryPage,
-        replans: &mut Replans,
-    ) -> Result<(), CosmosError> {
+    ) -> Result<Option<CosmosError>, CosmosError> {
         let settings = self.settings()?;
         let concurrency = self.options.effective_concurrency();
         let Some((exec, body)) = self.exec.as_ref() else {
-            return Ok(());
+            return Ok(None);
         };
         let mut wanted = needed;
         for extra in exec.prefetchable() {
@@ -443,6 +512,7 @@ impl QueryPager {
             .buffer_unordered(concurrency)
             .collect()
             .await;
+        let mut first_gone = None;
         for (req, result) in results {
             match result {
                 Ok(p) => {
@@ -481,38 +551,16 @@ impl QueryPager {
                 }
                 Err(e) if e.is_range_gone() && !single => {
                     self.summary.record(e.diagnostics());
-                    let wait = replans.after(e, "the query")?;
                     self.summary.splits += 1;
-                    let ranges = self.source.ranges(true, &settings.request).await?;
-                    let children: Vec<TargetRange> = ranges
-                        .into_iter()
-                        .filter(|r| {
-                            r.min < req.range.max && req.range.min < r.max && r.id != req.range.id
-                        })
-                        .map(|r| TargetRange {
-                            min: r.min.clone().max(req.range.min.clone()),
-                            max: r.max.clone().min(req.range.max.clone()),
-                            id: r.id,
-                        })
-                        .collect();
-                    if children.is_empty() {
-                        // The range map has not caught up yet (a split or migration completing):
-                        // ask for the same range again, a little later each time.
-                        tokio::time::sleep(wait).await;
-                        continue;
-                    }
-                    let Some((exec, _)) = self.exec.as_mut() else {
-                        break;
-                    };
-                    exec.split(&req, children)
-                        .map_err(|m| CosmosError::new(ErrorKind::Deserialization, m))?;
+                    self.gone.push(req);
+                    first_gone.get_or_insert(e);
                 }
                 Err(e) => {
                     return Err(e.with_context(self.page_name(&req)));
                 }
             }
         }
-        Ok(())
+        Ok(first_gone)
     }
 
     /// How errors name the page `req` asked for.
@@ -522,6 +570,20 @@ impl QueryPager {
             Mode::Ranges | Mode::Prefix => format!("a query page of range {}", req.range.id),
         }
     }
+}
+
+/// The ranges of `ranges` that took the place of `gone` (those overlapping it under another id),
+/// each cut to the part of it `gone` covered; none while the listing still shows only `gone`.
+pub(crate) fn children_of(gone: &TargetRange, ranges: &[TargetRange]) -> Vec<TargetRange> {
+    ranges
+        .iter()
+        .filter(|r| r.min < gone.max && gone.min < r.max && r.id != gone.id)
+        .map(|r| TargetRange {
+            min: r.min.clone().max(gone.min.clone()),
+            max: r.max.clone().min(gone.max.clone()),
+            id: r.id.clone(),
+        })
+        .collect()
 }
 
 /// The effective partition keys a hierarchical key prefix covers, `[prefix, prefix + "FF")`, when

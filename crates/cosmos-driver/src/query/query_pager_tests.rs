@@ -36,6 +36,10 @@ struct FakeSource {
     paths: usize,
     /// Every page request's target, in the order sent.
     targets: Mutex<Vec<PageTarget>>,
+    /// How many listings after the split still show the ranges from before it.
+    lagging_listings: AtomicUsize,
+    /// How many listings were read again (`refresh`).
+    refreshes: AtomicUsize,
 }
 
 fn target(id: &str, min: &str, max: &str) -> TargetRange {
@@ -67,6 +71,8 @@ impl FakeSource {
             bodies: Mutex::new(Vec::new()),
             paths: 1,
             targets: Mutex::new(Vec::new()),
+            lagging_listings: AtomicUsize::new(0),
+            refreshes: AtomicUsize::new(0),
         }
     }
 }
@@ -93,10 +99,17 @@ impl QueryPageSource for FakeSource {
 
     fn ranges(
         &self,
-        _refresh: bool,
+        refresh: bool,
         _options: &OperationOptions,
     ) -> BoxFuture<'_, Result<Vec<TargetRange>, CosmosError>> {
-        let split = self.split_done.load(Ordering::SeqCst);
+        if refresh {
+            self.refreshes.fetch_add(1, Ordering::SeqCst);
+        }
+        let split = self.split_done.load(Ordering::SeqCst)
+            && self
+                .lagging_listings
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_err();
         Box::pin(async move {
             Ok(if split {
                 self.after_split.clone()
@@ -639,3 +652,118 @@ async fn a_prefix_query_asks_each_overlapping_range_for_its_part_and_merges_them
 
 #[path = "query_pager_blocking_tests.rs"]
 mod blocking;
+
+/// The source of `a_split_mid_query_loses_and_repeats_nothing`: range 1 answers 410/1002 to its
+/// second page and splits into 2 (all of its rows, from the parent's continuation) and 3 (empty).
+fn splitting_source() -> FakeSource {
+    let mut source = order_by_source(2, 12, 3);
+    let parent = source.rows["1"].clone();
+    source.rows.insert("2".into(), parent);
+    source.rows.insert("3".into(), vec![]);
+    let (lo, hi) = (source.ranges[1].min.clone(), source.ranges[1].max.clone());
+    source.after_split = vec![
+        source.ranges[0].clone(),
+        target("2", &lo, "18"),
+        target("3", "18", &hi),
+    ];
+    source.split_range = Some("1".into());
+    source
+}
+
+#[test]
+fn a_gone_range_is_replaced_by_the_listed_ranges_that_overlap_it() {
+    let gone = target("1", "10", "20");
+    // (listing, children)
+    let table: [(Vec<TargetRange>, Vec<TargetRange>); 5] = [
+        // A split: both children, in the listing's order.
+        (
+            vec![target("0", "", "10"), target("2", "10", "18"), target("3", "18", "20")],
+            vec![target("2", "10", "18"), target("3", "18", "20")],
+        ),
+        // A merge: the merged range, cut to the part the gone range covered.
+        (vec![target("4", "", "FF")], vec![target("4", "10", "20")]),
+        // The listing has not caught up: the gone range is asked again.
+        (vec![target("0", "", "10"), target("1", "10", "20")], vec![]),
+        // Nothing overlaps (a listing that does not cover the range).
+        (vec![target("0", "", "10"), target("5", "20", "FF")], vec![]),
+        (vec![], vec![]),
+    ];
+    for (listing, want) in table {
+        assert_eq!(children_of(&gone, &listing), want, "{listing:?}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_listing_that_lags_a_split_is_read_again_after_growing_waits() {
+    let whole: Vec<Value> = all_pages(pager(
+        Arc::new(order_by_source(2, 12, 3)),
+        QueryOptions::new(),
+    ))
+    .await
+    .unwrap()
+    .into_iter()
+    .flat_map(|p| p.values)
+    .collect();
+    let source = splitting_source();
+    // Two listings after the split still show range 1: it is asked twice more, refused each
+    // time, before the third listing shows its children.
+    source.lagging_listings.store(2, Ordering::SeqCst);
+    let source = Arc::new(source);
+    let pages = all_pages(pager(source.clone(), QueryOptions::new()))
+        .await
+        .unwrap();
+    let got: Vec<Value> = pages.iter().flat_map(|p| p.values.clone()).collect();
+    assert_eq!(got, whole);
+    assert_eq!(pages.last().unwrap().summary.splits, 3);
+    assert_eq!(source.refreshes.load(Ordering::SeqCst), 3);
+    let asked_of_1 = source
+        .targets
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|t| matches!(t, PageTarget::Range(r) if r.id == "1"))
+        .count();
+    // Its first page, then the page refused three times.
+    assert_eq!(asked_of_1, 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_waits_between_re_plans_grow_from_nothing() {
+    // Each page request takes 5 ms; a re-plan waits 0, then 20 ms, then 40 ms.
+    let run = |lag: usize| async move {
+        let source = splitting_source();
+        source.lagging_listings.store(lag, Ordering::SeqCst);
+        let started = tokio::time::Instant::now();
+        let mut p = pager(Arc::new(source), QueryOptions::new().with_max_concurrency(1));
+        while let Some(page) = p.next_page().await {
+            page.unwrap();
+        }
+        started.elapsed()
+    };
+    let (none, two) = (run(0).await, run(2).await);
+    // Two more refused requests of 5 ms each and waits of 20 and 40 ms.
+    assert_eq!(two - none, Duration::from_millis(2 * 5 + 20 + 40));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_split_that_never_completes_ends_the_query_when_the_budget_is_spent() {
+    let source = splitting_source();
+    source
+        .lagging_listings
+        .store(usize::MAX, Ordering::SeqCst);
+    let source = Arc::new(source);
+    let e = all_pages(pager(source.clone(), QueryOptions::new()))
+        .await
+        .unwrap_err();
+    assert_eq!((e.status(), e.sub_status()), (Some(410), Some(1002)));
+    assert!(
+        e.message()
+            .contains("the query followed 64 partition splits and gives up"),
+        "{}",
+        e.message()
+    );
+    assert_eq!(
+        source.refreshes.load(Ordering::SeqCst),
+        crate::operations::MAX_REPLANS as usize
+    );
+}
