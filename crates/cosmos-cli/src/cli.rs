@@ -630,8 +630,8 @@ pub struct BenchArgs {
     /// printing and writing its results).
     #[arg(long)]
     pub allow_errors: bool,
-    /// Speak HTTP/2 over plain HTTP too, with prior knowledge (as to the embedded emulator). By
-    /// default HTTP/2 is negotiated by ALPN over TLS and HTTP/1.1 is spoken over plain HTTP.
+    /// Speak HTTP/2 to the account (ALPN over TLS, prior knowledge over plain HTTP, as to the
+    /// embedded emulator) instead of HTTP/1.1.
     #[arg(long)]
     pub http2: bool,
     /// Draw the latency distribution of every run here (SVG).

@@ -1,7 +1,7 @@
 //! The driver over HTTP/2 against the emulator over real sockets: with prior knowledge over plain
 //! HTTP and by ALPN over TLS, every concurrent read shares one connection per endpoint, so an
 //! emulator that admits only three connections answers them all; over HTTP/1.1 the same reads
-//! need a connection each and meet the cap. The default negotiates: HTTP/2 by ALPN over TLS,
+//! need a connection each and meet the cap. `Negotiated` picks HTTP/2 by ALPN over TLS and
 //! HTTP/1.1 over plain HTTP.
 
 use cosmos_driver::{ConnectionPoolOptions, CosmosDriver, HttpVersion};
@@ -79,10 +79,11 @@ async fn http1_needs_a_connection_per_concurrent_read() {
 }
 
 #[tokio::test]
-async fn the_default_negotiates_h2_over_tls() {
+async fn negotiated_picks_h2_over_tls() {
     assert_eq!(
         ConnectionPoolOptions::default().http_version,
-        HttpVersion::Negotiated
+        HttpVersion::Http1,
+        "HTTP/1.1 stays the default"
     );
     let statuses = concurrent_reads(true, HttpVersion::Negotiated).await;
     assert!(
@@ -92,7 +93,7 @@ async fn the_default_negotiates_h2_over_tls() {
 }
 
 #[tokio::test]
-async fn the_default_speaks_http1_over_plain_http() {
+async fn negotiated_speaks_http1_over_plain_http() {
     let statuses = concurrent_reads(false, HttpVersion::Negotiated).await;
     assert!(
         statuses.iter().any(|s| s != &[Some(200)]),

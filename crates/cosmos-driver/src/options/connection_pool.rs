@@ -18,18 +18,18 @@ pub struct ConnectionPoolOptions {
 /// The HTTP version a driver speaks to the service's endpoints.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HttpVersion {
-    /// HTTP/2 wherever it can be negotiated, HTTP/1.1 elsewhere: over TLS (every account) the
-    /// connection offers `h2` and `http/1.1` by ALPN and the server picks; over plain `http://` (an
-    /// emulator) HTTP/1.1, since prior knowledge would break a server that speaks only HTTP/1.1.
-    /// `bench/http_versions.sh` measured why HTTP/2 is preferred: at 5,000 reads/s one connection
-    /// per endpoint instead of hundreds, the same CPU per read, and a hedged read's losing request
-    /// resets a stream instead of closing a connection.
-    #[default]
-    Negotiated,
     /// HTTP/1.1 only, on keep-alive connections: one request in flight per connection, so
     /// concurrent requests to one endpoint open as many connections, and a cancelled request (the
-    /// losing leg of a hedged read) closes its connection.
+    /// losing leg of a hedged read) closes its connection. The default: at 5,000 reads/s it costs
+    /// less CPU per read than HTTP/2 and has lower tails (`bench/http_versions.sh`, figures in the
+    /// crate README), at the price of tens of connections per endpoint instead of one.
+    #[default]
     Http1,
+    /// HTTP/2 wherever it can be negotiated, HTTP/1.1 elsewhere: over TLS (every account) each
+    /// connection offers `h2` and `http/1.1` by ALPN and the server picks; over plain `http://` (an
+    /// emulator) HTTP/1.1, since prior knowledge would break a server that speaks only HTTP/1.1.
+    /// For many clients per account, or where connections are scarce.
+    Negotiated,
     /// HTTP/2: offered by ALPN over TLS (HTTP/1.1 when the server does not offer `h2`), and with
     /// prior knowledge over plain `http://` (an emulator), whose server must then speak it. One
     /// connection per endpoint carries every request to it; a cancelled request resets its stream
@@ -55,7 +55,7 @@ impl Default for ConnectionPoolOptions {
             max_idle_per_host: 64,
             idle_timeout: Duration::from_secs(90),
             connect_timeout: Duration::from_secs(10),
-            http_version: HttpVersion::Negotiated,
+            http_version: HttpVersion::Http1,
         }
     }
 }
@@ -76,6 +76,6 @@ mod tests {
             assert_eq!(version.offers_h2_over_tls(), tls, "{version:?}");
             assert_eq!(version.h2_prior_knowledge(), plain, "{version:?}");
         }
-        assert_eq!(HttpVersion::default(), HttpVersion::Negotiated);
+        assert_eq!(HttpVersion::default(), HttpVersion::Http1);
     }
 }
