@@ -232,3 +232,55 @@ async fn hybrid_search_runs_from_its_plan() {
     // jumps", at [0, 1]) leads the vector ranking and is fourth by text: fused, d2 then d0.
     assert_eq!(top[..2], ["d2", "d0"], "{top:?}");
 }
+
+/// Every row of `text` within partition key `pk`, page after page.
+async fn key_rows(c: &TestClient, base: &str, text: &str, pk: &str) -> Vec<Value> {
+    let pk = common::pk_header(&json!(pk));
+    let mut rows = Vec::new();
+    let mut continuation: Option<String> = None;
+    for _ in 0..1000 {
+        let mut headers = vec![("x-ms-documentdb-partitionkey", pk.as_str()), ("x-ms-max-item-count", "25")];
+        if let Some(t) = &continuation {
+            headers.push(("x-ms-continuation", t.as_str()));
+        }
+        let r = c.query(base, DOCS, &json!({"query": text}), &headers).await;
+        assert_eq!(r.status, 200, "{text}: {}", r.message());
+        rows.extend(r.json()["Documents"].as_array().unwrap().iter().cloned());
+        continuation = r.header("x-ms-continuation").map(str::to_owned);
+        if continuation.is_none() {
+            return rows;
+        }
+    }
+    panic!("{text}: no last page");
+}
+
+#[tokio::test]
+async fn top_k_vector_search_is_the_head_of_the_full_order_under_ties_and_small_pages() {
+    // A small page budget: the scan is read over several pages, and the top-k kept between them.
+    let limits = cosmos_emulator::QueryLimits { page_work: 3_000, ..Default::default() };
+    let emu = EmulatorBuilder::new().partitions(2).query_limits(limits).start().await.expect("starts");
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let base = emu.endpoint();
+    assert_eq!(c.post_json(base, "/dbs", &[], &json!({"id": "db"})).await.status, 201);
+    assert_eq!(create_container(&c, base, search_container(2, "flat")).await.status, 201);
+    // Only 9 distinct vectors among 500 documents: many rows tie on the distance.
+    for i in 0..500u64 {
+        let e = [(i * 7 % 9) as f64, 1.0];
+        let doc = json!({"id": format!("d{:03}", (i * 37) % 500), "pk": "k", "e": e, "n": i % 5});
+        assert_eq!(c.create_item(base, "db", "v", &doc).await.status, 201);
+    }
+    let by = "VectorDistance(c.e, [3.2, 1])";
+    let full = key_rows(&c, base, &format!("SELECT c.id, {by} AS d FROM c ORDER BY {by}"), "k").await;
+    assert_eq!(full.len(), 500);
+    for k in [1usize, 5, 23, 64, 130, 499, 500, 600] {
+        let top = key_rows(&c, base, &format!("SELECT TOP {k} c.id, {by} AS d FROM c ORDER BY {by}"), "k").await;
+        assert_eq!(top, full[..k.min(500)], "TOP {k}");
+        let off = key_rows(&c, base, &format!("SELECT c.id FROM c ORDER BY {by} OFFSET 3 LIMIT {k}"), "k").await;
+        let want: Vec<Value> = full.iter().skip(3).take(k).map(|r| json!({"id": r["id"]})).collect();
+        assert_eq!(off, want, "OFFSET 3 LIMIT {k}");
+    }
+    // The same holds for another ORDER BY with TOP (ties on n, then document order).
+    let all = key_rows(&c, base, "SELECT c.id FROM c ORDER BY c.n DESC", "k").await;
+    let top = key_rows(&c, base, "SELECT TOP 77 c.id FROM c ORDER BY c.n DESC", "k").await;
+    assert_eq!(top, all[..77]);
+}

@@ -162,10 +162,20 @@ struct Ordered {
     rows: Vec<OrderedRow>,
     run: usize,
     held: usize,
-    /// With TOP or OFFSET/LIMIT: the most rows the answer can use. Past twice that, the rows are
-    /// sorted and cut back to it, so a top-k query (a vector search) holds memory by k, not by
-    /// the rows it reads.
+    /// With TOP or OFFSET/LIMIT: the most rows the answer can use. Past twice that, the best
+    /// `keep` rows are selected and the rest dropped, so a top-k query (a vector search) holds
+    /// memory by k, not by the rows it reads.
     keep: Option<usize>,
+    /// Once rows were dropped: the last row kept (the k-th best so far). A row that sorts after
+    /// it can never be in the answer, so it is neither projected nor held.
+    bound: Option<Bound>,
+}
+
+/// The sort position of the k-th best row kept.
+struct Bound {
+    keys: Vec<Option<Value>>,
+    doc: DocKey,
+    row: u64,
 }
 
 impl Ordered {
@@ -174,10 +184,32 @@ impl Ordered {
         if self.rows.len() < keep.saturating_mul(2).max(64) {
             return;
         }
-        self.rows.sort_by(order_of(ex));
-        self.rows.truncate(keep);
-        self.run = self.rows.len();
+        if keep == 0 {
+            self.rows.clear();
+        } else {
+            // Selecting the best `keep` costs linear time; the final sort orders them.
+            self.rows.select_nth_unstable_by(keep - 1, order_of(ex));
+            self.rows.truncate(keep);
+            // After the selection, the last row is the worst kept.
+            let worst = &self.rows[keep - 1];
+            self.bound = Some(Bound {
+                keys: worst.keys.clone(),
+                doc: worst.doc.clone(),
+                row: worst.row,
+            });
+        }
+        self.run = 0;
         self.held = self.rows.iter().map(ordered_row_bytes).sum();
+    }
+
+    /// Whether a row at this sort position sorts after the bound (so cannot be in the answer).
+    fn beyond_bound(&self, ex: &Execution<'_>, keys: &[Option<Value>], doc: &DocKey, row: u64) -> bool {
+        self.bound.as_ref().is_some_and(|b| {
+            compare_keys(ex.query, keys, &b.keys)
+                .then_with(|| doc.cmp(&b.doc))
+                .then_with(|| row.cmp(&b.row))
+                == Ordering::Greater
+        })
     }
 }
 
@@ -203,6 +235,9 @@ impl Gather for Ordered {
             return Ok(());
         }
         let keys = order_keys(ex.query, row, &ctx)?;
+        if self.beyond_bound(ex, &keys, key, ordinal) {
+            return Ok(());
+        }
         let item = ex.project_bytes(row, doc)?;
         let row = OrderedRow {
             keys,
@@ -251,6 +286,7 @@ pub(super) fn ordered(
             run: 0,
             held: 0,
             keep: window.end.and_then(|end| usize::try_from(end).ok()),
+            bound: None,
         },
         |mut o: Ordered| {
             o.rows.sort_by(order_of(ex));

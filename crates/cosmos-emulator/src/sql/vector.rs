@@ -34,12 +34,9 @@ pub enum Distance {
 impl Distance {
     /// The function named `text` (the service's names, any case).
     pub fn from_name(text: &str) -> Option<Self> {
-        Some(match text.to_ascii_lowercase().as_str() {
-            "cosine" => Self::Cosine,
-            "dotproduct" => Self::DotProduct,
-            "euclidean" => Self::Euclidean,
-            _ => return None,
-        })
+        [Self::Cosine, Self::DotProduct, Self::Euclidean]
+            .into_iter()
+            .find(|d| d.name().eq_ignore_ascii_case(text))
     }
 
     /// The service's name.
@@ -69,13 +66,9 @@ pub enum DataType {
 
 impl DataType {
     pub fn from_name(text: &str) -> Option<Self> {
-        Some(match text.to_ascii_lowercase().as_str() {
-            "float32" => Self::Float32,
-            "float16" => Self::Float16,
-            "int8" => Self::Int8,
-            "uint8" => Self::Uint8,
-            _ => return None,
-        })
+        [Self::Float32, Self::Float16, Self::Int8, Self::Uint8]
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(text))
     }
 
     pub fn name(self) -> &'static str {
@@ -97,12 +90,15 @@ impl DataType {
     }
 }
 
-/// The options object of `VectorDistance`, as the service documents its keys.
+/// The options object of `VectorDistance`, as the service documents its keys (read in place,
+/// borrowing its strings).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct VectorOptions {
-    pub distance_function: Option<String>,
-    pub data_type: Option<String>,
+pub struct VectorOptions<'a> {
+    #[serde(borrow)]
+    pub distance_function: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    pub data_type: Option<std::borrow::Cow<'a, str>>,
     /// Accepted for approximate indexes; the exact search here needs no candidate list.
     pub search_list_size_multiplier: Option<u32>,
     pub quantized_vector_list_multiplier: Option<u32>,
@@ -120,7 +116,7 @@ pub struct Resolved {
 pub fn read_options(options: Option<&Value>) -> Result<(Option<Distance>, Option<DataType>), SqlError> {
     let options: VectorOptions = match options {
         None => VectorOptions::default(),
-        Some(Value::Object(map)) => serde_json::from_value(Value::Object(map.clone()))
+        Some(v @ Value::Object(_)) => VectorOptions::deserialize(v)
             .map_err(|e| SqlError::new(format!("The VectorDistance options are invalid: {e}.")))?,
         Some(other) => {
             return Err(SqlError::new(format!(
@@ -155,41 +151,53 @@ pub fn options_value(resolved: Resolved) -> Value {
     Value::Object(map)
 }
 
-/// The numbers of `v` when it is an array of numbers of `data_type` (else `None`).
-fn numbers(v: Option<&Value>, data_type: DataType) -> Option<Vec<f64>> {
-    let Some(Value::Array(items)) = v else {
-        return None;
-    };
-    if items.len() > MAX_DIMENSIONS {
-        return None;
+/// The items of `v` when it is an array of at most [`MAX_DIMENSIONS`] values (else `None`).
+fn items(v: Option<&Value>) -> Option<&[Value]> {
+    match v {
+        Some(Value::Array(items)) if items.len() <= MAX_DIMENSIONS => Some(items),
+        _ => None,
     }
-    items
-        .iter()
-        .map(|x| x.as_f64().filter(|x| data_type.holds(*x)))
-        .collect()
 }
 
-/// The value of `distance` between `a` and `b` (same length, not empty).
-pub fn compute(distance: Distance, a: &[f64], b: &[f64]) -> Option<f64> {
-    if a.len() != b.len() || a.is_empty() {
-        return None;
+/// The number of `x` when it is a number of `data_type`.
+#[inline]
+fn element(x: &Value, data_type: DataType) -> Option<f64> {
+    x.as_f64().filter(|x| data_type.holds(*x))
+}
+
+/// What one pass over two vectors sums: their dot product, squared norms and squared distance.
+#[derive(Default)]
+struct Sums {
+    dot: f64,
+    aa: f64,
+    bb: f64,
+    dd: f64,
+}
+
+/// The sums over `a` and `b` read in place (no copy of either), or `None` when an element is not
+/// a number of `data_type`.
+fn sums(a: &[Value], b: &[Value], data_type: DataType) -> Option<Sums> {
+    let mut s = Sums::default();
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (element(x, data_type)?, element(y, data_type)?);
+        s.dot += x * y;
+        s.aa += x * x;
+        s.bb += y * y;
+        s.dd += (x - y) * (x - y);
     }
+    Some(s)
+}
+
+fn finish(distance: Distance, s: &Sums) -> Option<f64> {
     let value = match distance {
-        Distance::DotProduct => a.iter().zip(b).map(|(x, y)| x * y).sum(),
-        Distance::Euclidean => a
-            .iter()
-            .zip(b)
-            .map(|(x, y)| (x - y) * (x - y))
-            .sum::<f64>()
-            .sqrt(),
+        Distance::DotProduct => s.dot,
+        Distance::Euclidean => s.dd.sqrt(),
         Distance::Cosine => {
-            let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-            let na: f64 = a.iter().map(|x| x * x).sum::<f64>().sqrt();
-            let nb: f64 = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+            let (na, nb) = (s.aa.sqrt(), s.bb.sqrt());
             if na == 0.0 || nb == 0.0 {
                 return None;
             }
-            dot / (na * nb)
+            s.dot / (na * nb)
         }
     };
     value.is_finite().then_some(value)
@@ -220,13 +228,16 @@ pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option
     let (distance, data_type) = read_options(args.get(options_at).copied().flatten())?;
     let distance = distance.unwrap_or(Distance::Cosine);
     let data_type = data_type.unwrap_or(DataType::Float32);
-    let a = numbers(args.first().copied().flatten(), data_type);
-    let b = numbers(args.get(1).copied().flatten(), data_type);
+    let a = items(args.first().copied().flatten());
+    let b = items(args.get(1).copied().flatten());
     let (Some(a), Some(b)) = (a, b) else {
         return Ok(Some(None));
     };
+    if a.len() != b.len() || a.is_empty() {
+        return Ok(Some(None));
+    }
     meter.charge(a.len() as u64 / 16 + 1)?;
-    Ok(Some(compute(distance, &a, &b).and_then(number)))
+    Ok(Some(sums(a, b, data_type).and_then(|s| finish(distance, &s)).and_then(number)))
 }
 
 #[cfg(test)]
