@@ -104,15 +104,25 @@ async fn wait_text(page: &Client, css: &str, what: &str, ok: impl Fn(&str) -> bo
     }
 }
 
+/// Clicks the element `css` finds. The page re-renders its tables every second, so an element
+/// found just before a refresh can be gone when clicked: it is then found again, until PATIENCE.
 async fn click(page: &Client, css: &str) {
-    page.wait()
-        .at_most(PATIENCE)
-        .for_element(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("click {css}: {e}"));
+    let started = std::time::Instant::now();
+    loop {
+        let element = page
+            .wait()
+            .at_most(PATIENCE)
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"));
+        match element.click().await {
+            Ok(_) => return,
+            Err(e) if started.elapsed() < PATIENCE && e.to_string().contains("stale element") => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("click {css}: {e}"),
+        }
+    }
 }
 
 async fn select(page: &Client, css: &str, value: &str) {
