@@ -224,7 +224,7 @@ pub fn evaluate(
             }
             let rid = existing
                 .as_ref()
-                .map_or_else(|| container.next_item_rid(), |d| d.rid);
+                .map_or_else(|| container.next_item_rid(container.range_index(epk)), |d| d.rid);
             let status = if existing.is_some() { 200 } else { 201 };
             Ok(write_result(status, k, sealed(map, rid)?))
         }

@@ -31,7 +31,7 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
     let upsert = flag(ctx.headers, headers::IS_UPSERT);
     let key = target.key(&id);
     let rid_seen = target.read()?.latest(&key).map(|d| d.rid);
-    let rid = rid_seen.unwrap_or_else(|| target.container.next_item_rid());
+    let rid = rid_seen.unwrap_or_else(|| target.container.next_item_rid(target.range));
     let prepared = prepare_item(&target, map, rid);
     let mut partition = target.write(ctx)?;
     let existing = partition.latest(&key).cloned();
@@ -47,7 +47,7 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
     let prepared = if rid_now == rid_seen {
         prepared
     } else {
-        let rid = rid_now.unwrap_or_else(|| target.container.next_item_rid());
+        let rid = rid_now.unwrap_or_else(|| target.container.next_item_rid(target.range));
         prepare_item(&target, parse_object(&ctx.body)?, rid)
     };
     let (doc, lsn) = prepared

@@ -209,7 +209,7 @@ impl<'t> Txn<'t> {
         let rid = existing
             .as_ref()
             .map(|d| d.rid)
-            .unwrap_or_else(|| self.target.container.next_item_rid());
+            .unwrap_or_else(|| self.target.container.next_item_rid(self.target.range));
         let doc = prepare_item(self.target, map, rid)?;
         self.charge += charge::write(doc.body.len());
         self.put(&id, Some(doc.clone()));

@@ -34,7 +34,8 @@ pub struct Container {
     /// The pkranges feed body and its etag.
     pub pkranges_body: Bytes,
     pub pkranges_etag: String,
-    pub(super) next_item: AtomicU64,
+    /// Per range (by index), the counter of the next item resource id ([`Container::next_item_rid`]).
+    pub(super) next_item: Box<[AtomicU64]>,
     /// The unique key constraints (`uniqueKeyPolicy`, fixed at creation).
     pub unique_keys: super::unique_keys::UniqueKeys,
     /// `defaultTtl` as last set ([`NO_TTL`]: expiry off), kept beside the definition so reads need
@@ -120,7 +121,7 @@ impl Container {
             range_parents,
             pkranges_body,
             pkranges_etag,
-            next_item: AtomicU64::new(1),
+            next_item: (0..count).map(|_| AtomicU64::new(1)).collect(),
             unique_keys,
             default_ttl: AtomicI64::new(default_ttl),
             computed: RwLock::new(Arc::new(computed)),
@@ -260,14 +261,47 @@ impl Container {
         )
     }
 
-    /// Resource-id bytes for a new item.
-    pub fn next_item_rid(&self) -> [u8; 16] {
-        let n = self.next_item.fetch_add(1, Ordering::Relaxed);
-        let mut rid = [0u8; 16];
-        rid[..8].copy_from_slice(&self.rid_bytes);
-        rid[8..].copy_from_slice(&n.to_le_bytes());
-        rid
+    /// Resource-id bytes for a new item of range index `range` ([`item_rid`]).
+    pub fn next_item_rid(&self, range: usize) -> [u8; 16] {
+        let n = self
+            .next_item
+            .get(range)
+            .map_or(1, |c| c.fetch_add(1, Ordering::Relaxed));
+        item_rid(&self.rid_bytes, range_marker(self.range_id(range)), n)
     }
+}
+
+/// Most items one range's counter numbers (the counter's 5 bytes).
+const ITEM_COUNTER_LIMIT: u64 = 1 << 40;
+
+/// The marker of range `range_id` in its items' resource ids: the range id, as the 2 bytes it
+/// has room for. Range ids are numbered from 0 and a split takes the next two, so markers are
+/// distinct while a container has had fewer than 65,536 ranges ([`MAX_RANGE_ID`]).
+pub fn range_marker(range_id: &str) -> u16 {
+    range_id.parse::<u64>().map_or(0, |id| (id & 0xFFFF) as u16)
+}
+
+/// The highest range id a split may give (markers stay distinct up to it).
+pub const MAX_RANGE_ID: u64 = 0xFFFF;
+
+/// An item resource id as the service lays one out: the container's 8 bytes, then a counter kept
+/// per physical partition (little-endian, 5 bytes here), then the partition's marker (2 bytes)
+/// and a zero type byte. Ids are unique because each range counts its own and markers differ;
+/// sorted as text (how clients break ties, by `_rid`), the items of all ranges interleave in
+/// the order each range received them.
+pub fn item_rid(container: &[u8; 8], marker: u16, counter: u64) -> [u8; 16] {
+    let mut rid = [0u8; 16];
+    rid[..8].copy_from_slice(container);
+    rid[8..13].copy_from_slice(&(counter % ITEM_COUNTER_LIMIT).to_le_bytes()[..5]);
+    rid[13..15].copy_from_slice(&marker.to_le_bytes());
+    rid
+}
+
+/// The range marker and counter an item resource id carries ([`item_rid`]'s inverse).
+pub fn item_rid_parts(rid: &[u8; 16]) -> (u16, u64) {
+    let mut counter = [0u8; 8];
+    counter[..5].copy_from_slice(&rid[8..13]);
+    (u16::from_le_bytes([rid[13], rid[14]]), u64::from_le_bytes(counter))
 }
 
 /// Seals a container body: system properties, its `_self` link and the links of its feeds.
@@ -339,6 +373,50 @@ mod tests {
     fn make(body: &str) -> Result<Container, ApiError> {
         let map = parse_object(body.as_bytes()).unwrap();
         Container::create(map, "c".into(), [0, 0, 0, 1], 1, 4, 2)
+    }
+
+    #[test]
+    fn item_rids_count_per_range_and_carry_the_range_marker() {
+        let c = make(r#"{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash"}}"#).unwrap();
+        let firsts: Vec<[u8; 16]> = (0..4).map(|r| c.next_item_rid(r)).collect();
+        let second = c.next_item_rid(0);
+        for (range, rid) in firsts.iter().enumerate() {
+            assert_eq!(rid[..8], c.rid_bytes);
+            assert_eq!(item_rid_parts(rid), (range as u16, 1), "range {range}");
+        }
+        assert_eq!(item_rid_parts(&second), (0, 2));
+        let mut all = firsts.clone();
+        all.push(second);
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), 5, "every resource id is distinct");
+    }
+
+    #[test]
+    fn item_rids_sorted_as_text_interleave_the_ranges_by_arrival() {
+        // (range, counter) pairs in the order their text sorts: the first item of every range,
+        // then the second of every range, ranges in id order at an equal counter.
+        let container = [1, 2, 3, 4, 5, 6, 7, 8];
+        let mut texts: Vec<(String, (u16, u64))> = [(1, 2), (0, 2), (1, 1), (0, 1), (2, 1)]
+            .into_iter()
+            .map(|(m, n)| (encode_rid(&item_rid(&container, m, n)), (m, n)))
+            .collect();
+        texts.sort();
+        let order: Vec<(u16, u64)> = texts.into_iter().map(|(_, p)| p).collect();
+        assert_eq!(order, [(0, 1), (1, 1), (2, 1), (0, 2), (1, 2)]);
+    }
+
+    #[test]
+    fn item_rid_parts_table() {
+        let container = [9; 8];
+        for (marker, counter) in [(0u16, 1u64), (1, 255), (300, 70_000), (0xFFFF, (1 << 40) - 1)] {
+            let rid = item_rid(&container, marker, counter);
+            assert_eq!(item_rid_parts(&rid), (marker, counter));
+            assert_eq!(rid[15], 0, "the type byte of an item is 0");
+        }
+        assert_eq!(range_marker("0"), 0);
+        assert_eq!(range_marker("17"), 17);
+        assert_eq!(range_marker("not a number"), 0);
     }
 
     #[test]

@@ -217,12 +217,12 @@ impl Container {
                 let map: Map<String, Value> = serde_json::from_slice(&body).map_err(|e| {
                     format!("a kept item of container {:?} is not JSON: {e}", self.id)
                 })?;
-                let mut counter = [0u8; 8];
-                counter.copy_from_slice(&rid[8..]);
-                self.next_item.fetch_max(
-                    u64::from_le_bytes(counter).saturating_add(1),
-                    Ordering::Relaxed,
-                );
+                let (marker, counter) = super::container::item_rid_parts(&rid);
+                let range = (0..self.range_ids.len())
+                    .find(|&i| super::container::range_marker(&self.range_ids[i]) == marker);
+                if let Some(next) = range.and_then(|i| self.next_item.get(i)) {
+                    next.fetch_max(counter.saturating_add(1), Ordering::Relaxed);
+                }
                 Some(Arc::new(StoredDoc {
                     unique: self.unique_keys.entries(&map),
                     body,

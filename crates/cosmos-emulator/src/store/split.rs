@@ -69,6 +69,12 @@ impl Container {
             .filter_map(|id| id.parse::<u64>().ok())
             .max()
             .map_or(0, |m| m + 1);
+        if next_id + 1 > super::container::MAX_RANGE_ID {
+            return Err(ApiError::bad_request(format!(
+                "Partition key range {range_id:?} cannot be split: the container has used every range id up to {}.",
+                super::container::MAX_RANGE_ID
+            )));
+        }
         let (low_id, high_id) = (next_id.to_string(), (next_id + 1).to_string());
         let mut partitions = Vec::with_capacity(self.partitions.len() + 1);
         let mut range_ids = Vec::with_capacity(partitions.capacity());
@@ -99,6 +105,14 @@ impl Container {
             &range_ids,
             &parents,
         );
+        // A range keeps its item counter; the two new ranges count from 1 (their markers are new).
+        let next_item = range_ids
+            .iter()
+            .map(|id| {
+                let kept = self.range_by_id(id).and_then(|i| self.next_item.get(i));
+                AtomicU64::new(kept.map_or(1, |c| c.load(Ordering::Relaxed)))
+            })
+            .collect();
         Ok(Container {
             id: self.id.clone(),
             rid_bytes: self.rid_bytes,
@@ -111,7 +125,7 @@ impl Container {
             range_parents: parents,
             pkranges_body,
             pkranges_etag,
-            next_item: AtomicU64::new(self.next_item.load(Ordering::Relaxed)),
+            next_item,
             unique_keys: self.unique_keys.clone(),
             default_ttl: AtomicI64::new(self.default_ttl.load(Ordering::Relaxed)),
             computed: RwLock::new(self.computed()),
@@ -168,5 +182,24 @@ mod tests {
             .collect();
         assert_eq!(median_key(&keys), Some(keys[2]));
         assert_eq!(median_key(&keys[..1]), None);
+    }
+
+    #[test]
+    fn a_split_keeps_the_other_ranges_counters_and_starts_the_new_ranges_at_one() {
+        let body = serde_json::json!({"id": "c", "partitionKey": {"paths": ["/pk"], "kind": "Hash"}});
+        let serde_json::Value::Object(map) = body else {
+            unreachable!()
+        };
+        let before = Container::create(map, "c".into(), [0, 0, 0, 1], 1, 2, 1).unwrap();
+        let old: Vec<[u8; 16]> = (0..3).map(|_| before.next_item_rid(1)).collect();
+        let _ = before.next_item_rid(0);
+        let after = before.split_range("0").unwrap();
+        assert_eq!(after.range_ids, ["2", "3", "1"]);
+        let parts = |r: usize| super::super::container::item_rid_parts(&after.next_item_rid(r));
+        assert_eq!(parts(0), (2, 1));
+        assert_eq!(parts(1), (3, 1));
+        assert_eq!(parts(2), (1, 4), "range 1 goes on counting");
+        let fresh = after.next_item_rid(2);
+        assert!(!old.contains(&fresh));
     }
 }
