@@ -55,17 +55,59 @@ pub(crate) async fn partition_key_ranges(
     Ok(ranges)
 }
 
-/// The leaves of a listing, in key order: a listing can show a split parent beside its
-/// children; the parent (a range that strictly contains another) is dropped.
+/// The ranges a listing's reading targets, in key order, covering its key space once: a listing
+/// can show a split parent beside its children. A parent is replaced by its children only when
+/// they cover all of it; while only some are listed (a listing caught mid-split), the parent is
+/// kept and those children are dropped, so no part of the key space is lost or read twice (a
+/// request to the retired parent answers "gone" and the operation re-plans).
 fn leaves(mut listed: Vec<TargetRange>) -> Vec<TargetRange> {
-    listed.sort_by(|a, b| a.min.cmp(&b.min));
-    let all = listed.clone();
-    listed.retain(|r| {
-        !all.iter().any(|o| {
-            o.id != r.id && o.min >= r.min && o.max <= r.max && (o.min != r.min || o.max != r.max)
+    listed.sort_by(|a, b| a.min.cmp(&b.min).then_with(|| b.max.cmp(&a.max)));
+    listed.dedup_by(|a, b| a.min == b.min && a.max == b.max);
+    if listed.windows(2).all(|w| w[0].max <= w[1].min) {
+        // No range overlaps another: the usual listing, with no split in sight.
+        return listed;
+    }
+    let inside = |outer: &TargetRange, r: &TargetRange| {
+        r.min >= outer.min && r.max <= outer.max && (r.min != outer.min || r.max != outer.max)
+    };
+    // Which ranges the ranges strictly inside them cover from end to end.
+    let covered: Vec<bool> = listed
+        .iter()
+        .map(|outer| {
+            let parts: Vec<&TargetRange> = listed.iter().filter(|r| inside(outer, r)).collect();
+            !parts.is_empty() && tiles(outer, &parts)
         })
-    });
+        .collect();
+    let uncovered: Vec<&TargetRange> = listed
+        .iter()
+        .zip(&covered)
+        .filter(|(_, c)| !**c)
+        .map(|(r, _)| r)
+        .collect();
     listed
+        .iter()
+        .zip(&covered)
+        .filter(|(r, c)| !**c && !uncovered.iter().any(|o| inside(o, r)))
+        .map(|(r, _)| r.clone())
+        .collect()
+}
+
+/// Whether chains of `parts` (ranges inside `outer`) reach from `outer`'s start to its end.
+fn tiles(outer: &TargetRange, parts: &[&TargetRange]) -> bool {
+    let mut reached: Vec<&str> = vec![outer.min.as_str()];
+    let mut i = 0;
+    while let Some(at) = reached.get(i).copied() {
+        if at == outer.max {
+            return true;
+        }
+        for p in parts.iter().filter(|p| p.min == at) {
+            if !reached.contains(&p.max.as_str()) {
+                reached.push(p.max.as_str());
+            }
+        }
+        i += 1;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -82,13 +124,47 @@ mod tests {
 
     #[test]
     fn a_listing_keeps_its_leaves_in_key_order() {
-        let table: [(Vec<TargetRange>, Vec<&str>); 3] = [
+        let table: Vec<(Vec<TargetRange>, Vec<&str>)> = vec![
             (vec![], vec![]),
             (vec![r("1", "80", "FF"), r("0", "", "80")], vec!["0", "1"]),
             // The parent listed beside its children.
             (
                 vec![r("0", "", "FF"), r("1", "", "80"), r("2", "80", "FF")],
                 vec!["1", "2"],
+            ),
+            // Only one child listed yet: the parent stays, the lone child goes.
+            (vec![r("0", "", "FF"), r("1", "", "80")], vec!["0"]),
+            (vec![r("2", "80", "FF"), r("0", "", "FF")], vec!["0"]),
+            // Two generations: the first child split again, the second child not listed.
+            (
+                vec![
+                    r("0", "", "FF"),
+                    r("1", "", "80"),
+                    r("3", "", "40"),
+                    r("4", "40", "80"),
+                ],
+                vec!["0"],
+            ),
+            // Two generations, all listed: the grandchildren and the second child.
+            (
+                vec![
+                    r("0", "", "FF"),
+                    r("1", "", "80"),
+                    r("2", "80", "FF"),
+                    r("3", "", "40"),
+                    r("4", "40", "80"),
+                ],
+                vec!["3", "4", "2"],
+            ),
+            // A split child whose own children are only half listed: it stays, with its sibling.
+            (
+                vec![r("1", "", "80"), r("2", "80", "FF"), r("3", "", "40")],
+                vec!["1", "2"],
+            ),
+            // The same range listed twice counts once.
+            (
+                vec![r("0", "", "80"), r("0", "", "80"), r("1", "80", "FF")],
+                vec!["0", "1"],
             ),
         ];
         for (listed, want) in table {
