@@ -15,7 +15,7 @@ const KEY: &str =
     "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
 
 /// What the server saw: method and path, headers, body.
-type Seen = Arc<Mutex<Vec<(String, Vec<(String, String)>, Vec<u8>)>>>;
+type Seen = Arc<Mutex<Vec<SeenRequest>>>;
 
 async fn serve() -> (Cli, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -61,7 +61,9 @@ async fn serve() -> (Cli, Seen) {
                         ),
                         _ => (404, r#"{"code":"NotFound","message":"Resource Not Found"}"#.into(), ""),
                     };
-                    log.lock().unwrap().push((format!("{method} {path}"), head.headers, head.body));
+                    log.lock()
+                        .unwrap()
+                        .push((format!("{method} {path}"), head.headers, head.body));
                     let reply = format!(
                         "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\nx-ms-activity-id: act-1\r\nx-ms-request-charge: 3.5\r\n{extra}content-length: {}\r\n\r\n{body}",
                         body.len()
@@ -82,17 +84,25 @@ async fn serve() -> (Cli, Seen) {
     )
 }
 
-fn request<'a>(
-    seen: &'a [(String, Vec<(String, String)>, Vec<u8>)],
-    what: &str,
-) -> &'a (String, Vec<(String, String)>, Vec<u8>) {
+/// A request the server saw: its request line, headers and body.
+type SeenRequest = (String, Vec<(String, String)>, Vec<u8>);
+
+fn request<'a>(seen: &'a [SeenRequest], what: &str) -> &'a SeenRequest {
     seen.iter()
         .find(|(line, _, _)| line == what)
-        .unwrap_or_else(|| panic!("no {what} among {:?}", seen.iter().map(|s| &s.0).collect::<Vec<_>>()))
+        .unwrap_or_else(|| {
+            panic!(
+                "no {what} among {:?}",
+                seen.iter().map(|s| &s.0).collect::<Vec<_>>()
+            )
+        })
 }
 
 fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -100,19 +110,35 @@ async fn sproc_execute_sends_a_keyed_post_and_prints_the_answer_and_log() {
     let (cli, seen) = serve().await;
     let out = cli
         .run(&[
-            "sproc", "execute", "--db", "db", "--container", "c", "--pk", "p1", "hello",
-            "--params", r#"["world", 2]"#, "--log",
+            "sproc",
+            "execute",
+            "--db",
+            "db",
+            "--container",
+            "c",
+            "--pk",
+            "p1",
+            "hello",
+            "--params",
+            r#"["world", 2]"#,
+            "--log",
         ])
         .await;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     let answer: Value = serde_json::from_slice(&out.stdout).expect("stdout is the answer");
-    assert_eq!(answer, serde_json::json!({"greeting": "hello world", "n": 2}));
+    assert_eq!(
+        answer,
+        serde_json::json!({"greeting": "hello world", "n": 2})
+    );
     let lines: Vec<Value> = stderr
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON: {l}")))
         .collect();
-    assert!(lines.iter().any(|l| l["script_log"] == "said hi\ntwice"), "{stderr}");
+    assert!(
+        lines.iter().any(|l| l["script_log"] == "said hi\ntwice"),
+        "{stderr}"
+    );
     assert!(lines.iter().any(|l| l["request_charge"] == 3.5), "{stderr}");
 
     let seen = seen.lock().unwrap().clone();
@@ -120,18 +146,48 @@ async fn sproc_execute_sends_a_keyed_post_and_prints_the_answer_and_log() {
         .iter()
         .filter(|(l, _, _)| l == "POST /dbs/db/colls/c/sprocs/hello")
         .collect();
-    assert_eq!(executions.len(), 1, "executed once, never hedged or repeated");
+    assert_eq!(
+        executions.len(),
+        1,
+        "executed once, never hedged or repeated"
+    );
     let (_, headers, body) = executions[0];
-    assert_eq!(header(headers, "x-ms-documentdb-partitionkey"), Some(r#"["p1"]"#));
-    assert_eq!(header(headers, "x-ms-documentdb-script-enable-logging"), Some("true"));
+    assert_eq!(
+        header(headers, "x-ms-documentdb-partitionkey"),
+        Some(r#"["p1"]"#)
+    );
+    assert_eq!(
+        header(headers, "x-ms-documentdb-script-enable-logging"),
+        Some("true")
+    );
     assert!(header(headers, "authorization").is_some_and(|a| a.contains("type%3Dmaster")));
-    assert_eq!(serde_json::from_slice::<Value>(body).unwrap(), serde_json::json!(["world", 2]));
+    assert_eq!(
+        serde_json::from_slice::<Value>(body).unwrap(),
+        serde_json::json!(["world", 2])
+    );
 
     // Parameters that are not an array are refused before anything is sent.
     let out = cli
-        .run(&["sproc", "execute", "--db", "db", "--container", "c", "--pk", "p1", "hello", "--params", "{}"])
+        .run(&[
+            "sproc",
+            "execute",
+            "--db",
+            "db",
+            "--container",
+            "c",
+            "--pk",
+            "p1",
+            "hello",
+            "--params",
+            "{}",
+        ])
         .await;
-    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -139,8 +195,19 @@ async fn trigger_create_and_udf_list_speak_the_service_json() {
     let (cli, seen) = serve().await;
     let created = cli
         .json(&[
-            "trigger", "create", "--db", "db", "--container", "c", "stamp", "--body",
-            "function stamp() {}", "--type", "pre", "--operation", "create",
+            "trigger",
+            "create",
+            "--db",
+            "db",
+            "--container",
+            "c",
+            "stamp",
+            "--body",
+            "function stamp() {}",
+            "--type",
+            "pre",
+            "--operation",
+            "create",
         ])
         .await;
     assert_eq!(created["triggerType"], "Pre", "{created}");
@@ -150,9 +217,13 @@ async fn trigger_create_and_udf_list_speak_the_service_json() {
         serde_json::from_slice::<Value>(body).unwrap(),
         serde_json::json!({"id": "stamp", "body": "function stamp() {}", "triggerType": "Pre", "triggerOperation": "Create"})
     );
-    let udfs = cli.json(&["udf", "list", "--db", "db", "--container", "c"]).await;
+    let udfs = cli
+        .json(&["udf", "list", "--db", "db", "--container", "c"])
+        .await;
     assert_eq!(udfs[0]["id"], "tax", "{udfs}");
     assert_eq!(udfs.as_array().unwrap().len(), 1);
-    let missing = cli.run(&["sproc", "read", "--db", "db", "--container", "c", "nope"]).await;
+    let missing = cli
+        .run(&["sproc", "read", "--db", "db", "--container", "c", "nope"])
+        .await;
     assert_eq!(missing.status.code(), Some(4));
 }

@@ -72,8 +72,11 @@ async fn shop(cli: &common::Cli) {
         "/customer",
     ])
     .await;
-    cli.json(&item("create", &["--body", r#"{"id":"o1","customer":"ann"}"#]))
-        .await;
+    cli.json(&item(
+        "create",
+        &["--body", r#"{"id":"o1","customer":"ann"}"#],
+    ))
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -92,12 +95,22 @@ async fn exit_statuses_tell_the_class_of_failure() {
     let duplicate = item("create", &["--body", r#"{"id":"o1","customer":"ann"}"#]);
     let stale = item(
         "replace",
-        &["--body", r#"{"id":"o1","customer":"ann"}"#, "--if-match", "\"0\""],
+        &[
+            "--body",
+            r#"{"id":"o1","customer":"ann"}"#,
+            "--if-match",
+            "\"0\"",
+        ],
     );
     let bad_body = item("create", &["--body", "{not json"]);
     let bad_doc = item("create", &["--body", r#"{"id":"a/b","customer":"ann"}"#]);
-    let unreachable = [("COSMOS_ENDPOINT", "http://127.0.0.1:1/"), ("COSMOS_KEY", cli.key.as_str())];
-    let cases: Vec<(&str, Vec<&str>, &[(&str, &str)], i32)> = vec![
+    let unreachable = [
+        ("COSMOS_ENDPOINT", "http://127.0.0.1:1/"),
+        ("COSMOS_KEY", cli.key.as_str()),
+    ];
+    // (what, arguments, environment, exit status)
+    type Case<'a> = (&'a str, Vec<&'a str>, &'a [(&'a str, &'a str)], i32);
+    let cases: Vec<Case> = vec![
         ("not found", missing.clone(), &env, 4),
         ("conflict", duplicate, &env, 5),
         ("precondition", stale, &env, 5),
@@ -111,12 +124,15 @@ async fn exit_statuses_tell_the_class_of_failure() {
     for (what, args, env, want) in cases {
         let out = run(&args, env, b"").await;
         assert_eq!(code(&out), want, "{what}: {args:?}: {}", stderr(&out));
-        assert!(out.stdout.is_empty(), "{what}: a failure prints nothing on stdout");
+        assert!(
+            out.stdout.is_empty(),
+            "{what}: a failure prints nothing on stdout"
+        );
     }
     // Throttled past every retry: reads answer 429 with a short retry-after.
-    let _throttle = emulator.faults().add(
-        FaultRule::new(Reaction::respond_retry_after(429, 3200, 1)).for_ops([OpKind::Read]),
-    );
+    let _throttle = emulator
+        .faults()
+        .add(FaultRule::new(Reaction::respond_retry_after(429, 3200, 1)).for_ops([OpKind::Read]));
     let out = run(&item("get", &["o1"]), &env, b"").await;
     assert_eq!(code(&out), 6, "{}", stderr(&out));
 }
@@ -133,9 +149,15 @@ async fn the_key_comes_from_a_file_or_standard_input() {
     let key_path = key_file.to_str().unwrap();
     let get = item("get", &["o1"]);
     let with = |extra: &[&'static str]| -> Vec<String> {
-        get.iter().map(|s| s.to_string()).chain(extra.iter().map(|s| s.to_string())).collect()
+        get.iter()
+            .map(|s| s.to_string())
+            .chain(extra.iter().map(|s| s.to_string()))
+            .collect()
     };
-    let file_args: Vec<String> = with(&[]).into_iter().chain(["--key-file".into(), key_path.into()]).collect();
+    let file_args: Vec<String> = with(&[])
+        .into_iter()
+        .chain(["--key-file".into(), key_path.into()])
+        .collect();
     let file_args: Vec<&str> = file_args.iter().map(String::as_str).collect();
     let out = run(&file_args, &endpoint, b"").await;
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -147,11 +169,22 @@ async fn the_key_comes_from_a_file_or_standard_input() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = run(&args, &endpoint, format!("{}\n", cli.key).as_bytes()).await;
         assert_eq!(code(&out), 0, "{flag:?}: {}", stderr(&out));
-        assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap()["id"], "o1");
+        assert_eq!(
+            serde_json::from_slice::<Value>(&out.stdout).unwrap()["id"],
+            "o1"
+        );
     }
 
     // An empty key, and the key and the body both on standard input, are usage errors.
-    let out = run(&with(&["--key-stdin"]).iter().map(String::as_str).collect::<Vec<_>>(), &endpoint, b"\n").await;
+    let out = run(
+        &with(&["--key-stdin"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        &endpoint,
+        b"\n",
+    )
+    .await;
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("empty"), "{}", stderr(&out));
     let both = item("create", &["--body", "-", "--key-stdin"]);
@@ -183,7 +216,10 @@ async fn item_commands_put_their_charge_on_stderr() {
     let out = cli.run(&item("create", &["--body", body])).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is the document alone");
-    assert_eq!((doc["id"].as_str(), doc["n"].as_i64()), (Some("o2"), Some(1)));
+    assert_eq!(
+        (doc["id"].as_str(), doc["n"].as_i64()),
+        (Some("o2"), Some(1))
+    );
     assert!(charge(&out) > 0.0);
     for args in [
         item("get", &["o2"]),
@@ -203,30 +239,63 @@ async fn help_completions_and_plain_http() {
     let help = run(&["item", "get", "--help"], &[], b"").await;
     let text = String::from_utf8_lossy(&help.stdout).into_owned();
     assert_eq!(code(&help), 0);
-    assert!(!text.contains("[env:"), "no empty env values in the help: {text}");
-    assert!(text.contains("COSMOS_ENDPOINT") && text.contains("--key-file"), "{text}");
-    let set = run(&["db", "--help"], &[("COSMOS_ENDPOINT", "https://a.example/"), ("COSMOS_KEY", "a2V5")], b"").await;
+    assert!(
+        !text.contains("[env:"),
+        "no empty env values in the help: {text}"
+    );
+    assert!(
+        text.contains("COSMOS_ENDPOINT") && text.contains("--key-file"),
+        "{text}"
+    );
+    let set = run(
+        &["db", "--help"],
+        &[
+            ("COSMOS_ENDPOINT", "https://a.example/"),
+            ("COSMOS_KEY", "a2V5"),
+        ],
+        b"",
+    )
+    .await;
     let text = String::from_utf8_lossy(&set.stdout).into_owned();
     assert!(!text.contains("a2V5") && !text.contains("[env:"), "{text}");
     assert!(!text.contains("required"), "{text}");
     let top = run(&["--help"], &[], b"").await;
     let text = String::from_utf8_lossy(&top.stdout).into_owned();
-    assert!(text.contains("Exit status:") && text.contains("4  not found"), "{text}");
+    assert!(
+        text.contains("Exit status:") && text.contains("4  not found"),
+        "{text}"
+    );
 
-    for (shell, needle) in [("bash", "complete -F"), ("zsh", "#compdef cosmos"), ("fish", "complete -c cosmos")] {
+    for (shell, needle) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef cosmos"),
+        ("fish", "complete -c cosmos"),
+    ] {
         let out = run(&["completions", shell], &[], b"").await;
         let script = String::from_utf8_lossy(&out.stdout).into_owned();
         assert_eq!(code(&out), 0, "{shell}");
-        assert!(script.contains(needle) && script.contains("item"), "{shell}: {script}");
+        assert!(
+            script.contains(needle) && script.contains("item"),
+            "{shell}: {script}"
+        );
     }
     assert_eq!(code(&run(&["completions", "tcsh"], &[], b"").await), 2);
 
-    let env = [("COSMOS_ENDPOINT", "http://cosmos.internal:8081/"), ("COSMOS_KEY", "a2V5")];
+    let env = [
+        ("COSMOS_ENDPOINT", "http://cosmos.internal:8081/"),
+        ("COSMOS_KEY", "a2V5"),
+    ];
     let out = run(&["db", "list"], &env, b"").await;
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     let e = stderr(&out);
-    assert!(e.contains("--allow-insecure-http") && e.contains("COSMOS_ALLOW_INSECURE_HTTP"), "{e}");
-    assert!(!e.contains("allow_insecure_http"), "names the CLI's flag, not the driver's option: {e}");
+    assert!(
+        e.contains("--allow-insecure-http") && e.contains("COSMOS_ALLOW_INSECURE_HTTP"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("allow_insecure_http"),
+        "names the CLI's flag, not the driver's option: {e}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -234,8 +303,18 @@ async fn bench_fails_when_operations_fail_unless_allowed() {
     let (_emulator, cli) = start().await;
     // No such database: every read fails (404) and setup is skipped.
     let args = [
-        "bench", "--skip-setup", "--db", "missing", "--ops", "20", "--warmup", "0s", "--hedging",
-        "off", "--rate", "200",
+        "bench",
+        "--skip-setup",
+        "--db",
+        "missing",
+        "--ops",
+        "20",
+        "--warmup",
+        "0s",
+        "--hedging",
+        "off",
+        "--rate",
+        "200",
     ];
     let env = [
         ("COSMOS_ENDPOINT", cli.endpoint.as_str()),
@@ -245,7 +324,10 @@ async fn bench_fails_when_operations_fail_unless_allowed() {
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert!(stderr(&out).contains("--allow-errors"), "{}", stderr(&out));
     let table = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(table.contains("errors by status"), "the results are printed first: {table}");
+    assert!(
+        table.contains("errors by status"),
+        "the results are printed first: {table}"
+    );
     let allowed: Vec<&str> = args.iter().copied().chain(["--allow-errors"]).collect();
     let out = run(&allowed, &env, b"").await;
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -274,7 +356,12 @@ async fn scripts_from_the_command_line_against_the_emulator() {
             .map(|s| s.to_string())
             .collect()
     };
-    let strs = |v: &[String]| v.iter().map(String::as_str).collect::<Vec<_>>().join("\u{1}");
+    let strs = |v: &[String]| {
+        v.iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("\u{1}")
+    };
     let run_ok = |args: Vec<String>| {
         let cli = &cli;
         async move {
@@ -304,12 +391,30 @@ async fn scripts_from_the_command_line_against_the_emulator() {
 
     let trig = run_ok(with(
         &["trigger", "create"],
-        &["stamp", "--body", "function () {}", "--type", "pre", "--operation", "create"],
+        &[
+            "stamp",
+            "--body",
+            "function () {}",
+            "--type",
+            "pre",
+            "--operation",
+            "create",
+        ],
     ))
     .await;
     let trig: Value = serde_json::from_slice(&trig.stdout).unwrap();
-    assert_eq!((trig["triggerType"].as_str(), trig["triggerOperation"].as_str()), (Some("Pre"), Some("Create")));
-    run_ok(with(&["udf", "create"], &["tax", "--body", "function (x) { return x * 2; }"])).await;
+    assert_eq!(
+        (
+            trig["triggerType"].as_str(),
+            trig["triggerOperation"].as_str()
+        ),
+        (Some("Pre"), Some("Create"))
+    );
+    run_ok(with(
+        &["udf", "create"],
+        &["tax", "--body", "function (x) { return x * 2; }"],
+    ))
+    .await;
     let udfs = run_ok(with(&["udf", "list"], &[])).await;
     let udfs: Value = serde_json::from_slice(&udfs.stdout).unwrap();
     assert_eq!(udfs.as_array().map(|a| a.len()), Some(1), "{udfs}");
@@ -318,11 +423,15 @@ async fn scripts_from_the_command_line_against_the_emulator() {
     assert_eq!(sprocs[0]["id"], "greet");
 
     let dup = with(&["sproc", "create"], &["greet", "--body", "function () {}"]);
-    let out = cli.run(&dup.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let out = cli
+        .run(&dup.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
     assert_eq!(code(&out), 5, "{}", strs(&dup));
     run_ok(with(&["sproc", "delete"], &["greet"])).await;
     let gone = with(&["sproc", "read"], &["greet"]);
-    let out = cli.run(&gone.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let out = cli
+        .run(&gone.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
     assert_eq!(code(&out), 4, "{}", stderr(&out));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -17,6 +17,6 @@ mod rounds;
 #[path = "hedging_cases/routing.rs"]
 mod routing;
 #[path = "hedging_cases/support.rs"]
-mod support;
+pub(crate) mod support;
 #[path = "hedging_cases/upgrade.rs"]
 mod upgrade;

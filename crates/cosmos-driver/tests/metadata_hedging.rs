@@ -4,9 +4,7 @@
 //! correctly; metadata writes are never hedged.
 
 
-#[path = "hedging_cases/support.rs"]
-#[allow(dead_code)]
-mod support;
+use crate::hedging::support;
 
 use std::time::Duration;
 

@@ -3,9 +3,7 @@
 //! script log; pre- and post-triggers named on item options; a UDF in a cross-partition query;
 //! execution sent once, to the write region, never hedged.
 
-#[path = "hedging_cases/support.rs"]
-#[allow(dead_code)]
-mod support;
+use crate::hedging::support;
 
 use crate::common;
 
@@ -278,7 +276,7 @@ async fn a_udf_answers_in_a_cross_partition_query() {
         .unwrap();
     }
     let query = Query::new("SELECT c.id, udf.tax(c.price) AS gross FROM c WHERE udf.tax(c.price) > @min")
-        .with_parameter("@min", &30)
+        .with_parameter("@min", 30)
         .unwrap();
     let rows: Vec<Value> = c
         .query_items::<Value>(query, QueryScope::CrossPartition)

@@ -8,18 +8,17 @@ use cosmos_emulator::EmulatorBuilder;
 use http::Method;
 use serde_json::json;
 
-/// Sends `method` to the `_self` link `self_link`, signed over `resource_type` and the link's
-/// last resource id, lower-cased.
+/// Sends `method` to the `_self` link `self_link` of `link`, signed over its `resource_type` and
+/// `signed_link` (the link's last resource id, lower-cased).
 async fn by_rid(
     c: &TestClient,
     base: &str,
     method: Method,
-    self_link: &str,
-    resource_type: &str,
-    signed_link: &str,
+    link: (&str, &str, &str),
     extra: &[(&str, &str)],
     body: Option<&[u8]>,
 ) -> Resp {
+    let (self_link, resource_type, signed_link) = link;
     let date = now_date();
     let auth = master_auth(&c.key, method.as_str(), resource_type, signed_link, &date);
     let mut headers = vec![
@@ -53,9 +52,7 @@ async fn resources_are_served_by_their_self_links() {
         &c,
         base,
         Method::GET,
-        &coll_self,
-        "colls",
-        &coll_rid,
+        (&coll_self, "colls", &coll_rid),
         &[],
         None,
     )
@@ -67,9 +64,7 @@ async fn resources_are_served_by_their_self_links() {
         &c,
         base,
         Method::GET,
-        &item_self,
-        "docs",
-        &item_rid,
+        (&item_self, "docs", &item_rid),
         &with_pk,
         None,
     )
@@ -82,9 +77,7 @@ async fn resources_are_served_by_their_self_links() {
         &c,
         base,
         Method::PUT,
-        &item_self,
-        "docs",
-        &item_rid,
+        (&item_self, "docs", &item_rid),
         &with_pk,
         Some(replaced.as_bytes()),
     )
@@ -101,9 +94,7 @@ async fn resources_are_served_by_their_self_links() {
         &c,
         base,
         Method::GET,
-        &item_self,
-        "docs",
-        cased,
+        (&item_self, "docs", cased),
         &with_pk,
         None,
     )
@@ -114,9 +105,7 @@ async fn resources_are_served_by_their_self_links() {
         &c,
         base,
         Method::DELETE,
-        &item_self,
-        "docs",
-        &item_rid,
+        (&item_self, "docs", &item_rid),
         &with_pk,
         None,
     )
@@ -128,9 +117,7 @@ async fn resources_are_served_by_their_self_links() {
         &c,
         base,
         Method::GET,
-        &item_self,
-        "docs",
-        &item_rid,
+        (&item_self, "docs", &item_rid),
         &with_pk,
         None,
     )

@@ -16,9 +16,8 @@ pub fn credential(target: &TargetArgs) -> Result<Credential, String> {
         AuthPlan::Entra => return entra_credential(),
         AuthPlan::Key(KeySource::Inline(k)) => k.trim().to_owned(),
         AuthPlan::Key(KeySource::File(path)) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                format!("cannot read the account key from {}: {e}", path.display())
-            })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read the account key from {}: {e}", path.display()))?;
             key_from_text(&text, &path.display().to_string())?
         }
         AuthPlan::Key(KeySource::Stdin) => {
@@ -151,7 +150,8 @@ impl TokenCredential for CredentialChain {
 fn entra_credential() -> Result<Credential, String> {
     use cosmos_driver::auth::AzureCoreCredential;
 
-    let wrap = |e: azure_core::Error, link: ChainLink| format!("cannot set up {}: {e}", link.name());
+    let wrap =
+        |e: azure_core::Error, link: ChainLink| format!("cannot set up {}: {e}", link.name());
     let mut links: Vec<(&'static str, Arc<dyn TokenCredential>)> = Vec::new();
     for link in chain_plan(EntraEnv::from_process()) {
         let azure: Arc<dyn azure_core::credentials::TokenCredential> = match link {
@@ -176,7 +176,8 @@ fn entra_credential() -> Result<Credential, String> {
                         user_assigned_id: Some(azure_identity::UserAssignedId::ClientId(id)),
                         ..Default::default()
                     });
-                azure_identity::ManagedIdentityCredential::new(options).map_err(|e| wrap(e, link))?
+                azure_identity::ManagedIdentityCredential::new(options)
+                    .map_err(|e| wrap(e, link))?
             }
             ChainLink::DeveloperTools => {
                 azure_identity::DeveloperToolsCredential::new(None).map_err(|e| wrap(e, link))?
@@ -184,16 +185,18 @@ fn entra_credential() -> Result<Credential, String> {
         };
         links.push((link.name(), Arc::new(AzureCoreCredential::new(azure))));
     }
-    Ok(Credential::token_credential(Arc::new(CredentialChain::new(
-        links,
-    ))))
+    Ok(Credential::token_credential(Arc::new(
+        CredentialChain::new(links),
+    )))
 }
 
 #[cfg(not(feature = "entra"))]
 fn entra_credential() -> Result<Credential, String> {
-    Err("this `cosmos` was built without Entra ID support; build it with the `entra` feature: \
+    Err(
+        "this `cosmos` was built without Entra ID support; build it with the `entra` feature: \
          cargo install --path crates/cosmos-cli --features entra"
-        .into())
+            .into(),
+    )
 }
 
 #[cfg(test)]
@@ -213,15 +216,35 @@ mod tests {
             federated_token_file: f,
         };
         for (given, want) in [
-            (env(false, false, false, false), vec![ManagedIdentity, DeveloperTools]),
-            (env(true, true, true, false), vec![ClientSecret, ManagedIdentity, DeveloperTools]),
-            (env(true, false, true, false), vec![ManagedIdentity, DeveloperTools]),
-            (env(true, true, false, true), vec![WorkloadIdentity, ManagedIdentity, DeveloperTools]),
+            (
+                env(false, false, false, false),
+                vec![ManagedIdentity, DeveloperTools],
+            ),
+            (
+                env(true, true, true, false),
+                vec![ClientSecret, ManagedIdentity, DeveloperTools],
+            ),
+            (
+                env(true, false, true, false),
+                vec![ManagedIdentity, DeveloperTools],
+            ),
+            (
+                env(true, true, false, true),
+                vec![WorkloadIdentity, ManagedIdentity, DeveloperTools],
+            ),
             (
                 env(true, true, true, true),
-                vec![ClientSecret, WorkloadIdentity, ManagedIdentity, DeveloperTools],
+                vec![
+                    ClientSecret,
+                    WorkloadIdentity,
+                    ManagedIdentity,
+                    DeveloperTools,
+                ],
             ),
-            (env(false, true, false, true), vec![ManagedIdentity, DeveloperTools]),
+            (
+                env(false, true, false, true),
+                vec![ManagedIdentity, DeveloperTools],
+            ),
         ] {
             assert_eq!(chain_plan(given), want, "{given:?}");
         }
@@ -238,7 +261,10 @@ mod tests {
             let works = self.works;
             Box::pin(async move {
                 if works {
-                    Ok(AccessToken::new("tok", SystemTime::now() + Duration::from_secs(3600)))
+                    Ok(AccessToken::new(
+                        "tok",
+                        SystemTime::now() + Duration::from_secs(3600),
+                    ))
                 } else {
                     Err(CosmosError::new(ErrorKind::Credential, "not signed in"))
                 }
@@ -290,7 +316,9 @@ mod tests {
             auth: crate::args::target::AuthMode::Entra,
             ..Default::default()
         };
-        let e = credential(&t).err().expect("refused");
+        let Err(e) = credential(&t) else {
+            panic!("an Entra ID credential without the entra feature must be refused")
+        };
         assert!(e.contains("--features entra"), "{e}");
     }
 }

@@ -19,17 +19,17 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::continuation::continuation_token::QueryContinuation;
+use super::merge::range_merge::{RangeCursor, TargetRange};
 use super::page_source::{
     PageSettings, PageTarget, QueryPageSource, RangePage, INDEX_METRICS, QUERY_METRICS,
 };
+use super::plan::query_features::check_plan;
+use super::plan::query_plan::QueryRange;
 use super::query_execution::{
     overlapping_ranges, resume_cursors, Next, PageRequest, QueryExecution,
 };
-use super::plan::query_features::check_plan;
 use super::query_options::{QueryOptions, QueryScope};
-use super::plan::query_plan::QueryRange;
 use super::query_spec::Query;
-use super::merge::range_merge::{RangeCursor, TargetRange};
 use crate::diagnostics::DiagnosticsContext;
 use crate::operations::page_guard::PageGuard;
 use crate::operations::{Replanning, Replans, Round};
@@ -118,7 +118,7 @@ pub struct QueryPager {
 
 /// How a query starts: paged from its ranges, or (a hybrid search) answered whole.
 enum Started {
-    Paged((QueryExecution, Bytes)),
+    Paged(Box<(QueryExecution, Bytes)>),
     Whole(super::hybrid::HybridRun),
 }
 
@@ -236,14 +236,18 @@ impl QueryPager {
                     None => RangeCursor::new(whole, None, 0),
                 };
                 let body = self.query.to_body()?;
-                Ok(Started::Paged((
+                Ok(Started::Paged(Box::new((
                     QueryExecution::single(fingerprint, scope_text, cursor),
                     body,
-                )))
+                ))))
             }
             (_, prefix) => {
                 let plan = self.source.plan(self.query.to_body()?, &settings).await?;
-                if let Some(info) = plan.hybrid_search_query_info.as_ref().filter(|v| !v.is_null()) {
+                if let Some(info) = plan
+                    .hybrid_search_query_info
+                    .as_ref()
+                    .filter(|v| !v.is_null())
+                {
                     if token.is_some() {
                         return Err(CosmosError::invalid_input(
                             "a hybrid search is answered whole: it cannot resume from a continuation token",
@@ -291,7 +295,7 @@ impl QueryPager {
                 let exec =
                     QueryExecution::new(&plan, fingerprint, scope_text, cursors, token.as_ref())
                         .map_err(CosmosError::invalid_input)?;
-                Ok(Started::Paged((exec, body)))
+                Ok(Started::Paged(Box::new((exec, body))))
             }
         }
     }
@@ -327,7 +331,7 @@ impl QueryPager {
         };
         if self.exec.is_none() && self.ready.is_none() {
             match self.start().await? {
-                Started::Paged(started) => self.exec = Some(started),
+                Started::Paged(started) => self.exec = Some(*started),
                 Started::Whole(run) => {
                     self.summary.pages += run.pages;
                     for d in &run.diagnostics {
@@ -351,7 +355,10 @@ impl QueryPager {
                 self.finished = true;
                 Ok(None)
             } else {
-                Err("a hybrid search is answered whole: its pages carry no continuation token".into())
+                Err(
+                    "a hybrid search is answered whole: its pages carry no continuation token"
+                        .into(),
+                )
             };
             page.summary = self.summary.clone();
             return Ok(page);

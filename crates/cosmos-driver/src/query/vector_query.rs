@@ -24,8 +24,8 @@ pub struct VectorHit<T> {
 
 /// `c["a"]["b"]` for the property path `/a/b` (or `a.b`).
 fn property_of(path: &str) -> Result<String, CosmosError> {
-    let names: Vec<&str> = if path.starts_with('/') {
-        path[1..].split('/').collect()
+    let names: Vec<&str> = if let Some(rest) = path.strip_prefix('/') {
+        rest.split('/').collect()
     } else {
         path.split('.').collect()
     };
@@ -60,7 +60,11 @@ impl Query {
     /// assert_eq!(q.parameters()[0].name(), "@vector");
     /// # Ok::<(), cosmos_driver::CosmosError>(())
     /// ```
-    pub fn vector_search<V: Serialize>(path: &str, vector: V, top: u32) -> Result<Query, CosmosError> {
+    pub fn vector_search<V: Serialize>(
+        path: &str,
+        vector: V,
+        top: u32,
+    ) -> Result<Query, CosmosError> {
         if top == 0 || top > MAX_VECTOR_TOP {
             return Err(CosmosError::invalid_input(format!(
                 "a vector search asks for 1 to {MAX_VECTOR_TOP} results, not {top}"
@@ -87,9 +91,19 @@ mod tests {
             "SELECT TOP 3 c AS item, VectorDistance(c[\"a\"][\"b\\\"c\"], @vector) AS score FROM c ORDER BY VectorDistance(c[\"a\"][\"b\\\"c\"], @vector)"
         );
         assert_eq!(q.parameters()[0].value(), &serde_json::json!([1.0, 2.0]));
-        assert_eq!(Query::vector_search("e.x", [1], 1).unwrap().text().matches("c[\"e\"][\"x\"]").count(), 2);
+        assert_eq!(
+            Query::vector_search("e.x", [1], 1)
+                .unwrap()
+                .text()
+                .matches("c[\"e\"][\"x\"]")
+                .count(),
+            2
+        );
         for (path, top) in [("/", 1), ("", 1), ("/a//b", 1), ("/e", 0), ("/e", 50_001)] {
-            assert!(Query::vector_search(path, [1], top).is_err(), "{path} {top}");
+            assert!(
+                Query::vector_search(path, [1], top).is_err(),
+                "{path} {top}"
+            );
         }
     }
 }

@@ -10,10 +10,13 @@ use std::sync::{Arc, RwLock};
 
 use crate::protocol::HashVersion;
 
+/// A container's partition key paths and hash version, as its definition gives them.
+type KeyDefinition = (Arc<[String]>, HashVersion);
+
 /// Container metadata per container link, shared by every operation of one driver.
 #[derive(Debug, Default)]
 pub(crate) struct ContainerMetadata {
-    partition_key_paths: RwLock<HashMap<Arc<str>, (Arc<[String]>, HashVersion)>>,
+    partition_key_paths: RwLock<HashMap<Arc<str>, KeyDefinition>>,
     partition_key_ranges: RwLock<HashMap<Arc<str>, Arc<[TargetRange]>>>,
 }
 

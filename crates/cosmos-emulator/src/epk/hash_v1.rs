@@ -222,7 +222,9 @@ pub fn floor_to_hash(epk: Epk) -> Epk {
 const MAX_TEXT: usize = 512;
 
 fn bytes_of(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || text.len() > MAX_TEXT || !text.bytes().all(|b| b.is_ascii_hexdigit())
+    if !text.len().is_multiple_of(2)
+        || text.len() > MAX_TEXT
+        || !text.bytes().all(|b| b.is_ascii_hexdigit())
     {
         return None;
     }

@@ -156,7 +156,7 @@ fn poisoned() -> ApiError {
     ApiError::new(500, "The emulator's user table lock was poisoned.")
 }
 
-fn find<'a, T>(items: &'a [T], name: &str, key: impl Fn(&T) -> (&str, &str)) -> Option<usize> {
+fn find<T>(items: &[T], name: &str, key: impl Fn(&T) -> (&str, &str)) -> Option<usize> {
     items
         .iter()
         .position(|i| key(i).0 == name)
