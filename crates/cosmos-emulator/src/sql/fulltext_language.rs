@@ -57,7 +57,8 @@ impl Language {
 
     /// The language of `code`, in any case (`None` for an unsupported one).
     pub fn from_code(code: &str) -> Option<Language> {
-        ALL.into_iter().find(|l| l.code().eq_ignore_ascii_case(code))
+        ALL.into_iter()
+            .find(|l| l.code().eq_ignore_ascii_case(code))
     }
 
     /// The supported codes, comma-separated (for messages).
@@ -126,10 +127,10 @@ mod stop_words {
     /// Spanish.
     pub const SPANISH: &[&str] = &[
         "a", "al", "algo", "como", "con", "de", "del", "el", "ella", "ellas", "ellos", "en",
-        "entre", "era", "es", "esta", "este", "esto", "está", "fue", "ha", "hay", "la", "las", "le",
-        "les", "lo", "los", "me", "mi", "muy", "más", "no", "nos", "o", "para", "pero", "por",
-        "porque", "que", "se", "si", "sin", "sobre", "su", "sus", "también", "te", "tu", "un",
-        "una", "uno", "unos", "y", "ya", "yo", "él",
+        "entre", "era", "es", "esta", "este", "esto", "está", "fue", "ha", "hay", "la", "las",
+        "le", "les", "lo", "los", "me", "mi", "muy", "más", "no", "nos", "o", "para", "pero",
+        "por", "porque", "que", "se", "si", "sin", "sobre", "su", "sus", "también", "te", "tu",
+        "un", "una", "uno", "unos", "y", "ya", "yo", "él",
     ];
 
     /// French.
@@ -183,7 +184,10 @@ mod tests {
         for (code, want) in cases {
             assert_eq!(Language::from_code(code), want, "{code:?}");
         }
-        assert_eq!(Language::supported(), "en-US, de-DE, es-ES, fr-FR, it-IT, pt-BR, pt-PT");
+        assert_eq!(
+            Language::supported(),
+            "en-US, de-DE, es-ES, fr-FR, it-IT, pt-BR, pt-PT"
+        );
         for language in ALL {
             assert_eq!(Language::from_code(language.code()), Some(language));
         }
@@ -194,7 +198,10 @@ mod tests {
         for language in ALL {
             let words = language.stop_words();
             assert!(words.len() >= 30, "{language:?}");
-            assert!(words.windows(2).all(|w| w[0] < w[1]), "{language:?} is not sorted and unique");
+            assert!(
+                words.windows(2).all(|w| w[0] < w[1]),
+                "{language:?} is not sorted and unique"
+            );
             for w in words {
                 assert_eq!(w.to_lowercase(), *w, "{language:?}");
                 assert!(w.chars().all(char::is_alphabetic), "{language:?} {w:?}");
@@ -222,9 +229,10 @@ mod tests {
     fn stemmers_take_any_word() {
         // Words of 1 to 12 characters drawn from Latin, accented, combining, Greek, Cyrillic,
         // CJK and Devanagari letters and digits: every stemmer gives a word back.
-        let pool: Vec<char> = "aeiouyäöüßéèêëàâîïôûùçñáíóúõãœǉİıstrnmlhgvdz09\u{301}\u{308}日本ЖжΩωअ"
-            .chars()
-            .collect();
+        let pool: Vec<char> =
+            "aeiouyäöüßéèêëàâîïôûùçñáíóúõãœǉİıstrnmlhgvdz09\u{301}\u{308}日本ЖжΩωअ"
+                .chars()
+                .collect();
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         let mut next = || {
             x ^= x << 13;
@@ -234,11 +242,16 @@ mod tests {
         };
         for _ in 0..3000 {
             let len = 1 + (next() % 12) as usize;
-            let word: String = (0..len).map(|_| pool[(next() % pool.len() as u64) as usize]).collect();
+            let word: String = (0..len)
+                .map(|_| pool[(next() % pool.len() as u64) as usize])
+                .collect();
             let word = word.to_lowercase();
             for language in ALL {
                 let stem = language.stem(word.clone());
-                assert!(stem.len() <= word.len() + 4, "{language:?} {word:?} {stem:?}");
+                assert!(
+                    stem.len() <= word.len() + 4,
+                    "{language:?} {word:?} {stem:?}"
+                );
             }
         }
         assert_eq!(Language::English.stem("running".to_owned()), "run");
