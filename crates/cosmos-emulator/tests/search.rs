@@ -197,7 +197,8 @@ async fn hybrid_search_runs_from_its_plan() {
         }
     }
     assert_eq!((docs, hits), (8, 5));
-    assert_eq!(words, texts.iter().map(|t| cosmos_emulator::sql::fulltext::tokens(t).len() as u64).sum::<u64>());
+    use cosmos_emulator::sql::fulltext_language::Language::English;
+    assert_eq!(words, texts.iter().map(|t| cosmos_emulator::sql::fulltext::tokens(t, English).len() as u64).sum::<u64>());
     // Components: each ranks its rows; the client fuses the ranks.
     let mut by_rid: std::collections::BTreeMap<String, Value> = Default::default();
     for info in h["componentQueryInfos"].as_array().unwrap() {
@@ -231,6 +232,50 @@ async fn hybrid_search_runs_from_its_plan() {
     // d2 ("blue fox fox fox") leads the text ranking and is third by vector; d0 ("the red fox
     // jumps", at [0, 1]) leads the vector ranking and is fourth by text: fused, d2 then d0.
     assert_eq!(top[..2], ["d2", "d0"], "{top:?}");
+}
+
+#[tokio::test]
+async fn full_text_paths_tokenize_in_their_languages() {
+    let (emu, c) = start().await;
+    let base = emu.endpoint();
+    let container = |de: &str| {
+        json!({
+            "id": "v",
+            "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2},
+            "fullTextPolicy": {"defaultLanguage": "en-US", "fullTextPaths": [
+                {"path": "/de", "language": de}, {"path": "/en", "language": "en-US"}
+            ]},
+            "indexingPolicy": {"fullTextIndexes": [{"path": "/de"}, {"path": "/en"}]}
+        })
+    };
+    let r = create_container(&c, base, container("ja-JP")).await;
+    assert_eq!(r.status, 400);
+    assert!(r.message().contains("ja-JP") && r.message().contains("de-DE, es-ES"), "{}", r.message());
+    let r = create_container(&c, base, container("de-DE")).await;
+    assert_eq!(r.status, 201, "{}", r.message());
+    let docs = [
+        json!({"id": "a", "pk": "1", "de": "Zwei Häuser am See", "en": "Zwei Häuser"}),
+        json!({"id": "b", "pk": "2", "de": "Ein Hund läuft", "en": "The dog runs home"}),
+        json!({"id": "c", "pk": "3", "de": "Bücher", "en": "running dogs"}),
+    ];
+    for d in &docs {
+        assert_eq!(c.create_item(base, "db", "v", d).await.status, 201);
+    }
+    let cases = [
+        ("SELECT VALUE c.id FROM c WHERE FullTextContains(c.de, 'Haus')", vec!["a"]),
+        ("SELECT VALUE c.id FROM c WHERE FullTextContains(c.en, 'Haus')", vec![]),
+        ("SELECT VALUE c.id FROM c WHERE FullTextContains(c.en, 'dog running')", vec!["b"]),
+        ("SELECT VALUE c.id FROM c WHERE FullTextContainsAny(c.en, 'run', 'Buch')", vec!["b", "c"]),
+        ("SELECT VALUE c.id FROM c WHERE FullTextContainsAny(c.de, 'run', 'Buch')", vec!["c"]),
+    ];
+    for (text, want) in cases {
+        let mut got: Vec<String> = Vec::new();
+        for range in 0..3 {
+            got.extend(range_rows(&c, base, text, range).await.iter().map(|v| v.as_str().unwrap().to_owned()));
+        }
+        got.sort();
+        assert_eq!(got, want, "{text}");
+    }
 }
 
 /// Every row of `text` within partition key `pk`, page after page.

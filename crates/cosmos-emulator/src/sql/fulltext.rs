@@ -4,13 +4,21 @@
 //! of a text given the statistics of the whole container (which the client gathers first with
 //! the plan's global statistics query, and writes into the component queries).
 //!
-//! Tokenization (English, the default language): the text is lower-cased and split at every
-//! character that is not a letter or a digit, and English stop words are dropped. A term is
-//! tokenized the same way and matches where its tokens occur in sequence (a phrase). Words are
-//! not stemmed: "runs" does not match "run".
+//! Tokenization, in the language of the full-text path the function reads
+//! ([`super::fulltext_language`]): the text is split at every character that is not a letter or
+//! a digit, each word is lower-cased, the language's stop words are dropped, and every remaining
+//! word is reduced to its stem by the language's Snowball stemmer. A term is tokenized the same
+//! way and matches where its stems occur in sequence (a phrase), so "running" matches "runs";
+//! BM25 counts stems.
+//!
+//! The language reaches a call through its name: [`super::search::prepare`] renames each call to
+//! [`marked`]`(name, language)`, a name the parser cannot produce (it holds `:` and the
+//! language's code), so a query cannot choose its own language. A call left unmarked (outside a
+//! prepared item query) tokenizes English.
 
 use serde_json::Value;
 
+use super::fulltext_language::Language;
 use super::meter::Meter;
 use super::sql_error::SqlError;
 use super::value::Val;
@@ -22,19 +30,44 @@ const B: f64 = 0.75;
 /// Most terms one call may name.
 pub const MAX_TERMS: usize = 100;
 
-/// The English stop words dropped from texts and terms.
-const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
-    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
-    "they", "this", "to", "was", "will", "with",
+/// The functions whose tokenization depends on the language (`FullTextScore` is planned into
+/// `_FullTextScore`, never evaluated).
+const LANGUAGE_FUNCTIONS: [&str; 5] = [
+    "FULLTEXTCONTAINS",
+    "FULLTEXTCONTAINSALL",
+    "FULLTEXTCONTAINSANY",
+    "_FULLTEXTWORDCOUNT",
+    "_FULLTEXTSCORE",
 ];
 
-/// The tokens of `text`.
-pub fn tokens(text: &str) -> Vec<String> {
+/// What separates a function's name from its language in a marked name.
+const MARK: char = ':';
+
+/// The marked name of the full-text function `name` (upper-cased) tokenizing `language`;
+/// `None` for a name that is not a full-text function (a marked name included).
+pub fn marked(name: &str, language: Language) -> Option<String> {
+    LANGUAGE_FUNCTIONS
+        .contains(&name)
+        .then(|| format!("{name}{MARK}{}", language.code()))
+}
+
+/// The function and language of a (possibly marked) name.
+fn unmark(name: &str) -> Result<(&str, Language), SqlError> {
+    match name.split_once(MARK) {
+        None => Ok((name, Language::default())),
+        Some((base, code)) => Language::from_code(code)
+            .map(|language| (base, language))
+            .ok_or_else(|| SqlError::new(format!("{base} has no full-text language {code:?}."))),
+    }
+}
+
+/// The tokens of `text` in `language`: its words lower-cased, without stop words, stemmed.
+pub fn tokens(text: &str, language: Language) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
-        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .filter(|w| !language.is_stop_word(w))
+        .map(|w| language.stem(w))
         .collect()
 }
 
@@ -74,7 +107,12 @@ fn text_of<'v>(args: &[Option<&'v Value>], i: usize) -> Option<&'v str> {
 }
 
 /// The terms of a call: strings from `from` on, or one array of strings there.
-fn terms_of(name: &str, args: &[Option<&Value>], from: usize) -> Result<Vec<Vec<String>>, SqlError> {
+fn terms_of(
+    name: &str,
+    args: &[Option<&Value>],
+    from: usize,
+    language: Language,
+) -> Result<Vec<Vec<String>>, SqlError> {
     let values: Vec<&Value> = match args.get(from).copied().flatten() {
         Some(Value::Array(items)) if args.len() == from + 1 => items.iter().collect(),
         _ => args[from.min(args.len())..]
@@ -91,7 +129,7 @@ fn terms_of(name: &str, args: &[Option<&Value>], from: usize) -> Result<Vec<Vec<
     values
         .into_iter()
         .map(|v| match v {
-            Value::String(s) => Ok(tokens(s)),
+            Value::String(s) => Ok(tokens(s, language)),
             other => Err(SqlError::new(format!(
                 "{name}'s search terms must be strings, not {other}."
             ))),
@@ -103,9 +141,10 @@ fn number(x: f64) -> Val {
     serde_json::Number::from_f64(x).map(Value::Number)
 }
 
-/// The full-text function `name` (upper-cased), or `None` for another name. A text argument
-/// that is not a string gives undefined (a word count of 0).
+/// The full-text function `name` (upper-cased, possibly [`marked`] with its language), or `None`
+/// for another name. A text argument that is not a string gives undefined (a word count of 0).
 pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option<Val>, SqlError> {
+    let (name, language) = unmark(name)?;
     let text = match name {
         "FULLTEXTCONTAINS" | "FULLTEXTCONTAINSALL" | "FULLTEXTCONTAINSANY" | "_FULLTEXTWORDCOUNT"
         | "_FULLTEXTSCORE" => text_of(args, 0),
@@ -119,11 +158,11 @@ pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option
     if let Some(t) = text {
         meter.charge_bytes(t.len())?;
     }
-    let doc = text.map(tokens).unwrap_or_default();
+    let doc = text.map(|t| tokens(t, language)).unwrap_or_default();
     Ok(Some(match name {
         "_FULLTEXTWORDCOUNT" => Some(Value::from(doc.len())),
         "FULLTEXTCONTAINS" | "FULLTEXTCONTAINSALL" | "FULLTEXTCONTAINSANY" => {
-            let terms = terms_of(name, args, 1)?;
+            let terms = terms_of(name, args, 1, language)?;
             if name == "FULLTEXTCONTAINS" && terms.len() != 1 {
                 return Err(SqlError::new("FullTextContains takes one search term."));
             }
@@ -144,7 +183,7 @@ pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option
             let Some(Value::Array(_)) = args.get(1).copied().flatten() else {
                 return Err(SqlError::new("_FullTextScore's second argument must be the array of terms."));
             };
-            let terms = terms_of(name, &args[..2], 1)?;
+            let terms = terms_of(name, &args[..2], 1, language)?;
             let count = |i: usize| args.get(i).copied().flatten().and_then(Value::as_f64);
             let (Some(documents), Some(words)) = (count(2), count(3)) else {
                 return Err(SqlError::new("_FullTextScore needs the document count and total word count."));
@@ -178,10 +217,120 @@ mod tests {
         Ok(call(name, &refs, &Meter::unlimited())?.unwrap())
     }
 
+    fn in_language(name: &str, language: Language, args: &[Value]) -> Val {
+        let marked = marked(name, language).unwrap();
+        let refs: Vec<Option<&Value>> = args.iter().map(Some).collect();
+        call(&marked, &refs, &Meter::unlimited()).unwrap().unwrap()
+    }
+
     #[test]
-    fn tokens_are_lower_cased_words_without_stop_words() {
-        assert_eq!(tokens("The Quick, brown-fox is 42!"), ["quick", "brown", "fox", "42"]);
-        assert!(tokens("to be or not").is_empty());
+    fn tokens_are_lower_cased_stemmed_words_without_stop_words() {
+        use Language::*;
+        let cases: &[(Language, &str, &[&str])] = &[
+            (English, "The Quick, brown-fox is 42!", &["quick", "brown", "fox", "42"]),
+            (English, "to be or not", &[]),
+            (English, "Running runs ran", &["run", "run", "ran"]),
+            (English, "Foxes JUMPING quickly", &["fox", "jump", "quick"]),
+            (German, "Die Häuser und das Haus", &["haus", "haus"]),
+            (German, "Kinder lesen Bücher über ein Buch", &["kind", "les", "buch", "buch"]),
+            (French, "La chanteuse va chanter", &["chanteux", "va", "chant"]),
+            (French, "les maisons et la maison", &["maison", "maison"]),
+            (French, "l'homme", &["homm"]),
+            (Spanish, "Las casas y la casa", &["cas", "cas"]),
+            (Spanish, "corriendo, correr", &["corr", "corr"]),
+            (Italian, "Le case della casa", &["cas", "cas"]),
+            (Italian, "cantando cantare", &["cant", "cant"]),
+            (PortugueseBrazil, "Os livros e o livro", &["livr", "livr"]),
+            (PortuguesePortugal, "Os livros e o livro", &["livr", "livr"]),
+            (PortugueseBrazil, "correndo, correr", &["corr", "corr"]),
+        ];
+        for (language, text, want) in cases {
+            assert_eq!(tokens(text, *language), *want, "{language:?} {text:?}");
+        }
+    }
+
+    #[test]
+    fn marked_names_carry_their_language() {
+        assert_eq!(marked("FULLTEXTCONTAINS", Language::German).as_deref(), Some("FULLTEXTCONTAINS:de-DE"));
+        assert_eq!(marked("_FULLTEXTSCORE", Language::PortuguesePortugal).as_deref(), Some("_FULLTEXTSCORE:pt-PT"));
+        // Neither another function, nor one already marked, nor the RANK-only FullTextScore.
+        assert_eq!(marked("CONTAINS", Language::German), None);
+        assert_eq!(marked("FULLTEXTCONTAINS:de-DE", Language::German), None);
+        assert_eq!(marked("FULLTEXTSCORE", Language::German), None);
+        for language in crate::sql::fulltext_language::ALL {
+            let name = marked("_FULLTEXTWORDCOUNT", language).unwrap();
+            assert_eq!(unmark(&name).unwrap(), ("_FULLTEXTWORDCOUNT", language));
+        }
+        assert_eq!(unmark("FULLTEXTCONTAINS").unwrap(), ("FULLTEXTCONTAINS", Language::English));
+        assert!(unmark("FULLTEXTCONTAINS:ja-JP").is_err());
+    }
+
+    #[test]
+    fn contains_matches_inflected_forms_in_the_call_language() {
+        use Language::*;
+        let cases: &[(Language, &str, &str, bool)] = &[
+            (English, "The fox runs home", "running", true),
+            (English, "The fox runs home", "ran", false),
+            (English, "Zwei Häuser", "Haus", false),
+            (German, "Zwei Häuser", "Haus", true),
+            (German, "Zwei Häuser", "Hund", false),
+            (French, "Elle aime chanter", "chantait", true),
+            (Spanish, "Una canción", "canciones", true),
+            (Italian, "Tre libri", "libro", true),
+            (PortugueseBrazil, "Dois livros", "livro", true),
+        ];
+        for (language, text, term, want) in cases {
+            assert_eq!(
+                in_language("FULLTEXTCONTAINS", *language, &[json!(text), json!(term)]),
+                Some(json!(want)),
+                "{language:?} {text:?} {term:?}"
+            );
+        }
+        // Unmarked calls tokenize English.
+        assert_eq!(run("FULLTEXTCONTAINS", &[json!("Zwei Häuser"), json!("Haus")]).unwrap(), Some(json!(false)));
+    }
+
+    #[test]
+    fn phrases_match_stems_in_sequence() {
+        let t = json!("She was running quickly to the houses");
+        let cases = [
+            ("runs quick", true),
+            ("run quickly house", true),
+            ("quick runs", false),
+            ("running houses", false),
+        ];
+        for (term, want) in cases {
+            assert_eq!(run("FULLTEXTCONTAINS", &[t.clone(), json!(term)]).unwrap(), Some(json!(want)), "{term}");
+        }
+        assert_eq!(
+            run("FULLTEXTCONTAINSALL", &[t.clone(), json!("house"), json!("ran")]).unwrap(),
+            Some(json!(false))
+        );
+        assert_eq!(run("FULLTEXTCONTAINSANY", &[t, json!("house"), json!("ran")]).unwrap(), Some(json!(true)));
+    }
+
+    #[test]
+    fn bm25_and_word_counts_count_stems() {
+        // "runs running ran": 3 tokens, the term "run" (stem of "runs" and "running") occurs twice.
+        let text = json!("runs running ran");
+        assert_eq!(run("_FULLTEXTWORDCOUNT", std::slice::from_ref(&text)).unwrap(), Some(json!(3)));
+        let score = run("_FULLTEXTSCORE", &[text, json!(["run"]), json!(4), json!(12), json!([1])])
+            .unwrap()
+            .unwrap()
+            .as_f64()
+            .unwrap();
+        // By hand: idf = ln((4-1+0.5)/(1+0.5)+1), tf 2, length 3 against an average of 3.
+        let idf = ((3.5f64 / 1.5) + 1.0).ln();
+        let want = idf * 2.0 * 2.2 / (2.0 + 1.2);
+        assert!((score - want).abs() < 1e-12, "{score} {want}");
+        // German counts its own stems: "Häuser" and "Hauses" are both "haus".
+        let german = in_language(
+            "_FULLTEXTSCORE",
+            Language::German,
+            &[json!("Häuser des Hauses"), json!(["Haus"]), json!(4), json!(8), json!([1])],
+        );
+        let want = idf * 2.0 * 2.2 / (2.0 + 1.2 * (0.25 + 0.75 * 2.0 / 2.0));
+        assert!((german.unwrap().as_f64().unwrap() - want).abs() < 1e-12);
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod eval;
 pub mod exec;
 mod functions;
 pub mod fulltext;
+pub mod fulltext_language;
 pub mod grouping;
 pub mod id_filter;
 mod lexer;

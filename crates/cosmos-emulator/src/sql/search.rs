@@ -8,7 +8,12 @@
 //! - `ORDER BY VectorDistance(...)` sorts closest first (descending for cosine and dot product,
 //!   ascending for Euclidean); a written ASC or DESC there is refused, as the service refuses it;
 //! - `ORDER BY RANK` takes `FullTextScore(...)` or `RRF(...)` alone, without ASC or DESC;
-//!   `FullTextScore` and `RRF` anywhere else are refused.
+//!   `FullTextScore` and `RRF` anywhere else are refused;
+//! - each full-text call (`FullTextContains`, `FullTextContainsAll`, `FullTextContainsAny`,
+//!   `_FullTextWordCount`, `_FullTextScore`) is marked with the language it tokenizes: that of
+//!   the full-text path its first argument names (a property path of the query's source equal
+//!   to one of the policy's `fullTextPaths`), else the policy's default language, else English
+//!   ([`super::fulltext::marked`]).
 //!
 //! A query ranked by `ORDER BY RANK` is answered through its plan ([`hybrid_info`]): the client
 //! gathers the container's full-text statistics with the global statistics query, runs one
@@ -20,6 +25,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ast::{Expr, Projection, Query, Source, Step};
+use super::fulltext_language::Language;
 use super::sql_error::SqlError;
 use super::vector::{options_value, read_options, DataType, Distance, Resolved};
 
@@ -38,10 +44,30 @@ pub struct VectorPath {
     pub dimensions: u32,
 }
 
+/// The languages of a container's full-text policy.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TextLanguages {
+    /// The policy's `defaultLanguage` (English without one, or without a policy).
+    pub default: Language,
+    /// Each full-text path's names and language (its own, or the default).
+    pub paths: Vec<(Vec<String>, Language)>,
+}
+
+impl TextLanguages {
+    /// The language of the property at `steps` (names from the document's root).
+    pub fn of_path(&self, steps: &[&str]) -> Language {
+        self.paths
+            .iter()
+            .find(|(path, _)| path.iter().map(String::as_str).eq(steps.iter().copied()))
+            .map_or(self.default, |(_, language)| *language)
+    }
+}
+
 /// What of a container's policies a query needs.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SearchPolicy {
     pub vectors: Vec<VectorPath>,
+    pub full_text: TextLanguages,
 }
 
 fn call_name(e: &Expr) -> Option<&str> {
@@ -140,6 +166,10 @@ fn prepare_level(
                 Expr::Exists(sub) | Expr::ArrayQuery(sub) | Expr::Scalar(sub) => {
                     prepare_level(sub, policy, params, false)
                 }
+                Expr::Call(name, args) => {
+                    mark_language(name, args, root.as_deref(), policy);
+                    Ok(())
+                }
                 _ => Ok(()),
             };
             if let Err(err) = done {
@@ -159,6 +189,19 @@ fn prepare_level(
         }
     }
     Ok(())
+}
+
+/// Marks the full-text call `name(args)` with the language it tokenizes (see the module docs);
+/// other calls, and calls already marked, are left as they are.
+fn mark_language(name: &mut String, args: &[Expr], root: Option<&str>, policy: &SearchPolicy) {
+    let language = args
+        .first()
+        .and_then(|a| a.plain_path())
+        .filter(|(base, _)| Some(*base) == root)
+        .map_or(policy.full_text.default, |(_, steps)| policy.full_text.of_path(&steps));
+    if let Some(marked) = super::fulltext::marked(name, language) {
+        *name = marked;
+    }
 }
 
 /// The distance function and type of a resolved `VectorDistance` / `_VectorScore` call.

@@ -15,6 +15,7 @@ fn policy(distance: Distance) -> SearchPolicy {
             data_type: DataType::Float32,
             dimensions: 2,
         }],
+        full_text: TextLanguages::default(),
     }
 }
 
@@ -147,4 +148,97 @@ fn rrf_weights_and_terms_may_be_parameters() {
     let text = "SELECT TOP 3 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'a'), FullTextScore(c.t, 'b'), @w)";
     let q = prepared(text, Distance::Cosine).unwrap();
     assert!(plan(&q, text, &bad, None, MinMaxParts::Plain).is_err());
+}
+
+/// A container whose `/de` path is German and `/en` path English, German by default.
+fn text_policy() -> SearchPolicy {
+    SearchPolicy {
+        vectors: Vec::new(),
+        full_text: TextLanguages {
+            default: Language::German,
+            paths: vec![(vec!["de".into()], Language::German), (vec!["en".into()], Language::English)],
+        },
+    }
+}
+
+fn text_ids(text: &str) -> Vec<Value> {
+    let docs = vec![
+        json!({"id": "a", "de": "Die Häuser", "en": "Die Häuser", "other": "Die Häuser", "n": {"de": "Häuser"}}),
+        json!({"id": "b", "de": "Ein Hund", "en": "The houses", "other": "Ein Haus"}),
+        json!({"id": "c", "de": "Der Läufer läuft", "en": "She runs", "other": "running"}),
+    ];
+    let mut q = parse_query(text).unwrap();
+    prepare(&mut q, &text_policy(), &HashMap::new()).unwrap();
+    run(&q, &docs, &HashMap::new()).unwrap()
+}
+
+#[test]
+fn each_full_text_path_tokenizes_in_its_language() {
+    let cases = [
+        // German stems "Häuser" to "haus"; English does not.
+        ("SELECT VALUE c.id FROM c WHERE FullTextContains(c.de, 'Haus')", json!(["a"])),
+        ("SELECT VALUE c.id FROM c WHERE FullTextContains(c.en, 'Haus')", json!([])),
+        // English stems "houses" and "house" alike, and "runs" as "running".
+        ("SELECT VALUE c.id FROM c WHERE FullTextContains(c.en, 'house')", json!(["b"])),
+        ("SELECT VALUE c.id FROM c WHERE FullTextContains(c.en, 'running')", json!(["c"])),
+        ("SELECT VALUE c.id FROM c WHERE FullTextContains(c[\"de\"], 'Haus')", json!(["a"])),
+        // A path outside the policy takes the default language (German here).
+        ("SELECT VALUE c.id FROM c WHERE FullTextContainsAny(c.other, 'Haus')", json!(["a", "b"])),
+        ("SELECT VALUE c.id FROM c WHERE FullTextContainsAll(c.n.de, 'Haus')", json!(["a"])),
+        // In a subquery, a path of the outer source is not the subquery's: the default language.
+        (
+            "SELECT VALUE c.id FROM c WHERE EXISTS(SELECT VALUE 1 FROM x IN [1] WHERE FullTextContains(c.en, 'Haus'))",
+            json!(["a"]),
+        ),
+        // "Die" and "Der" are German stop words; English keeps "die".
+        ("SELECT VALUE [_FullTextWordCount(c.de), _FullTextWordCount(c.en)] FROM c WHERE c.id = 'a'", json!([[1, 2]])),
+        ("SELECT VALUE _FullTextWordCount(c.de) FROM c WHERE c.id = 'c'", json!([2])),
+    ];
+    for (text, want) in cases {
+        assert_eq!(Value::Array(text_ids(text)), want, "{text}");
+    }
+}
+
+#[test]
+fn the_language_mark_cannot_be_written_by_a_query() {
+    // The marked name is not an identifier the parser reads.
+    assert!(parse_query("SELECT VALUE FULLTEXTCONTAINS:en-US(c.de, 'x') FROM c").is_err());
+    // A trailing argument is a search term, not a language: the path's language stays German.
+    assert_eq!(
+        text_ids("SELECT VALUE c.id FROM c WHERE FullTextContainsAll(c.de, 'Haus', 'en-US')"),
+        Vec::<Value>::new()
+    );
+    assert_eq!(text_ids("SELECT VALUE c.id FROM c WHERE FullTextContainsAny(c.de, 'Haus', 'en-US')"), [json!("a")]);
+    // Preparing twice marks once.
+    let mut q = parse_query("SELECT VALUE c.id FROM c WHERE FullTextContains(c.en, 'x')").unwrap();
+    prepare(&mut q, &text_policy(), &HashMap::new()).unwrap();
+    prepare(&mut q, &text_policy(), &HashMap::new()).unwrap();
+    let Some(Expr::Call(name, args)) = &q.filter else { panic!("{:?}", q.filter) };
+    assert_eq!((name.as_str(), args.len()), ("FULLTEXTCONTAINS:en-US", 2));
+}
+
+#[test]
+fn the_plan_queries_are_marked_when_they_are_prepared() {
+    // The plan writes bracketed paths into its statistics and component queries.
+    let mut q = parse_query(
+        "SELECT COUNT(1) AS n, [{\"w\": SUM(_FullTextWordCount(c[\"de\"])), \"h\": [SUM(FullTextContains(c[\"en\"], 'x') ? 1 : 0)]}] AS s FROM c",
+    )
+    .unwrap();
+    prepare(&mut q, &text_policy(), &HashMap::new()).unwrap();
+    let mut names = Vec::new();
+    let mut stack: Vec<&Expr> = q.aggregates.iter().map(|a| &a.arg).collect();
+    while let Some(e) = stack.pop() {
+        if let Expr::Call(name, _) = e {
+            names.push(name.clone());
+        }
+        stack.extend(super::super::walk::children(e));
+    }
+    names.sort();
+    assert_eq!(names, ["FULLTEXTCONTAINS:en-US", "_FULLTEXTWORDCOUNT:de-DE"]);
+    let mut q = parse_query(
+        "SELECT c.id FROM c ORDER BY _FullTextScore(c[\"de\"], ['haus'], 3, 9, [1]) DESC",
+    )
+    .unwrap();
+    prepare(&mut q, &text_policy(), &HashMap::new()).unwrap();
+    assert!(matches!(&q.order_by[0].expr, Expr::Call(name, _) if name == "_FULLTEXTSCORE:de-DE"));
 }

@@ -2,14 +2,16 @@
 //! policy (`vectorEmbeddingPolicy.vectorEmbeddings`: path, data type, distance function,
 //! dimensions), the vector indexes of the indexing policy (`flat` up to 505 dimensions,
 //! `quantizedFlat` and `diskANN` up to 4,096), the full-text policy (`defaultLanguage`,
-//! `fullTextPaths`) and the full-text indexes. The vector embedding policy is fixed once the
+//! `fullTextPaths`, each path with an optional `language`; the languages are the service's:
+//! en-US, de-DE, es-ES, fr-FR, it-IT, pt-BR and pt-PT, in any case) and the full-text indexes. The vector embedding policy is fixed once the
 //! container is created; the others may be replaced. Pure: JSON in, checked data or a 400 out.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::protocol::ApiError;
-use crate::sql::search::{SearchPolicy, VectorPath};
+use crate::sql::fulltext_language::Language;
+use crate::sql::search::{SearchPolicy, TextLanguages, VectorPath};
 use crate::sql::vector::{DataType, Distance};
 
 /// Most dimensions a vector embedding may declare.
@@ -18,8 +20,6 @@ pub const MAX_EMBEDDING_DIMENSIONS: u32 = 4096;
 pub const MAX_FLAT_DIMENSIONS: u32 = 505;
 /// Most vector embeddings (and full-text paths) one policy may declare.
 const MAX_PATHS: usize = 50;
-/// The full-text language this emulator tokenizes.
-const LANGUAGE: &str = "en-US";
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -94,6 +94,16 @@ fn path_names(path: &str, what: &str) -> Result<Vec<String>, ApiError> {
         )));
     }
     Ok(names)
+}
+
+/// The full-text language of `code`: 400 naming the supported ones for another.
+fn language(code: &str) -> Result<Language, ApiError> {
+    Language::from_code(code).ok_or_else(|| {
+        bad(format!(
+            "The full-text language {code:?} is not supported: use one of {}.",
+            Language::supported()
+        ))
+    })
 }
 
 /// Checks the search policies of a container body, and returns what queries need of them.
@@ -178,38 +188,38 @@ pub fn check(map: &Map<String, Value>) -> Result<SearchPolicy, ApiError> {
         }
     }
     let full_text: Option<FullTextPolicy> = parse(map.get("fullTextPolicy"), "full-text policy")?;
-    let mut text_paths: Vec<Vec<String>> = Vec::new();
+    let mut languages = TextLanguages::default();
     if let Some(policy) = full_text {
-        let languages = policy
-            .default_language
-            .iter()
-            .chain(policy.full_text_paths.iter().filter_map(|p| p.language.as_ref()));
-        for language in languages {
-            if !language.eq_ignore_ascii_case(LANGUAGE) {
-                return Err(bad(format!(
-                    "The full-text language {language:?} is not supported by this emulator, which tokenizes {LANGUAGE} only."
-                )));
-            }
+        if let Some(code) = &policy.default_language {
+            languages.default = language(code)?;
         }
         if policy.full_text_paths.len() > MAX_PATHS {
             return Err(bad(format!("A full-text policy declares at most {MAX_PATHS} paths.")));
         }
         for p in &policy.full_text_paths {
-            text_paths.push(path_names(&p.path, "full-text")?);
+            let path = path_names(&p.path, "full-text")?;
+            let own = match &p.language {
+                Some(code) => language(code)?,
+                None => languages.default,
+            };
+            languages.paths.push((path, own));
         }
     }
     let text_indexes: Option<Vec<FullTextIndex>> =
         parse(indexing.and_then(|p| p.get("fullTextIndexes")), "fullTextIndexes list")?;
     for index in text_indexes.unwrap_or_default() {
         let path = path_names(&index.path, "indexing")?;
-        if !text_paths.contains(&path) {
+        if !languages.paths.iter().any(|(p, _)| *p == path) {
             return Err(bad(format!(
                 "The full-text index path {:?} is not in the full-text policy.",
                 index.path
             )));
         }
     }
-    Ok(SearchPolicy { vectors })
+    Ok(SearchPolicy {
+        vectors,
+        full_text: languages,
+    })
 }
 
 /// Checks a replace: the vector embedding policy may not change (an absent one keeps the
@@ -315,8 +325,8 @@ mod tests {
                 "not in the vector embedding policy",
             ),
             (
-                body(json!({"fullTextPolicy": {"defaultLanguage": "fr-FR", "fullTextPaths": []}})),
-                "fr-FR",
+                body(json!({"fullTextPolicy": {"defaultLanguage": "ja-JP", "fullTextPaths": []}})),
+                "ja-JP",
             ),
             (
                 body(json!({"indexingPolicy": {"fullTextIndexes": [{"path": "/t"}]}})),
@@ -327,6 +337,72 @@ mod tests {
             let e = check(&map).unwrap_err();
             assert_eq!(e.status, 400);
             assert!(e.message.contains(needle), "{needle}: {}", e.message);
+        }
+    }
+
+    fn text_policy(default: Option<&str>, paths: Value) -> Map<String, Value> {
+        let mut policy = json!({"fullTextPaths": paths});
+        if let Some(d) = default {
+            policy["defaultLanguage"] = json!(d);
+        }
+        body(json!({"fullTextPolicy": policy}))
+    }
+
+    #[test]
+    fn the_service_languages_are_accepted_in_any_case() {
+        use Language::*;
+        let cases = [
+            ("en-US", English),
+            ("de-DE", German),
+            ("es-ES", Spanish),
+            ("fr-FR", French),
+            ("it-IT", Italian),
+            ("pt-BR", PortugueseBrazil),
+            ("pt-PT", PortuguesePortugal),
+            ("DE-de", German),
+            ("pt-br", PortugueseBrazil),
+        ];
+        for (code, want) in cases {
+            let as_default = check(&text_policy(Some(code), json!([{"path": "/t"}]))).unwrap();
+            assert_eq!(as_default.full_text.default, want, "{code}");
+            assert_eq!(as_default.full_text.paths, vec![(vec!["t".to_owned()], want)], "{code}");
+            let on_path = check(&text_policy(None, json!([{"path": "/t", "language": code}]))).unwrap();
+            assert_eq!(on_path.full_text.default, English, "{code}");
+            assert_eq!(on_path.full_text.paths, vec![(vec!["t".to_owned()], want)], "{code}");
+        }
+        // A path's own language, else the default; no policy at all is English.
+        let mixed = check(&text_policy(
+            Some("fr-FR"),
+            json!([{"path": "/de", "language": "de-DE"}, {"path": "/a/b"}, {"path": "/en", "language": "en-US"}]),
+        ))
+        .unwrap();
+        assert_eq!(
+            mixed.full_text.paths,
+            vec![
+                (vec!["de".to_owned()], German),
+                (vec!["a".to_owned(), "b".to_owned()], French),
+                (vec!["en".to_owned()], English),
+            ]
+        );
+        assert_eq!(mixed.full_text.of_path(&["a", "b"]), French);
+        assert_eq!(mixed.full_text.of_path(&["de"]), German);
+        assert_eq!(mixed.full_text.of_path(&["other"]), French);
+        assert_eq!(check(&Map::new()).unwrap().full_text, TextLanguages::default());
+    }
+
+    #[test]
+    fn other_languages_are_refused_naming_the_supported_ones() {
+        let cases = [
+            text_policy(Some("ja-JP"), json!([])),
+            text_policy(Some("en-US"), json!([{"path": "/t", "language": "ja-JP"}])),
+        ];
+        for map in cases {
+            let e = check(&map).unwrap_err();
+            assert_eq!(e.status, 400);
+            assert!(e.message.contains("\"ja-JP\""), "{}", e.message);
+            for code in ["en-US", "de-DE", "es-ES", "fr-FR", "it-IT", "pt-BR", "pt-PT"] {
+                assert!(e.message.contains(code), "{code}: {}", e.message);
+            }
         }
     }
 
