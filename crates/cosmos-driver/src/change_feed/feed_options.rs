@@ -1,9 +1,7 @@
 //! How a change feed is read: its mode, page size and the per-call request options.
 
 use super::start_and_scope::ChangeFeedMode;
-use crate::hedging::AvailabilityStrategy;
 use crate::options::OperationOptions;
-use crate::protocol::{ConsistencyLevel, Region, SessionToken};
 
 /// How a change feed is read. The per-call options (session token, consistency, excluded
 /// regions, availability strategy) have the names of [`ItemOptions`](crate::ItemOptions)'s; set
@@ -46,32 +44,6 @@ impl ChangeFeedOptions {
         self.max_item_count = Some(n);
         self
     }
-
-    /// Sets the session token of every page request.
-    pub fn with_session_token(mut self, token: SessionToken) -> Self {
-        self.request.session_token = Some(token);
-        self
-    }
-
-    /// Sets the consistency level of every page request.
-    pub fn with_consistency_level(mut self, level: ConsistencyLevel) -> Self {
-        self.request.consistency_level = Some(level);
-        self
-    }
-
-    /// Sets the regions no page request is sent to.
-    pub fn with_excluded_regions<I, R>(mut self, regions: I) -> Self
-    where
-        I: IntoIterator<Item = R>,
-        R: Into<Region>,
-    {
-        self.request = self.request.with_excluded_regions(regions);
-        self
-    }
-
-    /// Sets the availability strategy (cross-region hedging) of every page request.
-    pub fn with_availability_strategy(mut self, strategy: AvailabilityStrategy) -> Self {
-        self.request.availability_strategy = Some(strategy);
-        self
-    }
 }
+
+crate::options::request_setters!(ChangeFeedOptions, "every page request");

@@ -4,9 +4,8 @@
 
 use std::time::Duration;
 
-use crate::hedging::AvailabilityStrategy;
 use crate::options::OperationOptions;
-use crate::protocol::{ConsistencyLevel, PartitionKey, Region, SessionToken};
+use crate::protocol::PartitionKey;
 
 /// Where a query runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -126,34 +125,6 @@ impl QueryOptions {
         self
     }
 
-    /// Sets the session token of every page request (wins over the driver's session tracking).
-    pub fn with_session_token(mut self, token: SessionToken) -> Self {
-        self.request.session_token = Some(token);
-        self
-    }
-
-    /// Sets the consistency level of every page request (may only weaken the account's).
-    pub fn with_consistency_level(mut self, level: ConsistencyLevel) -> Self {
-        self.request.consistency_level = Some(level);
-        self
-    }
-
-    /// Sets the regions no request of the query is sent to (plan, range listing, pages).
-    pub fn with_excluded_regions<I, R>(mut self, regions: I) -> Self
-    where
-        I: IntoIterator<Item = R>,
-        R: Into<Region>,
-    {
-        self.request = self.request.with_excluded_regions(regions);
-        self
-    }
-
-    /// Sets the availability strategy (cross-region hedging) of every page request.
-    pub fn with_availability_strategy(mut self, strategy: AvailabilityStrategy) -> Self {
-        self.request.availability_strategy = Some(strategy);
-        self
-    }
-
     /// The effective number of page requests in flight.
     pub fn effective_concurrency(&self) -> usize {
         self.max_concurrency
@@ -161,3 +132,5 @@ impl QueryOptions {
             .clamp(1, MAX_CONCURRENCY_LIMIT)
     }
 }
+
+crate::options::request_setters!(QueryOptions, "every request of the query (plan, range listing, pages)");

@@ -1,9 +1,7 @@
 //! What read many answers, and how it runs.
 
 use crate::diagnostics::DiagnosticsContext;
-use crate::hedging::AvailabilityStrategy;
 use crate::options::OperationOptions;
-use crate::protocol::{ConsistencyLevel, Region, SessionToken};
 
 use super::read_many_plan::DEFAULT_READ_MANY_CONCURRENCY;
 
@@ -61,34 +59,6 @@ impl ReadManyOptions {
         self.max_concurrency = n.max(1);
         self
     }
-
-    /// Sets the session token of every request.
-    pub fn with_session_token(mut self, token: SessionToken) -> Self {
-        self.request.session_token = Some(token);
-        self
-    }
-
-    /// Sets the consistency level of every request.
-    pub fn with_consistency_level(mut self, level: ConsistencyLevel) -> Self {
-        self.request.consistency_level = Some(level);
-        self
-    }
-
-    /// Sets the regions no request is sent to.
-    pub fn with_excluded_regions<I, R>(mut self, regions: I) -> Self
-    where
-        I: IntoIterator<Item = R>,
-        R: Into<Region>,
-    {
-        self.request = self.request.with_excluded_regions(regions);
-        self
-    }
-
-    /// Sets the availability strategy (cross-region hedging) of every request.
-    pub fn with_availability_strategy(mut self, strategy: AvailabilityStrategy) -> Self {
-        self.request.availability_strategy = Some(strategy);
-        self
-    }
 }
 
 impl Default for ReadManyOptions {
@@ -99,3 +69,5 @@ impl Default for ReadManyOptions {
         }
     }
 }
+
+crate::options::request_setters!(ReadManyOptions, "every request");
