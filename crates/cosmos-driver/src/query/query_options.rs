@@ -133,4 +133,7 @@ impl QueryOptions {
     }
 }
 
-crate::options::request_setters!(QueryOptions, "every request of the query (plan, range listing, pages)");
+crate::options::request_setters!(
+    QueryOptions,
+    "every request of the query (plan, range listing, pages)"
+);
