@@ -32,6 +32,7 @@ mod scan;
 mod sorted;
 mod stream;
 mod token;
+mod vector_fast;
 
 use std::cell::Cell;
 use std::collections::HashMap;
