@@ -49,10 +49,11 @@ impl Numbers {
 }
 
 /// What an item holds at a property path, as a vector measure sees it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum Embedding {
     /// Nothing there, not an array, an array with an element that is not a number, or longer
     /// than [`MAX_DIMENSIONS`]: undefined under every data type.
+    #[default]
     Unusable,
     /// An array of finite numbers.
     Numbers {
@@ -108,10 +109,13 @@ impl Embedding {
     }
 }
 
+/// A property path and the embedding read there.
+type Kept = (Box<[String]>, Arc<Embedding>);
+
 /// The embeddings read so far of one item version, by property path.
 #[derive(Default)]
 pub struct Embeddings {
-    kept: Mutex<Vec<(Box<[String]>, Arc<Embedding>)>>,
+    kept: Mutex<Vec<Kept>>,
 }
 
 impl fmt::Debug for Embeddings {
@@ -270,12 +274,6 @@ impl<'de> DeserializeSeed<'de> for Leaf {
     type Value = Embedding;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Embedding, D::Error> {
         d.deserialize_any(self)
-    }
-}
-
-impl Default for Embedding {
-    fn default() -> Self {
-        Self::Unusable
     }
 }
 
