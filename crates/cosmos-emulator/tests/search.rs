@@ -329,3 +329,72 @@ async fn top_k_vector_search_is_the_head_of_the_full_order_under_ties_and_small_
     let top = key_rows(&c, base, "SELECT TOP 77 c.id FROM c ORDER BY c.n DESC", "k").await;
     assert_eq!(top, all[..77]);
 }
+
+/// An item's embedding for the fast-path test: mostly numbers, some integers, and some items with
+/// none, a bad one, a short one, all zeros, or a copy of another's (a tie).
+fn mixed_item(i: u64) -> Value {
+    let mut doc = json!({"id": format!("m{i:03}"), "pk": "k"});
+    let e = match i % 29 {
+        0 => return doc,
+        1 => json!("x"),
+        2 => json!([1, 2, 3]),
+        3 => json!([0, 0, 0, 0]),
+        4 => json!([1, "2", 3, 4]),
+        5..=9 => json!(numbers(i % 3, 4)),
+        10..=16 => json!(numbers(i, 4).iter().map(|x| ((x + 1.0) * 60.0) as i64).collect::<Vec<_>>()),
+        _ => json!(numbers(i, 4).iter().map(|x| *x as f32).collect::<Vec<_>>()),
+    };
+    doc["e"] = e;
+    doc
+}
+
+#[tokio::test]
+async fn top_k_vector_search_from_kept_embeddings_is_the_general_answer() {
+    // A small page budget: each build is read over several pages.
+    let limits = cosmos_emulator::QueryLimits { page_work: 2_000, ..Default::default() };
+    let emu = EmulatorBuilder::new().partitions(2).query_limits(limits).start().await.expect("starts");
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let base = emu.endpoint();
+    assert_eq!(c.post_json(base, "/dbs", &[], &json!({"id": "db"})).await.status, 201);
+    assert_eq!(create_container(&c, base, search_container(4, "flat")).await.status, 201);
+    for i in 0..400u64 {
+        assert_eq!(c.create_item(base, "db", "v", &mixed_item(i)).await.status, 201);
+    }
+    let probe = "[3, 1, 2, 5]";
+    for options in [
+        "",
+        r#", false, {"distanceFunction": "cosine"}"#,
+        r#", true, {"distanceFunction": "dotproduct", "dataType": "float32"}"#,
+        r#", false, {"distanceFunction": "euclidean", "dataType": "float16"}"#,
+        r#", false, {"distanceFunction": "dotproduct", "dataType": "int8"}"#,
+        r#", false, {"distanceFunction": "cosine", "dataType": "uint8"}"#,
+    ] {
+        let by = format!("VectorDistance(c.e, {probe}{options})");
+        // A filter that passes every item: evaluated in general, every item parsed.
+        let general = format!("SELECT c.id, {by} AS d FROM c WHERE c.id != '' ORDER BY {by}");
+        let full = key_rows(&c, base, &general, "k").await;
+        assert_eq!(full.len(), 400, "{general}");
+        assert!(full.iter().any(|r| r.get("d").is_none()) && full.iter().any(|r| r.get("d").is_some()));
+        for k in [1usize, 10, 64, 150] {
+            for filter in ["", "WHERE true "] {
+                let text = format!("SELECT TOP {k} c.id, {by} AS d FROM c {filter}ORDER BY {by}");
+                assert_eq!(key_rows(&c, base, &text, "k").await, full[..k], "{text}");
+            }
+        }
+    }
+    // A replaced item is measured by its new embedding (and the kept one of the old version is
+    // not used).
+    // (Cosine: undefined scores sort last.)
+    let by = format!(r#"VectorDistance(c.e, {probe}, false, {{"distanceFunction": "cosine"}})"#);
+    let text = format!("SELECT TOP 1 c.id, {by} AS d FROM c ORDER BY {by}");
+    let before = key_rows(&c, base, &text, "k").await;
+    assert_ne!(before[0]["id"], "m100");
+    let doc = json!({"id": "m100", "pk": "k", "e": [3, 1, 2, 5.000001]});
+    let r = c.send_with_pk(base, Method::PUT, &format!("{DOCS}/m100"), &json!("k"), &[], Some(&doc)).await;
+    assert_eq!(r.status, 200, "{}", r.message());
+    let after = key_rows(&c, base, &text, "k").await;
+    assert_eq!(after[0]["id"], "m100", "{after:?}");
+    let r = c.send_with_pk(base, Method::PUT, &format!("{DOCS}/m100"), &json!("k"), &[], Some(&mixed_item(100))).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(key_rows(&c, base, &text, "k").await, before);
+}

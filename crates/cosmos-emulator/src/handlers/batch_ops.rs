@@ -186,6 +186,7 @@ pub fn evaluate(
             etag: s.etag,
             rid,
             unique,
+            vectors: Default::default(),
         }))
     };
     let check_key = |map: &Map<String, Value>| -> Result<(), ApiError> {

@@ -239,6 +239,7 @@ pub fn prepare_item(
         etag: sealed.etag,
         rid,
         unique,
+        vectors: Default::default(),
     }))
 }
 

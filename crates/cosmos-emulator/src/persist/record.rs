@@ -367,6 +367,7 @@ mod tests {
             etag: "\"e1\"".into(),
             rid: [9; 16],
             unique: Box::default(),
+            vectors: Default::default(),
         });
         let gone = DocKey {
             epk: Epk::single(3),

@@ -43,6 +43,17 @@ pub(super) trait Gather: Send + 'static {
         doc: &StoredDoc,
     ) -> Result<(), SqlError>;
 
+    /// Whether document `doc` (key `key`, read from its first row) may be passed over unparsed:
+    /// none of its rows can be in the answer. Evaluated in full, it would add nothing.
+    fn passes_over(
+        &mut self,
+        _ex: &Execution<'_>,
+        _key: &DocKey,
+        _doc: &StoredDoc,
+    ) -> Result<bool, SqlError> {
+        Ok(false)
+    }
+
     /// Bytes, about, the state holds.
     fn held(&self) -> usize;
 
@@ -160,6 +171,18 @@ pub(super) fn build_page<S: Gather>(
         };
         if progress && ex.meter.spent() {
             return Ok(shelve(build, key, first_row));
+        }
+        if first_row == 0 {
+            match build.state.passes_over(ex, &key, &doc).map_err(Halt::from) {
+                Ok(true) => {
+                    progress = true;
+                    continue;
+                }
+                Ok(false) => {}
+                Err(Halt::Budget(_)) if progress => return Ok(shelve(build, key, 0)),
+                Err(Halt::Budget(limit)) => return Err(over_budget(limit)),
+                Err(Halt::Fail(e)) => return Err(e),
+            }
         }
         let value = match ex.parse(&doc) {
             Ok(v) => v,

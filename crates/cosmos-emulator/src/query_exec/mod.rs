@@ -20,6 +20,10 @@
 //! - the per-range aggregate queries of a query plan (`partial.rs`): partial aggregates page by
 //!   page, which the SDKs combine.
 //!
+//! A top-k vector search (`ORDER BY VectorDistance(c.path, <constant>)`, no filter or JOIN) is an
+//! ordered page whose items are scored from the embeddings each item version keeps, parsing only
+//! the few that may be in the answer (`vector_fast.rs`).
+//!
 //! What a query holds between and during its pages (a build, a kept answer) is counted in bytes of
 //! parsed values against a per-query cap and a cap over all queries, and given back when the query
 //! ends or its state goes unused ([`crate::store::QueryState`]).
@@ -32,6 +36,7 @@ mod scan;
 mod sorted;
 mod stream;
 mod token;
+mod vector_fast;
 
 use std::cell::Cell;
 use std::collections::HashMap;

@@ -24,6 +24,7 @@ use super::budget::{no_room, sql_error};
 use super::build::{build_page, BuildAt, Built, Gather};
 use super::scan::read_points;
 use super::token::{Position, QueryToken, SortKey};
+use super::vector_fast::FastVector;
 use super::{Execution, Page, Window};
 use crate::protocol::ApiError;
 use crate::sql::eval::{Ctx, Scope};
@@ -169,6 +170,9 @@ struct Ordered {
     /// Once rows were dropped: the last row kept (the k-th best so far). A row that sorts after
     /// it can never be in the answer, so it is neither projected nor held.
     bound: Option<Bound>,
+    /// A vector search whose items are scored from their kept embeddings: an item scored past
+    /// the bound is passed over unparsed.
+    fast: Option<FastVector>,
 }
 
 /// The sort position of the k-th best row kept.
@@ -251,6 +255,22 @@ impl Gather for Ordered {
         Ok(())
     }
 
+    fn passes_over(
+        &mut self,
+        ex: &Execution<'_>,
+        key: &DocKey,
+        doc: &StoredDoc,
+    ) -> Result<bool, SqlError> {
+        let (Some(fast), Some(_)) = (&self.fast, &self.bound) else {
+            return Ok(false);
+        };
+        let Some(score) = fast.key(&ex.meter, doc)? else {
+            return Ok(false);
+        };
+        // A document without JOIN yields one row, its first.
+        Ok(self.beyond_bound(ex, std::slice::from_ref(&score), key, 0))
+    }
+
     fn held(&self) -> usize {
         self.held
     }
@@ -287,6 +307,7 @@ pub(super) fn ordered(
             held: 0,
             keep: window.end.and_then(|end| usize::try_from(end).ok()),
             bound: None,
+            fast: FastVector::of(ex),
         },
         |mut o: Ordered| {
             o.rows.sort_by(order_of(ex));

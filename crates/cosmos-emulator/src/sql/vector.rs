@@ -81,7 +81,7 @@ impl DataType {
     }
 
     /// Whether `x` is a value of this type.
-    fn holds(self, x: f64) -> bool {
+    pub fn holds(self, x: f64) -> bool {
         match self {
             Self::Float32 | Self::Float16 => x.is_finite(),
             Self::Int8 => x.fract() == 0.0 && (-128.0..=127.0).contains(&x),
@@ -174,18 +174,79 @@ struct Sums {
     dd: f64,
 }
 
+impl Sums {
+    /// Adds one pair of elements (the first vector's `x`, the second's `y`).
+    #[inline]
+    fn add(&mut self, x: f64, y: f64) {
+        self.dot += x * y;
+        self.aa += x * x;
+        self.bb += y * y;
+        self.dd += (x - y) * (x - y);
+    }
+}
+
 /// The sums over `a` and `b` read in place (no copy of either), or `None` when an element is not
 /// a number of `data_type`.
 fn sums(a: &[Value], b: &[Value], data_type: DataType) -> Option<Sums> {
     let mut s = Sums::default();
     for (x, y) in a.iter().zip(b) {
-        let (x, y) = (element(x, data_type)?, element(y, data_type)?);
-        s.dot += x * y;
-        s.aa += x * x;
-        s.bb += y * y;
-        s.dd += (x - y) * (x - y);
+        s.add(element(x, data_type)?, element(y, data_type)?);
     }
     Some(s)
+}
+
+/// One `VectorDistance` call measuring items against a constant vector, for items whose numbers
+/// were read ahead: [`Probe::score`] gives exactly the value the call gives over the parsed item.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    pub resolved: Resolved,
+    vector: Box<[f64]>,
+    /// Whether the item is the call's first argument (the constant its second).
+    item_first: bool,
+}
+
+impl Probe {
+    /// The probe for `vector` (the call's constant argument), or `None` when it is not a vector
+    /// of the data type (every score is undefined then; the general evaluation says so).
+    pub fn new(vector: &Value, resolved: Resolved, item_first: bool) -> Option<Self> {
+        let values = items(Some(vector))?;
+        if values.is_empty() {
+            return None;
+        }
+        let vector = values
+            .iter()
+            .map(|x| element(x, resolved.data_type))
+            .collect::<Option<Box<[f64]>>>()?;
+        Some(Self {
+            resolved,
+            vector,
+            item_first,
+        })
+    }
+
+    /// Dimensions of the constant vector.
+    pub fn dimensions(&self) -> usize {
+        self.vector.len()
+    }
+
+    /// The call's value for an item whose array at the measured path holds the numbers `xs`, all
+    /// of them of the data type (the caller checks): undefined for another length.
+    pub fn score<X: Copy + Into<f64>>(&self, xs: &[X]) -> Val {
+        if xs.len() != self.vector.len() {
+            return None;
+        }
+        let mut s = Sums::default();
+        if self.item_first {
+            for (x, y) in xs.iter().zip(self.vector.iter()) {
+                s.add((*x).into(), *y);
+            }
+        } else {
+            for (x, y) in self.vector.iter().zip(xs) {
+                s.add(*x, (*y).into());
+            }
+        }
+        finish(self.resolved.distance, &s).and_then(number)
+    }
 }
 
 fn finish(distance: Distance, s: &Sums) -> Option<f64> {

@@ -112,6 +112,7 @@ mod tests {
             etag: "\"e\"".into(),
             rid: [0; 16],
             unique: Box::default(),
+            vectors: Default::default(),
         }))
     }
 

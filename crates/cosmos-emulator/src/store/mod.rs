@@ -6,6 +6,7 @@ pub mod computed_properties;
 mod container;
 mod container_definition;
 pub mod document;
+pub mod embeddings;
 mod history;
 mod indexing_policy;
 pub mod item_limits;
@@ -283,6 +284,7 @@ mod tests {
                 etag: "e".into(),
                 rid: [0; 16],
                 unique: Box::default(),
+                vectors: Default::default(),
             });
             p.commit(key, Some(doc), 0, Instant::now(), &[Duration::ZERO; 2]);
         };

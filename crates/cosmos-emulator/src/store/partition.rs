@@ -11,6 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use super::embeddings::Embeddings;
 use super::history::{ChangeHistory, HistoryEntry};
 use super::replica_log::ReplicaLog;
 use super::unique_keys::UniqueIndex;
@@ -36,6 +37,8 @@ pub struct StoredDoc {
     ///
     /// [`UniqueKeys::entries`]: super::unique_keys::UniqueKeys::entries
     pub unique: Box<[String]>,
+    /// The embeddings vector searches measured in this version, read from `body` on first use.
+    pub vectors: Embeddings,
 }
 
 #[derive(Clone)]
@@ -480,6 +483,7 @@ mod tests {
             etag: format!("\"{text}\""),
             rid: [0; 16],
             unique: Box::default(),
+            vectors: Default::default(),
         }))
     }
 

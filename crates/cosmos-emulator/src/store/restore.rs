@@ -225,6 +225,7 @@ impl Container {
                 }
                 Some(Arc::new(StoredDoc {
                     unique: self.unique_keys.entries(&map),
+                    vectors: Default::default(),
                     body,
                     etag,
                     rid,

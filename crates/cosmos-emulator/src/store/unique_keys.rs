@@ -299,6 +299,7 @@ mod tests {
             etag: "e".into(),
             rid: [0; 16],
             unique: uk.entries(&obj(v)),
+            vectors: Default::default(),
         })
     }
 
