@@ -64,7 +64,10 @@ def read_samples(lines):
     for raw in lines:
         if raw.strip():
             entry = json.loads(raw)
-            samples["sample:" + entry["sample"]] = entry["status"]
+            status = entry["status"]
+            if status != 0 and entry.get("detail"):
+                status = f"{status}: {entry['detail']}"
+            samples["sample:" + entry["sample"]] = status
     return samples
 
 

@@ -8,7 +8,8 @@
 #     serves that address with its generated certificate, which Python is told to trust;
 #   - the samples in samples.txt run against a second emulator over plain HTTP, their endpoint,
 #     key and names passed in the environment variables they read; a sample is clean when it
-#     exits 0 and prints neither a traceback nor its "run_sample has caught an error" line;
+#     exits 0 and every error line it prints is one sample_expected_output.txt lists (a refusal
+#     the sample demonstrates), each listed line printed (sample_judge.py);
 #   - check.py fails the run when a test or sample fails that expected_failures.txt does not list,
 #     or when a listed one passes (so the list only shrinks). Its last line, the last line printed,
 #     is "N passed, N failed, N skipped" of the test suite.
@@ -121,13 +122,11 @@ if [ "${1:-}" = "--in-namespace" ]; then
         ) >"$work/sample-$name.log" 2>&1
         code=$?
         set -e
-        if [ "$code" = 124 ] || [ "$code" = 137 ]; then
-            code='"timeout"'
-        elif [ "$code" = 0 ] && grep -q "has caught an error\|^Traceback" "$work/sample-$name.log"; then
-            # The samples catch a CosmosHttpResponseError in run_sample, print it and exit 0.
-            code='"caught an error"'
-        fi
-        printf '{"sample": "%s", "status": %s}\n' "$sample" "$code" >>"$work/samples.jsonl"
+        # Judged by what it printed as well as by its exit status (sample_judge.py says how).
+        line=$(python3 "$here/sample_judge.py" --sample "$sample" --code "$code" \
+            --log "$work/sample-$name.log" --expected "$here/sample_expected_output.txt")
+        printf '%s\n' "$line" >>"$work/samples.jsonl"
+        code=$(printf '%s' "$line" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["status"]))')
         if [ "$code" = 0 ]; then
             echo "  $sample: clean"
         else

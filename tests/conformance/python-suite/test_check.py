@@ -14,6 +14,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import check  # noqa: E402
+import sample_judge  # noqa: E402
 
 
 def results(*entries, collected=None):
@@ -99,6 +100,50 @@ class Compare(unittest.TestCase):
         self.assertEqual(len(problems), 2)
         self.assertTrue(any("fixed.py" in p and "take it off" in p for p in problems))
         self.assertTrue(any("new.py" in p and "not an expected failure" in p for p in problems))
+
+
+class SampleJudge(unittest.TestCase):
+    """What a sample printed decides whether it ran clean (sample_judge.py)."""
+
+    EXPECTED = ["Error in reading items in container 'items'.", "Error in upserting item"]
+
+    def test_table(self):
+        demo = "Error in reading items in container 'items'.\nError in upserting item with id '3'.\n"
+        cases = [
+            # (exit status, output, expected prefixes, status)
+            (0, "all good\n", [], 0),
+            (0, demo, self.EXPECTED, 0),
+            # the sample's own error line for a read the service serves
+            (0, demo + "Error in reading item with id '3'.\n", self.EXPECTED, "printed an error"),
+            (0, "Cannot delete--item with id '3' not found.\n", [], "printed an error"),
+            # a demonstrated refusal that did not happen: a read-only token that wrote
+            (0, "Error in reading items in container 'items'.\n", self.EXPECTED,
+             "missed an expected refusal"),
+            # a listed line counts once: printed twice, the second is an error
+            (0, demo + "Error in upserting item with id '4'.\n", self.EXPECTED, "printed an error"),
+            (0, "\nrun_sample has caught an error. boom\n", [], "caught an error"),
+            (0, "Traceback (most recent call last):\n  x\n", [], "printed a traceback"),
+            (1, "", [], 1),
+            (124, "", [], "timeout"),
+            (137, "", [], "timeout"),
+        ]
+        for code, output, expected, status in cases:
+            with self.subTest(output=output):
+                self.assertEqual(sample_judge.judge(code, output, expected)[0], status)
+
+    def test_expected_file_lines(self):
+        expected, problems = sample_judge.parse_expected(
+            ["# c", "", "a.py: Error one", "a.py: Error one", "b.py: Cannot x", "bad line"]
+        )
+        self.assertEqual(expected, {"a.py": ["Error one", "Error one"], "b.py": ["Cannot x"]})
+        self.assertEqual(len(problems), 1)
+
+    def test_the_repository_file_parses(self):
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample_expected_output.txt")
+        with open(path, encoding="utf-8") as f:
+            expected, problems = sample_judge.parse_expected(f.readlines())
+        self.assertEqual(problems, [])
+        self.assertIn("access_cosmos_with_resource_token.py", expected)
 
 
 class Main(unittest.TestCase):
