@@ -35,7 +35,7 @@ mod users;
 pub use account::account_document;
 pub use failover::failover;
 pub use lag_admin::replication_lag;
-pub use resource_access::authorize as authorize_resource_token;
+pub use resource_access::{admit as admit_resource_token, authorize as authorize_resource_token};
 pub use split_admin::split;
 pub(crate) use target::live;
 
