@@ -1,7 +1,9 @@
 //! Resource tokens over HTTP, against what a request does rather than the flags it carries: a Read
 //! token cannot write by adding a query flag, a key-scoped token cannot reach other keys through
-//! bulk, a database-level permission does not administer users, and an item permission named by
-//! `_self` link covers the item named by id (and the reverse).
+//! bulk, a database-level permission does not administer users, an item permission named by
+//! `_self` link covers the item named by id (and the reverse), and tokens expire.
+
+use std::time::Duration;
 
 use crate::common;
 
@@ -358,4 +360,94 @@ async fn an_item_permission_by_self_link_covers_the_item_by_id_and_the_reverse()
     assert_eq!(r.status, 403, "{r:?}");
     let r = as_token(&c, base, &by_name, Method::DELETE, &b_self, &pk2, None).await;
     assert_eq!(r.status, 403, "{r:?}");
+}
+
+async fn read_with(c: &TestClient, base: &str, token: &str) -> Resp {
+    let pk = pk_header(&json!("k"));
+    as_token(
+        c,
+        base,
+        token,
+        Method::GET,
+        "/dbs/db/colls/c/docs/a",
+        &[("x-ms-documentdb-partitionkey", pk.as_str())],
+        None,
+    )
+    .await
+}
+
+/// Moves the emulator's clock (tokio's, paused only while it moves) forward; returns a client
+/// with fresh connections (the old ones' idle timers ran out meanwhile).
+async fn let_pass(seconds: u64) -> TestClient {
+    tokio::time::pause();
+    tokio::time::advance(Duration::from_secs(seconds)).await;
+    tokio::time::resume();
+    TestClient::new(cosmos_emulator::WELL_KNOWN_KEY)
+}
+
+#[tokio::test]
+async fn tokens_expire_after_the_seconds_asked_for_or_an_hour() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(1)).await;
+    let base = emu.endpoint();
+    let doc = json!({"id": "a", "pk": "k"});
+    assert_eq!(c.create_item(base, "db", "c", &doc).await.status, 201);
+    for bad in ["9", "18001", "0", "-5", "ten"] {
+        let p = json!({"id": "bad", "permissionMode": "Read", "resource": "dbs/db/colls/c"});
+        let r = permit(
+            &c,
+            base,
+            "u",
+            &p,
+            &[("x-ms-documentdb-expiry-seconds", bad)],
+        )
+        .await;
+        assert_eq!(r.status, 400, "expiry {bad}: {r:?}");
+    }
+    let p = json!({"id": "short", "permissionMode": "Read", "resource": "dbs/db/colls/c"});
+    let r = permit(
+        &c,
+        base,
+        "u",
+        &p,
+        &[("x-ms-documentdb-expiry-seconds", "10")],
+    )
+    .await;
+    assert_eq!(r.status, 201, "{r:?}");
+    let short = r.json()["_token"].as_str().unwrap().to_owned();
+    let p = json!({"id": "long", "permissionMode": "Read", "resource": "dbs/db/colls/c/docs/a"});
+    let r = permit(&c, base, "u", &p, &[]).await;
+    assert_eq!(r.status, 201, "{r:?}");
+    let long = r.json()["_token"].as_str().unwrap().to_owned();
+    assert_eq!(read_with(&c, base, &short).await.status, 200);
+    let c = let_pass(8).await;
+    assert_eq!(read_with(&c, base, &short).await.status, 200);
+    let c = let_pass(4).await;
+    let r = read_with(&c, base, &short).await;
+    assert_eq!(r.status, 401, "{r:?}");
+    assert!(r.message().contains("expired"), "{r:?}");
+    assert_eq!(read_with(&c, base, &long).await.status, 200);
+    // Reading the permission issues a new token, for the seconds the read asks for.
+    let r = c
+        .get(
+            base,
+            "/dbs/db/users/u/permissions/short",
+            &[("x-ms-documentdb-expiry-seconds", "18000")],
+        )
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let renewed = r.json()["_token"].as_str().unwrap().to_owned();
+    assert_eq!(read_with(&c, base, &renewed).await.status, 200);
+    let r = c
+        .get(
+            base,
+            "/dbs/db/users/u/permissions",
+            &[("x-ms-documentdb-expiry-seconds", "5")],
+        )
+        .await;
+    assert_eq!(r.status, 400, "{r:?}");
+    let c = let_pass(3600 - 12 + 1).await;
+    assert_eq!(read_with(&c, base, &long).await.status, 401);
+    assert_eq!(read_with(&c, base, &renewed).await.status, 200);
+    let c = let_pass(18000).await;
+    assert_eq!(read_with(&c, base, &renewed).await.status, 401);
 }

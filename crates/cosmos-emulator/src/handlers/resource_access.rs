@@ -1,5 +1,5 @@
-//! Resource-token requests: admitting the token (its permission still exists) before the body
-//! is read, then resolving what the request will do into an
+//! Resource-token requests: admitting the token (its permission still exists and it has not
+//! expired) before the body is read, then resolving what the request will do into an
 //! [`Intent`] and asking [`crate::auth::decide`] whether the permission covers it.
 //!
 //! The intent comes from the same [`operation`] classification that picks the handler, the
@@ -10,7 +10,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::auth::{decide, Action, Decision, Intent, Keys};
+use crate::auth::{decide, Action, Decision, Intent, Keys, ResourceToken};
 use crate::exchange::request_class::{operation, Operation};
 use crate::exchange::{header_text, RequestCtx, Shared};
 use crate::protocol::{headers, ApiError, Resource, Route, ScriptKind};
@@ -19,15 +19,26 @@ use crate::store::users::Grant;
 /// The service's words for a request its token does not cover.
 pub const INSUFFICIENT_PERMISSIONS: &str = "Insufficient permissions provided in the authorization header for the corresponding request. Please retry with another authorization header.";
 
-/// What the permission a verified resource token names grants now: 401 when it no longer
-/// exists.
-pub fn admit(shared: &Shared, token_id: &str) -> Result<Grant, ApiError> {
-    shared.store.users.grant(token_id).ok_or_else(|| {
+/// What a verified resource token's permission grants now: 401 when the permission no longer
+/// exists or the token has expired.
+pub fn admit(shared: &Shared, token: &ResourceToken) -> Result<Grant, ApiError> {
+    let grant = shared.store.users.grant(&token.token_id).ok_or_else(|| {
         ApiError::new(
             401,
             "The resource token's permission no longer exists (it or its user was deleted).",
         )
-    })
+    })?;
+    let now = shared.auth.now_unix();
+    if now >= token.expires {
+        return Err(ApiError::new(
+            401,
+            format!(
+                "The resource token has expired ({} seconds ago); read the permission again for a new token.",
+                now - token.expires
+            ),
+        ));
+    }
+    Ok(grant)
 }
 
 /// Whether `grant` covers the request (its body read): 403 in the service's words when not.

@@ -82,7 +82,7 @@ pub async fn handle(
         x_ms_date: header(headers::X_MS_DATE),
         http_date: header(headers::DATE),
     };
-    // A resource token is admitted here (its permission exists); what its
+    // A resource token is admitted here (its permission exists, it has not expired); what its
     // permission covers is decided once the body is read, from what the request will do.
     let grant = match shared.auth.check(&creds, SystemTime::now()) {
         Err(message) => return Ok(error_response(&ApiError::new(401, message), 0.0)),
