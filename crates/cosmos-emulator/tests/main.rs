@@ -44,6 +44,7 @@ mod query_differential;
 mod query_metrics;
 mod query_plans;
 mod regions;
+mod resource_token_authz;
 mod response_headers;
 mod rid_links;
 mod scripts;

@@ -3,6 +3,7 @@
 use std::time::{Duration, SystemTime};
 
 use ring::hmac;
+use tokio::time::Instant;
 
 use super::header::{parse, TokenType};
 use super::signature::{verify, SignedFields};
@@ -16,6 +17,9 @@ pub struct AuthPolicy {
     key: Option<hmac::Key>,
     /// The bearer token accepted in `type=aad` headers, if any.
     aad_token: Option<String>,
+    /// The wall clock at start-up and tokio's clock then: resource token expiry is measured on
+    /// tokio's clock from there, so tests move it with paused time.
+    started: (SystemTime, Instant),
 }
 
 impl std::fmt::Debug for AuthPolicy {
@@ -32,8 +36,8 @@ impl std::fmt::Debug for AuthPolicy {
 pub enum Access {
     /// Anything (the account key, an accepted Entra ID token, or auth off).
     Full,
-    /// What the permission this names grants (a resource token).
-    Resource(String),
+    /// What the permission this names grants, until it expires (a resource token).
+    Resource(super::ResourceToken),
 }
 
 /// The request facts a credential check looks at.
@@ -55,6 +59,7 @@ impl AuthPolicy {
         Self {
             key: Some(key),
             aad_token,
+            started: (SystemTime::now(), Instant::now()),
         }
     }
 
@@ -63,6 +68,7 @@ impl AuthPolicy {
         Self {
             key: None,
             aad_token: None,
+            started: (SystemTime::now(), Instant::now()),
         }
     }
 
@@ -71,13 +77,28 @@ impl AuthPolicy {
         self.key.is_some()
     }
 
-    /// The resource token of the permission `token_id` names (with auth off, one that names it
-    /// unsigned: every request is accepted anyway).
+    /// The resource token of the permission `token_id` names, valid for the default hour.
     pub fn resource_token(&self, token_id: &str) -> String {
+        self.resource_token_for(token_id, super::resource_token::DEFAULT_TOKEN_SECONDS)
+    }
+
+    /// The resource token of the permission `token_id` names, valid for `seconds` from now (with
+    /// auth off, one that names it unsigned: every request is accepted anyway).
+    pub fn resource_token_for(&self, token_id: &str, seconds: u64) -> String {
+        let expires = self.now_unix().saturating_add(seconds);
         match &self.key {
-            Some(key) => super::resource_token::mint(key, token_id),
-            None => format!("type=resource&ver=1.0&sig={token_id}.unsigned"),
+            Some(key) => super::resource_token::mint(key, token_id, expires),
+            None => format!("type=resource&ver=1.0&sig={token_id}.{expires}.unsigned"),
         }
+    }
+
+    /// Seconds since the Unix epoch on the clock resource tokens expire by.
+    pub fn now_unix(&self) -> u64 {
+        let (wall, then) = self.started;
+        let now = wall + Instant::now().saturating_duration_since(then);
+        now.duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0)
     }
 
     /// What the request may do when it may proceed; otherwise the 401 message saying what was

@@ -5,7 +5,7 @@ use http::{HeaderMap, Method};
 
 use crate::faults::OpKind;
 use crate::protocol::headers;
-use crate::protocol::{Resource, Route};
+use crate::protocol::{Resource, Route, ScriptKind};
 
 /// Classifies a routed request.
 pub fn op_kind(method: &Method, route: &Route, headers: &HeaderMap) -> OpKind {
@@ -26,6 +26,153 @@ pub fn op_kind(method: &Method, route: &Route, headers: &HeaderMap) -> OpKind {
         (Resource::Item { .. }, &Method::DELETE) => OpKind::Delete,
         (Resource::Item { .. }, &Method::PATCH) => OpKind::Patch,
         _ => OpKind::Metadata,
+    }
+}
+
+/// What a routed request does: the one classification both the handler dispatch and the
+/// resource-token decision use, so the two cannot disagree. `None` from [`operation`] is a verb the
+/// resource does not serve (405).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operation {
+    ReadAccount,
+    ListDatabases,
+    QueryDatabases,
+    CreateDatabase,
+    ReadDatabase,
+    DeleteDatabase,
+    ListContainers,
+    QueryContainers,
+    CreateContainer,
+    ReadContainer,
+    ReplaceContainer,
+    DeleteContainer,
+    ReadPkRanges,
+    ReadConflicts,
+    ReadConflict,
+    DeleteConflict,
+    ListScripts,
+    QueryScripts,
+    CreateScript,
+    ReadScript,
+    ReplaceScript,
+    DeleteScript,
+    ExecuteStoredProcedure,
+    ListUsers,
+    QueryUsers,
+    CreateUser,
+    ReadUser,
+    ReplaceUser,
+    DeleteUser,
+    ListPermissions,
+    QueryPermissions,
+    CreatePermission,
+    ReadPermission,
+    ReplacePermission,
+    DeletePermission,
+    ListOffers,
+    QueryOffers,
+    ReadOffer,
+    ReplaceOffer,
+    QueryPlan,
+    QueryItems,
+    Batch,
+    CreateItem,
+    ReadFeed,
+    ChangeFeed,
+    DeletePartitionKey,
+    ReadItem,
+    ReplaceItem,
+    DeleteItem,
+    PatchItem,
+}
+
+/// The operation a request is, from its resource, verb and the headers that pick a handler.
+pub fn operation(method: &Method, route: &Route, headers: &HeaderMap) -> Option<Operation> {
+    use Operation as O;
+    let m = method;
+    let (get, post, put, delete) = (
+        m == Method::GET,
+        m == Method::POST,
+        m == Method::PUT,
+        m == Method::DELETE,
+    );
+    let query = post && is_query(headers);
+    let pick = |choices: &[(bool, Operation)]| choices.iter().find(|(c, _)| *c).map(|(_, o)| *o);
+    match &route.resource {
+        Resource::Account => pick(&[(get, O::ReadAccount)]),
+        Resource::Databases => pick(&[
+            (query, O::QueryDatabases),
+            (post, O::CreateDatabase),
+            (get, O::ListDatabases),
+        ]),
+        Resource::Database { .. } => pick(&[(get, O::ReadDatabase), (delete, O::DeleteDatabase)]),
+        Resource::Containers { .. } => pick(&[
+            (query, O::QueryContainers),
+            (post, O::CreateContainer),
+            (get, O::ListContainers),
+        ]),
+        Resource::Container { .. } => pick(&[
+            (get, O::ReadContainer),
+            (put, O::ReplaceContainer),
+            (delete, O::DeleteContainer),
+        ]),
+        Resource::PkRanges { .. } => pick(&[(get, O::ReadPkRanges)]),
+        Resource::Conflicts { .. } => pick(&[(get || post, O::ReadConflicts)]),
+        Resource::Conflict { .. } => pick(&[(get, O::ReadConflict), (delete, O::DeleteConflict)]),
+        Resource::Scripts { .. } => pick(&[
+            (query, O::QueryScripts),
+            (post, O::CreateScript),
+            (get, O::ListScripts),
+        ]),
+        Resource::Script { kind, .. } => pick(&[
+            (
+                post && *kind == ScriptKind::StoredProcedure,
+                O::ExecuteStoredProcedure,
+            ),
+            (get, O::ReadScript),
+            (put, O::ReplaceScript),
+            (delete, O::DeleteScript),
+        ]),
+        Resource::Users { .. } => pick(&[
+            (get, O::ListUsers),
+            (query, O::QueryUsers),
+            (post, O::CreateUser),
+        ]),
+        Resource::User { .. } => pick(&[
+            (get, O::ReadUser),
+            (put, O::ReplaceUser),
+            (delete, O::DeleteUser),
+        ]),
+        Resource::Permissions { .. } => pick(&[
+            (get, O::ListPermissions),
+            (query, O::QueryPermissions),
+            (post, O::CreatePermission),
+        ]),
+        Resource::Permission { .. } => pick(&[
+            (get, O::ReadPermission),
+            (put, O::ReplacePermission),
+            (delete, O::DeletePermission),
+        ]),
+        Resource::Offers => pick(&[(get, O::ListOffers), (query, O::QueryOffers)]),
+        Resource::Offer { .. } => pick(&[(get, O::ReadOffer), (put, O::ReplaceOffer)]),
+        Resource::Items { .. } => pick(&[
+            (post && flag(headers, headers::IS_QUERY_PLAN), O::QueryPlan),
+            (query, O::QueryItems),
+            (post && flag(headers, headers::IS_BATCH_REQUEST), O::Batch),
+            (post, O::CreateItem),
+            (
+                get && super::header_text(headers, headers::A_IM).is_some(),
+                O::ChangeFeed,
+            ),
+            (get, O::ReadFeed),
+        ]),
+        Resource::PartitionKeyDelete { .. } => pick(&[(post, O::DeletePartitionKey)]),
+        Resource::Item { .. } => pick(&[
+            (get, O::ReadItem),
+            (put, O::ReplaceItem),
+            (delete, O::DeleteItem),
+            (m == Method::PATCH, O::PatchItem),
+        ]),
     }
 }
 

@@ -15,7 +15,6 @@ use super::items::commit_all;
 use super::patch::condition_meter;
 use super::replica_headers::{container_paths, replica_headers, replica_state};
 use crate::epk::Epk;
-use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError};
 use crate::sql::meter::Meter;
@@ -129,11 +128,6 @@ fn unchanged(partition: &Partition, items: &HashMap<DocKey, Option<Arc<StoredDoc
             (None, None) => true,
             _ => false,
         })
-}
-
-/// Whether a POST to a feed is a batch.
-pub fn is_batch(ctx: &RequestCtx<'_>) -> bool {
-    flag(ctx.headers, headers::IS_BATCH_REQUEST)
 }
 
 /// Serves a batch or bulk request.

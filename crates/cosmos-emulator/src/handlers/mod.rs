@@ -35,16 +35,16 @@ mod users;
 pub use account::account_document;
 pub use failover::failover;
 pub use lag_admin::replication_lag;
-pub use resource_access::authorize as authorize_resource_token;
+pub use resource_access::{admit as admit_resource_token, authorize as authorize_resource_token};
 pub use split_admin::split;
 pub(crate) use target::live;
 
 use bytes::Bytes;
-use http::Method;
 
-use crate::exchange::request_class::{flag, is_query};
+use crate::exchange::request_class::{operation, Operation};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, Resource, Route};
+use http::Method;
 
 /// Serves a routed, authenticated request (held to its range's throughput when enforced).
 pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
@@ -52,125 +52,114 @@ pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
 }
 
 fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
+    use Operation as O;
     let m = ctx.method;
-    match &route.resource {
-        Resource::Account if m == Method::GET => account::read(ctx),
-        Resource::Databases if m == Method::POST && is_query(ctx.headers) => databases::query(ctx),
-        Resource::Databases if m == Method::POST => databases::create(ctx),
-        Resource::Databases if m == Method::GET => databases::list(ctx),
-        Resource::Database { db } if m == Method::GET => databases::read(ctx, db),
-        Resource::Database { db } if m == Method::DELETE => databases::delete(ctx, db),
-        Resource::Containers { db } if m == Method::POST && is_query(ctx.headers) => {
-            containers::query(ctx, db)
+    let Some(op) = operation(m, route, ctx.headers) else {
+        return Err(not_supported(m));
+    };
+    match (op, &route.resource) {
+        (O::ReadAccount, _) => account::read(ctx),
+        (O::QueryDatabases, _) => databases::query(ctx),
+        (O::CreateDatabase, _) => databases::create(ctx),
+        (O::ListDatabases, _) => databases::list(ctx),
+        (O::ReadDatabase, Resource::Database { db }) => databases::read(ctx, db),
+        (O::DeleteDatabase, Resource::Database { db }) => databases::delete(ctx, db),
+        (O::QueryContainers, Resource::Containers { db }) => containers::query(ctx, db),
+        (O::CreateContainer, Resource::Containers { db }) => containers::create(ctx, db),
+        (O::ListContainers, Resource::Containers { db }) => containers::list(ctx, db),
+        (O::ReadContainer, Resource::Container { db, coll }) => containers::read(ctx, db, coll),
+        (O::ReplaceContainer, Resource::Container { db, coll }) => {
+            containers::replace(ctx, db, coll)
         }
-        Resource::Containers { db } if m == Method::POST => containers::create(ctx, db),
-        Resource::Containers { db } if m == Method::GET => containers::list(ctx, db),
-        Resource::Container { db, coll } if m == Method::GET => containers::read(ctx, db, coll),
-        Resource::Container { db, coll } if m == Method::PUT => containers::replace(ctx, db, coll),
-        Resource::Container { db, coll } if m == Method::DELETE => {
-            containers::delete(ctx, db, coll)
-        }
-        Resource::PkRanges { db, coll } if m == Method::GET => containers::pkranges(ctx, db, coll),
-        Resource::Conflicts { db, coll } if m == Method::GET || m == Method::POST => {
+        (O::DeleteContainer, Resource::Container { db, coll }) => containers::delete(ctx, db, coll),
+        (O::ReadPkRanges, Resource::PkRanges { db, coll }) => containers::pkranges(ctx, db, coll),
+        (O::ReadConflicts, Resource::Conflicts { db, coll }) => {
             containers::conflicts(ctx, db, coll)
         }
-        Resource::Conflict { db, coll, .. } if m == Method::GET || m == Method::DELETE => {
+        (O::ReadConflict | O::DeleteConflict, Resource::Conflict { db, coll, .. }) => {
             ctx.shared.store.catalog.container(db, coll)?;
             Err(ApiError::missing_entity())
         }
-        Resource::Scripts { db, coll, kind } if m == Method::POST && is_query(ctx.headers) => {
+        (O::QueryScripts, Resource::Scripts { db, coll, kind }) => {
             scripts::query(ctx, db, coll, *kind)
         }
-        Resource::Scripts { db, coll, kind } if m == Method::POST => {
+        (O::CreateScript, Resource::Scripts { db, coll, kind }) => {
             scripts::create(ctx, db, coll, *kind)
         }
-        Resource::Scripts { db, coll, kind } if m == Method::GET => {
+        (O::ListScripts, Resource::Scripts { db, coll, kind }) => {
             scripts::list(ctx, db, coll, *kind)
         }
-        Resource::Script {
-            db,
-            coll,
-            kind: crate::protocol::ScriptKind::StoredProcedure,
-            id,
-        } if m == Method::POST => sproc::execute(ctx, db, coll, id),
-        Resource::Script { db, coll, kind, id } if m == Method::GET => {
+        (O::ExecuteStoredProcedure, Resource::Script { db, coll, id, .. }) => {
+            sproc::execute(ctx, db, coll, id)
+        }
+        (O::ReadScript, Resource::Script { db, coll, kind, id }) => {
             scripts::read(ctx, db, coll, *kind, id)
         }
-        Resource::Script { db, coll, kind, id } if m == Method::PUT => {
+        (O::ReplaceScript, Resource::Script { db, coll, kind, id }) => {
             scripts::replace(ctx, db, coll, *kind, id)
         }
-        Resource::Script { db, coll, kind, id } if m == Method::DELETE => {
+        (O::DeleteScript, Resource::Script { db, coll, kind, id }) => {
             scripts::delete(ctx, db, coll, *kind, id)
         }
-        Resource::Users { db } if m == Method::GET => users::list_users(ctx, db),
-        Resource::Users { db } if m == Method::POST => users::post_user(ctx, db),
-        Resource::User { db, user } if m == Method::GET => users::read_user(ctx, db, user),
-        Resource::User { db, user } if m == Method::PUT => users::replace_user(ctx, db, user),
-        Resource::User { db, user } if m == Method::DELETE => users::delete_user(ctx, db, user),
-        Resource::Permissions { db, user } if m == Method::GET => {
+        (O::ListUsers, Resource::Users { db }) => users::list_users(ctx, db),
+        (O::QueryUsers | O::CreateUser, Resource::Users { db }) => users::post_user(ctx, db),
+        (O::ReadUser, Resource::User { db, user }) => users::read_user(ctx, db, user),
+        (O::ReplaceUser, Resource::User { db, user }) => users::replace_user(ctx, db, user),
+        (O::DeleteUser, Resource::User { db, user }) => users::delete_user(ctx, db, user),
+        (O::ListPermissions, Resource::Permissions { db, user }) => {
             users::list_permissions(ctx, db, user)
         }
-        Resource::Permissions { db, user } if m == Method::POST => {
+        (O::QueryPermissions | O::CreatePermission, Resource::Permissions { db, user }) => {
             users::post_permission(ctx, db, user)
         }
-        Resource::Permission { db, user, id } if m == Method::GET => {
+        (O::ReadPermission, Resource::Permission { db, user, id }) => {
             users::read_permission(ctx, db, user, id)
         }
-        Resource::Permission { db, user, id } if m == Method::PUT => {
+        (O::ReplacePermission, Resource::Permission { db, user, id }) => {
             users::replace_permission(ctx, db, user, id)
         }
-        Resource::Permission { db, user, id } if m == Method::DELETE => {
+        (O::DeletePermission, Resource::Permission { db, user, id }) => {
             users::delete_permission(ctx, db, user, id)
         }
-        Resource::Offers if m == Method::GET => Ok(offers::list(ctx)),
-        Resource::Offers if m == Method::POST && is_query(ctx.headers) => offers::query(ctx),
-        Resource::Offer { id } if m == Method::GET => offers::read(ctx, id),
-        Resource::Offer { id } if m == Method::PUT => offers::replace(ctx, id),
-        Resource::Items { db, coll }
-            if m == Method::POST && flag(ctx.headers, headers::IS_QUERY_PLAN) =>
-        {
-            query_plan::query_plan(ctx, db, coll)
-        }
-        Resource::Items { db, coll } if m == Method::POST && is_query(ctx.headers) => {
-            query::query(ctx, db, coll)
-        }
-        Resource::Items { db, coll } if m == Method::POST && batch::is_batch(ctx) => {
-            batch::execute(ctx, db, coll)
-        }
-        Resource::Items { db, coll }
-            if m == Method::POST && triggered::names_triggers(ctx.headers) =>
-        {
+        (O::ListOffers, _) => Ok(offers::list(ctx)),
+        (O::QueryOffers, _) => offers::query(ctx),
+        (O::ReadOffer, Resource::Offer { id }) => offers::read(ctx, id),
+        (O::ReplaceOffer, Resource::Offer { id }) => offers::replace(ctx, id),
+        (O::QueryPlan, Resource::Items { db, coll }) => query_plan::query_plan(ctx, db, coll),
+        (O::QueryItems, Resource::Items { db, coll }) => query::query(ctx, db, coll),
+        (O::Batch, Resource::Items { db, coll }) => batch::execute(ctx, db, coll),
+        (O::CreateItem, Resource::Items { db, coll }) if triggered::names_triggers(ctx.headers) => {
             triggered::write(ctx, db, coll, triggered::Write::Create)
         }
-        Resource::Items { db, coll } if m == Method::POST => items::create(ctx, db, coll),
-        Resource::Items { db, coll } if m == Method::GET => match ctx.header(headers::A_IM) {
-            Some(a_im) => change_feed::read(ctx, db, coll, a_im),
-            None => feed::read_feed(ctx, db, coll),
-        },
-        Resource::PartitionKeyDelete { db, coll } if m == Method::POST => {
+        (O::CreateItem, Resource::Items { db, coll }) => items::create(ctx, db, coll),
+        (O::ChangeFeed, Resource::Items { db, coll }) => {
+            let a_im = ctx.header(headers::A_IM).unwrap_or_default();
+            change_feed::read(ctx, db, coll, a_im)
+        }
+        (O::ReadFeed, Resource::Items { db, coll }) => feed::read_feed(ctx, db, coll),
+        (O::DeletePartitionKey, Resource::PartitionKeyDelete { db, coll }) => {
             items::delete_partition_key(ctx, db, coll)
         }
-        Resource::Item { db, coll, id } => {
+        (
+            O::ReadItem | O::ReplaceItem | O::DeleteItem | O::PatchItem,
+            Resource::Item { db, coll, id },
+        ) => {
             let id = &rid_items::resolve(ctx, db, coll, id)?;
-            if (m == Method::PUT || m == Method::DELETE) && triggered::names_triggers(ctx.headers) {
-                let write = if m == Method::PUT {
-                    triggered::Write::Replace(id)
-                } else {
-                    triggered::Write::Delete(id)
-                };
-                triggered::write(ctx, db, coll, write)
-            } else if m == Method::GET {
-                items::read(ctx, db, coll, id)
-            } else if m == Method::PUT {
-                items::replace(ctx, db, coll, id)
-            } else if m == Method::DELETE {
-                items::delete(ctx, db, coll, id)
-            } else if m == Method::PATCH {
-                patch::patch(ctx, db, coll, id)
-            } else {
-                Err(not_supported(m))
+            let triggers = triggered::names_triggers(ctx.headers);
+            match op {
+                O::ReplaceItem if triggers => {
+                    triggered::write(ctx, db, coll, triggered::Write::Replace(id))
+                }
+                O::DeleteItem if triggers => {
+                    triggered::write(ctx, db, coll, triggered::Write::Delete(id))
+                }
+                O::ReadItem => items::read(ctx, db, coll, id),
+                O::ReplaceItem => items::replace(ctx, db, coll, id),
+                O::DeleteItem => items::delete(ctx, db, coll, id),
+                _ => patch::patch(ctx, db, coll, id),
             }
         }
+        // `operation` names each kind only for its own resource.
         _ => Err(not_supported(m)),
     }
 }

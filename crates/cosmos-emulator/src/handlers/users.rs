@@ -1,18 +1,22 @@
 //! Users and permissions: `/dbs/{db}/users[/{user}]` and
 //! `/dbs/{db}/users/{user}/permissions[/{permission}]`: list, query, create, upsert
 //! (`x-ms-documentdb-is-upsert: true`), read, replace (a new `id` renames) and delete. Each
-//! permission's body carries its resource token (`_token`), which [`super::resource_access`]
-//! checks requests against.
+//! permission's body carries a resource token (`_token`), which [`super::resource_access`]
+//! checks requests against: a new one each time a permission is created, replaced, read, listed
+//! or queried, valid for the seconds `x-ms-documentdb-expiry-seconds` asks (10 to 18000; an hour
+//! when absent).
 
 use bytes::Bytes;
+use serde_json::{Map, Value};
 
 use super::consistency::require_write_region;
 use super::{etag_read, feed_body};
+use crate::auth::{token_lifetime, EXPIRY_SECONDS_HEADER};
 use crate::exchange::request_class::{flag, is_query};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
 use crate::store::document::{id_of, parse_object};
-use crate::store::users::{grant_of, Stored, Written};
+use crate::store::users::{grant_of, token_id, Stored, Written};
 use crate::store::Database;
 
 fn database(ctx: &RequestCtx<'_>, db: &str) -> Result<std::sync::Arc<Database>, ApiError> {
@@ -31,6 +35,39 @@ fn written(status: Written, stored: Stored) -> Reply {
         Written::Replaced => 200,
     };
     Reply::json(code, stored.body, charge::metadata()).header(headers::ETAG, &stored.etag)
+}
+
+/// How long the tokens this request answers stay valid; 400 when the header asks for a lifetime
+/// out of range.
+fn lifetime(ctx: &RequestCtx<'_>) -> Result<u64, ApiError> {
+    token_lifetime(ctx.header(EXPIRY_SECONDS_HEADER)).map_err(ApiError::bad_request)
+}
+
+/// Permission bodies with a token issued now, valid for `seconds`.
+fn with_fresh_tokens(
+    ctx: &RequestCtx<'_>,
+    db_rid: &str,
+    user_rid: &str,
+    bodies: Vec<Bytes>,
+    seconds: u64,
+) -> Vec<Bytes> {
+    bodies
+        .into_iter()
+        .map(|body| {
+            let Ok(mut map) = serde_json::from_slice::<Map<String, Value>>(&body) else {
+                return body;
+            };
+            let Some(rid) = map.get("_rid").and_then(Value::as_str) else {
+                return body;
+            };
+            let token = ctx
+                .shared
+                .auth
+                .resource_token_for(&token_id(db_rid, user_rid, rid), seconds);
+            map.insert("_token".into(), Value::String(token));
+            serde_json::to_vec(&map).map(Bytes::from).unwrap_or(body)
+        })
+        .collect()
 }
 
 /// GET /dbs/{db}/users
@@ -90,20 +127,24 @@ pub fn delete_user(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply, 
 
 /// GET /dbs/{db}/users/{user}/permissions
 pub fn list_permissions(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply, ApiError> {
+    let seconds = lifetime(ctx)?;
     let database = database(ctx, db)?;
     let users = &ctx.shared.store.users;
     let permissions = users.permissions(&database.rid, user)?;
     let user_rid = users.user_rid(&database.rid, user)?;
+    let permissions = with_fresh_tokens(ctx, &database.rid, &user_rid, permissions, seconds);
     Ok(feed(&user_rid, "Permissions", &permissions))
 }
 
 /// POST /dbs/{db}/users/{user}/permissions: a query, or a create (an upsert when asked).
 pub fn post_permission(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply, ApiError> {
+    let seconds = lifetime(ctx)?;
     let database = database(ctx, db)?;
     let users = &ctx.shared.store.users;
     if is_query(ctx.headers) {
         let permissions = users.permissions(&database.rid, user)?;
         let user_rid = users.user_rid(&database.rid, user)?;
+        let permissions = with_fresh_tokens(ctx, &database.rid, &user_rid, permissions, seconds);
         return super::metadata_query::answer(ctx, &user_rid, "Permissions", &permissions);
     }
     require_write_region(ctx)?;
@@ -112,7 +153,7 @@ pub fn post_permission(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Rep
     let grant = grant_of(&map)?;
     let upsert = flag(ctx.headers, headers::IS_UPSERT);
     let auth = &ctx.shared.auth;
-    let token = |token_id: &str| auth.resource_token(token_id);
+    let token = |token_id: &str| auth.resource_token_for(token_id, seconds);
     let (status, stored) =
         users.write_permission(&database.rid, user, id, map, grant, upsert, &token)?;
     Ok(written(status, stored))
@@ -125,13 +166,15 @@ pub fn read_permission(
     user: &str,
     permission: &str,
 ) -> Result<Reply, ApiError> {
+    let seconds = lifetime(ctx)?;
     let database = database(ctx, db)?;
-    let stored = ctx
-        .shared
-        .store
-        .users
-        .permission(&database.rid, user, permission)?;
-    Ok(etag_read(ctx, &stored.body, &stored.etag))
+    let users = &ctx.shared.store.users;
+    let stored = users.permission(&database.rid, user, permission)?;
+    let user_rid = users.user_rid(&database.rid, user)?;
+    let body = with_fresh_tokens(ctx, &database.rid, &user_rid, vec![stored.body], seconds)
+        .pop()
+        .unwrap_or_default();
+    Ok(etag_read(ctx, &body, &stored.etag))
 }
 
 /// PUT /dbs/{db}/users/{user}/permissions/{permission}
@@ -142,12 +185,13 @@ pub fn replace_permission(
     permission: &str,
 ) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
+    let seconds = lifetime(ctx)?;
     let database = database(ctx, db)?;
     let map = parse_object(&ctx.body)?;
     let id = id_of(&map)?;
     let grant = grant_of(&map)?;
     let auth = &ctx.shared.auth;
-    let token = |token_id: &str| auth.resource_token(token_id);
+    let token = |token_id: &str| auth.resource_token_for(token_id, seconds);
     let stored = ctx.shared.store.users.replace_permission(
         &database.rid,
         user,

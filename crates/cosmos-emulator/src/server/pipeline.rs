@@ -34,8 +34,9 @@ impl std::fmt::Display for CloseConnection {
 impl std::error::Error for CloseConnection {}
 
 /// Serves one request: a region in outage closes it unanswered; then route (bad segments
-/// refused), auth, then counters and fault rules, then the body (with a timeout), then the handler.
-/// Nothing but routing happens before auth.
+/// refused), authentication, then counters and fault rules, then the body (with a timeout), then
+/// a resource token's authorization (from the resolved operation, batch bodies included), then
+/// the handler. Nothing but routing happens before authentication.
 pub async fn handle(
     shared: Arc<Shared>,
     port: Port,
@@ -81,22 +82,16 @@ pub async fn handle(
         x_ms_date: header(headers::X_MS_DATE),
         http_date: header(headers::DATE),
     };
-    match shared.auth.check(&creds, SystemTime::now()) {
+    // A resource token is admitted here (its permission exists, it has not expired); what its
+    // permission covers is decided once the body is read, from what the request will do.
+    let grant = match shared.auth.check(&creds, SystemTime::now()) {
         Err(message) => return Ok(error_response(&ApiError::new(401, message), 0.0)),
-        Ok(Access::Resource(token)) => {
-            let allowed = handlers::authorize_resource_token(
-                &shared,
-                &token,
-                &parts.method,
-                path,
-                &parts.headers,
-            );
-            if let Err(e) = allowed {
-                return Ok(error_response(&e, 0.0));
-            }
-        }
-        Ok(Access::Full) => {}
-    }
+        Ok(Access::Resource(token)) => match handlers::admit_resource_token(&shared, &token) {
+            Ok(grant) => Some(grant),
+            Err(e) => return Ok(error_response(&e, 0.0)),
+        },
+        Ok(Access::Full) => None,
+    };
     let region_name = topology
         .regions()
         .get(region)
@@ -138,6 +133,19 @@ pub async fn handle(
         Ok(b) => b,
         Err(e) => return Ok(error_response(&e, 0.0)),
     };
+    if let Some(grant) = &grant {
+        let ctx = RequestCtx {
+            shared: &shared,
+            method: &parts.method,
+            headers: &parts.headers,
+            body: body.clone(),
+            region,
+            now: Instant::now(),
+        };
+        if let Err(e) = handlers::authorize_resource_token(&ctx, &route, grant) {
+            return Ok(error_response(&e, 0.0));
+        }
+    }
     let binary_answer = serialization::answers_binary(&parts.method, &route, &parts.headers);
     let heavy = evaluates(&parts.method, &route, &parts.headers, body.len());
     let parts = Arc::new(parts);
