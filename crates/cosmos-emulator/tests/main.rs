@@ -46,6 +46,7 @@ mod query_plans;
 mod regions;
 mod response_headers;
 mod scripts;
+mod script_runaway;
 mod rid_links;
 mod session_paths;
 mod spatial;
