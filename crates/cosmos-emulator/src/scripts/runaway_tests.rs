@@ -37,10 +37,11 @@ fn answered_by(ends: Ends) -> Duration {
     }
 }
 
+/// A small heap, so that the attacks stopped at the cap get there quickly in a debug build.
 fn bounds() -> Bounds {
     Bounds {
         time: LIMIT,
-        memory_bytes: 16 * 1024 * 1024,
+        memory_bytes: 8 * 1024 * 1024,
         stack_bytes: 256 * 1024,
     }
 }
