@@ -207,6 +207,204 @@
         install(Array, "from", wrapped, original);
     })();
 
+    // Natives that read an array-like argument index by index: the arguments list of apply and
+    // construct, the source of a typed array (constructed, from, set), String.raw's strings.
+    function isObject(v) {
+        return (typeof v === "object" && v !== null) || typeof v === "function";
+    }
+
+    function checkArgument(v, label) {
+        if (isObject(v)) check(steps(v, label), label);
+    }
+
+    function byArgument(holder, name, label, at) {
+        var original = holder[name];
+        install(holder, name, {
+            m: function () {
+                checkArgument(arguments[at], label);
+                return guarded(original, this, arguments);
+            }
+        }.m, original);
+    }
+
+    // apply and construct call the script's functions, so they cannot hold the prototypes still;
+    // the arguments list is copied here instead, where every index reaches the interrupt
+    // handler, and the native gets a dense array (past 65,535 entries it refuses before reading).
+    var MAX_ARGUMENTS = 65535;
+
+    function argumentsList(list, label) {
+        if (!isObject(list)) return list;
+        var len = steps(list, label);
+        check(len, label);
+        len = toLength(list.length);
+        if (len > MAX_ARGUMENTS) return list;
+        var copy = [];
+        for (var i = 0; i < len; i++) createAt(copy, i, list[i]);
+        return copy;
+    }
+
+    function byList(holder, name, label, at) {
+        var original = holder[name];
+        install(holder, name, {
+            m: function () {
+                var args = [];
+                for (var i = 0; i < arguments.length; i++) createAt(args, i, arguments[i]);
+                if (at < args.length) args[at] = argumentsList(args[at], label);
+                return apply(original, this, args);
+            }
+        }.m, original);
+    }
+
+    byList(Function.prototype, "apply", "Function.prototype.apply", 1);
+    byList(Reflect, "apply", "Reflect.apply", 2);
+    byList(Reflect, "construct", "Reflect.construct", 1);
+    var TypedArray = getProto(Uint8Array);
+    byArgument(TypedArray, "from", "TypedArray.from", 0);
+    byArgument(TypedArray.prototype, "set", "TypedArray.prototype.set", 0);
+
+    // String.raw reads its template's `raw` once; an accessor (or a proxy) could answer the native
+    // another array-like than the one checked here.
+    (function () {
+        var original = String.raw;
+        install(String, "raw", {
+            raw: function (template) {
+                var label = "String.raw";
+                if (isObject(template)) {
+                    for (var p = template; p !== null; p = getProto(p)) {
+                        if (isProxy(p)) refuse(label);
+                        var d = getOwn(p, "raw");
+                        if (d === undefined) continue;
+                        if (!("value" in d)) refuse(label);
+                        checkArgument(d.value, label);
+                        break;
+                    }
+                }
+                return guarded(original, this, arguments);
+            }
+        }.raw, original);
+    })();
+
+    // The typed array constructors copy an array-like argument index by index. Each is replaced
+    // by a constructor that checks it first and constructs the original (subclasses and
+    // instanceof keep working: the prototype object is the original's).
+    [
+        "Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array",
+        "Uint32Array", "Float16Array", "Float32Array", "Float64Array", "BigInt64Array",
+        "BigUint64Array"
+    ].forEach(function (name) {
+        var C = g[name];
+        if (typeof C !== "function") return;
+        var construct = Reflect.construct;
+        var label = name;
+        var W = function () {
+            if (new.target === undefined) throw new TypeErr("constructor " + name + " requires 'new'");
+            checkArgument(arguments[0], label);
+            running++;
+            try {
+                return construct(C, arguments, new.target === W ? C : new.target);
+            } finally {
+                running--;
+            }
+        };
+        define(W, "name", { value: name, configurable: true });
+        define(W, "length", { value: C.length, configurable: true });
+        define(W, "prototype", { value: C.prototype, writable: false, enumerable: false, configurable: false });
+        define(W, "BYTES_PER_ELEMENT", { value: C.BYTES_PER_ELEMENT, writable: false, enumerable: false, configurable: false });
+        Object.setPrototypeOf(W, TypedArray);
+        define(C.prototype, "constructor", { value: W, writable: true, enumerable: false, configurable: true });
+        define(g, name, { value: W, writable: true, enumerable: false, configurable: true });
+    });
+
+    // JSON.stringify reads every index of every array it meets, holes through the prototype
+    // chain. The value is first copied here, as the native would see it (toJSON, the replacer,
+    // enumerable own keys), into plain objects and dense arrays, each array checked as the
+    // methods are; the native then writes out the copy.
+    var stringify = JSON.stringify;
+    var keysOf = Object.keys;
+    var unboxes = [Number.prototype.valueOf, String.prototype.valueOf, Boolean.prototype.valueOf,
+        typeof BigInt === "function" ? BigInt.prototype.valueOf : undefined];
+
+    function unboxesAs(i, v) {
+        if (unboxes[i] === undefined) return false;
+        try {
+            apply(unboxes[i], v, []);
+            return true;
+        } catch (e) {
+            return false;
+        }
+    }
+
+    function boxed(v) {
+        return unboxesAs(0, v) || unboxesAs(1, v) || unboxesAs(2, v) || unboxesAs(3, v);
+    }
+
+    // `seen`: the objects being copied, outermost first ({items, count}), for the cycle check.
+    function copyForJson(holder, key, value, replacer, names, seen) {
+        if (isObject(value) || typeof value === "bigint") {
+            var toJSON = value.toJSON;
+            if (typeof toJSON === "function") value = apply(toJSON, value, [key]);
+        }
+        if (replacer !== undefined) value = apply(replacer, holder, [key, value]);
+        if (typeof value !== "object" || value === null || boxed(value)) return value;
+        if (isProxy(value)) refuse("JSON.stringify");
+        for (var s = 0; s < seen.count; s++) {
+            if (seen.items[s] === value) throw new TypeErr("circular reference in JSON.stringify");
+        }
+        createAt(seen.items, seen.count, value);
+        seen.count++;
+        var out;
+        if (isArray(value)) {
+            check(steps(value, "JSON.stringify"), "JSON.stringify");
+            var len = toLength(value.length);
+            out = [];
+            for (var i = 0; i < len; i++) {
+                var item = copyForJson(value, "" + i, value[i], replacer, names, seen);
+                createAt(out, i, item === undefined || typeof item === "function" || typeof item === "symbol" ? null : item);
+            }
+        } else {
+            var keys = names !== undefined ? names : keysOf(value);
+            out = {};
+            for (var k = 0; k < keys.length; k++) {
+                var v = copyForJson(value, keys[k], value[keys[k]], replacer, names, seen);
+                if (v !== undefined && typeof v !== "function" && typeof v !== "symbol") createAt(out, keys[k], v);
+            }
+        }
+        seen.count--;
+        return out;
+    }
+
+    // The property names a replacer array allows: its strings and numbers (boxed or not), once each.
+    function allowedNames(replacer) {
+        check(steps(replacer, "JSON.stringify"), "JSON.stringify");
+        var names = [];
+        var count = 0;
+        var len = toLength(replacer.length);
+        for (var i = 0; i < len; i++) {
+            var r = replacer[i];
+            var name;
+            if (typeof r === "string" || typeof r === "number") name = "" + r;
+            else if (isObject(r) && (unboxesAs(0, r) || unboxesAs(1, r))) name = "" + r;
+            else continue;
+            var known = false;
+            for (var j = 0; j < count; j++) if (names[j] === name) known = true;
+            if (!known) createAt(names, count++, name);
+        }
+        return names;
+    }
+
+    install(JSON, "stringify", {
+        stringify: function (value, replacer, space) {
+            var fn;
+            var names;
+            if (typeof replacer === "function") fn = replacer;
+            else if (isArray(replacer)) names = allowedNames(replacer);
+            var root = {};
+            createAt(root, "", value);
+            var copy = copyForJson(root, "", value, fn, names, { items: [], count: 0 });
+            return apply(stringify, JSON, [copy, null, space]);
+        }
+    }.stringify, stringify);
+
     // Every way to change an existing object's prototype refuses while a guarded native runs.
     function settled(name) {
         if (running > 0) throw new TypeErr(name + " cannot change a prototype while a built-in walks an array.");

@@ -1,45 +1,57 @@
 //! Bounds the built-ins that would otherwise run past a script's time limit unseen.
 //!
 //! QuickJS stops a script through its interrupt handler, which the interpreter calls every few
-//! thousand bytecode steps and on every function call, and through the heap cap, which any
-//! allocation meets. A few built-ins run a native loop over a length the script chooses that
-//! neither returns to the interpreter nor allocates: `Array.prototype.copyWithin.call({length:
-//! 1e15}, 0, 1)` or `new Array(2 ** 32 - 1).join('')` walk every missing index in C, and no
-//! handler, limit or signal can stop them short of the process. QuickJS-ng (the engine `rquickjs`
-//! 0.14 embeds) already checks for interrupts inside `every`/`some`/`forEach`/`map`/`filter`,
-//! `reduce(Right)`, `find*`, `includes`, `indexOf` and `lastIndexOf`; the others (survey of its
-//! `js_array_*`: `copyWithin`, `fill`, `join`, `toString`, `toLocaleString`, `reverse`, `shift`,
-//! `unshift`, `slice`, `splice`, `concat`, `sort`, `flat`, `flatMap`, `with`, `toReversed`,
-//! `toSorted`, `toSpliced`, `Array.from` over an array-like) do not. String, typed array, JSON and
-//! RegExp work is bounded by the sizes of real strings and buffers, so by the heap cap, and
-//! regular expressions call the interrupt handler while they backtrack; `Atomics.wait` throws
-//! (the runtime cannot block); `Function.prototype.apply` refuses more than 65,535 arguments.
+//! thousand bytecode steps and function calls, and through the heap cap, which any allocation
+//! meets. Some built-ins run a native loop over a length the script chooses that neither returns
+//! to the interpreter nor allocates: `Array.prototype.copyWithin.call({length: 1e15}, 0, 1)` or
+//! `new Array(2 ** 32 - 1).join('')` walk every missing index in C, and no handler, limit or
+//! signal stops them short of the process. A missing index is looked up along the whole prototype
+//! chain, which a script can make as long as the heap allows, so even a loop over a modest length
+//! can run for minutes.
+//!
+//! Survey of QuickJS-ng (the engine `rquickjs` 0.14 embeds): `every`/`some`/`forEach`/`map`/
+//! `filter`, `reduce(Right)`, `find*`, `includes`, `indexOf` and `lastIndexOf` check for
+//! interrupts at every index (but only reach the handler every 10,000 checks, so a long chain
+//! still holds them); `copyWithin`, `fill`, `join`, `toString`, `toLocaleString`, `reverse`,
+//! `shift`, `unshift`, `slice`, `splice`, `concat`, `sort`, `flat`, `flatMap`, `with`,
+//! `toReversed`, `toSorted`, `toSpliced`, the array iterators driven by a native
+//! (`Iterator.prototype.drop`, `toArray`), `Array.from`, the arguments list of
+//! `Function.prototype.apply`, `Reflect.apply` and `Reflect.construct`, typed arrays made from an
+//! array-like (constructors, `from`, `set`), `String.raw`, and `JSON.stringify` (holes of every
+//! array it meets) do not. String, typed array and regular expression work on real data is
+//! bounded by the heap cap, and regular expressions call the interrupt handler while they
+//! backtrack; `Atomics.wait` throws (the runtime cannot block).
 //!
 //! Two ways were weighed. A child process per script, killed at its deadline, bounds anything,
 //! but every collection call and every UDF call would cross a pipe, and an embedding of the
-//! emulator (its tests, other programs) has no worker program to start. Wrapping the few
-//! unbounded built-ins is local and cheap, and is what this module does (`guards.js`, run in
-//! every runtime before the API and the script):
+//! emulator (its tests, other programs) has no worker program to start. Wrapping the unbounded
+//! built-ins is local and cheap, and is what this module does (`guards.js`, run in every runtime
+//! before the API and the script):
 //!
-//! - each wrapped method checks, before calling the native, that its length times the objects a
-//!   lookup of a missing index may visit (the prototype chain beyond an ordinary one) is at most
+//! - each wrapped function checks, before calling the native, that the length it will walk times
+//!   the objects a lookup of a missing index may visit beyond an ordinary chain is at most
 //!   [`max_steps`]: the heap cap over 8 bytes, more elements than a real array under the cap can
-//!   hold, a native loop of well under a second. Past that the script is stopped as if it ran
-//!   out of time (the same 408 as `while (true) {}`), since that is what the call would do;
+//!   hold, a native loop of well under a second. Past that the script is stopped as if it ran out
+//!   of time (the same 408 as `while (true) {}`), since that is what the call would do;
 //! - what cannot be bounded before the call is refused the same way: a receiver with a proxy on
 //!   its chain, or whose `length` is an accessor or an object (either could answer the native a
 //!   length other than the one checked);
-//! - `flat` and `flatMap`, which descend into nested arrays, run in JavaScript instead, where
-//!   every step reaches the interrupt handler (they build a plain array, not a species);
+//! - `flat` and `flatMap` run in JavaScript, and the arguments list of `apply`/`construct` and the
+//!   value given to `JSON.stringify` are copied in JavaScript (dense arrays, plain objects) before
+//!   the native sees them: every step of the copy reaches the interrupt handler;
+//! - no prototype may change (`setPrototypeOf`, `__proto__`: a `TypeError`) while one of the
+//!   unpolled natives runs, so a getter it calls cannot lengthen the chain it walks;
 //! - the wrappers are non-writable and non-configurable, and the originals live only in the
-//!   wrappers' closure: `Reflect.apply`, `Function.prototype.call.bind`, property descriptors
+//!   wrappers' closures: `Reflect.apply`, `Function.prototype.call.bind`, property descriptors
 //!   and `Array.prototype.toString`'s internal `join` lookup all reach a wrapper; QuickJS offers a
-//!   script no second realm.
+//!   script no second realm. The UDF caller stringifies results through the wrapper too.
 //!
-//! What remains is a native loop made slow by a script changing a prototype chain from inside it
-//! (a getter on an index that lengthens the chain), which the engine's own deadline cannot reach
-//! either; for that and anything not foreseen here, the caller answers at the deadline without
-//! waiting for the script's thread (`engine`, `udf`), which is counted and capped (`watch`).
+//! What remains: a prototype chain of hundreds of thousands of objects makes each missed lookup
+//! cost milliseconds, and the interrupt handler runs only every 10,000 checks, so plain
+//! JavaScript reading missing properties of such an object can overrun its limit by seconds
+//! before it is stopped. For that, and anything not foreseen here, the caller answers at the
+//! deadline without waiting for the script's thread (`engine`, `udf`), which is counted and
+//! capped (`watch`).
 
 use std::cell::Cell;
 use std::rc::Rc;

@@ -104,9 +104,10 @@ fn attacks() -> Vec<(&'static str, String, Ends)> {
         ("padEnd", "'a'.padEnd(2 ** 29, 'bc')", Ends::Stopped),
         ("typed array", "new Float64Array(2 ** 24).fill(1)", Ends::Stopped),
         ("iterator toArray", "Array.prototype.keys.call({length: 1e15}).toArray()", t),
-        ("JSON.stringify of holes", "JSON.stringify(new Array(2 ** 32 - 1), null, 1e9)", Ends::Stopped),
+        ("JSON.stringify of holes", "JSON.stringify(new Array(2 ** 32 - 1), null, 1e9)", t),
         ("Atomics.wait", "Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)", Ends::Throws),
-        ("apply of a huge array-like", "Math.max.apply(null, {length: 1e15})", Ends::Throws),
+        ("apply of a huge array-like", "Math.max.apply(null, {length: 1e15})", t),
+        ("apply of a long array", "Math.max.apply(null, new Array(1e5))", Ends::Throws),
     ]
     .into_iter()
     .map(|(n, s, e)| (n, s.to_owned(), e))
@@ -116,6 +117,50 @@ fn attacks() -> Vec<(&'static str, String, Ends)> {
         format!("var o = Object.create({DEEP}); o.length = 1e6; Array.prototype.join.call(o)"),
         t,
     ));
+    for (name, attack) in [
+        (
+            "apply over a deep chain",
+            "Math.max.apply(null, Object.assign(Object.create(D), {length: 65535}))",
+        ),
+        (
+            "Reflect.apply over a deep chain",
+            "Reflect.apply(Math.max, null, Object.assign(Object.create(D), {length: 65535}))",
+        ),
+        (
+            "Reflect.construct over a deep chain",
+            "Reflect.construct(Object, Object.assign(Object.create(D), {length: 65535}))",
+        ),
+        (
+            "TypedArray.from over a deep chain",
+            "Uint8Array.from(Object.assign(Object.create(D), {length: 1e6}))",
+        ),
+        (
+            "a typed array from a deep chain",
+            "new Float64Array(Object.assign(Object.create(D), {length: 1e6}))",
+        ),
+        (
+            "a subclassed typed array from a deep chain",
+            "class U extends Uint8Array {}; new U(Object.assign(Object.create(D), {length: 1e6}))",
+        ),
+        (
+            "TypedArray set from a deep chain",
+            "new Uint8Array(1e6).set(Object.assign(Object.create(D), {length: 1e6}))",
+        ),
+        (
+            "String.raw over a deep chain",
+            "String.raw({raw: Object.assign(Object.create(D), {length: 1e6})})",
+        ),
+        (
+            "JSON.stringify of holes over a deep chain",
+            "var a = []; a.length = 1e5; Object.setPrototypeOf(a, D); JSON.stringify(a)",
+        ),
+        (
+            "String.raw with a getter",
+            "var n = 0; String.raw({get raw() { return n++ > 0 ? {length: 1e15} : []; }})",
+        ),
+    ] {
+        table.push((name, format!("var D = {DEEP}; {attack}"), t));
+    }
     table.push((
         "a getter lengthening the chain mid-walk",
         format!("var deep = {DEEP}; var a = new Array(1e6); Object.defineProperty(a, 0, {{get: function () {{ Object.setPrototypeOf(a, deep); return 0; }}}}); a.join('')"),
@@ -250,6 +295,15 @@ fn the_guarded_built_ins_still_work_on_ordinary_input() {
         ("Array.from(new Set([1, 2]))", json!([1, 2])),
         ("(function () { var s = 0; for (var x of [1, 2, 3]) s += x; return [s, [...'ab'], Array.from([1, 2].entries()), [...[5].keys()]]; })()", json!([6, ["a", "b"], [[0, 1], [1, 2]], [0]])),
         ("Array.prototype[Symbol.iterator] === Array.prototype.values", json!(true)),
+        ("Math.max.apply(null, [1, 5, 2]) + Reflect.apply(Math.min, null, [4, 3]) + Reflect.construct(Number, ['7']).valueOf()", json!(15)),
+        ("(function () { var a = new Uint8Array([1, 2, 3]); var b = Uint8Array.from({length: 2, 0: 9, 1: 8}); var c = new Float64Array(2); c.set([0.5, 1.5]); return [Array.from(a), Array.from(b), Array.from(c), a instanceof Uint8Array, a.constructor === Uint8Array, Uint8Array.BYTES_PER_ELEMENT, Uint8Array.name, Object.getPrototypeOf(Uint8Array) === Object.getPrototypeOf(Int8Array), Array.from(a.slice(1)), a.slice(1) instanceof Uint8Array]; })()", json!([[1, 2, 3], [9, 8], [0.5, 1.5], true, true, 1, "Uint8Array", true, [2, 3], true])),
+        ("(function () { class U extends Uint8Array { first() { return this[0]; } } var u = new U([7, 8]); return [u.first(), u instanceof Uint8Array, u.map(function (x) { return x + 1; }) instanceof U]; })()", json!([7, true, true])),
+        ("(function () { try { Uint8Array(2); } catch (e) { return e instanceof TypeError; } })()", json!(true)),
+        ("JSON.parse(JSON.stringify({a: [1, , 'x', undefined, function () {}], b: undefined, c: {toJSON: function (k) { return k + '!'; }}, d: new Number(3), e: new String('s'), f: true, g: null, n: -0, nested: {x: [[1]]}}))", json!({"a": [1, null, "x", null, null], "c": "c!", "d": 3, "e": "s", "f": true, "g": null, "n": 0, "nested": {"x": [[1]]}})),
+        ("JSON.stringify({a: 1, b: [1, 2], c: 3}, ['a', 'b', new String('b')]) + JSON.stringify([1, 2], function (k, v) { return typeof v === 'number' ? v * 10 : v; }) + JSON.stringify({a: [1]}, null, 1)", json!("{\"a\":1,\"b\":[1,2]}[10,20]{\n \"a\": [\n  1\n ]\n}")),
+        ("(function () { var o = {}; o.self = o; try { JSON.stringify(o); } catch (e) { return [e instanceof TypeError, JSON.stringify(undefined) === undefined, JSON.stringify('q'), JSON.stringify(Object.create({inherited: 1}))]; } })()", json!([true, true, "\"q\"", "{}"])),
+        ("String.raw({raw: ['a', 'b', 'c']}, 1, 2) + String.raw`x${1}y`", json!("a1b2cx1y")),
+        ("new Uint8Array(new ArrayBuffer(8), 2, 3).length + new Uint8Array(4).length", json!(7)),
         ("(function () { var p = {x: 1}; var o = Object.setPrototypeOf({}, p); var q = {}; q.__proto__ = o; return [q.x, Reflect.setPrototypeOf(q, null), Object.getPrototypeOf(q)]; })()", json!([1, true, null])),
         ("[1, 2].map(function (x) { return Object.getPrototypeOf(Object.setPrototypeOf({}, null)) === null ? x : 0; })", json!([1, 2])),
         ("(function () { try { [{toString: function () { Object.setPrototypeOf({}, null); }}].join(); } catch (e) { return e instanceof TypeError; } })()", json!(true)),

@@ -209,11 +209,19 @@ impl Runner {
             if out.is_undefined() || out.is_function() {
                 return Ok(None);
             }
-            let text = ctx.json_stringify(out).map_err(|_| describe(&ctx))?;
-            Ok(match text {
-                Some(s) => Some(s.to_string().map_err(|e| e.to_string())?),
-                None => None,
-            })
+            // Through the guarded JSON.stringify (guards.js), never the native directly.
+            let json: rquickjs::Object = globals.get("JSON").map_err(|e| e.to_string())?;
+            let stringify: Function = json.get("stringify").map_err(|e| e.to_string())?;
+            let text: rquickjs::Value = stringify.call((out,)).map_err(|_| describe(&ctx))?;
+            if text.is_undefined() {
+                return Ok(None);
+            }
+            let text: String = text
+                .as_string()
+                .ok_or_else(|| "JSON.stringify did not return a string.".to_owned())?
+                .to_string()
+                .map_err(|e| e.to_string())?;
+            Ok(Some(text))
         });
         self.compiled.insert(name.to_owned());
         result
