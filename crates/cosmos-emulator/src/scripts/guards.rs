@@ -46,10 +46,12 @@
 //!   and `Array.prototype.toString`'s internal `join` lookup all reach a wrapper; QuickJS offers a
 //!   script no second realm. The UDF caller stringifies results through the wrapper too.
 //!
-//! What remains: a prototype chain of hundreds of thousands of objects makes each missed lookup
-//! cost milliseconds, and the interrupt handler runs only every 10,000 checks, so plain
-//! JavaScript reading missing properties of such an object can overrun its limit by seconds
-//! before it is stopped. For that, and anything not foreseen here, the caller answers at the
+//! What remains: a prototype chain of 150,000 objects (it fits in 64 MiB) makes each missed
+//! lookup cost milliseconds, and the interrupt handler runs only every 10,000 checks, so plain
+//! JavaScript reading a missing property of such an object in a loop overran a 5 s limit by 80 s
+//! (debug build) before it was stopped. No wrapper can prevent such chains (`new F()` with a
+//! chosen `F.prototype`, `class extends` and `{__proto__: p}` build them natively); a child
+//! process per script would. For that, and anything not foreseen here, the caller answers at the
 //! deadline without waiting for the script's thread (`engine`, `udf`), which is counted and
 //! capped (`watch`).
 
