@@ -47,6 +47,7 @@ mod regions;
 mod resource_token_authz;
 mod response_headers;
 mod rid_links;
+mod script_runaway;
 mod scripts;
 mod search;
 mod session_paths;

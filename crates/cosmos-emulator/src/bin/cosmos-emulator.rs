@@ -1,4 +1,6 @@
-//! `cosmos-emulator`: runs the multi-region Cosmos DB emulator until Ctrl-C.
+//! `cosmos-emulator`: runs the multi-region Cosmos DB emulator until Ctrl-C or SIGTERM.
+
+use std::time::Duration;
 
 use clap::Parser;
 use cosmos_emulator::EmulatorArgs;
@@ -11,16 +13,33 @@ struct Cli {
     args: EmulatorArgs,
 }
 
-#[tokio::main]
-async fn main() {
+/// How long the runtime's remaining tasks and blocking threads (a script stuck in a native call,
+/// say) may hold the process once the stop has drained what it could.
+const EXIT_WAIT: Duration = Duration::from_millis(500);
+
+fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .init();
     let cli = Cli::parse();
-    if let Err(message) = cosmos_emulator::run(cli.args).await {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cosmos-emulator: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let outcome = runtime.block_on(cosmos_emulator::run(cli.args));
+    // Dropping the runtime would wait for every blocking thread; the stop has had its grace.
+    runtime.shutdown_timeout(EXIT_WAIT);
+    if let Err(message) = outcome {
         eprintln!("cosmos-emulator: {message}");
         std::process::exit(1);
     }
+    std::process::exit(0);
 }

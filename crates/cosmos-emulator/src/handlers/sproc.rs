@@ -53,7 +53,8 @@ pub fn parameters(body: &[u8]) -> Result<Vec<Value>, ApiError> {
 }
 
 /// The answer to a script that did not finish: a throw is 400 with its message, running too long
-/// 408, too much memory 400 (both name the bound).
+/// 408, too much memory 400 (both name the bound), not started while too many scripts are stuck
+/// past their time limits 503.
 pub fn failure_error(kind: &str, id: &str, failure: &Failure, bounds: &Bounds) -> ApiError {
     match failure {
         Failure::Thrown(message) => ApiError::bad_request(format!(
@@ -70,13 +71,14 @@ pub fn failure_error(kind: &str, id: &str, failure: &Failure, bounds: &Bounds) -
             "The {kind} {id} used more than its {} MiB of memory and was stopped; nothing it wrote was kept.",
             bounds.memory_bytes / (1024 * 1024)
         )),
+        Failure::Busy(message) => ApiError::new(503, format!("The {kind} {id} was not started: {message}")),
     }
 }
 
-/// The log header's value: the lines joined by newlines, percent-encoded (unreserved characters
-/// and `/` stay as they are). Pure.
+/// The log header's value: the lines joined by newlines, cut at the log cap
+/// ([`engine::cap_logs`]), percent-encoded (unreserved characters and `/` stay as they are). Pure.
 pub fn encode_log(lines: &[String]) -> String {
-    let text = lines.join("\n");
+    let text = engine::cap_logs(lines).join("\n");
     let mut out = String::with_capacity(text.len());
     for b in text.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'/') {
@@ -198,6 +200,10 @@ mod tests {
         assert_eq!(
             failure_error("x", "y", &Failure::OutOfMemory, &b).status,
             400
+        );
+        assert_eq!(
+            failure_error("x", "y", &Failure::Busy("m".into()), &b).status,
+            503
         );
     }
 }

@@ -9,10 +9,46 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rquickjs::{Context, Function, Runtime};
+
+use super::watch::{self, Watch};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 const PRELUDE: &str = include_str!("prelude.js");
+
+/// The characters of `console.log` output one execution records, newlines between lines included.
+pub const MAX_LOG_CHARS: usize = 8192;
+
+/// `lines` cut to [`MAX_LOG_CHARS`] in all (newlines between them included): the lines past the
+/// cap are dropped and the one that reaches it is cut. Pure.
+pub fn cap_logs(lines: &[String]) -> Vec<String> {
+    let mut room = MAX_LOG_CHARS;
+    let mut kept = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            if room <= 1 {
+                break;
+            }
+            room -= 1;
+        }
+        let cut: String = line.chars().take(room).collect();
+        room -= cut.chars().count();
+        kept.push(cut);
+        if room == 0 {
+            break;
+        }
+    }
+    kept
+}
+
+/// The input as the prelude reads it: with the log cap.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Given<'a> {
+    #[serde(flatten)]
+    input: &'a Input,
+    max_log_chars: usize,
+}
 
 /// What one execution may use.
 #[derive(Clone, Copy, Debug)]
@@ -86,6 +122,8 @@ pub enum Failure {
     TimedOut,
     /// It tried to hold more than [`Bounds::memory_bytes`].
     OutOfMemory,
+    /// It was not started: too many scripts are stuck past their time limits.
+    Busy(String),
 }
 
 /// An execution's result, with the logs it wrote (also when it failed) and the work it did.
@@ -114,58 +152,97 @@ struct Outcome {
     logs: Vec<String>,
 }
 
+/// What the script's thread sends its caller.
+enum Message {
+    /// A collection operation (JSON text) to answer.
+    Host(String),
+    /// The execution's end.
+    Done(Run),
+}
+
 /// Runs `source` with `input`; each collection operation the script sends (JSON text) is answered
-/// by `host` on the calling thread. Returns once the script's thread has ended.
+/// by `host` on the calling thread. Returns when the script ends, or at its deadline (plus
+/// [`watch::SLACK`]) even if its thread is stuck in a native call, which is then left to end on
+/// its own, counted (see [`watch`]).
 pub fn run(
     source: &str,
     input: &Input,
     bounds: Bounds,
     host: &mut dyn FnMut(&str) -> String,
 ) -> Run {
-    let input_json = serde_json::to_string(input).unwrap_or_else(|_| "{}".into());
-    let (to_host, from_script) = mpsc::channel::<String>();
-    let (to_script, from_host) = mpsc::channel::<String>();
-    std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .name("cosmos-script".into())
-            .stack_size(bounds.stack_bytes + 4 * 1024 * 1024)
-            .spawn_scoped(scope, move || {
-                execute(source, input_json, bounds, to_host, from_host)
-            });
-        let worker = match worker {
-            Ok(w) => w,
-            Err(e) => {
-                return Run {
-                    result: Err(Failure::Thrown(format!(
-                        "The script could not be started: {e}"
-                    ))),
-                    logs: Vec::new(),
-                    ticks: 0,
-                }
+    let given = Given {
+        input,
+        max_log_chars: MAX_LOG_CHARS,
+    };
+    let input_json = serde_json::to_string(&given).unwrap_or_else(|_| "{}".into());
+    let source = source.to_owned();
+    supervise(bounds, host, move |to_caller, from_host| {
+        execute(&source, input_json, bounds, to_caller, from_host)
+    })
+}
+
+fn failed(result: Failure) -> Run {
+    Run {
+        result: Err(result),
+        logs: Vec::new(),
+        ticks: 0,
+    }
+}
+
+/// Runs `work` on a thread of its own and serves its operations until it ends or its time (and
+/// the slack) is up.
+fn supervise(
+    bounds: Bounds,
+    host: &mut dyn FnMut(&str) -> String,
+    work: impl FnOnce(mpsc::Sender<Message>, mpsc::Receiver<String>) -> Run + Send + 'static,
+) -> Run {
+    let (watch, running) = match Watch::start() {
+        Ok(w) => w,
+        Err(message) => return failed(Failure::Busy(message)),
+    };
+    let (to_caller, from_script) = mpsc::channel::<Message>();
+    let (to_script, from_caller) = mpsc::channel::<String>();
+    let spawned = std::thread::Builder::new()
+        .name("cosmos-script".into())
+        .stack_size(bounds.stack_bytes + 4 * 1024 * 1024)
+        .spawn(move || {
+            let _running = running;
+            let done = to_caller.clone();
+            let run = work(to_caller, from_caller);
+            let _ = done.send(Message::Done(run));
+        });
+    if let Err(e) = spawned {
+        return failed(Failure::Thrown(format!(
+            "The script could not be started: {e}"
+        )));
+    }
+    let deadline = Instant::now() + bounds.time + watch::SLACK;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match from_script.recv_timeout(left) {
+            Ok(Message::Host(request)) => {
+                let answer = host(&request);
+                let _ = to_script.send(answer);
             }
-        };
-        // Serve the script's operations until it ends (its sender is then dropped).
-        while let Ok(request) = from_script.recv() {
-            let answer = host(&request);
-            if to_script.send(answer).is_err() {
-                break;
+            Ok(Message::Done(run)) => return run,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                watch.leave("script");
+                return failed(Failure::TimedOut);
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return failed(Failure::Thrown(
+                    "The script's runtime failed unexpectedly.".into(),
+                ))
             }
         }
-        worker.join().unwrap_or_else(|_| Run {
-            result: Err(Failure::Thrown(
-                "The script's runtime failed unexpectedly.".into(),
-            )),
-            logs: Vec::new(),
-            ticks: 0,
-        })
-    })
+    }
 }
 
 fn execute(
     source: &str,
     input_json: String,
     bounds: Bounds,
-    to_host: mpsc::Sender<String>,
+    to_host: mpsc::Sender<Message>,
     from_host: mpsc::Receiver<String>,
 ) -> Run {
     let ticks = Rc::new(Cell::new(0u64));
@@ -183,12 +260,15 @@ fn execute(
     };
     runtime.set_max_stack_size(bounds.stack_bytes);
     let deadline = Instant::now() + bounds.time;
+    // Set when a guarded built-in refuses a call that would run past the bounds.
+    let stop = Rc::new(Cell::new(false));
     {
         let ticks = ticks.clone();
         let timed_out = timed_out.clone();
+        let stop = stop.clone();
         runtime.set_interrupt_handler(Some(Box::new(move || {
             ticks.set(ticks.get() + 1);
-            if Instant::now() >= deadline {
+            if stop.get() || Instant::now() >= deadline {
                 timed_out.set(true);
                 return true;
             }
@@ -202,7 +282,7 @@ fn execute(
     let outcome: Result<String, String> = context.with(|ctx| {
         let globals = ctx.globals();
         let host = Function::new(ctx.clone(), move |request: String| -> String {
-            if to_host.send(request).is_err() {
+            if to_host.send(Message::Host(request)).is_err() {
                 return r#"{"accepted":false}"#.to_owned();
             }
             from_host
@@ -214,6 +294,7 @@ fn execute(
         globals
             .set("__input", input_json)
             .map_err(|e| e.to_string())?;
+        super::guards::install(&ctx, bounds.memory_bytes, stop.clone())?;
         ctx.eval::<(), _>(PRELUDE).map_err(|e| e.to_string())?;
         let run: Function = globals.get("__run").map_err(|e| e.to_string())?;
         run.call::<_, String>((source.to_owned(),)).map_err(|e| {
@@ -236,7 +317,7 @@ fn execute(
             Failure::Thrown(message)
         }
     };
-    if timed_out.get() {
+    if timed_out.get() || stop.get() {
         return Run {
             result: Err(Failure::TimedOut),
             logs: Vec::new(),
@@ -262,7 +343,7 @@ fn execute(
             )
         }
     };
-    let logs = outcome.logs;
+    let logs = cap_logs(&outcome.logs);
     if !outcome.ok {
         return Run {
             result: Err(thrown(outcome.thrown.unwrap_or_default())),
@@ -394,6 +475,73 @@ mod tests {
         );
         let not_fn = run("42", &input(vec![]), quick(), &mut no_host);
         assert!(matches!(&not_fn.result, Err(Failure::Thrown(m)) if m.contains("not a function")));
+    }
+
+    #[test]
+    fn a_stuck_thread_is_answered_at_the_deadline_and_counted_until_it_ends() {
+        let b = Bounds {
+            time: Duration::from_millis(100),
+            ..quick()
+        };
+        let (release, released) = mpsc::channel::<()>();
+        let started = Instant::now();
+        let run = supervise(b, &mut no_host, move |_, _| {
+            let _ = released.recv();
+            failed(Failure::Thrown("ended late".into()))
+        });
+        let took = started.elapsed();
+        assert_eq!(run.result, Err(Failure::TimedOut));
+        assert!(
+            took >= b.time && took < b.time + watch::SLACK + Duration::from_millis(300),
+            "{took:?}"
+        );
+        assert!(watch::stuck() >= 1);
+        let left = watch::stuck();
+        release.send(()).unwrap();
+        let waited = Instant::now();
+        while watch::stuck() >= left && waited.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(watch::stuck() < left, "the ended thread is still counted");
+    }
+
+    #[test]
+    fn the_log_is_cut_at_its_cap_newlines_included() {
+        let long = "x".repeat(3 * MAX_LOG_CHARS);
+        let cases: Vec<(Vec<String>, Vec<usize>)> = vec![
+            (vec![], vec![]),
+            (vec!["ab".into(), "c".into()], vec![2, 1]),
+            (vec![long.clone()], vec![MAX_LOG_CHARS]),
+            (vec![long.clone(), "more".into()], vec![MAX_LOG_CHARS]),
+            (vec!["a".into(), long.clone()], vec![1, MAX_LOG_CHARS - 2]),
+            (
+                vec!["é".repeat(MAX_LOG_CHARS - 1), "zz".into()],
+                vec![MAX_LOG_CHARS - 1],
+            ),
+        ];
+        for (lines, want) in cases {
+            let kept = cap_logs(&lines);
+            let counts: Vec<usize> = kept.iter().map(|l| l.chars().count()).collect();
+            assert_eq!(counts, want);
+            assert!(kept.join("\n").chars().count() <= MAX_LOG_CHARS);
+        }
+    }
+
+    #[test]
+    fn one_huge_log_line_is_cut_in_the_script_too() {
+        let run = run(
+            "function () { console.log('y'.repeat(8 * 1024 * 1024)); console.log('next'); }",
+            &input(vec![]),
+            Bounds {
+                time: Duration::from_secs(5),
+                memory_bytes: 64 * 1024 * 1024,
+                ..quick()
+            },
+            &mut no_host,
+        );
+        let done = run.result.unwrap();
+        assert_eq!(done.logs.len(), 1);
+        assert_eq!(done.logs[0].len(), MAX_LOG_CHARS);
     }
 
     #[test]

@@ -13,8 +13,8 @@
     var queue = [];
     var refused = false;
     var logs = [];
-    var logBytes = 0;
-    var MAX_LOG_BYTES = 8192;
+    var logChars = 0;
+    var MAX_LOG_CHARS = input.maxLogChars;
     var requestBody = input.requestBody;
     var responseBody = input.hasResponseBody ? input.responseBody : undefined;
 
@@ -44,11 +44,22 @@
         return out && rest ? out + " " + rest : out + rest;
     }
 
+    // Recording stops at MAX_LOG_CHARS characters in all, newlines between lines included; the
+    // line that reaches the cap is cut there.
     g.console = {
         log: function () {
-            if (!input.logging || logBytes >= MAX_LOG_BYTES) return;
+            if (!input.logging || logChars >= MAX_LOG_CHARS) return;
             var line = format(arguments);
-            logBytes += line.length;
+            var separator = logs.length > 0 ? 1 : 0;
+            var room = MAX_LOG_CHARS - logChars - separator;
+            if (line.length > room) {
+                line = line.slice(0, room);
+                var last = line.charCodeAt(line.length - 1);
+                if (last >= 0xD800 && last <= 0xDBFF) line = line.slice(0, line.length - 1);
+                logChars = MAX_LOG_CHARS;
+            } else {
+                logChars += separator + line.length;
+            }
             logs.push(line);
         }
     };

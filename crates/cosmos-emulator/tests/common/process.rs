@@ -91,6 +91,11 @@ impl EmulatorProcess {
         self.child.try_wait().ok().flatten()
     }
 
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends SIGTERM to the child.
     pub fn terminate(&self) {
         let sent = Command::new("kill")

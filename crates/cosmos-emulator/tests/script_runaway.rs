@@ -1,0 +1,271 @@
+//! Scripts that call built-ins whose native loops never reach the runtime's interrupt handler:
+//! answered within the time limit as a stored procedure and as a UDF in a query, no script thread
+//! left running after the requests, SIGTERM still stopping the real binary within its grace
+//! period; and `console.log` output bounded in the response header.
+
+use crate::common;
+
+use std::time::{Duration, Instant};
+
+use common::process::EmulatorProcess;
+use common::{start_with_container, TestClient};
+use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
+use http::Method;
+use serde_json::{json, Value};
+
+const COLL: &str = "/dbs/db/colls/c";
+
+/// The scripts' time limit (the default bound) and the slack the caller allows past it.
+const LIMIT: Duration = Duration::from_millis(5_500);
+
+/// The two attacks as they were found.
+const ATTACKS: [(&str, &str); 2] = [
+    (
+        "copyWithin",
+        "Array.prototype.copyWithin.call({length: 1e15}, 0, 1)",
+    ),
+    ("join", "new Array(2 ** 32 - 1).join('')"),
+];
+
+async fn create(c: &TestClient, base: &str, kind: &str, id: &str, body: &str) {
+    let r = c
+        .post_json(
+            base,
+            &format!("{COLL}/{kind}"),
+            &[],
+            &json!({"id": id, "body": body}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{r:?}");
+}
+
+async fn execute(c: &TestClient, base: &str, id: &str, extra: &[(&str, &str)]) -> common::Resp {
+    c.send_with_pk(
+        base,
+        Method::POST,
+        &format!("{COLL}/sprocs/{id}"),
+        &json!("p"),
+        extra,
+        Some(&json!([])),
+    )
+    .await
+}
+
+/// Threads named `cosmos-script` in process `pid`.
+fn script_threads(pid: u32) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .is_ok_and(|name| name.trim() == "cosmos-script")
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn each_named_attack_is_answered_within_the_limit_as_a_procedure_and_as_a_udf() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    c.create_item(base, "db", "c", &json!({"id": "one", "pk": "p"}))
+        .await;
+    for (name, attack) in ATTACKS {
+        create(
+            &c,
+            base,
+            "sprocs",
+            name,
+            &format!("function () {{ {attack}; }}"),
+        )
+        .await;
+        create(
+            &c,
+            base,
+            "udfs",
+            name,
+            &format!("function () {{ {attack}; return 1; }}"),
+        )
+        .await;
+    }
+    for (name, _) in ATTACKS {
+        let started = Instant::now();
+        let r = tokio::time::timeout(LIMIT + Duration::from_secs(1), execute(&c, base, name, &[]))
+            .await
+            .unwrap_or_else(|_| panic!("the procedure {name} was not answered within the limit"));
+        assert_eq!(r.status, 408, "{name}: {r:?}");
+        assert!(started.elapsed() < LIMIT, "{name}: {:?}", started.elapsed());
+        let query = json!({"query": format!("SELECT VALUE udf.{name}() FROM c")});
+        let q = tokio::time::timeout(
+            LIMIT + Duration::from_secs(1),
+            c.query(
+                base,
+                &format!("{COLL}/docs"),
+                &query,
+                &[("x-ms-documentdb-partitionkey", "[\"p\"]")],
+            ),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            panic!("the query calling udf.{name} was not answered within the limit")
+        });
+        assert_eq!(q.status, 400, "{name}: {q:?}");
+        assert!(q.message().contains("ran past"), "{name}: {}", q.message());
+    }
+    // The attacks' threads were stopped, not left: the emulator still starts new scripts.
+    let r = execute(&c, base, "copyWithin", &[]).await;
+    assert_eq!(r.status, 408, "{r:?}");
+}
+
+#[tokio::test]
+async fn an_eight_mebibyte_log_line_is_cut_at_the_cap_in_the_header() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    let body = "function () { console.log('x'.repeat(8 * 1024 * 1024)); console.log('after'); getContext().getResponse().setBody('done'); }";
+    create(&c, base, "sprocs", "loud", body).await;
+    let r = execute(
+        &c,
+        base,
+        "loud",
+        &[("x-ms-documentdb-script-enable-logging", "true")],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.status);
+    let log = r
+        .header("x-ms-documentdb-script-log-results")
+        .expect("a log header");
+    assert_eq!(log.len(), 8192);
+    assert!(log.bytes().all(|b| b == b'x'));
+}
+
+type Stdout = std::io::Lines<std::io::BufReader<std::process::ChildStdout>>;
+
+/// Starts the binary with a procedure and a UDF per attack; its standard output stays open (it
+/// prints on the way out).
+async fn binary_with_attacks() -> (EmulatorProcess, Stdout, TestClient, String) {
+    let (server, stdout) = EmulatorProcess::start_with_stdout(&[])
+        .unwrap_or_else(|log| panic!("the emulator did not start: {log}"));
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let base = server.endpoint.clone();
+    c.setup(&base, "db", "c").await;
+    c.create_item(&base, "db", "c", &json!({"id": "one", "pk": "p"}))
+        .await;
+    for (name, attack) in ATTACKS {
+        create(
+            &c,
+            &base,
+            "sprocs",
+            name,
+            &format!("function () {{ {attack}; }}"),
+        )
+        .await;
+        create(
+            &c,
+            &base,
+            "udfs",
+            name,
+            &format!("function () {{ {attack}; return 1; }}"),
+        )
+        .await;
+    }
+    (server, stdout, c, base)
+}
+
+#[tokio::test]
+async fn no_script_thread_of_the_binary_outlives_its_request() {
+    let (server, _stdout, c, base) = binary_with_attacks().await;
+    let mut answers: Vec<Value> = Vec::new();
+    for (name, _) in ATTACKS {
+        for _ in 0..2 {
+            let r = tokio::time::timeout(
+                LIMIT + Duration::from_secs(1),
+                execute(&c, &base, name, &[]),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("the procedure {name} was not answered within the limit"));
+            answers.push(json!([name, r.status]));
+            let query = json!({"query": format!("SELECT VALUE udf.{name}() FROM c")});
+            let q = tokio::time::timeout(
+                LIMIT + Duration::from_secs(1),
+                c.query(
+                    &base,
+                    &format!("{COLL}/docs"),
+                    &query,
+                    &[("x-ms-documentdb-partitionkey", "[\"p\"]")],
+                ),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                panic!("the query calling udf.{name} was not answered within the limit")
+            });
+            answers.push(json!([name, q.status]));
+        }
+    }
+    assert_eq!(
+        answers,
+        vec![
+            json!(["copyWithin", 408]),
+            json!(["copyWithin", 400]),
+            json!(["copyWithin", 408]),
+            json!(["copyWithin", 400]),
+            json!(["join", 408]),
+            json!(["join", 400]),
+            json!(["join", 408]),
+            json!(["join", 400]),
+        ]
+    );
+    // A thread's end may trail its answer by a moment.
+    let waited = Instant::now();
+    while script_threads(server.pid()) > 0 && waited.elapsed() < Duration::from_secs(1) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        script_threads(server.pid()),
+        0,
+        "script threads still running after their requests"
+    );
+}
+
+#[tokio::test]
+async fn sigterm_stops_the_binary_within_its_grace_period_while_scripts_run_away() {
+    let (mut server, stdout, c, base) = binary_with_attacks().await;
+    // Requests in flight, never awaited: the stop must not wait for their scripts beyond the grace.
+    for (name, _) in ATTACKS {
+        for _ in 0..2 {
+            let (c, base) = (c.clone(), base.clone());
+            tokio::spawn(async move {
+                let _ = c
+                    .try_send(
+                        &base,
+                        Method::POST,
+                        &format!("{COLL}/sprocs/{name}"),
+                        &[("x-ms-documentdb-partitionkey", "[\"p\"]")],
+                        Some(b"[]"),
+                    )
+                    .await;
+            });
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    server.terminate();
+    // The README's grace period is 10 s; the process must be gone by then (plus a margin to exit).
+    let status = tokio::task::spawn_blocking(move || {
+        // Reads what it prints on the way out, so it never blocks writing it.
+        let printed = std::thread::spawn(move || stdout.map_while(Result::ok).collect::<Vec<_>>());
+        let status = server.wait_exit(Duration::from_secs(11));
+        drop(printed);
+        (status, server)
+    })
+    .await
+    .unwrap();
+    let (status, server) = status;
+    assert!(
+        status.is_some(),
+        "still running {:?} after SIGTERM; log: {}",
+        started.elapsed(),
+        server.log_text()
+    );
+    assert!(status.unwrap().success(), "{status:?}");
+}
