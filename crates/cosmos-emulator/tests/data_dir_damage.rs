@@ -338,3 +338,42 @@ async fn a_full_disk_refuses_writes_and_keeps_what_was_acknowledged() {
 fn json_pad(n: usize) -> serde_json::Value {
     serde_json::json!(format!("{n}-").repeat(400))
 }
+
+#[tokio::test]
+async fn a_compaction_whose_snapshot_fails_keeps_the_log_and_the_next_one_starts_a_new_log() {
+    let dir = fresh_dir("compact-fails");
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    {
+        let emu = start(&dir, &["--compact-log-bytes", "4096"]);
+        let base = emu.endpoint.as_str();
+        // The first compaction's snapshot (generation 2) cannot be written: a directory holds
+        // its temporary name. Its log goes on; the next compaction must not start over it.
+        std::fs::create_dir(dir.join(format!("snapshot-{:016x}.tmp", 2))).unwrap();
+        c.setup(base, "db", "c").await;
+        write_numbered(&c, base, 0, 120).await;
+        // Compactions run beside the writes: wait (at most 30 s) until one after the failed
+        // one is done.
+        let started = std::time::Instant::now();
+        let later = |dir: &Path| {
+            files(dir, "snapshot-")
+                .iter()
+                .any(|s| name(s) > format!("snapshot-{:016x}", 2))
+        };
+        let mut n = 120;
+        while !later(&dir) && started.elapsed() < Duration::from_secs(30) {
+            write_numbered(&c, base, n, n + 1).await;
+            n += 1;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let compacted = later(&dir);
+        write_numbered(&c, base, n, n + 20).await;
+        let all = n + 20;
+        emu.terminate();
+        let emu = start(&dir, &[]);
+        let kept = served(&c, &emu.endpoint, all).await;
+        println!("{kept} of {all} acknowledged items served after the restart");
+        assert_eq!(kept, all, "every acknowledged item is kept");
+        assert!(compacted, "a later compaction ran");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -99,7 +99,7 @@ fn describe(dir: &Path, damage: &Damage) -> String {
 /// What a start without `--recover` says when `plan` finds damage.
 fn refusal(dir: &Path, plan: &Plan) -> String {
     let mut text = String::from(
-        "it is damaged; nothing in it was changed, written or removed, and no write is lost yet:",
+        "it is damaged; nothing in it was changed, written or removed:",
     );
     for damage in &plan.damage {
         text.push_str("\n  ");
