@@ -51,7 +51,10 @@ pub fn log_verdict(scan: &Scan) -> Verdict {
         )),
         Fault::CutShort { .. } => Verdict::Torn(why),
         Fault::Checksum { len } => {
-            let follow = scan.len - scan.good_len - 8 - len;
+            let follow = scan
+                .len
+                .saturating_sub(scan.good_len)
+                .saturating_sub(len.saturating_add(8));
             if follow > 0 {
                 Verdict::Damaged(format!("{why}; {follow} more bytes follow it"))
             } else if scan.nul {

@@ -98,9 +98,7 @@ fn describe(dir: &Path, damage: &Damage) -> String {
 
 /// What a start without `--recover` says when `plan` finds damage.
 fn refusal(dir: &Path, plan: &Plan) -> String {
-    let mut text = String::from(
-        "it is damaged; nothing in it was changed, written or removed:",
-    );
+    let mut text = String::from("it is damaged; nothing in it was changed, written or removed:");
     for damage in &plan.damage {
         text.push_str("\n  ");
         text.push_str(&describe(dir, damage));
@@ -133,7 +131,7 @@ fn aside_text(dir: &Path, into: &Path, aside: &Aside) -> String {
         aside.dropped_from,
         aside.dropped_from,
         aside.len,
-        aside.len - aside.dropped_from,
+        aside.len.saturating_sub(aside.dropped_from),
     )
 }
 

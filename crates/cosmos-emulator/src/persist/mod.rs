@@ -94,6 +94,9 @@ impl DataDir {
     /// Opens (creating it when missing) the data directory `dir`, puts what it keeps into
     /// `store` and `scripts`, writes a new snapshot of it and starts a new log. `token` makes a
     /// kept permission's resource token from its identity (with the key the emulator runs with).
+    /// A damaged or missing file is Err (naming it; nothing in the directory is changed), unless
+    /// `recover`: then what comes before the first damage is loaded and the damaged files are
+    /// moved aside (see [`load`]).
     pub fn open(
         dir: &Path,
         store: &Store,
