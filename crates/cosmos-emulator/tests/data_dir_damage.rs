@@ -377,3 +377,33 @@ async fn a_compaction_whose_snapshot_fails_keeps_the_log_and_the_next_one_starts
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn an_embedded_emulator_refuses_a_damaged_directory_unless_told_to_recover() {
+    let (dir, log) = with_items_in_log("embedded").await;
+    let size = len(&log) as usize;
+    flip_byte(&log, size / 2);
+    let refused = cosmos_emulator::EmulatorBuilder::new()
+        .data_dir(&dir)
+        .start()
+        .await
+        .err()
+        .expect("a damaged directory refuses the start");
+    assert!(
+        refused.0.contains(&name(&log)) && refused.0.contains("offset"),
+        "{refused}"
+    );
+    assert!(set_aside(&dir).is_empty() && log.exists());
+    let emu = cosmos_emulator::EmulatorBuilder::new()
+        .data_dir(&dir)
+        .recover(true)
+        .start()
+        .await
+        .expect("recover starts");
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let kept = served(&c, emu.endpoint(), ITEMS).await;
+    assert!(kept > 0 && kept < ITEMS, "{kept}");
+    assert!(set_aside(&dir).iter().any(|p| name(p) == name(&log)));
+    drop(emu);
+    let _ = std::fs::remove_dir_all(&dir);
+}
