@@ -383,12 +383,13 @@ async fn an_embedded_emulator_refuses_a_damaged_directory_unless_told_to_recover
     let (dir, log) = with_items_in_log("embedded").await;
     let size = len(&log) as usize;
     flip_byte(&log, size / 2);
-    let refused = cosmos_emulator::EmulatorBuilder::new()
+    let Err(refused) = cosmos_emulator::EmulatorBuilder::new()
         .data_dir(&dir)
         .start()
         .await
-        .err()
-        .expect("a damaged directory refuses the start");
+    else {
+        panic!("a damaged directory refuses the start");
+    };
     assert!(
         refused.0.contains(&name(&log)) && refused.0.contains("offset"),
         "{refused}"
