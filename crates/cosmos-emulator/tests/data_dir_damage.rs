@@ -306,6 +306,9 @@ async fn a_full_disk_refuses_writes_and_keeps_what_was_acknowledged() {
         // Every later write is refused as well.
         let r = c.create_item(&base, "db", "c", &numbered(999_999)).await;
         assert_eq!(r.status, refusal.status, "{r:?}");
+        // A compaction met the full disk first: its snapshot could not be written.
+        let log = emu.log_text();
+        assert!(log.contains("compaction failed"), "{log}");
         emu.kill_hard();
     }
     assert!(
