@@ -79,6 +79,7 @@ async fn refused_then_recovered(dir: &Path, damaged: &Path, expect: &[&str]) -> 
                 == before.iter().find(|(n, _)| *n == name(damaged)).unwrap().1),
         "the damaged file is kept, unchanged: {aside:?}"
     );
+    assert!(!damaged.exists(), "moved out of the directory's files");
     let after = served(&c, &emu.endpoint, ITEMS).await;
     drop(emu);
     let emu = start(dir, &[]);

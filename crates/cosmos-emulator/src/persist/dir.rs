@@ -76,8 +76,10 @@ pub fn remove_before(dir: &Path, g: u64) {
     }
 }
 
-/// Moves `files` into a new directory `damaged-<seconds since 1970>` of `dir` (renames, never
-/// copies or deletes); returns it.
+/// Puts `files` into a new directory `damaged-<seconds since 1970>` of `dir`, as hard links
+/// (copies where the file system has none); returns it. The originals stay until the new
+/// snapshot is in place and [`remove_before`] removes them: a crash before that leaves the
+/// directory as damaged as it was (a start refuses again), never short of a file silently.
 pub fn move_aside(dir: &Path, files: &[FileId]) -> Result<PathBuf, String> {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -96,13 +98,13 @@ pub fn move_aside(dir: &Path, files: &[FileId]) -> Result<PathBuf, String> {
         let Some(name) = from.file_name() else {
             continue;
         };
-        fs::rename(&from, aside.join(name)).map_err(|e| {
-            format!(
-                "cannot move {} into {}: {e}",
-                from.display(),
-                aside.display()
-            )
-        })?;
+        let to = aside.join(name);
+        fs::hard_link(&from, &to)
+            .or_else(|_| {
+                fs::copy(&from, &to)?;
+                File::open(&to)?.sync_all()
+            })
+            .map_err(|e| format!("cannot keep {} in {}: {e}", from.display(), aside.display()))?;
     }
     sync_dir(&aside)?;
     sync_dir(dir)?;

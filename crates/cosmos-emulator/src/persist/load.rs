@@ -1,7 +1,9 @@
 //! Loading a data directory: read its snapshot and logs, judge them ([`super::classify`]), and
 //! either load what they hold (dropping a torn tail with a message), refuse (damage or a missing
 //! file: nothing is changed, written or removed), or under `--recover` load the history up to
-//! the first damage and move the damaged files, and those after them, aside.
+//! the first damage and move the damaged files, and those after them, aside (linked into
+//! `damaged-<seconds>/` now; the originals go with the other old files once the new snapshot is
+//! in place).
 //!
 //! Records after a damaged one are not replayed under `--recover`, nor are later logs: a lost
 //! record may hold an item's write or delete, and replaying later writes over it would serve
