@@ -239,7 +239,7 @@ mod tests {
     }
 
     #[test]
-    fn a_flipped_byte_or_a_huge_length_is_a_torn_tail() {
+    fn decoding_stops_at_a_flipped_byte_or_a_huge_length() {
         let mut bytes = framed(&[b"first", b"second"]);
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
