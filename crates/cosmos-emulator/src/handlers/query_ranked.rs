@@ -7,9 +7,9 @@
 use bytes::Bytes;
 use serde_json::Value;
 
+use crate::exchange::QueryLimits;
 use crate::protocol::ApiError;
 use crate::query_exec::{run_page, Execution, Page, RangeReads, ReadScope as Scope};
-use crate::exchange::QueryLimits;
 use crate::sql::parse_query;
 use crate::sql::plan::{plan, MinMaxParts};
 use crate::sql::rank_fusion::{fuse, ComponentRow, Statistics};
@@ -81,7 +81,10 @@ impl SubQueries<'_> {
             cost.work += execution.meter.used();
             for item in &page.items {
                 rows.push(serde_json::from_slice(item).map_err(|e| {
-                    ApiError::new(500, format!("A ranked query's sub-query row is invalid: {e}"))
+                    ApiError::new(
+                        500,
+                        format!("A ranked query's sub-query row is invalid: {e}"),
+                    )
                 })?);
             }
             if rows.len() > MAX_ROWS {
@@ -104,8 +107,14 @@ impl SubQueries<'_> {
         let invalid = |e: crate::sql::sql_error::SqlError| {
             ApiError::bad_request(format!("The query is invalid: {e}"))
         };
-        let plan = plan(&request.query, &request.text, &request.params, None, MinMaxParts::Plain)
-            .map_err(invalid)?;
+        let plan = plan(
+            &request.query,
+            &request.text,
+            &request.params,
+            None,
+            MinMaxParts::Plain,
+        )
+        .map_err(invalid)?;
         let info = plan
             .hybrid_search_query_info
             .ok_or_else(|| ApiError::new(500, "A ranked query has no hybrid search plan."))?;
@@ -134,7 +143,10 @@ impl SubQueries<'_> {
             let text = statistics.fill(&component.rewritten_query, components);
             for row in self.drain(&text, &request.params, &mut cost)? {
                 rows.push(serde_json::from_value(row).map_err(|e| {
-                    ApiError::new(500, format!("A ranked query's component row is invalid: {e}"))
+                    ApiError::new(
+                        500,
+                        format!("A ranked query's component row is invalid: {e}"),
+                    )
                 })?);
             }
         }
