@@ -60,6 +60,12 @@ pub struct EmulatorArgs {
     /// With --data-dir: the log size past which it is folded into a new snapshot.
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
     pub compact_log_bytes: u64,
+    /// With --data-dir: start even when it is damaged (otherwise the start is refused, naming
+    /// the damage). What comes before the first damage is loaded; the damaged files and those
+    /// after them are moved into DATA_DIR/damaged-<seconds>/, never deleted, and what was not
+    /// loaded is listed.
+    #[arg(long, requires = "data_dir")]
+    pub recover: bool,
     /// Also accept this token on the admin API (`Authorization: Bearer TOKEN`); the account key is
     /// always accepted there.
     #[arg(
@@ -174,7 +180,8 @@ impl EmulatorArgs {
         if let Some(dir) = &self.data_dir {
             builder = builder
                 .data_dir(dir)
-                .compact_log_bytes(self.compact_log_bytes);
+                .compact_log_bytes(self.compact_log_bytes)
+                .recover(self.recover);
         }
         if let Some(name) = &self.advertise_host {
             builder = builder.advertise_host(name);

@@ -17,6 +17,7 @@ mod container_rules;
 mod container_stats;
 mod crud;
 mod data_dir;
+mod data_dir_damage;
 mod error_headers;
 mod explorer_browser;
 mod fault_rules;

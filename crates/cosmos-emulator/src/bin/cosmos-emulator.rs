@@ -18,7 +18,10 @@ struct Cli {
 const EXIT_WAIT: Duration = Duration::from_millis(500);
 
 fn main() {
+    // Logs go to standard error beside the start's messages; standard output carries the
+    // endpoints banner (a reader may stop reading it once the emulator is up).
     tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )

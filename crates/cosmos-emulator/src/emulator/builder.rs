@@ -43,6 +43,7 @@ pub struct EmulatorBuilder {
     advertise_host: Option<String>,
     data_dir: Option<std::path::PathBuf>,
     compact_log_bytes: u64,
+    recover: bool,
     account_id: String,
     enforce_throughput: bool,
     admin_token: Option<String>,
@@ -74,6 +75,7 @@ impl std::fmt::Debug for EmulatorBuilder {
             .field("host", &self.host)
             .field("advertise_host", &self.advertise_host)
             .field("data_dir", &self.data_dir)
+            .field("recover", &self.recover)
             .field(
                 "admin_token",
                 &self.admin_token.as_ref().map(|_| "<redacted>"),
@@ -105,6 +107,7 @@ impl Default for EmulatorBuilder {
             advertise_host: None,
             data_dir: None,
             compact_log_bytes: crate::persist::DEFAULT_COMPACT_BYTES,
+            recover: false,
             account_id: "cosmos-emulator".into(),
             enforce_throughput: false,
             admin_token: None,
@@ -248,6 +251,16 @@ impl EmulatorBuilder {
         self
     }
 
+    /// With [`EmulatorBuilder::data_dir`]: start even when the directory is damaged (a damaged
+    /// record, snapshot or a missing file), which otherwise refuses the start. What comes before
+    /// the first damage is loaded; the damaged files and those after them are moved into
+    /// `damaged-<seconds>/` in the directory (never deleted), and what was not loaded is listed
+    /// on standard error.
+    pub fn recover(mut self, recover: bool) -> Self {
+        self.recover = recover;
+        self
+    }
+
     /// The data directory's log size past which it is folded into a new snapshot (default 64 MiB).
     pub fn compact_log_bytes(mut self, bytes: u64) -> Self {
         self.compact_log_bytes = bytes;
@@ -376,6 +389,7 @@ impl EmulatorBuilder {
                     &scripts,
                     &|id| auth.resource_token(id),
                     self.compact_log_bytes,
+                    self.recover,
                 )
                 .map_err(|e| fail(format!("the data directory {}: {e}", dir.display())))?;
                 for message in &report.messages {

@@ -1,6 +1,7 @@
 //! Records on disk: a little-endian `u32` payload length, the first four bytes of the payload's
 //! SHA-256, then the payload. Reading stops at the first record that is short, too long or whose
-//! checksum differs: everything after it is a torn tail.
+//! checksum differs; [`scan`] then looks at what lies after it (whole records, zeros) so that
+//! [`super::classify`] can tell a torn tail from damage.
 
 /// The longest record payload written or accepted.
 pub const MAX_RECORD_BYTES: usize = 256 << 20;
@@ -72,6 +73,107 @@ pub fn decode(bytes: &[u8]) -> Decoded<'_> {
     }
 }
 
+/// Why the first record that could not be read was not read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Fewer than the header's 8 bytes are left.
+    ShortHeader { left: u64 },
+    /// The header claims more bytes than the file holds after it (or than are allowed).
+    CutShort { claimed: u64, left: u64 },
+    /// The payload is all there but its checksum differs.
+    Checksum { len: u64 },
+}
+
+/// What reading a file found, as plain facts: where the whole records end, what stopped the
+/// reading, and what lies after that.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scan {
+    /// The file's length.
+    pub len: u64,
+    /// Whole records before the fault (all of them when there is none).
+    pub records: u64,
+    /// Where the whole records end: the fault's offset when there is one.
+    pub good_len: u64,
+    pub fault: Option<Fault>,
+    /// Offsets of whole records (length, checksum and payload right) found after the fault.
+    pub after: Vec<u64>,
+    /// Whether every byte from the fault on is zero (space the file system had not written).
+    pub zeros: bool,
+    /// For a checksum fault: whether its payload holds a zero byte, which no written record does
+    /// (a record is JSON, which escapes control characters).
+    pub nul: bool,
+    /// For a record cut short: whether the bytes after its header are one whole JSON value, as
+    /// when its length field, not its end, is wrong.
+    pub whole_json: bool,
+}
+
+/// A whole record at `at` of `bytes`: its payload's length.
+fn whole_at(bytes: &[u8], at: usize) -> Option<usize> {
+    let header = bytes.get(at..at.checked_add(HEADER)?)?;
+    let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
+    if len == 0 || len > MAX_RECORD_BYTES {
+        return None;
+    }
+    let payload = bytes.get(at + HEADER..at + HEADER + len)?;
+    (header[4..] == checksum(payload)).then_some(len)
+}
+
+/// Reads `bytes` as [`decode`] does and, past a fault, looks for whole records after it.
+pub fn scan(bytes: &[u8]) -> Scan {
+    let decoded = decode(bytes);
+    let at = decoded.good_len;
+    let mut scan = Scan {
+        len: bytes.len() as u64,
+        records: decoded.records.len() as u64,
+        good_len: at as u64,
+        ..Scan::default()
+    };
+    if decoded.torn.is_none() {
+        return scan;
+    }
+    let rest = &bytes[at..];
+    let left = rest.len();
+    let claimed = if left >= HEADER {
+        u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize
+    } else {
+        0
+    };
+    scan.fault = Some(if left < HEADER {
+        Fault::ShortHeader { left: left as u64 }
+    } else if claimed > MAX_RECORD_BYTES || claimed > left - HEADER {
+        Fault::CutShort {
+            claimed: claimed as u64,
+            left: (left - HEADER) as u64,
+        }
+    } else {
+        Fault::Checksum {
+            len: claimed as u64,
+        }
+    });
+    match scan.fault {
+        Some(Fault::Checksum { .. }) => {
+            scan.nul = rest[HEADER..HEADER + claimed].contains(&0);
+        }
+        Some(Fault::CutShort { .. }) => {
+            scan.whole_json =
+                serde_json::from_slice::<serde::de::IgnoredAny>(&rest[HEADER..]).is_ok();
+        }
+        _ => {}
+    }
+    scan.zeros = rest.iter().all(|&b| b == 0);
+    let mut p = at + 1;
+    while p < bytes.len() {
+        match whole_at(bytes, p) {
+            Some(len) => {
+                scan.after.push(p as u64);
+                p += HEADER + len;
+            }
+            None => p += 1,
+        }
+    }
+    scan
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,7 +207,39 @@ mod tests {
     }
 
     #[test]
-    fn a_flipped_byte_or_a_huge_length_is_a_torn_tail() {
+    fn a_scan_finds_the_whole_records_after_a_fault() {
+        let mut bytes = framed(&[b"{\"a\":1}", b"{\"b\":2}", b"{\"c\":3}"]);
+        let second = 8 + 7;
+        let third = second + 8 + 7;
+        bytes[second + 9] ^= 1;
+        let s = scan(&bytes);
+        assert_eq!((s.records, s.good_len), (1, second as u64));
+        assert_eq!(s.fault, Some(Fault::Checksum { len: 7 }));
+        assert_eq!(s.after, vec![third as u64]);
+        assert!(!s.zeros && !s.nul);
+        // Zeros past the last record: space never written.
+        let mut zeros = framed(&[b"{}"]);
+        zeros.extend_from_slice(&[0; 20]);
+        let s = scan(&zeros);
+        assert!(s.zeros && s.after.is_empty());
+        assert_eq!(s.fault, Some(Fault::Checksum { len: 0 }));
+        // Cut short: the rest is not a whole JSON value; a length that lies: it is.
+        let whole = framed(&[b"{}", b"{\"long\":true}"]);
+        let s = scan(&whole[..whole.len() - 2]);
+        assert!(matches!(s.fault, Some(Fault::CutShort { .. })) && !s.whole_json);
+        let mut lying = whole.clone();
+        lying[10] += 1;
+        let s = scan(&lying);
+        assert!(matches!(s.fault, Some(Fault::CutShort { .. })) && s.whole_json);
+        assert_eq!(scan(&whole).fault, None);
+        assert_eq!(
+            scan(&whole[..whole.len() - 20]).fault,
+            Some(Fault::ShortHeader { left: 1 })
+        );
+    }
+
+    #[test]
+    fn decoding_stops_at_a_flipped_byte_or_a_huge_length() {
         let mut bytes = framed(&[b"first", b"second"]);
         let last = bytes.len() - 1;
         bytes[last] ^= 1;

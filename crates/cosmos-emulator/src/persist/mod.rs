@@ -7,26 +7,39 @@
 //! and permissions of one database after a change to them, or the item writes of one commit,
 //! queued under the partition's lock so the log's order per item is the commit order. A write is
 //! answered only once its records are fsync'd; one fsync covers every record queued meanwhile.
-//! Loading applies the snapshot, then each log, stopping at a torn tail (a record cut short or
-//! failing its checksum: a write that was never answered), which is dropped with a message.
+//!
+//! Loading ([`load`]) applies the snapshot, then each log. A torn tail (the last record cut short
+//! by a crash, nothing whole after it: a write that was never answered) is dropped with a
+//! message. Anything else wrong ([`classify`]: a damaged record, a damaged snapshot, a missing
+//! snapshot or log) refuses the start, naming the file and offset, and changes nothing; with
+//! `recover` the history up to the first damage is loaded and the damaged files are moved into
+//! `damaged-<seconds>/` ([`dir`]), never deleted.
+//!
 //! Each start writes a new snapshot and log; a log past the compaction size is folded into a new
-//! snapshot while writes go on.
+//! snapshot while writes go on. A snapshot ([`snapshot`]) is written under a temporary name,
+//! fsync'd, read back and checked, renamed and the directory fsync'd before the files it
+//! replaces are removed.
 
+mod classify;
+mod dir;
 mod frame;
 mod journal;
+mod load;
+mod loader;
 mod record;
+mod snapshot;
 
-use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use http::Method;
 
+use dir::{log_path, sync_dir};
 pub use journal::Journal;
-use record::{ItemRecord, Record, ScriptRecord, UserRecord};
+use loader::Loader;
+use record::Record;
 
 use crate::protocol::route::Resource;
 use crate::scripts::Scripts;
@@ -77,261 +90,32 @@ pub struct LoadReport {
     pub records: u64,
 }
 
-/// Files of one kind by generation.
-fn generations(dir: &Path, prefix: &str) -> Result<Vec<u64>, String> {
-    let mut out = Vec::new();
-    let entries = fs::read_dir(dir)
-        .map_err(|e| format!("cannot list the data directory {}: {e}", dir.display()))?;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if let Some(g) = name
-            .strip_prefix(prefix)
-            .and_then(|g| u64::from_str_radix(g, 16).ok())
-        {
-            out.push(g);
-        }
-    }
-    out.sort_unstable();
-    Ok(out)
-}
-
-fn snapshot_path(dir: &Path, g: u64) -> PathBuf {
-    dir.join(format!("snapshot-{g:016x}"))
-}
-
-fn log_path(dir: &Path, g: u64) -> PathBuf {
-    dir.join(format!("log-{g:016x}"))
-}
-
-fn sync_dir(dir: &Path) -> Result<(), String> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| format!("cannot sync the data directory {}: {e}", dir.display()))
-}
-
-/// Puts kept state back into a store: catalog records replace the catalog (and drop the
-/// scripts and users of what it no longer has), scripts and users records replace those of their
-/// container or database, item records go to their container. A record naming a container or
-/// database not known yet is held back (a write can be recorded just before the catalog record
-/// of its new container): items in order, scripts and users the latest.
-struct Loader<'a> {
-    store: &'a Store,
-    scripts: &'a Scripts,
-    token: &'a dyn Fn(&str) -> String,
-    containers: HashMap<String, Arc<Container>>,
-    databases: HashSet<String>,
-    held: HashMap<String, Vec<ItemRecord>>,
-    held_scripts: HashMap<String, Vec<ScriptRecord>>,
-    held_users: HashMap<String, Vec<UserRecord>>,
-}
-
-/// The keys of `held` that `known` has.
-fn known_keys<T>(held: &HashMap<String, T>, known: impl Fn(&str) -> bool) -> Vec<String> {
-    held.keys().filter(|k| known(k)).cloned().collect()
-}
-
-impl Loader<'_> {
-    fn apply(&mut self, record: Record) -> Result<(), String> {
-        match record {
-            Record::Catalog { databases, offers } => {
-                let images = record::database_images(&databases)?;
-                self.store.restore_catalog(&images)?;
-                self.store.offers.restore(record::offers(&offers)?);
-                self.containers = self.store.containers_by_rid();
-                self.databases = self
-                    .store
-                    .catalog
-                    .databases()
-                    .iter()
-                    .map(|d| d.rid.clone())
-                    .collect();
-                let rids: HashSet<[u8; 8]> =
-                    self.containers.values().map(|c| c.rid_bytes).collect();
-                self.scripts.retain(|rid| rids.contains(rid));
-                self.store
-                    .users
-                    .retain_databases(|db| self.databases.contains(db));
-                for rid in known_keys(&self.held, |k| self.containers.contains_key(k)) {
-                    for item in self.held.remove(&rid).unwrap_or_default() {
-                        self.put(&rid, &item)?;
-                    }
-                }
-                for rid in known_keys(&self.held_scripts, |k| self.containers.contains_key(k)) {
-                    let scripts = self.held_scripts.remove(&rid).unwrap_or_default();
-                    self.put_scripts(&rid, &scripts)?;
-                }
-                for rid in known_keys(&self.held_users, |k| self.databases.contains(k)) {
-                    let users = self.held_users.remove(&rid).unwrap_or_default();
-                    self.put_users(&rid, &users)?;
-                }
-                Ok(())
-            }
-            Record::Scripts { container, scripts } => {
-                if self.containers.contains_key(&container) {
-                    self.put_scripts(&container, &scripts)
-                } else {
-                    self.held_scripts.insert(container, scripts);
-                    Ok(())
-                }
-            }
-            Record::Users { database, users } => {
-                if self.databases.contains(&database) {
-                    self.put_users(&database, &users)
-                } else {
-                    self.held_users.insert(database, users);
-                    Ok(())
-                }
-            }
-            Record::Items { container, writes } => {
-                if self.containers.contains_key(&container) {
-                    for item in &writes {
-                        self.put(&container, item)?;
-                    }
-                } else {
-                    self.held.entry(container).or_default().extend(writes);
-                }
-                Ok(())
-            }
-            Record::End => Ok(()),
-        }
-    }
-
-    fn put_scripts(&self, container: &str, scripts: &[ScriptRecord]) -> Result<(), String> {
-        let Some(c) = self.containers.get(container) else {
-            return Ok(());
-        };
-        self.scripts.restore(c.rid_bytes, record::scripts(scripts)?)
-    }
-
-    fn put_users(&self, database: &str, users: &[UserRecord]) -> Result<(), String> {
-        self.store
-            .users
-            .restore(database, record::users(users)?, self.token)
-    }
-
-    fn put(&self, container: &str, item: &ItemRecord) -> Result<(), String> {
-        let Some(c) = self.containers.get(container) else {
-            return Ok(());
-        };
-        let (key, doc) = record::item(item)?;
-        c.restore_item(
-            key,
-            doc,
-            self.store.topology.hub(),
-            self.store.topology.regions().len(),
-        )
-    }
-}
-
-/// Reads one file's records into `loader`; a torn tail is reported in `report`, a whole record
-/// that does not parse stops the load.
-fn load_file(
-    path: &Path,
-    loader: &mut Loader<'_>,
-    report: &mut LoadReport,
-) -> Result<bool, String> {
-    let bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let decoded = frame::decode(&bytes);
-    let mut ended = false;
-    for payload in &decoded.records {
-        let record: Record = serde_json::from_slice(payload).map_err(|e| {
-            format!(
-                "{} holds a whole record this emulator cannot read ({e}); move the directory away to start empty",
-                path.display()
-            )
-        })?;
-        ended = record == Record::End;
-        loader.apply(record)?;
-        report.records += 1;
-    }
-    if let Some(why) = decoded.torn {
-        report.messages.push(format!(
-            "{}: dropped a torn tail of {} bytes at offset {} ({why}); it held a write that was never acknowledged",
-            path.display(),
-            bytes.len() - decoded.good_len,
-            decoded.good_len
-        ));
-        return Ok(false);
-    }
-    Ok(ended)
-}
-
 impl DataDir {
     /// Opens (creating it when missing) the data directory `dir`, puts what it keeps into
     /// `store` and `scripts`, writes a new snapshot of it and starts a new log. `token` makes a
     /// kept permission's resource token from its identity (with the key the emulator runs with).
+    /// A damaged or missing file is Err (naming it; nothing in the directory is changed), unless
+    /// `recover`: then what comes before the first damage is loaded and the damaged files are
+    /// moved aside (see [`load`]).
     pub fn open(
         dir: &Path,
         store: &Store,
         scripts: &Scripts,
         token: &dyn Fn(&str) -> String,
         compact_bytes: u64,
+        recover: bool,
     ) -> Result<(Arc<DataDir>, LoadReport), String> {
         fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create the data directory {}: {e}", dir.display()))?;
-        for entry in fs::read_dir(dir).map_err(|e| e.to_string())?.flatten() {
-            if entry.file_name().to_string_lossy().ends_with(".tmp") {
-                let _ = fs::remove_file(entry.path());
-            }
-        }
         let mut report = LoadReport::default();
-        let mut loader = Loader {
-            store,
-            scripts,
-            token,
-            containers: HashMap::new(),
-            databases: HashSet::new(),
-            held: HashMap::new(),
-            held_scripts: HashMap::new(),
-            held_users: HashMap::new(),
-        };
-        let snapshots = generations(dir, "snapshot-")?;
-        let logs = generations(dir, "log-")?;
-        // The newest complete snapshot; one that is not complete is passed over.
-        let mut base = None;
-        for &g in snapshots.iter().rev() {
-            let bytes = fs::read(snapshot_path(dir, g)).map_err(|e| e.to_string())?;
-            let decoded = frame::decode(&bytes);
-            let complete = decoded.torn.is_none()
-                && decoded
-                    .records
-                    .last()
-                    .is_some_and(|r| serde_json::from_slice::<Record>(r).ok() == Some(Record::End));
-            if complete {
-                base = Some(g);
-                break;
-            }
-            report.messages.push(format!(
-                "{}: not a complete snapshot, passed over",
-                snapshot_path(dir, g).display()
-            ));
-        }
-        if let Some(g) = base {
-            load_file(&snapshot_path(dir, g), &mut loader, &mut report)?;
-        }
-        let from = base.unwrap_or(0);
-        for &g in logs.iter().filter(|&&g| g >= from) {
-            load_file(&log_path(dir, g), &mut loader, &mut report)?;
-        }
-        let held: usize = loader.held.values().map(Vec::len).sum();
-        if held > 0 {
-            report.messages.push(format!(
-                "{held} item writes name containers that no longer exist; dropped"
-            ));
-        }
-        let held = loader.held_scripts.len() + loader.held_users.len();
-        if held > 0 {
-            report.messages.push(format!(
-                "{held} records of scripts or users name containers or databases that no longer exist; dropped"
-            ));
-        }
-        let next = snapshots.iter().chain(&logs).max().map_or(1, |g| g + 1);
-        write_snapshot(dir, next, store, scripts)?;
+        let mut loader = Loader::new(store, scripts, token);
+        let next = load::load(dir, &mut loader, recover, &mut report)?;
+        dir::remove_temporary(dir);
+        snapshot::write(dir, next, store, scripts)?;
         let path = log_path(dir, next);
         let file = new_log(&path)?;
         sync_dir(dir)?;
-        remove_before(dir, next);
+        dir::remove_before(dir, next);
         let journal = Journal::start(file, path, 0)
             .map_err(|e| format!("cannot start the data directory's writer: {e}"))?;
         let data = Arc::new(DataDir {
@@ -420,20 +204,24 @@ impl DataDir {
             let file = new_log(&path)?;
             sync_dir(&self.dir)?;
             let before = self.journal.rotate(file, path);
+            // Writes go to log `next` from now on, whatever becomes of the snapshot: the next
+            // compaction starts a log after it (never over it).
+            self.generation.store(next, Ordering::Release);
             self.journal.durable(before).await?;
             let dir = self.dir.clone();
             tokio::task::spawn_blocking(move || {
-                write_snapshot(&dir, next, state.store(), state.scripts())?;
-                remove_before(&dir, next);
+                snapshot::write(&dir, next, state.store(), state.scripts())?;
+                dir::remove_before(&dir, next);
                 Ok::<(), String>(())
             })
             .await
             .map_err(|e| e.to_string())?
         }
         .await;
-        match result {
-            Ok(()) => self.generation.store(next, Ordering::Release),
-            Err(e) => tracing::error!("the data directory's compaction failed: {e}"),
+        if let Err(e) = result {
+            tracing::error!(
+                "the data directory's compaction failed, its snapshot and logs are kept as they were: {e}"
+            );
         }
         self.compacting.store(false, Ordering::Release);
     }
@@ -444,73 +232,13 @@ impl DataDir {
     }
 }
 
+/// Creates log file `path`, which must not exist yet (a log is never started over another).
 fn new_log(path: &Path) -> Result<File, String> {
     OpenOptions::new()
-        .create(true)
+        .create_new(true)
         .write(true)
-        .truncate(true)
         .open(path)
         .map_err(|e| format!("cannot create {}: {e}", path.display()))
-}
-
-/// Writes `snapshot-g` (through a temporary file, fsync'd, then renamed): the catalog, then every
-/// container's scripts and every database's users, then the items.
-fn write_snapshot(dir: &Path, g: u64, store: &Store, scripts: &Scripts) -> Result<(), String> {
-    let tmp = dir.join(format!("snapshot-{g:016x}.tmp"));
-    let fail = |e: std::io::Error| format!("cannot write the snapshot {}: {e}", tmp.display());
-    let mut file = std::io::BufWriter::new(File::create(&tmp).map_err(fail)?);
-    let put = |record: &Record, file: &mut std::io::BufWriter<File>| -> Result<(), String> {
-        let payload = serde_json::to_vec(record).map_err(|e| e.to_string())?;
-        let mut framed = Vec::with_capacity(payload.len() + 8);
-        frame::encode(&payload, &mut framed);
-        file.write_all(&framed).map_err(fail)
-    };
-    let catalog = store.catalog_image();
-    put(&Record::catalog(&catalog, &store.offers.list()), &mut file)?;
-    let containers = store.containers_by_rid();
-    for container in containers.values() {
-        let kept = scripts.kept(&container.rid_bytes);
-        if !kept.is_empty() {
-            put(&Record::scripts(&container.rid, &kept), &mut file)?;
-        }
-    }
-    for db in store.users.databases() {
-        let kept = store.users.kept(&db);
-        if !kept.is_empty() {
-            put(&Record::users(&db, &kept), &mut file)?;
-        }
-    }
-    for db in &catalog {
-        for image in &db.containers {
-            let Some(container) = containers.values().find(|c| c.rid_bytes == image.rid_bytes)
-            else {
-                continue;
-            };
-            for chunk in container.latest_items().chunks(1024) {
-                put(&Record::items(&container.rid, chunk), &mut file)?;
-            }
-        }
-    }
-    put(&Record::End, &mut file)?;
-    let file = file.into_inner().map_err(|e| fail(e.into_error()))?;
-    file.sync_all().map_err(fail)?;
-    drop(file);
-    fs::rename(&tmp, snapshot_path(dir, g)).map_err(fail)?;
-    sync_dir(dir)
-}
-
-/// Removes the snapshots and logs older than generation `g`.
-fn remove_before(dir: &Path, g: u64) {
-    for prefix in ["snapshot-", "log-"] {
-        for old in generations(dir, prefix).unwrap_or_default() {
-            if old < g {
-                let path = dir.join(format!("{prefix}{old:016x}"));
-                if let Err(e) = fs::remove_file(&path) {
-                    tracing::warn!("cannot remove {}: {e}", path.display());
-                }
-            }
-        }
-    }
 }
 
 /// What a request that succeeded changed, if anything a data directory records apart from item

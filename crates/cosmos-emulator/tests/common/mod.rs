@@ -1,6 +1,7 @@
 //! A small signing HTTP client for the integration tests (its own signer, independent of the crate's).
 #![allow(dead_code)]
 
+pub mod data_files;
 pub mod process;
 
 use std::time::{Duration, SystemTime};
