@@ -212,6 +212,15 @@ impl EmulatorArgs {
     }
 }
 
+/// Prints a line of the banner or of the stop to standard output. A reader that stopped reading
+/// (a closed pipe) neither panics the emulator nor stops it: the line is dropped.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 /// How long a stop waits for the requests in flight before it drops them.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -228,11 +237,11 @@ pub async fn run(args: EmulatorArgs) -> Result<(), String> {
     }
     print_endpoints(&emulator, &args);
     let signal = signals.wait().await?;
-    println!("stopping ({signal}): finishing the requests in flight");
+    say!("stopping ({signal}): finishing the requests in flight");
     if !emulator.drain(SHUTDOWN_GRACE).await {
-        println!("stopped; requests still running after {SHUTDOWN_GRACE:?} were dropped");
+        say!("stopped; requests still running after {SHUTDOWN_GRACE:?} were dropped");
     } else {
-        println!("stopped");
+        say!("stopped");
     }
     Ok(())
 }
@@ -283,36 +292,36 @@ impl StopSignals {
 }
 
 fn print_endpoints(emulator: &Emulator, args: &EmulatorArgs) {
-    println!("Cosmos DB emulator listening");
-    println!(
+    say!("Cosmos DB emulator listening");
+    say!(
         "  global endpoint   {}  (write region: {})",
         emulator.endpoint(),
         emulator.write_region()
     );
     for region in emulator.regions() {
-        println!(
+        say!(
             "  {:<17} {}",
             region,
             emulator.region_endpoint(region).unwrap_or("?")
         );
     }
     if args.key.is_none() && !args.no_auth {
-        println!("  key               the official emulator's well-known key");
+        say!("  key               the official emulator's well-known key");
     }
     if args.no_auth {
-        println!("  auth              OFF (--no-auth)");
+        say!("  auth              OFF (--no-auth)");
     }
     if let Some(path) = &args.cert_out {
-        println!("  certificate       {}", path.display());
+        say!("  certificate       {}", path.display());
     }
     if let Some(dir) = &args.data_dir {
-        println!("  data directory    {}", dir.display());
+        say!("  data directory    {}", dir.display());
     }
-    println!(
+    say!(
         "  admin API         {}_emulator/faults, _emulator/counters, _emulator/failover",
         emulator.endpoint()
     );
-    println!(
+    say!(
         "                    needs Authorization: Bearer <account key{}>",
         if args.admin_token.is_some() {
             " or admin token"
@@ -320,8 +329,8 @@ fn print_endpoints(emulator: &Emulator, args: &EmulatorArgs) {
             ""
         }
     );
-    println!("  ready probe       GET /_emulator/ready on any endpoint, no credentials");
-    println!("  explorer          /_explorer on the global endpoint, in a browser");
-    println!("  connections       at most {}", args.max_connections);
-    println!("Press Ctrl-C to stop.");
+    say!("  ready probe       GET /_emulator/ready on any endpoint, no credentials");
+    say!("  explorer          /_explorer on the global endpoint, in a browser");
+    say!("  connections       at most {}", args.max_connections);
+    say!("Press Ctrl-C to stop.");
 }

@@ -164,3 +164,17 @@ async fn sigterm_lets_the_request_in_flight_finish_then_exits_zero() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sigterm_exits_zero_when_nobody_reads_standard_output_any_more() {
+    // `start` reads the banner, then drops its end of the pipe: the stop's lines go nowhere.
+    let mut emu = EmulatorProcess::start(&[]).unwrap();
+    emu.terminate();
+    let status = emu.wait_exit(Duration::from_secs(30));
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "exit status {status:?}; log: {}",
+        emu.log_text()
+    );
+}
