@@ -51,6 +51,7 @@ mod session_paths;
 mod spatial;
 mod split;
 mod search;
+mod search_bounds;
 mod throughput;
 mod tls;
 mod unique_keys;
