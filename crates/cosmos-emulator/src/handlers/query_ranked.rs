@@ -14,6 +14,8 @@
 //! stays exact. Everything the query is refused for (its plan, its terms, its TOP) is checked
 //! before any item is read.
 
+use std::time::Duration;
+
 use bytes::Bytes;
 use serde_json::Value;
 
@@ -76,11 +78,12 @@ struct Spent {
     work: u64,
 }
 
-/// The budget a page has left after `spent`, started at `started`; `None` once it is spent.
-fn left(limits: &QueryLimits, spent: &Spent, started: std::time::Instant) -> Option<Meter> {
-    let work = limits.page_work.saturating_sub(spent.work);
-    let time = limits.page_time.saturating_sub(started.elapsed());
-    (work > 0 && !time.is_zero()).then(|| Meter::new(work, time))
+/// The work and time a page has left after using `work` units for `elapsed`; `None` once either
+/// is spent.
+fn left(limits: &QueryLimits, work: u64, elapsed: Duration) -> Option<(u64, Duration)> {
+    let work = limits.page_work.saturating_sub(work);
+    let time = limits.page_time.saturating_sub(elapsed);
+    (work > 0 && !time.is_zero()).then_some((work, time))
 }
 
 impl SubQueries<'_> {
@@ -224,9 +227,10 @@ impl SubQueries<'_> {
         let mut spent = Spent::default();
         let mut parsed: Option<(usize, String, Query)> = None;
         while progress.phase <= components {
-            let Some(meter) = left(&self.limits, &spent, started) else {
+            let Some((work, time)) = left(&self.limits, spent.work, started.elapsed()) else {
                 break;
             };
+            let meter = Meter::new(work, time);
             let fresh = spent.work == 0;
             if parsed
                 .as_ref()
@@ -352,5 +356,36 @@ impl SubQueries<'_> {
             page.items.push(item);
         }
         Ok(page)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_runs_sub_pages_while_its_work_and_time_last() {
+        let limits = QueryLimits {
+            page_work: 1000,
+            page_time: Duration::from_millis(100),
+            ..QueryLimits::default()
+        };
+        let ms = Duration::from_millis;
+        let cases = [
+            (0, ms(0), Some((1000, ms(100)))),
+            (400, ms(30), Some((600, ms(70)))),
+            (999, ms(99), Some((1, ms(1)))),
+            (1000, ms(10), None),
+            (5000, ms(10), None),
+            (10, ms(100), None),
+            (10, ms(250), None),
+        ];
+        for (work, elapsed, want) in cases {
+            assert_eq!(
+                left(&limits, work, elapsed),
+                want,
+                "{work} units, {elapsed:?}"
+            );
+        }
     }
 }
