@@ -822,7 +822,15 @@ mod tests {
         assert!(parse(&["bench", "--throughput", "100"]).is_err());
 
         let (cli, _) = parse(&[
-            "bench", "--workload", "vector", "--items", "500", "--dimensions", "64", "--top", "5",
+            "bench",
+            "--workload",
+            "vector",
+            "--items",
+            "500",
+            "--dimensions",
+            "64",
+            "--top",
+            "5",
         ])
         .unwrap();
         let Command::Bench(b) = cli.command else {
@@ -835,8 +843,16 @@ mod tests {
             panic!("not bench")
         };
         assert_eq!((b.dimensions, b.top), (256, 10), "the defaults");
-        for bad in [["--dimensions", "0"], ["--dimensions", "4097"], ["--top", "0"], ["--top", "1001"]] {
-            assert!(parse(&["bench", "--workload", "vector", bad[0], bad[1]]).is_err(), "{bad:?}");
+        for bad in [
+            ["--dimensions", "0"],
+            ["--dimensions", "4097"],
+            ["--top", "0"],
+            ["--top", "1001"],
+        ] {
+            assert!(
+                parse(&["bench", "--workload", "vector", bad[0], bad[1]]).is_err(),
+                "{bad:?}"
+            );
         }
         assert!(parse(&[
             "bench",
@@ -882,27 +898,70 @@ mod tests {
     #[test]
     fn script_commands_parse() {
         let (cli, _) = parse(&[
-            "trigger", "create", "--db", "d", "--container", "c", "stamp", "--body", "@t.js",
-            "--type", "pre",
+            "trigger",
+            "create",
+            "--db",
+            "d",
+            "--container",
+            "c",
+            "stamp",
+            "--body",
+            "@t.js",
+            "--type",
+            "pre",
         ])
         .unwrap();
-        let Command::Trigger { action: TriggerAction::Create { at, source, kind }, .. } = cli.command
+        let Command::Trigger {
+            action: TriggerAction::Create { at, source, kind },
+            ..
+        } = cli.command
         else {
             panic!("not trigger create")
         };
         assert_eq!((at.id.as_str(), source.body.as_str()), ("stamp", "@t.js"));
-        assert_eq!((kind.trigger_type, kind.operation), (TriggerTypeArg::Pre, TriggerOperationArg::All));
+        assert_eq!(
+            (kind.trigger_type, kind.operation),
+            (TriggerTypeArg::Pre, TriggerOperationArg::All)
+        );
         let (cli, _) = parse(&[
-            "sproc", "execute", "--db", "d", "--container", "c", "--pk", "p", "bulk", "--params",
-            "[1]", "--log",
+            "sproc",
+            "execute",
+            "--db",
+            "d",
+            "--container",
+            "c",
+            "--pk",
+            "p",
+            "bulk",
+            "--params",
+            "[1]",
+            "--log",
         ])
         .unwrap();
-        let Command::Sproc { action: SprocAction::Execute(e), .. } = cli.command else {
+        let Command::Sproc {
+            action: SprocAction::Execute(e),
+            ..
+        } = cli.command
+        else {
             panic!("not sproc execute")
         };
-        assert_eq!((e.id.as_str(), e.params.as_str(), e.log), ("bulk", "[1]", true));
+        assert_eq!(
+            (e.id.as_str(), e.params.as_str(), e.log),
+            ("bulk", "[1]", true)
+        );
         assert!(parse(&["udf", "list", "--db", "d", "--container", "c"]).is_ok());
-        assert!(parse(&["trigger", "create", "--db", "d", "--container", "c", "t", "--body", "x"]).is_err());
+        assert!(parse(&[
+            "trigger",
+            "create",
+            "--db",
+            "d",
+            "--container",
+            "c",
+            "t",
+            "--body",
+            "x"
+        ])
+        .is_err());
     }
 
     #[test]

@@ -12,7 +12,9 @@ fn report(result: Result<(), CommandError>, diagnostics: bool) -> ExitCode {
         return ExitCode::SUCCESS;
     };
     match &e {
-        CommandError::Usage(message) | CommandError::Input(message) | CommandError::Failed(message) => {
+        CommandError::Usage(message)
+        | CommandError::Input(message)
+        | CommandError::Failed(message) => {
             eprintln!("error: {message}")
         }
         CommandError::Cosmos(error) => printing::print_error(error, diagnostics),

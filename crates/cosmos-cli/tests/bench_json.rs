@@ -48,7 +48,10 @@ fn bench(args: &[&str], dir: &Path) -> Value {
         .count();
     assert_eq!(lines, runs, "one line per run");
     check_invocation(&report, args);
-    check_hdr_log(&std::fs::read(&hdr).expect("the HDR log was written"), &report);
+    check_hdr_log(
+        &std::fs::read(&hdr).expect("the HDR log was written"),
+        &report,
+    );
     assert!(
         table.lines().any(|l| l.starts_with("  p99.9 (ms) ")
             && l.ends_with(" 99.9% of the operations took at most this")),
@@ -91,10 +94,19 @@ fn check_hdr_log(log: &[u8], report: &Value) {
         .collect();
     assert_eq!(intervals.len(), runs.len());
     for (h, run) in intervals.iter().zip(runs) {
-        let tag = h.tag().expect("each interval is tagged").as_str().to_owned();
+        let tag = h
+            .tag()
+            .expect("each interval is tagged")
+            .as_str()
+            .to_owned();
         assert!(tag.contains(run["hedging"].as_str().unwrap()), "{tag}");
         // The log's max column is in milliseconds, as the report's.
-        assert!((h.max() - number(run, "latency_ms.max")).abs() < 0.01 * number(run, "latency_ms.max").max(1.0), "{} vs {run}", h.max());
+        assert!(
+            (h.max() - number(run, "latency_ms.max")).abs()
+                < 0.01 * number(run, "latency_ms.max").max(1.0),
+            "{} vs {run}",
+            h.max()
+        );
     }
 }
 
@@ -159,9 +171,17 @@ fn check_run_shape(run: &Value) {
         .iter()
         .map(|p| (number(p, "percentile"), number(p, "ms")))
         .collect();
-    assert!(points.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "{points:?}");
+    assert!(
+        points
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1),
+        "{points:?}"
+    );
     assert_eq!(points.last().unwrap().0, 100.0, "{points:?}");
-    assert!((points.last().unwrap().1 - p("max")).abs() <= 0.01 * p("max"), "{points:?} {run}");
+    assert!(
+        (points.last().unwrap().1 - p("max")).abs() <= 0.01 * p("max"),
+        "{points:?} {run}"
+    );
     let by_status = run["errors_by_status"]
         .as_object()
         .unwrap_or_else(|| panic!("errors_by_status is not an object in {run}"));
@@ -384,7 +404,10 @@ fn vector_bench_searches_the_seeded_embeddings() {
         (&300.into(), &32.into(), &7.into()),
         "{vector}"
     );
-    assert_eq!(vector["short_results"], 0, "every search found its 7: {vector}");
+    assert_eq!(
+        vector["short_results"], 0,
+        "every search found its 7: {vector}"
+    );
     assert!(number(run, "ru.caller_visible") > 0.0, "{run}");
     assert!(number(run, "throughput_ops_s") > 0.0, "{run}");
 }

@@ -191,8 +191,7 @@ async fn main() -> Outcome {
     }
 
     // The change feed from the beginning: every order once, at its latest version.
-    let mut feed = orders
-        .change_feed::<Order>(ChangeFeedStart::Beginning, FeedScope::Container);
+    let mut feed = orders.change_feed::<Order>(ChangeFeedStart::Beginning, FeedScope::Container);
     let mut changed = 0;
     let mut shipped = 0;
     while let Some(o) = feed.next().await {

@@ -72,7 +72,9 @@ fn vector(seed: u64) -> Vec<f32> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
     (0..DIMS)
         .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
         })
         .collect()
@@ -80,7 +82,10 @@ fn vector(seed: u64) -> Vec<f32> {
 
 /// The child: an emulator with 4 ranges, its endpoint and key on stdout, until stdin closes.
 async fn serve() -> Result<(), Box<dyn std::error::Error>> {
-    let emu = cosmos_emulator::EmulatorBuilder::new().partitions(4).start().await?;
+    let emu = cosmos_emulator::EmulatorBuilder::new()
+        .partitions(4)
+        .start()
+        .await?;
     println!("{} {}", emu.endpoint(), emu.key());
     tokio::task::spawn_blocking(|| {
         let mut sink = Vec::new();
@@ -104,11 +109,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .spawn()?;
     let mut line = String::new();
     BufReader::new(child.stdout.take().ok_or("no child stdout")?).read_line(&mut line)?;
-    let (endpoint, key) = line.trim().split_once(' ').ok_or("no endpoint from the emulator")?;
-    let driver = CosmosDriver::new(DriverOptions::new(endpoint, Credential::master_key(key)?)).await?;
+    let (endpoint, key) = line
+        .trim()
+        .split_once(' ')
+        .ok_or("no endpoint from the emulator")?;
+    let driver =
+        CosmosDriver::new(DriverOptions::new(endpoint, Credential::master_key(key)?)).await?;
     let none = OperationOptions::new();
     driver
-        .execute(CosmosOperation::create_database(DatabaseReference::new("bench")?), &none)
+        .execute(
+            CosmosOperation::create_database(DatabaseReference::new("bench")?),
+            &none,
+        )
         .await?;
     let props = ContainerProperties::new("vectors", &PartitionKeyDefinition::new("/pk")?)
         .with_vector_embedding_policy(VectorEmbeddingPolicy {
@@ -127,7 +139,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }],
             ..IndexingPolicy::default()
         });
-    driver.database("bench").create_container(&props, None).await?;
+    driver
+        .database("bench")
+        .create_container(&props, None)
+        .await?;
     let c = driver.container("bench", "vectors");
     let loading = Instant::now();
     futures::stream::iter(0..count)
@@ -152,7 +167,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         PEAK.store(before, Ordering::Relaxed);
         let started = Instant::now();
         let mut pages = c
-            .query_items_with::<VectorHit<Value>>(q, QueryScope::CrossPartition, QueryOptions::new())
+            .query_items_with::<VectorHit<Value>>(
+                q,
+                QueryScope::CrossPartition,
+                QueryOptions::new(),
+            )
             .into_pages();
         let mut hits = 0;
         let mut served = Duration::ZERO;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use crate::diagnostics::DiagnosticsContext;
-use crate::protocol::{status, sub_status, CosmosStatus, ProtocolError};
 use crate::protocol::ResponseHeaders;
+use crate::protocol::{status, sub_status, CosmosStatus, ProtocolError};
 
 /// What kind of failure an error is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

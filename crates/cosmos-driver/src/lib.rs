@@ -95,10 +95,9 @@ static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllo
 
 pub use auth::{AccessToken, Credential, TokenCredential};
 pub use client::{
-    ChangeFeed, ContainerBatch, ContainerBulk, ContainerClient,
-    ContainerResponse, DatabaseClient, DatabaseProperties, ItemOptions,
-    ExecuteOptions, ItemResponse, ResourceFeed, ResourcePage, ScriptsClient,
-    StoredProcedureResponse, ThroughputResponse,
+    ChangeFeed, ContainerBatch, ContainerBulk, ContainerClient, ContainerResponse, DatabaseClient,
+    DatabaseProperties, ExecuteOptions, ItemOptions, ItemResponse, ResourceFeed, ResourcePage,
+    ScriptsClient, StoredProcedureResponse, ThroughputResponse,
 };
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;

@@ -17,12 +17,12 @@
 
 pub use crate::{
     AvailabilityStrategy, BatchResponse, BulkOperation, BulkOptions, BulkResponse, ChangeFeed,
-    ChangeFeedItem, ChangeFeedMode, ChangeFeedOptions, ChangeFeedPage,
-    ChangeFeedStart, ConsistencyLevel, ContainerBatch, ContainerClient, ContainerProperties,
-    ContainerResponse, CosmosDriver, CosmosError, Credential, DatabaseClient, DatabaseProperties,
-    DriverOptions, ErrorKind, FeedRange, FeedScope, IndexingPolicy, ItemOptions, ItemResponse,
-    OperationOptions, PartitionKey, PartitionKeyDefinition, PatchInstructions, Precondition, Query,
-    QueryItems, QueryOptions, QueryPage, QueryScope, ReadManyOptions, ReadManyResponse, Region,
-    ResourceFeed, ResourcePage, SessionToken, ThroughputProperties, ThroughputResponse,
+    ChangeFeedItem, ChangeFeedMode, ChangeFeedOptions, ChangeFeedPage, ChangeFeedStart,
+    ConsistencyLevel, ContainerBatch, ContainerClient, ContainerProperties, ContainerResponse,
+    CosmosDriver, CosmosError, Credential, DatabaseClient, DatabaseProperties, DriverOptions,
+    ErrorKind, FeedRange, FeedScope, IndexingPolicy, ItemOptions, ItemResponse, OperationOptions,
+    PartitionKey, PartitionKeyDefinition, PatchInstructions, Precondition, Query, QueryItems,
+    QueryOptions, QueryPage, QueryScope, ReadManyOptions, ReadManyResponse, Region, ResourceFeed,
+    ResourcePage, SessionToken, ThroughputProperties, ThroughputResponse,
 };
 pub use futures::{StreamExt, TryStreamExt};

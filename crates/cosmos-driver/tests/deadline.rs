@@ -68,7 +68,8 @@ async fn retries_stop_at_the_deadline() {
     // attempt was out (a slow machine): both end the retries at the deadline.
     assert!(
         e.message().contains("past the deadline")
-            || e.message().contains("did not complete within its end-to-end timeout"),
+            || e.message()
+                .contains("did not complete within its end-to-end timeout"),
         "{}",
         e.message()
     );

@@ -201,7 +201,11 @@ async fn per_call_options_of_fan_outs_inherit_the_handles_and_win_over_them() {
                     options = options.with_excluded_regions([r]);
                 }
                 let docs: Vec<serde_json::Value> = client
-                    .query_items_with(Query::new("SELECT * FROM c"), QueryScope::CrossPartition, options)
+                    .query_items_with(
+                        Query::new("SELECT * FROM c"),
+                        QueryScope::CrossPartition,
+                        options,
+                    )
                     .try_collect()
                     .await
                     .unwrap();
@@ -238,10 +242,9 @@ async fn per_call_options_of_fan_outs_inherit_the_handles_and_win_over_them() {
 
     for kind in ["query", "change feed", "read many"] {
         let emu = common::start(EmulatorBuilder::new().partitions(2)).await;
-        let driver = common::driver(common::options(&emu).with_preferred_regions([
-            WEST, NORTH, "East US",
-        ]))
-        .await;
+        let driver =
+            common::driver(common::options(&emu).with_preferred_regions([WEST, NORTH, "East US"]))
+                .await;
         let c = common::container(&driver, "db", "c").await;
         for i in 0..4 {
             common::create_item(&driver, &c, &format!("i{i}"), &format!("p{i}"), i).await;
@@ -250,14 +253,34 @@ async fn per_call_options_of_fan_outs_inherit_the_handles_and_win_over_them() {
             .container("db", "c")
             .with_options(OperationOptions::new().with_excluded_regions([WEST]));
 
-        let (west, north) = (emu.counters().region_total(WEST), emu.counters().region_total(NORTH));
+        let (west, north) = (
+            emu.counters().region_total(WEST),
+            emu.counters().region_total(NORTH),
+        );
         run(kind, &client, None).await;
-        assert_eq!(emu.counters().region_total(WEST), west, "{kind}: the handle's exclusion holds");
-        assert!(emu.counters().region_total(NORTH) > north, "{kind}: the next region answered");
+        assert_eq!(
+            emu.counters().region_total(WEST),
+            west,
+            "{kind}: the handle's exclusion holds"
+        );
+        assert!(
+            emu.counters().region_total(NORTH) > north,
+            "{kind}: the next region answered"
+        );
 
-        let (west, north) = (emu.counters().region_total(WEST), emu.counters().region_total(NORTH));
+        let (west, north) = (
+            emu.counters().region_total(WEST),
+            emu.counters().region_total(NORTH),
+        );
         run(kind, &client, Some(NORTH)).await;
-        assert_eq!(emu.counters().region_total(NORTH), north, "{kind}: the call's exclusion holds");
-        assert!(emu.counters().region_total(WEST) > west, "{kind}: the call's exclusion won");
+        assert_eq!(
+            emu.counters().region_total(NORTH),
+            north,
+            "{kind}: the call's exclusion holds"
+        );
+        assert!(
+            emu.counters().region_total(WEST) > west,
+            "{kind}: the call's exclusion won"
+        );
     }
 }

@@ -5,7 +5,6 @@
 //! session tokens and request charges, the rounds that follow a race both legs lost, and the
 //! primary's region-changing retries that start the hedge at once.
 
-
 #[path = "hedging_cases/breaker.rs"]
 mod breaker;
 #[path = "hedging_cases/hub.rs"]

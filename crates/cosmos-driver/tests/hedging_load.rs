@@ -11,7 +11,6 @@
 //! over real sockets, so the clock is the real one: every fault is sized in tens of milliseconds
 //! and the time bound has an allowance for a busy machine.
 
-
 #[path = "hedging_load_cases/harness.rs"]
 mod harness;
 

@@ -399,7 +399,10 @@ fn module_paths(src: &Path, files: &[PathBuf]) -> BTreeMap<Vec<String>, PathBuf>
             .filter_map(|c| c.as_os_str().to_str())
             .map(|s| s.trim_end_matches(".rs").to_owned())
             .collect();
-        if matches!(segments.last().map(String::as_str), Some("mod") | Some("lib")) {
+        if matches!(
+            segments.last().map(String::as_str),
+            Some("mod") | Some("lib")
+        ) {
             segments.pop();
         }
         modules.insert(segments, file.clone());
@@ -427,13 +430,18 @@ fn ident_at(b: &[u8], i: usize) -> Option<(String, usize)> {
     while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
         j += 1;
     }
-    (j > i && !b[i].is_ascii_digit())
-        .then(|| (String::from_utf8_lossy(&b[i..j]).into_owned(), j))
+    (j > i && !b[i].is_ascii_digit()).then(|| (String::from_utf8_lossy(&b[i..j]).into_owned(), j))
 }
 
 /// Parses a use tree (or an expression path) at `i`: every leaf path with `prefix` in front.
 /// Nesting is bounded by the source's own braces; depth past 32 stops the walk.
-fn parse_tree(b: &[u8], i: usize, prefix: &[String], depth: usize, out: &mut Vec<UsePath>) -> usize {
+fn parse_tree(
+    b: &[u8],
+    i: usize,
+    prefix: &[String],
+    depth: usize,
+    out: &mut Vec<UsePath>,
+) -> usize {
     let mut segments = prefix.to_vec();
     let mut i = skip_ws(b, i);
     if depth > 32 {
@@ -477,7 +485,11 @@ fn parse_tree(b: &[u8], i: usize, prefix: &[String], depth: usize, out: &mut Vec
             continue;
         }
         let mut binds = segments.last().cloned().unwrap_or_default();
-        if b[i..].starts_with(b"as") && !b.get(i + 2).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_') {
+        if b[i..].starts_with(b"as")
+            && !b
+                .get(i + 2)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
             if let Some((alias, k)) = ident_at(b, skip_ws(b, i + 2)) {
                 binds = alias;
                 i = k;
@@ -502,7 +514,10 @@ fn file_paths(code: &str) -> Vec<(UsePath, bool)> {
     while i < b.len() {
         let before = i.checked_sub(1).map(|k| b[k]);
         let at_word = !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b':');
-        if at_word && b[i..].starts_with(b"use") && b.get(i + 3).is_some_and(u8::is_ascii_whitespace) {
+        if at_word
+            && b[i..].starts_with(b"use")
+            && b.get(i + 3).is_some_and(u8::is_ascii_whitespace)
+        {
             let statement_start = code[..i].rfind(['\n', ';', '{', '}']).map_or(0, |k| k + 1);
             let reexport = code[statement_start..i].trim_start().starts_with("pub");
             let mut paths = Vec::new();
@@ -575,7 +590,10 @@ fn import_graph(src: &Path) -> BTreeMap<PathBuf, BTreeMap<PathBuf, String>> {
     let mut paths_of: BTreeMap<Vec<String>, Vec<(UsePath, bool)>> = BTreeMap::new();
     for (module, file) in &modules {
         let text = fs::read_to_string(file).expect("readable source");
-        paths_of.insert(module.clone(), file_paths(&without_test_items(&code_only(&text))));
+        paths_of.insert(
+            module.clone(),
+            file_paths(&without_test_items(&code_only(&text))),
+        );
     }
     // Each module's re-exports: the name bound -> the absolute path it stands for.
     let mut reexports: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> = BTreeMap::new();
@@ -704,12 +722,20 @@ fn options_never_import_the_transport() {
             let to_rel = to.strip_prefix(&src).expect("under src");
             for (a, b) in NEVER {
                 if from_rel.starts_with(a) && to_rel.starts_with(b) {
-                    found.push(format!("{} -> {} ({path})", from_rel.display(), to_rel.display()));
+                    found.push(format!(
+                        "{} -> {} ({path})",
+                        from_rel.display(),
+                        to_rel.display()
+                    ));
                 }
             }
         }
     }
-    assert!(found.is_empty(), "imports that must never be:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "imports that must never be:\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]

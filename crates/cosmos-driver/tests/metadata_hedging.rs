@@ -3,7 +3,6 @@
 //! a container, its partition key ranges and its throughput are answered by the alternate region,
 //! correctly; metadata writes are never hedged.
 
-
 use crate::hedging::support;
 
 use std::time::Duration;

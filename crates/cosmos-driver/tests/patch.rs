@@ -2,7 +2,6 @@
 //! refusals, the loop's rules, session tokens across regions, agreement with native PATCH
 //! implementations, and concurrent increments.
 
-
 #[path = "patch_cases/concurrency.rs"]
 mod concurrency;
 #[path = "patch_cases/differential.rs"]

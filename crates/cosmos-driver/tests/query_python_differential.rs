@@ -457,7 +457,9 @@ async fn the_driver_and_the_python_sdk_answer_vector_text_and_hybrid_searches_al
         .await
         .unwrap();
     let db = driver.database("searchdiff");
-    db.create_container(&search_container(), None).await.unwrap();
+    db.create_container(&search_container(), None)
+        .await
+        .unwrap();
     let mut alone = search_container();
     alone.id = "alone".into();
     db.create_container(&alone, None).await.unwrap();
@@ -470,7 +472,10 @@ async fn the_driver_and_the_python_sdk_answer_vector_text_and_hybrid_searches_al
             .expect("seed search");
         // The documents of key "a" alone, in the same order.
         if pk == "a" {
-            db.container("alone").create_item(pk, &doc, None).await.expect("seed alone");
+            db.container("alone")
+                .create_item(pk, &doc, None)
+                .await
+                .expect("seed alone");
         }
     }
     let mut cases = Vec::new();
@@ -520,17 +525,26 @@ async fn the_driver_and_the_python_sdk_answer_vector_text_and_hybrid_searches_al
         cases.len(),
         differences.join("\n")
     );
-    assert_eq!(rows, cases.len(), "every search finds rows, scoped and across partitions");
+    assert_eq!(
+        rows,
+        cases.len(),
+        "every search finds rows, scoped and across partitions"
+    );
 
     // Within one partition key the emulator ranks by that key's documents and their statistics:
     // the same answer as the client's fusion across the partitions of a container holding only
     // those documents.
     let mut ranked = 0;
     for case in cases.iter().filter(|c| c.text.contains("ORDER BY RANK")) {
-        let Some(pk) = case.partition_key else { continue };
+        let Some(pk) = case.partition_key else {
+            continue;
+        };
         let scoped: Vec<Value> = db
             .container("search")
-            .query_items::<Value>(Query::new(case.text.clone()), QueryScope::PartitionKey(pk.into()))
+            .query_items::<Value>(
+                Query::new(case.text.clone()),
+                QueryScope::PartitionKey(pk.into()),
+            )
             .try_collect()
             .await
             .expect("scoped ranked query");

@@ -48,7 +48,10 @@ async fn count(c: &ContainerClient, pk: &str) -> u64 {
         Query::new("SELECT VALUE COUNT(1) FROM c"),
         QueryScope::PartitionKey(pk.into()),
     );
-    rows.next().await.expect("a count").expect("the count query")
+    rows.next()
+        .await
+        .expect("a count")
+        .expect("the count query")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -60,12 +63,24 @@ async fn each_kind_is_created_read_replaced_listed_and_deleted() {
     let made = s.create_stored_procedure(&sproc).await.unwrap();
     assert_eq!(made.status(), 201);
     let made = made.into_item().unwrap();
-    assert_eq!((made.id.as_str(), made.body.as_str()), ("s1", sproc.body.as_str()));
+    assert_eq!(
+        (made.id.as_str(), made.body.as_str()),
+        ("s1", sproc.body.as_str())
+    );
     assert!(made.etag.is_some() && made.rid.is_some());
-    assert!(s.create_stored_procedure(&sproc).await.unwrap_err().is_conflict());
+    assert!(s
+        .create_stored_procedure(&sproc)
+        .await
+        .unwrap_err()
+        .is_conflict());
     let replaced = StoredProcedureProperties::new("s1", "function () { var x = 2; }");
     s.replace_stored_procedure(&replaced).await.unwrap();
-    let read = s.read_stored_procedure("s1").await.unwrap().into_item().unwrap();
+    let read = s
+        .read_stored_procedure("s1")
+        .await
+        .unwrap()
+        .into_item()
+        .unwrap();
     assert_eq!(read.body, replaced.body);
 
     let trigger = TriggerProperties::new(
@@ -76,32 +91,66 @@ async fn each_kind_is_created_read_replaced_listed_and_deleted() {
     );
     s.create_trigger(&trigger).await.unwrap();
     let t = s.read_trigger("t1").await.unwrap().into_item().unwrap();
-    assert_eq!((t.trigger_type, t.trigger_operation), (TriggerType::Post, TriggerOperation::Delete));
+    assert_eq!(
+        (t.trigger_type, t.trigger_operation),
+        (TriggerType::Post, TriggerOperation::Delete)
+    );
     let mut pre = trigger.clone();
     pre.trigger_type = TriggerType::Pre;
     s.replace_trigger(&pre).await.unwrap();
-    assert_eq!(s.read_trigger("t1").await.unwrap().into_item().unwrap().trigger_type, TriggerType::Pre);
+    assert_eq!(
+        s.read_trigger("t1")
+            .await
+            .unwrap()
+            .into_item()
+            .unwrap()
+            .trigger_type,
+        TriggerType::Pre
+    );
 
     let udf = UserDefinedFunctionProperties::new("u1", "function (x) { return x; }");
     s.create_user_defined_function(&udf).await.unwrap();
-    s.replace_user_defined_function(&UserDefinedFunctionProperties::new("u1", "function (x) { return x + 1; }"))
-        .await
-        .unwrap();
+    s.replace_user_defined_function(&UserDefinedFunctionProperties::new(
+        "u1",
+        "function (x) { return x + 1; }",
+    ))
+    .await
+    .unwrap();
 
     let sprocs: Vec<_> = s.stored_procedures().map(|r| r.unwrap().id).collect().await;
     let triggers: Vec<_> = s.triggers().map(|r| r.unwrap().id).collect().await;
-    let udfs: Vec<_> = s.user_defined_functions().map(|r| r.unwrap().body).collect().await;
-    assert_eq!((sprocs, triggers), (vec!["s1".to_string()], vec!["t1".to_string()]));
+    let udfs: Vec<_> = s
+        .user_defined_functions()
+        .map(|r| r.unwrap().body)
+        .collect()
+        .await;
+    assert_eq!(
+        (sprocs, triggers),
+        (vec!["s1".to_string()], vec!["t1".to_string()])
+    );
     assert_eq!(udfs, ["function (x) { return x + 1; }"]);
 
     s.delete_stored_procedure("s1").await.unwrap();
     s.delete_trigger("t1").await.unwrap();
     s.delete_user_defined_function("u1").await.unwrap();
-    assert!(s.read_stored_procedure("s1").await.unwrap_err().is_not_found());
+    assert!(s
+        .read_stored_procedure("s1")
+        .await
+        .unwrap_err()
+        .is_not_found());
     assert!(s.read_trigger("t1").await.unwrap_err().is_not_found());
-    assert!(s.read_user_defined_function("u1").await.unwrap_err().is_not_found());
-    assert!(s.delete_stored_procedure("s1").await.unwrap_err().is_not_found());
-    assert!(s.create_stored_procedure(&StoredProcedureProperties::new("a/b", "function () {}"))
+    assert!(s
+        .read_user_defined_function("u1")
+        .await
+        .unwrap_err()
+        .is_not_found());
+    assert!(s
+        .delete_stored_procedure("s1")
+        .await
+        .unwrap_err()
+        .is_not_found());
+    assert!(s
+        .create_stored_procedure(&StoredProcedureProperties::new("a/b", "function () {}"))
         .await
         .unwrap_err()
         .is_invalid_input());
@@ -130,7 +179,10 @@ async fn a_bulk_import_inserts_ten_thousand_documents_across_calls() {
         done += r.into_result();
     }
     assert_eq!(done, 10_000);
-    assert!(calls > 1, "the execution budget stops a call before 10,000 inserts");
+    assert!(
+        calls > 1,
+        "the execution budget stops a call before 10,000 inserts"
+    );
     assert!(charge >= 10_000.0, "each insert is charged: {charge}");
     assert_eq!(count(&c, "bulk").await, 10_000);
     let last = c.read_item::<Value>("bulk", "d09999", None).await.unwrap();
@@ -158,8 +210,16 @@ async fn a_procedure_that_throws_leaves_nothing_and_the_log_comes_back_when_aske
         .await
         .unwrap_err();
     assert!(e.is_bad_request(), "{e}");
-    assert!(e.message().contains("stopping after 5 inserts"), "{}", e.message());
-    assert_eq!(count(&c, "t").await, 0, "nothing of a failed execution persists");
+    assert!(
+        e.message().contains("stopping after 5 inserts"),
+        "{}",
+        e.message()
+    );
+    assert_eq!(
+        count(&c, "t").await,
+        0,
+        "nothing of a failed execution persists"
+    );
 
     let quiet = s
         .execute_stored_procedure::<Value>("half", "t", &json!(["b", 2, false]))
@@ -237,8 +297,16 @@ async fn triggers_named_on_item_options_run_inside_the_write() {
             .unwrap();
         assert_eq!(r.item().unwrap()["stamped"], "by-trigger");
     }
-    let m = c.read_item::<Value>("m", "meta", None).await.unwrap().into_item().unwrap();
-    assert_eq!((m["count"].clone(), m["last"].clone()), (json!(2), json!("b")));
+    let m = c
+        .read_item::<Value>("m", "meta", None)
+        .await
+        .unwrap()
+        .into_item()
+        .unwrap();
+    assert_eq!(
+        (m["count"].clone(), m["last"].clone()),
+        (json!(2), json!("b"))
+    );
 
     let failing = ItemOptions::new()
         .with_pre_triggers(["stamp"])
@@ -247,12 +315,31 @@ async fn triggers_named_on_item_options_run_inside_the_write() {
         .create_item("m", &json!({"id": "c", "pk": "m"}), Some(failing))
         .await
         .unwrap_err();
-    assert!(e.message().contains("post-trigger says no"), "{}", e.message());
-    assert!(c.read_item::<Value>("m", "c", None).await.unwrap_err().is_not_found());
-    let m = c.read_item::<Value>("m", "meta", None).await.unwrap().into_item().unwrap();
-    assert_eq!(m["count"], 2, "the failed write left the metadata as it was");
+    assert!(
+        e.message().contains("post-trigger says no"),
+        "{}",
+        e.message()
+    );
+    assert!(c
+        .read_item::<Value>("m", "c", None)
+        .await
+        .unwrap_err()
+        .is_not_found());
+    let m = c
+        .read_item::<Value>("m", "meta", None)
+        .await
+        .unwrap()
+        .into_item()
+        .unwrap();
+    assert_eq!(
+        m["count"], 2,
+        "the failed write left the metadata as it was"
+    );
     // Without the options, no trigger runs.
-    let plain = c.create_item("m", &json!({"id": "d", "pk": "m"}), None).await.unwrap();
+    let plain = c
+        .create_item("m", &json!({"id": "d", "pk": "m"}), None)
+        .await
+        .unwrap();
     assert!(plain.item().unwrap().get("stamped").is_none());
 }
 
@@ -275,9 +362,10 @@ async fn a_udf_answers_in_a_cross_partition_query() {
         .await
         .unwrap();
     }
-    let query = Query::new("SELECT c.id, udf.tax(c.price) AS gross FROM c WHERE udf.tax(c.price) > @min")
-        .with_parameter("@min", 30)
-        .unwrap();
+    let query =
+        Query::new("SELECT c.id, udf.tax(c.price) AS gross FROM c WHERE udf.tax(c.price) > @min")
+            .with_parameter("@min", 30)
+            .unwrap();
     let rows: Vec<Value> = c
         .query_items::<Value>(query, QueryScope::CrossPartition)
         .map(|r| r.unwrap())
@@ -285,7 +373,12 @@ async fn a_udf_answers_in_a_cross_partition_query() {
         .await;
     let mut got: Vec<(String, f64)> = rows
         .iter()
-        .map(|r| (r["id"].as_str().unwrap().to_owned(), r["gross"].as_f64().unwrap()))
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_owned(),
+                r["gross"].as_f64().unwrap(),
+            )
+        })
         .collect();
     got.sort_by(|a, b| a.0.cmp(&b.0));
     let mut want: Vec<(String, f64)> = (0..40)
@@ -308,15 +401,25 @@ async fn execution_with_a_slow_write_region_is_sent_once_and_never_hedged() {
         .await
         .unwrap();
     // Every request to the write region now takes 200 ms, far past the 20 ms hedging threshold.
-    let _slow = s.emu.faults().add(FaultRule::new(Reaction::delay_ms(200)).in_regions([support::EAST]));
+    let _slow = s
+        .emu
+        .faults()
+        .add(FaultRule::new(Reaction::delay_ms(200)).in_regions([support::EAST]));
     let r = c
         .scripts()
         .execute_stored_procedure::<String>("one", "p", &json!([]))
         .await
         .unwrap();
     assert_eq!(r.result(), "ok");
-    assert!(r.diagnostics().hedge().is_none(), "a stored procedure is never hedged");
-    assert_eq!(common::regions_of(r.diagnostics()), [support::EAST], "one request, to the write region");
+    assert!(
+        r.diagnostics().hedge().is_none(),
+        "a stored procedure is never hedged"
+    );
+    assert_eq!(
+        common::regions_of(r.diagnostics()),
+        [support::EAST],
+        "one request, to the write region"
+    );
     let item = c.read_item::<Value>("p", "once", None).await.unwrap();
     assert_eq!(item.into_item().unwrap()["id"], "once");
 }

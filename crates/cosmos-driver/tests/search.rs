@@ -26,7 +26,9 @@ fn vector(seed: u64) -> Vec<f32> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
     (0..DIMS)
         .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
         })
         .collect()
@@ -88,13 +90,17 @@ async fn seeded(count: usize) -> (Emulator, ContainerClient, Vec<(String, Vec<f6
     let driver = common::driver(common::options(&emu)).await;
     let c = search_container(&driver, DIMS as u32).await;
     let docs: Vec<Value> = (0..count)
-        .map(|i| json!({"id": format!("d{i}"), "pk": format!("p{}", i % 97), "e": vector(i as u64)}))
+        .map(
+            |i| json!({"id": format!("d{i}"), "pk": format!("p{}", i % 97), "e": vector(i as u64)}),
+        )
         .collect();
     futures::stream::iter(docs.iter())
         .map(|d| {
             let c = c.clone();
             async move {
-                c.create_item(d["pk"].as_str().unwrap(), d, None).await.map(|_| ())
+                c.create_item(d["pk"].as_str().unwrap(), d, None)
+                    .await
+                    .map(|_| ())
             }
         })
         .buffer_unordered(16)
@@ -157,13 +163,20 @@ async fn vector_search_across_partitions_matches_brute_force() {
                 .query_items_with::<VectorHit<Value>>(q.clone(), QueryScope::CrossPartition, o)
                 .into_pages();
             let page = pages.next().await.expect("a page").expect("the page reads");
-            resumed.extend(page.items().iter().map(|h| h.item["id"].as_str().unwrap().to_owned()));
+            resumed.extend(
+                page.items()
+                    .iter()
+                    .map(|h| h.item["id"].as_str().unwrap().to_owned()),
+            );
             token = page.continuation().unwrap().map(str::to_owned);
             if token.is_none() {
                 break;
             }
         }
-        assert_eq!(resumed, want.iter().map(|w| w.0.clone()).collect::<Vec<_>>());
+        assert_eq!(
+            resumed,
+            want.iter().map(|w| w.0.clone()).collect::<Vec<_>>()
+        );
     }
 }
 
@@ -173,12 +186,21 @@ async fn hybrid_search_fuses_text_and_vector_rankings() {
     let driver = common::driver(common::options(&emu)).await;
     let c = search_container(&driver, 2).await;
     let texts = [
-        "the red fox jumps", "a red dog sleeps", "blue fox fox fox", "green grass", "red red red fox",
-        "a quiet fox", "dogs and cats", "the fox and the hound",
+        "the red fox jumps",
+        "a red dog sleeps",
+        "blue fox fox fox",
+        "green grass",
+        "red red red fox",
+        "a quiet fox",
+        "dogs and cats",
+        "the fox and the hound",
     ];
     for (i, t) in texts.iter().enumerate() {
-        let doc = json!({"id": format!("d{i}"), "pk": format!("p{i}"), "t": t, "e": [1.0, i as f64]});
-        c.create_item(format!("p{i}").as_str(), &doc, None).await.unwrap();
+        let doc =
+            json!({"id": format!("d{i}"), "pk": format!("p{i}"), "t": t, "e": [1.0, i as f64]});
+        c.create_item(format!("p{i}").as_str(), &doc, None)
+            .await
+            .unwrap();
     }
     let ids = |q: &str| {
         let c = c.clone();
@@ -189,7 +211,9 @@ async fn hybrid_search_fuses_text_and_vector_rankings() {
                 .try_collect()
                 .await
                 .expect("the hybrid search runs");
-            rows.iter().map(|r| r["id"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+            rows.iter()
+                .map(|r| r["id"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
         }
     };
     // Full text alone: BM25 across partitions with the global statistics. "blue fox fox fox"
@@ -211,7 +235,11 @@ async fn hybrid_search_fuses_text_and_vector_rankings() {
     assert_eq!(fused[2], "d1", "{fused:?}");
     // A heavy weight on the vector side puts its closest first.
     let weighted = ids("SELECT TOP 3 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'fox'), VectorDistance(c.e, [1, 0]), [1, 10])").await;
-    assert_eq!(weighted[..2], ["d0".to_owned(), "d1".to_owned()], "{weighted:?}");
+    assert_eq!(
+        weighted[..2],
+        ["d0".to_owned(), "d1".to_owned()],
+        "{weighted:?}"
+    );
     // Without TOP or LIMIT the driver refuses, as the SDKs do.
     let err = c
         .query_items::<Value>(

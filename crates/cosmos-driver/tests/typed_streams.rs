@@ -55,8 +55,7 @@ async fn a_query_stream_keeps_a_running_charge() {
 #[tokio::test]
 async fn the_change_feed_reads_as_items_with_a_charge_and_a_continuation() {
     let (_emu, c) = setup().await;
-    let mut feed = c
-        .change_feed::<Doc>(ChangeFeedStart::Beginning, FeedScope::Container);
+    let mut feed = c.change_feed::<Doc>(ChangeFeedStart::Beginning, FeedScope::Container);
     let mut ids = Vec::new();
     while let Some(item) = feed.next().await {
         ids.push(item.unwrap().id);

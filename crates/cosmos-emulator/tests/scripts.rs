@@ -14,12 +14,27 @@ use serde_json::{json, Value};
 const COLL: &str = "/dbs/db/colls/c";
 
 async fn create_script(c: &TestClient, base: &str, kind: &str, body: &Value) -> Resp {
-    c.post_json(base, &format!("{COLL}/{kind}"), &[], body).await
+    c.post_json(base, &format!("{COLL}/{kind}"), &[], body)
+        .await
 }
 
-async fn execute(c: &TestClient, base: &str, id: &str, pk: &Value, args: &Value, extra: &[(&str, &str)]) -> Resp {
-    c.send_with_pk(base, Method::POST, &format!("{COLL}/sprocs/{id}"), pk, extra, Some(args))
-        .await
+async fn execute(
+    c: &TestClient,
+    base: &str,
+    id: &str,
+    pk: &Value,
+    args: &Value,
+    extra: &[(&str, &str)],
+) -> Resp {
+    c.send_with_pk(
+        base,
+        Method::POST,
+        &format!("{COLL}/sprocs/{id}"),
+        pk,
+        extra,
+        Some(args),
+    )
+    .await
 }
 
 async fn count_in(c: &TestClient, base: &str, pk: &str) -> u64 {
@@ -41,7 +56,11 @@ async fn scripts_are_created_read_replaced_listed_queried_and_deleted() {
     let base = emu.endpoint();
     for (kind, feed, extra) in [
         ("sprocs", "StoredProcedures", json!({})),
-        ("triggers", "Triggers", json!({"triggerType": "Pre", "triggerOperation": "All"})),
+        (
+            "triggers",
+            "Triggers",
+            json!({"triggerType": "Pre", "triggerOperation": "All"}),
+        ),
         ("udfs", "UserDefinedFunctions", json!({})),
     ] {
         let mut def = json!({"id": "s 1", "body": "function () { var x = 10; }"});
@@ -55,9 +74,16 @@ async fn scripts_are_created_read_replaced_listed_queried_and_deleted() {
         for p in ["_rid", "_self", "_etag", "_ts"] {
             assert!(!made[p].is_null(), "{kind} lacks {p}");
         }
-        assert!(made["_self"].as_str().unwrap().contains(&format!("/{kind}/")));
+        assert!(made["_self"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("/{kind}/")));
         assert_eq!(r.header("etag"), made["_etag"].as_str());
-        assert_eq!(create_script(&c, base, kind, &def).await.status, 409, "{kind} duplicate");
+        assert_eq!(
+            create_script(&c, base, kind, &def).await.status,
+            409,
+            "{kind} duplicate"
+        );
         let list = c.get(base, &format!("{COLL}/{kind}"), &[]).await;
         assert_eq!(list.status, 200);
         assert_eq!(list.json()["_count"], 1);
@@ -76,30 +102,75 @@ async fn scripts_are_created_read_replaced_listed_queried_and_deleted() {
         let read = c.get(base, &path, &[]).await;
         assert_eq!(read.status, 200);
         let etag = made["_etag"].as_str().unwrap().to_owned();
-        assert_eq!(c.get(base, &path, &[("if-none-match", &etag)]).await.status, 304);
+        assert_eq!(
+            c.get(base, &path, &[("if-none-match", &etag)]).await.status,
+            304
+        );
         let mut changed = made.clone();
         changed["body"] = json!("function () { var x = 20; }");
         let stale = [("if-match", "\"stale\"")];
-        let r = c.send(base, Method::PUT, &path, &stale, Some(changed.to_string().as_bytes())).await;
+        let r = c
+            .send(
+                base,
+                Method::PUT,
+                &path,
+                &stale,
+                Some(changed.to_string().as_bytes()),
+            )
+            .await;
         assert_eq!(r.status, 412, "{kind}");
-        let r = c.send(base, Method::PUT, &path, &[("if-match", &etag)], Some(changed.to_string().as_bytes())).await;
+        let r = c
+            .send(
+                base,
+                Method::PUT,
+                &path,
+                &[("if-match", &etag)],
+                Some(changed.to_string().as_bytes()),
+            )
+            .await;
         assert_eq!(r.status, 200, "{kind}: {r:?}");
         assert_eq!(r.json()["body"], "function () { var x = 20; }");
         assert_eq!(r.json()["_rid"], made["_rid"]);
         assert_ne!(r.json()["_etag"], made["_etag"]);
-        assert_eq!(c.send(base, Method::DELETE, &path, &[], None).await.status, 204);
+        assert_eq!(
+            c.send(base, Method::DELETE, &path, &[], None).await.status,
+            204
+        );
         assert_eq!(c.get(base, &path, &[]).await.status, 404);
-        assert_eq!(c.send(base, Method::DELETE, &path, &[], None).await.status, 404);
-        let r = c.send(base, Method::PUT, &path, &[], Some(changed.to_string().as_bytes())).await;
+        assert_eq!(
+            c.send(base, Method::DELETE, &path, &[], None).await.status,
+            404
+        );
+        let r = c
+            .send(
+                base,
+                Method::PUT,
+                &path,
+                &[],
+                Some(changed.to_string().as_bytes()),
+            )
+            .await;
         assert_eq!(r.status, 404);
     }
     // The service's validation.
     let bad = [
         ("sprocs", json!({"id": "x"}), "body"),
         ("sprocs", json!({"body": "function(){}"}), "id"),
-        ("sprocs", json!({"id": "a#b", "body": "function(){}"}), "invalid character"),
-        ("triggers", json!({"id": "t", "body": "function(){}", "triggerOperation": "All"}), "triggerType"),
-        ("triggers", json!({"id": "t", "body": "function(){}", "triggerType": "Pre", "triggerOperation": "Read"}), "triggerOperation"),
+        (
+            "sprocs",
+            json!({"id": "a#b", "body": "function(){}"}),
+            "invalid character",
+        ),
+        (
+            "triggers",
+            json!({"id": "t", "body": "function(){}", "triggerOperation": "All"}),
+            "triggerType",
+        ),
+        (
+            "triggers",
+            json!({"id": "t", "body": "function(){}", "triggerType": "Pre", "triggerOperation": "Read"}),
+            "triggerOperation",
+        ),
     ];
     for (kind, def, word) in bad {
         let r = create_script(&c, base, kind, &def).await;
@@ -134,7 +205,13 @@ const BULK_IMPORT: &str = r#"function bulkImport(docs) {
 async fn a_bulk_import_continues_across_calls_until_every_document_is_in() {
     let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
-    let r = create_script(&c, base, "sprocs", &json!({"id": "bulk", "body": BULK_IMPORT})).await;
+    let r = create_script(
+        &c,
+        base,
+        "sprocs",
+        &json!({"id": "bulk", "body": BULK_IMPORT}),
+    )
+    .await;
     assert_eq!(r.status, 201, "{r:?}");
     let docs: Vec<Value> = (0..10_000)
         .map(|i| json!({"id": format!("d{i:05}"), "pk": "bulk", "n": i}))
@@ -151,11 +228,18 @@ async fn a_bulk_import_continues_across_calls_until_every_document_is_in() {
         assert_eq!(r.status, 200, "{}", r.message());
         let inserted = r.json().as_u64().expect("a count") as usize;
         assert!(inserted > 0, "call {calls} inserted nothing");
-        charges += r.header("x-ms-request-charge").unwrap().parse::<f64>().unwrap();
+        charges += r
+            .header("x-ms-request-charge")
+            .unwrap()
+            .parse::<f64>()
+            .unwrap();
         done += inserted;
     }
     assert_eq!(done, 10_000);
-    assert!(calls > 1, "the budget should stop a call before 10,000 inserts (took {calls})");
+    assert!(
+        calls > 1,
+        "the budget should stop a call before 10,000 inserts (took {calls})"
+    );
     assert_eq!(count_in(&c, base, "bulk").await, 10_000);
     // Each insert is charged as a write.
     assert!(charges >= 10_000.0 * 5.0, "charged {charges}");
@@ -168,7 +252,8 @@ async fn a_procedure_that_throws_halfway_leaves_nothing_behind() {
     let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint();
     let pk = json!("t");
-    c.create_item(base, "db", "c", &json!({"id": "keep", "pk": "t", "v": 1})).await;
+    c.create_item(base, "db", "c", &json!({"id": "keep", "pk": "t", "v": 1}))
+        .await;
     let body = r#"function (n) {
         var coll = getContext().getCollection();
         var link = coll.getAltLink();
@@ -188,42 +273,105 @@ async fn a_procedure_that_throws_halfway_leaves_nothing_behind() {
             });
         });
     }"#;
-    assert_eq!(create_script(&c, base, "sprocs", &json!({"id": "half", "body": body})).await.status, 201);
+    assert_eq!(
+        create_script(&c, base, "sprocs", &json!({"id": "half", "body": body}))
+            .await
+            .status,
+        201
+    );
     let r = execute(&c, base, "half", &pk, &json!([5]), &[]).await;
     assert_eq!(r.status, 400, "{r:?}");
-    assert!(r.message().contains("stopping after 5 inserts"), "{}", r.message());
+    assert!(
+        r.message().contains("stopping after 5 inserts"),
+        "{}",
+        r.message()
+    );
     assert_eq!(count_in(&c, base, "t").await, 1);
     let kept = c.read_item(base, "db", "c", "keep", &pk, &[]).await;
     assert_eq!(kept.json()["v"], 1);
-    assert_eq!(c.read_item(base, "db", "c", "new0", &pk, &[]).await.status, 404);
+    assert_eq!(
+        c.read_item(base, "db", "c", "new0", &pk, &[]).await.status,
+        404
+    );
 
     // The same work without the throw commits every write, at one LSN.
-    let fine = body.replace("throw new Error('stopping after ' + rows[0] + ' inserts');", "getContext().getResponse().setBody(rows[0]);");
-    assert_eq!(create_script(&c, base, "sprocs", &json!({"id": "whole", "body": fine})).await.status, 201);
-    let r = execute(&c, base, "whole", &pk, &json!([5]), &[("x-ms-documentdb-script-enable-logging", "true")]).await;
+    let fine = body.replace(
+        "throw new Error('stopping after ' + rows[0] + ' inserts');",
+        "getContext().getResponse().setBody(rows[0]);",
+    );
+    assert_eq!(
+        create_script(&c, base, "sprocs", &json!({"id": "whole", "body": fine}))
+            .await
+            .status,
+        201
+    );
+    let r = execute(
+        &c,
+        base,
+        "whole",
+        &pk,
+        &json!([5]),
+        &[("x-ms-documentdb-script-enable-logging", "true")],
+    )
+    .await;
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(r.json(), json!(5));
     assert_eq!(count_in(&c, base, "t").await, 6);
-    assert_eq!(c.read_item(base, "db", "c", "keep", &pk, &[]).await.json()["v"], 2);
+    assert_eq!(
+        c.read_item(base, "db", "c", "keep", &pk, &[]).await.json()["v"],
+        2
+    );
 
     // A write to another partition key is refused inside the script.
     let other = r#"function () { var c = getContext().getCollection();
         c.createDocument(c.getSelfLink(), {id: 'x', pk: 'elsewhere'}, function (err) { if (err) throw new Error('refused: ' + err.number); }); }"#;
-    assert_eq!(create_script(&c, base, "sprocs", &json!({"id": "other", "body": other})).await.status, 201);
+    assert_eq!(
+        create_script(&c, base, "sprocs", &json!({"id": "other", "body": other}))
+            .await
+            .status,
+        201
+    );
     let r = execute(&c, base, "other", &pk, &json!([]), &[]).await;
     assert_eq!(r.status, 400);
     assert!(r.message().contains("refused: 400"), "{}", r.message());
     // Logging goes to the header only when asked for.
     let logs = r#"function () { console.log('The value of %s is %s.', 'x', 1); getContext().getResponse().setBody('Success!'); }"#;
-    assert_eq!(create_script(&c, base, "sprocs", &json!({"id": "logs", "body": logs})).await.status, 201);
+    assert_eq!(
+        create_script(&c, base, "sprocs", &json!({"id": "logs", "body": logs}))
+            .await
+            .status,
+        201
+    );
     let quiet = execute(&c, base, "logs", &pk, &json!([]), &[]).await;
     assert_eq!(quiet.json(), json!("Success!"));
     assert_eq!(quiet.header("x-ms-documentdb-script-log-results"), None);
-    let loud = execute(&c, base, "logs", &pk, &json!([]), &[("x-ms-documentdb-script-enable-logging", "true")]).await;
-    assert_eq!(loud.header("x-ms-documentdb-script-log-results"), Some("The%20value%20of%20x%20is%201."));
+    let loud = execute(
+        &c,
+        base,
+        "logs",
+        &pk,
+        &json!([]),
+        &[("x-ms-documentdb-script-enable-logging", "true")],
+    )
+    .await;
+    assert_eq!(
+        loud.header("x-ms-documentdb-script-log-results"),
+        Some("The%20value%20of%20x%20is%201.")
+    );
     // Missing procedure, missing partition key.
-    assert_eq!(execute(&c, base, "nope", &pk, &json!([]), &[]).await.status, 404);
-    let r = c.send(base, Method::POST, &format!("{COLL}/sprocs/logs"), &[], Some(b"[]")).await;
+    assert_eq!(
+        execute(&c, base, "nope", &pk, &json!([]), &[]).await.status,
+        404
+    );
+    let r = c
+        .send(
+            base,
+            Method::POST,
+            &format!("{COLL}/sprocs/logs"),
+            &[],
+            Some(b"[]"),
+        )
+        .await;
     assert_eq!(r.status, 400);
 }
 
@@ -266,47 +414,132 @@ async fn triggers_stamp_the_item_and_keep_a_metadata_document_in_the_same_transa
         ("x-ms-documentdb-post-trigger-include", "meta"),
     ];
     for id in ["a", "b"] {
-        let r = c.send_with_pk(base, Method::POST, &docs, &pk, &both, Some(&json!({"id": id, "pk": "m"}))).await;
+        let r = c
+            .send_with_pk(
+                base,
+                Method::POST,
+                &docs,
+                &pk,
+                &both,
+                Some(&json!({"id": id, "pk": "m"})),
+            )
+            .await;
         assert_eq!(r.status, 201, "{r:?}");
         assert_eq!(r.json()["stamped"], "by-trigger");
     }
     let stored = c.read_item(base, "db", "c", "b", &pk, &[]).await.json();
     assert_eq!(stored["stamped"], "by-trigger");
     let m = c.read_item(base, "db", "c", "meta", &pk, &[]).await.json();
-    assert_eq!((m["count"].clone(), m["last"].clone()), (json!(2), json!("b")));
+    assert_eq!(
+        (m["count"].clone(), m["last"].clone()),
+        (json!(2), json!("b"))
+    );
 
     // A post-trigger that throws fails the write: neither the item nor the metadata change.
     let failing = [
         ("x-ms-documentdb-pre-trigger-include", "stamp"),
         ("x-ms-documentdb-post-trigger-include", "meta,fail"),
     ];
-    let r = c.send_with_pk(base, Method::POST, &docs, &pk, &failing, Some(&json!({"id": "c", "pk": "m"}))).await;
+    let r = c
+        .send_with_pk(
+            base,
+            Method::POST,
+            &docs,
+            &pk,
+            &failing,
+            Some(&json!({"id": "c", "pk": "m"})),
+        )
+        .await;
     assert_eq!(r.status, 400, "{r:?}");
-    assert!(r.message().contains("post-trigger says no"), "{}", r.message());
-    assert_eq!(c.read_item(base, "db", "c", "c", &pk, &[]).await.status, 404);
-    assert_eq!(c.read_item(base, "db", "c", "meta", &pk, &[]).await.json()["count"], 2);
+    assert!(
+        r.message().contains("post-trigger says no"),
+        "{}",
+        r.message()
+    );
+    assert_eq!(
+        c.read_item(base, "db", "c", "c", &pk, &[]).await.status,
+        404
+    );
+    assert_eq!(
+        c.read_item(base, "db", "c", "meta", &pk, &[]).await.json()["count"],
+        2
+    );
 
     // A trigger must be registered for the operation and named where its type belongs.
     let wrong_op = [("x-ms-documentdb-post-trigger-include", "onDelete")];
-    let r = c.send_with_pk(base, Method::POST, &docs, &pk, &wrong_op, Some(&json!({"id": "d", "pk": "m"}))).await;
+    let r = c
+        .send_with_pk(
+            base,
+            Method::POST,
+            &docs,
+            &pk,
+            &wrong_op,
+            Some(&json!({"id": "d", "pk": "m"})),
+        )
+        .await;
     assert_eq!(r.status, 400);
     let wrong_type = [("x-ms-documentdb-pre-trigger-include", "meta")];
-    let r = c.send_with_pk(base, Method::POST, &docs, &pk, &wrong_type, Some(&json!({"id": "d", "pk": "m"}))).await;
+    let r = c
+        .send_with_pk(
+            base,
+            Method::POST,
+            &docs,
+            &pk,
+            &wrong_type,
+            Some(&json!({"id": "d", "pk": "m"})),
+        )
+        .await;
     assert_eq!(r.status, 400);
     let missing = [("x-ms-documentdb-pre-trigger-include", "ghost")];
-    let r = c.send_with_pk(base, Method::POST, &docs, &pk, &missing, Some(&json!({"id": "d", "pk": "m"}))).await;
+    let r = c
+        .send_with_pk(
+            base,
+            Method::POST,
+            &docs,
+            &pk,
+            &missing,
+            Some(&json!({"id": "d", "pk": "m"})),
+        )
+        .await;
     assert_eq!(r.status, 400);
-    assert_eq!(c.read_item(base, "db", "c", "d", &pk, &[]).await.status, 404);
+    assert_eq!(
+        c.read_item(base, "db", "c", "d", &pk, &[]).await.status,
+        404
+    );
 
     // Replace and delete run the triggers named for them.
     let post_meta = [("x-ms-documentdb-post-trigger-include", "meta")];
-    let r = c.send_with_pk(base, Method::PUT, &format!("{docs}/a"), &pk, &post_meta, Some(&json!({"id": "a", "pk": "m", "v": 2}))).await;
+    let r = c
+        .send_with_pk(
+            base,
+            Method::PUT,
+            &format!("{docs}/a"),
+            &pk,
+            &post_meta,
+            Some(&json!({"id": "a", "pk": "m", "v": 2})),
+        )
+        .await;
     assert_eq!(r.status, 200, "{r:?}");
-    let r = c.send_with_pk(base, Method::DELETE, &format!("{docs}/b"), &pk, &[("x-ms-documentdb-post-trigger-include", "onDelete")], None).await;
+    let r = c
+        .send_with_pk(
+            base,
+            Method::DELETE,
+            &format!("{docs}/b"),
+            &pk,
+            &[("x-ms-documentdb-post-trigger-include", "onDelete")],
+            None,
+        )
+        .await;
     assert_eq!(r.status, 204, "{r:?}");
-    assert_eq!(c.read_item(base, "db", "c", "b", &pk, &[]).await.status, 404);
+    assert_eq!(
+        c.read_item(base, "db", "c", "b", &pk, &[]).await.status,
+        404
+    );
     let m = c.read_item(base, "db", "c", "meta", &pk, &[]).await.json();
-    assert_eq!((m["count"].clone(), m["last"].clone()), (json!(3), json!("a")));
+    assert_eq!(
+        (m["count"].clone(), m["last"].clone()),
+        (json!(3), json!("a"))
+    );
 }
 
 #[tokio::test]
@@ -316,7 +549,14 @@ async fn udfs_answer_in_cross_partition_queries() {
     let tax = json!({"id": "tax", "body": "function (price) { return Math.round(price * 1.2 * 100) / 100; }"});
     assert_eq!(create_script(&c, base, "udfs", &tax).await.status, 201);
     for i in 0..40 {
-        let r = c.create_item(base, "db", "c", &json!({"id": format!("i{i}"), "pk": format!("k{}", i % 7), "price": i})).await;
+        let r = c
+            .create_item(
+                base,
+                "db",
+                "c",
+                &json!({"id": format!("i{i}"), "pk": format!("k{}", i % 7), "price": i}),
+            )
+            .await;
         assert_eq!(r.status, 201);
     }
     let q = json!({"query": "SELECT c.id, udf.tax(c.price) AS gross FROM c WHERE udf.tax(c.price) > @min", "parameters": [{"name": "@min", "value": 30}]});
@@ -333,7 +573,10 @@ async fn udfs_answer_in_cross_partition_queries() {
     for range in ["0", "1", "2", "3"] {
         let mut continuation: Option<String> = None;
         loop {
-            let mut headers = vec![("x-ms-documentdb-partitionkeyrangeid", range), ("x-ms-max-item-count", "3")];
+            let mut headers = vec![
+                ("x-ms-documentdb-partitionkeyrangeid", range),
+                ("x-ms-max-item-count", "3"),
+            ];
             if let Some(t) = &continuation {
                 headers.push(("x-ms-continuation", t.as_str()));
             }
@@ -348,7 +591,12 @@ async fn udfs_answer_in_cross_partition_queries() {
     }
     let mut got: Vec<(String, f64)> = rows
         .iter()
-        .map(|r| (r["id"].as_str().unwrap().to_owned(), r["gross"].as_f64().unwrap()))
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_owned(),
+                r["gross"].as_f64().unwrap(),
+            )
+        })
         .collect();
     got.sort_by(|a, b| a.0.cmp(&b.0));
     let mut want: Vec<(String, f64)> = (0..40)
@@ -361,10 +609,24 @@ async fn udfs_answer_in_cross_partition_queries() {
     let boom = json!({"id": "boom", "body": "function () { throw new Error('udf failed'); }"});
     assert_eq!(create_script(&c, base, "udfs", &boom).await.status, 201);
     let cross = [("x-ms-documentdb-query-enablecrosspartition", "True")];
-    let r = c.query(base, &format!("{COLL}/docs"), &json!({"query": "SELECT VALUE udf.boom() FROM c"}), &cross).await;
+    let r = c
+        .query(
+            base,
+            &format!("{COLL}/docs"),
+            &json!({"query": "SELECT VALUE udf.boom() FROM c"}),
+            &cross,
+        )
+        .await;
     assert_eq!(r.status, 400);
     assert!(r.message().contains("udf failed"), "{}", r.message());
-    let r = c.query(base, &format!("{COLL}/docs"), &json!({"query": "SELECT VALUE udf.ghost(c.id) FROM c"}), &cross).await;
+    let r = c
+        .query(
+            base,
+            &format!("{COLL}/docs"),
+            &json!({"query": "SELECT VALUE udf.ghost(c.id) FROM c"}),
+            &cross,
+        )
+        .await;
     assert_eq!(r.status, 400);
     assert!(r.message().contains("ghost"), "{}", r.message());
 }
@@ -375,8 +637,14 @@ async fn udfs_answer_in_cross_partition_queries() {
 async fn stopped_while_others_are_served(id: &str, body: &str, status: u16, word: &str) {
     let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
     let base = emu.endpoint().to_owned();
-    assert_eq!(create_script(&c, &base, "sprocs", &json!({"id": id, "body": body})).await.status, 201);
-    c.create_item(&base, "db", "c", &json!({"id": "other", "pk": "calm"})).await;
+    assert_eq!(
+        create_script(&c, &base, "sprocs", &json!({"id": id, "body": body}))
+            .await
+            .status,
+        201
+    );
+    c.create_item(&base, "db", "c", &json!({"id": "other", "pk": "calm"}))
+        .await;
     let runaway = {
         let (c, base, id) = (c.clone(), base.clone(), id.to_owned());
         tokio::spawn(async move { execute(&c, &base, &id, &json!("wild"), &json!([]), &[]).await })
@@ -391,7 +659,10 @@ async fn stopped_while_others_are_served(id: &str, body: &str, status: u16, word
         .await
         .expect("a read was not answered while the script ran");
         assert_eq!(read.status, 200);
-        assert!(!runaway.is_finished(), "the script ended before the reads were done");
+        assert!(
+            !runaway.is_finished(),
+            "the script ended before the reads were done"
+        );
     }
     let r = runaway.await.unwrap();
     assert_eq!(r.status, status, "{r:?}");

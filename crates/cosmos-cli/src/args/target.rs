@@ -132,7 +132,8 @@ impl TargetArgs {
         if self.auth == AuthMode::Entra {
             if self.key_stdin || self.key_file.is_some() {
                 return Err(
-                    "--auth entra signs in with Entra ID tokens; drop --key-file/--key-stdin".into(),
+                    "--auth entra signs in with Entra ID tokens; drop --key-file/--key-stdin"
+                        .into(),
                 );
             }
             return Ok(AuthPlan::Entra);
@@ -199,7 +200,10 @@ mod tests {
     #[test]
     fn missing_endpoint_is_named() {
         let e = TargetArgs::default().endpoint().unwrap_err();
-        assert!(e.contains("--endpoint") && e.contains("COSMOS_ENDPOINT"), "{e}");
+        assert!(
+            e.contains("--endpoint") && e.contains("COSMOS_ENDPOINT"),
+            "{e}"
+        );
         let t = TargetArgs {
             endpoint: Some("http://127.0.0.1:8081/".into()),
             ..Default::default()
@@ -219,12 +223,30 @@ mod tests {
         };
         use AuthMode::{Entra, Key};
         let cases: [(TargetArgs, Result<AuthPlan<'_>, &str>); 10] = [
-            (t(Some("k"), false, false, Key), Ok(AuthPlan::Key(KeySource::Inline("k")))),
-            (t(Some("-"), false, false, Key), Ok(AuthPlan::Key(KeySource::Stdin))),
-            (t(None, false, true, Key), Ok(AuthPlan::Key(KeySource::Stdin))),
-            (t(Some("k"), false, true, Key), Ok(AuthPlan::Key(KeySource::Stdin))),
-            (t(None, true, false, Key), Ok(AuthPlan::Key(KeySource::File(&file)))),
-            (t(Some("k"), true, false, Key), Ok(AuthPlan::Key(KeySource::File(&file)))),
+            (
+                t(Some("k"), false, false, Key),
+                Ok(AuthPlan::Key(KeySource::Inline("k"))),
+            ),
+            (
+                t(Some("-"), false, false, Key),
+                Ok(AuthPlan::Key(KeySource::Stdin)),
+            ),
+            (
+                t(None, false, true, Key),
+                Ok(AuthPlan::Key(KeySource::Stdin)),
+            ),
+            (
+                t(Some("k"), false, true, Key),
+                Ok(AuthPlan::Key(KeySource::Stdin)),
+            ),
+            (
+                t(None, true, false, Key),
+                Ok(AuthPlan::Key(KeySource::File(&file))),
+            ),
+            (
+                t(Some("k"), true, false, Key),
+                Ok(AuthPlan::Key(KeySource::File(&file))),
+            ),
             (t(None, false, false, Key), Err("no account key")),
             (t(Some("  "), false, false, Key), Err("--key-file PATH")),
             (t(Some("k"), false, false, Entra), Ok(AuthPlan::Entra)),

@@ -119,7 +119,10 @@ mod tests {
                 line(&["cosmos", "bench", "--key-file", "/run/k", "--keyx"]),
                 line(&["cosmos", "bench", "--key-file", "/run/k", "--keyx"]),
             ),
-            (line(&["cosmos", "bench", "--key"]), line(&["cosmos", "bench", "--key"])),
+            (
+                line(&["cosmos", "bench", "--key"]),
+                line(&["cosmos", "bench", "--key"]),
+            ),
         ] {
             assert_eq!(redacted_command_line(&given), want);
         }

@@ -94,13 +94,23 @@ pub fn write_json(path: &Path, runs: &[CompletedRun], how: &Invocation) -> Resul
 pub fn hdr_tag(title: &str) -> String {
     title
         .chars()
-        .map(|c| if matches!(c, ' ' | ',' | '\r' | '\n') { '_' } else { c })
+        .map(|c| {
+            if matches!(c, ' ' | ',' | '\r' | '\n') {
+                '_'
+            } else {
+                c
+            }
+        })
         .collect()
 }
 
 /// The HDR histogram interval log of the runs (latencies in microseconds; the max column in
 /// milliseconds): one interval per run, tagged, starting `began[i]` after `how.started`.
-pub fn hdr_log(runs: &[CompletedRun], began: &[Duration], how: &Invocation) -> Result<Vec<u8>, String> {
+pub fn hdr_log(
+    runs: &[CompletedRun],
+    began: &[Duration],
+    how: &Invocation,
+) -> Result<Vec<u8>, String> {
     let reports: Vec<RunReport> = runs.iter().map(|r| r.report.clone()).collect();
     let mut out = Vec::new();
     let mut serializer = V2DeflateSerializer::new();
@@ -229,8 +239,8 @@ mod tests {
             started: SystemTime::now(),
             command_line: Vec::new(),
         };
-        let e = write_json(Path::new("/nonexistent-dir/x.json"), &[run("off", 5)], &how)
-            .unwrap_err();
+        let e =
+            write_json(Path::new("/nonexistent-dir/x.json"), &[run("off", 5)], &how).unwrap_err();
         assert!(e.contains("/nonexistent-dir/x.json"), "{e}");
     }
 
@@ -258,7 +268,11 @@ mod tests {
                 let back: Histogram<u64> = Deserializer::new()
                     .deserialize(&mut bytes.as_slice())
                     .expect("the histogram decodes");
-                intervals.push((h.tag().map(|t| t.as_str().to_owned()), h.start_timestamp(), back));
+                intervals.push((
+                    h.tag().map(|t| t.as_str().to_owned()),
+                    h.start_timestamp(),
+                    back,
+                ));
             }
         }
         assert_eq!(intervals.len(), 2);

@@ -170,47 +170,116 @@ const VECTOR_ROWS: &[Row] = &[
 
 /// What each row means, one line each, printed under the table.
 const LEGEND: &[(&str, &str)] = &[
-    ("throughput (ops/s)", "operations completed within the measured window, per second"),
+    (
+        "throughput (ops/s)",
+        "operations completed within the measured window, per second",
+    ),
     ("ops", "operations measured (warm-up excluded)"),
     ("errors", "measured operations that failed"),
-    ("errors by status", "failures by status/sub-status; no_response when no answer came"),
-    ("p50 (ms)", "half of the operations took at most this, from their scheduled start"),
+    (
+        "errors by status",
+        "failures by status/sub-status; no_response when no answer came",
+    ),
+    (
+        "p50 (ms)",
+        "half of the operations took at most this, from their scheduled start",
+    ),
     ("p90 (ms)", "90% of the operations took at most this"),
     ("p99 (ms)", "99% of the operations took at most this"),
     ("p99.9 (ms)", "99.9% of the operations took at most this"),
     ("max (ms)", "the slowest operation"),
     ("hedged", "operations whose second-region attempt was sent"),
-    ("alternate won", "operations answered by that second-region attempt"),
-    ("budget denied", "operations whose hedge the hedge budget refused"),
-    ("extra requests", "requests beyond one per operation (hedges and retries), per operation"),
-    ("primary over threshold", "operations whose first-region attempt outlasted the hedging threshold"),
-    ("RU/op caller-visible", "request units per operation, as the caller saw them (the winning attempt)"),
-    ("RU/op total", "request units per operation over every request sent, losing hedges included"),
-    ("patch strategy", "how each PATCH ran: rmw (read-modify-write), native or auto"),
-    ("patch successful", "patches that succeeded (warm-up included)"),
-    ("patch failed 412", "patches that still met a changed etag after their last attempt"),
+    (
+        "alternate won",
+        "operations answered by that second-region attempt",
+    ),
+    (
+        "budget denied",
+        "operations whose hedge the hedge budget refused",
+    ),
+    (
+        "extra requests",
+        "requests beyond one per operation (hedges and retries), per operation",
+    ),
+    (
+        "primary over threshold",
+        "operations whose first-region attempt outlasted the hedging threshold",
+    ),
+    (
+        "RU/op caller-visible",
+        "request units per operation, as the caller saw them (the winning attempt)",
+    ),
+    (
+        "RU/op total",
+        "request units per operation over every request sent, losing hedges included",
+    ),
+    (
+        "patch strategy",
+        "how each PATCH ran: rmw (read-modify-write), native or auto",
+    ),
+    (
+        "patch successful",
+        "patches that succeeded (warm-up included)",
+    ),
+    (
+        "patch failed 412",
+        "patches that still met a changed etag after their last attempt",
+    ),
     ("patch failed other", "patches that failed any other way"),
-    ("final counter", "the shared counter read back after the run"),
-    ("patch attempts", "attempts:operations, how many patches took each number of attempts"),
-    ("items/s", "items created per second over the whole bulk run"),
+    (
+        "final counter",
+        "the shared counter read back after the run",
+    ),
+    (
+        "patch attempts",
+        "attempts:operations, how many patches took each number of attempts",
+    ),
+    (
+        "items/s",
+        "items created per second over the whole bulk run",
+    ),
     ("RU/item", "request units per item given"),
     ("items created", "items the service answered 201 for"),
     ("batches", "batch requests answered"),
     ("throttled (429)", "throttled answers seen (and retried)"),
-    ("vectors", "embeddings in the searched container (each operation is one top-k search over all)"),
+    (
+        "vectors",
+        "embeddings in the searched container (each operation is one top-k search over all)",
+    ),
     ("dimensions", "numbers in each embedding"),
     ("top k", "results each search asked for"),
-    ("short results", "searches (warm-up included) that returned fewer than min(top k, vectors) results"),
-    ("acknowledged writes", "writes the service acknowledged, every one read back after the run"),
+    (
+        "short results",
+        "searches (warm-up included) that returned fewer than min(top k, vectors) results",
+    ),
+    (
+        "acknowledged writes",
+        "writes the service acknowledged, every one read back after the run",
+    ),
     ("lost writes", "acknowledged writes missing when read back"),
-    ("phantom writes", "writes that failed yet are there when read back"),
-    ("patch double-applied", "increments that landed more often than they were acknowledged"),
-    ("ambiguous errors", "writes whose outcome the driver could not tell (then read back)"),
+    (
+        "phantom writes",
+        "writes that failed yet are there when read back",
+    ),
+    (
+        "patch double-applied",
+        "increments that landed more often than they were acknowledged",
+    ),
+    (
+        "ambiguous errors",
+        "writes whose outcome the driver could not tell (then read back)",
+    ),
     ("write errors", "writes that failed"),
     ("read errors", "reads and queries that failed"),
     ("unverified", "writes that could not be read back"),
-    ("max write unavailable", "the longest time without an acknowledged write, and when it began"),
-    ("429 storm: requests / operation", "requests sent per operation during the 429 storm"),
+    (
+        "max write unavailable",
+        "the longest time without an acknowledged write, and when it began",
+    ),
+    (
+        "429 storm: requests / operation",
+        "requests sent per operation during the 429 storm",
+    ),
 ];
 
 /// The one-line explanation of a row.
@@ -401,7 +470,12 @@ mod tests {
                 .unwrap_or_else(|| panic!("unexplained row: {line}"));
             assert!(!text.is_empty(), "{label}");
         }
-        for (label, _) in ROWS.iter().chain(PATCH_ROWS).chain(BULK_ROWS).chain(VECTOR_ROWS) {
+        for (label, _) in ROWS
+            .iter()
+            .chain(PATCH_ROWS)
+            .chain(BULK_ROWS)
+            .chain(VECTOR_ROWS)
+        {
             assert!(explain(label).is_some(), "{label} has no legend line");
         }
     }
@@ -480,6 +554,9 @@ mod tests {
         assert_eq!(row("dimensions"), ["-", "128"], "{t}");
         assert_eq!(row("top k"), ["-", "10"], "{t}");
         assert_eq!(row("short results"), ["-", "2"], "{t}");
-        assert_eq!(legend(&[r]).lines().count(), render(&[run("off", 1.0)]).lines().count() + 3);
+        assert_eq!(
+            legend(&[r]).lines().count(),
+            render(&[run("off", 1.0)]).lines().count() + 3
+        );
     }
 }

@@ -15,12 +15,12 @@ use crate::bench::meta::redacted_command_line;
 use crate::bench::output::{self, CompletedRun, Invocation};
 use crate::bench::progress::{ProgressBar, ProgressCounters};
 use crate::bench::region_timeline::{self, RegionTimeline};
+use crate::bench::report::VectorReport;
 use crate::bench::workloads::setup::{self, BenchAccount, SeededItems};
 use crate::bench::workloads::{
     bulk_insert, BulkInsertRun, MixedWorkload, PatchCounterWorkload, QueryShape, QueryWorkload,
     ReadWorkload,
 };
-use crate::bench::report::VectorReport;
 use crate::bench::{
     EngineConfig, Pacing, RunLabels, RunMeasurement, RunReport, StopAt, Window, Workload,
 };

@@ -78,9 +78,11 @@ pub async fn run(
     patch_flags: &[(PatchFlag, String)],
 ) -> Result<(), CommandError> {
     if target.key_reads_stdin() && body_of(action).is_some_and(|b| b.body == "-") {
-        return Err("the key and the body cannot both come from standard input: pass the key \
+        return Err(
+            "the key and the body cannot both come from standard input: pass the key \
                     with --key-file or COSMOS_KEY, or the body with --body @PATH"
-            .into());
+                .into(),
+        );
     }
     let driver = connect::driver(target).await?;
     let mut options = OperationOptions::default();

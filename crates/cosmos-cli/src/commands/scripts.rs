@@ -57,9 +57,11 @@ fn pre_read(
         return Ok(None);
     };
     if source.body == "-" && target.key_reads_stdin() {
-        return Err("the key and the script cannot both come from standard input: pass the key \
+        return Err(
+            "the key and the script cannot both come from standard input: pass the key \
                     with --key-file or COSMOS_KEY, or the script with --body @PATH"
-            .into());
+                .into(),
+        );
     }
     read_source(source).map(Some).map_err(CommandError::Input)
 }
@@ -69,7 +71,12 @@ fn scripts(driver: &cosmos_driver::CosmosDriver, db: &str, container: &str) -> S
 }
 
 fn trigger(at: &ScriptAt, body: String, kind: &TriggerKindArgs) -> TriggerProperties {
-    TriggerProperties::new(at.id.clone(), body, kind.trigger_type.into(), kind.operation.into())
+    TriggerProperties::new(
+        at.id.clone(),
+        body,
+        kind.trigger_type.into(),
+        kind.operation.into(),
+    )
 }
 
 /// Prints a resource response: its body, with `--diagnostics` the status, charge and diagnostics.
@@ -92,22 +99,29 @@ async fn list<T: Serialize + serde::de::DeserializeOwned + Send + 'static>(
 
 /// Runs `cosmos sproc ...`.
 pub async fn run_sproc(target: &TargetArgs, action: &SprocAction) -> Result<(), CommandError> {
-    let body = pre_read(target, match action {
-        SprocAction::Create { source, .. } | SprocAction::Replace { source, .. } => Some(source),
-        _ => None,
-    })?;
+    let body = pre_read(
+        target,
+        match action {
+            SprocAction::Create { source, .. } | SprocAction::Replace { source, .. } => {
+                Some(source)
+            }
+            _ => None,
+        },
+    )?;
     let driver = connect::driver(target).await?;
     let d = target.diagnostics;
     match action {
         SprocAction::Create { at, .. } => {
-            let props = StoredProcedureProperties::new(at.id.clone(), body.clone().unwrap_or_default());
+            let props =
+                StoredProcedureProperties::new(at.id.clone(), body.clone().unwrap_or_default());
             let r = scripts(&driver, &at.db, &at.container)
                 .create_stored_procedure(&props)
                 .await?;
             print_response(&r, body_json(r.response().body()), d);
         }
         SprocAction::Replace { at, .. } => {
-            let props = StoredProcedureProperties::new(at.id.clone(), body.clone().unwrap_or_default());
+            let props =
+                StoredProcedureProperties::new(at.id.clone(), body.clone().unwrap_or_default());
             let r = scripts(&driver, &at.db, &at.container)
                 .replace_stored_procedure(&props)
                 .await?;
@@ -138,9 +152,9 @@ async fn execute(
     args: &ExecuteArgs,
     diagnostics: bool,
 ) -> Result<(), CommandError> {
-    let pk = from_flags(&args.at)
-        .map_err(CommandError::Input)?
-        .ok_or("executing a stored procedure needs a partition key: pass --pk VALUE or --pk-json JSON")?;
+    let pk = from_flags(&args.at).map_err(CommandError::Input)?.ok_or(
+        "executing a stored procedure needs a partition key: pass --pk VALUE or --pk-json JSON",
+    )?;
     let params: Value = serde_json::from_str(&args.params)
         .map_err(|e| CommandError::Input(format!("--params is not valid JSON: {e}")))?;
     if !params.is_array() {
@@ -162,10 +176,15 @@ async fn execute(
 
 /// Runs `cosmos trigger ...`.
 pub async fn run_trigger(target: &TargetArgs, action: &TriggerAction) -> Result<(), CommandError> {
-    let body = pre_read(target, match action {
-        TriggerAction::Create { source, .. } | TriggerAction::Replace { source, .. } => Some(source),
-        _ => None,
-    })?;
+    let body = pre_read(
+        target,
+        match action {
+            TriggerAction::Create { source, .. } | TriggerAction::Replace { source, .. } => {
+                Some(source)
+            }
+            _ => None,
+        },
+    )?;
     let driver = connect::driver(target).await?;
     let d = target.diagnostics;
     match action {
@@ -204,22 +223,27 @@ pub async fn run_trigger(target: &TargetArgs, action: &TriggerAction) -> Result<
 
 /// Runs `cosmos udf ...`.
 pub async fn run_udf(target: &TargetArgs, action: &UdfAction) -> Result<(), CommandError> {
-    let body = pre_read(target, match action {
-        UdfAction::Create { source, .. } | UdfAction::Replace { source, .. } => Some(source),
-        _ => None,
-    })?;
+    let body = pre_read(
+        target,
+        match action {
+            UdfAction::Create { source, .. } | UdfAction::Replace { source, .. } => Some(source),
+            _ => None,
+        },
+    )?;
     let driver = connect::driver(target).await?;
     let d = target.diagnostics;
     match action {
         UdfAction::Create { at, .. } => {
-            let props = UserDefinedFunctionProperties::new(at.id.clone(), body.clone().unwrap_or_default());
+            let props =
+                UserDefinedFunctionProperties::new(at.id.clone(), body.clone().unwrap_or_default());
             let r = scripts(&driver, &at.db, &at.container)
                 .create_user_defined_function(&props)
                 .await?;
             print_response(&r, body_json(r.response().body()), d);
         }
         UdfAction::Replace { at, .. } => {
-            let props = UserDefinedFunctionProperties::new(at.id.clone(), body.clone().unwrap_or_default());
+            let props =
+                UserDefinedFunctionProperties::new(at.id.clone(), body.clone().unwrap_or_default());
             let r = scripts(&driver, &at.db, &at.container)
                 .replace_user_defined_function(&props)
                 .await?;
@@ -273,7 +297,10 @@ mod tests {
     #[test]
     fn sources_are_text_files_or_refused() {
         let s = |b: &str| ScriptSource { body: b.to_owned() };
-        assert_eq!(read_source(&s("function f() {}")).unwrap(), "function f() {}");
+        assert_eq!(
+            read_source(&s("function f() {}")).unwrap(),
+            "function f() {}"
+        );
         assert!(read_source(&s("  ")).unwrap_err().contains("empty"));
         assert!(read_source(&s("@/nonexistent/x.js"))
             .unwrap_err()

@@ -16,9 +16,9 @@ use serde_json::{json, Value};
 use super::*;
 use crate::diagnostics::DiagnosticsContext;
 use crate::error::CosmosError;
+use crate::protocol::ResponseHeaders;
 use crate::protocol::{header_names as h, CosmosStatus};
 use crate::query::TargetRange;
-use crate::protocol::ResponseHeaders;
 use crate::response::CosmosResponse;
 
 /// What the fake service does with the next request to a route.
@@ -358,7 +358,11 @@ async fn a_range_that_stays_gone_spends_the_one_re_plan_budget_then_its_operatio
     assert_eq!(response.stats().range_refreshes, replans);
     assert_eq!(fake.state.lock().unwrap().refreshes, replans);
     // The re-reads waited longer each time (none, then 20 ms doubling up to 1 s): 58 s in all.
-    assert!(started.elapsed() >= Duration::from_secs(58), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_secs(58),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -205,7 +205,10 @@ impl FeedState {
     /// The request for the front range, given the container's current `ranges` (sorted, leaves
     /// only; ignored for a partition-key scope). A front range that now spans several partition
     /// key ranges (a split) is first replaced by its parts, each keeping its position.
-    pub(crate) fn next_request(&mut self, ranges: &[TargetRange]) -> Result<NextRequest, CosmosError> {
+    pub(crate) fn next_request(
+        &mut self,
+        ranges: &[TargetRange],
+    ) -> Result<NextRequest, CosmosError> {
         let front = self.data.ranges[0].clone();
         if let Some(pk) = &self.partition_key {
             return Ok(NextRequest::PartitionKey {

@@ -191,10 +191,7 @@ impl ContainerClient {
         options.request = options.request.over(&self.options);
         match self.reference() {
             Ok(c) => {
-                let source = Arc::new(DriverPageSource::new(
-                    self.driver.core().clone(),
-                    c.clone(),
-                ));
+                let source = Arc::new(DriverPageSource::new(self.driver.core().clone(), c.clone()));
                 QueryItems::new(QueryPager::new(source, query, scope, options))
             }
             Err(e) => QueryItems::failed(e),
@@ -240,13 +237,9 @@ impl ContainerClient {
     /// The container's feed ranges (one per partition key range, in key order): spread change
     /// feed consumers over them.
     pub async fn feed_ranges(&self) -> Result<Vec<FeedRange>, CosmosError> {
-        let ranges = partition_key_ranges(
-            self.driver.core(),
-            self.reference()?,
-            true,
-            &self.options,
-        )
-        .await?;
+        let ranges =
+            partition_key_ranges(self.driver.core(), self.reference()?, true, &self.options)
+                .await?;
         Ok(ranges
             .iter()
             .map(|r| FeedRange::from_bounds(&r.min, &r.max))

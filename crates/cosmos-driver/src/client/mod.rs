@@ -9,8 +9,8 @@ mod container_settings;
 mod database_client;
 mod item_options;
 mod item_response;
-mod scripts;
 mod resource_feed;
+mod scripts;
 mod throughput_response;
 
 pub use change_feed_reader::ChangeFeed;

@@ -237,7 +237,8 @@ impl ScriptsClient {
         &self,
         properties: &StoredProcedureProperties,
     ) -> Result<ItemResponse<StoredProcedureProperties>, CosmosError> {
-        self.create(ScriptKind::StoredProcedure, &properties.id, properties).await
+        self.create(ScriptKind::StoredProcedure, &properties.id, properties)
+            .await
     }
 
     /// Reads stored procedure `id` (404 when there is none).
@@ -272,7 +273,8 @@ impl ScriptsClient {
         &self,
         properties: &TriggerProperties,
     ) -> Result<ItemResponse<TriggerProperties>, CosmosError> {
-        self.create(ScriptKind::Trigger, &properties.id, properties).await
+        self.create(ScriptKind::Trigger, &properties.id, properties)
+            .await
     }
 
     /// Reads trigger `id`.
@@ -380,7 +382,10 @@ mod tests {
     use serde_json::json;
 
     fn sproc(kind: ScriptKind, id: &str) -> ScriptReference {
-        let c = DatabaseReference::new("db").unwrap().container("c").unwrap();
+        let c = DatabaseReference::new("db")
+            .unwrap()
+            .container("c")
+            .unwrap();
         ScriptReference::new(c, kind, id).unwrap()
     }
 
@@ -396,27 +401,53 @@ mod tests {
         assert_eq!(op.operation_type(), OperationType::Create);
         assert_eq!(op.resource_type(), ResourceType::StoredProcedure);
         assert_eq!(&op.path()[..], b"/dbs/db/colls/c/sprocs/bulk%20import");
-        assert_eq!(op.target().signing_link(), "dbs/db/colls/c/sprocs/bulk import");
+        assert_eq!(
+            op.target().signing_link(),
+            "dbs/db/colls/c/sprocs/bulk import"
+        );
         assert!(op.partition_key().is_some());
-        assert_eq!(op.body().map(|b| b.as_ref()), Some(&br#"[[{"id":"a"}],5]"#[..]));
+        assert_eq!(
+            op.body().map(|b| b.as_ref()),
+            Some(&br#"[[{"id":"a"}],5]"#[..])
+        );
         assert!(op
             .extra_headers()
             .iter()
             .any(|(n, v)| *n == h::SCRIPT_ENABLE_LOGGING && v == "true"));
-        assert!(!op.operation_type().is_idempotent(), "never retried as if it were");
+        assert!(
+            !op.operation_type().is_idempotent(),
+            "never retried as if it were"
+        );
     }
 
     #[test]
     fn bad_executions_are_refused_before_sending() {
         let pk = || PartitionKey::from("p");
-        let e = execute_operation(sproc(ScriptKind::StoredProcedure, "s"), pk(), &json!({"a": 1}), &ExecuteOptions::new())
-            .unwrap_err();
+        let e = execute_operation(
+            sproc(ScriptKind::StoredProcedure, "s"),
+            pk(),
+            &json!({"a": 1}),
+            &ExecuteOptions::new(),
+        )
+        .unwrap_err();
         assert!(e.message().contains("JSON array"), "{}", e.message());
-        let e = execute_operation(sproc(ScriptKind::Trigger, "t"), pk(), &json!([]), &ExecuteOptions::new())
-            .unwrap_err();
-        assert!(e.message().contains("only a stored procedure"), "{}", e.message());
+        let e = execute_operation(
+            sproc(ScriptKind::Trigger, "t"),
+            pk(),
+            &json!([]),
+            &ExecuteOptions::new(),
+        )
+        .unwrap_err();
+        assert!(
+            e.message().contains("only a stored procedure"),
+            "{}",
+            e.message()
+        );
         assert!(ScriptReference::new(
-            DatabaseReference::new("db").unwrap().container("c").unwrap(),
+            DatabaseReference::new("db")
+                .unwrap()
+                .container("c")
+                .unwrap(),
             ScriptKind::UserDefinedFunction,
             "a/b"
         )
@@ -425,20 +456,45 @@ mod tests {
 
     #[test]
     fn script_feeds_and_links() {
-        let c = DatabaseReference::new("db").unwrap().container("c").unwrap();
+        let c = DatabaseReference::new("db")
+            .unwrap()
+            .container("c")
+            .unwrap();
         for (kind, path, rt) in [
-            (ScriptKind::StoredProcedure, "/dbs/db/colls/c/sprocs", ResourceType::StoredProcedure),
-            (ScriptKind::Trigger, "/dbs/db/colls/c/triggers", ResourceType::Trigger),
-            (ScriptKind::UserDefinedFunction, "/dbs/db/colls/c/udfs", ResourceType::UserDefinedFunction),
+            (
+                ScriptKind::StoredProcedure,
+                "/dbs/db/colls/c/sprocs",
+                ResourceType::StoredProcedure,
+            ),
+            (
+                ScriptKind::Trigger,
+                "/dbs/db/colls/c/triggers",
+                ResourceType::Trigger,
+            ),
+            (
+                ScriptKind::UserDefinedFunction,
+                "/dbs/db/colls/c/udfs",
+                ResourceType::UserDefinedFunction,
+            ),
         ] {
             let op = CosmosOperation::read_feed(OperationTarget::Scripts(c.clone(), kind));
             assert_eq!(
-                (&op.path()[..], op.target().signing_link(), op.resource_type()),
+                (
+                    &op.path()[..],
+                    op.target().signing_link(),
+                    op.resource_type()
+                ),
                 (path.as_bytes(), "dbs/db/colls/c", rt)
             );
-            let one = CosmosOperation::new(OperationType::Read, OperationTarget::Script(sproc(kind, "x")));
+            let one = CosmosOperation::new(
+                OperationType::Read,
+                OperationTarget::Script(sproc(kind, "x")),
+            );
             assert_eq!(&one.path()[..], format!("{path}/x").as_bytes());
-            assert_eq!(one.target().signing_link(), format!("dbs/db/colls/c/{}/x", kind.path_segment()));
+            assert_eq!(
+                one.target().signing_link(),
+                format!("dbs/db/colls/c/{}/x", kind.path_segment())
+            );
         }
     }
 }

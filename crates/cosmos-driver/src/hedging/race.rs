@@ -233,7 +233,11 @@ where
         }
         let earlier = match alone {
             Alone::DeadlinePassed(harvested) => {
-                break 'race (HedgeTerminalState::DeadlineExceededPreThreshold, harvested, None)
+                break 'race (
+                    HedgeTerminalState::DeadlineExceededPreThreshold,
+                    harvested,
+                    None,
+                )
             }
             Alone::Ended(out) => match after_early_primary(&setup, start, out, &mut in_flight) {
                 Ok(earlier) => Some(earlier),

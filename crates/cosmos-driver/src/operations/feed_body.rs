@@ -254,8 +254,8 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for FeedArray<'_, T> {
 mod tests {
     use super::*;
     use crate::diagnostics::DiagnosticsContext;
-    use crate::protocol::{header_names as h, CosmosStatus};
     use crate::protocol::ResponseHeaders;
+    use crate::protocol::{header_names as h, CosmosStatus};
     use crate::DatabaseReference;
     use bytes::Bytes;
     use http::{HeaderMap, HeaderValue};

@@ -173,11 +173,25 @@ struct Id {
 #[tokio::test]
 async fn a_listing_read_whole_gathers_every_page() {
     let entry = TableEntry::default()
-        .answer(RANGES, None, Answer::Page(r#"{"PartitionKeyRanges":[{"id":"0"}]}"#, Some("r1")))
-        .answer(RANGES, Some("r1"), Answer::Page(r#"{"PartitionKeyRanges":[]}"#, Some("r2")))
-        .answer(RANGES, Some("r2"), Answer::Page(r#"{"PartitionKeyRanges":[{"id":"1"},{"id":"2"}]}"#, None));
+        .answer(
+            RANGES,
+            None,
+            Answer::Page(r#"{"PartitionKeyRanges":[{"id":"0"}]}"#, Some("r1")),
+        )
+        .answer(
+            RANGES,
+            Some("r1"),
+            Answer::Page(r#"{"PartitionKeyRanges":[]}"#, Some("r2")),
+        )
+        .answer(
+            RANGES,
+            Some("r2"),
+            Answer::Page(r#"{"PartitionKeyRanges":[{"id":"1"},{"id":"2"}]}"#, None),
+        );
     let op = CosmosOperation::read_partition_key_ranges(container());
-    let ids: Vec<Id> = read_whole(&entry, op, &OperationOptions::default()).await.unwrap();
+    let ids: Vec<Id> = read_whole(&entry, op, &OperationOptions::default())
+        .await
+        .unwrap();
     let ids: Vec<&str> = ids.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["0", "1", "2"]);
     assert_eq!(entry.sent().len(), 3);
@@ -186,25 +200,50 @@ async fn a_listing_read_whole_gathers_every_page() {
 #[tokio::test]
 async fn a_listing_read_whole_refuses_a_cycle_and_a_body_that_is_not_a_page() {
     let entry = TableEntry::default()
-        .answer(RANGES, None, Answer::Page(r#"{"PartitionKeyRanges":[{"id":"0"}]}"#, Some("a")))
-        .answer(RANGES, Some("a"), Answer::Page(r#"{"PartitionKeyRanges":[{"id":"1"}]}"#, Some("b")))
-        .answer(RANGES, Some("b"), Answer::Page(r#"{"PartitionKeyRanges":[{"id":"2"}]}"#, Some("a")));
+        .answer(
+            RANGES,
+            None,
+            Answer::Page(r#"{"PartitionKeyRanges":[{"id":"0"}]}"#, Some("a")),
+        )
+        .answer(
+            RANGES,
+            Some("a"),
+            Answer::Page(r#"{"PartitionKeyRanges":[{"id":"1"}]}"#, Some("b")),
+        )
+        .answer(
+            RANGES,
+            Some("b"),
+            Answer::Page(r#"{"PartitionKeyRanges":[{"id":"2"}]}"#, Some("a")),
+        );
     let op = CosmosOperation::read_partition_key_ranges(container());
     let e = read_whole::<_, Id>(&entry, op.clone(), &OperationOptions::default())
         .await
         .unwrap_err();
     assert!(e.message().contains("continuation"), "{}", e.message());
 
-    let entry = TableEntry::default().answer(RANGES, None, Answer::Page(r#"{"Documents":[]}"#, None));
+    let entry =
+        TableEntry::default().answer(RANGES, None, Answer::Page(r#"{"Documents":[]}"#, None));
     let e = read_whole::<_, Id>(&entry, op, &OperationOptions::default())
         .await
         .unwrap_err();
-    assert!(e.message().contains("PartitionKeyRanges"), "{}", e.message());
+    assert!(
+        e.message().contains("PartitionKeyRanges"),
+        "{}",
+        e.message()
+    );
 
-    let e = read_whole::<_, Id>(&TableEntry::default(), feed_of_nothing(), &OperationOptions::default())
-        .await
-        .unwrap_err();
-    assert!(e.message().contains("not a feed operation"), "{}", e.message());
+    let e = read_whole::<_, Id>(
+        &TableEntry::default(),
+        feed_of_nothing(),
+        &OperationOptions::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e.message().contains("not a feed operation"),
+        "{}",
+        e.message()
+    );
 }
 
 fn feed_of_nothing() -> CosmosOperation {

@@ -9,10 +9,10 @@
 
 use std::sync::Arc;
 
+use super::pipeline_entry::PipelineEntry;
 use crate::error::{CosmosError, ErrorKind};
 use crate::operation::CosmosOperation;
 use crate::options::OperationOptions;
-use super::pipeline_entry::PipelineEntry;
 use crate::pipeline::DriverCore;
 use crate::protocol::{ContainerReference, HashVersion};
 

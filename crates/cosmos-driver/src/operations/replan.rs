@@ -167,7 +167,14 @@ mod tests {
             waits.push(wait);
         }
         assert_eq!(waits.len(), MAX_REPLANS as usize);
-        assert_eq!(&waits[..3], &[Duration::ZERO, Duration::from_millis(20), Duration::from_millis(40)]);
+        assert_eq!(
+            &waits[..3],
+            &[
+                Duration::ZERO,
+                Duration::from_millis(20),
+                Duration::from_millis(40)
+            ]
+        );
         assert!(!replans.left());
         let mut resumed = Replans::spent(MAX_REPLANS - 1);
         assert!(resumed.left());
@@ -269,7 +276,8 @@ mod tests {
         let e = e.unwrap_err();
         assert_eq!(seen.len(), 2);
         assert!(
-            e.message().contains("the test followed 64 partition splits"),
+            e.message()
+                .contains("the test followed 64 partition splits"),
             "{}",
             e.message()
         );

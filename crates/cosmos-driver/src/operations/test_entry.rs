@@ -13,8 +13,8 @@ use crate::diagnostics::DiagnosticsContext;
 use crate::error::CosmosError;
 use crate::operation::CosmosOperation;
 use crate::options::OperationOptions;
-use crate::protocol::{header_names as h, CosmosStatus};
 use crate::protocol::ResponseHeaders;
+use crate::protocol::{header_names as h, CosmosStatus};
 use crate::response::CosmosResponse;
 
 /// What the double answers to a request.

@@ -4,6 +4,7 @@
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+use super::connection_pool::ConnectionPoolOptions;
 use super::operation_options::OperationOptions;
 use super::retry_options::{
     RetryOptions, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_READ_ATTEMPT_TIMEOUT,
@@ -12,7 +13,6 @@ use crate::auth::Credential;
 use crate::hedging::{AvailabilityStrategy, HedgeBudgetConfig};
 use crate::protocol::{ConsistencyLevel, Region};
 use crate::routing::BreakerConfig;
-use super::connection_pool::ConnectionPoolOptions;
 
 /// The per-attempt timeout when none is configured.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(65);

@@ -23,8 +23,8 @@ use super::synthesis::patch_response;
 use crate::diagnostics::DiagnosticsContext;
 use crate::error::{CosmosError, ErrorKind};
 use crate::operation::{CosmosOperation, Precondition};
-use crate::options::{OperationOptions, PatchStrategy, DEFAULT_PATCH_MAX_ATTEMPTS};
 use crate::operations::{partition_key_paths, PipelineEntry};
+use crate::options::{OperationOptions, PatchStrategy, DEFAULT_PATCH_MAX_ATTEMPTS};
 use crate::pipeline::{self, DriverCore, SiblingVerdict, WriteKey, WriterOutcome};
 use crate::protocol::{
     header_names as h, status, CosmosStatus, ItemReference, PartitionKey, SessionToken,

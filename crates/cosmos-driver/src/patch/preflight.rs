@@ -10,7 +10,8 @@ use crate::routing::partition_key_path_segments;
 /// Top-level properties the service owns. The id and the system properties cannot be patched
 /// (the service's FAQ: "We do not support partial document update for system-generated
 /// properties like _id, _ts, _etag, _rid"; `_self` and `_attachments` are system-generated too).
-pub(crate) const PROTECTED_PROPERTIES: &[&str] = &["id", "_rid", "_self", "_etag", "_ts", "_attachments"];
+pub(crate) const PROTECTED_PROPERTIES: &[&str] =
+    &["id", "_rid", "_self", "_etag", "_ts", "_attachments"];
 
 /// Why a PATCH was refused before any request went out.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -66,8 +66,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::{header_names as h, CosmosStatus};
     use crate::protocol::ResponseHeaders;
+    use crate::protocol::{header_names as h, CosmosStatus};
 
     fn context(ms: u64, charge: f64) -> DiagnosticsContext {
         DiagnosticsContext {

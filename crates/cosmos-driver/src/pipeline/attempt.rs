@@ -4,15 +4,15 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::context::OperationContext;
-use super::retry_state::RetryState;
-use super::leg_result::ServiceResponse;
 use super::attempt_outcome::AttemptOutcome;
+use super::context::OperationContext;
+use super::leg_result::ServiceResponse;
+use super::retry_state::RetryState;
 use crate::diagnostics::{record, AttemptReason, DiagnosticsSink, RequestDiagnostics};
 use crate::error::{CosmosError, ErrorKind};
 use crate::protocol::Endpoint;
-use crate::protocol::{header_names as h, OperationType, ResourceType, MAX_SESSION_TOKEN_BYTES};
 use crate::protocol::ResponseHeaders;
+use crate::protocol::{header_names as h, OperationType, ResourceType, MAX_SESSION_TOKEN_BYTES};
 use crate::routing::RegionEndpoint;
 use crate::session::SessionTokenOverflow;
 use crate::transport::{AttemptHeaders, AttemptRequest, SendFailure};

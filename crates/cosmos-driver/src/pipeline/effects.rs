@@ -5,8 +5,8 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use super::context::OperationContext;
-use super::retry_state::RetryState;
 use super::retry::LocationEffects;
+use super::retry_state::RetryState;
 use crate::routing::{AccountSnapshot, RegionEndpoint};
 
 /// Applies `effects` of an attempt to `region`. Returns the refreshed account metadata when the

@@ -38,9 +38,9 @@ use super::context::OperationContext;
 use super::hedge_plan::HedgePlan;
 use super::hedge_tuning;
 use super::leg::{run_leg, LegParams, LegRouting};
-use super::retry_state::RetryState;
 use super::leg_result::{LegEnd, LegResult};
 use super::pace::{AlternatePace, PaceRole};
+use super::retry_state::RetryState;
 use crate::diagnostics::{AttemptReason, DiagnosticsSink};
 use crate::error::{CosmosError, ErrorKind};
 use crate::hedging::{

@@ -8,10 +8,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::attempt::{build_attempt, classify, record_response_facts, InFlightAttempt};
+use super::attempt_outcome::AttemptOutcome;
 use super::context::OperationContext;
 use super::leg_result::{LegEnd, LegResult, ServiceResponse};
 use super::pace::{AlternatePace, PaceRole};
-use super::attempt_outcome::AttemptOutcome;
 use super::retry::{decide, RetryAction, RetryDecision, RoutingView, SessionRetryTarget};
 use super::retry_state::RetryState;
 use super::write_outcome::{end_is_ambiguous, leaves_outcome_unknown};
@@ -385,7 +385,16 @@ pub(crate) async fn run_leg(ctx: &OperationContext<'_>, params: LegParams<'_>) -
         if ctx.deadline.is_some_and(|d| Instant::now() >= d) {
             return p.timeout(ctx, None, None);
         }
-        let sent = send_attempt(ctx, &region, reason, first_reason, hub_latch, diagnostics, pace, &mut p);
+        let sent = send_attempt(
+            ctx,
+            &region,
+            reason,
+            first_reason,
+            hub_latch,
+            diagnostics,
+            pace,
+            &mut p,
+        );
         let (outcome, end) = match sent.await {
             Ok(attempt) => attempt,
             Err(stop) => return p.stop(ctx, stop),

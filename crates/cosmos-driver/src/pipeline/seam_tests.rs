@@ -11,9 +11,9 @@ use tokio::time::Instant;
 
 use super::context::OperationContext;
 use super::leg::{run_leg, LegParams};
-use super::retry_state::RetryState;
 use super::leg_result::LegResult;
 use super::retry::{location_effects, LocationEffects};
+use super::retry_state::RetryState;
 use crate::diagnostics::{into_recorder, sink, ActivityId, AttemptReason};
 use crate::hedging::{
     race_hedged, select_alternate, AlternateRouting, HedgeTerminalState, HedgeThreshold,

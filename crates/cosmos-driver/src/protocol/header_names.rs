@@ -8,7 +8,8 @@ pub(crate) const VERSION: HeaderName = HeaderName::from_static("x-ms-version");
 /// `x-ms-date`: the request time in RFC 1123 format; part of the signature.
 pub(crate) const DATE: HeaderName = HeaderName::from_static("x-ms-date");
 /// `x-ms-documentdb-partitionkey`: the partition key as a JSON array.
-pub(crate) const PARTITION_KEY: HeaderName = HeaderName::from_static("x-ms-documentdb-partitionkey");
+pub(crate) const PARTITION_KEY: HeaderName =
+    HeaderName::from_static("x-ms-documentdb-partitionkey");
 /// `x-ms-session-token`: the session token sent with a request or returned with a response.
 pub(crate) const SESSION_TOKEN: HeaderName = HeaderName::from_static("x-ms-session-token");
 /// `x-ms-consistency-level`: a per-request consistency override (may only weaken the account's).
@@ -24,7 +25,8 @@ pub(crate) const HUB_REGION_PROCESSING_ONLY: HeaderName =
 /// request, so that servers, proxies and logs can tell hedged requests apart. The driver's own
 /// header, outside the service's `x-ms-` namespace: neither the service nor the official SDKs
 /// define a wire marker for hedged requests, and the service ignores headers it does not know.
-pub(crate) const HEDGE_ATTEMPT: HeaderName = HeaderName::from_static("x-cosmos-driver-hedge-attempt");
+pub(crate) const HEDGE_ATTEMPT: HeaderName =
+    HeaderName::from_static("x-cosmos-driver-hedge-attempt");
 /// `x-ms-continuation`: the continuation token of a feed page (request and response).
 pub(crate) const CONTINUATION: HeaderName = HeaderName::from_static("x-ms-continuation");
 /// `x-ms-max-item-count`: the page size of a feed read.

@@ -35,9 +35,9 @@ pub use resource_link::{
     validate_id, ContainerReference, DatabaseReference, ItemReference, ScriptReference,
     MAX_ID_LENGTH,
 };
-pub use script_kind::ScriptKind;
-pub use response_headers::ResponseHeaders;
 pub(crate) use response_headers::parse_retry_after;
+pub use response_headers::ResponseHeaders;
+pub use script_kind::ScriptKind;
 pub use session_token::{PartitionSessionToken, SessionToken, MAX_SESSION_TOKEN_BYTES};
 pub use status_class::is_range_gone;
 pub(crate) use status_class::StatusClass;

@@ -75,7 +75,8 @@ impl ResponseHeaders {
 
     /// `x-ms-continuation`: present when a feed has more pages.
     pub fn continuation(&self) -> Option<&str> {
-        self.text(&header_names::CONTINUATION).filter(|c| !c.is_empty())
+        self.text(&header_names::CONTINUATION)
+            .filter(|c| !c.is_empty())
     }
 
     /// `x-ms-item-count`.

@@ -57,7 +57,11 @@ mod tests {
         for (kind, segment, field) in [
             (ScriptKind::StoredProcedure, "sprocs", "StoredProcedures"),
             (ScriptKind::Trigger, "triggers", "Triggers"),
-            (ScriptKind::UserDefinedFunction, "udfs", "UserDefinedFunctions"),
+            (
+                ScriptKind::UserDefinedFunction,
+                "udfs",
+                "UserDefinedFunctions",
+            ),
         ] {
             assert_eq!((kind.path_segment(), kind.feed_field()), (segment, field));
         }

@@ -20,10 +20,10 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::page_source::{PageSettings, PageTarget, QueryPageSource};
-use super::plan::query_plan::{QueryInfo, SortOrder};
 use super::merge::range_merge::TargetRange;
 use super::merge::value_order::compare_values;
+use super::page_source::{PageSettings, PageTarget, QueryPageSource};
+use super::plan::query_plan::{QueryInfo, SortOrder};
 use crate::diagnostics::DiagnosticsContext;
 use crate::{CosmosError, ErrorKind};
 
@@ -71,7 +71,9 @@ impl HybridSearchInfo {
             .take
             .ok_or("a hybrid search needs TOP or LIMIT (its cost is unbounded otherwise)")?;
         if take > MAX_TAKE {
-            return Err(format!("a hybrid search may ask for at most {MAX_TAKE} results, not {take}"));
+            return Err(format!(
+                "a hybrid search may ask for at most {MAX_TAKE} results, not {take}"
+            ));
         }
         if info.component_query_infos.is_empty() {
             return Err("the hybrid search plan has no component query".into());
@@ -79,7 +81,9 @@ impl HybridSearchInfo {
         if !info.component_weights.is_empty()
             && info.component_weights.len() != info.component_query_infos.len()
         {
-            return Err("the hybrid search plan has a weight count unlike its component count".into());
+            return Err(
+                "the hybrid search plan has a weight count unlike its component count".into(),
+            );
         }
         if info
             .component_query_infos
@@ -133,7 +137,11 @@ impl GlobalStatistics {
             return Err("the ranges' global statistics have different shapes".into());
         }
         self.document_count += part.document_count;
-        for (sum, p) in self.full_text_statistics.iter_mut().zip(part.full_text_statistics) {
+        for (sum, p) in self
+            .full_text_statistics
+            .iter_mut()
+            .zip(part.full_text_statistics)
+        {
             if sum.hit_counts.len() != p.hit_counts.len() {
                 return Err("the ranges' hit counts have different lengths".into());
             }
@@ -148,7 +156,11 @@ impl GlobalStatistics {
 
 /// A component query's text with its placeholders filled: the resume filter is `true`, and each
 /// full-text component's statistics (numbered by component, taken in order) are written in.
-pub(crate) fn fill_placeholders(text: &str, stats: Option<&GlobalStatistics>, components: usize) -> String {
+pub(crate) fn fill_placeholders(
+    text: &str,
+    stats: Option<&GlobalStatistics>,
+    components: usize,
+) -> String {
     let mut out = text.replace(ORDER_BY_FILTER, "true");
     let Some(stats) = stats else { return out };
     out = out.replace(TOTAL_DOCUMENTS, &stats.document_count.to_string());
@@ -265,7 +277,12 @@ async fn drain(
     let mut continuation: Option<String> = None;
     for _ in 0..MAX_PAGES_PER_RANGE {
         let page = source
-            .page(body.clone(), PageTarget::Range(range.clone()), continuation.clone(), settings)
+            .page(
+                body.clone(),
+                PageTarget::Range(range.clone()),
+                continuation.clone(),
+                settings,
+            )
             .await
             .map_err(|e| e.with_context(format!("a hybrid search page of range {}", range.id)))?;
         out.pages += 1;
@@ -294,7 +311,10 @@ async fn drain(
     }
     Err(CosmosError::new(
         ErrorKind::Deserialization,
-        format!("range {} answered more than {MAX_PAGES_PER_RANGE} pages", range.id),
+        format!(
+            "range {} answered more than {MAX_PAGES_PER_RANGE} pages",
+            range.id
+        ),
     ))
 }
 
@@ -388,9 +408,15 @@ mod tests {
         s.add(json!({"documentCount": 2, "fullTextStatistics": [{"totalWordCount": 5, "hitCounts": [0, 1]}]}), false).unwrap();
         assert_eq!(s.document_count, 5);
         assert_eq!(s.full_text_statistics[0].hit_counts, [1, 3]);
-        assert!(s.add(json!({"documentCount": 1, "fullTextStatistics": []}), false).is_err());
+        assert!(s
+            .add(json!({"documentCount": 1, "fullTextStatistics": []}), false)
+            .is_err());
         // An empty range (its sums undefined) adds nothing.
-        s.add(json!({"documentCount": 0, "fullTextStatistics": [{"hitCounts": []}]}), false).unwrap();
+        s.add(
+            json!({"documentCount": 0, "fullTextStatistics": [{"hitCounts": []}]}),
+            false,
+        )
+        .unwrap();
         assert_eq!(s.document_count, 5);
         let text = "SELECT _FullTextScore(c.t, [\"a\", \"b\"], {documentdb-formattablehybridsearchquery-totaldocumentcount}, {documentdb-formattablehybridsearchquery-totalwordcount-1}, {documentdb-formattablehybridsearchquery-hitcountsarray-1}) FROM c WHERE ({documentdb-formattableorderbyquery-filter})";
         assert_eq!(
@@ -411,10 +437,16 @@ mod tests {
         let orders = [SortOrder::Descending, SortOrder::Ascending];
         // Ranks: c0: r1=1, r2=r3=2; c1: r2=1, r3=2, r1=3.
         // Scores: r1 = 1/61 + 1/63, r2 = 1/62 + 1/61, r3 = 1/62 + 1/62.
-        assert_eq!(ids(fuse(rows.clone(), &orders, &[], 0, 10).unwrap()), [2, 1, 3]);
+        assert_eq!(
+            ids(fuse(rows.clone(), &orders, &[], 0, 10).unwrap()),
+            [2, 1, 3]
+        );
         assert_eq!(ids(fuse(rows.clone(), &orders, &[], 1, 1).unwrap()), [1]);
         // Weighting the first component up puts r1 first.
-        assert_eq!(ids(fuse(rows.clone(), &orders, &[10.0, 1.0], 0, 1).unwrap()), [1]);
+        assert_eq!(
+            ids(fuse(rows.clone(), &orders, &[10.0, 1.0], 0, 1).unwrap()),
+            [1]
+        );
         let bad = vec![row("r9", 9, &[1.0])];
         assert!(fuse(bad, &orders, &[], 0, 1).is_err());
     }

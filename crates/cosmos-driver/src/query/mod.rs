@@ -11,8 +11,8 @@ mod aggregate;
 mod continuation;
 mod hybrid;
 mod merge;
-mod plan;
 mod page_source;
+mod plan;
 mod query_execution;
 mod query_options;
 mod query_pager;
@@ -21,14 +21,16 @@ mod query_stream;
 mod vector_query;
 
 pub use continuation::token_text::MAX_TOKEN_BYTES;
+pub use merge::range_merge::TargetRange;
 pub use page_source::{
     page_operation, plan_operation, PageSettings, PageTarget, QueryPageSource, RangePage,
 };
+pub use plan::query_plan::{
+    AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder,
+};
 pub use query_options::{QueryOptions, QueryScope, DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_LIMIT};
 pub use query_pager::{QueryPager, QuerySummary, RawQueryPage};
-pub use plan::query_plan::{AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder};
 pub use query_spec::{Query, QueryParameter, MAX_PARAMETERS};
 pub(crate) use query_stream::item_error;
 pub use query_stream::{QueryItems, QueryPage, QueryPages};
-pub use merge::range_merge::TargetRange;
 pub use vector_query::{VectorHit, MAX_VECTOR_TOP, VECTOR_PARAMETER};

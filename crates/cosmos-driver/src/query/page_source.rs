@@ -8,13 +8,13 @@ use futures::future::BoxFuture;
 use http::{HeaderName, HeaderValue};
 use serde_json::Value;
 
+use super::merge::range_merge::TargetRange;
 use super::plan::query_features::{QUERY_VERSION, SUPPORTED_QUERY_FEATURES};
 use super::plan::query_plan::QueryPlan;
-use super::merge::range_merge::TargetRange;
 use crate::diagnostics::DiagnosticsContext;
 use crate::options::OperationOptions;
-use crate::protocol::{header_names as h, ContainerReference, OperationType, PartitionKey};
 use crate::protocol::ResponseHeaders;
+use crate::protocol::{header_names as h, ContainerReference, OperationType, PartitionKey};
 use crate::{CosmosError, CosmosOperation, ErrorKind, OperationTarget};
 
 /// `x-ms-documentdb-isquery`
@@ -26,7 +26,8 @@ pub(crate) const IS_QUERY_PLAN_REQUEST: HeaderName =
 pub(crate) const SUPPORTED_QUERY_FEATURES_HEADER: HeaderName =
     HeaderName::from_static("x-ms-cosmos-supported-query-features");
 /// `x-ms-cosmos-query-version`
-pub(crate) const QUERY_VERSION_HEADER: HeaderName = HeaderName::from_static("x-ms-cosmos-query-version");
+pub(crate) const QUERY_VERSION_HEADER: HeaderName =
+    HeaderName::from_static("x-ms-cosmos-query-version");
 /// `x-ms-documentdb-query-enablecrosspartition`
 pub(crate) const ENABLE_CROSS_PARTITION: HeaderName =
     HeaderName::from_static("x-ms-documentdb-query-enablecrosspartition");

@@ -7,13 +7,15 @@
 use serde_json::Value;
 
 use super::aggregate::blocking_stage::{too_large, BlockingStage};
+use super::aggregate::result_shaping::{ResultShaper, Shaped};
 use super::continuation::continuation_token::{
     KeyCell, LastKey, QueryContinuation, RangePosition, MAX_TOKEN_JSON_BYTES,
 };
+use super::merge::range_merge::{
+    MergeOrder, MergeStep, RangeCursor, RangeMerge, RangeRow, TargetRange,
+};
 use super::plan::query_features::ExecutionPlan;
 use super::plan::query_plan::QueryRange;
-use super::merge::range_merge::{MergeOrder, MergeStep, RangeCursor, RangeMerge, RangeRow, TargetRange};
-use super::aggregate::result_shaping::{ResultShaper, Shaped};
 
 /// A page the executor must fetch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,7 +53,10 @@ pub(crate) struct QueryExecution {
 }
 
 /// The physical ranges a query's plan ranges overlap, in order.
-pub(crate) fn overlapping_ranges(query_ranges: &[QueryRange], ranges: &[TargetRange]) -> Vec<TargetRange> {
+pub(crate) fn overlapping_ranges(
+    query_ranges: &[QueryRange],
+    ranges: &[TargetRange],
+) -> Vec<TargetRange> {
     let mut out: Vec<TargetRange> = ranges
         .iter()
         .filter(|r| {
@@ -163,7 +168,11 @@ impl QueryExecution {
 
     /// An execution that sends the query unchanged to one target (a partition key's range) and
     /// passes its result through.
-    pub(crate) fn single(fingerprint: String, scope: String, cursor: RangeCursor) -> QueryExecution {
+    pub(crate) fn single(
+        fingerprint: String,
+        scope: String,
+        cursor: RangeCursor,
+    ) -> QueryExecution {
         QueryExecution {
             fingerprint,
             scope,

@@ -16,8 +16,8 @@ use super::*;
 use crate::diagnostics::DiagnosticsContext;
 use crate::options::OperationOptions;
 use crate::protocol::CosmosStatus;
-use crate::query::{QueryItems, QueryPage, QueryPlan};
 use crate::protocol::ResponseHeaders;
+use crate::query::{QueryItems, QueryPage, QueryPlan};
 use crate::{CosmosError, ErrorKind};
 
 struct FakeSource {
@@ -677,7 +677,11 @@ fn a_gone_range_is_replaced_by_the_listed_ranges_that_overlap_it() {
     let table: [(Vec<TargetRange>, Vec<TargetRange>); 5] = [
         // A split: both children, in the listing's order.
         (
-            vec![target("0", "", "10"), target("2", "10", "18"), target("3", "18", "20")],
+            vec![
+                target("0", "", "10"),
+                target("2", "10", "18"),
+                target("3", "18", "20"),
+            ],
             vec![target("2", "10", "18"), target("3", "18", "20")],
         ),
         // A merge: the merged range, cut to the part the gone range covered.
@@ -734,7 +738,10 @@ async fn the_waits_between_re_plans_grow_from_nothing() {
         let source = splitting_source();
         source.lagging_listings.store(lag, Ordering::SeqCst);
         let started = tokio::time::Instant::now();
-        let mut p = pager(Arc::new(source), QueryOptions::new().with_max_concurrency(1));
+        let mut p = pager(
+            Arc::new(source),
+            QueryOptions::new().with_max_concurrency(1),
+        );
         while let Some(page) = p.next_page().await {
             page.unwrap();
         }
@@ -748,9 +755,7 @@ async fn the_waits_between_re_plans_grow_from_nothing() {
 #[tokio::test(start_paused = true)]
 async fn a_split_that_never_completes_ends_the_query_when_the_budget_is_spent() {
     let source = splitting_source();
-    source
-        .lagging_listings
-        .store(usize::MAX, Ordering::SeqCst);
+    source.lagging_listings.store(usize::MAX, Ordering::SeqCst);
     let source = Arc::new(source);
     let e = all_pages(pager(source.clone(), QueryOptions::new()))
         .await

@@ -11,14 +11,14 @@ pub use container_properties::{
     CompositePath, ContainerProperties, IndexPath, IndexingMode, IndexingPolicy, PartitionKeySpec,
     UniqueKey, UniqueKeyPolicy,
 };
+pub use scripts::{
+    decode_script_log, trigger_include_header, StoredProcedureProperties, TriggerOperation,
+    TriggerProperties, TriggerType, UserDefinedFunctionProperties,
+};
 pub use search_policy::{
     DistanceFunction, FullTextIndex, FullTextPath, FullTextPolicy, VectorDataType, VectorEmbedding,
     VectorEmbeddingPolicy, VectorIndex, VectorIndexType,
 };
 pub use throughput_properties::{
     AutopilotSettings, OfferContent, OfferDocument, ThroughputProperties,
-};
-pub use scripts::{
-    decode_script_log, trigger_include_header, StoredProcedureProperties, TriggerOperation,
-    TriggerProperties, TriggerType, UserDefinedFunctionProperties,
 };

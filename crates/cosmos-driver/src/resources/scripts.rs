@@ -150,7 +150,11 @@ pub fn decode_script_log(header: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
             (b'%', Some(hi), Some(lo)) => {
                 out.push((hi * 16 + lo) as u8);
                 i += 3;
@@ -201,11 +205,14 @@ mod tests {
             serde_json::to_value(&s).unwrap(),
             json!({"id": "bulk", "body": "function bulk(docs) {}"})
         );
-        let u: UserDefinedFunctionProperties =
-            serde_json::from_value(json!({"id": "tax", "body": "function tax(x) { return x; }", "_etag": "\"1\""}))
-                .unwrap();
+        let u: UserDefinedFunctionProperties = serde_json::from_value(
+            json!({"id": "tax", "body": "function tax(x) { return x; }", "_etag": "\"1\""}),
+        )
+        .unwrap();
         assert_eq!(u.etag.as_deref(), Some("\"1\""));
-        assert!(serde_json::from_value::<TriggerProperties>(json!({"id": "t", "body": "b"})).is_err());
+        assert!(
+            serde_json::from_value::<TriggerProperties>(json!({"id": "t", "body": "b"})).is_err()
+        );
     }
 
     #[test]

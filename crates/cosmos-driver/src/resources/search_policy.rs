@@ -135,13 +135,23 @@ mod tests {
             }
         });
         let p: ContainerProperties = serde_json::from_value(wire.clone()).unwrap();
-        let e = &p.vector_embedding_policy.as_ref().unwrap().vector_embeddings[0];
-        assert_eq!((e.distance_function, e.data_type, e.dimensions), (DistanceFunction::DotProduct, VectorDataType::Float32, 128));
+        let e = &p
+            .vector_embedding_policy
+            .as_ref()
+            .unwrap()
+            .vector_embeddings[0];
+        assert_eq!(
+            (e.distance_function, e.data_type, e.dimensions),
+            (DistanceFunction::DotProduct, VectorDataType::Float32, 128)
+        );
         let ip: &IndexingPolicy = p.indexing_policy.as_ref().unwrap();
         assert_eq!(ip.vector_indexes[0].kind, VectorIndexType::DiskAnn);
         assert_eq!(ip.vector_indexes[0].other["quantizationByteSize"], 64);
         assert_eq!(ip.full_text_indexes[0].path, "/t");
-        assert_eq!(p.full_text_policy.as_ref().unwrap().full_text_paths[0].path, "/t");
+        assert_eq!(
+            p.full_text_policy.as_ref().unwrap().full_text_paths[0].path,
+            "/t"
+        );
         assert!(p.other.is_empty(), "{:?}", p.other);
         assert_eq!(serde_json::to_value(&p).unwrap(), wire);
     }

@@ -9,8 +9,8 @@ use tokio::time::Instant;
 use super::account::AccountProperties;
 use crate::error::{CosmosError, ErrorKind};
 use crate::protocol::Endpoint;
-use crate::protocol::{CosmosStatus, ResourceType};
 use crate::protocol::ResponseHeaders;
+use crate::protocol::{CosmosStatus, ResourceType};
 use crate::transport::{AttemptFailure, AttemptHeaders, AttemptRequest, Transport};
 
 /// One version of the account metadata.

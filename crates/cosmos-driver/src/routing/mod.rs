@@ -9,15 +9,15 @@ mod operation_route;
 mod partition_breaker;
 mod region_order;
 
-pub use account::{AccountProperties, RegionEndpoint};
 pub(crate) use account::RegionalEndpoint;
+pub use account::{AccountProperties, RegionEndpoint};
 pub(crate) use account_cache::AccountCache;
 pub(crate) use account_cache::AccountSnapshot;
 pub(crate) use container_metadata::partition_key_path_segments;
-pub use container_metadata::TargetRange;
 pub(crate) use container_metadata::ContainerMetadata;
+pub use container_metadata::TargetRange;
 pub use endpoint_health::{AccessScope, EndpointHealth};
 pub(crate) use operation_route::{region_list, route_candidates, RouteQuery};
-pub use partition_breaker::{ContainerBreaker, PartitionBreaker};
 pub(crate) use partition_breaker::{BreakerConfig, HedgeWinRecorder};
+pub use partition_breaker::{ContainerBreaker, PartitionBreaker};
 pub(crate) use region_order::{applicable, Candidates};

@@ -67,7 +67,11 @@ pub fn evaluates(method: &Method, route: &Route, headers: &HeaderMap, body_len: 
 pub fn names_triggers(headers: &HeaderMap) -> bool {
     [headers::PRE_TRIGGER_INCLUDE, headers::POST_TRIGGER_INCLUDE]
         .iter()
-        .any(|h| headers.get(*h).is_some_and(|v| !v.as_bytes().trim_ascii().is_empty()))
+        .any(|h| {
+            headers
+                .get(*h)
+                .is_some_and(|v| !v.as_bytes().trim_ascii().is_empty())
+        })
 }
 
 /// Whether a POST to a feed is a query.

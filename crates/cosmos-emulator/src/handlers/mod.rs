@@ -21,15 +21,15 @@ mod query_metrics;
 mod query_plan;
 mod query_ranked;
 mod replica_headers;
-mod script_txn;
-mod scripts;
-mod sproc;
-mod triggered;
 mod resource_access;
 mod rid_items;
+mod script_txn;
+mod scripts;
 mod split_admin;
+mod sproc;
 mod target;
 mod throttle;
+mod triggered;
 mod users;
 
 pub use account::account_document;
@@ -137,7 +137,9 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
         Resource::Items { db, coll } if m == Method::POST && batch::is_batch(ctx) => {
             batch::execute(ctx, db, coll)
         }
-        Resource::Items { db, coll } if m == Method::POST && triggered::names_triggers(ctx.headers) => {
+        Resource::Items { db, coll }
+            if m == Method::POST && triggered::names_triggers(ctx.headers) =>
+        {
             triggered::write(ctx, db, coll, triggered::Write::Create)
         }
         Resource::Items { db, coll } if m == Method::POST => items::create(ctx, db, coll),

@@ -109,8 +109,12 @@ pub fn read_request(ctx: &RequestCtx<'_>) -> Result<QueryRequest, ApiError> {
 /// Readies an item query's search functions under the container's policies
 /// ([`crate::sql::search::prepare`]): 400 for a misuse of them.
 pub fn prepare_search(request: &mut QueryRequest, container: &Container) -> Result<(), ApiError> {
-    crate::sql::search::prepare(&mut request.query, &container.search_policy(), &request.params)
-        .map_err(|e| ApiError::bad_request(format!("The query is invalid: {e}")))
+    crate::sql::search::prepare(
+        &mut request.query,
+        &container.search_policy(),
+        &request.params,
+    )
+    .map_err(|e| ApiError::bad_request(format!("The query is invalid: {e}")))
 }
 
 /// What a query page read: each range's session token and the replication state of the last
@@ -193,7 +197,10 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
         let answered = sub.answer(&request, token)?;
         // Every sub-query page read the same ranges: one session token each.
         let mut seen = std::collections::HashSet::new();
-        reads.session_tokens.borrow_mut().retain(|t| seen.insert(t.clone()));
+        reads
+            .session_tokens
+            .borrow_mut()
+            .retain(|t| seen.insert(t.clone()));
         answered
     } else {
         let page = run_page(&execution, token)?;

@@ -311,12 +311,8 @@ impl<'t> Txn<'t> {
             .map(|d| serde_json::from_slice::<Value>(&d.body))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| ApiError::new(500, format!("A stored item is not JSON: {e}")))?;
-        let rows = crate::query_exec::run_whole(
-            &parsed,
-            &docs,
-            &params,
-            &self.ctx.shared.query_limits,
-        )?;
+        let rows =
+            crate::query_exec::run_whole(&parsed, &docs, &params, &self.ctx.shared.query_limits)?;
         let skip = match continuation {
             None => 0,
             Some(token) => token.parse::<usize>().map_err(|_| {
@@ -553,9 +549,10 @@ fn fingerprint(items: &[(String, Arc<StoredDoc>)]) -> u64 {
 impl Writes {
     /// Whether everything the transaction read is as it was (so its writes may commit now).
     pub fn still_valid(&self, partition: &Partition, target: &Target) -> bool {
-        let reads_hold = self.reads.iter().all(|(id, etag)| {
-            partition.latest(&target.key(id)).map(|d| &d.etag) == etag.as_ref()
-        });
+        let reads_hold = self
+            .reads
+            .iter()
+            .all(|(id, etag)| partition.latest(&target.key(id)).map(|d| &d.etag) == etag.as_ref());
         reads_hold
             && self
                 .scanned

@@ -10,12 +10,18 @@ use crate::protocol::{charge, headers, ApiError, ScriptKind};
 use crate::store::document::parse_object;
 
 /// POST .../sprocs (triggers, udfs): 201 with the script.
-pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str, kind: ScriptKind) -> Result<Reply, ApiError> {
+pub fn create(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+    kind: ScriptKind,
+) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let map = parse_object(&ctx.body)?;
     let script = ctx.shared.scripts.create(&container, kind, map)?;
-    Ok(Reply::json(201, script.json.clone(), charge::metadata()).header(headers::ETAG, &script.etag))
+    Ok(Reply::json(201, script.json.clone(), charge::metadata())
+        .header(headers::ETAG, &script.etag))
 }
 
 /// GET .../sprocs/{id} (304 when `If-None-Match` names the current etag).
@@ -50,7 +56,8 @@ pub fn replace(
         ctx.shared
             .scripts
             .replace(&container, kind, id, map, ctx.header(headers::IF_MATCH))?;
-    Ok(Reply::json(200, script.json.clone(), charge::metadata()).header(headers::ETAG, &script.etag))
+    Ok(Reply::json(200, script.json.clone(), charge::metadata())
+        .header(headers::ETAG, &script.etag))
 }
 
 /// DELETE .../sprocs/{id}: 204.
@@ -71,7 +78,12 @@ pub fn delete(
 
 /// GET .../sprocs: the feed `{"_rid", "StoredProcedures": [...], "_count"}` (`Triggers`,
 /// `UserDefinedFunctions`).
-pub fn list(ctx: &RequestCtx<'_>, db: &str, coll: &str, kind: ScriptKind) -> Result<Reply, ApiError> {
+pub fn list(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+    kind: ScriptKind,
+) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let scripts = ctx.shared.scripts.list(&container, kind);
     let bodies: Vec<&Bytes> = scripts.iter().map(|s| &s.json).collect();
@@ -84,7 +96,12 @@ pub fn list(ctx: &RequestCtx<'_>, db: &str, coll: &str, kind: ScriptKind) -> Res
 }
 
 /// POST .../sprocs with a query: the scripts it selects, as one page of the feed.
-pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str, kind: ScriptKind) -> Result<Reply, ApiError> {
+pub fn query(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+    kind: ScriptKind,
+) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let bodies: Vec<Bytes> = ctx
         .shared

@@ -190,8 +190,14 @@ mod tests {
     #[test]
     fn failures_answer_the_service_statuses() {
         let b = Bounds::default();
-        assert_eq!(failure_error("x", "y", &Failure::Thrown("e".into()), &b).status, 400);
+        assert_eq!(
+            failure_error("x", "y", &Failure::Thrown("e".into()), &b).status,
+            400
+        );
         assert_eq!(failure_error("x", "y", &Failure::TimedOut, &b).status, 408);
-        assert_eq!(failure_error("x", "y", &Failure::OutOfMemory, &b).status, 400);
+        assert_eq!(
+            failure_error("x", "y", &Failure::OutOfMemory, &b).status,
+            400
+        );
     }
 }

@@ -14,8 +14,8 @@ use super::item_reply::item_reply;
 use super::script_txn::{body_value, request_item, transact, Txn};
 use super::sproc::{bounds, failure_error, run_charge, self_link};
 use super::target::Target;
-pub use crate::exchange::request_class::names_triggers;
 use crate::exchange::request_class::flag;
+pub use crate::exchange::request_class::names_triggers;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, ScriptKind};
 use crate::scripts::engine::{self, Input, Role};
@@ -92,7 +92,12 @@ fn resolve(
 }
 
 /// Serves a create, upsert, replace or delete that names triggers.
-pub fn write(ctx: &RequestCtx<'_>, db: &str, coll: &str, write: Write<'_>) -> Result<Reply, ApiError> {
+pub fn write(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+    write: Write<'_>,
+) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
     let upsert = flag(ctx.headers, headers::IS_UPSERT);
@@ -106,8 +111,20 @@ pub fn write(ctx: &RequestCtx<'_>, db: &str, coll: &str, write: Write<'_>) -> Re
         Write::Replace(_) => WriteOperation::Replace,
         Write::Delete(_) => WriteOperation::Delete,
     };
-    let pre = resolve(ctx, &target, headers::PRE_TRIGGER_INCLUDE, TriggerType::Pre, operation)?;
-    let post = resolve(ctx, &target, headers::POST_TRIGGER_INCLUDE, TriggerType::Post, operation)?;
+    let pre = resolve(
+        ctx,
+        &target,
+        headers::PRE_TRIGGER_INCLUDE,
+        TriggerType::Pre,
+        operation,
+    )?;
+    let post = resolve(
+        ctx,
+        &target,
+        headers::POST_TRIGGER_INCLUDE,
+        TriggerType::Post,
+        operation,
+    )?;
     let operation_name = match (write, upsert) {
         (Write::Create, true) => "Upsert",
         (Write::Create, false) => "Create",
@@ -199,7 +216,15 @@ pub fn write(ctx: &RequestCtx<'_>, db: &str, coll: &str, write: Write<'_>) -> Re
     let done = transact(ctx, &target, budget, &mut attempt)?;
     let a = done.value;
     let charge = done.charge + a.script_charge;
-    let mut reply = item_reply(ctx, &target, &done.partition, a.status, a.doc.as_deref(), done.lsn, charge);
+    let mut reply = item_reply(
+        ctx,
+        &target,
+        &done.partition,
+        a.status,
+        a.doc.as_deref(),
+        done.lsn,
+        charge,
+    );
     if let (Some(body), false) = (a.response, reply.body.is_empty()) {
         reply.body = Bytes::from(body.to_string());
     }

@@ -224,10 +224,18 @@ pub fn parse(path: &str) -> Result<Route, RouteError> {
             let kind = ScriptKind::from_segment(kind).ok_or(RouteError::NotServed)?;
             let (db, coll) = (seg[1].clone(), seg[3].clone());
             if n == 5 {
-                (Resource::Scripts { db, coll, kind }, kind.segment(), link(4))
+                (
+                    Resource::Scripts { db, coll, kind },
+                    kind.segment(),
+                    link(4),
+                )
             } else {
                 let id = seg[5].clone();
-                (Resource::Script { db, coll, kind, id }, kind.segment(), link(6))
+                (
+                    Resource::Script { db, coll, kind, id },
+                    kind.segment(),
+                    link(6),
+                )
             }
         }
         _ => return Err(RouteError::NotServed),

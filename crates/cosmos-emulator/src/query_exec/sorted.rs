@@ -207,7 +207,13 @@ impl Ordered {
     }
 
     /// Whether a row at this sort position sorts after the bound (so cannot be in the answer).
-    fn beyond_bound(&self, ex: &Execution<'_>, keys: &[Option<Value>], doc: &DocKey, row: u64) -> bool {
+    fn beyond_bound(
+        &self,
+        ex: &Execution<'_>,
+        keys: &[Option<Value>],
+        doc: &DocKey,
+        row: u64,
+    ) -> bool {
         self.bound.as_ref().is_some_and(|b| {
             compare_keys(ex.query, keys, &b.keys)
                 .then_with(|| doc.cmp(&b.doc))

@@ -138,7 +138,10 @@ fn shape(q: &Query) -> Option<(Vec<String>, Args<'_>)> {
         return None;
     }
     let options = args.get(3);
-    match (property_path(&args[0], alias), property_path(&args[1], alias)) {
+    match (
+        property_path(&args[0], alias),
+        property_path(&args[1], alias),
+    ) {
         (Some(p), None) => Some((
             p,
             Args {

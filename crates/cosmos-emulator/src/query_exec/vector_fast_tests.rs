@@ -99,9 +99,15 @@ impl Gen {
             0 => r#"{"id": "x", "other": [1, 2]}"#.to_owned(),
             1 => r#"{"id": "x", "e": "not a vector"}"#.to_owned(),
             2 => format!(r#"{{"id": "x", "e": {}}}"#, vector(self, dims + 1)),
-            3 => format!(r#"{{"e": {}, "e": {}}}"#, vector(self, dims), vector(self, dims)),
+            3 => format!(
+                r#"{{"e": {}, "e": {}}}"#,
+                vector(self, dims),
+                vector(self, dims)
+            ),
             4 => format!(r#"{{"e": [{}]}}"#, vec!["0"; dims].join(",")),
-            5 if !previous.is_empty() => previous[self.below(previous.len() as u64) as usize].clone(),
+            5 if !previous.is_empty() => {
+                previous[self.below(previous.len() as u64) as usize].clone()
+            }
             6 => format!(r#"{{"e": {{"nested": {}}}}}"#, vector(self, dims)),
             _ => format!(
                 r#"{{"id": "x{}", "pk": "p", "e": {}, "tail": {{"a": [true, null]}}}}"#,
@@ -152,7 +158,10 @@ fn the_fast_score_is_the_general_score_bit_for_bit() {
             }
         }
     }
-    assert!(defined > compared / 4 && defined < compared, "{defined} of {compared} defined");
+    assert!(
+        defined > compared / 4 && defined < compared,
+        "{defined} of {compared} defined"
+    );
 }
 
 #[test]
@@ -173,13 +182,20 @@ fn the_default_options_and_a_literal_vector_score_as_the_general_evaluation() {
         let got = fast.key(&meter, &stored(item)).unwrap().unwrap();
         assert_eq!(bits(&got), bits(&slow_key(&q, &params, item)), "{item}");
     }
-    assert_eq!(fast.key(&meter, &stored("{")).unwrap(), None, "not JSON: evaluated in general");
+    assert_eq!(
+        fast.key(&meter, &stored("{")).unwrap(),
+        None,
+        "not JSON: evaluated in general"
+    );
 }
 
 #[test]
 fn scoring_charges_its_dimensions_and_the_first_read_its_text() {
     let params = HashMap::from([("@v".to_owned(), json!(vec![1; 256]))]);
-    let q = query("SELECT TOP 1 c.id FROM c ORDER BY VectorDistance(c.e, @v)", &params);
+    let q = query(
+        "SELECT TOP 1 c.id FROM c ORDER BY VectorDistance(c.e, @v)",
+        &params,
+    );
     let meter = Meter::unlimited();
     let fast = FastVector::plan(&q, &[], &ctx_of(&params, &meter)).unwrap();
     let body = format!(r#"{{"id": "a", "e": {}}}"#, json!(vec![0.5; 256]));
@@ -191,7 +207,10 @@ fn scoring_charges_its_dimensions_and_the_first_read_its_text() {
     fast.key(&again, &doc).unwrap();
     assert_eq!(again.used(), units_of(256), "kept: not read again");
     let short = Meter::new(2, std::time::Duration::from_secs(60));
-    assert!(fast.key(&short, &stored(&body)).is_err(), "a budget that runs out stops it");
+    assert!(
+        fast.key(&short, &stored(&body)).is_err(),
+        "a budget that runs out stops it"
+    );
 }
 
 #[test]
@@ -207,24 +226,72 @@ fn other_shapes_are_evaluated_in_general() {
         expr: Expr::Literal(json!([1, 2])),
     }];
     let cases = [
-        ("SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, @v)", true),
-        ("SELECT TOP 3 c.id FROM c WHERE true ORDER BY VectorDistance(c.e, @v)", true),
-        ("SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, @v, false, @o)", true),
-        ("SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, [1, -2])", true),
+        (
+            "SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, @v)",
+            true,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c WHERE true ORDER BY VectorDistance(c.e, @v)",
+            true,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, @v, false, @o)",
+            true,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, [1, -2])",
+            true,
+        ),
         ("SELECT c.id FROM c ORDER BY VectorDistance(c.e, @v)", true),
-        ("SELECT TOP 3 c.id FROM c WHERE c.k = 1 ORDER BY VectorDistance(c.e, @v)", false),
-        ("SELECT TOP 3 c.id FROM c WHERE false ORDER BY VectorDistance(c.e, @v)", false),
-        ("SELECT TOP 3 c.id FROM c JOIN t IN c.tags ORDER BY VectorDistance(c.e, @v)", false),
-        ("SELECT TOP 3 c.id FROM c.sub c ORDER BY VectorDistance(c.e, @v)", false),
-        ("SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, c.f)", false),
-        ("SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e[0], @v)", false),
-        ("SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c, @v)", false),
-        ("SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.cp, @v)", false),
-        ("SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, @s)", false),
-        ("SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, [])", false),
-        ("SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, @v), c.id", false),
+        (
+            "SELECT TOP 3 c.id FROM c WHERE c.k = 1 ORDER BY VectorDistance(c.e, @v)",
+            false,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c WHERE false ORDER BY VectorDistance(c.e, @v)",
+            false,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c JOIN t IN c.tags ORDER BY VectorDistance(c.e, @v)",
+            false,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c.sub c ORDER BY VectorDistance(c.e, @v)",
+            false,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, c.f)",
+            false,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e[0], @v)",
+            false,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c, @v)",
+            false,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.cp, @v)",
+            false,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, @s)",
+            false,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, [])",
+            false,
+        ),
+        (
+            "SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, @v), c.id",
+            false,
+        ),
         ("SELECT TOP 3 c.id FROM c ORDER BY c.id", false),
-        ("SELECT DISTINCT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, @v)", false),
+        (
+            "SELECT DISTINCT TOP 3 c.id FROM c ORDER BY VectorDistance(c.e, @v)",
+            false,
+        ),
     ];
     for (text, fast) in cases {
         let q = query(text, &params);

@@ -255,7 +255,12 @@ fn execute(
     };
     let outcome: Outcome = match serde_json::from_str(&text) {
         Ok(o) => o,
-        Err(e) => return fail(format!("The script's outcome could not be read: {e}"), ticks),
+        Err(e) => {
+            return fail(
+                format!("The script's outcome could not be read: {e}"),
+                ticks,
+            )
+        }
     };
     let logs = outcome.logs;
     if !outcome.ok {
@@ -347,8 +352,17 @@ mod tests {
 
     #[test]
     fn a_throw_an_endless_loop_and_unbounded_allocation_each_fail_as_such() {
-        let thrown = run("function () { throw new Error('boom'); }", &input(vec![]), quick(), &mut no_host);
-        assert!(matches!(&thrown.result, Err(Failure::Thrown(m)) if m.contains("boom")), "{:?}", thrown.result);
+        let thrown = run(
+            "function () { throw new Error('boom'); }",
+            &input(vec![]),
+            quick(),
+            &mut no_host,
+        );
+        assert!(
+            matches!(&thrown.result, Err(Failure::Thrown(m)) if m.contains("boom")),
+            "{:?}",
+            thrown.result
+        );
         let looping = run(
             "function () { try { while (true) {} } catch (e) { getContext().getResponse().setBody('caught'); } }",
             &input(vec![]),
@@ -360,12 +374,24 @@ mod tests {
         let hungry = run(
             "function () { var a = []; while (true) { a.push('x'.repeat(1024) + a.length); } }",
             &input(vec![]),
-            Bounds { time: Duration::from_secs(30), ..quick() },
+            Bounds {
+                time: Duration::from_secs(30),
+                ..quick()
+            },
             &mut no_host,
         );
         assert_eq!(hungry.result, Err(Failure::OutOfMemory));
-        let deep = run("function f() { return f() + 1; }", &input(vec![]), quick(), &mut no_host);
-        assert!(matches!(&deep.result, Err(Failure::Thrown(m)) if m.contains("stack")), "{:?}", deep.result);
+        let deep = run(
+            "function f() { return f() + 1; }",
+            &input(vec![]),
+            quick(),
+            &mut no_host,
+        );
+        assert!(
+            matches!(&deep.result, Err(Failure::Thrown(m)) if m.contains("stack")),
+            "{:?}",
+            deep.result
+        );
         let not_fn = run("42", &input(vec![]), quick(), &mut no_host);
         assert!(matches!(&not_fn.result, Err(Failure::Thrown(m)) if m.contains("not a function")));
     }
@@ -380,7 +406,13 @@ mod tests {
         );
         assert_eq!(
             run.result.unwrap().body,
-            Some(json!(["undefined", "undefined", "undefined", "undefined", "undefined"]))
+            Some(json!([
+                "undefined",
+                "undefined",
+                "undefined",
+                "undefined",
+                "undefined"
+            ]))
         );
     }
 }

@@ -49,7 +49,8 @@ impl Udfs {
 
     fn runner(&mut self) -> Result<&mut Runner, String> {
         if self.runner.is_none() {
-            let heap = super::heap::CappedHeap::new(self.bounds.memory_bytes, self.out_of_memory.clone());
+            let heap =
+                super::heap::CappedHeap::new(self.bounds.memory_bytes, self.out_of_memory.clone());
             let runtime = Runtime::new_with_alloc(heap)
                 .map_err(|e| format!("The UDF runtime could not start: {e}"))?;
             runtime.set_max_stack_size(self.bounds.stack_bytes);
@@ -96,7 +97,9 @@ impl UdfCaller for Udfs {
             .iter()
             .find(|s| s.id == name)
             .cloned()
-            .ok_or_else(|| format!("The user-defined function udf.{name} does not exist in this collection."))?;
+            .ok_or_else(|| {
+                format!("The user-defined function udf.{name} does not exist in this collection.")
+            })?;
         let time = self.bounds.time;
         let memory = self.bounds.memory_bytes;
         let runner = self.runner()?;
@@ -185,14 +188,23 @@ mod tests {
             _ => unreachable!(),
         };
         let checked = check(ScriptKind::UserDefinedFunction, &map).unwrap();
-        Arc::new(seal(ScriptKind::UserDefinedFunction, map, checked, [0; 16], String::new()))
+        Arc::new(seal(
+            ScriptKind::UserDefinedFunction,
+            map,
+            checked,
+            [0; 16],
+            String::new(),
+        ))
     }
 
     #[test]
     fn udfs_compute_from_their_arguments_and_fail_clearly() {
         let mut udfs = Udfs::new(
             vec![
-                udf("tax", "function (price, rate) { return price * (rate === undefined ? 0.1 : rate); }"),
+                udf(
+                    "tax",
+                    "function (price, rate) { return price * (rate === undefined ? 0.1 : rate); }",
+                ),
                 udf("boom", "function () { throw new Error('no'); }"),
                 udf("nothing", "function () { }"),
             ],
@@ -200,8 +212,15 @@ mod tests {
         );
         let mut units = 0;
         let p = json!(100);
-        assert_eq!(udfs.call("tax", &[Some(&p), None], &mut units).unwrap(), Some(json!(10)));
-        assert_eq!(udfs.call("tax", &[Some(&p), Some(&json!(0.5))], &mut units).unwrap(), Some(json!(50)));
+        assert_eq!(
+            udfs.call("tax", &[Some(&p), None], &mut units).unwrap(),
+            Some(json!(10))
+        );
+        assert_eq!(
+            udfs.call("tax", &[Some(&p), Some(&json!(0.5))], &mut units)
+                .unwrap(),
+            Some(json!(50))
+        );
         assert!(units >= 2 * UNITS_PER_CALL);
         assert_eq!(udfs.call("nothing", &[], &mut units).unwrap(), None);
         let e = udfs.call("boom", &[], &mut units).unwrap_err();

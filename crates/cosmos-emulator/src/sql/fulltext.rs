@@ -245,13 +245,25 @@ mod tests {
     fn tokens_are_lower_cased_stemmed_words_without_stop_words() {
         use Language::*;
         let cases: &[(Language, &str, &[&str])] = &[
-            (English, "The Quick, brown-fox is 42!", &["quick", "brown", "fox", "42"]),
+            (
+                English,
+                "The Quick, brown-fox is 42!",
+                &["quick", "brown", "fox", "42"],
+            ),
             (English, "to be or not", &[]),
             (English, "Running runs ran", &["run", "run", "ran"]),
             (English, "Foxes JUMPING quickly", &["fox", "jump", "quick"]),
             (German, "Die Häuser und das Haus", &["haus", "haus"]),
-            (German, "Kinder lesen Bücher über ein Buch", &["kind", "les", "buch", "buch"]),
-            (French, "La chanteuse va chanter", &["chanteux", "va", "chant"]),
+            (
+                German,
+                "Kinder lesen Bücher über ein Buch",
+                &["kind", "les", "buch", "buch"],
+            ),
+            (
+                French,
+                "La chanteuse va chanter",
+                &["chanteux", "va", "chant"],
+            ),
             (French, "les maisons et la maison", &["maison", "maison"]),
             (French, "l'homme", &["homm"]),
             (Spanish, "Las casas y la casa", &["cas", "cas"]),
@@ -269,8 +281,14 @@ mod tests {
 
     #[test]
     fn marked_names_carry_their_language() {
-        assert_eq!(marked("FULLTEXTCONTAINS", Language::German).as_deref(), Some("FULLTEXTCONTAINS:de-DE"));
-        assert_eq!(marked("_FULLTEXTSCORE", Language::PortuguesePortugal).as_deref(), Some("_FULLTEXTSCORE:pt-PT"));
+        assert_eq!(
+            marked("FULLTEXTCONTAINS", Language::German).as_deref(),
+            Some("FULLTEXTCONTAINS:de-DE")
+        );
+        assert_eq!(
+            marked("_FULLTEXTSCORE", Language::PortuguesePortugal).as_deref(),
+            Some("_FULLTEXTSCORE:pt-PT")
+        );
         // Neither another function, nor one already marked, nor the RANK-only FullTextScore.
         assert_eq!(marked("CONTAINS", Language::German), None);
         assert_eq!(marked("FULLTEXTCONTAINS:de-DE", Language::German), None);
@@ -279,7 +297,10 @@ mod tests {
             let name = marked("_FULLTEXTWORDCOUNT", language).unwrap();
             assert_eq!(unmark(&name).unwrap(), ("_FULLTEXTWORDCOUNT", language));
         }
-        assert_eq!(unmark("FULLTEXTCONTAINS").unwrap(), ("FULLTEXTCONTAINS", Language::English));
+        assert_eq!(
+            unmark("FULLTEXTCONTAINS").unwrap(),
+            ("FULLTEXTCONTAINS", Language::English)
+        );
         assert!(unmark("FULLTEXTCONTAINS:ja-JP").is_err());
     }
 
@@ -305,7 +326,10 @@ mod tests {
             );
         }
         // Unmarked calls tokenize English.
-        assert_eq!(run("FULLTEXTCONTAINS", &[json!("Zwei Häuser"), json!("Haus")]).unwrap(), Some(json!(false)));
+        assert_eq!(
+            run("FULLTEXTCONTAINS", &[json!("Zwei Häuser"), json!("Haus")]).unwrap(),
+            Some(json!(false))
+        );
     }
 
     #[test]
@@ -318,25 +342,42 @@ mod tests {
             ("running houses", false),
         ];
         for (term, want) in cases {
-            assert_eq!(run("FULLTEXTCONTAINS", &[t.clone(), json!(term)]).unwrap(), Some(json!(want)), "{term}");
+            assert_eq!(
+                run("FULLTEXTCONTAINS", &[t.clone(), json!(term)]).unwrap(),
+                Some(json!(want)),
+                "{term}"
+            );
         }
         assert_eq!(
-            run("FULLTEXTCONTAINSALL", &[t.clone(), json!("house"), json!("ran")]).unwrap(),
+            run(
+                "FULLTEXTCONTAINSALL",
+                &[t.clone(), json!("house"), json!("ran")]
+            )
+            .unwrap(),
             Some(json!(false))
         );
-        assert_eq!(run("FULLTEXTCONTAINSANY", &[t, json!("house"), json!("ran")]).unwrap(), Some(json!(true)));
+        assert_eq!(
+            run("FULLTEXTCONTAINSANY", &[t, json!("house"), json!("ran")]).unwrap(),
+            Some(json!(true))
+        );
     }
 
     #[test]
     fn bm25_and_word_counts_count_stems() {
         // "runs running ran": 3 tokens, the term "run" (stem of "runs" and "running") occurs twice.
         let text = json!("runs running ran");
-        assert_eq!(run("_FULLTEXTWORDCOUNT", std::slice::from_ref(&text)).unwrap(), Some(json!(3)));
-        let score = run("_FULLTEXTSCORE", &[text, json!(["run"]), json!(4), json!(12), json!([1])])
-            .unwrap()
-            .unwrap()
-            .as_f64()
-            .unwrap();
+        assert_eq!(
+            run("_FULLTEXTWORDCOUNT", std::slice::from_ref(&text)).unwrap(),
+            Some(json!(3))
+        );
+        let score = run(
+            "_FULLTEXTSCORE",
+            &[text, json!(["run"]), json!(4), json!(12), json!([1])],
+        )
+        .unwrap()
+        .unwrap()
+        .as_f64()
+        .unwrap();
         // By hand: idf = ln((4-1+0.5)/(1+0.5)+1), tf 2, length 3 against an average of 3.
         let idf = ((3.5f64 / 1.5) + 1.0).ln();
         let want = idf * 2.0 * 2.2 / (2.0 + 1.2);
@@ -345,7 +386,13 @@ mod tests {
         let german = in_language(
             "_FULLTEXTSCORE",
             Language::German,
-            &[json!("Häuser des Hauses"), json!(["Haus"]), json!(4), json!(8), json!([1])],
+            &[
+                json!("Häuser des Hauses"),
+                json!(["Haus"]),
+                json!(4),
+                json!(8),
+                json!([1]),
+            ],
         );
         let want = idf * 2.0 * 2.2 / (2.0 + 1.2 * (0.25 + 0.75 * 2.0 / 2.0));
         assert!((german.unwrap().as_f64().unwrap() - want).abs() < 1e-12);
@@ -354,12 +401,38 @@ mod tests {
     #[test]
     fn contains_matches_phrases_all_and_any() {
         let t = json!("John Smith moved to the United States.");
-        assert_eq!(run("FULLTEXTCONTAINS", &[t.clone(), json!("john")]).unwrap(), Some(json!(true)));
-        assert_eq!(run("FULLTEXTCONTAINS", &[t.clone(), json!("united states")]).unwrap(), Some(json!(true)));
-        assert_eq!(run("FULLTEXTCONTAINS", &[t.clone(), json!("states united")]).unwrap(), Some(json!(false)));
-        assert_eq!(run("FULLTEXTCONTAINSALL", &[t.clone(), json!("john"), json!("mary")]).unwrap(), Some(json!(false)));
-        assert_eq!(run("FULLTEXTCONTAINSANY", &[t.clone(), json!("john"), json!("mary")]).unwrap(), Some(json!(true)));
-        assert_eq!(run("FULLTEXTCONTAINS", &[json!(3), json!("john")]).unwrap(), Some(json!(false)));
+        assert_eq!(
+            run("FULLTEXTCONTAINS", &[t.clone(), json!("john")]).unwrap(),
+            Some(json!(true))
+        );
+        assert_eq!(
+            run("FULLTEXTCONTAINS", &[t.clone(), json!("united states")]).unwrap(),
+            Some(json!(true))
+        );
+        assert_eq!(
+            run("FULLTEXTCONTAINS", &[t.clone(), json!("states united")]).unwrap(),
+            Some(json!(false))
+        );
+        assert_eq!(
+            run(
+                "FULLTEXTCONTAINSALL",
+                &[t.clone(), json!("john"), json!("mary")]
+            )
+            .unwrap(),
+            Some(json!(false))
+        );
+        assert_eq!(
+            run(
+                "FULLTEXTCONTAINSANY",
+                &[t.clone(), json!("john"), json!("mary")]
+            )
+            .unwrap(),
+            Some(json!(true))
+        );
+        assert_eq!(
+            run("FULLTEXTCONTAINS", &[json!(3), json!("john")]).unwrap(),
+            Some(json!(false))
+        );
         assert_eq!(run("_FULLTEXTWORDCOUNT", &[t]).unwrap(), Some(json!(5)));
         assert!(run("FULLTEXTCONTAINS", &[json!("a"), json!(1)]).is_err());
         assert!(run("FULLTEXTSCORE", &[json!("a"), json!("a")]).is_err());
@@ -371,7 +444,13 @@ mod tests {
         let score = |text: &str, term: &str, hits: u64| {
             run(
                 "_FULLTEXTSCORE",
-                &[json!(text), json!([term]), json!(4), json!(20), json!([hits])],
+                &[
+                    json!(text),
+                    json!([term]),
+                    json!(4),
+                    json!(20),
+                    json!([hits]),
+                ],
             )
             .unwrap()
             .unwrap()

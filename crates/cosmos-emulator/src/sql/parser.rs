@@ -300,7 +300,8 @@ impl Parser {
             self.expect_keyword("BY")?;
             self.aggregates_allowed = true;
             loop {
-                let rank = self.peek_keyword("RANK") && matches!(self.peek_at(1), Some(Tok::Ident(_)));
+                let rank =
+                    self.peek_keyword("RANK") && matches!(self.peek_at(1), Some(Tok::Ident(_)));
                 if rank {
                     self.advance();
                 }

@@ -139,9 +139,20 @@ pub fn plan(
     };
     let from = q.spans.from.map(|s| slice(&chars, s)).unwrap_or_default();
     if super::search::is_ranked(q) {
-        let root = q.from.as_ref().map(|f| f.source.alias().to_owned()).unwrap_or_default();
+        let root = q
+            .from
+            .as_ref()
+            .map(|f| f.source.alias().to_owned())
+            .unwrap_or_default();
         let take = top.or(limit);
-        let hybrid = super::search::hybrid_info(q, &chars, offset, take, &payload(q, &chars, &root), params)?;
+        let hybrid = super::search::hybrid_info(
+            q,
+            &chars,
+            offset,
+            take,
+            &payload(q, &chars, &root),
+            params,
+        )?;
         let info = QueryInfo {
             top: None,
             offset: None,

@@ -61,7 +61,11 @@ impl Statistics {
         if row.full_text_statistics.len() != self.full_text_statistics.len() {
             return Err("full-text statistics rows differ in their components".into());
         }
-        for (all, one) in self.full_text_statistics.iter_mut().zip(row.full_text_statistics) {
+        for (all, one) in self
+            .full_text_statistics
+            .iter_mut()
+            .zip(row.full_text_statistics)
+        {
             if one.hit_counts.len() != all.hit_counts.len() {
                 return Err("full-text statistics rows differ in their terms".into());
             }
@@ -196,7 +200,9 @@ mod tests {
             s.fill(text, 2),
             "SELECT x FROM c WHERE (true) ORDER BY _FullTextScore(c.t, ['a', 'b'], 5, 15, [1,3])"
         );
-        assert!(s.add(&json!({"documentCount": 1, "fullTextStatistics": []})).is_err());
+        assert!(s
+            .add(&json!({"documentCount": 1, "fullTextStatistics": []}))
+            .is_err());
         assert!(s.add(&json!({"documentCount": "x"})).is_err());
     }
 
@@ -219,6 +225,9 @@ mod tests {
         // Equal fused scores keep `_rid` order.
         let tied = vec![row("Z", "z", &[1.0]), row("Y", "y", &[1.0])];
         assert_eq!(ids(&fuse(tied, &[true], &[], 0, 5).unwrap()), ["y", "z"]);
-        assert!(fuse(rows, &[true], &[], 0, 5).is_err(), "two scores, one component");
+        assert!(
+            fuse(rows, &[true], &[], 0, 5).is_err(),
+            "two scores, one component"
+        );
     }
 }

@@ -130,8 +130,14 @@ fn prepare_level(
         let mut stack: Vec<(&Expr, bool)> = vec![(&key.expr, allowed_top)];
         while let Some((e, allowed)) = stack.pop() {
             match call_name(e) {
-                Some("RRF") if !allowed || call_name(&key.expr) != Some("RRF") || !std::ptr::eq(e, &key.expr) => {
-                    return Err(SqlError::new("RRF is only allowed as the ORDER BY RANK function."))
+                Some("RRF")
+                    if !allowed
+                        || call_name(&key.expr) != Some("RRF")
+                        || !std::ptr::eq(e, &key.expr) =>
+                {
+                    return Err(SqlError::new(
+                        "RRF is only allowed as the ORDER BY RANK function.",
+                    ))
                 }
                 Some("FULLTEXTSCORE") if !allowed => {
                     return Err(SqlError::new(
@@ -147,7 +153,9 @@ fn prepare_level(
         }
     }
     for e in q_exprs_outside_order(q) {
-        if super::walk::any_in(e, &|x| matches!(call_name(x), Some("FULLTEXTSCORE" | "RRF"))) {
+        if super::walk::any_in(e, &|x| {
+            matches!(call_name(x), Some("FULLTEXTSCORE" | "RRF"))
+        }) {
             return Err(SqlError::new(
                 "FullTextScore and RRF are only allowed in an ORDER BY RANK clause.",
             ));
@@ -166,7 +174,13 @@ fn prepare_level(
         for_each_mut(e, &mut |x| {
             let done = match x {
                 Expr::Call(name, args) if name == "VECTORDISTANCE" || name == "_VECTORSCORE" => {
-                    resolve_call(name == "VECTORDISTANCE", args, root.as_deref(), policy, params)
+                    resolve_call(
+                        name == "VECTORDISTANCE",
+                        args,
+                        root.as_deref(),
+                        policy,
+                        params,
+                    )
                 }
                 Expr::Exists(sub) | Expr::ArrayQuery(sub) | Expr::Scalar(sub) => {
                     prepare_level(sub, policy, params, false)
@@ -201,7 +215,9 @@ fn mark_language(name: &mut String, args: &[Expr], root: Option<&str>, policy: &
         .first()
         .and_then(|a| a.plain_path())
         .filter(|(base, _)| Some(*base) == root)
-        .map_or(policy.full_text.default, |(_, steps)| policy.full_text.of_path(&steps));
+        .map_or(policy.full_text.default, |(_, steps)| {
+            policy.full_text.of_path(&steps)
+        });
     if let Some(marked) = super::fulltext::marked(name, language) {
         *name = marked;
     }
@@ -209,7 +225,9 @@ fn mark_language(name: &mut String, args: &[Expr], root: Option<&str>, policy: &
 
 /// The distance function and type of a resolved `VectorDistance` / `_VectorScore` call.
 pub fn vector_call(e: &Expr) -> Option<Resolved> {
-    let Expr::Call(name, args) = e else { return None };
+    let Expr::Call(name, args) = e else {
+        return None;
+    };
     let at = match name.as_str() {
         "VECTORDISTANCE" => 3,
         "_VECTORSCORE" => 2,
@@ -248,9 +266,12 @@ fn resolve_call(
     let given = match args.get(at) {
         None => None,
         Some(Expr::Literal(v)) => Some(v.clone()),
-        Some(Expr::Param(p)) => Some(params.get(p).cloned().ok_or_else(|| {
-            SqlError::new(format!("The parameter {p} is not defined."))
-        })?),
+        Some(Expr::Param(p)) => Some(
+            params
+                .get(p)
+                .cloned()
+                .ok_or_else(|| SqlError::new(format!("The parameter {p} is not defined.")))?,
+        ),
         Some(e @ Expr::Object(_)) => Some(constant(e).ok_or_else(|| {
             SqlError::new("The VectorDistance options must be a constant object.")
         })?),
@@ -261,16 +282,23 @@ fn resolve_call(
         }
     };
     let (distance, data_type) = read_options(given.as_ref())?;
-    let entry = args.first().and_then(|a| a.plain_path()).and_then(|(base, steps)| {
-        (Some(base) == root).then_some(())?;
-        policy
-            .vectors
-            .iter()
-            .find(|v| v.path.iter().map(String::as_str).eq(steps.iter().copied()))
-    });
+    let entry = args
+        .first()
+        .and_then(|a| a.plain_path())
+        .and_then(|(base, steps)| {
+            (Some(base) == root).then_some(())?;
+            policy
+                .vectors
+                .iter()
+                .find(|v| v.path.iter().map(String::as_str).eq(steps.iter().copied()))
+        });
     let resolved = Resolved {
-        distance: distance.or(entry.map(|e| e.distance)).unwrap_or(Distance::Cosine),
-        data_type: data_type.or(entry.map(|e| e.data_type)).unwrap_or(DataType::Float32),
+        distance: distance
+            .or(entry.map(|e| e.distance))
+            .unwrap_or(Distance::Cosine),
+        data_type: data_type
+            .or(entry.map(|e| e.data_type))
+            .unwrap_or(DataType::Float32),
     };
     if is_distance && args.len() < 3 {
         args.push(Expr::Literal(Value::Bool(false)));
@@ -317,10 +345,12 @@ fn q_exprs_mut(q: &mut Query) -> Vec<&mut Expr> {
         for s in std::iter::once(&mut from.source).chain(from.joins.iter_mut()) {
             match s {
                 Source::In { expr, .. } => out.push(expr),
-                Source::Container { path, .. } => out.extend(path.iter_mut().filter_map(|s| match s {
-                    Step::Index(e) => Some(e),
-                    Step::Name(_) => None,
-                })),
+                Source::Container { path, .. } => {
+                    out.extend(path.iter_mut().filter_map(|s| match s {
+                        Step::Index(e) => Some(e),
+                        Step::Name(_) => None,
+                    }))
+                }
             }
         }
     }
@@ -354,7 +384,9 @@ fn for_each_mut(root: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
                 stack.push(a);
                 stack.push(b);
             }
-            Expr::Between { expr, low, high, .. } => {
+            Expr::Between {
+                expr, low, high, ..
+            } => {
                 stack.push(expr);
                 stack.push(low);
                 stack.push(high);
@@ -426,12 +458,18 @@ pub fn constant(e: &Expr) -> Option<Value> {
                 if let Some(i) = n.as_i64() {
                     Some(Value::from(-i))
                 } else {
-                    n.as_f64().and_then(|f| serde_json::Number::from_f64(-f)).map(Value::Number)
+                    n.as_f64()
+                        .and_then(|f| serde_json::Number::from_f64(-f))
+                        .map(Value::Number)
                 }
             }
             _ => None,
         },
-        Expr::Array(items) => items.iter().map(constant).collect::<Option<Vec<_>>>().map(Value::Array),
+        Expr::Array(items) => items
+            .iter()
+            .map(constant)
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Array),
         Expr::Object(fields) => fields
             .iter()
             .map(|(k, v)| constant(v).map(|v| (k.clone(), v)))
@@ -470,7 +508,9 @@ const TOTAL_DOCS: &str = "{documentdb-formattablehybridsearchquery-totaldocument
 
 fn component(e: &Expr, index: usize, weight_negative: bool) -> Result<Component, SqlError> {
     let Expr::Call(name, args) = e else {
-        return Err(SqlError::new("RRF's components must be FullTextScore or VectorDistance calls."));
+        return Err(SqlError::new(
+            "RRF's components must be FullTextScore or VectorDistance calls.",
+        ));
     };
     let (score, larger_is_better, full_text) = match name.as_str() {
         "FULLTEXTSCORE" => {
@@ -488,7 +528,8 @@ fn component(e: &Expr, index: usize, weight_negative: bool) -> Result<Component,
             (score, true, Some((path, terms)))
         }
         "VECTORDISTANCE" => {
-            let resolved = vector_call(e).ok_or_else(|| SqlError::new("A VectorDistance call was not resolved."))?;
+            let resolved = vector_call(e)
+                .ok_or_else(|| SqlError::new("A VectorDistance call was not resolved."))?;
             let score = format!(
                 "_VectorScore({}, {}, {})",
                 text_of(&args[0])?,
@@ -544,10 +585,13 @@ pub fn hybrid_info(
         match args.split_last() {
             Some((last, rest)) if !rest.is_empty() && weights_of(last).is_some() => {
                 let weights = match weights_of(last).flatten() {
-                    Some(Value::Array(items)) => items.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>(),
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .map(Value::as_f64)
+                        .collect::<Option<Vec<f64>>>(),
                     _ => None,
                 }
-                    .ok_or_else(|| SqlError::new("RRF's weights must be an array of numbers."))?;
+                .ok_or_else(|| SqlError::new("RRF's weights must be an array of numbers."))?;
                 if weights.len() != rest.len() {
                     return Err(SqlError::new(format!(
                         "RRF has {} components but {} weights.",
@@ -563,7 +607,9 @@ pub fn hybrid_info(
         (vec![&key.expr], None)
     };
     if parts.len() > MAX_COMPONENTS {
-        return Err(SqlError::new(format!("RRF fuses at most {MAX_COMPONENTS} components.")));
+        return Err(SqlError::new(format!(
+            "RRF fuses at most {MAX_COMPONENTS} components."
+        )));
     }
     let components: Vec<Component> = parts
         .iter()
@@ -576,7 +622,13 @@ pub fn hybrid_info(
         .map(|f| f.source.alias().to_owned())
         .ok_or_else(|| SqlError::new("ORDER BY RANK needs a FROM clause."))?;
     let slice = |s: (usize, usize)| -> String {
-        chars.get(s.0..s.1.min(chars.len())).unwrap_or_default().iter().collect::<String>().trim().to_owned()
+        chars
+            .get(s.0..s.1.min(chars.len()))
+            .unwrap_or_default()
+            .iter()
+            .collect::<String>()
+            .trim()
+            .to_owned()
     };
     let from = q.spans.from.map(slice).unwrap_or_default();
     let filter = q.spans.filter.map(slice);

@@ -42,9 +42,15 @@ fn ids(text: &str, distance: Distance) -> Vec<Value> {
 fn order_by_vector_distance_is_closest_first_per_function() {
     let text = "SELECT TOP 3 VALUE c.id FROM c ORDER BY VectorDistance(c.v, [1, 0.1])";
     // Cosine from the policy: a (most similar) first.
-    assert_eq!(ids(text, Distance::Cosine), [json!("a"), json!("b"), json!("c")]);
+    assert_eq!(
+        ids(text, Distance::Cosine),
+        [json!("a"), json!("b"), json!("c")]
+    );
     // Euclidean: smallest distance first, also a.
-    assert_eq!(ids(text, Distance::Euclidean), [json!("a"), json!("b"), json!("c")]);
+    assert_eq!(
+        ids(text, Distance::Euclidean),
+        [json!("a"), json!("b"), json!("c")]
+    );
     // Options override the policy: dot product with [0, 1] puts c first.
     let text = "SELECT TOP 2 VALUE c.id FROM c ORDER BY VectorDistance(c.v, [0, 1], false, {'distanceFunction': 'dotproduct'})";
     assert_eq!(ids(text, Distance::Euclidean), [json!("c"), json!("b")]);
@@ -56,13 +62,34 @@ fn order_by_vector_distance_is_closest_first_per_function() {
 #[test]
 fn misuses_are_refused_with_the_services_words() {
     let cases = [
-        ("SELECT TOP 1 c.id FROM c ORDER BY VectorDistance(c.v, [1, 0]) DESC", "sorting order"),
-        ("SELECT TOP 1 c.id FROM c ORDER BY RANK FullTextScore(c.t, 'fox') DESC", "ORDER BY RANK clause is not allowed"),
-        ("SELECT c.id, FullTextScore(c.t, 'fox') AS s FROM c", "only allowed"),
-        ("SELECT c.id FROM c WHERE RRF(FullTextScore(c.t, 'fox')) > 1", "only allowed"),
-        ("SELECT TOP 1 c.id FROM c ORDER BY RANK c.id", "FullTextScore(...) or RRF(...)"),
-        ("SELECT TOP 1 c.id FROM c ORDER BY RANK RRF(RRF(FullTextScore(c.t, 'a')))", "RRF"),
-        ("SELECT TOP 1 VALUE COUNT(1) FROM c ORDER BY RANK FullTextScore(c.t, 'a')", "aggregates"),
+        (
+            "SELECT TOP 1 c.id FROM c ORDER BY VectorDistance(c.v, [1, 0]) DESC",
+            "sorting order",
+        ),
+        (
+            "SELECT TOP 1 c.id FROM c ORDER BY RANK FullTextScore(c.t, 'fox') DESC",
+            "ORDER BY RANK clause is not allowed",
+        ),
+        (
+            "SELECT c.id, FullTextScore(c.t, 'fox') AS s FROM c",
+            "only allowed",
+        ),
+        (
+            "SELECT c.id FROM c WHERE RRF(FullTextScore(c.t, 'fox')) > 1",
+            "only allowed",
+        ),
+        (
+            "SELECT TOP 1 c.id FROM c ORDER BY RANK c.id",
+            "FullTextScore(...) or RRF(...)",
+        ),
+        (
+            "SELECT TOP 1 c.id FROM c ORDER BY RANK RRF(RRF(FullTextScore(c.t, 'a')))",
+            "RRF",
+        ),
+        (
+            "SELECT TOP 1 VALUE COUNT(1) FROM c ORDER BY RANK FullTextScore(c.t, 'a')",
+            "aggregates",
+        ),
     ];
     for (text, needle) in cases {
         let e = prepared(text, Distance::Cosine).unwrap_err();
@@ -83,8 +110,14 @@ fn vector_search_plans_are_non_streaming_order_by() {
     assert_eq!(p.query_info.top, Some(5));
     assert!(p.hybrid_search_query_info.is_none());
     // The rewritten query names no direction (VectorDistance refuses one) and runs.
-    let rewritten = p.query_info.rewritten_query.replace("{documentdb-formattableorderbyquery-filter}", "true");
-    assert!(rewritten.ends_with("ORDER BY VectorDistance(c.v, [1, 2])"), "{rewritten}");
+    let rewritten = p
+        .query_info
+        .rewritten_query
+        .replace("{documentdb-formattableorderbyquery-filter}", "true");
+    assert!(
+        rewritten.ends_with("ORDER BY VectorDistance(c.v, [1, 2])"),
+        "{rewritten}"
+    );
     let out = ids(&rewritten, Distance::Cosine);
     assert_eq!(out.len(), 3);
     assert_eq!(out[0]["payload"], json!({"id": "b"}));
@@ -105,26 +138,49 @@ fn hybrid_plans_carry_statistics_and_component_queries_that_run() {
     assert_eq!(h.component_query_infos[0].order_by, ["Descending"]);
     // A negative weight reverses the component's order.
     assert_eq!(h.component_query_infos[1].order_by, ["Ascending"]);
-    assert_eq!(h.component_query_infos[0].top, Some(2 * COMPONENT_DEPTH_FACTOR));
+    assert_eq!(
+        h.component_query_infos[0].top,
+        Some(2 * COMPONENT_DEPTH_FACTOR)
+    );
     // The statistics query runs and counts what BM25 needs.
     let stats = ids(&h.global_statistics_query, Distance::Cosine);
     assert_eq!(
         stats,
-        [json!({"documentCount": 3, "fullTextStatistics": [{"totalWordCount": 7, "hitCounts": [2]}]})]
+        [
+            json!({"documentCount": 3, "fullTextStatistics": [{"totalWordCount": 7, "hitCounts": [2]}]})
+        ]
     );
     // A component query, its placeholders filled as the client fills them, ranks by its score.
     let text = h.component_query_infos[0]
         .rewritten_query
         .replace("{documentdb-formattableorderbyquery-filter}", "true")
-        .replace("{documentdb-formattablehybridsearchquery-totaldocumentcount}", "3")
-        .replace("{documentdb-formattablehybridsearchquery-totalwordcount-0}", "7")
-        .replace("{documentdb-formattablehybridsearchquery-hitcountsarray-0}", "[2]");
+        .replace(
+            "{documentdb-formattablehybridsearchquery-totaldocumentcount}",
+            "3",
+        )
+        .replace(
+            "{documentdb-formattablehybridsearchquery-totalwordcount-0}",
+            "7",
+        )
+        .replace(
+            "{documentdb-formattablehybridsearchquery-hitcountsarray-0}",
+            "[2]",
+        );
     let rows = ids(&text, Distance::Cosine);
-    let order: Vec<&Value> = rows.iter().map(|r| &r["payload"]["payload"]["id"]).collect();
+    let order: Vec<&Value> = rows
+        .iter()
+        .map(|r| &r["payload"]["payload"]["id"])
+        .collect();
     assert_eq!(order, [&json!("c"), &json!("a"), &json!("b")]);
     // Each row carries every component's score; a row without a text match scores 0.
     assert_eq!(rows[2]["payload"]["componentScores"][0], json!(0.0));
-    assert_eq!(rows[0]["payload"]["componentScores"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        rows[0]["payload"]["componentScores"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 #[test]
@@ -143,7 +199,12 @@ fn rrf_weights_and_terms_may_be_parameters() {
     let h = p.hybrid_search_query_info.unwrap();
     assert_eq!(h.component_weights, [1.0, 2.0]);
     assert_eq!(h.component_query_infos[1].order_by, ["Ascending"]);
-    assert!(h.global_statistics_query.contains("FullTextContains(c[\"t\"], @term)"), "{}", h.global_statistics_query);
+    assert!(
+        h.global_statistics_query
+            .contains("FullTextContains(c[\"t\"], @term)"),
+        "{}",
+        h.global_statistics_query
+    );
     let bad: HashMap<String, Value> = [("@w".to_owned(), json!("heavy"))].into_iter().collect();
     let text = "SELECT TOP 3 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'a'), FullTextScore(c.t, 'b'), @w)";
     let q = prepared(text, Distance::Cosine).unwrap();
@@ -156,7 +217,10 @@ fn text_policy() -> SearchPolicy {
         vectors: Vec::new(),
         full_text: TextLanguages {
             default: Language::German,
-            paths: vec![(vec!["de".into()], Language::German), (vec!["en".into()], Language::English)],
+            paths: vec![
+                (vec!["de".into()], Language::German),
+                (vec!["en".into()], Language::English),
+            ],
         },
     }
 }
@@ -208,12 +272,17 @@ fn the_language_mark_cannot_be_written_by_a_query() {
         text_ids("SELECT VALUE c.id FROM c WHERE FullTextContainsAll(c.de, 'Haus', 'en-US')"),
         Vec::<Value>::new()
     );
-    assert_eq!(text_ids("SELECT VALUE c.id FROM c WHERE FullTextContainsAny(c.de, 'Haus', 'en-US')"), [json!("a")]);
+    assert_eq!(
+        text_ids("SELECT VALUE c.id FROM c WHERE FullTextContainsAny(c.de, 'Haus', 'en-US')"),
+        [json!("a")]
+    );
     // Preparing twice marks once.
     let mut q = parse_query("SELECT VALUE c.id FROM c WHERE FullTextContains(c.en, 'x')").unwrap();
     prepare(&mut q, &text_policy(), &HashMap::new()).unwrap();
     prepare(&mut q, &text_policy(), &HashMap::new()).unwrap();
-    let Some(Expr::Call(name, args)) = &q.filter else { panic!("{:?}", q.filter) };
+    let Some(Expr::Call(name, args)) = &q.filter else {
+        panic!("{:?}", q.filter)
+    };
     assert_eq!((name.as_str(), args.len()), ("FULLTEXTCONTAINS:en-US", 2));
 }
 
@@ -234,7 +303,10 @@ fn the_plan_queries_are_marked_when_they_are_prepared() {
         stack.extend(super::super::walk::children(e));
     }
     names.sort();
-    assert_eq!(names, ["FULLTEXTCONTAINS:en-US", "_FULLTEXTWORDCOUNT:de-DE"]);
+    assert_eq!(
+        names,
+        ["FULLTEXTCONTAINS:en-US", "_FULLTEXTWORDCOUNT:de-DE"]
+    );
     let mut q = parse_query(
         "SELECT c.id FROM c ORDER BY _FullTextScore(c[\"de\"], ['haus'], 3, 9, [1]) DESC",
     )

@@ -11,7 +11,12 @@ pub trait UdfCaller {
     /// Calls `name` with `args` (`None`: undefined); `Ok(None)` when it returns undefined, `Err`
     /// with a message when it does not exist, throws or runs out of its bounds. `units` is the
     /// work the call did, charged to the query.
-    fn call(&mut self, name: &str, args: &[Option<&Value>], units: &mut u64) -> Result<Option<Value>, String>;
+    fn call(
+        &mut self,
+        name: &str,
+        args: &[Option<&Value>],
+        units: &mut u64,
+    ) -> Result<Option<Value>, String>;
 }
 
 thread_local! {

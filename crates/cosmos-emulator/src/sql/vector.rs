@@ -113,7 +113,9 @@ pub struct Resolved {
 }
 
 /// Reads an options object: 400 for an unknown key, function or type.
-pub fn read_options(options: Option<&Value>) -> Result<(Option<Distance>, Option<DataType>), SqlError> {
+pub fn read_options(
+    options: Option<&Value>,
+) -> Result<(Option<Distance>, Option<DataType>), SqlError> {
     let options: VectorOptions = match options {
         None => VectorOptions::default(),
         Some(v @ Value::Object(_)) => VectorOptions::deserialize(v)
@@ -279,11 +281,9 @@ pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option
     if name == "VECTORDISTANCE" {
         match args.get(2).copied().flatten() {
             None | Some(Value::Bool(_)) => {}
-            Some(other) => {
-                return Err(SqlError::new(format!(
-                    "The third argument of VectorDistance (bruteForce) must be a boolean, not {other}."
-                )))
-            }
+            Some(other) => return Err(SqlError::new(format!(
+                "The third argument of VectorDistance (bruteForce) must be a boolean, not {other}."
+            ))),
         }
     }
     let (distance, data_type) = read_options(args.get(options_at).copied().flatten())?;
@@ -298,7 +298,11 @@ pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option
         return Ok(Some(None));
     }
     meter.charge(a.len() as u64 / 16 + 1)?;
-    Ok(Some(sums(a, b, data_type).and_then(|s| finish(distance, &s)).and_then(number)))
+    Ok(Some(
+        sums(a, b, data_type)
+            .and_then(|s| finish(distance, &s))
+            .and_then(number),
+    ))
 }
 
 #[cfg(test)]
@@ -336,15 +340,23 @@ mod tests {
         assert_eq!(run(&[json!("v"), json!([1, 2])]).unwrap(), None);
         assert_eq!(run(&[json!([0, 0]), json!([1, 2])]).unwrap(), None);
         let int8 = json!({"dataType": "int8", "distanceFunction": "dotproduct"});
-        assert_eq!(run(&[json!([300]), json!([1]), json!(false), int8.clone()]).unwrap(), None);
-        assert!(run(&[json!([3]), json!([1]), json!(false), int8]).unwrap().is_some());
+        assert_eq!(
+            run(&[json!([300]), json!([1]), json!(false), int8.clone()]).unwrap(),
+            None
+        );
+        assert!(run(&[json!([3]), json!([1]), json!(false), int8])
+            .unwrap()
+            .is_some());
         for bad in [
             json!({"distanceFunction": "manhattan"}),
             json!({"dataType": "float64"}),
             json!({"unknown": 1}),
             json!(3),
         ] {
-            assert!(run(&[json!([1]), json!([1]), json!(false), bad.clone()]).is_err(), "{bad}");
+            assert!(
+                run(&[json!([1]), json!([1]), json!(false), bad.clone()]).is_err(),
+                "{bad}"
+            );
         }
         assert!(run(&[json!([1]), json!([1]), json!("yes")]).is_err());
     }

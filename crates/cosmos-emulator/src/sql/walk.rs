@@ -22,9 +22,7 @@ pub fn children(expr: &Expr) -> Vec<&Expr> {
         | Expr::And(items)
         | Expr::Or(items)
         | Expr::Call(_, items)
-        | Expr::Udf(_, items) => {
-            items.iter().collect()
-        }
+        | Expr::Udf(_, items) => items.iter().collect(),
         Expr::Object(fields) => fields.iter().map(|(_, e)| e).collect(),
         Expr::Unary(_, e) => vec![e.as_ref()],
         Expr::Binary(_, a, b) => vec![a.as_ref(), b.as_ref()],

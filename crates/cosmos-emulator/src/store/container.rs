@@ -301,7 +301,10 @@ pub fn item_rid(container: &[u8; 8], marker: u16, counter: u64) -> [u8; 16] {
 pub fn item_rid_parts(rid: &[u8; 16]) -> (u16, u64) {
     let mut counter = [0u8; 8];
     counter[..5].copy_from_slice(&rid[8..13]);
-    (u16::from_le_bytes([rid[13], rid[14]]), u64::from_le_bytes(counter))
+    (
+        u16::from_le_bytes([rid[13], rid[14]]),
+        u64::from_le_bytes(counter),
+    )
 }
 
 /// Seals a container body: system properties, its `_self` link and the links of its feeds.
@@ -409,7 +412,12 @@ mod tests {
     #[test]
     fn item_rid_parts_table() {
         let container = [9; 8];
-        for (marker, counter) in [(0u16, 1u64), (1, 255), (300, 70_000), (0xFFFF, (1 << 40) - 1)] {
+        for (marker, counter) in [
+            (0u16, 1u64),
+            (1, 255),
+            (300, 70_000),
+            (0xFFFF, (1 << 40) - 1),
+        ] {
             let rid = item_rid(&container, marker, counter);
             assert_eq!(item_rid_parts(&rid), (marker, counter));
             assert_eq!(rid[15], 0, "the type byte of an item is 0");

@@ -372,9 +372,21 @@ mod tests {
         };
         let cases: Vec<(&str, &[&str], Option<Embedding>)> = vec![
             (r#"{"e":[0.5,-1.25]}"#, &["e"], Some(f32s(&[0.5, -1.25]))),
-            (r#"{"e":[1,2,3]}"#, &["e"], Some(Embedding::of(vec![1.0, 2.0, 3.0]))),
-            (r#"{"a":{"e":[1]},"a":5}"#, &["a", "e"], Some(Embedding::Unusable)),
-            (r#"{"a":5,"a":{"e":[1]}}"#, &["a", "e"], Some(Embedding::of(vec![1.0]))),
+            (
+                r#"{"e":[1,2,3]}"#,
+                &["e"],
+                Some(Embedding::of(vec![1.0, 2.0, 3.0])),
+            ),
+            (
+                r#"{"a":{"e":[1]},"a":5}"#,
+                &["a", "e"],
+                Some(Embedding::Unusable),
+            ),
+            (
+                r#"{"a":5,"a":{"e":[1]}}"#,
+                &["a", "e"],
+                Some(Embedding::of(vec![1.0])),
+            ),
             (r#"{"e":[1],"e":"x"}"#, &["e"], Some(Embedding::Unusable)),
             (r#"{"e":[1,"2"]}"#, &["e"], Some(Embedding::Unusable)),
             (r#"{"e":[1,[2]]}"#, &["e"], Some(Embedding::Unusable)),
@@ -439,7 +451,10 @@ mod tests {
         assert!(kept.kept(&path(&["d"])).is_some());
         assert!(kept.kept(&path(&["e"])).is_none(), "past the paths kept");
         assert_eq!(kept.bytes(), MOST_PATHS * 4);
-        assert!(kept.get(b"{", &path(&["a"])).is_some(), "kept, not read again");
+        assert!(
+            kept.get(b"{", &path(&["a"])).is_some(),
+            "kept, not read again"
+        );
         assert!(Embeddings::default().get(b"{", &path(&["a"])).is_none());
     }
 }

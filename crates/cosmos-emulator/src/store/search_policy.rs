@@ -85,11 +85,16 @@ fn bad(message: impl Into<String>) -> ApiError {
 
 /// `value` as a `T`; a shape that does not read as one (a string where a list belongs, a
 /// missing path) is the service's generic refusal of a malformed input.
-fn parse<T: serde::de::DeserializeOwned>(value: Option<&Value>, what: &str) -> Result<Option<T>, ApiError> {
+fn parse<T: serde::de::DeserializeOwned>(
+    value: Option<&Value>,
+    what: &str,
+) -> Result<Option<T>, ApiError> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|e| {
-            bad(format!("One of the specified inputs is invalid: the {what} is not well formed ({e})."))
+            bad(format!(
+                "One of the specified inputs is invalid: the {what} is not well formed ({e})."
+            ))
         }),
     }
 }
@@ -107,7 +112,11 @@ fn names(path: &str) -> Result<Vec<String>, &'static str> {
 
 /// [`names`] of a path of the `what` policy, 400 naming the path when it is not one.
 fn path_names(path: &str, what: &str) -> Result<Vec<String>, ApiError> {
-    names(path).map_err(|why| bad(format!("The {what} policy contains an invalid path {path:?}: {why}.")))
+    names(path).map_err(|why| {
+        bad(format!(
+            "The {what} policy contains an invalid path {path:?}: {why}."
+        ))
+    })
 }
 
 /// The full-text language of `code`: 400 naming the supported ones for another.
@@ -126,10 +135,15 @@ fn vector_paths(embeddings: &[Embedding]) -> Result<Vec<VectorPath>, ApiError> {
     for e in embeddings {
         let path = path_names(&e.path, "vector embedding")?;
         if vectors.len() >= MAX_PATHS {
-            return Err(bad(format!("A vector embedding policy declares at most {MAX_PATHS} paths.")));
+            return Err(bad(format!(
+                "A vector embedding policy declares at most {MAX_PATHS} paths."
+            )));
         }
         if vectors.iter().any(|v| v.path == path) {
-            return Err(bad(format!("The vector embedding path {:?} is declared twice.", e.path)));
+            return Err(bad(format!(
+                "The vector embedding path {:?} is declared twice.",
+                e.path
+            )));
         }
         let data_type = match &e.data_type {
             None => DataType::Float32,
@@ -250,8 +264,10 @@ pub fn check(map: &Map<String, Value>) -> Result<SearchPolicy, ApiError> {
         parse(map.get("vectorEmbeddingPolicy"), "vector embedding policy")?;
     let vectors = vector_paths(&embeddings.map(|p| p.vector_embeddings).unwrap_or_default())?;
     let indexing = map.get("indexingPolicy");
-    let indexes: Option<Vec<VectorIndex>> =
-        parse(indexing.and_then(|p| p.get("vectorIndexes")), "vectorIndexes list")?;
+    let indexes: Option<Vec<VectorIndex>> = parse(
+        indexing.and_then(|p| p.get("vectorIndexes")),
+        "vectorIndexes list",
+    )?;
     for index in indexes.unwrap_or_default() {
         check_vector_index(&index, &vectors)?;
     }
@@ -262,7 +278,9 @@ pub fn check(map: &Map<String, Value>) -> Result<SearchPolicy, ApiError> {
             languages.default = language(code)?;
         }
         if policy.full_text_paths.len() > MAX_PATHS {
-            return Err(bad(format!("A full-text policy declares at most {MAX_PATHS} paths.")));
+            return Err(bad(format!(
+                "A full-text policy declares at most {MAX_PATHS} paths."
+            )));
         }
         for p in &policy.full_text_paths {
             let path = path_names(&p.path, "full-text")?;
@@ -273,8 +291,10 @@ pub fn check(map: &Map<String, Value>) -> Result<SearchPolicy, ApiError> {
             languages.paths.push((path, own));
         }
     }
-    let text_indexes: Option<Vec<FullTextIndex>> =
-        parse(indexing.and_then(|p| p.get("fullTextIndexes")), "fullTextIndexes list")?;
+    let text_indexes: Option<Vec<FullTextIndex>> = parse(
+        indexing.and_then(|p| p.get("fullTextIndexes")),
+        "fullTextIndexes list",
+    )?;
     for index in text_indexes.unwrap_or_default() {
         let path = path_names(&index.path, "indexing")?;
         if !languages.paths.iter().any(|(p, _)| *p == path) {
@@ -303,7 +323,10 @@ fn vector_index_values(map: &Map<String, Value>) -> &[Value] {
 /// change (an absent one keeps the current), and each vector index the container has must stay
 /// as it is while the body sends an indexing policy; a vector index on a newly indexed path may
 /// be added. An absent full-text policy keeps the current one.
-pub fn check_replace(current: &Map<String, Value>, map: &mut Map<String, Value>) -> Result<(), ApiError> {
+pub fn check_replace(
+    current: &Map<String, Value>,
+    map: &mut Map<String, Value>,
+) -> Result<(), ApiError> {
     const KEY: &str = "vectorEmbeddingPolicy";
     if !map.contains_key("fullTextPolicy") {
         if let Some(v) = current.get("fullTextPolicy") {
@@ -313,7 +336,10 @@ pub fn check_replace(current: &Map<String, Value>, map: &mut Map<String, Value>)
     check(map)?;
     let now = current.get(KEY).cloned().unwrap_or(Value::Null);
     let empty = |v: &Value| {
-        v.is_null() || v.get("vectorEmbeddings").and_then(Value::as_array).is_some_and(Vec::is_empty)
+        v.is_null()
+            || v.get("vectorEmbeddings")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
     };
     match map.get(KEY) {
         None => {
@@ -333,7 +359,10 @@ pub fn check_replace(current: &Map<String, Value>, map: &mut Map<String, Value>)
         let requested = vector_index_values(map);
         for existing in vector_index_values(current) {
             if !requested.contains(existing) {
-                let path = existing.get("path").and_then(Value::as_str).unwrap_or_default();
+                let path = existing
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 return Err(bad(format!(
                     "Paths in existing vector indexing policy cannot be modified in Collection Replace: the vector index on {path} must be sent as it was created."
                 )));
@@ -418,21 +447,50 @@ mod tests {
     fn the_service_accepts_these_vector_policies() {
         let cases = [
             indexed(256, json!([{"path": "/v", "type": "flat"}])),
-            indexed(200, json!([{"path": "/v", "type": "quantizedFlat", "quantizerType": "product", "quantizationByteSize": 8}])),
-            indexed(400, json!([{"path": "/v", "type": "diskANN", "quantizerType": "product", "quantizationByteSize": 8,
-                "vectorIndexShardKey": ["/city"], "indexingSearchListSize": 50}])),
-            indexed(400, json!([{"path": "/v", "type": "diskANN", "quantizerType": "spherical", "indexingSearchListSize": 50}])),
-            indexed(200, json!([{"path": "/v", "type": "diskANN", "quantizationByteSize": 64, "indexingSearchListSize": 100,
-                "vectorIndexShardKey": ["/country/city"]}])),
-            indexed(550, json!([{"path": "/v", "type": "quantizedFlat", "quantizationByteSize": 512}])),
-            indexed(200, json!([{"path": "/v", "type": "quantizedFlat", "quantizationByteSize": 200}])),
-            indexed(8, json!([{"path": "/v", "type": "diskANN", "indexingSearchListSize": 25}])),
-            indexed(8, json!([{"path": "/v", "type": "diskANN", "indexingSearchListSize": 500}])),
-            indexed(8, json!([{"path": "/v", "type": "diskANN", "vectorIndexShardKey": []}])),
+            indexed(
+                200,
+                json!([{"path": "/v", "type": "quantizedFlat", "quantizerType": "product", "quantizationByteSize": 8}]),
+            ),
+            indexed(
+                400,
+                json!([{"path": "/v", "type": "diskANN", "quantizerType": "product", "quantizationByteSize": 8,
+                "vectorIndexShardKey": ["/city"], "indexingSearchListSize": 50}]),
+            ),
+            indexed(
+                400,
+                json!([{"path": "/v", "type": "diskANN", "quantizerType": "spherical", "indexingSearchListSize": 50}]),
+            ),
+            indexed(
+                200,
+                json!([{"path": "/v", "type": "diskANN", "quantizationByteSize": 64, "indexingSearchListSize": 100,
+                "vectorIndexShardKey": ["/country/city"]}]),
+            ),
+            indexed(
+                550,
+                json!([{"path": "/v", "type": "quantizedFlat", "quantizationByteSize": 512}]),
+            ),
+            indexed(
+                200,
+                json!([{"path": "/v", "type": "quantizedFlat", "quantizationByteSize": 200}]),
+            ),
+            indexed(
+                8,
+                json!([{"path": "/v", "type": "diskANN", "indexingSearchListSize": 25}]),
+            ),
+            indexed(
+                8,
+                json!([{"path": "/v", "type": "diskANN", "indexingSearchListSize": 500}]),
+            ),
+            indexed(
+                8,
+                json!([{"path": "/v", "type": "diskANN", "vectorIndexShardKey": []}]),
+            ),
             indexed(1, json!([])),
             indexed(4096, json!([])),
             embedding(json!({"dataType": "float16", "dimensions": 3})),
-            embedding(json!({"dataType": "int8", "distanceFunction": "dotproduct", "dimensions": 3})),
+            embedding(
+                json!({"dataType": "int8", "distanceFunction": "dotproduct", "dimensions": 3}),
+            ),
             embedding(json!({"dataType": "uint8", "distanceFunction": "cosine", "dimensions": 3})),
         ];
         for (row, map) in cases.iter().enumerate() {
@@ -541,10 +599,22 @@ mod tests {
         for (code, want) in cases {
             let as_default = check(&text_policy(Some(code), json!([{"path": "/t"}]))).unwrap();
             assert_eq!(as_default.full_text.default, want, "{code}");
-            assert_eq!(as_default.full_text.paths, vec![(vec!["t".to_owned()], want)], "{code}");
-            let on_path = check(&text_policy(None, json!([{"path": "/t", "language": code}]))).unwrap();
+            assert_eq!(
+                as_default.full_text.paths,
+                vec![(vec!["t".to_owned()], want)],
+                "{code}"
+            );
+            let on_path = check(&text_policy(
+                None,
+                json!([{"path": "/t", "language": code}]),
+            ))
+            .unwrap();
             assert_eq!(on_path.full_text.default, English, "{code}");
-            assert_eq!(on_path.full_text.paths, vec![(vec!["t".to_owned()], want)], "{code}");
+            assert_eq!(
+                on_path.full_text.paths,
+                vec![(vec!["t".to_owned()], want)],
+                "{code}"
+            );
         }
         // A path's own language, else the default; no policy at all is English.
         let mixed = check(&text_policy(
@@ -563,7 +633,10 @@ mod tests {
         assert_eq!(mixed.full_text.of_path(&["a", "b"]), French);
         assert_eq!(mixed.full_text.of_path(&["de"]), German);
         assert_eq!(mixed.full_text.of_path(&["other"]), French);
-        assert_eq!(check(&Map::new()).unwrap().full_text, TextLanguages::default());
+        assert_eq!(
+            check(&Map::new()).unwrap().full_text,
+            TextLanguages::default()
+        );
     }
 
     #[test]
@@ -576,7 +649,9 @@ mod tests {
             let e = check(&map).unwrap_err();
             assert_eq!(e.status, 400);
             assert!(e.message.contains("\"ja-JP\""), "{}", e.message);
-            for code in ["en-US", "de-DE", "es-ES", "fr-FR", "it-IT", "pt-BR", "pt-PT"] {
+            for code in [
+                "en-US", "de-DE", "es-ES", "fr-FR", "it-IT", "pt-BR", "pt-PT",
+            ] {
                 assert!(e.message.contains(code), "{code}: {}", e.message);
             }
         }
@@ -596,7 +671,8 @@ mod tests {
         let flat_a = json!([{"path": "/a", "type": "flat"}]);
         let current = two(flat_a.clone(), 8);
         let embeddings = current["vectorEmbeddingPolicy"].clone();
-        let without_embeddings = |indexing: Value| body(json!({"id": "c", "indexingPolicy": indexing}));
+        let without_embeddings =
+            |indexing: Value| body(json!({"id": "c", "indexingPolicy": indexing}));
         let mut other_paths = two(flat_a.clone(), 8);
         other_paths["indexingPolicy"]["includedPaths"] = json!([{"path": "/color/?"}]);
         let cases: [(Map<String, Value>, Option<&str>); 8] = [
@@ -617,7 +693,9 @@ mod tests {
         ];
         for (row, (mut requested, refusal)) in cases.into_iter().enumerate() {
             match (check_replace(&current, &mut requested), refusal) {
-                (Ok(()), None) => assert_eq!(requested["vectorEmbeddingPolicy"], embeddings, "row {row}"),
+                (Ok(()), None) => {
+                    assert_eq!(requested["vectorEmbeddingPolicy"], embeddings, "row {row}")
+                }
                 (Err(e), Some(needle)) => {
                     assert_eq!(e.status, 400, "row {row}");
                     assert!(e.message.contains(needle), "row {row}: {}", e.message);

@@ -186,7 +186,8 @@ mod tests {
 
     #[test]
     fn a_split_keeps_the_other_ranges_counters_and_starts_the_new_ranges_at_one() {
-        let body = serde_json::json!({"id": "c", "partitionKey": {"paths": ["/pk"], "kind": "Hash"}});
+        let body =
+            serde_json::json!({"id": "c", "partitionKey": {"paths": ["/pk"], "kind": "Hash"}});
         let serde_json::Value::Object(map) = body else {
             unreachable!()
         };

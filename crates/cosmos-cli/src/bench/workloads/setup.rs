@@ -12,8 +12,9 @@ use cosmos_driver::resources::{
     VectorIndexType,
 };
 use cosmos_driver::{
-    ContainerProperties, ContainerReference, CosmosDriver, CosmosError, CosmosOperation, Credential, DatabaseReference,
-    DriverOptions, IndexingPolicy, ItemReference, OperationOptions, PartitionKey, PartitionKeyDefinition,
+    ContainerProperties, ContainerReference, CosmosDriver, CosmosError, CosmosOperation,
+    Credential, DatabaseReference, DriverOptions, IndexingPolicy, ItemReference, OperationOptions,
+    PartitionKey, PartitionKeyDefinition,
 };
 use tokio::task::JoinSet;
 
@@ -252,7 +253,9 @@ pub async fn ensure_vector_container(
                 .container(container.database().id(), container.id())
                 .read_properties()
                 .await
-                .map_err(|e| format!("cannot read container {}: {}", container.id(), describe(&e)))?;
+                .map_err(|e| {
+                    format!("cannot read container {}: {}", container.id(), describe(&e))
+                })?;
             match vector_policy_mismatch(existing.properties(), dimensions) {
                 None => Ok(()),
                 Some(why) => Err(why),
@@ -282,7 +285,10 @@ pub async fn seed_vectors(
     count: u64,
     dimensions: u32,
 ) -> Result<SeededItems, String> {
-    seed_bodies(driver, container, count, |i| vector_item_body(i, dimensions)).await
+    seed_bodies(driver, container, count, |i| {
+        vector_item_body(i, dimensions)
+    })
+    .await
 }
 
 /// Upserts `body(i)` for items `0..count` (32 at a time) and returns their references.
@@ -371,20 +377,45 @@ mod tests {
         assert_eq!(v["partitionKey"]["paths"][0], "/pk");
         let e = &v["vectorEmbeddingPolicy"]["vectorEmbeddings"][0];
         assert_eq!(
-            (&e["path"], &e["dataType"], &e["distanceFunction"], &e["dimensions"]),
-            (&"/embedding".into(), &"float32".into(), &"cosine".into(), &128.into())
+            (
+                &e["path"],
+                &e["dataType"],
+                &e["distanceFunction"],
+                &e["dimensions"]
+            ),
+            (
+                &"/embedding".into(),
+                &"float32".into(),
+                &"cosine".into(),
+                &128.into()
+            )
         );
-        assert_eq!(v["indexingPolicy"]["vectorIndexes"][0]["type"], "quantizedFlat");
-        assert_eq!(v["indexingPolicy"]["vectorIndexes"][0]["path"], "/embedding");
+        assert_eq!(
+            v["indexingPolicy"]["vectorIndexes"][0]["type"],
+            "quantizedFlat"
+        );
+        assert_eq!(
+            v["indexingPolicy"]["vectorIndexes"][0]["path"],
+            "/embedding"
+        );
     }
 
     #[test]
     fn existing_containers_are_checked_for_the_embedding() {
-        assert_eq!(vector_policy_mismatch(&vector_container("v", 64).unwrap(), 64), None);
+        assert_eq!(
+            vector_policy_mismatch(&vector_container("v", 64).unwrap(), 64),
+            None
+        );
         let other_dims = vector_policy_mismatch(&vector_container("v", 64).unwrap(), 128).unwrap();
-        assert!(other_dims.contains("64 dimensions") && other_dims.contains("--dimensions 64"), "{other_dims}");
+        assert!(
+            other_dims.contains("64 dimensions") && other_dims.contains("--dimensions 64"),
+            "{other_dims}"
+        );
         let pk = PartitionKeyDefinition::new("/pk").unwrap();
         let plain = vector_policy_mismatch(&ContainerProperties::new("items", &pk), 64).unwrap();
-        assert!(plain.contains("items exists without a vector embedding policy"), "{plain}");
+        assert!(
+            plain.contains("items exists without a vector embedding policy"),
+            "{plain}"
+        );
     }
 }

@@ -7,9 +7,9 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
 
-use crate::query::plan::query_plan::AggregateKind;
 use crate::query::continuation::token_text::{float_text, opt_value_text};
 use crate::query::merge::value_order::compare_values;
+use crate::query::plan::query_plan::AggregateKind;
 
 /// A running numeric total: exact while every addend is an integer and nothing overflows.
 /// Serialized (in continuation tokens) as `{"i": n}` or `{"f": x}`; an infinite double as a word.

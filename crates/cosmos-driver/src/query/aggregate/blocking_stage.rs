@@ -11,10 +11,10 @@ use serde_json::Value;
 
 use crate::query::aggregate::aggregates::{partial_of, Aggregator};
 use crate::query::aggregate::group_by::{GroupByMerge, GroupEntry};
-use crate::query::plan::query_features::Aggregation;
-use crate::query::merge::range_merge::RangeRow;
 use crate::query::continuation::token_text::JsonText;
+use crate::query::merge::range_merge::RangeRow;
 use crate::query::merge::vector_merge::{Ranked, TopK};
+use crate::query::plan::query_features::Aggregation;
 
 /// The stage's state in a continuation token.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

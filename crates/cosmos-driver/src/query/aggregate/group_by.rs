@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::query::aggregate::aggregates::{partial_of, Aggregator};
-use crate::query::plan::query_features::GroupedAggregation;
-use crate::query::plan::query_plan::AggregateKind;
 use crate::query::continuation::token_text::opt_value_text;
 use crate::query::merge::value_order::canonical_text;
+use crate::query::plan::query_features::GroupedAggregation;
+use crate::query::plan::query_plan::AggregateKind;
 
 /// The most groups one query may produce on the client.
 pub(crate) const MAX_GROUPS: usize = 1_000_000;

@@ -2,6 +2,6 @@
 //! its first value, and the shaping of results (DISTINCT, OFFSET/LIMIT/TOP).
 
 pub(crate) mod aggregates;
-pub(crate) mod group_by;
 pub(crate) mod blocking_stage;
+pub(crate) mod group_by;
 pub(crate) mod result_shaping;

@@ -8,9 +8,9 @@ use ring::digest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::query::merge::value_order::canonical_text;
 use crate::query::plan::query_features::ExecutionPlan;
 use crate::query::plan::query_plan::DistinctType;
-use crate::query::merge::value_order::canonical_text;
 
 /// The most distinct values an unordered DISTINCT query remembers.
 pub(crate) const MAX_DISTINCT_VALUES: usize = 4_000_000;

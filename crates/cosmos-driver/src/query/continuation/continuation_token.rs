@@ -166,7 +166,11 @@ impl QueryContinuation {
     }
 
     /// Reads a token and checks that it belongs to the query `fingerprint` run in `scope`.
-    pub(crate) fn decode(text: &str, fingerprint: &str, scope: &str) -> Result<QueryContinuation, String> {
+    pub(crate) fn decode(
+        text: &str,
+        fingerprint: &str,
+        scope: &str,
+    ) -> Result<QueryContinuation, String> {
         if text.len() > MAX_TOKEN_BYTES {
             return Err(refused(format_args!(
                 "it is {} bytes long, more than the {MAX_TOKEN_BYTES} the driver issues",

@@ -10,8 +10,8 @@ use std::collections::VecDeque;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::query::plan::query_plan::SortOrder;
 use crate::query::merge::value_order::compare_keys;
+use crate::query::plan::query_plan::SortOrder;
 
 pub use crate::routing::TargetRange;
 
@@ -192,7 +192,11 @@ impl RangeMerge {
 
     /// A resumed ORDER BY merge that drops every row ordering before `last_key` (the key of the
     /// last row handed out before the token was issued).
-    pub(crate) fn with_last_key(mut self, keys: Vec<Option<Value>>, rid: Option<String>) -> RangeMerge {
+    pub(crate) fn with_last_key(
+        mut self,
+        keys: Vec<Option<Value>>,
+        rid: Option<String>,
+    ) -> RangeMerge {
         self.last_key = Some((keys, rid));
         self
     }

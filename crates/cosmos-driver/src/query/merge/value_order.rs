@@ -74,7 +74,11 @@ fn compare_at(a: Option<&Value>, b: Option<&Value>, depth: usize) -> Ordering {
 }
 
 /// Compares two ORDER BY keys (one value per key, `None` for undefined) under the directions.
-pub(crate) fn compare_keys(a: &[Option<Value>], b: &[Option<Value>], orders: &[SortOrder]) -> Ordering {
+pub(crate) fn compare_keys(
+    a: &[Option<Value>],
+    b: &[Option<Value>],
+    orders: &[SortOrder],
+) -> Ordering {
     for (i, order) in orders.iter().enumerate() {
         let o = compare_values(
             a.get(i).and_then(Option::as_ref),

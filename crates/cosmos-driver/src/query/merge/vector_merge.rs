@@ -10,8 +10,8 @@ use std::cmp::Ordering;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::query::plan::query_plan::SortOrder;
 use crate::query::merge::value_order::compare_keys;
+use crate::query::plan::query_plan::SortOrder;
 
 /// Most rows a vector search may keep (as the official SDKs bound it by default).
 pub(crate) const MAX_TOP_K: u64 = 50_000;
@@ -99,9 +99,9 @@ impl TopK {
             }
         }
         // After every row ranking equal or better: ties keep arrival order.
-        let at = self
-            .rows
-            .partition_point(|r| compare_keys(&r.keys, &row.keys, &self.orders) != Ordering::Greater);
+        let at = self.rows.partition_point(|r| {
+            compare_keys(&r.keys, &row.keys, &self.orders) != Ordering::Greater
+        });
         self.rows.insert(at, row);
         self.rows.truncate(self.k);
     }
@@ -133,7 +133,11 @@ mod tests {
     use serde_json::json;
 
     fn row(score: f64, id: u32) -> Ranked {
-        Ranked::from_row(json!({"orderByItems": [{"item": score}], "payload": {"id": id}}), 1).unwrap()
+        Ranked::from_row(
+            json!({"orderByItems": [{"item": score}], "payload": {"id": id}}),
+            1,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -148,7 +152,11 @@ mod tests {
                 top.push(row(*s, i as u32));
                 assert!(top.len() <= 3);
             }
-            let ids: Vec<u64> = top.into_payloads().iter().map(|p| p["id"].as_u64().unwrap()).collect();
+            let ids: Vec<u64> = top
+                .into_payloads()
+                .iter()
+                .map(|p| p["id"].as_u64().unwrap())
+                .collect();
             assert_eq!(ids, want.iter().map(|&i| i as u64).collect::<Vec<_>>());
         }
     }

@@ -2,7 +2,9 @@
 //! declares on plan requests, and the check that turns a gateway plan into the driver's execution
 //! plan or refuses it with an error naming the feature.
 
-use crate::query::plan::query_plan::{AggregateKind, DistinctType, QueryPlan, QueryRange, SortOrder};
+use crate::query::plan::query_plan::{
+    AggregateKind, DistinctType, QueryPlan, QueryRange, SortOrder,
+};
 
 /// The features declared on every plan request, as the official SDKs spell them. The gateway
 /// refuses a plan needing a feature not declared (`NonValueAggregate`: an aggregate without
@@ -101,7 +103,9 @@ fn top_k_plan(plan: &QueryPlan) -> Result<ExecutionPlan, UnsupportedFeature> {
     let k = qi
         .top
         .or_else(|| qi.limit.map(|l| l.saturating_add(qi.offset.unwrap_or(0))))
-        .ok_or_else(|| unsupported("a vector search without TOP or LIMIT (its cost is unbounded)"))?;
+        .ok_or_else(|| {
+            unsupported("a vector search without TOP or LIMIT (its cost is unbounded)")
+        })?;
     if k > crate::query::merge::vector_merge::MAX_TOP_K {
         return Err(unsupported(&format!(
             "a vector search of more than {} results",
@@ -348,7 +352,10 @@ mod tests {
             }
         );
         assert!(p.order_by.is_empty() && p.is_blocking());
-        assert_eq!(p.range_query.as_deref(), Some("SELECT TOP 10 c._rid FROM c WHERE (true)"));
+        assert_eq!(
+            p.range_query.as_deref(),
+            Some("SELECT TOP 10 c._rid FROM c WHERE (true)")
+        );
         let p = check_plan(&plan(
             r#"{"hasNonStreamingOrderBy":true,"offset":5,"limit":3,"orderBy":["Ascending"],"orderByExpressions":["x"]}"#,
         ))
