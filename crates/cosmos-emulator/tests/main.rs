@@ -51,6 +51,7 @@ mod rid_links;
 mod script_runaway;
 mod scripts;
 mod search;
+mod search_bounds;
 mod session_paths;
 mod spatial;
 mod split;

@@ -182,15 +182,10 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
         bytes_read: Default::default(),
     };
     let started = Instant::now();
-    // Within one partition key a ranked query is answered whole (its plan run here).
+    // Within one partition key a ranked query's plan runs here, page by page.
     let ranked = ctx.header(headers::PARTITION_KEY).is_some()
         && crate::sql::search::is_ranked(&request.query);
     let (page, work) = if ranked {
-        if token.is_some() {
-            return Err(ApiError::bad_request(
-                "A query ranked by ORDER BY RANK is answered on one page: it takes no continuation token.",
-            ));
-        }
         let sub = super::query_ranked::SubQueries {
             container: &container,
             scope: &scope,
@@ -199,7 +194,7 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErr
             limits,
             reads: &reads,
         };
-        let answered = sub.answer(&request)?;
+        let answered = sub.answer(&request, token)?;
         // Every sub-query page read the same ranges: one session token each.
         let mut seen = std::collections::HashSet::new();
         reads

@@ -93,14 +93,25 @@ pub(super) enum Built<S> {
 
 /// What identifies a build besides its number: the query and its scope.
 fn key_of(ex: &Execution<'_>, id: u64) -> BuildKey {
-    let params: BTreeMap<&String, &Value> = ex.params.iter().collect();
-    let mut scope_text: Vec<String> = ex
-        .scope
+    key_for(ex.container, ex.scope, ex.text, ex.params, id)
+}
+
+/// The key of build `id` of query `text` with `params` over `scope` of `container` (also the key
+/// a ranked query keeps its progress under).
+pub(crate) fn key_for(
+    container: &crate::store::Container,
+    scope: &super::ReadScope,
+    text: &str,
+    params: &std::collections::HashMap<String, Value>,
+    id: u64,
+) -> BuildKey {
+    let params: BTreeMap<&String, &Value> = params.iter().collect();
+    let mut scope_text: Vec<String> = scope
         .ranges
         .iter()
-        .map(|&r| ex.container.range_id(r).to_owned())
+        .map(|&r| container.range_id(r).to_owned())
         .collect();
-    match ex.scope.only_epk {
+    match scope.only_epk {
         Some(EpkFilter::Key(epk)) => scope_text.push(epk_hex(epk)),
         Some(EpkFilter::Range(min, max)) => {
             scope_text.push(format!("{}-{}", epk_hex(min), epk_hex(max)))
@@ -108,8 +119,8 @@ fn key_of(ex: &Execution<'_>, id: u64) -> BuildKey {
         None => {}
     }
     BuildKey {
-        container: ex.container.rid.clone(),
-        text: ex.text.to_owned(),
+        container: container.rid.clone(),
+        text: text.to_owned(),
         params: serde_json::to_string(&params).unwrap_or_default(),
         scope: scope_text.join(","),
         id,

@@ -44,6 +44,7 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use serde_json::Value;
 
+pub(crate) use build::key_for as build_key;
 pub use token::QueryToken;
 
 use self::budget::{sql_error, Halt};

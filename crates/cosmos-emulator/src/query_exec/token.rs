@@ -103,6 +103,10 @@ pub enum QueryToken {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         then: Option<Box<QueryToken>>,
     },
+    /// A query ranked by `ORDER BY RANK` within one partition key is still running its plan:
+    /// where it stands is kept under number `id` (see `handlers/query_ranked.rs`).
+    #[serde(rename = "k")]
+    Ranked { id: u64 },
 }
 
 fn malformed() -> ApiError {
@@ -131,7 +135,7 @@ impl QueryToken {
             | QueryToken::Partial { at } => {
                 at.key()?;
             }
-            QueryToken::Results { .. } => {}
+            QueryToken::Results { .. } | QueryToken::Ranked { .. } => {}
             QueryToken::Build { at, then, .. } => {
                 if let Some(at) = at {
                     at.key()?;
@@ -173,6 +177,7 @@ mod tests {
                 seen: 0,
             },
             QueryToken::Results { n: 7 },
+            QueryToken::Ranked { id: 12 },
             QueryToken::Partial {
                 at: Position::new(&key, 0),
             },

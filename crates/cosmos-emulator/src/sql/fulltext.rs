@@ -16,9 +16,12 @@
 //! language's code), so a query cannot choose its own language. A call left unmarked (outside a
 //! prepared item query) tokenizes English.
 
+use std::rc::Rc;
+
 use serde_json::Value;
 
 use super::fulltext_language::Language;
+use super::fulltext_tokens::{tokens_of, Tokens};
 use super::meter::Meter;
 use super::sql_error::SqlError;
 use super::value::Val;
@@ -63,41 +66,22 @@ fn unmark(name: &str) -> Result<(&str, Language), SqlError> {
 
 /// The tokens of `text` in `language`: its words lower-cased, without stop words, stemmed.
 pub fn tokens(text: &str, language: Language) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .filter(|w| !language.is_stop_word(w))
-        .map(|w| language.stem(w))
-        .collect()
-}
-
-/// How many times the token sequence `phrase` occurs in `text` (0 for an empty phrase).
-pub fn occurrences(text: &[String], phrase: &[String]) -> usize {
-    if phrase.is_empty() || phrase.len() > text.len() {
-        return 0;
-    }
-    text.windows(phrase.len()).filter(|w| *w == phrase).count()
+    Tokens::of(text, language).list
 }
 
 /// BM25 of one document: `doc` its tokens, `terms` each term's tokens, over a corpus of
 /// `documents` documents holding `total_words` tokens, `hits[i]` of which contain term `i`.
-pub fn bm25(
-    doc: &[String],
-    terms: &[Vec<String>],
-    documents: f64,
-    total_words: f64,
-    hits: &[f64],
-) -> f64 {
+fn bm25(doc: &Tokens, terms: &[Rc<Tokens>], documents: f64, total_words: f64, hits: &[f64]) -> f64 {
     if documents <= 0.0 {
         return 0.0;
     }
     let average = (total_words / documents).max(f64::MIN_POSITIVE);
-    let length = doc.len() as f64;
+    let length = doc.list.len() as f64;
     terms
         .iter()
         .enumerate()
         .map(|(i, term)| {
-            let tf = occurrences(doc, term) as f64;
+            let tf = doc.occurrences(&term.list) as f64;
             if tf == 0.0 {
                 return 0.0;
             }
@@ -112,13 +96,15 @@ fn text_of<'v>(args: &[Option<&'v Value>], i: usize) -> Option<&'v str> {
     args.get(i).copied().flatten().and_then(Value::as_str)
 }
 
-/// The terms of a call: strings from `from` on, or one array of strings there.
+/// The terms of a call: strings from `from` on, or one array of strings there. Each term is
+/// charged to `meter` (one unit, and its bytes) before it is looked up or tokenized.
 fn terms_of(
     name: &str,
     args: &[Option<&Value>],
     from: usize,
     language: Language,
-) -> Result<Vec<Vec<String>>, SqlError> {
+    meter: &Meter,
+) -> Result<Vec<Rc<Tokens>>, SqlError> {
     let values: Vec<&Value> = match args.get(from).copied().flatten() {
         Some(Value::Array(items)) if args.len() == from + 1 => items.iter().collect(),
         _ => args[from.min(args.len())..]
@@ -133,20 +119,28 @@ fn terms_of(
             .collect::<Result<_, _>>()?,
     };
     if values.is_empty() || values.len() > MAX_TERMS {
-        return Err(SqlError::new(format!(
-            "{name} takes 1 to {MAX_TERMS} search terms, not {}.",
-            values.len()
-        )));
+        return Err(too_many_terms(name, values.len()));
     }
     values
         .into_iter()
         .map(|v| match v {
-            Value::String(s) => Ok(tokens(s, language)),
+            Value::String(s) => {
+                meter.charge(1)?;
+                meter.charge_bytes(s.len())?;
+                Ok(tokens_of(s, language))
+            }
             other => Err(SqlError::new(format!(
                 "{name}'s search terms must be strings, not {other}."
             ))),
         })
         .collect()
+}
+
+/// The refusal of a call naming `given` search terms, outside 1 to [`MAX_TERMS`].
+pub fn too_many_terms(name: &str, given: usize) -> SqlError {
+    SqlError::new(format!(
+        "{name} takes 1 to {MAX_TERMS} search terms (the emulator's limit per call), not {given}."
+    ))
 }
 
 fn number(x: f64) -> Val {
@@ -155,6 +149,8 @@ fn number(x: f64) -> Val {
 
 /// The full-text function `name` (upper-cased, possibly [`marked`] with its language), or `None`
 /// for another name. A text argument that is not a string gives undefined (a word count of 0).
+/// Each call is charged its text's bytes and each term; a text or term is tokenized once per
+/// thread while it stays cached ([`super::fulltext_tokens`]).
 pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option<Val>, SqlError> {
     let (name, language) = unmark(name)?;
     let text = match name {
@@ -173,18 +169,21 @@ pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option
     if let Some(t) = text {
         meter.charge_bytes(t.len())?;
     }
-    let doc = text.map(|t| tokens(t, language)).unwrap_or_default();
+    let doc = match text {
+        Some(t) => tokens_of(t, language),
+        None => Rc::new(Tokens::default()),
+    };
     Ok(Some(match name {
-        "_FULLTEXTWORDCOUNT" => Some(Value::from(doc.len())),
+        "_FULLTEXTWORDCOUNT" => Some(Value::from(doc.list.len())),
         "FULLTEXTCONTAINS" | "FULLTEXTCONTAINSALL" | "FULLTEXTCONTAINSANY" => {
-            let terms = terms_of(name, args, 1, language)?;
+            let terms = terms_of(name, args, 1, language, meter)?;
             if name == "FULLTEXTCONTAINS" && terms.len() != 1 {
                 return Err(SqlError::new("FullTextContains takes one search term."));
             }
             if text.is_none() {
                 Some(Value::Bool(false))
             } else {
-                let found = |t: &Vec<String>| occurrences(&doc, t) > 0;
+                let found = |t: &Rc<Tokens>| doc.occurrences(&t.list) > 0;
                 let hit = if name == "FULLTEXTCONTAINSANY" {
                     terms.iter().any(found)
                 } else {
@@ -200,7 +199,7 @@ pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option
                     "_FullTextScore's second argument must be the array of terms.",
                 ));
             };
-            let terms = terms_of(name, &args[..2], 1, language)?;
+            let terms = terms_of(name, &args[..2], 1, language, meter)?;
             let count = |i: usize| args.get(i).copied().flatten().and_then(Value::as_f64);
             let (Some(documents), Some(words)) = (count(2), count(3)) else {
                 return Err(SqlError::new(

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use rust_stemmers::{Algorithm, Stemmer};
 
 /// A full-text language (English, en-US, unless a policy says otherwise).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Language {
     #[default]
     English,

@@ -33,6 +33,11 @@ use super::vector::{options_value, read_options, DataType, Distance, Resolved};
 pub const COMPONENT_DEPTH_FACTOR: u64 = 12;
 /// Most components one `RRF` may fuse.
 pub const MAX_COMPONENTS: usize = 16;
+/// Longest query text a ranked query's plan may hold (its statistics query, each component
+/// query): the query text limit less room for the statistics the client writes into its
+/// placeholders (a hit count per term of every component's score), so every planned query
+/// parses once filled.
+pub const MAX_PLANNED_BYTES: usize = super::limits::MAX_QUERY_BYTES - 64 * 1024;
 
 /// One entry of a container's vector embedding policy.
 #[derive(Clone, Debug, PartialEq)]
@@ -180,10 +185,8 @@ fn prepare_level(
                 Expr::Exists(sub) | Expr::ArrayQuery(sub) | Expr::Scalar(sub) => {
                     prepare_level(sub, policy, params, false)
                 }
-                Expr::Call(name, args) => {
-                    mark_language(name, args, root.as_deref(), policy);
-                    Ok(())
-                }
+                Expr::Call(name, args) => super::search_limits::check_call(name, args, params)
+                    .map(|()| mark_language(name, args, root.as_deref(), policy)),
                 _ => Ok(()),
             };
             if let Err(err) = done {
@@ -658,7 +661,7 @@ pub fn hybrid_info(
         Some(f) => format!("({{documentdb-formattableorderbyquery-filter}}) AND ({f})"),
         None => "({documentdb-formattableorderbyquery-filter})".to_owned(),
     };
-    let infos = components
+    let infos: Vec<super::plan::QueryInfo> = components
         .iter()
         .map(|c| {
             let direction = if c.descending { "DESC" } else { "ASC" };
@@ -684,6 +687,17 @@ pub fn hybrid_info(
             }
         })
         .collect();
+    let longest = infos
+        .iter()
+        .map(|i| i.rewritten_query.len())
+        .chain([global_statistics_query.len()])
+        .max()
+        .unwrap_or(0);
+    if longest > MAX_PLANNED_BYTES {
+        return Err(SqlError::new(format!(
+            "The ranked query's planned queries would be {longest} bytes, more than the {MAX_PLANNED_BYTES} bytes a planned query may be (the query text limit less room for the statistics written into it): use fewer or shorter search terms and paths."
+        )));
+    }
     Ok(Some(HybridSearchQueryInfo {
         global_statistics_query,
         component_query_infos: infos,
