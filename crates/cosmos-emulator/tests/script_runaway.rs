@@ -269,3 +269,60 @@ async fn sigterm_stops_the_binary_within_its_grace_period_while_scripts_run_away
     );
     assert!(status.unwrap().success(), "{status:?}");
 }
+
+/// Plain JavaScript that no guard bounds: each missed lookup walks a prototype chain of 140,000
+/// objects, and the runtime polls its interrupt handler only every 10,000 loop steps, so the
+/// script's thread runs on for minutes after its request is answered at the limit.
+const DEEP_CHAIN: &str = "var p = {}; for (var i = 0; i < 140000; i++) { p = Object.create(p); } \
+    var n = 0; while (true) { if (p.a !== undefined || p.b !== undefined || p.c !== undefined) n++; }";
+
+#[tokio::test]
+async fn sigterm_stops_the_binary_at_once_while_a_script_thread_is_stuck_past_its_request() {
+    let (mut server, stdout) = EmulatorProcess::start_with_stdout(&[])
+        .unwrap_or_else(|log| panic!("the emulator did not start: {log}"));
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let base = server.endpoint.clone();
+    c.setup(&base, "db", "c").await;
+    create(
+        &c,
+        &base,
+        "sprocs",
+        "deep",
+        &format!("function () {{ {DEEP_CHAIN} }}"),
+    )
+    .await;
+    let r = tokio::time::timeout(
+        LIMIT + Duration::from_secs(5),
+        execute(&c, &base, "deep", &[]),
+    )
+    .await
+    .expect("the procedure is answered at its limit");
+    assert_eq!(r.status, 408, "{r:?}");
+    assert!(
+        script_threads(server.pid()) > 0,
+        "the script's thread was expected to be still running after its answer"
+    );
+    let started = Instant::now();
+    server.terminate();
+    let status = tokio::task::spawn_blocking(move || {
+        let printed = std::thread::spawn(move || stdout.map_while(Result::ok).collect::<Vec<_>>());
+        let status = server.wait_exit(Duration::from_secs(11));
+        drop(printed);
+        (status, server)
+    })
+    .await
+    .unwrap();
+    let (status, server) = status;
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?} {:?} after SIGTERM; log: {}",
+        started.elapsed(),
+        server.log_text()
+    );
+    // Nothing was in flight: the stop does not wait out the grace period for the stuck thread.
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+}
