@@ -361,7 +361,7 @@ fn read_lock(
                 "The partition's lock was poisoned by an earlier failure.",
             )
         })
-        .and_then(super::target::live)
+        .and_then(crate::store::live)
 }
 
 /// The partition of `range`, locked for writing, once the serving region is checked again under
@@ -380,7 +380,7 @@ fn lock<'c>(
                 "The partition's lock was poisoned by an earlier failure.",
             )
         })
-        .and_then(super::target::live)?;
+        .and_then(crate::store::live)?;
     require_write_region(ctx)?;
     Ok(partition)
 }

@@ -44,7 +44,7 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Re
     let partition = lock
         .read()
         .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
-        .and_then(super::target::live)?;
+        .and_then(crate::store::live)?;
     let range_id = container.range_id(range);
     let upto = read_lsn(ctx, &partition, range_id)?;
     let wanted = |key: &DocKey| {

@@ -152,7 +152,7 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
         let partition = lock
             .read()
             .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
-            .and_then(super::target::live)?;
+            .and_then(crate::store::live)?;
         let range_id = container.range_id(range);
         let lsn = read_lsn(ctx, &partition, range_id)?;
         tokens.push(session_token(ctx, &partition, range_id, lsn));

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::feed_body;
-use super::query::read_request;
+use super::query_request::read_request;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
 

@@ -20,6 +20,7 @@ mod query;
 mod query_metrics;
 mod query_plan;
 mod query_ranked;
+mod query_request;
 mod replica_headers;
 mod resource_access;
 mod rid_items;
@@ -37,7 +38,6 @@ pub use failover::failover;
 pub use lag_admin::replication_lag;
 pub use resource_access::{admit as admit_resource_token, authorize as authorize_resource_token};
 pub use split_admin::split;
-pub(crate) use target::live;
 
 use bytes::Bytes;
 

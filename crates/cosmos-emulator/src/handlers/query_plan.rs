@@ -1,11 +1,13 @@
 //! POST .../docs with `x-ms-cosmos-is-query-plan-request: True`: the plan an SDK needs to run a
 //! query across partition key ranges.
 
-use super::query::{pinned_filter, pinned_partition_key, prepare_search, read_request};
+use super::query::{pinned_filter, pinned_partition_key, prepare_search};
+use super::query_request::read_request;
 use crate::epk::EpkFilter;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, ApiError};
-use crate::sql::plan::{plan, MinMaxParts, QueryInfo, QueryRange};
+use crate::sql::plan::{plan, MinMaxParts, QueryRange};
+use crate::sql::query_info::QueryInfo;
 
 /// The header naming the query features a client can combine.
 const SUPPORTED_QUERY_FEATURES: &str = "x-ms-cosmos-supported-query-features";

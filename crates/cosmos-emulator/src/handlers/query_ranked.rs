@@ -32,7 +32,7 @@ use crate::sql::rank_fusion::{fuse, ComponentRow, Statistics};
 use crate::sql::search::HybridSearchQueryInfo;
 use crate::store::{Container, QueryState, Reservation};
 
-use super::query::QueryRequest;
+use super::query_request::QueryRequest;
 
 /// Most pages one sub-query of a ranked query may take (each within the page budget).
 const MAX_SUB_PAGES: usize = 1000;

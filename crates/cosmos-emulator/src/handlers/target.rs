@@ -8,7 +8,7 @@ use super::consistency::require_write_region;
 use crate::epk::Epk;
 use crate::exchange::RequestCtx;
 use crate::protocol::{headers, ApiError};
-use crate::store::{Container, DocKey, Partition};
+use crate::store::{live, Container, DocKey, Partition};
 
 /// Where a point operation lands.
 pub struct Target {
@@ -106,19 +106,6 @@ impl Target {
     pub fn self_link(&self, rid: &[u8; 16]) -> String {
         self.container.item_self_link(rid)
     }
-}
-
-/// `partition` unless a split has retired it: 410 with sub-status 1002 (the range is gone; the
-/// client refreshes its partition key ranges and retries).
-pub fn live<P: std::ops::Deref<Target = Partition>>(partition: P) -> Result<P, ApiError> {
-    if partition.is_retired() {
-        return Err(ApiError::new(
-            410,
-            "The partition key range is gone: it was split. Read the pkranges feed again.",
-        )
-        .with_sub_status(1002));
-    }
-    Ok(partition)
 }
 
 fn lock_error() -> ApiError {

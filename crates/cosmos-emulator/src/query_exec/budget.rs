@@ -9,7 +9,7 @@
 
 use crate::exchange::QueryLimits;
 use crate::protocol::ApiError;
-use crate::sql::meter::Limit;
+use crate::sql::sql_error::Limit;
 use crate::sql::SqlError;
 use crate::store::{QueryState, Reservation};
 

@@ -112,6 +112,7 @@ impl Execution<'_> {
             params: self.params,
             aggregates: None,
             work: &self.meter,
+            subquery: crate::sql::collect::run_subquery,
         }
     }
 
@@ -165,7 +166,7 @@ pub fn run_whole(
             .charge_bytes(crate::sql::meter::json_size(doc))
             .map_err(sql_error)?;
     }
-    crate::sql::exec::run_metered(query, docs, params, &meter).map_err(|e| match e.limit {
+    crate::sql::collect::run_metered(query, docs, params, &meter).map_err(|e| match e.limit {
         Some(limit) => budget::over_budget(limit),
         None => ApiError::bad_request(format!("The query is invalid: {e}")),
     })

@@ -7,8 +7,8 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use super::Execution;
-use crate::handlers::live;
 use crate::protocol::ApiError;
+use crate::store::live;
 use crate::store::{DocKey, StoredDoc};
 
 /// Documents read from a partition per lock acquisition.

@@ -274,3 +274,34 @@ impl Expr {
         }
     }
 }
+
+/// The value of a constant expression: a literal, a negated number, or an array or object of
+/// constants (the parser bounds the nesting).
+pub fn constant(e: &Expr) -> Option<Value> {
+    match e {
+        Expr::Literal(v) => Some(v.clone()),
+        Expr::Unary(UnaryOp::Neg, inner) => match inner.as_ref() {
+            Expr::Literal(Value::Number(n)) => {
+                if let Some(i) = n.as_i64() {
+                    Some(Value::from(-i))
+                } else {
+                    n.as_f64()
+                        .and_then(|f| serde_json::Number::from_f64(-f))
+                        .map(Value::Number)
+                }
+            }
+            _ => None,
+        },
+        Expr::Array(items) => items
+            .iter()
+            .map(constant)
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Array),
+        Expr::Object(fields) => fields
+            .iter()
+            .map(|(k, v)| constant(v).map(|v| (k.clone(), v)))
+            .collect::<Option<serde_json::Map<_, _>>>()
+            .map(Value::Object),
+        _ => None,
+    }
+}

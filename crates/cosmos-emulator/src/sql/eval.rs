@@ -12,11 +12,10 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::ast::{BinaryOp, Expr, Step, UnaryOp};
-use super::exec::{run_subquery, Want};
+use super::ast::{BinaryOp, Expr, Query, Step, UnaryOp};
 use super::functions;
-use super::limits::MAX_RESULT_BYTES;
-use super::meter::{units_of, weight, Meter};
+use super::limits::check_result_size;
+use super::meter::{match_cost, weight, Meter};
 use super::regex_cache::{compiled, like_to_regex};
 use super::sql_error::SqlError;
 use super::value::{compare, equals, number, Val};
@@ -59,6 +58,23 @@ pub struct Ctx<'a> {
     pub aggregates: Option<&'a [Val]>,
     /// The budget of the page (or condition) being evaluated.
     pub work: &'a Meter,
+    /// How a subquery (EXISTS, ARRAY, a scalar subquery) is run in the scope of its row: the
+    /// executor's `run_subquery`, handed in so evaluation does not import the executor that
+    /// calls it.
+    pub subquery: RunSubquery,
+}
+
+/// Runs a subquery `q` in the scope of the enclosing row, giving what `Want` asks for.
+pub type RunSubquery =
+    for<'v> fn(&'v Query, &Scope<'v>, &Ctx<'v>, Want) -> Result<Vec<Value>, SqlError>;
+
+/// How many results a subquery's caller needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// The first (EXISTS, a scalar subquery).
+    First,
+    /// All (ARRAY).
+    All,
 }
 
 impl<'a> Ctx<'a> {
@@ -68,6 +84,7 @@ impl<'a> Ctx<'a> {
             params: self.params,
             aggregates: Some(aggregates),
             work: self.work,
+            subquery: self.subquery,
         }
     }
 }
@@ -277,25 +294,19 @@ pub fn eval_ref<'v>(
             .as_ref()
             .map(Cow::Borrowed),
         Expr::Exists(q) => Some(Cow::Owned(Value::Bool(
-            !run_subquery(q, scope, ctx, Want::First)?.is_empty(),
+            !(ctx.subquery)(q, scope, ctx, Want::First)?.is_empty(),
         ))),
-        Expr::ArrayQuery(q) => Some(Cow::Owned(Value::Array(run_subquery(
+        Expr::ArrayQuery(q) => Some(Cow::Owned(Value::Array((ctx.subquery)(
             q,
             scope,
             ctx,
             Want::All,
         )?))),
-        Expr::Scalar(q) => run_subquery(q, scope, ctx, Want::First)?
+        Expr::Scalar(q) => (ctx.subquery)(q, scope, ctx, Want::First)?
             .into_iter()
             .next()
             .map(Cow::Owned),
     })
-}
-
-/// The cost of matching a regular expression of `pattern` against `text`: the engine's work grows
-/// with both.
-pub fn match_cost(text: &str, pattern: &str) -> u64 {
-    units_of(text.len()).saturating_mul(units_of(pattern.len()))
 }
 
 /// Follows `steps` from `v` by reference.
@@ -380,7 +391,7 @@ fn to_int32(f: f64) -> i32 {
 }
 
 /// A binary operator on evaluated operands; `||` is charged for the string it builds and refused
-/// past [`MAX_RESULT_BYTES`].
+/// past [`MAX_RESULT_BYTES`](super::limits::MAX_RESULT_BYTES).
 pub fn binary(
     op: BinaryOp,
     a: Option<&Value>,
@@ -445,23 +456,13 @@ pub fn binary(
     })
 }
 
-/// 400 naming the limit when `what` would build a value of `bytes` bytes, past
-/// [`MAX_RESULT_BYTES`].
-pub fn check_result_size(what: &str, bytes: usize) -> Result<(), SqlError> {
-    if bytes > MAX_RESULT_BYTES {
-        return Err(SqlError::new(format!(
-            "{what} would build a value of {bytes} bytes; the limit for the result of a string or array function or operator is {MAX_RESULT_BYTES} bytes."
-        )));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sql::ast::Projection;
-    use crate::sql::meter::Limit;
+    use crate::sql::limits::MAX_RESULT_BYTES;
     use crate::sql::parse_query;
+    use crate::sql::sql_error::Limit;
     use serde_json::json;
 
     /// Evaluates the VALUE expression of `SELECT VALUE <text>` with `c` bound to `doc`.
@@ -485,6 +486,7 @@ mod tests {
             params,
             aggregates: None,
             work: meter,
+            subquery: crate::sql::collect::run_subquery,
         };
         eval(e, &scope, &ctx)
     }

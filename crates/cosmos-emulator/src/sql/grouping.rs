@@ -1,7 +1,7 @@
 //! What a query that must see every row gathers before it can answer, one row at a time: the
 //! groups and their aggregate accumulators (aggregates, GROUP BY), the distinct projected values
 //! (DISTINCT without ORDER BY), or each row's sort keys and projected value (DISTINCT with ORDER
-//! BY, ORDER BY inside a subquery). [`super::exec::finish_gathered`] turns it into the answer, so
+//! BY, ORDER BY inside a subquery). [`super::collect::finish_gathered`] turns it into the answer, so
 //! an answer gathered in several steps (pages of a long scan) equals one gathered in one go.
 //!
 //! A row is added in two steps: [`Gathered::prepare`] evaluates everything the row contributes
@@ -476,6 +476,7 @@ mod tests {
             params: &params,
             aggregates: None,
             work: &meter,
+            subquery: crate::sql::collect::run_subquery,
         };
         let docs = [
             json!({"g": "a", "s": "x", "pad": "p".repeat(10_000)}),
@@ -496,7 +497,7 @@ mod tests {
         }
         assert_eq!(g.len(), 2);
         assert!(g.held() < 5_000, "the padding is not kept: {}", g.held());
-        let out = crate::sql::exec::finish_gathered(&q, g, None, &ctx).unwrap();
+        let out = crate::sql::collect::finish_gathered(&q, g, None, &ctx).unwrap();
         assert_eq!(out[0]["n"], json!(2));
         assert_eq!(out[0]["s"], json!("y".repeat(500)));
         assert_eq!(out[1], json!({"g": "b", "n": 1, "s": "z"}));

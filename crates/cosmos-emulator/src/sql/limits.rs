@@ -4,6 +4,8 @@
 //! The text limit is the service's documented maximum query length; the others are the emulator's
 //! own (the service does not publish nesting or operator limits).
 
+use super::sql_error::SqlError;
+
 /// Largest query or condition text, in bytes (the service allows 512 KB).
 pub const MAX_QUERY_BYTES: usize = 512 * 1024;
 /// Most tokens in one text.
@@ -22,3 +24,14 @@ pub const MAX_ROWS_PER_DOCUMENT: usize = 100_000;
 pub const MAX_RESULT_BYTES: usize = 2 * 1024 * 1024;
 /// Longest result of `REPLICATE`, in characters (the service's documented limit).
 pub const MAX_REPLICATE_CHARS: usize = 10_000;
+
+/// 400 naming the limit when `what` would build a value of `bytes` bytes, past
+/// [`MAX_RESULT_BYTES`].
+pub fn check_result_size(what: &str, bytes: usize) -> Result<(), SqlError> {
+    if bytes > MAX_RESULT_BYTES {
+        return Err(SqlError::new(format!(
+            "{what} would build a value of {bytes} bytes; the limit for the result of a string or array function or operator is {MAX_RESULT_BYTES} bytes."
+        )));
+    }
+    Ok(())
+}

@@ -13,21 +13,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::sql_error::SqlError;
+use super::sql_error::{Limit, SqlError};
 
 /// Bytes of text or JSON that count as one unit of work.
 pub const BYTES_PER_UNIT: usize = 64;
 /// Units between two readings of the clock.
 const CLOCK_EVERY: u64 = 256;
-
-/// Which budget ran out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Limit {
-    /// The units of work a page (or condition) may use.
-    Work(u64),
-    /// The time a page (or condition) may take.
-    Time(Duration),
-}
 
 /// The budget of one page, PATCH condition or batch, and what has been used of it.
 #[derive(Debug)]
@@ -134,6 +125,12 @@ impl Meter {
 /// The units for `bytes` bytes (at least one).
 pub fn units_of(bytes: usize) -> u64 {
     1 + (bytes / BYTES_PER_UNIT) as u64
+}
+
+/// The cost of matching a regular expression of `pattern` against `text`: the engine's work grows
+/// with both.
+pub fn match_cost(text: &str, pattern: &str) -> u64 {
+    units_of(text.len()).saturating_mul(units_of(pattern.len()))
 }
 
 /// The units copying `v` costs: about its JSON size over [`BYTES_PER_UNIT`], at least one.

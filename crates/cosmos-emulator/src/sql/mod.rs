@@ -6,6 +6,7 @@
 
 pub mod aggregate;
 pub mod ast;
+pub mod collect;
 pub mod eval;
 pub mod exec;
 pub mod fulltext;
@@ -22,6 +23,7 @@ mod parser;
 pub mod partition_filter;
 pub mod patch_condition;
 pub mod plan;
+pub mod query_info;
 pub mod rank_fusion;
 mod regex_cache;
 mod scope_check;

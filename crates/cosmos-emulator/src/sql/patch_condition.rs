@@ -29,6 +29,7 @@ impl Condition {
             params: &params,
             aggregates: None,
             work: meter,
+            subquery: crate::sql::collect::run_subquery,
         };
         let mut held = false;
         for_each_row(&self.0, Some(doc), None, &ctx, 0, &mut |row| {

@@ -24,7 +24,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::ast::{Expr, Projection, Query, Source, Step};
+use super::ast::{constant, Expr, Projection, Query, Source, Step};
 use super::fulltext_language::Language;
 use super::sql_error::SqlError;
 use super::vector::{options_value, read_options, DataType, Distance, Resolved};
@@ -448,45 +448,14 @@ fn text_of(e: &Expr) -> Result<String, SqlError> {
     }
 }
 
-/// The value of a constant expression: a literal, a negated number, or an array or object of
-/// constants (the parser bounds the nesting).
-pub fn constant(e: &Expr) -> Option<Value> {
-    match e {
-        Expr::Literal(v) => Some(v.clone()),
-        Expr::Unary(super::ast::UnaryOp::Neg, inner) => match inner.as_ref() {
-            Expr::Literal(Value::Number(n)) => {
-                if let Some(i) = n.as_i64() {
-                    Some(Value::from(-i))
-                } else {
-                    n.as_f64()
-                        .and_then(|f| serde_json::Number::from_f64(-f))
-                        .map(Value::Number)
-                }
-            }
-            _ => None,
-        },
-        Expr::Array(items) => items
-            .iter()
-            .map(constant)
-            .collect::<Option<Vec<_>>>()
-            .map(Value::Array),
-        Expr::Object(fields) => fields
-            .iter()
-            .map(|(k, v)| constant(v).map(|v| (k.clone(), v)))
-            .collect::<Option<serde_json::Map<_, _>>>()
-            .map(Value::Object),
-        _ => None,
-    }
-}
-
 /// The hybrid search part of a query plan, as the service writes it.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HybridSearchQueryInfo {
     pub global_statistics_query: String,
-    pub component_query_infos: Vec<super::plan::QueryInfo>,
-    pub component_without_payload_query_infos: Vec<super::plan::QueryInfo>,
-    pub projection_query_info: Option<super::plan::QueryInfo>,
+    pub component_query_infos: Vec<super::query_info::QueryInfo>,
+    pub component_without_payload_query_infos: Vec<super::query_info::QueryInfo>,
+    pub projection_query_info: Option<super::query_info::QueryInfo>,
     pub component_weights: Vec<f64>,
     pub skip: Option<u64>,
     pub take: Option<u64>,
@@ -661,11 +630,11 @@ pub fn hybrid_info(
         Some(f) => format!("({{documentdb-formattableorderbyquery-filter}}) AND ({f})"),
         None => "({documentdb-formattableorderbyquery-filter})".to_owned(),
     };
-    let infos: Vec<super::plan::QueryInfo> = components
+    let infos: Vec<super::query_info::QueryInfo> = components
         .iter()
         .map(|c| {
             let direction = if c.descending { "DESC" } else { "ASC" };
-            super::plan::QueryInfo {
+            super::query_info::QueryInfo {
                 distinct_type: "None",
                 top: Some(depth),
                 offset: None,

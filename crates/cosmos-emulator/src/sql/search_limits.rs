@@ -9,9 +9,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::ast::Expr;
+use super::ast::{constant, Expr};
 use super::fulltext::{too_many_terms, MAX_TERMS};
-use super::search::constant;
 use super::sql_error::SqlError;
 
 /// The name the documentation gives a full-text function (upper-cased) that takes terms.

@@ -281,9 +281,11 @@ pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option
     if name == "VECTORDISTANCE" {
         match args.get(2).copied().flatten() {
             None | Some(Value::Bool(_)) => {}
-            Some(other) => return Err(SqlError::new(format!(
+            Some(other) => {
+                return Err(SqlError::new(format!(
                 "The third argument of VectorDistance (bruteForce) must be a boolean, not {other}."
-            ))),
+            )))
+            }
         }
     }
     let (distance, data_type) = read_options(args.get(options_at).copied().flatten())?;

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::partition::{DocKey, StoredDoc};
+use super::stored_doc::{DocKey, StoredDoc};
 
 /// How long changes stay readable by all-versions-and-deletes feeds.
 pub const RETENTION_SECONDS: u64 = 10 * 60;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::partition::{DocKey, StoredDoc};
+use super::stored_doc::{DocKey, StoredDoc};
 
 /// Takes the writes of each commit, in commit order per partition (it is called under the
 /// partition's lock, so it must only queue them, never wait).

@@ -8,38 +8,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use tokio::time::Instant;
 
-use super::embeddings::Embeddings;
 use super::history::{ChangeHistory, HistoryEntry};
 use super::replica_log::ReplicaLog;
+use super::stored_doc::{DocKey, StoredDoc};
 use super::unique_keys::UniqueIndex;
 use crate::epk::{Epk, EpkFilter};
 use crate::protocol::ids::unix_seconds;
-
-/// Where an item lives within a container: its EPK, then its id.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DocKey {
-    pub epk: Epk,
-    pub id: String,
-}
-
-/// A stored item: its JSON text (system properties included), etag and resource id.
-#[derive(Debug)]
-pub struct StoredDoc {
-    pub body: Bytes,
-    pub etag: String,
-    /// The `_rid` bytes, kept across replaces.
-    pub rid: [u8; 16],
-    /// Its values at the container's unique keys ([`UniqueKeys::entries`]; empty without a
-    /// policy), which the partition's index holds while this is the item's committed version.
-    ///
-    /// [`UniqueKeys::entries`]: super::unique_keys::UniqueKeys::entries
-    pub unique: Box<[String]>,
-    /// The embeddings vector searches measured in this version, read from `body` on first use.
-    pub vectors: Embeddings,
-}
 
 #[derive(Clone)]
 struct Version {
@@ -469,6 +445,7 @@ fn version_at(versions: &[Version], lsn: u64) -> Option<&Arc<StoredDoc>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
 
     fn key(id: &str) -> DocKey {
         DocKey {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::container::Container;
 use super::item_log::ItemSink;
-use super::partition::{DocKey, StoredDoc};
+use super::stored_doc::{DocKey, StoredDoc};
 use super::Store;
 
 /// A kept item version: its body, etag and `_rid` bytes.

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::partition::DocKey;
 use super::query_memory::Reservation;
+use super::stored_doc::DocKey;
 use crate::epk::EpkFilter;
 
 /// Entries kept at once.

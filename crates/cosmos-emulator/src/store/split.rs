@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::RwLock;
 
 use super::container::{pkranges_feed, Container};
+use super::partition::Partition;
 use crate::epk::{Epk, PkDefinition};
 use crate::protocol::ids::encode_rid;
 use crate::protocol::ApiError;
@@ -203,4 +204,17 @@ mod tests {
         let fresh = after.next_item_rid(2);
         assert!(!old.contains(&fresh));
     }
+}
+
+/// `partition` unless a split has retired it: 410 with sub-status 1002 (the range is gone; the
+/// client refreshes its partition key ranges and retries).
+pub fn live<P: std::ops::Deref<Target = Partition>>(partition: P) -> Result<P, ApiError> {
+    if partition.is_retired() {
+        return Err(ApiError::new(
+            410,
+            "The partition key range is gone: it was split. Read the pkranges feed again.",
+        )
+        .with_sub_status(1002));
+    }
+    Ok(partition)
 }

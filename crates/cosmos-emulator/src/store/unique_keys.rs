@@ -12,11 +12,10 @@
 //! values up: it costs the same with 3 or 3,000 items in the logical partition.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::partition::{DocKey, Partition, StoredDoc};
+use super::stored_doc::{DocKey, StoredDoc};
 use crate::epk::Epk;
 use crate::protocol::ApiError;
 use crate::sql::value::canonical;
@@ -134,44 +133,6 @@ impl UniqueKeys {
             paths.join(", ")
         ))
     }
-
-    /// Checks the writes of one commit (a single write, or a transactional batch in operation
-    /// order) against the partition's index and each other: `Err((i, 409))` for the first write
-    /// that would hold a unique value another item holds once the writes before it are applied.
-    pub fn check_writes(
-        &self,
-        partition: &Partition,
-        writes: &[(DocKey, Option<Arc<StoredDoc>>)],
-    ) -> Result<(), (usize, ApiError)> {
-        if self.keys.is_empty() {
-            return Ok(());
-        }
-        // The items written so far, as they will be.
-        let mut staged: HashMap<&DocKey, Option<&StoredDoc>> = HashMap::new();
-        for (i, (key, doc)) in writes.iter().enumerate() {
-            if let Some(doc) = doc {
-                for entry in doc.unique.iter() {
-                    let committed = partition.unique_owner(key.epk, entry).filter(|owner| {
-                        *owner != key.id
-                            && !staged.contains_key(&DocKey {
-                                epk: key.epk,
-                                id: (*owner).to_owned(),
-                            })
-                    });
-                    let written = staged.iter().any(|(other, d)| {
-                        *other != key
-                            && other.epk == key.epk
-                            && d.is_some_and(|d| d.unique.contains(entry))
-                    });
-                    if committed.is_some() || written {
-                        return Err((i, self.violation(entry)));
-                    }
-                }
-            }
-            staged.insert(key, doc.as_deref());
-        }
-        Ok(())
-    }
 }
 
 /// The unique values of a partition's committed items: which item (by id) holds each, per
@@ -240,7 +201,9 @@ fn values<'v>(key: &[KeyPath], doc: &'v Map<String, Value>) -> Vec<&'v Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Partition;
     use serde_json::json;
+    use std::sync::Arc;
 
     fn keys(policy: Value) -> Result<UniqueKeys, String> {
         let Value::Object(map) = json!({"id": "c", "uniqueKeyPolicy": policy}) else {

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::super::eval::check_result_size;
+use super::super::limits::check_result_size;
 use super::super::meter::{json_size, units_of, Meter};
 use super::super::sql_error::SqlError;
 use super::super::value::{equals, number, Val};

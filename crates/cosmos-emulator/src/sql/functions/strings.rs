@@ -6,9 +6,8 @@
 
 use serde_json::Value;
 
-use super::super::eval::{check_result_size, match_cost};
-use super::super::limits::MAX_REPLICATE_CHARS;
-use super::super::meter::Meter;
+use super::super::limits::{check_result_size, MAX_REPLICATE_CHARS};
+use super::super::meter::{match_cost, Meter};
 use super::super::regex_cache::compiled;
 use super::super::sql_error::SqlError;
 use super::super::value::{number, Val};
