@@ -25,6 +25,7 @@ mod tls;
 
 pub use cli::{run, EmulatorArgs};
 pub use emulator::{DetachedEmulator, Emulator, EmulatorBuilder, StartError, WELL_KNOWN_KEY};
-pub use exchange::{QueryLimits, SessionWait};
+pub use exchange::SessionWait;
 pub use faults::{FaultInjector, RequestCounters};
+pub use query_exec::QueryLimits;
 pub use store::{QueryMemoryStats, ReplicationLag};

@@ -1,5 +1,7 @@
 //! Parsing the `authorization` header: URL-decoded `type={master|aad|resource}&ver=1.0&sig={...}`.
 
+use crate::protocol::percent::percent_decode;
+
 /// The token kinds the header can carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TokenType {
@@ -23,26 +25,6 @@ impl std::fmt::Debug for AuthHeader {
             .field("signature", &"<redacted>")
             .finish()
     }
-}
-
-/// Percent-decodes `text` ('+' stays '+': base64 signatures contain it). None if an escape is bad.
-pub fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'%' {
-            let hi = bytes.get(i + 1).and_then(|c| (*c as char).to_digit(16))?;
-            let lo = bytes.get(i + 2).and_then(|c| (*c as char).to_digit(16))?;
-            out.push((hi * 16 + lo) as u8);
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// Parses the header value; the error says what is malformed (never echoing the secret part).

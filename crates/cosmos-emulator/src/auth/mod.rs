@@ -12,7 +12,7 @@ mod verify;
 
 pub use admin_access::AdminAccess;
 pub use decide::{decide, same_key};
-pub use header::{parse as parse_authorization, percent_decode, AuthHeader, TokenType};
+pub use header::{parse as parse_authorization, AuthHeader, TokenType};
 pub use intent::{Action, Decision, Intent, Keys};
 pub use resource_token::{lifetime as token_lifetime, ResourceToken, EXPIRY_SECONDS_HEADER};
 pub use signature::{key_from_base64, sign, string_to_sign, SignedFields};

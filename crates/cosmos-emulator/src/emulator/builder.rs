@@ -9,8 +9,9 @@ use tokio::net::TcpListener;
 use super::handle::Emulator;
 use super::StartError;
 use crate::auth::{key_from_base64, AdminAccess, AuthPolicy};
-use crate::exchange::{QueryLimits, SessionWait, Shared};
+use crate::exchange::{SessionWait, Shared};
 use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
+use crate::query_exec::QueryLimits;
 use crate::server::{self, ConnectionCap, Port, DEFAULT_MAX_CONNECTIONS};
 use crate::store::{
     Catalog, PartitionSizing, QueryState, RegionInfo, ReplicationLag, Store, Topology,

@@ -19,8 +19,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::exchange::QueryLimits;
 use crate::protocol::ApiError;
+use crate::query_exec::QueryLimits;
 use crate::query_exec::{
     build_key, run_page, Execution, Page, QueryToken, RangeReads, ReadScope as Scope,
 };

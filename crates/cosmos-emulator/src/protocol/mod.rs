@@ -6,6 +6,7 @@ pub mod cosmos_binary;
 mod error;
 pub mod headers;
 pub mod ids;
+pub mod percent;
 pub mod route;
 mod script_kind;
 pub mod session_token;

@@ -1,8 +1,8 @@
 //! Resource paths: `/dbs/{db}/colls/{coll}/docs/{id}` and friends, with the resource type and link
 //! the master-key signature covers.
 
+use super::percent::percent_decode;
 use super::ScriptKind;
-use crate::auth::percent_decode;
 
 /// What a request path names.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 //! per query (400 past it) and, with every other query's, by the store's query memory (429 while
 //! other queries' pages hold it).
 
-use crate::exchange::QueryLimits;
+use super::QueryLimits;
 use crate::protocol::ApiError;
 use crate::sql::sql_error::Limit;
 use crate::sql::SqlError;
