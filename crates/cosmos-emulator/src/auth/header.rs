@@ -4,14 +4,14 @@ use crate::protocol::percent::percent_decode;
 
 /// The token kinds the header can carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TokenType {
+pub(crate) enum TokenType {
     Master,
     Aad,
     Resource,
 }
 
 /// A parsed authorization header. The signature/token is secret: not shown by `Debug`.
-pub struct AuthHeader {
+pub(crate) struct AuthHeader {
     pub token_type: TokenType,
     pub version: String,
     pub signature: String,
@@ -28,7 +28,7 @@ impl std::fmt::Debug for AuthHeader {
 }
 
 /// Parses the header value; the error says what is malformed (never echoing the secret part).
-pub fn parse(raw: &str) -> Result<AuthHeader, String> {
+pub(crate) fn parse(raw: &str) -> Result<AuthHeader, String> {
     let decoded =
         percent_decode(raw).ok_or("the authorization header has an invalid percent-encoding")?;
     let mut token_type = None;

@@ -55,7 +55,7 @@ pub struct EmulatorBuilder {
 }
 
 /// How long a client may take to send a request body, unless configured otherwise.
-pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How often partitions that went quiet drop replica-log entries and item versions no region needs.
 const CLEANUP_PERIOD: Duration = Duration::from_secs(1);

@@ -10,23 +10,23 @@
 //! The server calls, per request: [`RequestCounters::record`], then [`FaultInjector::evaluate`]; it
 //! sleeps [`Verdict::delay`] and applies [`Verdict::reaction`].
 
-pub mod admin;
+pub(crate) mod admin;
 mod condition;
 mod counters;
 mod delay;
 mod injector;
 mod installed_rule;
 mod op_kind;
-pub mod outage;
-pub mod outage_admin;
+pub(crate) mod outage;
+pub(crate) mod outage_admin;
 mod pattern;
 pub mod profiles;
 mod quote;
 mod reaction;
 mod region;
 mod rule;
-pub mod rule_json;
-pub mod rule_limits;
+pub(crate) mod rule_json;
+pub(crate) mod rule_limits;
 mod verdict;
 
 #[cfg(test)]

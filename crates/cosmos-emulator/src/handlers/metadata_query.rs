@@ -16,7 +16,7 @@ use crate::protocol::{charge, headers, ApiError};
 
 /// Runs the request's query over `resources` (their JSON bodies) and answers the feed page
 /// `{"_rid": rid, "<name>": [...], "_count": n}`.
-pub fn answer(
+pub(super) fn answer(
     ctx: &RequestCtx<'_>,
     rid: &str,
     name: &str,

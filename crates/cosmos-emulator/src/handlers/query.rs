@@ -24,7 +24,7 @@ use crate::sql::plan::{plan, MinMaxParts};
 use crate::store::{Container, Partition};
 
 /// Sub-status of a cross-partition query the gateway cannot serve without a plan.
-pub const CROSS_PARTITION_QUERY_NOT_SERVABLE: u32 = 1004;
+pub(super) const CROSS_PARTITION_QUERY_NOT_SERVABLE: u32 = 1004;
 /// Default and largest page sizes, in items.
 const DEFAULT_PAGE: usize = 100;
 const MAX_PAGE: usize = 1000;
@@ -32,7 +32,10 @@ const MAX_PAGE: usize = 1000;
 const PAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Readies an item query's search functions under the container's policies
 /// ([`crate::sql::search::prepare`]): 400 for a misuse of them.
-pub fn prepare_search(request: &mut QueryRequest, container: &Container) -> Result<(), ApiError> {
+pub(super) fn prepare_search(
+    request: &mut QueryRequest,
+    container: &Container,
+) -> Result<(), ApiError> {
     crate::sql::search::prepare(
         &mut request.query,
         &container.search_policy(),
@@ -63,7 +66,7 @@ impl RangeReads for Reads<'_, '_> {
 }
 
 /// Serves one page of a query.
-pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let mut request = read_request(ctx)?;
     prepare_search(&mut request, &container)?;
@@ -268,7 +271,7 @@ fn not_servable(request: &QueryRequest) -> ApiError {
 
 /// A query over every partition must say it may span them
 /// (`x-ms-documentdb-query-enablecrosspartition: true`); 400 in the service's words otherwise.
-pub fn require_cross_partition(ctx: &RequestCtx<'_>) -> Result<(), ApiError> {
+pub(super) fn require_cross_partition(ctx: &RequestCtx<'_>) -> Result<(), ApiError> {
     if flag(ctx.headers, headers::ENABLE_CROSS_PARTITION) {
         return Ok(());
     }
@@ -333,7 +336,7 @@ fn epk_range_within(
 
 /// The keys a WHERE clause pins: the partition key (every path of a hierarchical key, each by an
 /// equality), or a leading prefix of a hierarchical key's paths.
-pub fn pinned_filter(request: &QueryRequest, container: &Container) -> Option<EpkFilter> {
+pub(super) fn pinned_filter(request: &QueryRequest, container: &Container) -> Option<EpkFilter> {
     container
         .pk
         .filter(&pinned_partition_key(request, container)?)
@@ -341,7 +344,7 @@ pub fn pinned_filter(request: &QueryRequest, container: &Container) -> Option<Ep
 }
 
 /// The partition key (or hierarchical prefix) a WHERE clause pins, as [`pinned_filter`] reads it.
-pub fn pinned_partition_key(
+pub(super) fn pinned_partition_key(
     request: &QueryRequest,
     container: &Container,
 ) -> Option<PartitionKeyValue> {
@@ -359,7 +362,7 @@ pub fn pinned_partition_key(
 
 /// Whether the gateway answers a cross-partition query itself: no ORDER BY, aggregates,
 /// GROUP BY, DISTINCT, TOP or OFFSET/LIMIT, which need a client-side plan.
-pub fn gateway_serves(q: &Query) -> bool {
+pub(super) fn gateway_serves(q: &Query) -> bool {
     q.from.is_some()
         && q.order_by.is_empty()
         && !needs_all_rows(q)

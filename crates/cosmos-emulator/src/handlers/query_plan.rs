@@ -13,7 +13,7 @@ use crate::sql::query_info::QueryInfo;
 const SUPPORTED_QUERY_FEATURES: &str = "x-ms-cosmos-supported-query-features";
 
 /// Answers the query plan.
-pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let mut request = read_request(ctx)?;
     prepare_search(&mut request, &container)?;
@@ -73,7 +73,7 @@ pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, A
 /// rules: one aggregate under `SELECT VALUE` needs `Aggregate`, one without it
 /// `NonValueAggregate`, several both `NonValueAggregate` and `MultipleAggregates`; one ORDER BY
 /// key needs `OrderBy`, several `MultipleOrderBy`.
-pub fn missing_features(info: &QueryInfo, declared: &[&str]) -> Vec<&'static str> {
+pub(super) fn missing_features(info: &QueryInfo, declared: &[&str]) -> Vec<&'static str> {
     let aggregate_aliases = info
         .group_by_alias_to_aggregate_type
         .values()

@@ -47,7 +47,7 @@ const SUB_PAGE_BYTES: usize = 4 * 1024 * 1024;
 const KEY_PREFIX: &str = "ORDER BY RANK progress: ";
 
 /// Where the sub-queries run: the request's container, scope, replica and budget.
-pub struct SubQueries<'a> {
+pub(super) struct SubQueries<'a> {
     pub container: &'a Container,
     pub scope: &'a Scope,
     pub region: usize,
@@ -181,7 +181,7 @@ impl SubQueries<'_> {
 
     /// One page of the ranked query `request` from `token`: its results once the plan has run,
     /// else no results and a continuation; and the work it took.
-    pub fn answer(
+    pub(super) fn answer(
         &self,
         request: &QueryRequest,
         token: Option<QueryToken>,

@@ -17,7 +17,7 @@ const MAX_PARAMETERS: usize = 1000;
 /// The JSON body of a query request.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct QueryBody {
+pub(super) struct QueryBody {
     pub query: String,
     #[serde(default)]
     pub parameters: Vec<Parameter>,
@@ -26,20 +26,20 @@ pub struct QueryBody {
 /// One `{"name": "@x", "value": ...}`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Parameter {
+pub(super) struct Parameter {
     pub name: String,
     pub value: Option<Value>,
 }
 
 /// A parsed query request: the query and its parameters.
-pub struct QueryRequest {
+pub(super) struct QueryRequest {
     pub text: String,
     pub query: Query,
     pub params: HashMap<String, Value>,
 }
 
 /// Reads and parses the body (`application/query+json`, or `application/sql` text).
-pub fn read_request(ctx: &RequestCtx<'_>) -> Result<QueryRequest, ApiError> {
+pub(super) fn read_request(ctx: &RequestCtx<'_>) -> Result<QueryRequest, ApiError> {
     let is_sql_text = ctx
         .header(headers::CONTENT_TYPE)
         .is_some_and(|c| c.trim().eq_ignore_ascii_case("application/sql"));

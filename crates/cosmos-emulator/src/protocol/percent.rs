@@ -1,7 +1,7 @@
 //! Percent-decoding, as URL paths and the `authorization` header carry it.
 
 /// Percent-decodes `text` ('+' stays '+': base64 signatures contain it). None if an escape is bad.
-pub fn percent_decode(text: &str) -> Option<String> {
+pub(crate) fn percent_decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -22,20 +22,20 @@ use crate::store::{Container, Partition, QueryState, StoredDoc};
 
 /// How a page learns the LSN it reads a range at: the request's consistency rules decide (a
 /// session ahead of the region's replica is refused), and the reply carries what was read.
-pub trait RangeReads {
+pub(crate) trait RangeReads {
     /// The LSN range `range` is read at; `partition` is that range's partition, locked for
     /// reading.
     fn read_point(&self, range: usize, partition: &Partition) -> Result<u64, ApiError>;
 }
 
 /// The ranges a query reads and, for a single-partition or prefix query, the keys it reads.
-pub struct ReadScope {
+pub(crate) struct ReadScope {
     pub ranges: Vec<usize>,
     pub only_epk: Option<EpkFilter>,
 }
 
 /// One page of a query: what it needs and what it has used.
-pub struct Execution<'a> {
+pub(crate) struct Execution<'a> {
     pub container: &'a Container,
     pub query: &'a Query,
     /// The query's text and parameters (with the scope, what identifies its kept answers).
@@ -62,12 +62,12 @@ pub struct Execution<'a> {
 
 impl Execution<'_> {
     /// A fresh meter for a page under `limits`.
-    pub fn meter_for(limits: &QueryLimits) -> Meter {
+    pub(crate) fn meter_for(limits: &QueryLimits) -> Meter {
         Meter::new(limits.page_work, limits.page_time)
     }
 
     /// The evaluation context of this page.
-    pub fn ctx(&self) -> Ctx<'_> {
+    pub(crate) fn ctx(&self) -> Ctx<'_> {
         Ctx {
             params: self.params,
             aggregates: None,
@@ -126,7 +126,7 @@ fn star_is_document(q: &Query) -> bool {
 
 /// One page of results.
 #[derive(Default)]
-pub struct Page {
+pub(crate) struct Page {
     /// Each result's JSON text.
     pub items: Vec<Bytes>,
     pub next: Option<QueryToken>,

@@ -46,9 +46,9 @@ use serde_json::Value;
 
 pub(crate) use build::key_for as build_key;
 pub(crate) use execution::Window;
-pub use execution::{Execution, Page, RangeReads, ReadScope};
+pub(crate) use execution::{Execution, Page, RangeReads, ReadScope};
 pub use limits::QueryLimits;
-pub use token::QueryToken;
+pub(crate) use token::QueryToken;
 
 use self::budget::sql_error;
 use self::build::BuildAt;
@@ -60,7 +60,7 @@ use crate::sql::grouping::combines_across_pages;
 /// Runs `query` over a small, whole set of resources (the metadata feeds: databases, containers,
 /// offers) in one page under the page's work and time budget: a query that needs more than a
 /// page's budget is refused with 400 naming the limit, as an item query's row is.
-pub fn run_whole(
+pub(crate) fn run_whole(
     query: &Query,
     docs: &[Value],
     params: &HashMap<String, Value>,
@@ -83,7 +83,7 @@ fn kind_mismatch() -> ApiError {
 }
 
 /// Runs one page of the query, from `token` (the continuation the previous page answered).
-pub fn run_page(ex: &Execution<'_>, token: Option<QueryToken>) -> Result<Page, ApiError> {
+pub(crate) fn run_page(ex: &Execution<'_>, token: Option<QueryToken>) -> Result<Page, ApiError> {
     let mut page = page_of(ex, token)?;
     page.scanned = page.scanned.max(ex.docs_read.get());
     Ok(page)

@@ -26,7 +26,7 @@ pub struct Query {
 }
 
 /// A range of character offsets in the query text.
-pub type Span = (usize, usize);
+pub(crate) type Span = (usize, usize);
 
 /// Where each part of a query is in its text.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -277,7 +277,7 @@ impl Expr {
 
 /// The value of a constant expression: a literal, a negated number, or an array or object of
 /// constants (the parser bounds the nesting).
-pub fn constant(e: &Expr) -> Option<Value> {
+pub(crate) fn constant(e: &Expr) -> Option<Value> {
     match e {
         Expr::Literal(v) => Some(v.clone()),
         Expr::Unary(UnaryOp::Neg, inner) => match inner.as_ref() {

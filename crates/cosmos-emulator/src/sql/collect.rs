@@ -19,7 +19,7 @@ use super::value::canonical;
 
 /// Answers a query from what was gathered from all its filtered rows (see [`Gathered`]):
 /// groups projected with their aggregates, rows ordered, DISTINCT, then OFFSET/LIMIT/TOP.
-pub fn finish_gathered<'v>(
+pub(crate) fn finish_gathered<'v>(
     q: &'v Query,
     gathered: Gathered,
     outer: Option<&'v Scope<'v>>,
@@ -67,7 +67,7 @@ pub fn finish_gathered<'v>(
 /// Gathers a query's answer from its rows: a query without ORDER BY, aggregates, GROUP BY or
 /// DISTINCT keeps only its projected results and stops as soon as it has what is wanted; any
 /// other gathers what it needs ([`Gathered`]) and answers at [`Collector::finish`].
-pub struct Collector<'v> {
+pub(crate) struct Collector<'v> {
     q: &'v Query,
     gathered: Option<Gathered>,
     results: Vec<Value>,
@@ -78,7 +78,7 @@ pub struct Collector<'v> {
 }
 
 impl<'v> Collector<'v> {
-    pub fn new(q: &'v Query, ctx: &Ctx<'_>, want: Want) -> Result<Self, SqlError> {
+    pub(crate) fn new(q: &'v Query, ctx: &Ctx<'_>, want: Want) -> Result<Self, SqlError> {
         let streams = !needs_all_rows(q) && q.order_by.is_empty();
         let (offset, take) = window_of(q, ctx)?;
         let wanted = match want {
@@ -96,7 +96,7 @@ impl<'v> Collector<'v> {
     }
 
     /// Adds one row (filtered here).
-    pub fn add(&mut self, row: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Flow, SqlError> {
+    pub(crate) fn add(&mut self, row: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Flow, SqlError> {
         let q = self.q;
         if !passes(q, row, ctx)? {
             return Ok(Flow::Go);
@@ -119,7 +119,7 @@ impl<'v> Collector<'v> {
     }
 
     /// The answer.
-    pub fn finish(
+    pub(crate) fn finish(
         self,
         outer: Option<&'v Scope<'v>>,
         ctx: &Ctx<'v>,
@@ -132,7 +132,7 @@ impl<'v> Collector<'v> {
 }
 
 /// Runs a subquery in the scope of the enclosing row.
-pub fn run_subquery<'v>(
+pub(crate) fn run_subquery<'v>(
     q: &'v Query,
     outer: &Scope<'v>,
     ctx: &Ctx<'v>,
@@ -152,7 +152,8 @@ pub fn run_subquery<'v>(
 }
 
 /// Runs a whole query over `docs` without a budget (tests and the differential corpus use this).
-pub fn run(
+#[cfg(test)]
+pub(crate) fn run(
     q: &Query,
     docs: &[Value],
     params: &HashMap<String, Value>,
@@ -161,7 +162,7 @@ pub fn run(
 }
 
 /// Runs a whole query over `docs` under `meter`.
-pub fn run_metered(
+pub(crate) fn run_metered(
     q: &Query,
     docs: &[Value],
     params: &HashMap<String, Value>,

@@ -23,7 +23,7 @@ use super::value::{compare, equals, number, Val};
 /// The names one row binds (each to a value it borrows), and the row of the enclosing query (for
 /// subqueries).
 #[derive(Clone, Copy)]
-pub struct Scope<'a> {
+pub(crate) struct Scope<'a> {
     pub names: &'a [&'a str],
     pub values: &'a [&'a Value],
     pub outer: Option<&'a Scope<'a>>,
@@ -31,14 +31,14 @@ pub struct Scope<'a> {
 
 impl<'a> Scope<'a> {
     /// A scope binding nothing.
-    pub const EMPTY: Scope<'static> = Scope {
+    pub(crate) const EMPTY: Scope<'static> = Scope {
         names: &[],
         values: &[],
         outer: None,
     };
 
     /// The value bound to `name`, here or in an enclosing scope.
-    pub fn lookup(&self, name: &str) -> Option<&'a Value> {
+    pub(crate) fn lookup(&self, name: &str) -> Option<&'a Value> {
         let mut scope = Some(self);
         while let Some(s) = scope {
             if let Some(i) = s.names.iter().position(|n| *n == name) {
@@ -53,7 +53,7 @@ impl<'a> Scope<'a> {
 /// What evaluation needs besides the row: parameters, the current group's aggregate results, and
 /// the meter every step charges.
 #[derive(Clone, Copy)]
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub params: &'a HashMap<String, Value>,
     pub aggregates: Option<&'a [Val]>,
     /// The budget of the page (or condition) being evaluated.
@@ -65,12 +65,12 @@ pub struct Ctx<'a> {
 }
 
 /// Runs a subquery `q` in the scope of the enclosing row, giving what `Want` asks for.
-pub type RunSubquery =
+pub(crate) type RunSubquery =
     for<'v> fn(&'v Query, &Scope<'v>, &Ctx<'v>, Want) -> Result<Vec<Value>, SqlError>;
 
 /// How many results a subquery's caller needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Want {
+pub(crate) enum Want {
     /// The first (EXISTS, a scalar subquery).
     First,
     /// All (ARRAY).
@@ -79,7 +79,7 @@ pub enum Want {
 
 impl<'a> Ctx<'a> {
     /// The same context with `aggregates` as the current group's results.
-    pub fn with_aggregates<'b>(&'b self, aggregates: &'b [Val]) -> Ctx<'b> {
+    pub(crate) fn with_aggregates<'b>(&'b self, aggregates: &'b [Val]) -> Ctx<'b> {
         Ctx {
             params: self.params,
             aggregates: Some(aggregates),
@@ -90,17 +90,17 @@ impl<'a> Ctx<'a> {
 }
 
 /// A value an expression yields: borrowed from the row, the parameters or the query, or built.
-pub type Evaluated<'v> = Option<Cow<'v, Value>>;
+pub(crate) type Evaluated<'v> = Option<Cow<'v, Value>>;
 
 /// Evaluates `expr` to a value of its own (copied, and charged by size, when it was borrowed).
-pub fn eval<'v>(expr: &'v Expr, scope: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Val, SqlError> {
+pub(crate) fn eval<'v>(expr: &'v Expr, scope: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Val, SqlError> {
     eval_ref(expr, scope, ctx)?
         .map(|v| owned(v, ctx.work))
         .transpose()
 }
 
 /// `v` as a value of its own: a borrowed value is copied, charged by its size first.
-pub fn owned(v: Cow<'_, Value>, meter: &Meter) -> Result<Value, SqlError> {
+pub(crate) fn owned(v: Cow<'_, Value>, meter: &Meter) -> Result<Value, SqlError> {
     match v {
         Cow::Owned(v) => Ok(v),
         Cow::Borrowed(v) => {
@@ -115,7 +115,7 @@ fn unresolved(name: &str) -> SqlError {
 }
 
 /// Evaluates `expr`, borrowing what it names rather than copying it.
-pub fn eval_ref<'v>(
+pub(crate) fn eval_ref<'v>(
     expr: &'v Expr,
     scope: &Scope<'v>,
     ctx: &Ctx<'v>,
@@ -310,7 +310,7 @@ pub fn eval_ref<'v>(
 }
 
 /// Follows `steps` from `v` by reference.
-pub fn walk_ref<'v>(
+pub(crate) fn walk_ref<'v>(
     mut v: &'v Value,
     steps: &'v [Step],
     scope: &Scope<'v>,
@@ -392,7 +392,7 @@ fn to_int32(f: f64) -> i32 {
 
 /// A binary operator on evaluated operands; `||` is charged for the string it builds and refused
 /// past [`MAX_RESULT_BYTES`](super::limits::MAX_RESULT_BYTES).
-pub fn binary(
+pub(crate) fn binary(
     op: BinaryOp,
     a: Option<&Value>,
     b: Option<&Value>,

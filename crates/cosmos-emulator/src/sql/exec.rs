@@ -19,17 +19,17 @@ use super::sql_error::SqlError;
 use super::value::{is_true, order, Val};
 
 /// One row as values of its own (the first row of a group), in source order.
-pub type Row = Vec<Value>;
+pub(crate) type Row = Vec<Value>;
 
 /// Whether a row walk goes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Flow {
+pub(crate) enum Flow {
     Go,
     Stop,
 }
 
 /// The names the sources of `q` bind, in order.
-pub fn source_names(q: &Query) -> Vec<&str> {
+pub(crate) fn source_names(q: &Query) -> Vec<&str> {
     match &q.from {
         None => Vec::new(),
         Some(from) => std::iter::once(&from.source)
@@ -40,7 +40,7 @@ pub fn source_names(q: &Query) -> Vec<&str> {
 }
 
 /// Whether the query must see all its rows before it can answer.
-pub fn needs_all_rows(q: &Query) -> bool {
+pub(crate) fn needs_all_rows(q: &Query) -> bool {
     !q.aggregates.is_empty() || !q.group_by.is_empty() || q.distinct
 }
 
@@ -49,7 +49,7 @@ pub fn needs_all_rows(q: &Query) -> bool {
 /// `doc` for a top-level query, from the enclosing row `outer` for a subquery (`doc` None); a
 /// query without FROM binds one empty row. Each row bound charges one unit; more than
 /// [`MAX_ROWS_PER_DOCUMENT`] rows is an error.
-pub fn for_each_row<'v>(
+pub(crate) fn for_each_row<'v>(
     q: &'v Query,
     doc: Option<&'v Value>,
     outer: Option<&'v Scope<'v>>,
@@ -232,7 +232,7 @@ fn root_ident(expr: &Expr) -> Option<&str> {
 }
 
 /// Whether the row passes the WHERE clause.
-pub fn passes<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<bool, SqlError> {
+pub(crate) fn passes<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<bool, SqlError> {
     match &q.filter {
         None => Ok(true),
         Some(filter) => Ok(is_true(&eval_ref(filter, row, ctx)?.map(Cow::into_owned))),
@@ -240,12 +240,16 @@ pub fn passes<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<bool, 
 }
 
 /// The ORDER BY key values of the row.
-pub fn order_keys<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Vec<Val>, SqlError> {
+pub(crate) fn order_keys<'v>(
+    q: &'v Query,
+    row: &Scope<'v>,
+    ctx: &Ctx<'v>,
+) -> Result<Vec<Val>, SqlError> {
     q.order_by.iter().map(|k| eval(&k.expr, row, ctx)).collect()
 }
 
 /// Compares two key lists by the query's directions.
-pub fn compare_keys(q: &Query, a: &[Val], b: &[Val]) -> std::cmp::Ordering {
+pub(crate) fn compare_keys(q: &Query, a: &[Val], b: &[Val]) -> std::cmp::Ordering {
     for (i, key) in q.order_by.iter().enumerate() {
         let o = order(
             a.get(i).and_then(Option::as_ref),
@@ -260,7 +264,7 @@ pub fn compare_keys(q: &Query, a: &[Val], b: &[Val]) -> std::cmp::Ordering {
 }
 
 /// The projected value of the row (`None`: the row yields nothing).
-pub fn project<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Val, SqlError> {
+pub(crate) fn project<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Val, SqlError> {
     match &q.projection {
         Projection::Star => match row.values.first() {
             Some(v) => {
@@ -294,7 +298,7 @@ pub fn project<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Val, 
 }
 
 /// A TOP/OFFSET/LIMIT count.
-pub fn count_of(expr: Option<&Expr>, ctx: &Ctx<'_>) -> Result<Option<u64>, SqlError> {
+pub(crate) fn count_of(expr: Option<&Expr>, ctx: &Ctx<'_>) -> Result<Option<u64>, SqlError> {
     let Some(expr) = expr else { return Ok(None) };
     match eval(expr, &Scope::EMPTY, ctx)? {
         Some(Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64()),
@@ -306,7 +310,7 @@ pub fn count_of(expr: Option<&Expr>, ctx: &Ctx<'_>) -> Result<Option<u64>, SqlEr
 }
 
 /// The OFFSET and the most results after it (LIMIT and TOP, whichever is smaller).
-pub fn window_of(q: &Query, ctx: &Ctx<'_>) -> Result<(u64, Option<u64>), SqlError> {
+pub(crate) fn window_of(q: &Query, ctx: &Ctx<'_>) -> Result<(u64, Option<u64>), SqlError> {
     let offset = count_of(q.offset.as_ref(), ctx)?.unwrap_or(0);
     let take = [
         count_of(q.limit.as_ref(), ctx)?,

@@ -31,7 +31,7 @@ use super::sql_error::SqlError;
 /// The plan answered to `x-ms-cosmos-is-query-plan-request: True`.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct QueryPlan {
+pub(crate) struct QueryPlan {
     pub partitioned_query_execution_info_version: u32,
     pub query_info: QueryInfo,
     pub query_ranges: Vec<QueryRange>,
@@ -43,7 +43,7 @@ pub struct QueryPlan {
 /// A range of effective partition keys the query reads.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct QueryRange {
+pub(crate) struct QueryRange {
     pub min: String,
     pub max: String,
     pub is_min_inclusive: bool,
@@ -64,14 +64,14 @@ fn slice(text: &[char], span: Span) -> String {
 /// or `{"min"|"max": value, "count": n}` for clients that declare the `NonValueAggregate` query
 /// feature (the Node.js SDK combines that form).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MinMaxParts {
+pub(crate) enum MinMaxParts {
     Plain,
     WithCount,
 }
 
 /// Builds the plan of `q` (parsed from `text`); `pinned` is the range of effective partition keys
 /// a WHERE clause fixes (one key, or a hierarchical prefix's keys), if any.
-pub fn plan(
+pub(crate) fn plan(
     q: &Query,
     text: &str,
     params: &HashMap<String, Value>,

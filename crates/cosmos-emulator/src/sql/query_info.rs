@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 /// What the SDK must do on top of the per-range results.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct QueryInfo {
+pub(crate) struct QueryInfo {
     pub distinct_type: &'static str,
     pub top: Option<u64>,
     pub offset: Option<u64>,

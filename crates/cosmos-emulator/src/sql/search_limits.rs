@@ -61,7 +61,7 @@ fn term_values<'a>(
 
 /// Checks the call `name(args)` (upper-cased, not yet marked with its language) against the
 /// bounds of the module docs; other calls pass.
-pub fn check_call(
+pub(super) fn check_call(
     name: &str,
     args: &[Expr],
     params: &HashMap<String, Value>,

@@ -8,14 +8,14 @@ use crate::epk::Epk;
 
 /// Where an item lives within a container: its EPK, then its id.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DocKey {
+pub(crate) struct DocKey {
     pub epk: Epk,
     pub id: String,
 }
 
 /// A stored item: its JSON text (system properties included), etag and resource id.
 #[derive(Debug)]
-pub struct StoredDoc {
+pub(crate) struct StoredDoc {
     pub body: Bytes,
     pub etag: String,
     /// The `_rid` bytes, kept across replaces.

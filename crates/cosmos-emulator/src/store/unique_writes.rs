@@ -12,7 +12,7 @@ impl UniqueKeys {
     /// Checks the writes of one commit (a single write, or a transactional batch in operation
     /// order) against the partition's index and each other: `Err((i, 409))` for the first write
     /// that would hold a unique value another item holds once the writes before it are applied.
-    pub fn check_writes(
+    pub(crate) fn check_writes(
         &self,
         partition: &Partition,
         writes: &[(DocKey, Option<Arc<StoredDoc>>)],

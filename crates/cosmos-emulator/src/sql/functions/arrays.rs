@@ -11,7 +11,7 @@ use super::super::value::{equals, number, Val};
 use super::{arg, flag, Args};
 
 /// The array function `name`, or `Ok(None)` when `name` is not one.
-pub fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Option<Val>, SqlError> {
+pub(super) fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Option<Val>, SqlError> {
     let array = |i: usize| match arg(args, i) {
         Some(Value::Array(items)) => Some(items),
         _ => None,

@@ -17,7 +17,7 @@ use super::{arg, flag, Args};
 use super::super::limits::MAX_RESULT_BYTES;
 
 /// The string function `name`: `Ok(None)` when `name` is not one.
-pub fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Option<Val>, SqlError> {
+pub(super) fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Option<Val>, SqlError> {
     let s = |i: usize| match arg(args, i) {
         Some(Value::String(s)) => Some(s.as_str()),
         _ => None,
