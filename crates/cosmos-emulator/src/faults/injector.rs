@@ -188,17 +188,21 @@ impl FaultInjector {
     }
 
     /// Evaluate one request: latency-profile layer + first matching user rule; counts the hit.
-    pub fn evaluate(&self, facts: &RequestFacts<'_>) -> Verdict {
+    pub(crate) fn evaluate(&self, facts: &RequestFacts<'_>) -> Verdict {
         self.evaluate_with(facts, &mut rand::rng())
     }
 
     /// [`FaultInjector::evaluate`] with a given random number generator (seeded in tests).
-    pub fn evaluate_with<R: Rng + ?Sized>(&self, facts: &RequestFacts<'_>, rng: &mut R) -> Verdict {
+    pub(crate) fn evaluate_with<R: Rng + ?Sized>(
+        &self,
+        facts: &RequestFacts<'_>,
+        rng: &mut R,
+    ) -> Verdict {
         self.evaluate_at(facts, rng, Instant::now())
     }
 
     /// [`FaultInjector::evaluate_with`] at a given time (episode windows are read against it).
-    pub fn evaluate_at<R: Rng + ?Sized>(
+    pub(crate) fn evaluate_at<R: Rng + ?Sized>(
         &self,
         facts: &RequestFacts<'_>,
         rng: &mut R,

@@ -45,6 +45,6 @@ pub use outage::{OutageMode, RegionOutages};
 pub use pattern::PathPattern;
 pub use profiles::PROFILE_NAMES;
 pub use reaction::Reaction;
-pub use region::same_region;
+pub(crate) use region::same_region;
 pub use rule::{FaultRule, RuleId, RuleSnapshot};
-pub use verdict::{RequestFacts, Verdict};
+pub(crate) use verdict::{RequestFacts, Verdict};

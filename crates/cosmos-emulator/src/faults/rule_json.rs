@@ -135,6 +135,8 @@ pub(crate) struct RespondJson {
 
 /// A delay distribution: milliseconds (read only), `{"fixed_ms"}`, `{"uniform_ms"}` or
 /// `{"lognormal_ms"}`.
+// The variants name the JSON keys (`fixed_ms`, ...).
+#[allow(clippy::enum_variant_names)]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum DelayJson {

@@ -11,6 +11,6 @@ pub(crate) mod route;
 mod script_kind;
 pub(crate) mod session_token;
 
-pub use error::{code_for, sub_status, ApiError};
-pub use route::{Resource, Route, RouteError};
-pub use script_kind::ScriptKind;
+pub(crate) use error::{sub_status, ApiError};
+pub(crate) use route::{Resource, Route, RouteError};
+pub(crate) use script_kind::ScriptKind;

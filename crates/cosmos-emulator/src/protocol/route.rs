@@ -6,7 +6,7 @@ use super::ScriptKind;
 
 /// What a request path names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Resource {
+pub(crate) enum Resource {
     /// `/`: the database account.
     Account,
     /// `/dbs`
@@ -72,7 +72,7 @@ pub enum Resource {
 
 /// A routed request path.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Route {
+pub(crate) struct Route {
     pub resource: Resource,
     /// The signature's resource type ("dbs", "colls", "docs", "pkranges", "conflicts", "offers"
     /// or "").
@@ -86,7 +86,7 @@ pub(crate) const MAX_ID_BYTES: usize = 1023;
 
 /// Why a path does not route.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RouteError {
+pub(crate) enum RouteError {
     /// The path names nothing the emulator serves (404).
     NotServed,
     /// A segment can never name a resource (400, before auth): the message says why.

@@ -38,6 +38,6 @@ mod walk;
 #[cfg(test)]
 mod query_tests;
 
-pub use parser::{parse_condition, parse_query};
-pub use sql_error::SqlError;
-pub use walk::{any_in, query_expressions};
+pub(crate) use parser::parse_query;
+pub(crate) use sql_error::SqlError;
+pub(crate) use walk::any_in;

@@ -50,7 +50,7 @@ pub(super) fn children(expr: &Expr) -> Vec<&Expr> {
 }
 
 /// Every top-level expression of a query (select list, sources, filter, keys, aggregates).
-pub fn query_expressions(q: &Query) -> Vec<&Expr> {
+pub(crate) fn query_expressions(q: &Query) -> Vec<&Expr> {
     let mut out = Vec::new();
     match &q.projection {
         Projection::Star => {}
@@ -88,7 +88,7 @@ pub(super) fn height(expr: &Expr) -> usize {
 }
 
 /// Whether any expression under `expr` (subqueries excluded) satisfies `pred`.
-pub fn any_in(expr: &Expr, pred: &dyn Fn(&Expr) -> bool) -> bool {
+pub(crate) fn any_in(expr: &Expr, pred: &dyn Fn(&Expr) -> bool) -> bool {
     let mut stack = vec![expr];
     while let Some(e) = stack.pop() {
         if pred(e) {

@@ -134,6 +134,19 @@ impl Container {
     }
 }
 
+/// `partition` unless a split has retired it: 410 with sub-status 1002 (the range is gone; the
+/// client refreshes its partition key ranges and retries).
+pub(crate) fn live<P: std::ops::Deref<Target = Partition>>(partition: P) -> Result<P, ApiError> {
+    if partition.is_retired() {
+        return Err(ApiError::new(
+            410,
+            "The partition key range is gone: it was split. Read the pkranges feed again.",
+        )
+        .with_sub_status(1002));
+    }
+    Ok(partition)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,17 +217,4 @@ mod tests {
         let fresh = after.next_item_rid(2);
         assert!(!old.contains(&fresh));
     }
-}
-
-/// `partition` unless a split has retired it: 410 with sub-status 1002 (the range is gone; the
-/// client refreshes its partition key ranges and retries).
-pub(crate) fn live<P: std::ops::Deref<Target = Partition>>(partition: P) -> Result<P, ApiError> {
-    if partition.is_retired() {
-        return Err(ApiError::new(
-            410,
-            "The partition key range is gone: it was split. Read the pkranges feed again.",
-        )
-        .with_sub_status(1002));
-    }
-    Ok(partition)
 }
