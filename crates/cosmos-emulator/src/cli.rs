@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use crate::emulator::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};
-use crate::exchange::{QueryLimits, SessionWait};
+use crate::exchange::SessionWait;
+use crate::query_exec::QueryLimits;
 use crate::store::ReplicationLag;
 
 /// Flags for running the emulator.

@@ -4,27 +4,34 @@
 //!
 //! Start one with [`EmulatorBuilder`]; the returned [`Emulator`] gives the endpoints, the key, the
 //! fault controls and the request counters, and stops every listener when dropped.
+//!
+//! Besides that embedding API, the crate shows the fault rules' types ([`faults`]), partition key
+//! hashing ([`epk`]), the binary encoding ([`protocol::cosmos_binary`]) and full-text tokenizing
+//! ([`sql::fulltext`]) that tests measure against; everything else is the crate's own.
 
-pub mod auth;
-pub mod cli;
+#![warn(unreachable_pub)]
+
+mod auth;
+mod cli;
 mod emulator;
 pub mod epk;
-pub mod exchange;
+mod exchange;
 pub mod faults;
 mod handlers;
 mod ops;
-pub mod patch;
+mod patch;
 mod persist;
 pub mod protocol;
 mod query_exec;
-pub mod scripts;
-pub mod server;
+mod scripts;
+mod server;
 pub mod sql;
-pub mod store;
+mod store;
 mod tls;
 
 pub use cli::{run, EmulatorArgs};
 pub use emulator::{DetachedEmulator, Emulator, EmulatorBuilder, StartError, WELL_KNOWN_KEY};
-pub use exchange::{QueryLimits, SessionWait};
+pub use exchange::SessionWait;
 pub use faults::{FaultInjector, RequestCounters};
+pub use query_exec::QueryLimits;
 pub use store::{QueryMemoryStats, ReplicationLag};

@@ -6,7 +6,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::TlsAcceptor;
 
 /// The generated certificate (PEM, safe to share) and an acceptor using it.
-pub struct TlsIdentity {
+pub(crate) struct TlsIdentity {
     pub cert_pem: String,
     pub acceptor: TlsAcceptor,
 }
@@ -20,7 +20,7 @@ impl std::fmt::Debug for TlsIdentity {
 }
 
 /// Generates a fresh self-signed certificate and builds the server configuration.
-pub fn generate() -> Result<TlsIdentity, String> {
+pub(crate) fn generate() -> Result<TlsIdentity, String> {
     let names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
     let certified = rcgen::generate_simple_self_signed(names)
         .map_err(|e| format!("cannot generate a certificate: {e}"))?;

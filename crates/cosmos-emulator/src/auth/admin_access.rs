@@ -13,7 +13,7 @@ use super::verify::ring_eq;
 use crate::protocol::{headers, ApiError};
 
 /// What the admin API accepts. Secrets are redacted from `Debug`.
-pub struct AdminAccess {
+pub(crate) struct AdminAccess {
     /// The account key (base64 text as configured) and, when set, the admin token.
     secrets: Vec<String>,
     /// The address the listeners are bound to; a `Host` naming it is accepted too.
@@ -33,7 +33,7 @@ impl std::fmt::Debug for AdminAccess {
 
 impl AdminAccess {
     /// Accepts `Authorization: Bearer <account_key>` and, when given, `Bearer <admin_token>`.
-    pub fn new(account_key: &str, admin_token: Option<&str>, listen: IpAddr) -> Self {
+    pub(crate) fn new(account_key: &str, admin_token: Option<&str>, listen: IpAddr) -> Self {
         let mut secrets = vec![account_key.to_owned()];
         secrets.extend(admin_token.map(str::to_owned));
         Self {
@@ -44,7 +44,7 @@ impl AdminAccess {
     }
 
     /// Also accepts a `Host` naming `name` (the host the account's endpoints advertise).
-    pub fn also_host(mut self, name: Option<&str>) -> Self {
+    pub(crate) fn also_host(mut self, name: Option<&str>) -> Self {
         self.advertised = name
             .map(|n| {
                 n.trim()
@@ -58,7 +58,7 @@ impl AdminAccess {
 
     /// Ok when the request may reach the admin API: 403 for a foreign `Host`, 401 without the
     /// credential, 415 for a POST, PUT or PATCH whose body is not `application/json`.
-    pub fn check(&self, method: &Method, headers: &HeaderMap) -> Result<(), ApiError> {
+    pub(crate) fn check(&self, method: &Method, headers: &HeaderMap) -> Result<(), ApiError> {
         let host = headers
             .get(http::header::HOST)
             .and_then(|v| v.to_str().ok())

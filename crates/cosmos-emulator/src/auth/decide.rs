@@ -13,13 +13,14 @@ use serde_json::Value;
 use super::intent::{Action, Decision, Intent, Keys};
 use crate::store::users::{Grant, PermissionMode};
 
-pub const ACCOUNT_KEY_ONLY: &str = "only the account key administers this resource";
-pub const NOT_COVERED: &str = "the permission's resource does not cover the target";
-pub const READ_ONLY: &str = "the permission's mode is Read";
-pub const OTHER_KEY: &str = "the request touches items outside the permission's partition key";
+pub(super) const ACCOUNT_KEY_ONLY: &str = "only the account key administers this resource";
+pub(super) const NOT_COVERED: &str = "the permission's resource does not cover the target";
+pub(super) const READ_ONLY: &str = "the permission's mode is Read";
+pub(super) const OTHER_KEY: &str =
+    "the request touches items outside the permission's partition key";
 
 /// Whether `grant` (its `resource` a canonical link) covers `intent`.
-pub fn decide(grant: &Grant, intent: &Intent) -> Decision {
+pub(crate) fn decide(grant: &Grant, intent: &Intent) -> Decision {
     let granted: Vec<&str> = grant
         .resource
         .split('/')
@@ -66,7 +67,7 @@ fn under(link: &[&str], within: &[&str]) -> bool {
 }
 
 /// Partition key values as the service compares them (numbers by value).
-pub fn same_key(a: &Value, b: &Value) -> bool {
+pub(crate) fn same_key(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => {

@@ -1,15 +1,17 @@
 //! Parsing the `authorization` header: URL-decoded `type={master|aad|resource}&ver=1.0&sig={...}`.
 
+use crate::protocol::percent::percent_decode;
+
 /// The token kinds the header can carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TokenType {
+pub(crate) enum TokenType {
     Master,
     Aad,
     Resource,
 }
 
 /// A parsed authorization header. The signature/token is secret: not shown by `Debug`.
-pub struct AuthHeader {
+pub(crate) struct AuthHeader {
     pub token_type: TokenType,
     pub version: String,
     pub signature: String,
@@ -25,28 +27,8 @@ impl std::fmt::Debug for AuthHeader {
     }
 }
 
-/// Percent-decodes `text` ('+' stays '+': base64 signatures contain it). None if an escape is bad.
-pub fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'%' {
-            let hi = bytes.get(i + 1).and_then(|c| (*c as char).to_digit(16))?;
-            let lo = bytes.get(i + 2).and_then(|c| (*c as char).to_digit(16))?;
-            out.push((hi * 16 + lo) as u8);
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 /// Parses the header value; the error says what is malformed (never echoing the secret part).
-pub fn parse(raw: &str) -> Result<AuthHeader, String> {
+pub(crate) fn parse(raw: &str) -> Result<AuthHeader, String> {
     let decoded =
         percent_decode(raw).ok_or("the authorization header has an invalid percent-encoding")?;
     let mut token_type = None;

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 /// The kind of access an operation needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Reads the account: any token may.
     ReadAccount,
     /// Reads what a client reads to route (a container's definition and partition key ranges,
@@ -24,7 +24,7 @@ pub enum Action {
 
 /// The partition key values an operation touches.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Keys {
+pub(crate) enum Keys {
     /// It touches no items (a script, a container's feed of scripts, a database...).
     NoItems,
     /// Items of these values only (each a JSON array, as the header sends it).
@@ -35,7 +35,7 @@ pub enum Keys {
 
 /// A request's resolved operation.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Intent {
+pub(crate) struct Intent {
     pub action: Action,
     /// The canonical link of the resource it acts on, as segments (`["dbs", "d", "colls", "c"]`,
     /// names rather than resource ids); a feed's target is the resource that holds it.
@@ -45,7 +45,7 @@ pub struct Intent {
 
 /// A resource-token decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     Allow,
     /// Refused, and why (for tests and diagnostics; the client gets the service's words).
     Deny(&'static str),

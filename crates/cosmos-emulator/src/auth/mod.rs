@@ -10,10 +10,9 @@ mod resource_token;
 mod signature;
 mod verify;
 
-pub use admin_access::AdminAccess;
-pub use decide::{decide, same_key};
-pub use header::{parse as parse_authorization, percent_decode, AuthHeader, TokenType};
-pub use intent::{Action, Decision, Intent, Keys};
-pub use resource_token::{lifetime as token_lifetime, ResourceToken, EXPIRY_SECONDS_HEADER};
-pub use signature::{key_from_base64, sign, string_to_sign, SignedFields};
-pub use verify::{parse_http_date, Access, AuthPolicy, Credentials, MAX_DATE_SKEW};
+pub(crate) use admin_access::AdminAccess;
+pub(crate) use decide::decide;
+pub(crate) use intent::{Action, Decision, Intent, Keys};
+pub(crate) use resource_token::{lifetime as token_lifetime, ResourceToken, EXPIRY_SECONDS_HEADER};
+pub(crate) use signature::key_from_base64;
+pub(crate) use verify::{Access, AuthPolicy, Credentials};

@@ -13,16 +13,16 @@ const MAX_TOKEN_ID: usize = 512;
 
 /// The header that asks, when a permission is created, replaced or read, how many seconds the
 /// token it answers stays valid.
-pub const EXPIRY_SECONDS_HEADER: &str = "x-ms-documentdb-expiry-seconds";
+pub(crate) const EXPIRY_SECONDS_HEADER: &str = "x-ms-documentdb-expiry-seconds";
 /// A token's lifetime when the request does not ask for one: an hour.
-pub const DEFAULT_TOKEN_SECONDS: u64 = 3600;
+pub(super) const DEFAULT_TOKEN_SECONDS: u64 = 3600;
 /// The shortest and longest lifetimes a request may ask for (ten seconds to five hours).
-pub const MIN_TOKEN_SECONDS: u64 = 10;
-pub const MAX_TOKEN_SECONDS: u64 = 18_000;
+pub(super) const MIN_TOKEN_SECONDS: u64 = 10;
+pub(super) const MAX_TOKEN_SECONDS: u64 = 18_000;
 
 /// A verified resource token: the permission it names and when it expires.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ResourceToken {
+pub(crate) struct ResourceToken {
     /// `db.user.permission` resource ids (names nothing secret).
     pub token_id: String,
     /// Seconds since the Unix epoch at which the token stops being accepted.
@@ -31,7 +31,7 @@ pub struct ResourceToken {
 
 /// The lifetime a request's expiry header asks for (`None`: absent); why not, when it is out of
 /// range or not a number.
-pub fn lifetime(header: Option<&str>) -> Result<u64, String> {
+pub(crate) fn lifetime(header: Option<&str>) -> Result<u64, String> {
     let Some(text) = header else {
         return Ok(DEFAULT_TOKEN_SECONDS);
     };
@@ -52,14 +52,14 @@ fn payload(token_id: &str, expires: u64) -> String {
 
 /// The `authorization` header value that grants what permission `token_id` grants until
 /// `expires` (Unix seconds).
-pub fn mint(key: &hmac::Key, token_id: &str, expires: u64) -> String {
+pub(super) fn mint(key: &hmac::Key, token_id: &str, expires: u64) -> String {
     let mac = STANDARD.encode(hmac::sign(key, payload(token_id, expires).as_bytes()).as_ref());
     format!("type=resource&ver=1.0&sig={token_id}.{expires}.{mac}")
 }
 
 /// The permission a token's signature part names and its expiry, when the HMAC matches;
 /// otherwise why not (never echoing the token).
-pub fn verify(key: &hmac::Key, signature: &str) -> Result<ResourceToken, String> {
+pub(super) fn verify(key: &hmac::Key, signature: &str) -> Result<ResourceToken, String> {
     const MALFORMED: &str = "the resource token is malformed";
     let (rest, mac) = signature.rsplit_once('.').ok_or(MALFORMED)?;
     let (token_id, expires) = rest

@@ -7,7 +7,7 @@ use ring::hmac;
 
 /// What the signature covers.
 #[derive(Clone, Copy, Debug)]
-pub struct SignedFields<'a> {
+pub(crate) struct SignedFields<'a> {
     pub verb: &'a str,
     pub resource_type: &'a str,
     pub resource_link: &'a str,
@@ -16,7 +16,7 @@ pub struct SignedFields<'a> {
 }
 
 /// The text the HMAC is computed over.
-pub fn string_to_sign(fields: &SignedFields<'_>) -> String {
+pub(crate) fn string_to_sign(fields: &SignedFields<'_>) -> String {
     format!(
         "{}\n{}\n{}\n{}\n{}\n",
         fields.verb.to_ascii_lowercase(),
@@ -28,12 +28,13 @@ pub fn string_to_sign(fields: &SignedFields<'_>) -> String {
 }
 
 /// Base64 signature of `fields` under `key`.
-pub fn sign(key: &hmac::Key, fields: &SignedFields<'_>) -> String {
+#[cfg(test)]
+pub(crate) fn sign(key: &hmac::Key, fields: &SignedFields<'_>) -> String {
     STANDARD.encode(hmac::sign(key, string_to_sign(fields).as_bytes()).as_ref())
 }
 
 /// Whether `signature` (base64) is the signature of `fields`, compared in constant time.
-pub fn verify(key: &hmac::Key, fields: &SignedFields<'_>, signature: &str) -> bool {
+pub(super) fn verify(key: &hmac::Key, fields: &SignedFields<'_>, signature: &str) -> bool {
     match STANDARD.decode(signature.trim()) {
         Ok(tag) => hmac::verify(key, string_to_sign(fields).as_bytes(), &tag).is_ok(),
         Err(_) => false,
@@ -41,7 +42,7 @@ pub fn verify(key: &hmac::Key, fields: &SignedFields<'_>, signature: &str) -> bo
 }
 
 /// Builds the HMAC key from the account key (base64).
-pub fn key_from_base64(account_key: &str) -> Result<hmac::Key, String> {
+pub(crate) fn key_from_base64(account_key: &str) -> Result<hmac::Key, String> {
     let bytes = STANDARD
         .decode(account_key.trim())
         .map_err(|_| "the account key is not valid base64".to_owned())?;

@@ -9,10 +9,10 @@ use super::header::{parse, TokenType};
 use super::signature::{verify, SignedFields};
 
 /// How far `x-ms-date` may be from the emulator's clock.
-pub const MAX_DATE_SKEW: Duration = Duration::from_secs(15 * 60);
+pub(crate) const MAX_DATE_SKEW: Duration = Duration::from_secs(15 * 60);
 
 /// What the emulator accepts. Secrets are redacted from `Debug`.
-pub struct AuthPolicy {
+pub(crate) struct AuthPolicy {
     /// Master-key HMAC key; None when auth is off.
     key: Option<hmac::Key>,
     /// The bearer token accepted in `type=aad` headers, if any.
@@ -33,7 +33,7 @@ impl std::fmt::Debug for AuthPolicy {
 
 /// What a request that passed the credential check may do.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     /// Anything (the account key, an accepted Entra ID token, or auth off).
     Full,
     /// What the permission this names grants, until it expires (a resource token).
@@ -41,7 +41,7 @@ pub enum Access {
 }
 
 /// The request facts a credential check looks at.
-pub struct Credentials<'a> {
+pub(crate) struct Credentials<'a> {
     pub verb: &'a str,
     pub resource_type: &'a str,
     pub resource_link: &'a str,
@@ -55,7 +55,7 @@ pub struct Credentials<'a> {
 
 impl AuthPolicy {
     /// Checks master-key signatures made with `key`, and accepts `aad_token` when given.
-    pub fn new(key: hmac::Key, aad_token: Option<String>) -> Self {
+    pub(crate) fn new(key: hmac::Key, aad_token: Option<String>) -> Self {
         Self {
             key: Some(key),
             aad_token,
@@ -64,7 +64,7 @@ impl AuthPolicy {
     }
 
     /// Accepts every request (only when explicitly asked for).
-    pub fn disabled() -> Self {
+    pub(crate) fn disabled() -> Self {
         Self {
             key: None,
             aad_token: None,
@@ -72,19 +72,14 @@ impl AuthPolicy {
         }
     }
 
-    /// Whether requests are checked at all.
-    pub fn enabled(&self) -> bool {
-        self.key.is_some()
-    }
-
     /// The resource token of the permission `token_id` names, valid for the default hour.
-    pub fn resource_token(&self, token_id: &str) -> String {
+    pub(crate) fn resource_token(&self, token_id: &str) -> String {
         self.resource_token_for(token_id, super::resource_token::DEFAULT_TOKEN_SECONDS)
     }
 
     /// The resource token of the permission `token_id` names, valid for `seconds` from now (with
     /// auth off, one that names it unsigned: every request is accepted anyway).
-    pub fn resource_token_for(&self, token_id: &str, seconds: u64) -> String {
+    pub(crate) fn resource_token_for(&self, token_id: &str, seconds: u64) -> String {
         let expires = self.now_unix().saturating_add(seconds);
         match &self.key {
             Some(key) => super::resource_token::mint(key, token_id, expires),
@@ -93,7 +88,7 @@ impl AuthPolicy {
     }
 
     /// Seconds since the Unix epoch on the clock resource tokens expire by.
-    pub fn now_unix(&self) -> u64 {
+    pub(crate) fn now_unix(&self) -> u64 {
         let (wall, then) = self.started;
         let now = wall + Instant::now().saturating_duration_since(then);
         now.duration_since(SystemTime::UNIX_EPOCH)
@@ -103,7 +98,7 @@ impl AuthPolicy {
 
     /// What the request may do when it may proceed; otherwise the 401 message saying what was
     /// wrong.
-    pub fn check(&self, creds: &Credentials<'_>, now: SystemTime) -> Result<Access, String> {
+    pub(crate) fn check(&self, creds: &Credentials<'_>, now: SystemTime) -> Result<Access, String> {
         let Some(key) = &self.key else {
             return Ok(Access::Full);
         };
@@ -197,7 +192,7 @@ fn check_date(creds: &Credentials<'_>, now: SystemTime) -> Result<(), String> {
 }
 
 /// Parses an RFC 1123 date in any letter case ("thu, 27 apr 2017 00:51:12 gmt" included).
-pub fn parse_http_date(text: &str) -> Option<SystemTime> {
+pub(crate) fn parse_http_date(text: &str) -> Option<SystemTime> {
     let mut normalized = String::with_capacity(text.len());
     let mut word_start = true;
     for c in text.trim().chars() {

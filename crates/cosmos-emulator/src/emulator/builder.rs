@@ -9,8 +9,9 @@ use tokio::net::TcpListener;
 use super::handle::Emulator;
 use super::StartError;
 use crate::auth::{key_from_base64, AdminAccess, AuthPolicy};
-use crate::exchange::{QueryLimits, SessionWait, Shared};
+use crate::exchange::{SessionWait, Shared};
 use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
+use crate::query_exec::QueryLimits;
 use crate::server::{self, ConnectionCap, Port, DEFAULT_MAX_CONNECTIONS};
 use crate::store::{
     Catalog, PartitionSizing, QueryState, RegionInfo, ReplicationLag, Store, Topology,
@@ -54,7 +55,7 @@ pub struct EmulatorBuilder {
 }
 
 /// How long a client may take to send a request body, unless configured otherwise.
-pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How often partitions that went quiet drop replica-log entries and item versions no region needs.
 const CLEANUP_PERIOD: Duration = Duration::from_secs(1);

@@ -33,7 +33,7 @@ const MAX_STRING_BYTES: usize = 100;
 const LOW_BITS: u32 = 94;
 
 /// MurmurHash3 x86 32-bit of `data` with `seed`.
-pub fn murmur3_32(data: &[u8], seed: u32) -> u32 {
+pub(super) fn murmur3_32(data: &[u8], seed: u32) -> u32 {
     const C1: u32 = 0xcc9e_2d51;
     const C2: u32 = 0x1b87_3593;
     let mix = |k: u32| k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
@@ -163,7 +163,7 @@ fn encoded_components(key: &PartitionKeyValue) -> Vec<u8> {
 
 /// The V1 effective partition key of `key` as the service renders it (upper-case hex); the
 /// "none" key (no components) is `""`, the start of the key space.
-pub fn epk_text(key: &PartitionKeyValue) -> String {
+pub(super) fn epk_text(key: &PartitionKeyValue) -> String {
     if key.0.is_empty() {
         return String::new();
     }
@@ -174,7 +174,7 @@ pub fn epk_text(key: &PartitionKeyValue) -> String {
 }
 
 /// The emulator's image of `key`'s V1 EPK (see the module notes).
-pub fn epk(key: &PartitionKeyValue) -> Epk {
+pub(super) fn epk(key: &PartitionKeyValue) -> Epk {
     if key.0.is_empty() {
         return Epk::single(0);
     }
@@ -202,7 +202,7 @@ fn whole_hash(epk: Epk) -> Option<u32> {
 }
 
 /// The V1 text of a range boundary (a whole hash value); None for anything else.
-pub fn boundary_text(epk: Epk) -> Option<String> {
+pub(super) fn boundary_text(epk: Epk) -> Option<String> {
     if epk == Epk::MIN {
         return Some(String::new());
     }
@@ -213,7 +213,7 @@ pub fn boundary_text(epk: Epk) -> Option<String> {
 }
 
 /// The largest whole hash value at or below `epk` (where a V1 range may be cut).
-pub fn floor_to_hash(epk: Epk) -> Epk {
+pub(super) fn floor_to_hash(epk: Epk) -> Epk {
     let hash = (epk.first() >> LOW_BITS).min(u128::from(u32::MAX));
     Epk::single(hash << LOW_BITS)
 }
@@ -249,7 +249,7 @@ fn hash_and_rest(bytes: &[u8]) -> Option<(u32, &[u8])> {
 /// encoded components is that key; the encoded hash with its last byte one higher (what SDKs
 /// make of a range that includes the hash's keys, as text order has it) is the start of the next
 /// hash. `"FF"` (the end of the space) is for the caller to handle. Anything else answers why.
-pub fn parse(text: &str) -> Result<Epk, String> {
+pub(super) fn parse(text: &str) -> Result<Epk, String> {
     if text.is_empty() {
         return Ok(Epk::MIN);
     }
@@ -276,7 +276,7 @@ pub fn parse(text: &str) -> Result<Epk, String> {
 /// Reads a V1 EPK range `[min, max)` a client sends. A `max` that is `min` with its last byte one
 /// higher is the range of the one key `min` (how SDKs write a point range; nothing lies between
 /// a key's EPK and that text), whatever order the emulator gives the keys of one hash.
-pub fn parse_range(min: &str, max: &str) -> Result<(Epk, Epk), String> {
+pub(super) fn parse_range(min: &str, max: &str) -> Result<(Epk, Epk), String> {
     let start = parse(min)?;
     if let (Some(a), Some(b)) = (bytes_of(min), bytes_of(max)) {
         let successor = a.len() == b.len()

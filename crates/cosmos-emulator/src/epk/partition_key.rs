@@ -12,7 +12,7 @@ use super::key::Epk;
 use super::murmur::murmur3_x64_128;
 
 /// The longest partition key header accepted (a 2 KB key with JSON escapes fits).
-pub const MAX_HEADER_BYTES: usize = 4096;
+pub(super) const MAX_HEADER_BYTES: usize = 4096;
 
 const MARKER_UNDEFINED: u8 = 0x00;
 const MARKER_NULL: u8 = 0x01;

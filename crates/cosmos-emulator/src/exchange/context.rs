@@ -12,7 +12,7 @@ use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
 use crate::store::Store;
 
 /// Everything the listeners share.
-pub struct Shared {
+pub(crate) struct Shared {
     pub store: Store,
     pub auth: AuthPolicy,
     /// Who may use the admin API.
@@ -20,7 +20,7 @@ pub struct Shared {
     /// How long a client may take to send a request body once its headers are in.
     pub body_read_timeout: Duration,
     /// What one page of a query may use.
-    pub query_limits: super::QueryLimits,
+    pub query_limits: crate::query_exec::QueryLimits,
     /// Requests that evaluate queries, conditions or large bodies run on the blocking pool, at
     /// most this many at once (others wait their turn without holding a thread).
     pub evaluations: tokio::sync::Semaphore,
@@ -41,7 +41,7 @@ pub struct Shared {
 }
 
 /// One request as handlers see it.
-pub struct RequestCtx<'a> {
+pub(crate) struct RequestCtx<'a> {
     pub shared: &'a Shared,
     pub method: &'a Method,
     pub headers: &'a HeaderMap,
@@ -53,12 +53,12 @@ pub struct RequestCtx<'a> {
 
 impl RequestCtx<'_> {
     /// A header's text, if present and valid UTF-8 (partition keys may carry non-ASCII text).
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         header_text(self.headers, name)
     }
 
     /// The serving region's name.
-    pub fn region_name(&self) -> &str {
+    pub(crate) fn region_name(&self) -> &str {
         self.shared
             .store
             .topology
@@ -70,7 +70,7 @@ impl RequestCtx<'_> {
 }
 
 /// A header's value as UTF-8 text, if present and valid.
-pub fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+pub(crate) fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
         .get(name)
         .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())

@@ -3,13 +3,11 @@
 //! form, and the request's classification.
 
 mod context;
-mod query_limits;
-pub mod reply;
-pub mod request_class;
-pub mod serialization;
+pub(crate) mod reply;
+pub(crate) mod request_class;
+pub(crate) mod serialization;
 mod session_wait;
 
-pub use context::{header_text, RequestCtx, Shared};
-pub use query_limits::QueryLimits;
-pub use reply::Reply;
+pub(crate) use context::{header_text, RequestCtx, Shared};
+pub(crate) use reply::Reply;
 pub use session_wait::SessionWait;

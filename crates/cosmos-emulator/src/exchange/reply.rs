@@ -12,7 +12,7 @@ use crate::protocol::{headers, ApiError};
 
 /// A successful (or 304) answer.
 #[derive(Debug)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub body: Bytes,
     pub charge: f64,
@@ -21,7 +21,7 @@ pub struct Reply {
 
 impl Reply {
     /// A JSON answer.
-    pub fn json(status: u16, body: Bytes, charge: f64) -> Self {
+    pub(crate) fn json(status: u16, body: Bytes, charge: f64) -> Self {
         Self {
             status,
             body,
@@ -31,18 +31,18 @@ impl Reply {
     }
 
     /// An answer without a body (204, 304).
-    pub fn empty(status: u16, charge: f64) -> Self {
+    pub(crate) fn empty(status: u16, charge: f64) -> Self {
         Self::json(status, Bytes::new(), charge)
     }
 
     /// Sets a header, replacing any value it had.
-    pub fn replace_header(mut self, name: &'static str, value: impl AsRef<str>) -> Self {
+    pub(crate) fn replace_header(mut self, name: &'static str, value: impl AsRef<str>) -> Self {
         self.headers.retain(|(n, _)| n.as_str() != name);
         self.header(name, value)
     }
 
     /// Adds a header; values that are not valid header text are skipped.
-    pub fn header(mut self, name: &'static str, value: impl AsRef<str>) -> Self {
+    pub(crate) fn header(mut self, name: &'static str, value: impl AsRef<str>) -> Self {
         if let Ok(v) = HeaderValue::from_str(value.as_ref()) {
             self.headers.push((HeaderName::from_static(name), v));
         }
@@ -51,7 +51,7 @@ impl Reply {
 }
 
 /// The HTTP response for a reply.
-pub fn to_response(reply: Reply) -> Response<Full<Bytes>> {
+pub(crate) fn to_response(reply: Reply) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(reply.body));
     *response.status_mut() =
         http::StatusCode::from_u16(reply.status).unwrap_or(http::StatusCode::OK);
@@ -74,7 +74,7 @@ pub fn to_response(reply: Reply) -> Response<Full<Bytes>> {
 }
 
 /// The response for an error: `{"code","message"}` with sub-status (and retry-after when set).
-pub fn error_response(error: &ApiError, charge: f64) -> Response<Full<Bytes>> {
+pub(crate) fn error_response(error: &ApiError, charge: f64) -> Response<Full<Bytes>> {
     let mut body = serde_json::json!({"code": error.code(), "message": error.message});
     if let Some(info) = &error.additional_error_info {
         body["additionalErrorInfo"] = serde_json::Value::from(info.as_str());
@@ -123,7 +123,7 @@ fn common_headers(h: &mut http::HeaderMap, charge: f64) {
 }
 
 /// Charges print like the service's: "1", "5.5".
-pub fn format_charge(charge: f64) -> String {
+pub(crate) fn format_charge(charge: f64) -> String {
     let rounded = (charge * 100.0).round() / 100.0;
     format!("{rounded}")
 }

@@ -8,7 +8,7 @@ use crate::protocol::headers;
 use crate::protocol::{Resource, Route, ScriptKind};
 
 /// Classifies a routed request.
-pub fn op_kind(method: &Method, route: &Route, headers: &HeaderMap) -> OpKind {
+pub(crate) fn op_kind(method: &Method, route: &Route, headers: &HeaderMap) -> OpKind {
     match (&route.resource, method) {
         (Resource::Items { .. }, &Method::POST) => {
             if is_query(headers) {
@@ -33,7 +33,7 @@ pub fn op_kind(method: &Method, route: &Route, headers: &HeaderMap) -> OpKind {
 /// resource-token decision use, so the two cannot disagree. `None` from [`operation`] is a verb the
 /// resource does not serve (405).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Operation {
+pub(crate) enum Operation {
     ReadAccount,
     ListDatabases,
     QueryDatabases,
@@ -87,7 +87,7 @@ pub enum Operation {
 }
 
 /// The operation a request is, from its resource, verb and the headers that pick a handler.
-pub fn operation(method: &Method, route: &Route, headers: &HeaderMap) -> Option<Operation> {
+pub(crate) fn operation(method: &Method, route: &Route, headers: &HeaderMap) -> Option<Operation> {
     use Operation as O;
     let m = method;
     let (get, post, put, delete) = (
@@ -177,13 +177,18 @@ pub fn operation(method: &Method, route: &Route, headers: &HeaderMap) -> Option<
 }
 
 /// Request bodies larger than this are parsed away from the I/O threads.
-pub const LARGE_BODY: usize = 64 * 1024;
+pub(crate) const LARGE_BODY: usize = 64 * 1024;
 
 /// Whether serving the request may take long enough to delay other requests on the same thread:
 /// queries and query plans (metadata and offer queries too), PATCH (its condition), batches, a
 /// partition key delete, and any request with a large body.
 /// The pipeline runs these on the blocking pool, so a slow one never stalls the I/O threads.
-pub fn evaluates(method: &Method, route: &Route, headers: &HeaderMap, body_len: usize) -> bool {
+pub(crate) fn evaluates(
+    method: &Method,
+    route: &Route,
+    headers: &HeaderMap,
+    body_len: usize,
+) -> bool {
     body_len > LARGE_BODY
         || match (&route.resource, method) {
             // Stored procedures and item writes that run triggers execute JavaScript.
@@ -211,7 +216,7 @@ pub fn evaluates(method: &Method, route: &Route, headers: &HeaderMap, body_len: 
 }
 
 /// Whether a request names a pre- or post-trigger.
-pub fn names_triggers(headers: &HeaderMap) -> bool {
+pub(crate) fn names_triggers(headers: &HeaderMap) -> bool {
     [headers::PRE_TRIGGER_INCLUDE, headers::POST_TRIGGER_INCLUDE]
         .iter()
         .any(|h| {
@@ -222,7 +227,7 @@ pub fn names_triggers(headers: &HeaderMap) -> bool {
 }
 
 /// Whether a POST to a feed is a query.
-pub fn is_query(headers: &HeaderMap) -> bool {
+pub(crate) fn is_query(headers: &HeaderMap) -> bool {
     flag(headers, headers::IS_QUERY)
         || headers
             .get(headers::CONTENT_TYPE)
@@ -231,7 +236,7 @@ pub fn is_query(headers: &HeaderMap) -> bool {
 }
 
 /// Whether a boolean header is set to true.
-pub fn flag(headers: &HeaderMap, name: &str) -> bool {
+pub(crate) fn flag(headers: &HeaderMap, name: &str) -> bool {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())

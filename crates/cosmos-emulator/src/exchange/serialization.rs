@@ -13,11 +13,11 @@ use crate::protocol::cosmos_binary::{decode, encode, is_binary};
 use crate::protocol::{headers, ApiError, Resource, Route};
 
 /// The content type of an answer in Cosmos binary JSON.
-pub const BINARY_CONTENT_TYPE: &str = "application/octet-stream";
+pub(crate) const BINARY_CONTENT_TYPE: &str = "application/octet-stream";
 
 /// Whether the request lists `CosmosBinary` among the formats it accepts (a `+feature` suffix
 /// is ignored).
-pub fn accepts_binary(headers: &HeaderMap) -> bool {
+pub(crate) fn accepts_binary(headers: &HeaderMap) -> bool {
     headers
         .get_all(headers::SUPPORTED_SERIALIZATION_FORMATS)
         .iter()
@@ -30,7 +30,7 @@ pub fn accepts_binary(headers: &HeaderMap) -> bool {
 /// Whether the answer is written in Cosmos binary JSON: a read, replace, create or upsert of an
 /// item whose request accepts it. Queries, query plans, batches, patches, feeds and metadata are
 /// answered in JSON text.
-pub fn answers_binary(method: &Method, route: &Route, headers: &HeaderMap) -> bool {
+pub(crate) fn answers_binary(method: &Method, route: &Route, headers: &HeaderMap) -> bool {
     accepts_binary(headers)
         && match (&route.resource, method) {
             (Resource::Item { .. }, &Method::GET) | (Resource::Item { .. }, &Method::PUT) => true,
@@ -45,7 +45,7 @@ pub fn answers_binary(method: &Method, route: &Route, headers: &HeaderMap) -> bo
 
 /// The body the handlers read: an item body in Cosmos binary JSON becomes JSON text (400 when it
 /// is not valid binary JSON); a binary body anywhere else is refused with 400; text is unchanged.
-pub fn request_body(route: &Route, body: Bytes) -> Result<Bytes, ApiError> {
+pub(crate) fn request_body(route: &Route, body: Bytes) -> Result<Bytes, ApiError> {
     if !is_binary(&body) {
         return Ok(body);
     }
@@ -72,7 +72,7 @@ pub fn request_body(route: &Route, body: Bytes) -> Result<Bytes, ApiError> {
 /// `reply` in Cosmos binary JSON: a 200 or 201 answer with a JSON body is re-encoded and marked
 /// with [`BINARY_CONTENT_TYPE`]. Other answers (errors, empty bodies) stay as they are, and so
 /// does a body that does not parse or encode (JSON text, which clients that accept binary read).
-pub fn encode_reply(mut reply: Reply) -> Reply {
+pub(crate) fn encode_reply(mut reply: Reply) -> Reply {
     if !matches!(reply.status, 200 | 201) || reply.body.is_empty() {
         return reply;
     }

@@ -26,11 +26,11 @@ use super::rule_json::RuleJson;
 use super::{FaultInjector, RequestCounters, RuleId};
 
 /// Prefix of every admin path.
-pub const PREFIX: &str = "/_emulator/";
+pub(crate) const PREFIX: &str = "/_emulator/";
 
 /// An admin answer: a status and a JSON body.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AdminResponse {
+pub(crate) struct AdminResponse {
     /// HTTP status.
     pub status: u16,
     /// JSON body.
@@ -52,7 +52,7 @@ impl AdminResponse {
 
 /// Answer an admin request. `None` = not an admin path (does not start with `/_emulator/`), or
 /// `/_emulator/failover`, which the server handles itself.
-pub fn handle(
+pub(crate) fn handle(
     method: &Method,
     path_and_query: &str,
     body: &[u8],

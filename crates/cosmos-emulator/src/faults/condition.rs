@@ -104,7 +104,7 @@ impl HeaderMatch {
 }
 
 /// A probability forced into `0.0..=1.0` (NaN becomes 0: never fire).
-pub fn clamp_probability(p: f64) -> f64 {
+pub(super) fn clamp_probability(p: f64) -> f64 {
     if p.is_nan() {
         0.0
     } else {

@@ -84,7 +84,7 @@ impl DelaySpec {
 }
 
 /// Milliseconds as a duration, clamped to `0..=MAX_DELAY` (NaN counts as zero).
-pub fn ms_to_duration(ms: f64) -> Duration {
+pub(super) fn ms_to_duration(ms: f64) -> Duration {
     if ms.is_nan() || ms <= 0.0 {
         return Duration::ZERO;
     }

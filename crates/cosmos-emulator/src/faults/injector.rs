@@ -1,7 +1,8 @@
-//! The fault injector: the latency-profile layer plus the user's rules, shared by every connection.
+//! The fault injector: the latency-profile layer plus the user's rules, shared by every connection,
+//! and the guard of a rule added from the library, which removes the rule when dropped.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 use std::time::Duration;
 
 use rand::Rng;
@@ -10,9 +11,7 @@ use tokio::time::Instant;
 use super::installed_rule::InstalledRule;
 use super::profiles::{profile_layer, ActiveWindow};
 use super::rule_limits::{check_count, check_rule, MAX_DOCUMENT_BYTES};
-use super::{
-    rule_json, FaultGuard, FaultRule, Reaction, RequestFacts, RuleId, RuleSnapshot, Verdict,
-};
+use super::{rule_json, FaultRule, Reaction, RequestFacts, RuleId, RuleSnapshot, Verdict};
 
 /// Decides, per request, whether and how to delay or break it.
 ///
@@ -71,6 +70,53 @@ impl Shared {
         let before = layers.user.len();
         layers.user.retain(|rule| rule.id() != id);
         layers.user.len() != before
+    }
+}
+
+/// Returned by [`FaultInjector::add`]: the rule stays installed while the guard lives.
+#[must_use = "the rule is removed as soon as the guard is dropped"]
+#[derive(Debug)]
+pub struct FaultGuard {
+    rule: Arc<InstalledRule>,
+    /// `None` once [`FaultGuard::keep`] was called.
+    injector: Option<Weak<Shared>>,
+}
+
+impl FaultGuard {
+    pub(crate) fn new(rule: Arc<InstalledRule>, injector: Weak<Shared>) -> Self {
+        FaultGuard {
+            rule,
+            injector: Some(injector),
+        }
+    }
+
+    /// The rule's id (for the admin API or [`FaultInjector::remove`]).
+    pub fn id(&self) -> RuleId {
+        self.rule.id()
+    }
+
+    /// How many requests the rule fired on so far.
+    pub fn hits(&self) -> u64 {
+        self.rule.hits()
+    }
+
+    /// Switch the rule on or off without removing it.
+    pub fn set_enabled(&self, on: bool) {
+        self.rule.set_enabled(on);
+    }
+
+    /// Leave the rule installed after the guard is gone; returns its id.
+    pub fn keep(mut self) -> RuleId {
+        self.injector = None;
+        self.rule.id()
+    }
+}
+
+impl Drop for FaultGuard {
+    fn drop(&mut self) {
+        if let Some(shared) = self.injector.take().and_then(|weak| weak.upgrade()) {
+            shared.remove(self.rule.id());
+        }
     }
 }
 
@@ -142,17 +188,21 @@ impl FaultInjector {
     }
 
     /// Evaluate one request: latency-profile layer + first matching user rule; counts the hit.
-    pub fn evaluate(&self, facts: &RequestFacts<'_>) -> Verdict {
+    pub(crate) fn evaluate(&self, facts: &RequestFacts<'_>) -> Verdict {
         self.evaluate_with(facts, &mut rand::rng())
     }
 
     /// [`FaultInjector::evaluate`] with a given random number generator (seeded in tests).
-    pub fn evaluate_with<R: Rng + ?Sized>(&self, facts: &RequestFacts<'_>, rng: &mut R) -> Verdict {
+    pub(crate) fn evaluate_with<R: Rng + ?Sized>(
+        &self,
+        facts: &RequestFacts<'_>,
+        rng: &mut R,
+    ) -> Verdict {
         self.evaluate_at(facts, rng, Instant::now())
     }
 
     /// [`FaultInjector::evaluate_with`] at a given time (episode windows are read against it).
-    pub fn evaluate_at<R: Rng + ?Sized>(
+    pub(crate) fn evaluate_at<R: Rng + ?Sized>(
         &self,
         facts: &RequestFacts<'_>,
         rng: &mut R,

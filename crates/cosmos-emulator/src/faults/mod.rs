@@ -10,24 +10,23 @@
 //! The server calls, per request: [`RequestCounters::record`], then [`FaultInjector::evaluate`]; it
 //! sleeps [`Verdict::delay`] and applies [`Verdict::reaction`].
 
-pub mod admin;
+pub(crate) mod admin;
 mod condition;
 mod counters;
 mod delay;
-mod guard;
 mod injector;
 mod installed_rule;
 mod op_kind;
-pub mod outage;
-pub mod outage_admin;
+pub(crate) mod outage;
+pub(crate) mod outage_admin;
 mod pattern;
 pub mod profiles;
 mod quote;
 mod reaction;
 mod region;
 mod rule;
-pub mod rule_json;
-pub mod rule_limits;
+pub(crate) mod rule_json;
+pub(crate) mod rule_limits;
 mod verdict;
 
 #[cfg(test)]
@@ -40,13 +39,12 @@ mod rule_json_tests;
 pub use condition::{Condition, HeaderMatch};
 pub use counters::RequestCounters;
 pub use delay::{DelaySpec, MAX_DELAY};
-pub use guard::FaultGuard;
-pub use injector::FaultInjector;
+pub use injector::{FaultGuard, FaultInjector};
 pub use op_kind::OpKind;
 pub use outage::{OutageMode, RegionOutages};
 pub use pattern::PathPattern;
 pub use profiles::PROFILE_NAMES;
 pub use reaction::Reaction;
-pub use region::same_region;
+pub(crate) use region::same_region;
 pub use rule::{FaultRule, RuleId, RuleSnapshot};
-pub use verdict::{RequestFacts, Verdict};
+pub(crate) use verdict::{RequestFacts, Verdict};

@@ -17,7 +17,7 @@ use super::admin::AdminResponse;
 use super::outage::{OutageMode, RegionOutages};
 
 /// The admin path this module answers.
-pub const PATH: &str = "/_emulator/outages";
+pub(crate) const PATH: &str = "/_emulator/outages";
 
 /// `PUT` body.
 #[derive(Deserialize)]
@@ -37,7 +37,7 @@ enum ModeOrNone {
 }
 
 /// Answers a request on [`PATH`].
-pub fn handle(method: &Method, body: &[u8], outages: &RegionOutages) -> AdminResponse {
+pub(crate) fn handle(method: &Method, body: &[u8], outages: &RegionOutages) -> AdminResponse {
     match *method {
         Method::GET => listing(outages),
         Method::PUT => {

@@ -2,7 +2,7 @@
 
 /// True when two region names denote the same region: ASCII case and spaces are ignored, so
 /// `"East US"`, `"eastus"` and `"EAST US"` are one region (the service and SDKs use both spellings).
-pub fn same_region(a: &str, b: &str) -> bool {
+pub(crate) fn same_region(a: &str, b: &str) -> bool {
     let mut left = a.bytes().filter(|b| *b != b' ');
     let mut right = b.bytes().filter(|b| *b != b' ');
     loop {

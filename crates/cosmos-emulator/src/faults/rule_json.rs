@@ -60,7 +60,7 @@ use super::{
 /// A rule as JSON: what is read, and (with `id` and `hits` for a listing) what is written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RuleJson {
+pub(crate) struct RuleJson {
     /// The installed rule's id (listings only; ignored when read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<RuleId>,
@@ -91,7 +91,7 @@ pub struct RuleJson {
 /// `{"name": ..., "value": ...}`: a header the request must carry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HeaderJson {
+pub(crate) struct HeaderJson {
     pub name: String,
     pub value: String,
 }
@@ -100,7 +100,7 @@ pub struct HeaderJson {
 /// `{"respond": {...}}` or `{"execute_then_respond": {...}}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ReactionJson {
+pub(crate) enum ReactionJson {
     Close,
     Stall,
     Delay(DelayJson),
@@ -112,7 +112,7 @@ pub enum ReactionJson {
 /// `{"status": 400..=599, "sub_status": ...}`: the answer sent after carrying the request out.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExecuteRespondJson {
+pub(crate) struct ExecuteRespondJson {
     pub status: u64,
     #[serde(default)]
     pub sub_status: Option<u32>,
@@ -121,7 +121,7 @@ pub struct ExecuteRespondJson {
 /// `{"status": ..., "sub_status": ..., "retry_after_ms": ..., "delay_ms" | "delay": ...}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RespondJson {
+pub(crate) struct RespondJson {
     pub status: u64,
     #[serde(default)]
     pub sub_status: Option<u32>,
@@ -135,9 +135,11 @@ pub struct RespondJson {
 
 /// A delay distribution: milliseconds (read only), `{"fixed_ms"}`, `{"uniform_ms"}` or
 /// `{"lognormal_ms"}`.
+// The variants name the JSON keys (`fixed_ms`, ...).
+#[allow(clippy::enum_variant_names)]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DelayJson {
+pub(crate) enum DelayJson {
     FixedMs(f64),
     UniformMs([f64; 2]),
     LognormalMs(LogNormalJson),
@@ -146,7 +148,7 @@ pub enum DelayJson {
 /// `{"median": M, "sigma": S}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LogNormalJson {
+pub(crate) struct LogNormalJson {
     pub median: f64,
     pub sigma: f64,
 }
@@ -160,7 +162,7 @@ struct RulesDocument {
 }
 
 /// Parses a rules document. Errors name the field that is wrong.
-pub fn parse_rules(json: &[u8]) -> Result<Vec<FaultRule>, String> {
+pub(crate) fn parse_rules(json: &[u8]) -> Result<Vec<FaultRule>, String> {
     let value: Value =
         serde_json::from_slice(json).map_err(|e| format!("fault rules are not valid JSON: {e}"))?;
     let (docs, prefix): (Vec<RuleJson>, &str) = match &value {
@@ -218,7 +220,7 @@ fn shorten(message: String) -> String {
 
 impl RuleJson {
     /// The rule this JSON describes, with the checks serde cannot express; `at` names it in errors.
-    pub fn into_rule(self, at: &str) -> Result<FaultRule, String> {
+    pub(crate) fn into_rule(self, at: &str) -> Result<FaultRule, String> {
         let reaction = self.reaction.into_reaction(&format!("{at}.reaction"))?;
         let mut rule = FaultRule::new(reaction);
         if let Some(name) = self.name {
@@ -253,7 +255,7 @@ impl RuleJson {
     }
 
     /// A rule as JSON (every condition field written out).
-    pub fn from_rule(rule: &FaultRule) -> Self {
+    pub(crate) fn from_rule(rule: &FaultRule) -> Self {
         let condition = &rule.condition;
         RuleJson {
             id: None,
@@ -275,7 +277,7 @@ impl RuleJson {
     }
 
     /// A listed rule: its id, every rule field, and its hits.
-    pub fn from_snapshot(snapshot: &RuleSnapshot) -> Self {
+    pub(crate) fn from_snapshot(snapshot: &RuleSnapshot) -> Self {
         RuleJson {
             id: Some(snapshot.id),
             hits: Some(snapshot.hits),

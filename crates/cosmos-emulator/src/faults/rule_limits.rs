@@ -4,16 +4,16 @@
 use super::FaultRule;
 
 /// The most user rules installed at once through JSON (admin API or `--faults`).
-pub const MAX_RULES: usize = 256;
+pub(crate) const MAX_RULES: usize = 256;
 /// The longest path pattern, rule name, region name or header text, in bytes.
-pub const MAX_TEXT_BYTES: usize = 1024;
+pub(crate) const MAX_TEXT_BYTES: usize = 1024;
 /// The most regions one rule may list.
-pub const MAX_REGIONS_PER_RULE: usize = 64;
+pub(crate) const MAX_REGIONS_PER_RULE: usize = 64;
 /// The largest rules document, in bytes.
-pub const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
 
 /// An error naming the limit when `rule` (at `at` in the document) is over one.
-pub fn check_rule(rule: &FaultRule, at: &str) -> Result<(), String> {
+pub(crate) fn check_rule(rule: &FaultRule, at: &str) -> Result<(), String> {
     let condition = &rule.condition;
     let mut texts: Vec<(String, &str)> = vec![(format!("{at}.name"), rule.name.as_str())];
     if let Some(path) = &condition.path {
@@ -42,7 +42,7 @@ pub fn check_rule(rule: &FaultRule, at: &str) -> Result<(), String> {
 }
 
 /// An error naming the limit when `installed + adding` rules exceed [`MAX_RULES`].
-pub fn check_count(installed: usize, adding: usize) -> Result<(), String> {
+pub(crate) fn check_count(installed: usize, adding: usize) -> Result<(), String> {
     if installed + adding > MAX_RULES {
         return Err(format!(
             "rules: {adding} rules added to the {installed} installed would exceed the limit of {MAX_RULES} rules; remove some first"

@@ -19,7 +19,7 @@ pub struct RequestFacts<'a> {
 
 /// What the server must do with a request.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// Sleep this long before doing anything else (sum of the latency-profile delay and a user
     /// rule's delay, both already drawn).
     pub delay: Duration,
@@ -30,7 +30,8 @@ pub struct Verdict {
 
 impl Verdict {
     /// Serve at once.
-    pub const SERVE: Verdict = Verdict {
+    #[cfg(test)]
+    pub(crate) const SERVE: Verdict = Verdict {
         delay: Duration::ZERO,
         reaction: Reaction::SERVE,
     };

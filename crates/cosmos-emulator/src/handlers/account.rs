@@ -10,7 +10,7 @@ use crate::protocol::{charge, headers, ApiError};
 const QUERY_ENGINE_CONFIGURATION: &str = r#"{"maxSqlQueryInputLength":262144,"maxJoinsPerSqlQuery":5,"maxLogicalAndPerSqlQuery":500,"maxLogicalOrPerSqlQuery":500,"maxUdfRefPerSqlQuery":10,"maxInExpressionItemsCount":16000,"queryMaxInMemorySortDocumentCount":500,"maxQueryRequestTimeoutFraction":0.9,"sqlAllowNonFiniteNumbers":false,"sqlAllowAggregateFunctions":true,"sqlAllowSubQuery":true,"sqlAllowScalarSubQuery":true,"allowNewKeywords":true,"sqlAllowLike":true,"sqlAllowGroupByClause":true,"maxSpatialQueryCells":12,"spatialMaxGeometryPointCount":256,"sqlDisableOptimizationFlags":0,"sqlAllowTop":true,"enableSpatialIndexing":true}"#;
 
 /// The account document as it stands (write regions first).
-pub fn account_document(shared: &Shared) -> Value {
+pub(crate) fn account_document(shared: &Shared) -> Value {
     let topology = &shared.store.topology;
     let regions = topology.regions();
     let location = |i: &usize| {
@@ -43,7 +43,7 @@ pub fn account_document(shared: &Shared) -> Value {
 }
 
 /// GET /
-pub fn read(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
+pub(super) fn read(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
     let body = account_document(ctx.shared).to_string();
     Ok(Reply::json(200, Bytes::from(body), charge::metadata())
         .header(headers::MAX_MEDIA_STORAGE, "10240")

@@ -21,7 +21,7 @@ use crate::sql::meter::Meter;
 use crate::store::{Container, DocKey, Partition, StoredDoc};
 
 /// At most this many operations in one batch.
-pub const MAX_OPERATIONS: usize = 100;
+pub(super) const MAX_OPERATIONS: usize = 100;
 
 /// The status of operations a failed atomic batch did not apply.
 const FAILED_DEPENDENCY: u16 = 424;
@@ -131,7 +131,7 @@ fn unchanged(partition: &Partition, items: &HashMap<DocKey, Option<Arc<StoredDoc
 }
 
 /// Serves a batch or bulk request.
-pub fn execute(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn execute(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let ops: Vec<BatchOp> = serde_json::from_slice(&ctx.body).map_err(|e| {
@@ -361,7 +361,7 @@ fn read_lock(
                 "The partition's lock was poisoned by an earlier failure.",
             )
         })
-        .and_then(super::target::live)
+        .and_then(crate::store::live)
 }
 
 /// The partition of `range`, locked for writing, once the serving region is checked again under
@@ -380,7 +380,7 @@ fn lock<'c>(
                 "The partition's lock was poisoned by an earlier failure.",
             )
         })
-        .and_then(super::target::live)?;
+        .and_then(crate::store::live)?;
     require_write_region(ctx)?;
     Ok(partition)
 }

@@ -19,7 +19,7 @@ use crate::store::{Container, DocKey, Partition, StoredDoc};
 /// A batch operation as the SDKs send it.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BatchOp {
+pub(super) struct BatchOp {
     pub operation_type: String,
     #[serde(default)]
     pub id: Option<String>,
@@ -35,7 +35,7 @@ pub struct BatchOp {
 }
 
 /// What an operation answered, and the write it stages (`None` inside: a delete).
-pub struct OpResult {
+pub(super) struct OpResult {
     pub status: u16,
     pub charge: f64,
     pub doc: Option<Arc<StoredDoc>>,
@@ -46,7 +46,7 @@ pub struct OpResult {
 
 impl OpResult {
     /// The writes the operation stages, in order: a rename's delete of the old id first.
-    pub fn writes(&self) -> Vec<(DocKey, Option<Arc<StoredDoc>>)> {
+    pub(super) fn writes(&self) -> Vec<(DocKey, Option<Arc<StoredDoc>>)> {
         let removed = self.renamed_from.iter().map(|k| (k.clone(), None));
         removed.chain(self.write.clone()).collect()
     }
@@ -55,7 +55,7 @@ impl OpResult {
 /// The items the operations read, as the operations so far would leave them: over the
 /// partition itself (locked), or over a snapshot of the items the operations address taken under
 /// a short lock (then evaluated without holding it).
-pub struct Staged<'p> {
+pub(super) struct Staged<'p> {
     base: Base<'p>,
     writes: HashMap<DocKey, Option<Arc<StoredDoc>>>,
     /// Set when an operation read an item the snapshot does not hold.
@@ -68,7 +68,7 @@ enum Base<'p> {
 }
 
 impl<'p> Staged<'p> {
-    pub fn new(partition: &'p Partition) -> Self {
+    pub(super) fn new(partition: &'p Partition) -> Self {
         Self {
             base: Base::Partition(partition),
             writes: HashMap::new(),
@@ -77,7 +77,7 @@ impl<'p> Staged<'p> {
     }
 
     /// Over `snapshot`: each item an operation may address, as it was read.
-    pub fn over_snapshot(snapshot: &'p HashMap<DocKey, Option<Arc<StoredDoc>>>) -> Self {
+    pub(super) fn over_snapshot(snapshot: &'p HashMap<DocKey, Option<Arc<StoredDoc>>>) -> Self {
         Self {
             base: Base::Snapshot(snapshot),
             writes: HashMap::new(),
@@ -103,18 +103,18 @@ impl<'p> Staged<'p> {
 
     /// Whether an operation read an item the snapshot does not hold (the evaluation must be
     /// repeated over the partition).
-    pub fn missed(&self) -> bool {
+    pub(super) fn missed(&self) -> bool {
         self.missed.get()
     }
 
     /// Records an operation's write so later operations see it.
-    pub fn stage(&mut self, write: &(DocKey, Option<Arc<StoredDoc>>)) {
+    pub(super) fn stage(&mut self, write: &(DocKey, Option<Arc<StoredDoc>>)) {
         self.writes.insert(write.0.clone(), write.1.clone());
     }
 }
 
 /// The id of the item `op` addresses, when it names one.
-pub fn op_item_id(op: &BatchOp) -> Option<String> {
+pub(super) fn op_item_id(op: &BatchOp) -> Option<String> {
     match op.operation_type.to_ascii_lowercase().as_str() {
         "create" | "upsert" => op
             .resource_body
@@ -127,7 +127,7 @@ pub fn op_item_id(op: &BatchOp) -> Option<String> {
 }
 
 /// The operation's partition key EPK, when it names one; 400 when it is unreadable.
-pub fn op_epk(op: &BatchOp, container: &Container) -> Result<Option<Epk>, ApiError> {
+pub(super) fn op_epk(op: &BatchOp, container: &Container) -> Result<Option<Epk>, ApiError> {
     op.partition_key
         .as_deref()
         .map(|raw| {
@@ -142,7 +142,7 @@ pub fn op_epk(op: &BatchOp, container: &Container) -> Result<Option<Epk>, ApiErr
 }
 
 /// Evaluates `op` on the item with partition key `epk` in `container`.
-pub fn evaluate(
+pub(super) fn evaluate(
     op: &BatchOp,
     epk: Epk,
     container: &Container,

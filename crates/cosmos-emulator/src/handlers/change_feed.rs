@@ -21,7 +21,12 @@ use crate::protocol::{charge, headers, ApiError};
 use crate::store::{Container, DocKey, HistoryEntry, Partition};
 
 /// Serves one change-feed page; `a_im` is the request's `A-IM` value.
-pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Reply, ApiError> {
+pub(super) fn read(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+    a_im: &str,
+) -> Result<Reply, ApiError> {
     let request =
         change_feed_request::parse(a_im, |name| ctx.header(name)).map_err(ApiError::bad_request)?;
     let container = ctx.shared.store.catalog.container(db, coll)?;
@@ -44,7 +49,7 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, a_im: &str) -> Result<Re
     let partition = lock
         .read()
         .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
-        .and_then(super::target::live)?;
+        .and_then(crate::store::live)?;
     let range_id = container.range_id(range);
     let upto = read_lsn(ctx, &partition, range_id)?;
     let wanted = |key: &DocKey| {

@@ -9,7 +9,7 @@ use crate::protocol::{sub_status, ApiError};
 use crate::store::Partition;
 
 /// 403/3 unless the serving region takes writes.
-pub fn require_write_region(ctx: &RequestCtx<'_>) -> Result<(), ApiError> {
+pub(super) fn require_write_region(ctx: &RequestCtx<'_>) -> Result<(), ApiError> {
     if ctx.shared.store.topology.can_write(ctx.region) {
         Ok(())
     } else {
@@ -20,7 +20,7 @@ pub fn require_write_region(ctx: &RequestCtx<'_>) -> Result<(), ApiError> {
 /// The LSN a read in the serving region sees in `partition`: the committed state for hub-only reads
 /// (403/3 outside the hub), else the region's replica; either must have reached the session token's
 /// LSN (404/1002 otherwise).
-pub fn read_lsn(
+pub(super) fn read_lsn(
     ctx: &RequestCtx<'_>,
     partition: &Partition,
     range_id: &str,
@@ -65,7 +65,7 @@ fn session_reached(ctx: &RequestCtx<'_>, range_id: &str, visible: u64) -> Result
 }
 
 /// The session token for `range_id` at `lsn` (multi-write accounts add each region's progress).
-pub fn session_token(
+pub(super) fn session_token(
     ctx: &RequestCtx<'_>,
     partition: &Partition,
     range_id: &str,
@@ -80,13 +80,13 @@ pub fn session_token(
 }
 
 /// Whether an `If-None-Match` header names `etag` (the answer is then 304).
-pub fn if_none_match_hit(ctx: &RequestCtx<'_>, etag: &str) -> bool {
+pub(super) fn if_none_match_hit(ctx: &RequestCtx<'_>, etag: &str) -> bool {
     ctx.header(headers::IF_NONE_MATCH)
         .is_some_and(|tag| tag.trim() == etag)
 }
 
 /// Whether an `If-Match` header (when present) matches `etag`; `*` matches anything.
-pub fn if_match_ok(ctx: &RequestCtx<'_>, etag: Option<&str>) -> bool {
+pub(super) fn if_match_ok(ctx: &RequestCtx<'_>, etag: Option<&str>) -> bool {
     match ctx.header(headers::IF_MATCH) {
         None => true,
         Some(wanted) => {

@@ -15,7 +15,7 @@ use crate::store::Container;
 /// One range's entry of `statistics`.
 #[derive(Serialize, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct RangeStatistics {
+pub(super) struct RangeStatistics {
     pub id: String,
     #[serde(rename = "sizeInKB")]
     pub size_in_kb: u64,
@@ -25,7 +25,7 @@ pub struct RangeStatistics {
 }
 
 /// The statistics of `container`'s ranges: their items, size and distinct keys.
-pub fn statistics(container: &Container) -> Vec<RangeStatistics> {
+pub(super) fn statistics(container: &Container) -> Vec<RangeStatistics> {
     container
         .partitions()
         .iter()
@@ -45,7 +45,7 @@ pub fn statistics(container: &Container) -> Vec<RangeStatistics> {
 }
 
 /// The container's body as a read answers it: with `statistics` when asked.
-pub fn body(ctx: &RequestCtx<'_>, container: &Container, definition: &Bytes) -> Bytes {
+pub(super) fn body(ctx: &RequestCtx<'_>, container: &Container, definition: &Bytes) -> Bytes {
     if !flag(ctx.headers, headers::POPULATE_PARTITION_STATISTICS) {
         return definition.clone();
     }
@@ -60,7 +60,7 @@ pub fn body(ctx: &RequestCtx<'_>, container: &Container, definition: &Bytes) -> 
 }
 
 /// The headers a read adds when asked for quota information.
-pub fn headers(ctx: &RequestCtx<'_>) -> Vec<(&'static str, String)> {
+pub(super) fn headers(ctx: &RequestCtx<'_>) -> Vec<(&'static str, String)> {
     if flag(ctx.headers, headers::POPULATE_QUOTA_INFO) {
         vec![(headers::INDEX_TRANSFORMATION_PROGRESS, "100".to_owned())]
     } else {

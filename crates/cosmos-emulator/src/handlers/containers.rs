@@ -11,7 +11,7 @@ use crate::store::document::{name_of, parse_object};
 use crate::store::{Container, Throughput};
 
 /// POST /dbs/{db}/colls
-pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
+pub(super) fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let store = &ctx.shared.store;
     let database = store.catalog.owner_database(db)?;
@@ -61,7 +61,7 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
 }
 
 /// GET /dbs/{db}/colls
-pub fn list(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
+pub(super) fn list(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     let database = ctx
         .shared
         .store
@@ -83,7 +83,7 @@ pub fn list(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
 }
 
 /// POST /dbs/{db}/colls with a query: the containers it selects.
-pub fn query(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
+pub(super) fn query(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     let database = ctx
         .shared
         .store
@@ -99,7 +99,7 @@ pub fn query(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
 }
 
 /// GET /dbs/{db}/colls/{coll}
-pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx
         .shared
         .store
@@ -124,7 +124,7 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiErro
 
 /// PUT /dbs/{db}/colls/{coll}: replaces the indexing policy, default TTL and other settings; the
 /// partition key definition and the unique key policy cannot change (400), as in the service.
-pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let database = ctx.shared.store.catalog.owner_database(db)?;
     let map = parse_object(&ctx.body)?;
@@ -134,7 +134,7 @@ pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiE
 }
 
 /// DELETE /dbs/{db}/colls/{coll}
-pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let database = ctx.shared.store.catalog.owner_database(db)?;
     let rid_bytes = database.container(coll).map(|c| c.rid_bytes);
@@ -147,7 +147,7 @@ pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
 }
 
 /// GET /dbs/{db}/colls/{coll}/pkranges (304 when `If-None-Match` carries the current etag).
-pub fn pkranges(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn pkranges(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let reply = etag_read(ctx, &container.pkranges_body, &container.pkranges_etag);
     if reply.status == 304 {
@@ -160,7 +160,7 @@ pub fn pkranges(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Api
 /// GET (or a query POST to) /dbs/{db}/colls/{coll}/conflicts: the conflicts feed. Concurrent
 /// writes in a multi-write account are resolved as the last writer wins, which the service
 /// records in no conflict, so the feed is empty.
-pub fn conflicts(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn conflicts(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let is_query =
         *ctx.method == http::Method::POST && crate::exchange::request_class::is_query(ctx.headers);

@@ -9,7 +9,7 @@ use crate::protocol::{charge, headers, ApiError};
 use crate::store::document::{name_of, parse_object};
 
 /// POST /dbs
-pub fn create(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
+pub(super) fn create(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let map = parse_object(&ctx.body)?;
     let id = name_of(&map)?;
@@ -26,7 +26,7 @@ pub fn create(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
 }
 
 /// GET /dbs
-pub fn list(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
+pub(super) fn list(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
     let dbs = ctx.shared.store.catalog.databases();
     let bodies: Vec<&Bytes> = dbs.iter().map(|d| &d.body).collect();
     Ok(
@@ -36,7 +36,7 @@ pub fn list(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
 }
 
 /// POST /dbs with a query: the databases it selects.
-pub fn query(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
+pub(super) fn query(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
     let bodies: Vec<Bytes> = ctx
         .shared
         .store
@@ -49,7 +49,7 @@ pub fn query(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
 }
 
 /// GET /dbs/{db}
-pub fn read(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
+pub(super) fn read(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     let db = ctx
         .shared
         .store
@@ -60,7 +60,7 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
 }
 
 /// DELETE /dbs/{db}
-pub fn delete(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
+pub(super) fn delete(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let rid_bytes = ctx.shared.store.catalog.database(db).map(|d| d.rid_bytes);
     ctx.shared.store.catalog.delete_database(db)?;

@@ -9,7 +9,7 @@ use crate::exchange::{Reply, Shared};
 use crate::protocol::ApiError;
 
 /// Handles the failover admin request.
-pub fn failover(shared: &Shared, method: &Method, body: &[u8]) -> Reply {
+pub(crate) fn failover(shared: &Shared, method: &Method, body: &[u8]) -> Reply {
     match try_failover(shared, method, body) {
         Ok(reply) => reply,
         Err(e) => {

@@ -16,9 +16,9 @@ use crate::store::DocKey;
 const DEFAULT_PAGE: usize = 100;
 const MAX_PAGE: usize = 1000;
 /// A page ends once its items reach this many bytes (it always holds at least one item).
-pub const MAX_PAGE_BYTES: usize = 4 * 1024 * 1024;
+pub(super) const MAX_PAGE_BYTES: usize = 4 * 1024 * 1024;
 /// The longest continuation token accepted.
-pub const MAX_CONTINUATION_BYTES: usize = 4096;
+pub(super) const MAX_CONTINUATION_BYTES: usize = 4096;
 
 /// Where the next page starts: a range and the last key returned in it.
 #[derive(Debug)]
@@ -53,7 +53,7 @@ fn decode(token: &str) -> Result<Continuation, ApiError> {
 
 /// The page size `x-ms-max-item-count` asks for (default when absent or 0, the largest when
 /// negative); 400 when it is not a number.
-pub fn page_size(ctx: &RequestCtx<'_>) -> Result<usize, ApiError> {
+pub(super) fn page_size(ctx: &RequestCtx<'_>) -> Result<usize, ApiError> {
     match ctx.header(headers::MAX_ITEM_COUNT).map(str::trim) {
         None | Some("") => Ok(DEFAULT_PAGE),
         Some(text) => match text.parse::<i64>() {
@@ -79,7 +79,7 @@ const NOT_FOR_THE_READ_FEED: [&str; 4] = [
 
 /// How many of the items (by their sizes, in order) one page holds: at most `page_size`, and it ends
 /// with the item that reaches [`MAX_PAGE_BYTES`] (at least one item).
-pub fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
+pub(super) fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
     let mut bytes = 0;
     let mut count = 0;
     for size in sizes {
@@ -95,7 +95,7 @@ pub fn page_end(sizes: impl Iterator<Item = usize>, page_size: usize) -> usize {
 /// [`page_end`] for a change feed, whose items carry LSNs (`lsns`, ascending): the page is
 /// extended to the end of its last item's LSN, because a transactional batch commits several
 /// items at one LSN and a continuation (an LSN) cannot point inside it.
-pub fn page_end_whole_lsn(
+pub(super) fn page_end_whole_lsn(
     sizes: impl Iterator<Item = usize>,
     page_size: usize,
     lsns: &[u64],
@@ -108,7 +108,7 @@ pub fn page_end_whole_lsn(
 }
 
 /// Serves one page of the read feed.
-pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     if let Some(name) = NOT_FOR_THE_READ_FEED
         .iter()
         .find(|h| ctx.header(h).is_some())
@@ -152,7 +152,7 @@ pub fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, Ap
         let partition = lock
             .read()
             .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
-            .and_then(super::target::live)?;
+            .and_then(crate::store::live)?;
         let range_id = container.range_id(range);
         let lsn = read_lsn(ctx, &partition, range_id)?;
         tokens.push(session_token(ctx, &partition, range_id, lsn));

@@ -34,7 +34,7 @@ fn partition_headers(
 }
 
 /// The headers every item answer carries.
-pub fn item_reply(
+pub(super) fn item_reply(
     ctx: &RequestCtx<'_>,
     target: &Target,
     partition: &Partition,
@@ -62,7 +62,7 @@ pub fn item_reply(
 
 /// Whether a `Prefer` header asks for `return=minimal` (a write answered without the item, as
 /// the SDKs' option to leave the content out of write responses asks). Pure.
-pub fn prefers_minimal(prefer: Option<&str>) -> bool {
+pub(super) fn prefers_minimal(prefer: Option<&str>) -> bool {
     prefer.is_some_and(|p| {
         p.split([',', ';'])
             .any(|part| part.trim().eq_ignore_ascii_case("return=minimal"))
@@ -72,7 +72,7 @@ pub fn prefers_minimal(prefer: Option<&str>) -> bool {
 /// An error the partition itself decided (409, 412, a missing item's 404, a patch the item
 /// refused): like a success it carries the session token, `lsn` and range id, at `lsn` (the state
 /// the decision saw).
-pub fn partition_error(
+pub(super) fn partition_error(
     ctx: &RequestCtx<'_>,
     target: &Target,
     partition: &Partition,
@@ -85,7 +85,7 @@ pub fn partition_error(
 }
 
 /// [`partition_error`] for a write, decided on the committed state.
-pub fn write_error(
+pub(super) fn write_error(
     ctx: &RequestCtx<'_>,
     target: &Target,
     partition: &Partition,
@@ -95,7 +95,7 @@ pub fn write_error(
 }
 
 /// `reply` naming `item_lsn` as the LSN of the item it is about.
-pub fn with_item_lsn(reply: Reply, item_lsn: u64) -> Reply {
+pub(super) fn with_item_lsn(reply: Reply, item_lsn: u64) -> Reply {
     reply
         .replace_header(headers::ITEM_LSN, item_lsn.to_string())
         .replace_header(headers::COSMOS_ITEM_LLSN, item_lsn.to_string())

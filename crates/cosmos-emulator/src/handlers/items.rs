@@ -22,7 +22,7 @@ use crate::store::{DocKey, Partition, StoredDoc};
 /// The item is checked and sealed (serialized with its system properties) before the partition's
 /// lock is taken, so a large item does not hold up the partition's readers while it is written
 /// out; under the lock only the preconditions, the unique keys and the commit remain.
-pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
     let map = parse_object(&ctx.body)?;
@@ -66,7 +66,12 @@ pub fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiEr
 }
 
 /// GET .../docs/{id}
-pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
+pub(super) fn read(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+    id: &str,
+) -> Result<Reply, ApiError> {
     let target = Target::locate(ctx, db, coll)?;
     let partition = target.read()?;
     let lsn = read_lsn(ctx, &partition, target.range_id())?;
@@ -104,7 +109,12 @@ pub fn read(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Repl
 /// PUT .../docs/{id}: replaces the item (sealed before the lock is taken, as a create is); a
 /// body naming another id renames it, as the service does (the same resource id under the new
 /// id, the old id gone, at one LSN; 409 when the new id is taken).
-pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
+pub(super) fn replace(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+    id: &str,
+) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
     let map = parse_object(&ctx.body)?;
@@ -147,7 +157,12 @@ pub fn replace(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<R
 }
 
 /// DELETE .../docs/{id}
-pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
+pub(super) fn delete(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+    id: &str,
+) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
     let key = target.key(id);
@@ -169,7 +184,11 @@ pub fn delete(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Re
 /// the header names, in one commit (the service runs it in the background and reports it done at
 /// once; here it is done when the answer is sent). 200 without a body; the charge is that of the
 /// deletes.
-pub fn delete_partition_key(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn delete_partition_key(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
     let mut partition = target.write(ctx)?;
@@ -202,7 +221,7 @@ pub fn delete_partition_key(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Resul
 
 /// The item a replace, delete or patch changes, in the committed state: 404 when it is missing,
 /// 412 when an `If-Match` names another version (both with the partition's headers).
-pub fn current_for_write(
+pub(super) fn current_for_write(
     ctx: &RequestCtx<'_>,
     target: &Target,
     partition: &Partition,
@@ -224,7 +243,7 @@ pub fn current_for_write(
 /// is not -1 or a positive number of seconds (400), one deeper than
 /// [`MAX_ITEM_DEPTH`](crate::store::item_limits::MAX_ITEM_DEPTH) (400) or larger than
 /// [`MAX_ITEM_BYTES`](crate::store::item_limits::MAX_ITEM_BYTES) (413).
-pub fn prepare_item(
+pub(super) fn prepare_item(
     target: &Target,
     map: Map<String, Value>,
     rid: [u8; 16],
@@ -245,7 +264,7 @@ pub fn prepare_item(
 
 /// Commits an item [`prepare_item`] sealed: 409 (changing nothing) when another item of its
 /// logical partition holds its values at a unique key.
-pub fn commit_prepared(
+pub(super) fn commit_prepared(
     ctx: &RequestCtx<'_>,
     target: &Target,
     partition: &mut Partition,
@@ -290,7 +309,7 @@ fn rename(
 
 /// Commits a write in the serving region; the partition's clock reading is taken under its lock so
 /// commits stay in time order.
-pub fn commit(
+pub(super) fn commit(
     ctx: &RequestCtx<'_>,
     partition: &mut Partition,
     key: &DocKey,
@@ -301,7 +320,7 @@ pub fn commit(
 }
 
 /// Commits a transaction's writes at one LSN in the serving region (see [`commit`]).
-pub fn commit_all(
+pub(super) fn commit_all(
     ctx: &RequestCtx<'_>,
     partition: &mut Partition,
     writes: Vec<(DocKey, Option<Arc<StoredDoc>>)>,

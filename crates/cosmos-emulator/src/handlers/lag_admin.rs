@@ -19,7 +19,7 @@ struct LagChange {
 }
 
 /// Handles the replication-lag admin request.
-pub fn replication_lag(shared: &Shared, method: &Method, body: &[u8]) -> Reply {
+pub(crate) fn replication_lag(shared: &Shared, method: &Method, body: &[u8]) -> Reply {
     let answer = (|| {
         if method != Method::PUT {
             return Err(ApiError::new(

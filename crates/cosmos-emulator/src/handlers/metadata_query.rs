@@ -10,13 +10,13 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::feed_body;
-use super::query::read_request;
+use super::query_request::read_request;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
 
 /// Runs the request's query over `resources` (their JSON bodies) and answers the feed page
 /// `{"_rid": rid, "<name>": [...], "_count": n}`.
-pub fn answer(
+pub(super) fn answer(
     ctx: &RequestCtx<'_>,
     rid: &str,
     name: &str,

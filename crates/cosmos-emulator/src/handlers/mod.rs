@@ -20,6 +20,7 @@ mod query;
 mod query_metrics;
 mod query_plan;
 mod query_ranked;
+mod query_request;
 mod replica_headers;
 mod resource_access;
 mod rid_items;
@@ -32,12 +33,13 @@ mod throttle;
 mod triggered;
 mod users;
 
-pub use account::account_document;
-pub use failover::failover;
-pub use lag_admin::replication_lag;
-pub use resource_access::{admit as admit_resource_token, authorize as authorize_resource_token};
-pub use split_admin::split;
-pub(crate) use target::live;
+pub(crate) use account::account_document;
+pub(crate) use failover::failover;
+pub(crate) use lag_admin::replication_lag;
+pub(crate) use resource_access::{
+    admit as admit_resource_token, authorize as authorize_resource_token,
+};
+pub(crate) use split_admin::split;
 
 use bytes::Bytes;
 
@@ -47,7 +49,7 @@ use crate::protocol::{headers, ApiError, Resource, Route};
 use http::Method;
 
 /// Serves a routed, authenticated request (held to its range's throughput when enforced).
-pub fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
+pub(crate) fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
     throttle::metered(ctx, route, || dispatch(ctx, route))
 }
 
@@ -172,7 +174,7 @@ fn not_supported(m: &Method) -> ApiError {
 }
 
 /// A metadata read: 304 when `If-None-Match` names `etag`, else `body`; both carry the etag.
-pub fn etag_read(ctx: &RequestCtx<'_>, body: &Bytes, etag: &str) -> Reply {
+pub(crate) fn etag_read(ctx: &RequestCtx<'_>, body: &Bytes, etag: &str) -> Reply {
     let reply = if consistency::if_none_match_hit(ctx, etag) {
         Reply::empty(304, crate::protocol::charge::not_modified())
     } else {
@@ -182,7 +184,7 @@ pub fn etag_read(ctx: &RequestCtx<'_>, body: &Bytes, etag: &str) -> Reply {
 }
 
 /// A feed body: `{"_rid": rid, "<name>": [bodies...], "_count": n}` without re-serializing bodies.
-pub fn feed_body(rid: &str, name: &str, bodies: &[&Bytes]) -> Bytes {
+pub(crate) fn feed_body(rid: &str, name: &str, bodies: &[&Bytes]) -> Bytes {
     let mut out = Vec::with_capacity(64 + bodies.iter().map(|b| b.len() + 1).sum::<usize>());
     out.extend_from_slice(format!("{{\"_rid\":\"{rid}\",\"{name}\":[").as_bytes());
     for (i, b) in bodies.iter().enumerate() {

@@ -10,11 +10,11 @@ use crate::protocol::{charge, headers, ApiError};
 use crate::store::{Offer, Throughput};
 
 /// The RU/s a container gets when neither it nor its database names any.
-pub const DEFAULT_CONTAINER_THROUGHPUT: u64 = 400;
+pub(super) const DEFAULT_CONTAINER_THROUGHPUT: u64 = 400;
 
 /// The throughput a create request asks for (`x-ms-offer-throughput` or
 /// `x-ms-cosmos-offer-autopilot-settings`); 400 when it is malformed or out of range.
-pub fn requested(ctx: &RequestCtx<'_>) -> Result<Option<Throughput>, ApiError> {
+pub(super) fn requested(ctx: &RequestCtx<'_>) -> Result<Option<Throughput>, ApiError> {
     Throughput::from_headers(
         ctx.header(headers::OFFER_THROUGHPUT),
         ctx.header(headers::OFFER_AUTOPILOT),
@@ -30,12 +30,12 @@ fn feed(offers: &[Offer]) -> Reply {
 }
 
 /// GET /offers
-pub fn list(ctx: &RequestCtx<'_>) -> Reply {
+pub(super) fn list(ctx: &RequestCtx<'_>) -> Reply {
     feed(&ctx.shared.store.offers.list())
 }
 
 /// POST /offers with a query: the offers it selects (see [`super::metadata_query`]).
-pub fn query(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
+pub(super) fn query(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
     let bodies: Vec<Bytes> = ctx
         .shared
         .store
@@ -48,7 +48,7 @@ pub fn query(ctx: &RequestCtx<'_>) -> Result<Reply, ApiError> {
 }
 
 /// GET /offers/{id}
-pub fn read(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
+pub(super) fn read(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
     let offer = ctx
         .shared
         .store
@@ -81,7 +81,7 @@ fn flag(ctx: &RequestCtx<'_>, name: &str) -> bool {
 
 /// PUT /offers/{id}: the body is the offer with its `content` changed. Manual and autoscale
 /// offers keep their kind unless the request carries the matching migration header.
-pub fn replace(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
+pub(super) fn replace(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
     let body: Value = serde_json::from_slice(&ctx.body)
         .map_err(|e| ApiError::bad_request(format!("The offer is invalid JSON: {e}")))?;
     let content = body

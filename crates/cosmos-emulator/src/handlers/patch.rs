@@ -11,8 +11,9 @@ use super::target::Target;
 use crate::exchange::{Reply, RequestCtx};
 use crate::patch::{apply, parse_operations, PatchOp};
 use crate::protocol::{charge, ApiError};
-use crate::sql::meter::{Limit, Meter};
+use crate::sql::meter::Meter;
 use crate::sql::patch_condition::Condition;
+use crate::sql::sql_error::Limit;
 use crate::sql::SqlError;
 use crate::store::document::SYSTEM_PROPERTIES;
 use crate::store::{DocKey, Partition, StoredDoc};
@@ -27,7 +28,12 @@ const OPTIMISTIC_ATTEMPTS: usize = 3;
 /// the partition's lock (they may take up to the condition budget); the lock is then taken only
 /// to check the item is still that version and to commit. A write that landed in between makes
 /// the patch evaluate again against the new version.
-pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
+pub(super) fn patch(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+    id: &str,
+) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
     let request = parse_request(&ctx.body, &target.container.pk.paths)?;
@@ -66,27 +72,30 @@ pub fn patch(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Rep
 }
 
 /// The budget of one patch condition (or of the conditions of one batch): the query page budget.
-pub fn condition_meter(ctx: &RequestCtx<'_>) -> Meter {
+pub(super) fn condition_meter(ctx: &RequestCtx<'_>) -> Meter {
     let limits = ctx.shared.query_limits;
     Meter::new(limits.page_work, limits.page_time)
 }
 
 /// A parsed patch request: its operations and optional condition.
-pub struct PatchRequest {
+pub(super) struct PatchRequest {
     pub ops: Vec<PatchOp>,
     pub condition: Option<Condition>,
 }
 
 /// Parses a patch body: `{"operations": [...], "condition": "from c where ..."}`, or a bare JSON
 /// array of operations (what the Node.js SDK sends); 400 for anything else.
-pub fn parse_request(body: &[u8], pk_paths: &[Vec<String>]) -> Result<PatchRequest, ApiError> {
+pub(super) fn parse_request(
+    body: &[u8],
+    pk_paths: &[Vec<String>],
+) -> Result<PatchRequest, ApiError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("The request payload is invalid JSON: {e}")))?;
     parse_request_value(&value, pk_paths)
 }
 
 /// [`parse_request`] over an already decoded body (a batch operation's `resourceBody`).
-pub fn parse_request_value(
+pub(super) fn parse_request_value(
     value: &Value,
     pk_paths: &[Vec<String>],
 ) -> Result<PatchRequest, ApiError> {
@@ -143,7 +152,7 @@ fn commit_patched(
 /// The item `existing` becomes under `request`, not yet sealed or committed: 412 when the
 /// condition does not hold, 400 when an operation cannot apply or the condition needs more than
 /// `meter` allows (naming the limit).
-pub fn patched(
+pub(super) fn patched(
     existing: &StoredDoc,
     request: &PatchRequest,
     meter: &Meter,

@@ -5,15 +5,12 @@
 //! tells an SDK to ask for a query plan.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::Deserialize;
-use serde_json::Value;
-
 use super::consistency::{read_lsn, session_token};
 use super::query_metrics::{index_utilization_header, query_metrics_header, PageFigures};
+use super::query_request::{read_request, QueryRequest};
 use super::replica_headers::{container_paths, replica_headers, replica_state, ReplicaState};
 use crate::epk::{EpkFilter, PartitionKeyValue, PkComponent};
 use crate::exchange::request_class::flag;
@@ -22,93 +19,23 @@ use crate::protocol::{charge, headers, ApiError};
 use crate::query_exec::{run_page, Execution, Page, QueryToken, RangeReads, ReadScope as Scope};
 use crate::sql::ast::Query;
 use crate::sql::exec::needs_all_rows;
-use crate::sql::parse_query;
 use crate::sql::partition_filter::pinned_key;
 use crate::sql::plan::{plan, MinMaxParts};
 use crate::store::{Container, Partition};
 
 /// Sub-status of a cross-partition query the gateway cannot serve without a plan.
-pub const CROSS_PARTITION_QUERY_NOT_SERVABLE: u32 = 1004;
+pub(super) const CROSS_PARTITION_QUERY_NOT_SERVABLE: u32 = 1004;
 /// Default and largest page sizes, in items.
 const DEFAULT_PAGE: usize = 100;
 const MAX_PAGE: usize = 1000;
 /// A page ends at about this many bytes of results.
 const PAGE_BYTES: usize = 4 * 1024 * 1024;
-/// Most parameters in one request.
-const MAX_PARAMETERS: usize = 1000;
-
-/// The JSON body of a query request.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct QueryBody {
-    pub query: String,
-    #[serde(default)]
-    pub parameters: Vec<Parameter>,
-}
-
-/// One `{"name": "@x", "value": ...}`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Parameter {
-    pub name: String,
-    pub value: Option<Value>,
-}
-
-/// A parsed query request: the query and its parameters.
-pub struct QueryRequest {
-    pub text: String,
-    pub query: Query,
-    pub params: HashMap<String, Value>,
-}
-
-/// Reads and parses the body (`application/query+json`, or `application/sql` text).
-pub fn read_request(ctx: &RequestCtx<'_>) -> Result<QueryRequest, ApiError> {
-    let is_sql_text = ctx
-        .header(headers::CONTENT_TYPE)
-        .is_some_and(|c| c.trim().eq_ignore_ascii_case("application/sql"));
-    let body: QueryBody = if is_sql_text {
-        QueryBody {
-            query: String::from_utf8(ctx.body.to_vec())
-                .map_err(|_| ApiError::bad_request("The query text is not valid UTF-8."))?,
-            parameters: Vec::new(),
-        }
-    } else {
-        serde_json::from_slice(&ctx.body).map_err(|e| {
-            ApiError::bad_request(format!(
-                "The query body must be {{\"query\": \"...\", \"parameters\": [{{\"name\": \"@p\", \"value\": ...}}]}}: {e}"
-            ))
-        })?
-    };
-    if body.parameters.len() > MAX_PARAMETERS {
-        return Err(ApiError::bad_request(format!(
-            "The query has {} parameters; the limit is {MAX_PARAMETERS}.",
-            body.parameters.len()
-        )));
-    }
-    let mut params = HashMap::new();
-    for p in body.parameters {
-        if !p.name.starts_with('@') {
-            return Err(ApiError::bad_request(format!(
-                "The parameter name {:?} must start with '@'.",
-                p.name
-            )));
-        }
-        if let Some(v) = p.value {
-            params.insert(p.name, v);
-        }
-    }
-    let query = parse_query(&body.query)
-        .map_err(|e| ApiError::bad_request(format!("The query is invalid: {e}")))?;
-    Ok(QueryRequest {
-        text: body.query,
-        query,
-        params,
-    })
-}
-
 /// Readies an item query's search functions under the container's policies
 /// ([`crate::sql::search::prepare`]): 400 for a misuse of them.
-pub fn prepare_search(request: &mut QueryRequest, container: &Container) -> Result<(), ApiError> {
+pub(super) fn prepare_search(
+    request: &mut QueryRequest,
+    container: &Container,
+) -> Result<(), ApiError> {
     crate::sql::search::prepare(
         &mut request.query,
         &container.search_policy(),
@@ -139,7 +66,7 @@ impl RangeReads for Reads<'_, '_> {
 }
 
 /// Serves one page of a query.
-pub fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let mut request = read_request(ctx)?;
     prepare_search(&mut request, &container)?;
@@ -344,7 +271,7 @@ fn not_servable(request: &QueryRequest) -> ApiError {
 
 /// A query over every partition must say it may span them
 /// (`x-ms-documentdb-query-enablecrosspartition: true`); 400 in the service's words otherwise.
-pub fn require_cross_partition(ctx: &RequestCtx<'_>) -> Result<(), ApiError> {
+pub(super) fn require_cross_partition(ctx: &RequestCtx<'_>) -> Result<(), ApiError> {
     if flag(ctx.headers, headers::ENABLE_CROSS_PARTITION) {
         return Ok(());
     }
@@ -409,7 +336,7 @@ fn epk_range_within(
 
 /// The keys a WHERE clause pins: the partition key (every path of a hierarchical key, each by an
 /// equality), or a leading prefix of a hierarchical key's paths.
-pub fn pinned_filter(request: &QueryRequest, container: &Container) -> Option<EpkFilter> {
+pub(super) fn pinned_filter(request: &QueryRequest, container: &Container) -> Option<EpkFilter> {
     container
         .pk
         .filter(&pinned_partition_key(request, container)?)
@@ -417,7 +344,7 @@ pub fn pinned_filter(request: &QueryRequest, container: &Container) -> Option<Ep
 }
 
 /// The partition key (or hierarchical prefix) a WHERE clause pins, as [`pinned_filter`] reads it.
-pub fn pinned_partition_key(
+pub(super) fn pinned_partition_key(
     request: &QueryRequest,
     container: &Container,
 ) -> Option<PartitionKeyValue> {
@@ -435,7 +362,7 @@ pub fn pinned_partition_key(
 
 /// Whether the gateway answers a cross-partition query itself: no ORDER BY, aggregates,
 /// GROUP BY, DISTINCT, TOP or OFFSET/LIMIT, which need a client-side plan.
-pub fn gateway_serves(q: &Query) -> bool {
+pub(super) fn gateway_serves(q: &Query) -> bool {
     q.from.is_some()
         && q.order_by.is_empty()
         && !needs_all_rows(q)

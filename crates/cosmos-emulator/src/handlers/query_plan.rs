@@ -1,17 +1,19 @@
 //! POST .../docs with `x-ms-cosmos-is-query-plan-request: True`: the plan an SDK needs to run a
 //! query across partition key ranges.
 
-use super::query::{pinned_filter, pinned_partition_key, prepare_search, read_request};
+use super::query::{pinned_filter, pinned_partition_key, prepare_search};
+use super::query_request::read_request;
 use crate::epk::EpkFilter;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, ApiError};
-use crate::sql::plan::{plan, MinMaxParts, QueryInfo, QueryRange};
+use crate::sql::plan::{plan, MinMaxParts, QueryRange};
+use crate::sql::query_info::QueryInfo;
 
 /// The header naming the query features a client can combine.
 const SUPPORTED_QUERY_FEATURES: &str = "x-ms-cosmos-supported-query-features";
 
 /// Answers the query plan.
-pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
+pub(super) fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let mut request = read_request(ctx)?;
     prepare_search(&mut request, &container)?;
@@ -71,7 +73,7 @@ pub fn query_plan(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, A
 /// rules: one aggregate under `SELECT VALUE` needs `Aggregate`, one without it
 /// `NonValueAggregate`, several both `NonValueAggregate` and `MultipleAggregates`; one ORDER BY
 /// key needs `OrderBy`, several `MultipleOrderBy`.
-pub fn missing_features(info: &QueryInfo, declared: &[&str]) -> Vec<&'static str> {
+pub(super) fn missing_features(info: &QueryInfo, declared: &[&str]) -> Vec<&'static str> {
     let aggregate_aliases = info
         .group_by_alias_to_aggregate_type
         .values()

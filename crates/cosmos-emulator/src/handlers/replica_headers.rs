@@ -28,7 +28,7 @@ const COLLECTION_SIZE_KB: u64 = 50 * 1024 * 1024;
 
 /// What the replica headers of one answer are computed from.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ReplicaState {
+pub(super) struct ReplicaState {
     /// The LSN the answer was served at (the commit's LSN for a write).
     pub lsn: u64,
     /// The LSN of the item the answer returns or wrote, when it is about one item.
@@ -44,7 +44,7 @@ pub struct ReplicaState {
 }
 
 /// The headers for `state`, in a fixed order.
-pub fn replica_headers(state: &ReplicaState) -> Vec<(&'static str, String)> {
+pub(super) fn replica_headers(state: &ReplicaState) -> Vec<(&'static str, String)> {
     let mut out = vec![
         (headers::LSN, state.lsn.to_string()),
         (headers::COSMOS_LLSN, state.lsn.to_string()),
@@ -81,7 +81,7 @@ pub fn replica_headers(state: &ReplicaState) -> Vec<(&'static str, String)> {
 }
 
 /// [`ReplicaState`] of `partition` for an answer served by `ctx`'s region at `lsn`.
-pub fn replica_state(
+pub(super) fn replica_state(
     ctx: &RequestCtx<'_>,
     partition: &Partition,
     lsn: u64,
@@ -100,7 +100,7 @@ pub fn replica_state(
 
 /// `x-ms-resource-quota` and `x-ms-resource-usage` of a container holding `documents` items of
 /// `bytes` bytes in all, in the service's `name=value;` form (sizes in KB, -1: no limit).
-pub fn quota_headers(documents: u64, bytes: u64) -> [(&'static str, String); 2] {
+pub(super) fn quota_headers(documents: u64, bytes: u64) -> [(&'static str, String); 2] {
     let kb = bytes.div_ceil(1024);
     [
         (
@@ -118,7 +118,7 @@ pub fn quota_headers(documents: u64, bytes: u64) -> [(&'static str, String); 2] 
 
 /// `x-ms-alt-content-path` (`dbs/{db}/colls/{coll}`) and `x-ms-content-path` (the container's
 /// `_rid`): how the Python SDK files the session token an answer carries.
-pub fn container_paths(
+pub(super) fn container_paths(
     ctx: &RequestCtx<'_>,
     db: &str,
     container: &Container,

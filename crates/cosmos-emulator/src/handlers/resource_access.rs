@@ -17,11 +17,11 @@ use crate::protocol::{headers, ApiError, Resource, Route, ScriptKind};
 use crate::store::users::Grant;
 
 /// The service's words for a request its token does not cover.
-pub const INSUFFICIENT_PERMISSIONS: &str = "Insufficient permissions provided in the authorization header for the corresponding request. Please retry with another authorization header.";
+pub(super) const INSUFFICIENT_PERMISSIONS: &str = "Insufficient permissions provided in the authorization header for the corresponding request. Please retry with another authorization header.";
 
 /// What a verified resource token's permission grants now: 401 when the permission no longer
 /// exists or the token has expired.
-pub fn admit(shared: &Shared, token: &ResourceToken) -> Result<Grant, ApiError> {
+pub(crate) fn admit(shared: &Shared, token: &ResourceToken) -> Result<Grant, ApiError> {
     let grant = shared.store.users.grant(&token.token_id).ok_or_else(|| {
         ApiError::new(
             401,
@@ -42,7 +42,11 @@ pub fn admit(shared: &Shared, token: &ResourceToken) -> Result<Grant, ApiError> 
 }
 
 /// Whether `grant` covers the request (its body read): 403 in the service's words when not.
-pub fn authorize(ctx: &RequestCtx<'_>, route: &Route, grant: &Grant) -> Result<(), ApiError> {
+pub(crate) fn authorize(
+    ctx: &RequestCtx<'_>,
+    route: &Route,
+    grant: &Grant,
+) -> Result<(), ApiError> {
     let canonical = |link: &[&str]| canonical_link(ctx, link);
     let intent = intent_of(
         operation(ctx.method, route, ctx.headers),

@@ -16,7 +16,7 @@ const CHUNK: usize = 256;
 
 /// The 16 resource-id bytes `segment` encodes when it is an item id of container `container`
 /// (its first 8 bytes are the container's).
-pub fn item_rid(segment: &str, container: &[u8; 8]) -> Option<[u8; 16]> {
+pub(super) fn item_rid(segment: &str, container: &[u8; 8]) -> Option<[u8; 16]> {
     if segment.len() != 24 {
         return None;
     }
@@ -26,7 +26,7 @@ pub fn item_rid(segment: &str, container: &[u8; 8]) -> Option<[u8; 16]> {
 }
 
 /// The id of the item `id` names: itself, or the id of the item whose `_rid` it is.
-pub fn resolve<'a>(
+pub(super) fn resolve<'a>(
     ctx: &RequestCtx<'_>,
     db: &str,
     coll: &str,

@@ -29,20 +29,20 @@ use crate::store::{Partition, StoredDoc};
 
 /// The most items one page of a script's query answers (its `pageSize` may ask for fewer; -1 asks
 /// for this many).
-pub const MAX_SCRIPT_PAGE: usize = 1000;
+pub(super) const MAX_SCRIPT_PAGE: usize = 1000;
 /// The page size of a script's query that names none (the service's default).
-pub const DEFAULT_SCRIPT_PAGE: usize = 100;
+pub(super) const DEFAULT_SCRIPT_PAGE: usize = 100;
 
 /// When a script's operations stop being accepted: past this share of its time, or once it has
 /// spent this many request units. The script is told `false` and may return, to be called again.
 #[derive(Clone, Copy, Debug)]
-pub struct AcceptBudget {
+pub(super) struct AcceptBudget {
     pub time: Duration,
     pub charge: f64,
 }
 
 /// Whether one more operation is accepted. Pure.
-pub fn accepts(budget: AcceptBudget, elapsed: Duration, charge_so_far: f64) -> bool {
+pub(super) fn accepts(budget: AcceptBudget, elapsed: Duration, charge_so_far: f64) -> bool {
     elapsed < budget.time && charge_so_far < budget.charge
 }
 
@@ -96,7 +96,7 @@ struct QueryParam {
 
 /// How a transaction reaches its partition.
 #[derive(Clone, Copy)]
-pub enum Access<'a> {
+pub(super) enum Access<'a> {
     /// A short read lock per operation (the first, optimistic run).
     Shared,
     /// The caller holds the write lock for the whole run.
@@ -104,7 +104,7 @@ pub enum Access<'a> {
 }
 
 /// What a finished transaction read and wrote.
-pub struct Writes {
+pub(super) struct Writes {
     written: HashMap<String, Option<Arc<StoredDoc>>>,
     order: Vec<String>,
     /// Each item read from the partition, with the etag it had (`None`: it did not exist).
@@ -114,7 +114,7 @@ pub struct Writes {
 }
 
 /// The transaction: the items it wrote (by id, `None` once deleted), in the order first written.
-pub struct Txn<'t> {
+pub(super) struct Txn<'t> {
     ctx: &'t RequestCtx<'t>,
     target: &'t Target,
     access: Access<'t>,
@@ -130,7 +130,7 @@ pub struct Txn<'t> {
 }
 
 impl<'t> Txn<'t> {
-    pub fn new(
+    pub(super) fn new(
         ctx: &'t RequestCtx<'t>,
         target: &'t Target,
         budget: AcceptBudget,
@@ -152,7 +152,7 @@ impl<'t> Txn<'t> {
     }
 
     /// Runs `f` on the partition as this transaction reaches it.
-    pub fn with_partition<R>(
+    pub(super) fn with_partition<R>(
         &mut self,
         f: impl FnOnce(&mut Self, &Partition) -> Result<R, ApiError>,
     ) -> Result<R, ApiError> {
@@ -168,7 +168,7 @@ impl<'t> Txn<'t> {
 
     /// The item `id` as the transaction sees it (recorded as read when it comes from the
     /// partition).
-    pub fn current(&mut self, partition: &Partition, id: &str) -> Option<Arc<StoredDoc>> {
+    pub(super) fn current(&mut self, partition: &Partition, id: &str) -> Option<Arc<StoredDoc>> {
         if let Some(doc) = self.written.get(id) {
             return doc.clone();
         }
@@ -188,7 +188,7 @@ impl<'t> Txn<'t> {
 
     /// Creates (or upserts) an item; answers it and whether it existed. 409 when it exists and
     /// this is no upsert; 400 when its partition key is not the transaction's.
-    pub fn create(
+    pub(super) fn create(
         &mut self,
         partition: &Partition,
         map: Map<String, Value>,
@@ -217,7 +217,7 @@ impl<'t> Txn<'t> {
     }
 
     /// Replaces item `id` (renaming it when the body names another id).
-    pub fn replace(
+    pub(super) fn replace(
         &mut self,
         partition: &Partition,
         id: &str,
@@ -245,7 +245,7 @@ impl<'t> Txn<'t> {
     }
 
     /// Deletes item `id`; answers what it was.
-    pub fn delete(
+    pub(super) fn delete(
         &mut self,
         partition: &Partition,
         id: &str,
@@ -335,7 +335,7 @@ impl<'t> Txn<'t> {
 
     /// Serves one operation a script sent (JSON text), answering JSON text: `accepted`, and the
     /// error or the resource and options its callback receives.
-    pub fn serve(&mut self, request: &str) -> String {
+    pub(super) fn serve(&mut self, request: &str) -> String {
         if self.refused || !accepts(self.budget, self.started.elapsed(), self.charge) {
             self.refused = true;
             return json!({"accepted": false}).to_string();
@@ -456,7 +456,7 @@ impl<'t> Txn<'t> {
     }
 
     /// What the transaction read and wrote, to validate and commit.
-    pub fn finish(self) -> Writes {
+    pub(super) fn finish(self) -> Writes {
         Writes {
             written: self.written,
             order: self.order,
@@ -468,7 +468,7 @@ impl<'t> Txn<'t> {
 
 /// A transaction that committed: what its attempt answered, the commit's LSN, the charge of its
 /// operations, and the partition (still write-locked) for the answer's headers.
-pub struct Committed<'p, T> {
+pub(super) struct Committed<'p, T> {
     pub value: T,
     pub lsn: u64,
     pub charge: f64,
@@ -479,7 +479,7 @@ pub struct Committed<'p, T> {
 /// lock, commits when nothing the attempt read has changed, or else runs `attempt` again holding
 /// the lock and commits that. An attempt's error commits nothing and carries the partition's
 /// headers.
-pub fn transact<'p, T>(
+pub(super) fn transact<'p, T>(
     ctx: &'p RequestCtx<'p>,
     target: &'p Target,
     budget: AcceptBudget,
@@ -548,7 +548,7 @@ fn fingerprint(items: &[(String, Arc<StoredDoc>)]) -> u64 {
 
 impl Writes {
     /// Whether everything the transaction read is as it was (so its writes may commit now).
-    pub fn still_valid(&self, partition: &Partition, target: &Target) -> bool {
+    pub(super) fn still_valid(&self, partition: &Partition, target: &Target) -> bool {
         let reads_hold = self
             .reads
             .iter()
@@ -561,7 +561,7 @@ impl Writes {
 
     /// Commits every write at one LSN (none: the committed LSN); 409, writing nothing, when the
     /// writes break a unique key.
-    pub fn commit(
+    pub(super) fn commit(
         self,
         ctx: &RequestCtx<'_>,
         target: &Target,
@@ -600,13 +600,13 @@ fn object(doc: Value) -> Result<Map<String, Value>, ApiError> {
 }
 
 /// A stored item's JSON.
-pub fn body_value(doc: &StoredDoc) -> Result<Value, ApiError> {
+pub(super) fn body_value(doc: &StoredDoc) -> Result<Value, ApiError> {
     serde_json::from_slice(&doc.body)
         .map_err(|e| ApiError::new(500, format!("A stored item is not JSON: {e}")))
 }
 
 /// A request body as an item: a JSON object (400 otherwise).
-pub fn request_item(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
+pub(super) fn request_item(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     parse_object(body)
 }
 

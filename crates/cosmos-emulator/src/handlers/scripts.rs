@@ -10,7 +10,7 @@ use crate::protocol::{charge, headers, ApiError, ScriptKind};
 use crate::store::document::parse_object;
 
 /// POST .../sprocs (triggers, udfs): 201 with the script.
-pub fn create(
+pub(super) fn create(
     ctx: &RequestCtx<'_>,
     db: &str,
     coll: &str,
@@ -25,7 +25,7 @@ pub fn create(
 }
 
 /// GET .../sprocs/{id} (304 when `If-None-Match` names the current etag).
-pub fn read(
+pub(super) fn read(
     ctx: &RequestCtx<'_>,
     db: &str,
     coll: &str,
@@ -42,7 +42,7 @@ pub fn read(
 }
 
 /// PUT .../sprocs/{id}
-pub fn replace(
+pub(super) fn replace(
     ctx: &RequestCtx<'_>,
     db: &str,
     coll: &str,
@@ -61,7 +61,7 @@ pub fn replace(
 }
 
 /// DELETE .../sprocs/{id}: 204.
-pub fn delete(
+pub(super) fn delete(
     ctx: &RequestCtx<'_>,
     db: &str,
     coll: &str,
@@ -78,7 +78,7 @@ pub fn delete(
 
 /// GET .../sprocs: the feed `{"_rid", "StoredProcedures": [...], "_count"}` (`Triggers`,
 /// `UserDefinedFunctions`).
-pub fn list(
+pub(super) fn list(
     ctx: &RequestCtx<'_>,
     db: &str,
     coll: &str,
@@ -96,7 +96,7 @@ pub fn list(
 }
 
 /// POST .../sprocs with a query: the scripts it selects, as one page of the feed.
-pub fn query(
+pub(super) fn query(
     ctx: &RequestCtx<'_>,
     db: &str,
     coll: &str,

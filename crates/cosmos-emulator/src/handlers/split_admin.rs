@@ -18,7 +18,7 @@ struct SplitRequest {
 }
 
 /// Handles the split admin request; answers the container's partition key ranges.
-pub fn split(shared: &Shared, method: &Method, body: &[u8]) -> Reply {
+pub(crate) fn split(shared: &Shared, method: &Method, body: &[u8]) -> Reply {
     let answer = (|| {
         if method != Method::POST {
             return Err(ApiError::new(

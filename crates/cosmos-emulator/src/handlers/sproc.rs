@@ -14,11 +14,11 @@ use crate::protocol::{charge, headers, ApiError, ScriptKind};
 use crate::scripts::engine::{self, Bounds, Failure, Input, Role, Run};
 
 /// The largest response body a stored procedure may set.
-pub const MAX_RESPONSE_BYTES: usize = 2 * 1024 * 1024;
+pub(super) const MAX_RESPONSE_BYTES: usize = 2 * 1024 * 1024;
 
 /// What one execution may use, and when its operations stop being accepted: after half its time,
 /// or once they have cost [`ACCEPT_CHARGE`] request units.
-pub fn bounds() -> (Bounds, AcceptBudget) {
+pub(super) fn bounds() -> (Bounds, AcceptBudget) {
     let bounds = Bounds::default();
     (
         bounds,
@@ -30,13 +30,13 @@ pub fn bounds() -> (Bounds, AcceptBudget) {
 }
 
 /// Request units one execution's operations may spend before they are refused.
-pub const ACCEPT_CHARGE: f64 = 10_000.0;
+pub(super) const ACCEPT_CHARGE: f64 = 10_000.0;
 
 /// Interrupt checks of script work that cost one request unit.
-pub const TICKS_PER_RU: u64 = 100;
+pub(super) const TICKS_PER_RU: u64 = 100;
 
 /// The execution's parameters: a JSON array (an empty body or `null`: none).
-pub fn parameters(body: &[u8]) -> Result<Vec<Value>, ApiError> {
+pub(super) fn parameters(body: &[u8]) -> Result<Vec<Value>, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Vec::new());
     }
@@ -55,7 +55,7 @@ pub fn parameters(body: &[u8]) -> Result<Vec<Value>, ApiError> {
 /// The answer to a script that did not finish: a throw is 400 with its message, running too long
 /// 408, too much memory 400 (both name the bound), not started while too many scripts are stuck
 /// past their time limits 503.
-pub fn failure_error(kind: &str, id: &str, failure: &Failure, bounds: &Bounds) -> ApiError {
+pub(super) fn failure_error(kind: &str, id: &str, failure: &Failure, bounds: &Bounds) -> ApiError {
     match failure {
         Failure::Thrown(message) => ApiError::bad_request(format!(
             "Encountered exception while executing {kind} {id}. Exception = {message}"
@@ -77,7 +77,7 @@ pub fn failure_error(kind: &str, id: &str, failure: &Failure, bounds: &Bounds) -
 
 /// The log header's value: the lines joined by newlines, cut at the log cap
 /// ([`engine::cap_logs`]), percent-encoded (unreserved characters and `/` stay as they are). Pure.
-pub fn encode_log(lines: &[String]) -> String {
+pub(super) fn encode_log(lines: &[String]) -> String {
     let text = engine::cap_logs(lines).join("\n");
     let mut out = String::with_capacity(text.len());
     for b in text.bytes() {
@@ -91,12 +91,17 @@ pub fn encode_log(lines: &[String]) -> String {
 }
 
 /// The charge of a run: the operations' charge plus its own work, at least one unit.
-pub fn run_charge(operations: f64, run: &Run) -> f64 {
+pub(super) fn run_charge(operations: f64, run: &Run) -> f64 {
     (operations + (run.ticks / TICKS_PER_RU) as f64).max(charge::metadata())
 }
 
 /// POST .../sprocs/{id}
-pub fn execute(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<Reply, ApiError> {
+pub(super) fn execute(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+    id: &str,
+) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let target = Target::locate(ctx, db, coll)?;
     let script = ctx
@@ -159,7 +164,7 @@ pub fn execute(ctx: &RequestCtx<'_>, db: &str, coll: &str, id: &str) -> Result<R
 }
 
 /// The container's resource-id-based link, `dbs/{db rid}/colls/{coll rid}/` (`getSelfLink()`).
-pub fn self_link(target: &Target) -> String {
+pub(super) fn self_link(target: &Target) -> String {
     format!(
         "dbs/{}/colls/{}/",
         crate::protocol::ids::encode_rid(&target.container.rid_bytes[..4]),

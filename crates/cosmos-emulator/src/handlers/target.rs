@@ -8,10 +8,10 @@ use super::consistency::require_write_region;
 use crate::epk::Epk;
 use crate::exchange::RequestCtx;
 use crate::protocol::{headers, ApiError};
-use crate::store::{Container, DocKey, Partition};
+use crate::store::{live, Container, DocKey, Partition};
 
 /// Where a point operation lands.
-pub struct Target {
+pub(super) struct Target {
     pub container: Arc<Container>,
     /// The owning database's id (the request may have named it by `_rid`).
     pub db_id: String,
@@ -21,7 +21,7 @@ pub struct Target {
 
 impl Target {
     /// Resolves the container and the required partition key header (400 when missing or bad).
-    pub fn locate(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Self, ApiError> {
+    pub(super) fn locate(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Self, ApiError> {
         let container = ctx.shared.store.catalog.container(db, coll)?;
         let raw = ctx.header(headers::PARTITION_KEY).ok_or_else(|| {
             ApiError::bad_request(format!(
@@ -46,7 +46,7 @@ impl Target {
     }
 
     /// The item's key in its partition.
-    pub fn key(&self, id: &str) -> DocKey {
+    pub(super) fn key(&self, id: &str) -> DocKey {
         DocKey {
             epk: self.epk,
             id: id.to_owned(),
@@ -54,17 +54,17 @@ impl Target {
     }
 
     /// The container's name-based path, `dbs/{db}/colls/{coll}` (`x-ms-alt-content-path`).
-    pub fn alt_content_path(&self) -> String {
+    pub(super) fn alt_content_path(&self) -> String {
         format!("dbs/{}/colls/{}", self.db_id, self.container.id)
     }
 
     /// The partition key range id ("0", "1", ...).
-    pub fn range_id(&self) -> &str {
+    pub(super) fn range_id(&self) -> &str {
         self.container.range_id(self.range)
     }
 
     /// The partition, locked for reading.
-    pub fn read(&self) -> Result<RwLockReadGuard<'_, Partition>, ApiError> {
+    pub(super) fn read(&self) -> Result<RwLockReadGuard<'_, Partition>, ApiError> {
         self.container
             .partition(self.range)
             .and_then(|p| p.read().ok())
@@ -75,7 +75,10 @@ impl Target {
     /// The partition, locked for writing, once the serving region is checked again under the lock
     /// (403/3 otherwise): a failover locks every partition before it moves the write region, so a
     /// write either commits before the switch or is refused after it.
-    pub fn write(&self, ctx: &RequestCtx<'_>) -> Result<RwLockWriteGuard<'_, Partition>, ApiError> {
+    pub(super) fn write(
+        &self,
+        ctx: &RequestCtx<'_>,
+    ) -> Result<RwLockWriteGuard<'_, Partition>, ApiError> {
         let partition = self
             .container
             .partition(self.range)
@@ -87,7 +90,7 @@ impl Target {
     }
 
     /// 400 unless the partition key inside `doc` is the one the header named.
-    pub fn check_document_key(&self, doc: &Map<String, Value>) -> Result<(), ApiError> {
+    pub(super) fn check_document_key(&self, doc: &Map<String, Value>) -> Result<(), ApiError> {
         let inside = self
             .container
             .pk
@@ -103,22 +106,9 @@ impl Target {
     }
 
     /// The `_self` link of an item with resource id `rid`.
-    pub fn self_link(&self, rid: &[u8; 16]) -> String {
+    pub(super) fn self_link(&self, rid: &[u8; 16]) -> String {
         self.container.item_self_link(rid)
     }
-}
-
-/// `partition` unless a split has retired it: 410 with sub-status 1002 (the range is gone; the
-/// client refreshes its partition key ranges and retries).
-pub fn live<P: std::ops::Deref<Target = Partition>>(partition: P) -> Result<P, ApiError> {
-    if partition.is_retired() {
-        return Err(ApiError::new(
-            410,
-            "The partition key range is gone: it was split. Read the pkranges feed again.",
-        )
-        .with_sub_status(1002));
-    }
-    Ok(partition)
 }
 
 fn lock_error() -> ApiError {

@@ -11,12 +11,12 @@ use crate::protocol::{headers, ApiError, Resource, Route};
 use crate::store::{Container, Store};
 
 /// Sub-status of a 429 for RU/s use over the provisioned throughput.
-pub const REQUEST_RATE_TOO_LARGE: u32 = 3200;
+pub(super) const REQUEST_RATE_TOO_LARGE: u32 = 3200;
 
 /// Which ranges a request on a container is admitted and charged against: the one its partition
 /// key or range id header names, else every range (a cross-partition query, a read feed or a
 /// change feed over the whole container reads them all). None when a header names no range.
-pub fn ranges_of(
+pub(super) fn ranges_of(
     partition_key: Option<&str>,
     range_id: Option<&str>,
     container: &Container,
@@ -30,7 +30,7 @@ pub fn ranges_of(
 
 /// How a served request's charge is split over the ranges it was admitted on: all of it on the
 /// range the answer names (a query a WHERE clause pinned to one range), else evenly.
-pub fn split_charge<'a>(
+pub(super) fn split_charge<'a>(
     charge: f64,
     ranges: &'a [String],
     answered_by: Option<&str>,
@@ -43,7 +43,7 @@ pub fn split_charge<'a>(
 }
 
 /// Runs `serve` unless a range the request reads is over its share; records what it was charged.
-pub fn metered(
+pub(super) fn metered(
     ctx: &RequestCtx<'_>,
     route: &Route,
     serve: impl FnOnce() -> Result<Reply, ApiError>,

@@ -15,7 +15,7 @@ use super::script_txn::{body_value, request_item, transact, Txn};
 use super::sproc::{bounds, failure_error, run_charge, self_link};
 use super::target::Target;
 use crate::exchange::request_class::flag;
-pub use crate::exchange::request_class::names_triggers;
+pub(super) use crate::exchange::request_class::names_triggers;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, ScriptKind};
 use crate::scripts::engine::{self, Input, Role};
@@ -23,10 +23,10 @@ use crate::scripts::{Script, TriggerType, WriteOperation};
 use crate::store::StoredDoc;
 
 /// The most triggers one write may name.
-pub const MAX_TRIGGERS_PER_WRITE: usize = 16;
+pub(super) const MAX_TRIGGERS_PER_WRITE: usize = 16;
 
 /// The ids a trigger header names (comma-separated, blanks ignored). Pure.
-pub fn trigger_ids(header: Option<&str>) -> Vec<String> {
+pub(super) fn trigger_ids(header: Option<&str>) -> Vec<String> {
     header
         .map(|h| {
             h.split(',')
@@ -40,7 +40,7 @@ pub fn trigger_ids(header: Option<&str>) -> Vec<String> {
 
 /// Which write a request is.
 #[derive(Clone, Copy, Debug)]
-pub enum Write<'a> {
+pub(super) enum Write<'a> {
     Create,
     Replace(&'a str),
     Delete(&'a str),
@@ -92,7 +92,7 @@ fn resolve(
 }
 
 /// Serves a create, upsert, replace or delete that names triggers.
-pub fn write(
+pub(super) fn write(
     ctx: &RequestCtx<'_>,
     db: &str,
     coll: &str,

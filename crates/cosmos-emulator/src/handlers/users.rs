@@ -71,14 +71,14 @@ fn with_fresh_tokens(
 }
 
 /// GET /dbs/{db}/users
-pub fn list_users(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
+pub(super) fn list_users(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     let database = database(ctx, db)?;
     let users = ctx.shared.store.users.list(&database.rid)?;
     Ok(feed(&database.rid, "Users", &users))
 }
 
 /// POST /dbs/{db}/users: a query, or a create (an upsert when asked).
-pub fn post_user(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
+pub(super) fn post_user(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
     let database = database(ctx, db)?;
     if is_query(ctx.headers) {
         let users = ctx.shared.store.users.list(&database.rid)?;
@@ -97,14 +97,14 @@ pub fn post_user(ctx: &RequestCtx<'_>, db: &str) -> Result<Reply, ApiError> {
 }
 
 /// GET /dbs/{db}/users/{user}
-pub fn read_user(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply, ApiError> {
+pub(super) fn read_user(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply, ApiError> {
     let database = database(ctx, db)?;
     let stored = ctx.shared.store.users.read(&database.rid, user)?;
     Ok(etag_read(ctx, &stored.body, &stored.etag))
 }
 
 /// PUT /dbs/{db}/users/{user}
-pub fn replace_user(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply, ApiError> {
+pub(super) fn replace_user(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let database = database(ctx, db)?;
     let map = parse_object(&ctx.body)?;
@@ -118,7 +118,7 @@ pub fn replace_user(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply,
 }
 
 /// DELETE /dbs/{db}/users/{user}
-pub fn delete_user(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply, ApiError> {
+pub(super) fn delete_user(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply, ApiError> {
     require_write_region(ctx)?;
     let database = database(ctx, db)?;
     ctx.shared.store.users.delete(&database.rid, user)?;
@@ -126,7 +126,11 @@ pub fn delete_user(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply, 
 }
 
 /// GET /dbs/{db}/users/{user}/permissions
-pub fn list_permissions(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply, ApiError> {
+pub(super) fn list_permissions(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    user: &str,
+) -> Result<Reply, ApiError> {
     let seconds = lifetime(ctx)?;
     let database = database(ctx, db)?;
     let users = &ctx.shared.store.users;
@@ -137,7 +141,11 @@ pub fn list_permissions(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Re
 }
 
 /// POST /dbs/{db}/users/{user}/permissions: a query, or a create (an upsert when asked).
-pub fn post_permission(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Reply, ApiError> {
+pub(super) fn post_permission(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    user: &str,
+) -> Result<Reply, ApiError> {
     let seconds = lifetime(ctx)?;
     let database = database(ctx, db)?;
     let users = &ctx.shared.store.users;
@@ -160,7 +168,7 @@ pub fn post_permission(ctx: &RequestCtx<'_>, db: &str, user: &str) -> Result<Rep
 }
 
 /// GET /dbs/{db}/users/{user}/permissions/{permission}
-pub fn read_permission(
+pub(super) fn read_permission(
     ctx: &RequestCtx<'_>,
     db: &str,
     user: &str,
@@ -178,7 +186,7 @@ pub fn read_permission(
 }
 
 /// PUT /dbs/{db}/users/{user}/permissions/{permission}
-pub fn replace_permission(
+pub(super) fn replace_permission(
     ctx: &RequestCtx<'_>,
     db: &str,
     user: &str,
@@ -205,7 +213,7 @@ pub fn replace_permission(
 }
 
 /// DELETE /dbs/{db}/users/{user}/permissions/{permission}
-pub fn delete_permission(
+pub(super) fn delete_permission(
     ctx: &RequestCtx<'_>,
     db: &str,
     user: &str,

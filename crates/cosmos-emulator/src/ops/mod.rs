@@ -7,16 +7,16 @@ use http::{Method, Response, StatusCode};
 use http_body_util::Full;
 
 mod status;
-pub use status::status;
+pub(crate) use status::status;
 
 /// The readiness probe's path.
-pub const READY_PATH: &str = "/_emulator/ready";
+pub(crate) const READY_PATH: &str = "/_emulator/ready";
 
 /// The explorer page's path (on the global endpoint).
-pub const EXPLORER_PATH: &str = "/_explorer";
+pub(crate) const EXPLORER_PATH: &str = "/_explorer";
 
 /// The status admin path (needs the admin credential like the rest of the admin API).
-pub const STATUS_PATH: &str = "/_emulator/status";
+pub(crate) const STATUS_PATH: &str = "/_emulator/status";
 
 /// The answer to a request that needs no credentials, or `None` for every other request
 /// (`global`: it came to the global endpoint).
@@ -24,7 +24,10 @@ pub const STATUS_PATH: &str = "/_emulator/status";
 /// The probe answers 200 on every endpoint: listeners serve only once all of them are bound (and
 /// the data directory, if any, is loaded), so any answer means every region listens. Its body says
 /// nothing about the account.
-pub fn open_request(global: bool, parts: &http::request::Parts) -> Option<Response<Full<Bytes>>> {
+pub(crate) fn open_request(
+    global: bool,
+    parts: &http::request::Parts,
+) -> Option<Response<Full<Bytes>>> {
     let path = parts.uri.path();
     if path == READY_PATH {
         if parts.method != Method::GET && parts.method != Method::HEAD {

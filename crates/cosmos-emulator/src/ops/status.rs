@@ -11,7 +11,7 @@ use crate::store::ReplicationLag;
 
 #[derive(Serialize, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct RegionStatus {
+pub(super) struct RegionStatus {
     pub name: String,
     pub endpoint: String,
     /// "write" or "read".
@@ -34,7 +34,7 @@ struct Status {
 }
 
 /// The lag as the `--replication-lag-ms` flag spells it.
-pub fn lag_text(lag: &ReplicationLag) -> String {
+pub(super) fn lag_text(lag: &ReplicationLag) -> String {
     match lag {
         ReplicationLag::Fixed(d) => format!("{}", d.as_millis()),
         ReplicationLag::Uniform { min, max } => {
@@ -47,7 +47,7 @@ pub fn lag_text(lag: &ReplicationLag) -> String {
 }
 
 /// Answers the status request.
-pub fn status(shared: &Shared, method: &Method) -> Reply {
+pub(crate) fn status(shared: &Shared, method: &Method) -> Reply {
     if method != Method::GET {
         let body = serde_json::json!({"code": "MethodNotAllowed", "message": "Use GET /_emulator/status."});
         return Reply::json(405, Bytes::from(body.to_string()), 0.0);

@@ -4,5 +4,4 @@
 mod ops;
 mod path;
 
-pub use ops::{apply, parse_operations, PatchOp, MAX_OPERATIONS};
-pub use path::PatchPath;
+pub(crate) use ops::{apply, parse_operations, PatchOp};

@@ -11,11 +11,11 @@ use serde_json::{Number, Value};
 use super::path::PatchPath;
 
 /// At most this many operations per request.
-pub const MAX_OPERATIONS: usize = 10;
+pub(crate) const MAX_OPERATIONS: usize = 10;
 
 /// One operation of a patch request.
 #[derive(Clone, Debug, PartialEq)]
-pub enum PatchOp {
+pub(crate) enum PatchOp {
     Add { path: PatchPath, value: Value },
     Set { path: PatchPath, value: Value },
     Replace { path: PatchPath, value: Value },
@@ -25,7 +25,7 @@ pub enum PatchOp {
 }
 
 /// Parses the `operations` array of a patch body.
-pub fn parse_operations(value: Option<&Value>) -> Result<Vec<PatchOp>, String> {
+pub(crate) fn parse_operations(value: Option<&Value>) -> Result<Vec<PatchOp>, String> {
     let Some(Value::Array(items)) = value else {
         return Err("the patch body needs an \"operations\" array".into());
     };
@@ -99,7 +99,7 @@ fn parse_one(item: &Value) -> Result<PatchOp, String> {
 
 impl PatchOp {
     /// The paths the operation writes or removes.
-    pub fn touched(&self) -> Vec<&PatchPath> {
+    pub(crate) fn touched(&self) -> Vec<&PatchPath> {
         match self {
             Self::Add { path, .. }
             | Self::Set { path, .. }
@@ -114,7 +114,7 @@ impl PatchOp {
 }
 
 /// Applies `ops` in order; the first failure leaves `doc` partly changed (callers discard it).
-pub fn apply(doc: &mut Value, ops: &[PatchOp]) -> Result<(), String> {
+pub(crate) fn apply(doc: &mut Value, ops: &[PatchOp]) -> Result<(), String> {
     for (i, op) in ops.iter().enumerate() {
         apply_one(doc, op).map_err(|e| format!("operation {i}: {e}"))?;
     }

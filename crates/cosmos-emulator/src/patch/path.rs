@@ -4,11 +4,11 @@ use serde_json::Value;
 
 /// A parsed path: its segments, unescaped.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PatchPath(pub Vec<String>);
+pub(crate) struct PatchPath(pub Vec<String>);
 
 impl PatchPath {
     /// Parses `/a/b`; the root itself ("" or "/") is not a valid target.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let Some(rest) = text.strip_prefix('/') else {
             return Err(format!("the path {text:?} must start with '/'"));
         };
@@ -26,12 +26,15 @@ impl PatchPath {
     }
 
     /// The first segment (the top-level property).
-    pub fn root(&self) -> &str {
+    pub(crate) fn root(&self) -> &str {
         self.0.first().map(String::as_str).unwrap_or("")
     }
 
     /// The parent container of the target and the last segment.
-    pub fn parent_mut<'a>(&self, doc: &'a mut Value) -> Result<(&'a mut Value, &str), String> {
+    pub(crate) fn parent_mut<'a>(
+        &self,
+        doc: &'a mut Value,
+    ) -> Result<(&'a mut Value, &str), String> {
         let Some((last, parents)) = self.0.split_last() else {
             return Err("empty path".into());
         };
@@ -44,7 +47,7 @@ impl PatchPath {
     }
 
     /// The value at the path, if present.
-    pub fn get<'a>(&self, doc: &'a Value) -> Option<&'a Value> {
+    pub(crate) fn get<'a>(&self, doc: &'a Value) -> Option<&'a Value> {
         let mut current = doc;
         for segment in &self.0 {
             current = match current {

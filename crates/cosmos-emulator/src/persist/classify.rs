@@ -13,7 +13,7 @@ use super::frame::{Fault, Scan};
 
 /// What one file holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(super) enum Verdict {
     /// Whole records only (a snapshot: ending with its end record).
     Whole,
     /// Whole records, then a torn tail (why) to drop.
@@ -33,7 +33,7 @@ fn fault_text(fault: Fault) -> String {
 }
 
 /// A log's verdict.
-pub fn log_verdict(scan: &Scan) -> Verdict {
+pub(super) fn log_verdict(scan: &Scan) -> Verdict {
     let Some(fault) = scan.fault else {
         return Verdict::Whole;
     };
@@ -67,7 +67,7 @@ pub fn log_verdict(scan: &Scan) -> Verdict {
 }
 
 /// A snapshot's verdict; `ends`: whether its last whole record is the end record.
-pub fn snapshot_verdict(scan: &Scan, ends: bool) -> Verdict {
+pub(super) fn snapshot_verdict(scan: &Scan, ends: bool) -> Verdict {
     match scan.fault {
         Some(fault) => Verdict::Damaged(fault_text(fault)),
         None if !ends => Verdict::Damaged("it ends without its end record".into()),
@@ -77,7 +77,7 @@ pub fn snapshot_verdict(scan: &Scan, ends: bool) -> Verdict {
 
 /// A file read, with its verdict.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Found {
+pub(super) struct Found {
     pub generation: u64,
     pub scan: Scan,
     pub verdict: Verdict,
@@ -85,14 +85,14 @@ pub struct Found {
 
 /// A snapshot or a log, by generation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum FileId {
+pub(super) enum FileId {
     Snapshot(u64),
     Log(u64),
 }
 
 /// What is wrong with a data directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Damage {
+pub(super) enum Damage {
     /// The file is damaged at `at` of `len` bytes; `after` whole records follow.
     Damaged {
         file: FileId,
@@ -113,7 +113,7 @@ pub enum Damage {
 
 /// A file `--recover` moves aside, and what of it is not loaded.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Aside {
+pub(super) struct Aside {
     pub file: FileId,
     pub len: u64,
     /// Whole records loaded from it (those before its damage).
@@ -131,7 +131,7 @@ pub struct Aside {
 /// aside. What is loaded is always a prefix of the history: the snapshot, then the logs after
 /// it in order up to the first damage or gap (of a damaged log, the records before the damage).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Plan {
+pub(super) struct Plan {
     pub base: Option<u64>,
     /// Logs to load (each its whole records up to its first fault), in order.
     pub replay: Vec<u64>,
@@ -155,7 +155,7 @@ fn aside_whole(file: FileId, scan: &Scan) -> Aside {
 /// The plan for a directory whose snapshots read are `snapshots` (newest first, down to the
 /// first whole one; older ones are superseded) and whose logs from that snapshot on (all of
 /// them when there is none) are `logs`, oldest first.
-pub fn plan(snapshots: &[Found], logs: &[Found]) -> Plan {
+pub(super) fn plan(snapshots: &[Found], logs: &[Found]) -> Plan {
     let mut plan = Plan::default();
     for s in snapshots {
         if s.verdict == Verdict::Whole {

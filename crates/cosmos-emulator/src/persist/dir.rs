@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::classify::FileId;
 
 /// Files of one kind (`snapshot-` or `log-`) by generation, oldest first.
-pub fn generations(dir: &Path, prefix: &str) -> Result<Vec<u64>, String> {
+pub(super) fn generations(dir: &Path, prefix: &str) -> Result<Vec<u64>, String> {
     let mut out = Vec::new();
     let entries = fs::read_dir(dir)
         .map_err(|e| format!("cannot list the data directory {}: {e}", dir.display()))?;
@@ -26,22 +26,22 @@ pub fn generations(dir: &Path, prefix: &str) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
-pub fn snapshot_path(dir: &Path, g: u64) -> PathBuf {
+pub(super) fn snapshot_path(dir: &Path, g: u64) -> PathBuf {
     dir.join(format!("snapshot-{g:016x}"))
 }
 
-pub fn log_path(dir: &Path, g: u64) -> PathBuf {
+pub(super) fn log_path(dir: &Path, g: u64) -> PathBuf {
     dir.join(format!("log-{g:016x}"))
 }
 
-pub fn path_of(dir: &Path, file: FileId) -> PathBuf {
+pub(super) fn path_of(dir: &Path, file: FileId) -> PathBuf {
     match file {
         FileId::Snapshot(g) => snapshot_path(dir, g),
         FileId::Log(g) => log_path(dir, g),
     }
 }
 
-pub fn sync_dir(dir: &Path) -> Result<(), String> {
+pub(super) fn sync_dir(dir: &Path) -> Result<(), String> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| format!("cannot sync the data directory {}: {e}", dir.display()))
@@ -49,7 +49,7 @@ pub fn sync_dir(dir: &Path) -> Result<(), String> {
 
 /// Removes the temporary files a snapshot being written leaves when a crash cuts it short
 /// (never loaded: a snapshot counts once renamed).
-pub fn remove_temporary(dir: &Path) {
+pub(super) fn remove_temporary(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -63,7 +63,7 @@ pub fn remove_temporary(dir: &Path) {
 }
 
 /// Removes the snapshots and logs older than generation `g` (what the snapshot of `g` holds).
-pub fn remove_before(dir: &Path, g: u64) {
+pub(super) fn remove_before(dir: &Path, g: u64) {
     for prefix in ["snapshot-", "log-"] {
         for old in generations(dir, prefix).unwrap_or_default() {
             if old < g {
@@ -80,7 +80,7 @@ pub fn remove_before(dir: &Path, g: u64) {
 /// (copies where the file system has none); returns it. The originals stay until the new
 /// snapshot is in place and [`remove_before`] removes them: a crash before that leaves the
 /// directory as damaged as it was (a start refuses again), never short of a file silently.
-pub fn move_aside(dir: &Path, files: &[FileId]) -> Result<PathBuf, String> {
+pub(super) fn move_aside(dir: &Path, files: &[FileId]) -> Result<PathBuf, String> {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

@@ -4,7 +4,7 @@
 //! [`super::classify`] can tell a torn tail from damage.
 
 /// The longest record payload written or accepted.
-pub const MAX_RECORD_BYTES: usize = 256 << 20;
+pub(super) const MAX_RECORD_BYTES: usize = 256 << 20;
 
 const HEADER: usize = 8;
 
@@ -16,7 +16,7 @@ fn checksum(payload: &[u8]) -> [u8; 4] {
 }
 
 /// Appends one framed record to `out`.
-pub fn encode(payload: &[u8], out: &mut Vec<u8>) {
+pub(super) fn encode(payload: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     out.extend_from_slice(&checksum(payload));
     out.extend_from_slice(payload);
@@ -24,7 +24,7 @@ pub fn encode(payload: &[u8], out: &mut Vec<u8>) {
 
 /// What reading a file of records found.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Decoded<'a> {
+pub(super) struct Decoded<'a> {
     /// The whole records, in order.
     pub records: Vec<&'a [u8]>,
     /// Bytes that hold whole records (where a torn tail starts).
@@ -34,7 +34,7 @@ pub struct Decoded<'a> {
 }
 
 /// Splits `bytes` into records, stopping at the first damaged one.
-pub fn decode(bytes: &[u8]) -> Decoded<'_> {
+pub(super) fn decode(bytes: &[u8]) -> Decoded<'_> {
     let mut records = Vec::new();
     let mut at = 0;
     let torn = loop {
@@ -75,7 +75,7 @@ pub fn decode(bytes: &[u8]) -> Decoded<'_> {
 
 /// Why the first record that could not be read was not read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fault {
+pub(super) enum Fault {
     /// Fewer than the header's 8 bytes are left.
     ShortHeader { left: u64 },
     /// The header claims more bytes than the file holds after it (or than are allowed).
@@ -87,7 +87,7 @@ pub enum Fault {
 /// What reading a file found, as plain facts: where the whole records end, what stopped the
 /// reading, and what lies after that.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Scan {
+pub(super) struct Scan {
     /// The file's length.
     pub len: u64,
     /// Whole records before the fault (all of them when there is none).
@@ -119,7 +119,7 @@ fn whole_at(bytes: &[u8], at: usize) -> Option<usize> {
 }
 
 /// Reads `bytes` as [`decode`] does and, past a fault, looks for whole records after it.
-pub fn scan(bytes: &[u8]) -> Scan {
+pub(super) fn scan(bytes: &[u8]) -> Scan {
     let decoded = decode(bytes);
     let at = decoded.good_len;
     let mut scan = Scan {

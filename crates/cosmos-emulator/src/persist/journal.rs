@@ -16,7 +16,7 @@ use crate::store::{DocKey, StoredDoc};
 
 /// What has reached the disk.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Progress {
+pub(super) struct Progress {
     /// Records up to this sequence number are fsync'd.
     pub durable: u64,
     /// Set when a write or fsync failed: nothing after `durable` is kept.
@@ -42,12 +42,13 @@ struct Queue {
 }
 
 /// The log of a data directory.
-pub struct Journal {
+pub(crate) struct Journal {
     queue: Mutex<Queue>,
     wake: Condvar,
     progress: watch::Sender<Progress>,
     /// Held while a catalog change is made and recorded, so catalog records follow the order of
-    /// the changes.
+    /// the changes. Nothing takes it yet.
+    #[allow(dead_code)]
     pub catalog_lock: tokio::sync::Mutex<()>,
     /// Bytes in the current log file (compaction starts past a threshold).
     log_bytes: std::sync::atomic::AtomicU64,
@@ -64,7 +65,7 @@ impl std::fmt::Debug for Journal {
 impl Journal {
     /// A journal appending to `file` (already positioned at its end, holding `len` bytes), with
     /// its writer thread started.
-    pub fn start(file: File, path: PathBuf, len: u64) -> std::io::Result<Arc<Journal>> {
+    pub(crate) fn start(file: File, path: PathBuf, len: u64) -> std::io::Result<Arc<Journal>> {
         let journal = Arc::new(Journal {
             queue: Mutex::new(Queue::default()),
             wake: Condvar::new(),
@@ -80,7 +81,7 @@ impl Journal {
     }
 
     /// Queues one record; returns its sequence number.
-    pub fn append(&self, record: &Record) -> u64 {
+    pub(crate) fn append(&self, record: &Record) -> u64 {
         let payload = match serde_json::to_vec(record) {
             Ok(p) => p,
             Err(e) => {
@@ -98,18 +99,18 @@ impl Journal {
     }
 
     /// The sequence number of the last record queued.
-    pub fn queued(&self) -> u64 {
+    pub(crate) fn queued(&self) -> u64 {
         self.queue.lock().unwrap_or_else(|p| p.into_inner()).queued
     }
 
     /// Bytes written to the current log file.
-    pub fn log_bytes(&self) -> u64 {
+    pub(crate) fn log_bytes(&self) -> u64 {
         self.log_bytes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Waits until every record up to `seq` is on disk; Err when the log can no longer be
     /// written.
-    pub async fn durable(&self, seq: u64) -> Result<(), String> {
+    pub(crate) async fn durable(&self, seq: u64) -> Result<(), String> {
         let mut progress = self.progress.subscribe();
         let reached = progress
             .wait_for(|p| p.durable >= seq || p.failed.is_some())
@@ -124,7 +125,7 @@ impl Journal {
 
     /// Makes the writer continue in `file` (a new, empty log) from the next record on; returns
     /// the sequence number of the last record that goes to the old one.
-    pub fn rotate(&self, file: File, path: PathBuf) -> u64 {
+    pub(crate) fn rotate(&self, file: File, path: PathBuf) -> u64 {
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         let before = std::mem::take(&mut queue.bytes);
         let last = queue.queued;
@@ -140,7 +141,7 @@ impl Journal {
     }
 
     /// Stops the writer once what is queued is written.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.queue.lock().unwrap_or_else(|p| p.into_inner()).stop = true;
         self.wake.notify_one();
     }

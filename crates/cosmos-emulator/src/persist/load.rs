@@ -139,7 +139,7 @@ fn aside_text(dir: &Path, into: &Path, aside: &Aside) -> String {
 
 /// Loads `dir` into `loader`; Err (refusing to start) on damage unless `recover`. Returns the
 /// generation the new snapshot and log are to take.
-pub fn load(
+pub(super) fn load(
     dir: &Path,
     loader: &mut Loader<'_>,
     recover: bool,

@@ -12,7 +12,7 @@ use crate::store::{Container, Store};
 /// container or database, item records go to their container. A record naming a container or
 /// database not known yet is held back (a write can be recorded just before the catalog record
 /// of its new container): items in order, scripts and users the latest.
-pub struct Loader<'a> {
+pub(super) struct Loader<'a> {
     store: &'a Store,
     scripts: &'a Scripts,
     token: &'a dyn Fn(&str) -> String,
@@ -30,7 +30,11 @@ fn known_keys<T>(held: &HashMap<String, T>, known: impl Fn(&str) -> bool) -> Vec
 
 impl<'a> Loader<'a> {
     /// A loader into `store` and `scripts`; `token` makes a kept permission's resource token.
-    pub fn new(store: &'a Store, scripts: &'a Scripts, token: &'a dyn Fn(&str) -> String) -> Self {
+    pub(super) fn new(
+        store: &'a Store,
+        scripts: &'a Scripts,
+        token: &'a dyn Fn(&str) -> String,
+    ) -> Self {
         Loader {
             store,
             scripts,
@@ -45,7 +49,7 @@ impl<'a> Loader<'a> {
 
     /// The messages about records held back and never placed (their container or database
     /// is gone).
-    pub fn leftovers(&self) -> Vec<String> {
+    pub(super) fn leftovers(&self) -> Vec<String> {
         let mut messages = Vec::new();
         let held: usize = self.held.values().map(Vec::len).sum();
         if held > 0 {
@@ -62,7 +66,7 @@ impl<'a> Loader<'a> {
         messages
     }
 
-    pub fn apply(&mut self, record: Record) -> Result<(), String> {
+    pub(super) fn apply(&mut self, record: Record) -> Result<(), String> {
         match record {
             Record::Catalog { databases, offers } => {
                 let images = record::database_images(&databases)?;

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use http::Method;
 
 use dir::{log_path, sync_dir};
-pub use journal::Journal;
+pub(crate) use journal::Journal;
 use loader::Loader;
 use record::Record;
 
@@ -47,14 +47,14 @@ use crate::store::item_log::{ItemLog, ItemSink};
 use crate::store::{Container, Store};
 
 /// What a data directory keeps: the store and every container's scripts.
-pub trait State: Send + Sync + 'static {
+pub(crate) trait State: Send + Sync + 'static {
     fn store(&self) -> &Store;
     fn scripts(&self) -> &Scripts;
 }
 
 /// What a request that succeeded changed, as a data directory records it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Change<'r> {
+pub(crate) enum Change<'r> {
     /// Databases, containers or offers: the whole catalog is recorded.
     Catalog,
     /// The scripts of container `coll` of database `db` (by id or `_rid`).
@@ -64,10 +64,10 @@ pub enum Change<'r> {
 }
 
 /// The log size past which it is folded into a new snapshot, unless configured otherwise.
-pub const DEFAULT_COMPACT_BYTES: u64 = 64 << 20;
+pub(crate) const DEFAULT_COMPACT_BYTES: u64 = 64 << 20;
 
 /// An open data directory.
-pub struct DataDir {
+pub(crate) struct DataDir {
     dir: PathBuf,
     journal: Arc<Journal>,
     generation: AtomicU64,
@@ -85,7 +85,7 @@ impl std::fmt::Debug for DataDir {
 
 /// What loading found: the messages to show (torn tails dropped and the like) and counts.
 #[derive(Debug, Default)]
-pub struct LoadReport {
+pub(crate) struct LoadReport {
     pub messages: Vec<String>,
     pub records: u64,
 }
@@ -97,7 +97,7 @@ impl DataDir {
     /// A damaged or missing file is Err (naming it; nothing in the directory is changed), unless
     /// `recover`: then what comes before the first damage is loaded and the damaged files are
     /// moved aside (see [`load`]).
-    pub fn open(
+    pub(crate) fn open(
         dir: &Path,
         store: &Store,
         scripts: &Scripts,
@@ -133,20 +133,15 @@ impl DataDir {
     }
 
     /// Makes `container`'s partitions record their commits here.
-    pub fn record(&self, container: &Container) {
+    pub(crate) fn record(&self, container: &Container) {
         let log: Arc<dyn ItemLog> = self.journal.clone();
         container.record_to(ItemSink::new(log, &container.rid));
-    }
-
-    /// The journal.
-    pub fn journal(&self) -> &Arc<Journal> {
-        &self.journal
     }
 
     /// After a request that may have changed something: records what `change` names as it is
     /// now (the whole catalog, a container's scripts or a database's users), then waits until
     /// everything recorded before now is on disk. Err when the log cannot be written.
-    pub async fn settle(
+    pub(crate) async fn settle(
         &self,
         store: &Store,
         scripts: &Scripts,
@@ -186,7 +181,7 @@ impl DataDir {
 
     /// Whether the log has grown past the compaction size and no compaction runs; if so the
     /// caller is to run [`DataDir::compact`].
-    pub fn wants_compaction(&self) -> bool {
+    pub(crate) fn wants_compaction(&self) -> bool {
         self.journal.log_bytes() >= self.compact_bytes
             && self
                 .compacting
@@ -197,7 +192,7 @@ impl DataDir {
     /// Folds the log into a new snapshot: writes continue in a new log at once; the snapshot of
     /// the state after the switch is written beside it, then the older files go. Run only after
     /// [`DataDir::wants_compaction`] said so.
-    pub async fn compact(self: Arc<Self>, state: impl State) {
+    pub(crate) async fn compact(self: Arc<Self>, state: impl State) {
         let next = self.generation.load(Ordering::Acquire) + 1;
         let result = async {
             let path = log_path(&self.dir, next);
@@ -227,7 +222,7 @@ impl DataDir {
     }
 
     /// Stops the writer once what is queued is written.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.journal.stop();
     }
 }
@@ -245,7 +240,7 @@ fn new_log(path: &Path) -> Result<File, String> {
 /// writes (which their partitions record): databases, containers or offers; a container's
 /// scripts (not a stored procedure's run, a POST to the procedure itself); a database's users or
 /// permissions. Queries change nothing.
-pub fn change_of<'r>(
+pub(crate) fn change_of<'r>(
     method: &Method,
     resource: &'r Resource,
     is_query: bool,
@@ -277,7 +272,7 @@ pub fn change_of<'r>(
 }
 
 /// Whether a request may have written anything (only reads are answered without waiting).
-pub fn may_write(method: &Method) -> bool {
+pub(crate) fn may_write(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 

@@ -16,7 +16,7 @@ use crate::store::{ContainerImage, DatabaseImage, DocKey, KeptDoc, Offer, Stored
 /// One record.
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Record {
+pub(crate) enum Record {
     /// The catalog as it is after a change (it replaces the one before).
     Catalog {
         databases: Vec<DatabaseRecord>,
@@ -44,7 +44,7 @@ pub enum Record {
 }
 
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct DatabaseRecord {
+pub(crate) struct DatabaseRecord {
     pub id: String,
     pub rid: String,
     pub body: String,
@@ -53,7 +53,7 @@ pub struct DatabaseRecord {
 }
 
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct ContainerRecord {
+pub(crate) struct ContainerRecord {
     pub id: String,
     pub rid: String,
     pub body: String,
@@ -63,7 +63,7 @@ pub struct ContainerRecord {
 }
 
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct OfferRecord {
+pub(crate) struct OfferRecord {
     pub id: String,
     pub resource: String,
     pub offer_resource_id: String,
@@ -75,14 +75,14 @@ pub struct OfferRecord {
 
 /// A script: its kind (`sprocs`, `triggers`, `udfs`), `_rid` bytes and resource JSON.
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct ScriptRecord {
+pub(crate) struct ScriptRecord {
     pub kind: String,
     pub rid: String,
     pub json: String,
 }
 
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct UserRecord {
+pub(crate) struct UserRecord {
     pub id: String,
     pub rid: String,
     pub body: String,
@@ -93,7 +93,7 @@ pub struct UserRecord {
 
 /// A permission (its `_token` is made anew at load).
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct PermissionRecord {
+pub(crate) struct PermissionRecord {
     pub id: String,
     pub rid: String,
     pub body: String,
@@ -102,7 +102,7 @@ pub struct PermissionRecord {
 
 /// An item's new version (`doc` None: deleted).
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct ItemRecord {
+pub(crate) struct ItemRecord {
     /// The effective partition key's parts, in hex.
     pub epk: Vec<String>,
     pub id: String,
@@ -110,7 +110,7 @@ pub struct ItemRecord {
 }
 
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct DocRecord {
+pub(crate) struct DocRecord {
     pub body: String,
     pub etag: String,
     pub rid: String,
@@ -138,7 +138,7 @@ fn text(body: &Bytes) -> String {
 
 impl Record {
     /// The catalog record of these images and offers.
-    pub fn catalog(databases: &[DatabaseImage], offers: &[Offer]) -> Record {
+    pub(crate) fn catalog(databases: &[DatabaseImage], offers: &[Offer]) -> Record {
         Record::Catalog {
             databases: databases
                 .iter()
@@ -176,7 +176,7 @@ impl Record {
     }
 
     /// The scripts record of one container.
-    pub fn scripts(container: &str, scripts: &[Arc<Script>]) -> Record {
+    pub(crate) fn scripts(container: &str, scripts: &[Arc<Script>]) -> Record {
         Record::Scripts {
             container: container.to_owned(),
             scripts: scripts
@@ -191,7 +191,7 @@ impl Record {
     }
 
     /// The users record of one database.
-    pub fn users(database: &str, users: &[UserImage]) -> Record {
+    pub(crate) fn users(database: &str, users: &[UserImage]) -> Record {
         Record::Users {
             database: database.to_owned(),
             users: users
@@ -218,7 +218,7 @@ impl Record {
     }
 
     /// The items record of one commit.
-    pub fn items(container: &str, writes: &[(DocKey, Option<Arc<StoredDoc>>)]) -> Record {
+    pub(crate) fn items(container: &str, writes: &[(DocKey, Option<Arc<StoredDoc>>)]) -> Record {
         Record::Items {
             container: container.to_owned(),
             writes: writes
@@ -243,7 +243,7 @@ impl Record {
 }
 
 /// A catalog record's databases as images.
-pub fn database_images(databases: &[DatabaseRecord]) -> Result<Vec<DatabaseImage>, String> {
+pub(super) fn database_images(databases: &[DatabaseRecord]) -> Result<Vec<DatabaseImage>, String> {
     databases
         .iter()
         .map(|d| {
@@ -271,7 +271,7 @@ pub fn database_images(databases: &[DatabaseRecord]) -> Result<Vec<DatabaseImage
 }
 
 /// A catalog record's offers.
-pub fn offers(records: &[OfferRecord]) -> Result<Vec<Offer>, String> {
+pub(super) fn offers(records: &[OfferRecord]) -> Result<Vec<Offer>, String> {
     records
         .iter()
         .map(|o| {
@@ -292,7 +292,7 @@ pub fn offers(records: &[OfferRecord]) -> Result<Vec<Offer>, String> {
 }
 
 /// A scripts record's scripts, checked again as definitions.
-pub fn scripts(records: &[ScriptRecord]) -> Result<Vec<Script>, String> {
+pub(super) fn scripts(records: &[ScriptRecord]) -> Result<Vec<Script>, String> {
     records
         .iter()
         .map(|r| {
@@ -304,7 +304,7 @@ pub fn scripts(records: &[ScriptRecord]) -> Result<Vec<Script>, String> {
 }
 
 /// A users record's users.
-pub fn users(records: &[UserRecord]) -> Result<Vec<UserImage>, String> {
+pub(super) fn users(records: &[UserRecord]) -> Result<Vec<UserImage>, String> {
     records
         .iter()
         .map(|u| {
@@ -332,7 +332,7 @@ pub fn users(records: &[UserRecord]) -> Result<Vec<UserImage>, String> {
 }
 
 /// An item record's key and version.
-pub fn item(record: &ItemRecord) -> Result<(DocKey, Option<KeptDoc>), String> {
+pub(super) fn item(record: &ItemRecord) -> Result<(DocKey, Option<KeptDoc>), String> {
     let parts = record
         .epk
         .iter()

@@ -13,7 +13,7 @@ use crate::scripts::Scripts;
 use crate::store::Store;
 
 /// Whether `bytes` are a whole snapshot: Err says what is wrong.
-pub fn check(bytes: &[u8]) -> Result<(), String> {
+pub(super) fn check(bytes: &[u8]) -> Result<(), String> {
     let decoded = frame::decode(bytes);
     if let Some(why) = decoded.torn {
         return Err(format!("at offset {}: {why}", decoded.good_len));
@@ -33,7 +33,7 @@ pub fn check(bytes: &[u8]) -> Result<(), String> {
 
 /// Writes `snapshot-g` of `dir`: the catalog, then every container's scripts and every
 /// database's users, then the items, then the end record.
-pub fn write(dir: &Path, g: u64, store: &Store, scripts: &Scripts) -> Result<(), String> {
+pub(super) fn write(dir: &Path, g: u64, store: &Store, scripts: &Scripts) -> Result<(), String> {
     let tmp = dir.join(format!("snapshot-{g:016x}.tmp"));
     let result = write_checked(&tmp, store, scripts).and_then(|()| {
         fs::rename(&tmp, snapshot_path(dir, g))

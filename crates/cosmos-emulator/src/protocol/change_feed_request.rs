@@ -7,7 +7,7 @@ use super::headers;
 
 /// Which change feed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FeedMode {
+pub(crate) enum FeedMode {
     /// `A-IM: Incremental feed`: each changed item once, at its latest version.
     LatestVersion,
     /// `A-IM: Full-Fidelity Feed`: every create, replace and delete, with metadata.
@@ -16,7 +16,7 @@ pub enum FeedMode {
 
 /// Where the feed starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FeedStart {
+pub(crate) enum FeedStart {
     /// No `If-None-Match`: from the first retained change.
     Beginning,
     /// `If-None-Match: *`: only changes after this request.
@@ -27,7 +27,7 @@ pub enum FeedStart {
 
 /// A change-feed request's own headers, parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChangeFeedRequest {
+pub(crate) struct ChangeFeedRequest {
     pub mode: FeedMode,
     pub start: FeedStart,
     /// `If-Modified-Since`, in Unix seconds: only changes committed at or after it.
@@ -38,7 +38,7 @@ pub struct ChangeFeedRequest {
 }
 
 /// The `A-IM` mode named by `value`; an error naming the value otherwise.
-pub fn feed_mode(value: &str) -> Result<FeedMode, String> {
+pub(crate) fn feed_mode(value: &str) -> Result<FeedMode, String> {
     let v = value.trim();
     if v.eq_ignore_ascii_case("Incremental feed") {
         Ok(FeedMode::LatestVersion)
@@ -52,11 +52,11 @@ pub fn feed_mode(value: &str) -> Result<FeedMode, String> {
 }
 
 /// The wire format all-versions-and-deletes answers are written in.
-pub const WIRE_FORMAT: &str = "2021-09-15";
+pub(crate) const WIRE_FORMAT: &str = "2021-09-15";
 
 /// Parses a change-feed request from `header` (a lookup by lower-case name); `a_im` is the `A-IM`
 /// header's value. Errors say which header was wrong and why.
-pub fn parse<'h>(
+pub(crate) fn parse<'h>(
     a_im: &str,
     header: impl Fn(&str) -> Option<&'h str>,
 ) -> Result<ChangeFeedRequest, String> {
@@ -128,7 +128,7 @@ pub fn parse<'h>(
 }
 
 /// The etag a change-feed page answers: the partition's LSN, quoted.
-pub fn etag(lsn: u64) -> String {
+pub(crate) fn etag(lsn: u64) -> String {
     format!("\"{lsn}\"")
 }
 

@@ -19,23 +19,23 @@ fn started_kib(bytes: usize) -> f64 {
     bytes.div_ceil(1024).max(1) as f64
 }
 
-pub fn point_read(doc_bytes: usize) -> f64 {
+pub(crate) fn point_read(doc_bytes: usize) -> f64 {
     started_kib(doc_bytes)
 }
 
-pub fn not_modified() -> f64 {
+pub(crate) fn not_modified() -> f64 {
     1.0
 }
 
-pub fn write(doc_bytes: usize) -> f64 {
+pub(crate) fn write(doc_bytes: usize) -> f64 {
     5.0 * started_kib(doc_bytes)
 }
 
-pub fn patch(doc_bytes: usize, had_condition: bool) -> f64 {
+pub(crate) fn patch(doc_bytes: usize, had_condition: bool) -> f64 {
     write(doc_bytes) + if had_condition { 1.0 } else { 0.0 }
 }
 
-pub fn read_feed(page_bytes: usize) -> f64 {
+pub(crate) fn read_feed(page_bytes: usize) -> f64 {
     1.0 + if page_bytes == 0 {
         0.0
     } else {
@@ -44,11 +44,11 @@ pub fn read_feed(page_bytes: usize) -> f64 {
 }
 
 /// Units of query work ([`crate::sql::meter`]) one request unit pays for.
-pub const QUERY_WORK_PER_RU: u64 = 100_000;
+pub(crate) const QUERY_WORK_PER_RU: u64 = 100_000;
 
 /// A query page that read `scanned` documents, returned `returned_bytes` of results and used
 /// `work` units of work.
-pub fn query(scanned: usize, returned_bytes: usize, work: u64) -> f64 {
+pub(crate) fn query(scanned: usize, returned_bytes: usize, work: u64) -> f64 {
     let returned = if returned_bytes == 0 {
         0.0
     } else {
@@ -59,11 +59,11 @@ pub fn query(scanned: usize, returned_bytes: usize, work: u64) -> f64 {
         + (work / QUERY_WORK_PER_RU) as f64
 }
 
-pub fn metadata() -> f64 {
+pub(crate) fn metadata() -> f64 {
     1.0
 }
 
-pub fn data_error() -> f64 {
+pub(crate) fn data_error() -> f64 {
     1.0
 }
 

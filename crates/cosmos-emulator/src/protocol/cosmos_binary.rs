@@ -37,16 +37,16 @@ pub const PREAMBLE: u8 = 0x80;
 
 /// The deepest nesting of arrays and objects accepted (the outermost container is level 1).
 /// Above the 100 levels an item may have, so a deep item is refused with the item rule's message.
-pub const MAX_DEPTH: usize = 120;
+pub(crate) const MAX_DEPTH: usize = 120;
 
 /// The most values (scalars, containers, property names) one buffer may hold.
-pub const MAX_VALUES: usize = 1 << 21;
+pub(crate) const MAX_VALUES: usize = 1 << 21;
 
 /// The most string bytes reference strings may repeat in one buffer.
-pub const MAX_REFERENCED_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_REFERENCED_BYTES: usize = 4 * 1024 * 1024;
 
 /// The fixed dictionary of markers 0x20–0x3F, in marker order.
-pub const SYSTEM_STRINGS: [&str; 32] = [
+pub(crate) const SYSTEM_STRINGS: [&str; 32] = [
     "$s",
     "$t",
     "$v",
@@ -82,73 +82,75 @@ pub const SYSTEM_STRINGS: [&str; 32] = [
 ];
 
 /// Type-marker bytes.
-pub mod marker {
-    pub const LITERAL_INT_END: u8 = 0x20;
-    pub const SYSTEM_STRING: u8 = 0x20;
-    pub const USER_STRING: u8 = 0x40;
-    pub const USER_STRING_2: u8 = 0x60;
-    pub const BASE64_FIRST: u8 = 0x71;
-    pub const BASE64_LAST: u8 = 0x74;
-    pub const GUID_LOWER: u8 = 0x75;
-    pub const GUID_UPPER: u8 = 0x76;
-    pub const GUID_QUOTED: u8 = 0x77;
-    pub const PACKED_FIRST: u8 = 0x78;
-    pub const PACKED_LAST: u8 = 0x7F;
-    pub const SHORT_STRING: u8 = 0x80;
-    pub const STRING_1: u8 = 0xC0;
-    pub const STRING_2: u8 = 0xC1;
-    pub const STRING_4: u8 = 0xC2;
-    pub const REFERENCE_1: u8 = 0xC3;
-    pub const REFERENCE_2: u8 = 0xC4;
-    pub const REFERENCE_3: u8 = 0xC5;
-    pub const REFERENCE_4: u8 = 0xC6;
-    pub const NUMBER_U64: u8 = 0xC7;
-    pub const NUMBER_U8: u8 = 0xC8;
-    pub const NUMBER_I16: u8 = 0xC9;
-    pub const NUMBER_I32: u8 = 0xCA;
-    pub const NUMBER_I64: u8 = 0xCB;
-    pub const NUMBER_DOUBLE: u8 = 0xCC;
-    pub const FLOAT32: u8 = 0xCD;
-    pub const FLOAT64: u8 = 0xCE;
-    pub const FLOAT16: u8 = 0xCF;
-    pub const NULL: u8 = 0xD0;
-    pub const FALSE: u8 = 0xD1;
-    pub const TRUE: u8 = 0xD2;
-    pub const GUID: u8 = 0xD3;
-    pub const UINT8: u8 = 0xD7;
-    pub const INT8: u8 = 0xD8;
-    pub const INT16: u8 = 0xD9;
-    pub const INT32: u8 = 0xDA;
-    pub const INT64: u8 = 0xDB;
-    pub const UINT32: u8 = 0xDC;
-    pub const BINARY_FIRST: u8 = 0xDD;
-    pub const BINARY_LAST: u8 = 0xDF;
-    pub const ARRAY_EMPTY: u8 = 0xE0;
-    pub const ARRAY_ONE: u8 = 0xE1;
-    pub const ARRAY_L1: u8 = 0xE2;
-    pub const ARRAY_L2: u8 = 0xE3;
-    pub const ARRAY_L4: u8 = 0xE4;
-    pub const ARRAY_LC1: u8 = 0xE5;
-    pub const ARRAY_LC2: u8 = 0xE6;
-    pub const ARRAY_LC4: u8 = 0xE7;
-    pub const OBJECT_EMPTY: u8 = 0xE8;
-    pub const OBJECT_ONE: u8 = 0xE9;
-    pub const OBJECT_L1: u8 = 0xEA;
-    pub const OBJECT_L2: u8 = 0xEB;
-    pub const OBJECT_L4: u8 = 0xEC;
-    pub const OBJECT_LC1: u8 = 0xED;
-    pub const OBJECT_LC2: u8 = 0xEE;
-    pub const OBJECT_LC4: u8 = 0xEF;
-    pub const NUMBERS_C1: u8 = 0xF0;
-    pub const NUMBERS_C2: u8 = 0xF1;
-    pub const NUMBER_ARRAYS_C1: u8 = 0xF2;
-    pub const NUMBER_ARRAYS_C2: u8 = 0xF3;
+// The format's whole table of markers: some are only read as part of a range.
+#[allow(dead_code)]
+pub(crate) mod marker {
+    pub(crate) const LITERAL_INT_END: u8 = 0x20;
+    pub(crate) const SYSTEM_STRING: u8 = 0x20;
+    pub(crate) const USER_STRING: u8 = 0x40;
+    pub(crate) const USER_STRING_2: u8 = 0x60;
+    pub(crate) const BASE64_FIRST: u8 = 0x71;
+    pub(crate) const BASE64_LAST: u8 = 0x74;
+    pub(crate) const GUID_LOWER: u8 = 0x75;
+    pub(crate) const GUID_UPPER: u8 = 0x76;
+    pub(crate) const GUID_QUOTED: u8 = 0x77;
+    pub(crate) const PACKED_FIRST: u8 = 0x78;
+    pub(crate) const PACKED_LAST: u8 = 0x7F;
+    pub(crate) const SHORT_STRING: u8 = 0x80;
+    pub(crate) const STRING_1: u8 = 0xC0;
+    pub(crate) const STRING_2: u8 = 0xC1;
+    pub(crate) const STRING_4: u8 = 0xC2;
+    pub(crate) const REFERENCE_1: u8 = 0xC3;
+    pub(crate) const REFERENCE_2: u8 = 0xC4;
+    pub(crate) const REFERENCE_3: u8 = 0xC5;
+    pub(crate) const REFERENCE_4: u8 = 0xC6;
+    pub(crate) const NUMBER_U64: u8 = 0xC7;
+    pub(crate) const NUMBER_U8: u8 = 0xC8;
+    pub(crate) const NUMBER_I16: u8 = 0xC9;
+    pub(crate) const NUMBER_I32: u8 = 0xCA;
+    pub(crate) const NUMBER_I64: u8 = 0xCB;
+    pub(crate) const NUMBER_DOUBLE: u8 = 0xCC;
+    pub(crate) const FLOAT32: u8 = 0xCD;
+    pub(crate) const FLOAT64: u8 = 0xCE;
+    pub(crate) const FLOAT16: u8 = 0xCF;
+    pub(crate) const NULL: u8 = 0xD0;
+    pub(crate) const FALSE: u8 = 0xD1;
+    pub(crate) const TRUE: u8 = 0xD2;
+    pub(crate) const GUID: u8 = 0xD3;
+    pub(crate) const UINT8: u8 = 0xD7;
+    pub(crate) const INT8: u8 = 0xD8;
+    pub(crate) const INT16: u8 = 0xD9;
+    pub(crate) const INT32: u8 = 0xDA;
+    pub(crate) const INT64: u8 = 0xDB;
+    pub(crate) const UINT32: u8 = 0xDC;
+    pub(crate) const BINARY_FIRST: u8 = 0xDD;
+    pub(crate) const BINARY_LAST: u8 = 0xDF;
+    pub(crate) const ARRAY_EMPTY: u8 = 0xE0;
+    pub(crate) const ARRAY_ONE: u8 = 0xE1;
+    pub(crate) const ARRAY_L1: u8 = 0xE2;
+    pub(crate) const ARRAY_L2: u8 = 0xE3;
+    pub(crate) const ARRAY_L4: u8 = 0xE4;
+    pub(crate) const ARRAY_LC1: u8 = 0xE5;
+    pub(crate) const ARRAY_LC2: u8 = 0xE6;
+    pub(crate) const ARRAY_LC4: u8 = 0xE7;
+    pub(crate) const OBJECT_EMPTY: u8 = 0xE8;
+    pub(crate) const OBJECT_ONE: u8 = 0xE9;
+    pub(crate) const OBJECT_L1: u8 = 0xEA;
+    pub(crate) const OBJECT_L2: u8 = 0xEB;
+    pub(crate) const OBJECT_L4: u8 = 0xEC;
+    pub(crate) const OBJECT_LC1: u8 = 0xED;
+    pub(crate) const OBJECT_LC2: u8 = 0xEE;
+    pub(crate) const OBJECT_LC4: u8 = 0xEF;
+    pub(crate) const NUMBERS_C1: u8 = 0xF0;
+    pub(crate) const NUMBERS_C2: u8 = 0xF1;
+    pub(crate) const NUMBER_ARRAYS_C1: u8 = 0xF2;
+    pub(crate) const NUMBER_ARRAYS_C2: u8 = 0xF3;
 }
 
 use marker as m;
 
 /// Whether `body` is Cosmos binary JSON (it starts with [`PREAMBLE`]).
-pub fn is_binary(body: &[u8]) -> bool {
+pub(crate) fn is_binary(body: &[u8]) -> bool {
     body.first() == Some(&PREAMBLE)
 }
 

@@ -1,18 +1,18 @@
 //! Error answers: status, sub-status, the service's error code word, and a message.
 
 /// Sub-status codes the emulator sends.
-pub mod sub_status {
+pub(crate) mod sub_status {
     /// 403: the region cannot take writes.
-    pub const WRITE_FORBIDDEN: u32 = 3;
+    pub(crate) const WRITE_FORBIDDEN: u32 = 3;
     /// 404: the session token is ahead of this region's replica.
-    pub const READ_SESSION_NOT_AVAILABLE: u32 = 1002;
+    pub(crate) const READ_SESSION_NOT_AVAILABLE: u32 = 1002;
     /// 404: the database or container of the request does not exist.
-    pub const OWNER_RESOURCE_NOT_FOUND: u32 = 1003;
+    pub(crate) const OWNER_RESOURCE_NOT_FOUND: u32 = 1003;
 }
 
 /// A request that fails: the response status, sub-status and a message a person can act on.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ApiError {
+pub(crate) struct ApiError {
     pub status: u16,
     pub sub_status: u32,
     pub message: String,
@@ -28,7 +28,7 @@ pub struct ApiError {
 
 impl ApiError {
     /// An error with sub-status 0.
-    pub fn new(status: u16, message: impl Into<String>) -> Self {
+    pub(crate) fn new(status: u16, message: impl Into<String>) -> Self {
         Self {
             status,
             sub_status: 0,
@@ -40,68 +40,68 @@ impl ApiError {
     }
 
     /// Adds a response header (`name` is one of [`crate::protocol::headers`]).
-    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+    pub(crate) fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
         self.headers.push((name, value.into()));
         self
     }
 
     /// Sets the body's `additionalErrorInfo`.
-    pub fn with_additional_error_info(mut self, info: impl Into<String>) -> Self {
+    pub(crate) fn with_additional_error_info(mut self, info: impl Into<String>) -> Self {
         self.additional_error_info = Some(info.into());
         self
     }
 
     /// Sets the sub-status.
-    pub fn with_sub_status(mut self, sub_status: u32) -> Self {
+    pub(crate) fn with_sub_status(mut self, sub_status: u32) -> Self {
         self.sub_status = sub_status;
         self
     }
 
-    pub fn bad_request(message: impl Into<String>) -> Self {
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, message)
     }
 
-    pub fn not_found(message: impl Into<String>) -> Self {
+    pub(crate) fn not_found(message: impl Into<String>) -> Self {
         Self::new(404, message)
     }
 
-    pub fn conflict(message: impl Into<String>) -> Self {
+    pub(crate) fn conflict(message: impl Into<String>) -> Self {
         Self::new(409, message)
     }
 
     /// 409: a resource with that id exists already.
-    pub fn already_exists() -> Self {
+    pub(crate) fn already_exists() -> Self {
         Self::conflict("Entity with the specified id already exists in the system.")
     }
 
-    pub fn precondition_failed() -> Self {
+    pub(crate) fn precondition_failed() -> Self {
         Self::new(412, "One of the specified pre-condition is not met.")
     }
 
-    pub fn write_forbidden(region: &str) -> Self {
+    pub(crate) fn write_forbidden(region: &str) -> Self {
         Self::new(403, format!("The requested operation cannot be performed at this region ({region}): it does not accept writes."))
             .with_sub_status(sub_status::WRITE_FORBIDDEN)
     }
 
     /// The entity does not exist.
-    pub fn missing_entity() -> Self {
+    pub(crate) fn missing_entity() -> Self {
         Self::not_found("Entity with the specified id does not exist in the system.")
     }
 
     /// The database or container named by the request does not exist.
-    pub fn missing_owner(what: &str) -> Self {
+    pub(crate) fn missing_owner(what: &str) -> Self {
         Self::not_found(format!("Owner resource does not exist: {what}"))
             .with_sub_status(sub_status::OWNER_RESOURCE_NOT_FOUND)
     }
 
     /// The service's code word for the status.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         code_for(self.status)
     }
 }
 
 /// The service's code word for an HTTP status.
-pub fn code_for(status: u16) -> &'static str {
+pub(crate) fn code_for(status: u16) -> &'static str {
     match status {
         400 => "BadRequest",
         401 => "Unauthorized",

@@ -8,7 +8,7 @@ use base64::Engine;
 static ETAG_COUNTER: AtomicU64 = AtomicU64::new(1);
 
 /// A random UUID (version 4) in its hyphenated form.
-pub fn activity_id() -> String {
+pub(crate) fn activity_id() -> String {
     let bits: u128 = rand::random();
     let bits = (bits & !(0xF << 76) | (0x4 << 76)) & !(0x3 << 62) | (0x2 << 62);
     let hex = format!("{bits:032x}");
@@ -23,7 +23,7 @@ pub fn activity_id() -> String {
 }
 
 /// A new, unique etag, quoted as the service sends it.
-pub fn new_etag() -> String {
+pub(crate) fn new_etag() -> String {
     let n = ETAG_COUNTER.fetch_add(1, Ordering::Relaxed);
     format!(
         "\"{:08x}-0000-0200-0000-{:012x}\"",
@@ -33,12 +33,12 @@ pub fn new_etag() -> String {
 }
 
 /// Encodes resource-id bytes the way the service writes `_rid` ('/' becomes '-').
-pub fn encode_rid(bytes: &[u8]) -> String {
+pub(crate) fn encode_rid(bytes: &[u8]) -> String {
     STANDARD.encode(bytes).replace('/', "-")
 }
 
 /// Seconds since the Unix epoch (the `_ts` property).
-pub fn unix_seconds() -> u64 {
+pub(crate) fn unix_seconds() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

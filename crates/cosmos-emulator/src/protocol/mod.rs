@@ -1,15 +1,16 @@
 //! The service's wire vocabulary: header names, routes, errors, session tokens, charges, ids.
 
-pub mod change_feed_request;
-pub mod charge;
+pub(crate) mod change_feed_request;
+pub(crate) mod charge;
 pub mod cosmos_binary;
 mod error;
-pub mod headers;
-pub mod ids;
-pub mod route;
+pub(crate) mod headers;
+pub(crate) mod ids;
+pub(crate) mod percent;
+pub(crate) mod route;
 mod script_kind;
-pub mod session_token;
+pub(crate) mod session_token;
 
-pub use error::{code_for, sub_status, ApiError};
-pub use route::{Resource, Route, RouteError};
-pub use script_kind::ScriptKind;
+pub(crate) use error::{sub_status, ApiError};
+pub(crate) use route::{Resource, Route, RouteError};
+pub(crate) use script_kind::ScriptKind;

@@ -1,12 +1,12 @@
 //! Resource paths: `/dbs/{db}/colls/{coll}/docs/{id}` and friends, with the resource type and link
 //! the master-key signature covers.
 
+use super::percent::percent_decode;
 use super::ScriptKind;
-use crate::auth::percent_decode;
 
 /// What a request path names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Resource {
+pub(crate) enum Resource {
     /// `/`: the database account.
     Account,
     /// `/dbs`
@@ -72,7 +72,7 @@ pub enum Resource {
 
 /// A routed request path.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Route {
+pub(crate) struct Route {
     pub resource: Resource,
     /// The signature's resource type ("dbs", "colls", "docs", "pkranges", "conflicts", "offers"
     /// or "").
@@ -82,11 +82,11 @@ pub struct Route {
 }
 
 /// The longest id (and database or container name) the service accepts, in bytes.
-pub const MAX_ID_BYTES: usize = 1023;
+pub(crate) const MAX_ID_BYTES: usize = 1023;
 
 /// Why a path does not route.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RouteError {
+pub(crate) enum RouteError {
     /// The path names nothing the emulator serves (404).
     NotServed,
     /// A segment can never name a resource (400, before auth): the message says why.
@@ -96,7 +96,7 @@ pub enum RouteError {
 /// Parses a request path. Segments are percent-decoded one by one; a segment whose decoded text
 /// holds `/`, `\\`, `?`, `#` or a control character, or is longer than [`MAX_ID_BYTES`], is refused
 /// (it would otherwise be joined into a signed link that reads as a different path).
-pub fn parse(path: &str) -> Result<Route, RouteError> {
+pub(crate) fn parse(path: &str) -> Result<Route, RouteError> {
     let trimmed = path.trim_matches('/');
     if trimmed.is_empty() {
         return Ok(Route {
@@ -251,7 +251,7 @@ pub fn parse(path: &str) -> Result<Route, RouteError> {
 /// the link its signature covers: the last resource id, lower-cased, as the SDKs sign it. `None`
 /// for a path addressed by names: a database segment is a resource id when it is 8 characters of
 /// base64 (`-` for `/`) decoding to 4 bytes, as the SDKs tell them apart.
-pub fn rid_signing_link(resource_link: &str) -> Option<String> {
+pub(crate) fn rid_signing_link(resource_link: &str) -> Option<String> {
     let mut parts = resource_link.split('/');
     if parts.next() != Some("dbs") {
         return None;
@@ -291,7 +291,7 @@ fn bad_segment_reason(segment: &str) -> Option<String> {
 }
 
 /// Why an id cannot name a resource, if it cannot.
-pub fn invalid_id_reason(id: &str) -> Option<String> {
+pub(crate) fn invalid_id_reason(id: &str) -> Option<String> {
     if id.is_empty() {
         return Some("The id must not be empty.".into());
     }

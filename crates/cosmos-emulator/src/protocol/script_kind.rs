@@ -3,7 +3,7 @@
 
 /// Stored procedures, triggers or user-defined functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ScriptKind {
+pub(crate) enum ScriptKind {
     /// `/sprocs`
     StoredProcedure,
     /// `/triggers`
@@ -14,19 +14,19 @@ pub enum ScriptKind {
 
 impl ScriptKind {
     /// Every kind.
-    pub const ALL: [ScriptKind; 3] = [
+    pub(crate) const ALL: [ScriptKind; 3] = [
         ScriptKind::StoredProcedure,
         ScriptKind::Trigger,
         ScriptKind::UserDefinedFunction,
     ];
 
     /// The kind a path segment names.
-    pub fn from_segment(segment: &str) -> Option<Self> {
+    pub(crate) fn from_segment(segment: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.segment() == segment)
     }
 
     /// The path segment, which is also the resource type the signature covers.
-    pub fn segment(self) -> &'static str {
+    pub(crate) fn segment(self) -> &'static str {
         match self {
             ScriptKind::StoredProcedure => "sprocs",
             ScriptKind::Trigger => "triggers",
@@ -35,7 +35,7 @@ impl ScriptKind {
     }
 
     /// The name of the array in a feed of this kind.
-    pub fn feed_name(self) -> &'static str {
+    pub(crate) fn feed_name(self) -> &'static str {
         match self {
             ScriptKind::StoredProcedure => "StoredProcedures",
             ScriptKind::Trigger => "Triggers",
@@ -44,7 +44,7 @@ impl ScriptKind {
     }
 
     /// The last byte of a script's resource id, which tells the kinds apart.
-    pub fn rid_marker(self) -> u8 {
+    pub(crate) fn rid_marker(self) -> u8 {
         match self {
             ScriptKind::StoredProcedure => 0x80,
             ScriptKind::Trigger => 0x70,

@@ -2,7 +2,7 @@
 //! several joined by commas.
 
 /// The LSN a session token demands for `range_id`, if the header names that range (or names no range).
-pub fn required_lsn(header: &str, range_id: &str) -> Result<Option<u64>, String> {
+pub(crate) fn required_lsn(header: &str, range_id: &str) -> Result<Option<u64>, String> {
     let mut found = None;
     for entry in header.split(',').map(str::trim).filter(|e| !e.is_empty()) {
         let (range, vector) = match entry.split_once(':') {
@@ -33,7 +33,7 @@ fn global_lsn(vector: &str) -> Option<u64> {
 
 /// Formats the token for one range: single-write accounts carry only the global LSN; multi-write
 /// accounts add each region's progress (`regionIndex=lsn`).
-pub fn format_token(range_id: &str, lsn: u64, region_progress: Option<&[u64]>) -> String {
+pub(crate) fn format_token(range_id: &str, lsn: u64, region_progress: Option<&[u64]>) -> String {
     let mut out = format!("{range_id}:-1#{lsn}");
     if let Some(progress) = region_progress {
         for (i, local) in progress.iter().enumerate() {

@@ -7,9 +7,9 @@
 //! per query (400 past it) and, with every other query's, by the store's query memory (429 while
 //! other queries' pages hold it).
 
-use crate::exchange::QueryLimits;
+use super::QueryLimits;
 use crate::protocol::ApiError;
-use crate::sql::meter::Limit;
+use crate::sql::sql_error::Limit;
 use crate::sql::SqlError;
 use crate::store::{QueryState, Reservation};
 
@@ -51,7 +51,7 @@ pub(super) fn sql_error(e: SqlError) -> ApiError {
 }
 
 /// 400 for a row that needs more than a whole page's budget.
-pub fn over_budget(limit: Limit) -> ApiError {
+pub(super) fn over_budget(limit: Limit) -> ApiError {
     ApiError::bad_request(match limit {
         Limit::Work(units) => format!(
             "The query cannot be answered: one row of it needs more than the {units} units of work a page may use (--query-page-work). Narrow it: fewer JOIN or subquery rows, smaller values and parameters."
@@ -64,7 +64,7 @@ pub fn over_budget(limit: Limit) -> ApiError {
 }
 
 /// 400 for a query whose build holds more than one query may.
-pub fn exceeded(limits: &QueryLimits) -> ApiError {
+pub(super) fn exceeded(limits: &QueryLimits) -> ApiError {
     ApiError::bad_request(format!(
         "The query exceeded the memory it may use: building its result (ORDER BY, aggregates, GROUP BY or DISTINCT over every row it reads) holds more than {} bytes (--query-build-bytes). Add filters or a partition key to narrow it.",
         limits.build_bytes
@@ -72,7 +72,7 @@ pub fn exceeded(limits: &QueryLimits) -> ApiError {
 }
 
 /// 429 while the queries in progress hold all the memory queries may hold together.
-pub fn no_room(limits: &QueryLimits) -> ApiError {
+pub(super) fn no_room(limits: &QueryLimits) -> ApiError {
     let mut e = ApiError::new(
         429,
         format!(

@@ -9,7 +9,11 @@ use crate::sql::SqlError;
 use crate::store::computed_properties::ComputedProperty;
 
 /// Adds each computed property's value (when defined) to the item `doc`.
-pub fn add(doc: &mut Value, props: &[ComputedProperty], ctx: &Ctx<'_>) -> Result<(), SqlError> {
+pub(super) fn add(
+    doc: &mut Value,
+    props: &[ComputedProperty],
+    ctx: &Ctx<'_>,
+) -> Result<(), SqlError> {
     if props.is_empty() || !doc.is_object() {
         return Ok(());
     }
@@ -41,7 +45,7 @@ pub fn add(doc: &mut Value, props: &[ComputedProperty], ctx: &Ctx<'_>) -> Result
 
 /// Takes the computed properties out of a `SELECT *` result of `q` (the item itself, or with
 /// JOINs the item under its alias). Other projections keep what they name.
-pub fn hide(q: &Query, result: &mut Value, props: &[ComputedProperty]) {
+pub(super) fn hide(q: &Query, result: &mut Value, props: &[ComputedProperty]) {
     if props.is_empty() || !matches!(q.projection, Projection::Star) {
         return;
     }

@@ -31,6 +31,8 @@
 mod budget;
 mod build;
 mod computed;
+mod execution;
+mod limits;
 mod partial;
 mod scan;
 mod sorted;
@@ -38,122 +40,27 @@ mod stream;
 mod token;
 mod vector_fast;
 
-use std::cell::Cell;
 use std::collections::HashMap;
 
-use bytes::Bytes;
 use serde_json::Value;
 
 pub(crate) use build::key_for as build_key;
-pub use token::QueryToken;
+pub(crate) use execution::Window;
+pub(crate) use execution::{Execution, Page, RangeReads, ReadScope};
+pub use limits::QueryLimits;
+pub(crate) use token::QueryToken;
 
-use self::budget::{sql_error, Halt};
+use self::budget::sql_error;
 use self::build::BuildAt;
-use crate::epk::EpkFilter;
-use crate::exchange::QueryLimits;
 use crate::protocol::ApiError;
-use crate::sql::ast::{Projection, Query, Source};
-use crate::sql::eval::{Ctx, Scope};
-use crate::sql::exec::{needs_all_rows, project, window_of};
+use crate::sql::ast::Query;
+use crate::sql::exec::{needs_all_rows, window_of};
 use crate::sql::grouping::combines_across_pages;
-use crate::sql::meter::Meter;
-use crate::sql::SqlError;
-use crate::store::{Container, Partition, QueryState, StoredDoc};
-
-/// How a page learns the LSN it reads a range at: the request's consistency rules decide (a
-/// session ahead of the region's replica is refused), and the reply carries what was read.
-pub trait RangeReads {
-    /// The LSN range `range` is read at; `partition` is that range's partition, locked for
-    /// reading.
-    fn read_point(&self, range: usize, partition: &Partition) -> Result<u64, ApiError>;
-}
-
-/// The ranges a query reads and, for a single-partition or prefix query, the keys it reads.
-pub struct ReadScope {
-    pub ranges: Vec<usize>,
-    pub only_epk: Option<EpkFilter>,
-}
-
-/// One page of a query: what it needs and what it has used.
-pub struct Execution<'a> {
-    pub container: &'a Container,
-    pub query: &'a Query,
-    /// The query's text and parameters (with the scope, what identifies its kept answers).
-    pub text: &'a str,
-    pub params: &'a HashMap<String, Value>,
-    pub scope: &'a ReadScope,
-    /// The region whose replica serves the request.
-    pub region: usize,
-    /// The store's kept answers, shelved builds and query memory.
-    pub state: &'a QueryState,
-    pub limits: QueryLimits,
-    /// Most results in a page.
-    pub max_items: usize,
-    /// A page ends once its results reach this many bytes.
-    pub max_bytes: usize,
-    pub reads: &'a dyn RangeReads,
-    /// The page's work and time budget (see [`Execution::meter_for`]).
-    pub meter: Meter,
-    /// Documents the page has read (start at 0).
-    pub docs_read: Cell<usize>,
-    /// Bytes of the documents the page has read (start at 0).
-    pub bytes_read: Cell<usize>,
-}
-
-impl Execution<'_> {
-    /// A fresh meter for a page under `limits`.
-    pub fn meter_for(limits: &QueryLimits) -> Meter {
-        Meter::new(limits.page_work, limits.page_time)
-    }
-
-    /// The evaluation context of this page.
-    pub fn ctx(&self) -> Ctx<'_> {
-        Ctx {
-            params: self.params,
-            aggregates: None,
-            work: &self.meter,
-        }
-    }
-
-    /// The document `doc` parsed, charged by its size.
-    fn parse(&self, doc: &StoredDoc) -> Result<Value, Halt> {
-        self.meter.charge_bytes(doc.body.len())?;
-        let mut value = serde_json::from_slice(&doc.body).map_err(|e| {
-            Halt::Fail(ApiError::new(
-                500,
-                format!("A stored item could not be read: {e}"),
-            ))
-        })?;
-        let props = self.container.computed();
-        computed::add(&mut value, &props, &self.ctx())?;
-        Ok(value)
-    }
-
-    /// The JSON text of `row`'s result (`None`: it yields nothing). `SELECT *` over the document
-    /// itself answers the stored text as it is.
-    fn project_bytes(&self, row: &Scope<'_>, doc: &StoredDoc) -> Result<Option<Bytes>, SqlError> {
-        if star_is_document(self.query) {
-            self.meter.charge_bytes(doc.body.len())?;
-            return Ok(Some(doc.body.clone()));
-        }
-        let ctx = self.ctx();
-        let computed = self.container.computed();
-        Ok(project(self.query, row, &ctx)?.map(|mut v| {
-            computed::hide(self.query, &mut v, &computed);
-            Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
-        }))
-    }
-
-    /// Whether a page holding `items` of `bytes` bytes is full.
-    fn full(&self, items: usize, bytes: usize) -> bool {
-        items >= self.max_items || bytes >= self.max_bytes
-    }
-}
 
 /// Runs `query` over a small, whole set of resources (the metadata feeds: databases, containers,
 /// offers) in one page under the page's work and time budget: a query that needs more than a
 /// page's budget is refused with 400 naming the limit, as an item query's row is.
-pub fn run_whole(
+pub(crate) fn run_whole(
     query: &Query,
     docs: &[Value],
     params: &HashMap<String, Value>,
@@ -165,44 +72,10 @@ pub fn run_whole(
             .charge_bytes(crate::sql::meter::json_size(doc))
             .map_err(sql_error)?;
     }
-    crate::sql::exec::run_metered(query, docs, params, &meter).map_err(|e| match e.limit {
+    crate::sql::collect::run_metered(query, docs, params, &meter).map_err(|e| match e.limit {
         Some(limit) => budget::over_budget(limit),
         None => ApiError::bad_request(format!("The query is invalid: {e}")),
     })
-}
-
-/// Whether the query is `SELECT * FROM c` over whole documents (no path, no JOIN).
-fn star_is_document(q: &Query) -> bool {
-    matches!(q.projection, Projection::Star)
-        && q.from.as_ref().is_some_and(|f| {
-            f.joins.is_empty()
-                && matches!(&f.source, Source::Container { path, .. } if path.is_empty())
-        })
-}
-
-/// One page of results.
-#[derive(Default)]
-pub struct Page {
-    /// Each result's JSON text.
-    pub items: Vec<Bytes>,
-    pub next: Option<QueryToken>,
-    /// Documents read (or results walked).
-    pub scanned: usize,
-    /// Bytes of the results.
-    pub bytes: usize,
-}
-
-impl Page {
-    fn push(&mut self, item: Bytes) {
-        self.bytes += item.len();
-        self.items.push(item);
-    }
-}
-
-/// OFFSET and the row count after which nothing more is returned.
-pub(crate) struct Window {
-    pub offset: u64,
-    pub end: Option<u64>,
 }
 
 fn kind_mismatch() -> ApiError {
@@ -210,7 +83,7 @@ fn kind_mismatch() -> ApiError {
 }
 
 /// Runs one page of the query, from `token` (the continuation the previous page answered).
-pub fn run_page(ex: &Execution<'_>, token: Option<QueryToken>) -> Result<Page, ApiError> {
+pub(crate) fn run_page(ex: &Execution<'_>, token: Option<QueryToken>) -> Result<Page, ApiError> {
     let mut page = page_of(ex, token)?;
     page.scanned = page.scanned.max(ex.docs_read.get());
     Ok(page)

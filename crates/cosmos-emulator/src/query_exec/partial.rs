@@ -10,8 +10,9 @@ use super::scan::{read_points, DocScan};
 use super::token::{Position, QueryToken};
 use super::{Execution, Page};
 use crate::protocol::ApiError;
+use crate::sql::collect::finish_gathered;
 use crate::sql::eval::Ctx;
-use crate::sql::exec::{finish_gathered, for_each_row, passes, Flow};
+use crate::sql::exec::{for_each_row, passes, Flow};
 use crate::sql::grouping::Gathered;
 use crate::sql::meter::Meter;
 use crate::store::DocKey;
@@ -96,6 +97,7 @@ pub(super) fn page(ex: &Execution<'_>, at: Option<Position>) -> Result<Page, Api
         params: ex.params,
         aggregates: None,
         work: &meter,
+        subquery: crate::sql::collect::run_subquery,
     };
     for v in finish_gathered(q, gathered, None, &finish).map_err(sql_error)? {
         page.push(serde_json::to_vec(&v).unwrap_or_default().into());

@@ -7,8 +7,8 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use super::Execution;
-use crate::handlers::live;
 use crate::protocol::ApiError;
+use crate::store::live;
 use crate::store::{DocKey, StoredDoc};
 
 /// Documents read from a partition per lock acquisition.
@@ -57,7 +57,7 @@ pub(super) struct DocScan<'e, 'a> {
 impl<'e, 'a> DocScan<'e, 'a> {
     /// Reads only the range its start lies in (the first without a start) and stops at its end;
     /// [`DocScan::next_range`] then names the range a later page goes on with.
-    pub fn one_range_at_a_time(mut self) -> Self {
+    pub(super) fn one_range_at_a_time(mut self) -> Self {
         self.one_range = true;
         if let Some(start) = &self.start {
             let holding = self.ex.container.range_index(start.epk);
@@ -74,11 +74,11 @@ impl<'e, 'a> DocScan<'e, 'a> {
 
     /// After a one-range scan ran out: the index (into the scope's ranges) of the next range,
     /// when there is one.
-    pub fn next_range(&self) -> Option<usize> {
+    pub(super) fn next_range(&self) -> Option<usize> {
         self.ended
     }
 
-    pub fn new(
+    pub(super) fn new(
         ex: &'e Execution<'a>,
         lsns: Option<&'e [(String, u64)]>,
         start: Option<DocKey>,
@@ -98,7 +98,7 @@ impl<'e, 'a> DocScan<'e, 'a> {
     }
 
     /// The next document, if any.
-    pub fn next(&mut self) -> Result<Option<(DocKey, Arc<StoredDoc>)>, ApiError> {
+    pub(super) fn next(&mut self) -> Result<Option<(DocKey, Arc<StoredDoc>)>, ApiError> {
         loop {
             if let Some((key, doc)) = self.chunk.next() {
                 self.cursor = Some(key.clone());

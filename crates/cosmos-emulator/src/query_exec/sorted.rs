@@ -27,8 +27,9 @@ use super::token::{Position, QueryToken, SortKey};
 use super::vector_fast::FastVector;
 use super::{Execution, Page, Window};
 use crate::protocol::ApiError;
+use crate::sql::collect::{finish_gathered, run_metered};
 use crate::sql::eval::{Ctx, Scope};
-use crate::sql::exec::{compare_keys, finish_gathered, order_keys, passes, run_metered};
+use crate::sql::exec::{compare_keys, order_keys, passes};
 use crate::sql::grouping::Gathered;
 use crate::sql::meter::{heap_size, Meter};
 use crate::sql::SqlError;
@@ -451,6 +452,7 @@ pub(super) fn whole_result(
                     params: ex.params,
                     aggregates: None,
                     work: &meter,
+                    subquery: crate::sql::collect::run_subquery,
                 };
                 let values = finish_gathered(q, gathered, None, &ctx).map_err(sql_error)?;
                 Ok(Answer::Whole(to_bytes(values)))

@@ -14,11 +14,11 @@ use crate::protocol::ApiError;
 use crate::store::DocKey;
 
 /// Longest continuation token accepted, in bytes.
-pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
+pub(super) const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
 /// An ORDER BY key value as a token carries it (`undefined` is its own case).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum SortKey {
+pub(crate) enum SortKey {
     #[serde(rename = "u")]
     Undefined,
     #[serde(rename = "v")]
@@ -26,14 +26,14 @@ pub enum SortKey {
 }
 
 impl SortKey {
-    pub fn from_val(v: &Option<Value>) -> Self {
+    pub(crate) fn from_val(v: &Option<Value>) -> Self {
         match v {
             None => Self::Undefined,
             Some(v) => Self::Value(v.clone()),
         }
     }
 
-    pub fn to_val(&self) -> Option<Value> {
+    pub(crate) fn to_val(&self) -> Option<Value> {
         match self {
             Self::Undefined => None,
             Self::Value(v) => Some(v.clone()),
@@ -44,7 +44,7 @@ impl SortKey {
 /// A position in document order: the document's key and how many of its rows were consumed (a
 /// scan resumes at that row of that document).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Position {
+pub(crate) struct Position {
     pub epk: String,
     pub id: String,
     /// Rows of this document already consumed.
@@ -52,7 +52,7 @@ pub struct Position {
 }
 
 impl Position {
-    pub fn new(key: &DocKey, row: u64) -> Self {
+    pub(crate) fn new(key: &DocKey, row: u64) -> Self {
         Self {
             epk: epk_hex(key.epk),
             id: key.id.clone(),
@@ -61,7 +61,7 @@ impl Position {
     }
 
     /// The document key this position names.
-    pub fn key(&self) -> Result<DocKey, ApiError> {
+    pub(crate) fn key(&self) -> Result<DocKey, ApiError> {
         let epk = Epk::parse_hex(&self.epk).map_err(|_| malformed())?;
         Ok(DocKey {
             epk,
@@ -73,7 +73,7 @@ impl Position {
 /// Where the next page of a query starts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "k")]
-pub enum QueryToken {
+pub(crate) enum QueryToken {
     /// A scan in document order resumes at `at`; `seen` rows have passed the filter so far (for
     /// OFFSET/LIMIT/TOP).
     #[serde(rename = "s")]
@@ -116,11 +116,11 @@ fn malformed() -> ApiError {
 }
 
 impl QueryToken {
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         URL_SAFE_NO_PAD.encode(serde_json::to_vec(self).unwrap_or_default())
     }
 
-    pub fn decode(text: &str) -> Result<Self, ApiError> {
+    pub(crate) fn decode(text: &str) -> Result<Self, ApiError> {
         let text = text.trim();
         if text.len() > MAX_TOKEN_BYTES {
             return Err(ApiError::bad_request(format!(

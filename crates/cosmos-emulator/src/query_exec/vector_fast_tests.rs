@@ -29,6 +29,7 @@ fn ctx_of<'a>(params: &'a HashMap<String, Value>, meter: &'a Meter) -> Ctx<'a> {
         params,
         aggregates: None,
         work: meter,
+        subquery: crate::sql::collect::run_subquery,
     }
 }
 

@@ -10,14 +10,14 @@ use crate::store::document::id_of;
 
 /// When a trigger runs: before or after the write that names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TriggerType {
+pub(crate) enum TriggerType {
     Pre,
     Post,
 }
 
 /// Which writes a trigger may be named on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TriggerOperation {
+pub(crate) enum TriggerOperation {
     All,
     Create,
     Replace,
@@ -27,7 +27,7 @@ pub enum TriggerOperation {
 
 /// The write a trigger is named on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WriteOperation {
+pub(crate) enum WriteOperation {
     Create,
     Replace,
     Delete,
@@ -36,7 +36,7 @@ pub enum WriteOperation {
 impl TriggerOperation {
     /// Whether a trigger registered for `self` may run on `write` (`Update` covers replaces, as the
     /// service's update operation does).
-    pub fn covers(self, write: WriteOperation) -> bool {
+    pub(crate) fn covers(self, write: WriteOperation) -> bool {
         match self {
             TriggerOperation::All => true,
             TriggerOperation::Create => write == WriteOperation::Create,
@@ -50,14 +50,14 @@ impl TriggerOperation {
 
 /// Trigger settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TriggerSpec {
+pub(crate) struct TriggerSpec {
     pub trigger_type: TriggerType,
     pub operation: TriggerOperation,
 }
 
 /// A stored script.
 #[derive(Clone, Debug)]
-pub struct Script {
+pub(crate) struct Script {
     pub id: String,
     pub kind: ScriptKind,
     /// The JavaScript source (the definition's `body`).
@@ -71,7 +71,7 @@ pub struct Script {
 
 /// The parts of a definition the emulator acts on, checked.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Checked {
+pub(crate) struct Checked {
     pub id: String,
     pub source: String,
     pub trigger: Option<TriggerSpec>,
@@ -80,7 +80,7 @@ pub struct Checked {
 /// Checks a definition: `id` as for every resource, `body` a string, and for a trigger
 /// `triggerType` (`Pre`, `Post`) and `triggerOperation` (`All`, `Create`, `Replace`, `Delete`,
 /// `Update`); 400 naming what is wrong otherwise.
-pub fn check(kind: ScriptKind, map: &Map<String, Value>) -> Result<Checked, ApiError> {
+pub(crate) fn check(kind: ScriptKind, map: &Map<String, Value>) -> Result<Checked, ApiError> {
     let id = id_of(map)?;
     let source = match map.get("body") {
         Some(Value::String(s)) => s.clone(),
@@ -140,7 +140,7 @@ fn invalid(name: &str, why: &str) -> ApiError {
 /// The stored script for a checked definition: the client's properties (a trigger's settings
 /// spelled as sent, as the service echoes them: the SDKs send `pre`, `all`) with the system ones
 /// (`_rid`, `_self`, `_etag`, `_ts`) written by the emulator.
-pub fn seal(
+pub(crate) fn seal(
     kind: ScriptKind,
     mut map: Map<String, Value>,
     checked: Checked,
@@ -169,7 +169,7 @@ pub fn seal(
 
 /// A script as a data directory kept it (its resource JSON, `_rid` bytes and kind), checked again
 /// as a create would check it; Err naming what is wrong when the kept JSON is not a definition.
-pub fn restore(kind: ScriptKind, json: Bytes, rid: [u8; 16]) -> Result<Script, String> {
+pub(crate) fn restore(kind: ScriptKind, json: Bytes, rid: [u8; 16]) -> Result<Script, String> {
     let map: Map<String, Value> = serde_json::from_slice(&json)
         .map_err(|e| format!("a kept {} definition is not JSON: {e}", kind.segment()))?;
     let checked = check(kind, &map).map_err(|e| {

@@ -17,11 +17,11 @@ use serde_json::Value;
 const PRELUDE: &str = include_str!("prelude.js");
 
 /// The characters of `console.log` output one execution records, newlines between lines included.
-pub const MAX_LOG_CHARS: usize = 8192;
+pub(crate) const MAX_LOG_CHARS: usize = 8192;
 
 /// `lines` cut to [`MAX_LOG_CHARS`] in all (newlines between them included): the lines past the
 /// cap are dropped and the one that reaches it is cut. Pure.
-pub fn cap_logs(lines: &[String]) -> Vec<String> {
+pub(crate) fn cap_logs(lines: &[String]) -> Vec<String> {
     let mut room = MAX_LOG_CHARS;
     let mut kept = Vec::new();
     for (i, line) in lines.iter().enumerate() {
@@ -52,7 +52,7 @@ struct Given<'a> {
 
 /// What one execution may use.
 #[derive(Clone, Copy, Debug)]
-pub struct Bounds {
+pub(crate) struct Bounds {
     /// Wall-clock time before the script is stopped.
     pub time: Duration,
     /// Bytes the script's heap may hold.
@@ -74,7 +74,7 @@ impl Default for Bounds {
 /// Which role the script runs in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Role {
+pub(crate) enum Role {
     /// A stored procedure: called with the parameters; may set the response body.
     Sproc,
     /// A pre-trigger: may read and replace the request's body.
@@ -86,7 +86,7 @@ pub enum Role {
 /// What the script is given.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Input {
+pub(crate) struct Input {
     pub kind: Role,
     /// The stored procedure's parameters (empty for triggers).
     pub args: Vec<Value>,
@@ -105,7 +105,7 @@ pub struct Input {
 /// The outcome of a script that ran to its end.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct Finished {
+pub(crate) struct Finished {
     /// The response body, when the script set one.
     pub body: Option<Value>,
     /// The request body as the script left it (a pre-trigger's change).
@@ -115,7 +115,7 @@ pub struct Finished {
 
 /// Why a script did not finish.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// It threw (or failed to compile): the error as the script's runtime describes it.
     Thrown(String),
     /// It ran past [`Bounds::time`].
@@ -128,7 +128,7 @@ pub enum Failure {
 
 /// An execution's result, with the logs it wrote (also when it failed) and the work it did.
 #[derive(Clone, Debug)]
-pub struct Run {
+pub(crate) struct Run {
     pub result: Result<Finished, Failure>,
     pub logs: Vec<String>,
     /// Interrupt checks the runtime made (one every few thousand bytecode steps): the script's
@@ -164,7 +164,7 @@ enum Message {
 /// by `host` on the calling thread. Returns when the script ends, or at its deadline (plus
 /// [`watch::SLACK`]) even if its thread is stuck in a native call, which is then left to end on
 /// its own, counted (see [`watch`]).
-pub fn run(
+pub(crate) fn run(
     source: &str,
     input: &Input,
     bounds: Bounds,

@@ -64,13 +64,13 @@ const GUARDS: &str = include_str!("guards.js");
 
 /// The native loop steps one built-in call may take: the heap cap over 8 bytes (no real array
 /// under the cap holds more elements), at least 1,024.
-pub fn max_steps(memory_bytes: usize) -> u64 {
+pub(super) fn max_steps(memory_bytes: usize) -> u64 {
     (memory_bytes as u64 / 8).max(1024)
 }
 
 /// Installs the guards in `ctx`'s global object. `stop` is set when a guard refuses a call: the
 /// runtime's interrupt handler then ends the script as timed out.
-pub fn install<'js>(
+pub(super) fn install<'js>(
     ctx: &Ctx<'js>,
     memory_bytes: usize,
     stop: Rc<Cell<bool>>,

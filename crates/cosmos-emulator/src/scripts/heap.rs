@@ -9,7 +9,7 @@ use std::rc::Rc;
 use rquickjs::allocator::{Allocator, RustAllocator};
 
 /// Counts the bytes a runtime holds and refuses allocations past `limit`.
-pub struct CappedHeap {
+pub(super) struct CappedHeap {
     inner: RustAllocator,
     used: usize,
     limit: usize,
@@ -18,7 +18,7 @@ pub struct CappedHeap {
 
 impl CappedHeap {
     /// A heap of at most `limit` bytes; `refused` is set when an allocation is refused.
-    pub fn new(limit: usize, refused: Rc<Cell<bool>>) -> Self {
+    pub(super) fn new(limit: usize, refused: Rc<Cell<bool>>) -> Self {
         Self {
             inner: RustAllocator,
             used: 0,

@@ -14,7 +14,7 @@ use crate::store::Container;
 
 /// The most scripts of one kind a container holds (the service's quota is far lower per kind for
 /// most accounts; this bounds what a client can make the emulator keep).
-pub const MAX_SCRIPTS_PER_KIND: usize = 1000;
+pub(crate) const MAX_SCRIPTS_PER_KIND: usize = 1000;
 
 /// One container's scripts, per kind.
 #[derive(Default)]
@@ -34,7 +34,7 @@ impl ContainerScripts {
 
 /// Every container's scripts.
 #[derive(Default)]
-pub struct Scripts {
+pub(crate) struct Scripts {
     containers: RwLock<HashMap<[u8; 8], Arc<ContainerScripts>>>,
     next: AtomicU64,
 }
@@ -77,7 +77,7 @@ impl Scripts {
     }
 
     /// Creates a script: 400 for a bad definition, 409 when the id is taken.
-    pub fn create(
+    pub(crate) fn create(
         &self,
         container: &Container,
         kind: ScriptKind,
@@ -112,7 +112,7 @@ impl Scripts {
 
     /// Replaces a script: 404 when missing, 412 when `if_match` names another version, 400 for a
     /// bad definition or one whose id is not the path's.
-    pub fn replace(
+    pub(crate) fn replace(
         &self,
         container: &Container,
         kind: ScriptKind,
@@ -149,7 +149,7 @@ impl Scripts {
     }
 
     /// Deletes a script: 404 when missing, 412 when `if_match` names another version.
-    pub fn delete(
+    pub(crate) fn delete(
         &self,
         container: &Container,
         kind: ScriptKind,
@@ -170,7 +170,12 @@ impl Scripts {
     }
 
     /// A script by id (or by its `_rid`).
-    pub fn get(&self, container: &Container, kind: ScriptKind, id: &str) -> Option<Arc<Script>> {
+    pub(crate) fn get(
+        &self,
+        container: &Container,
+        kind: ScriptKind,
+        id: &str,
+    ) -> Option<Arc<Script>> {
         let scripts = self.of(container).ok()?;
         let list = scripts.list(kind).read().ok()?;
         list.iter()
@@ -180,7 +185,7 @@ impl Scripts {
     }
 
     /// A container's scripts of one kind, in creation order.
-    pub fn list(&self, container: &Container, kind: ScriptKind) -> Vec<Arc<Script>> {
+    pub(crate) fn list(&self, container: &Container, kind: ScriptKind) -> Vec<Arc<Script>> {
         self.of(container)
             .ok()
             .and_then(|s| s.list(kind).read().ok().map(|l| l.clone()))
@@ -189,7 +194,7 @@ impl Scripts {
 
     /// Every script of the container with `_rid` bytes `rid_bytes`, kind by kind in creation order
     /// (what a data directory keeps).
-    pub fn kept(&self, rid_bytes: &[u8; 8]) -> Vec<Arc<Script>> {
+    pub(crate) fn kept(&self, rid_bytes: &[u8; 8]) -> Vec<Arc<Script>> {
         let Some(scripts) = self
             .containers
             .read()
@@ -212,7 +217,7 @@ impl Scripts {
 
     /// Makes the scripts of the container with `_rid` bytes `rid_bytes` those kept (they replace
     /// whatever it had); later scripts get later resource ids.
-    pub fn restore(&self, rid_bytes: [u8; 8], kept: Vec<Script>) -> Result<(), String> {
+    pub(crate) fn restore(&self, rid_bytes: [u8; 8], kept: Vec<Script>) -> Result<(), String> {
         let restored = ContainerScripts::default();
         for script in kept {
             let mut counter = [0u8; 8];
@@ -233,14 +238,14 @@ impl Scripts {
     }
 
     /// Forgets the scripts of every container `keep` says no to (containers that no longer exist).
-    pub fn retain(&self, keep: impl Fn(&[u8; 8]) -> bool) {
+    pub(crate) fn retain(&self, keep: impl Fn(&[u8; 8]) -> bool) {
         if let Ok(mut all) = self.containers.write() {
             all.retain(|rid, _| keep(rid));
         }
     }
 
     /// Forgets a deleted container's scripts.
-    pub fn drop_container(&self, rid_bytes: &[u8; 8]) {
+    pub(crate) fn drop_container(&self, rid_bytes: &[u8; 8]) {
         if let Ok(mut all) = self.containers.write() {
             all.remove(rid_bytes);
         }

@@ -27,7 +27,7 @@ const UNITS_PER_CALL: u64 = 50;
 /// on the first call, ended when this is dropped); each call is answered by the request's
 /// deadline even if that thread is stuck in a native call (it is then left, counted, see
 /// [`watch`]).
-pub struct Udfs {
+pub(crate) struct Udfs {
     scripts: Vec<Arc<Script>>,
     bounds: Bounds,
     worker: Option<Worker>,
@@ -71,7 +71,7 @@ struct Runner {
 }
 
 impl Udfs {
-    pub fn new(scripts: Vec<Arc<Script>>, bounds: Bounds) -> Self {
+    pub(crate) fn new(scripts: Vec<Arc<Script>>, bounds: Bounds) -> Self {
         Self {
             scripts,
             bounds,

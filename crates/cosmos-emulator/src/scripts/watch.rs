@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How many script threads may be left running past their requests before new scripts are refused.
-pub const MAX_STUCK: usize = 2;
+pub(crate) const MAX_STUCK: usize = 2;
 
 /// How long after a script's deadline its caller still waits for the thread to end on its own
 /// (the interrupt handler's next check, the runtime's teardown) before answering without it.
-pub const SLACK: Duration = Duration::from_millis(500);
+pub(crate) const SLACK: Duration = Duration::from_millis(500);
 
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
 static STUCK: AtomicUsize = AtomicUsize::new(0);
@@ -21,23 +21,18 @@ const ACTIVE: u8 = 0;
 const ENDED: u8 = 1;
 const LEFT: u8 = 2;
 
-/// Script threads alive now (in this process).
-pub fn running() -> usize {
-    RUNNING.load(Ordering::SeqCst)
-}
-
 /// Script threads alive after their requests were answered.
-pub fn stuck() -> usize {
+pub(crate) fn stuck() -> usize {
     STUCK.load(Ordering::SeqCst)
 }
 
 /// Whether a new script may start while `stuck` threads are stuck. Pure.
-pub fn admits(stuck: usize) -> bool {
+pub(crate) fn admits(stuck: usize) -> bool {
     stuck < MAX_STUCK
 }
 
 /// The error a script gets when it may not start. Pure.
-pub fn refusal() -> String {
+pub(crate) fn refusal() -> String {
     format!(
         "{MAX_STUCK} scripts are still running past their time limits; no script starts until one ends."
     )
@@ -45,18 +40,18 @@ pub fn refusal() -> String {
 
 /// One script thread's state, shared by the thread and its caller.
 #[derive(Clone)]
-pub struct Watch {
+pub(crate) struct Watch {
     state: Arc<AtomicU8>,
 }
 
 /// Held by the script's thread; its drop marks the thread ended.
-pub struct Running {
+pub(crate) struct Running {
     state: Arc<AtomicU8>,
 }
 
 impl Watch {
     /// A watch for a thread about to start, or the refusal when too many are stuck.
-    pub fn start() -> Result<(Watch, Running), String> {
+    pub(crate) fn start() -> Result<(Watch, Running), String> {
         if !admits(stuck()) {
             return Err(refusal());
         }
@@ -71,7 +66,7 @@ impl Watch {
     }
 
     /// The caller answers without the thread: counted stuck until it ends (unless it just has).
-    pub fn leave(&self, what: &str) {
+    pub(crate) fn leave(&self, what: &str) {
         STUCK.fetch_add(1, Ordering::SeqCst);
         if self
             .state

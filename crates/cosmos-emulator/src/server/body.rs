@@ -11,15 +11,15 @@ use hyper::body::Incoming;
 use crate::protocol::ApiError;
 
 /// Largest request body accepted.
-pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 /// A body past [`MAX_BODY_BYTES`] is still read (and dropped) up to this size before the 413 is
 /// sent, so a client that is still sending sees the answer rather than a connection torn down
 /// under its upload; a larger one is cut off.
-pub const MAX_DRAINED_BYTES: u64 = 16 * 1024 * 1024;
+pub(super) const MAX_DRAINED_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Reads the whole body: 413 when it is larger than [`MAX_BODY_BYTES`], 400 when it breaks off,
 /// 408 when it has not arrived within `timeout`.
-pub async fn read_body(
+pub(super) async fn read_body(
     headers: &HeaderMap,
     body: Incoming,
     timeout: Duration,

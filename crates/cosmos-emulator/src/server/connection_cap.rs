@@ -9,11 +9,11 @@ use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Open connections allowed when nothing else is configured.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 512;
 
 /// Shared by every listener of one emulator.
 #[derive(Debug)]
-pub struct ConnectionCap {
+pub(crate) struct ConnectionCap {
     slots: Arc<Semaphore>,
     max: usize,
     /// Whether the cap was hit since the last time a connection got a slot.
@@ -22,7 +22,7 @@ pub struct ConnectionCap {
 
 impl ConnectionCap {
     /// A cap of `max` open connections (at least 1).
-    pub fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize) -> Self {
         let max = max.max(1);
         Self {
             slots: Arc::new(Semaphore::new(max)),
@@ -32,12 +32,12 @@ impl ConnectionCap {
     }
 
     /// The configured maximum.
-    pub fn max(&self) -> usize {
+    pub(crate) fn max(&self) -> usize {
         self.max
     }
 
     /// A slot for a new connection, held until the connection ends; None when every slot is taken.
-    pub fn admit(&self) -> Option<OwnedSemaphorePermit> {
+    pub(crate) fn admit(&self) -> Option<OwnedSemaphorePermit> {
         match self.slots.clone().try_acquire_owned() {
             Ok(permit) => {
                 self.warned.store(false, Relaxed);
@@ -57,7 +57,7 @@ impl ConnectionCap {
 }
 
 /// Answers a connection over the cap with a 503 and closes it.
-pub async fn refuse(mut stream: TcpStream, max: usize) {
+pub(super) async fn refuse(mut stream: TcpStream, max: usize) {
     let body = format!(
         "{{\"code\":\"ServiceUnavailable\",\"message\":\"The emulator has {max} open connections, its limit (--max-connections); close some and retry.\"}}"
     );

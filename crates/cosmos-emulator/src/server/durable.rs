@@ -26,7 +26,7 @@ impl persist::State for Kept {
 /// scripts or to users, waits until
 /// what was recorded is fsync'd and starts a compaction when the log has grown. Err (503) when
 /// the data directory cannot be written.
-pub async fn settle(
+pub(super) async fn settle(
     shared: &Arc<Shared>,
     method: &Method,
     route: &Route,

@@ -25,7 +25,7 @@ const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Requests one HTTP/2 connection may have in flight at once; the connection cap bounds the
 /// connections, this bounds what each of them multiplexes.
-pub const MAX_CONCURRENT_STREAMS: u32 = 256;
+pub(super) const MAX_CONCURRENT_STREAMS: u32 = 256;
 
 /// How long an idle HTTP/2 connection waits for a ping's answer before it is closed.
 const HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -34,7 +34,7 @@ const HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Each connection holds a slot of `cap` while it is open. Once `stop` turns true the listener
 /// closes, every connection finishes the request it is serving and closes, and the task ends when
 /// the last one has.
-pub fn spawn(
+pub(crate) fn spawn(
     listener: TcpListener,
     shared: Arc<Shared>,
     port: Port,

@@ -7,7 +7,6 @@ mod listener;
 mod pipeline;
 mod port;
 
-pub use body::MAX_BODY_BYTES;
-pub use connection_cap::{ConnectionCap, DEFAULT_MAX_CONNECTIONS};
-pub use listener::spawn;
-pub use port::Port;
+pub(crate) use connection_cap::{ConnectionCap, DEFAULT_MAX_CONNECTIONS};
+pub(crate) use listener::spawn;
+pub(crate) use port::Port;

@@ -23,7 +23,7 @@ use crate::protocol::{headers, route, ApiError, RouteError};
 
 /// Returned to hyper to make it drop the connection without answering.
 #[derive(Debug)]
-pub struct CloseConnection;
+pub(super) struct CloseConnection;
 
 impl std::fmt::Display for CloseConnection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -37,7 +37,7 @@ impl std::error::Error for CloseConnection {}
 /// refused), authentication, then counters and fault rules, then the body (with a timeout), then
 /// a resource token's authorization (from the resolved operation, batch bodies included), then
 /// the handler. Nothing but routing happens before authentication.
-pub async fn handle(
+pub(super) async fn handle(
     shared: Arc<Shared>,
     port: Port,
     request: Request<Incoming>,

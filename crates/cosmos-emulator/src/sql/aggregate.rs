@@ -14,7 +14,7 @@ use super::value::{number, order, Val};
 
 /// The running state of one aggregate.
 #[derive(Clone, Debug)]
-pub struct Accumulator {
+pub(crate) struct Accumulator {
     kind: AggregateKind,
     count: u64,
     int_sum: Option<i64>,
@@ -24,7 +24,7 @@ pub struct Accumulator {
 }
 
 impl Accumulator {
-    pub fn new(kind: AggregateKind) -> Self {
+    pub(crate) fn new(kind: AggregateKind) -> Self {
         Self {
             kind,
             count: 0,
@@ -36,7 +36,7 @@ impl Accumulator {
     }
 
     /// Adds one input.
-    pub fn add(&mut self, v: Val) {
+    pub(crate) fn add(&mut self, v: Val) {
         let Some(v) = v else { return };
         match self.kind {
             AggregateKind::Count => self.count += 1,
@@ -69,14 +69,14 @@ impl Accumulator {
     }
 
     /// Bytes, about, the accumulator holds besides itself (the extreme a MIN or MAX keeps).
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.extreme.as_ref().map_or(0, |v| {
             super::meter::heap_size(v) - std::mem::size_of::<Value>()
         })
     }
 
     /// The result.
-    pub fn result(&self) -> Val {
+    pub(crate) fn result(&self) -> Val {
         if self.invalid {
             return None;
         }
@@ -90,26 +90,6 @@ impl Accumulator {
             AggregateKind::Avg => number(self.float_sum / self.count as f64),
             AggregateKind::Min | AggregateKind::Max => self.extreme.clone(),
         }
-    }
-
-    /// The partial result one range contributes to a cross-partition `AVG`:
-    /// `{"sum": s, "count": n}` (what the SDKs combine).
-    pub fn average_parts(&self) -> Val {
-        if self.invalid {
-            return None;
-        }
-        let sum = match self.int_sum {
-            Some(i) => Some(Value::from(i)),
-            None => number(self.float_sum),
-        };
-        let mut map = serde_json::Map::new();
-        if self.count > 0 {
-            if let Some(s) = sum {
-                map.insert("sum".into(), s);
-            }
-        }
-        map.insert("count".into(), Value::from(self.count));
-        Some(Value::Object(map))
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 /// A whole `SELECT` query.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Query {
+pub(crate) struct Query {
     pub distinct: bool,
     pub top: Option<Expr>,
     pub projection: Projection,
@@ -26,11 +26,11 @@ pub struct Query {
 }
 
 /// A range of character offsets in the query text.
-pub type Span = (usize, usize);
+pub(crate) type Span = (usize, usize);
 
 /// Where each part of a query is in its text.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Spans {
+pub(crate) struct Spans {
     /// Each select item's expression, or the VALUE expression.
     pub items: Vec<Span>,
     /// What follows FROM, up to the next clause.
@@ -44,7 +44,7 @@ pub struct Spans {
 
 /// What a query returns per row.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Projection {
+pub(crate) enum Projection {
     /// `SELECT *`: the single source's value.
     Star,
     /// `SELECT VALUE expr`
@@ -55,21 +55,21 @@ pub enum Projection {
 
 /// One `expr [AS alias]` of a select list.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SelectItem {
+pub(crate) struct SelectItem {
     pub expr: Expr,
     pub alias: Option<String>,
 }
 
 /// The `FROM` clause and its `JOIN`s.
 #[derive(Clone, Debug, PartialEq)]
-pub struct From {
+pub(crate) struct From {
     pub source: Source,
     pub joins: Vec<Source>,
 }
 
 /// One source of rows.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Source {
+pub(crate) enum Source {
     /// `FROM c`, `FROM root r`, `FROM c.children ch`: the document, or a path inside it, bound to
     /// `alias`. `container` is the name written before any path.
     Container {
@@ -83,7 +83,7 @@ pub enum Source {
 
 impl Source {
     /// The name this source binds.
-    pub fn alias(&self) -> &str {
+    pub(crate) fn alias(&self) -> &str {
         match self {
             Source::Container { alias, .. } | Source::In { alias, .. } => alias,
         }
@@ -92,7 +92,7 @@ impl Source {
 
 /// One `ORDER BY` key.
 #[derive(Clone, Debug, PartialEq)]
-pub struct OrderKey {
+pub(crate) struct OrderKey {
     pub expr: Expr,
     pub descending: bool,
     /// `ORDER BY RANK expr` (full-text and hybrid search ranking).
@@ -103,7 +103,7 @@ pub struct OrderKey {
 
 /// An aggregate function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AggregateKind {
+pub(crate) enum AggregateKind {
     Count,
     Sum,
     Avg,
@@ -113,7 +113,7 @@ pub enum AggregateKind {
 
 impl AggregateKind {
     /// The aggregate named `upper` (an upper-cased function name).
-    pub fn from_name(upper: &str) -> Option<Self> {
+    pub(crate) fn from_name(upper: &str) -> Option<Self> {
         Some(match upper {
             "COUNT" => Self::Count,
             "SUM" => Self::Sum,
@@ -125,7 +125,7 @@ impl AggregateKind {
     }
 
     /// The name query plans use ("Count", "Sum", "Average", "Min", "Max").
-    pub fn plan_name(self) -> &'static str {
+    pub(crate) fn plan_name(self) -> &'static str {
         match self {
             Self::Count => "Count",
             Self::Sum => "Sum",
@@ -136,7 +136,7 @@ impl AggregateKind {
     }
 
     /// The function name in query text.
-    pub fn sql_name(self) -> &'static str {
+    pub(crate) fn sql_name(self) -> &'static str {
         match self {
             Self::Count => "COUNT",
             Self::Sum => "SUM",
@@ -149,7 +149,7 @@ impl AggregateKind {
 
 /// One aggregate call: its kind and argument.
 #[derive(Clone, Debug, PartialEq)]
-pub struct AggregateCall {
+pub(crate) struct AggregateCall {
     pub kind: AggregateKind,
     pub arg: Expr,
     /// The argument's place in the text.
@@ -158,7 +158,7 @@ pub struct AggregateCall {
 
 /// A step of a property path.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Step {
+pub(crate) enum Step {
     /// `.name` or `["name"]`
     Name(String),
     /// `[expr]`: an array index or a property name computed at run time.
@@ -167,7 +167,7 @@ pub enum Step {
 
 /// A unary operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UnaryOp {
+pub(crate) enum UnaryOp {
     Not,
     Neg,
     Plus,
@@ -176,7 +176,7 @@ pub enum UnaryOp {
 
 /// A binary operator (AND and OR are [`Expr::And`] / [`Expr::Or`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinaryOp {
+pub(crate) enum BinaryOp {
     Eq,
     Ne,
     Lt,
@@ -200,7 +200,7 @@ pub enum BinaryOp {
 
 /// An expression.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Expr {
+pub(crate) enum Expr {
     /// A JSON literal.
     Literal(Value),
     /// The `undefined` literal.
@@ -253,7 +253,7 @@ pub enum Expr {
 
 impl Expr {
     /// `alias.a.b` as the list of names, when this expression is such a plain path.
-    pub fn plain_path(&self) -> Option<(&str, Vec<&str>)> {
+    pub(crate) fn plain_path(&self) -> Option<(&str, Vec<&str>)> {
         match self {
             Expr::Ident(name, _) => Some((name, Vec::new())),
             Expr::Path(base, steps) => {
@@ -272,5 +272,36 @@ impl Expr {
             }
             _ => None,
         }
+    }
+}
+
+/// The value of a constant expression: a literal, a negated number, or an array or object of
+/// constants (the parser bounds the nesting).
+pub(crate) fn constant(e: &Expr) -> Option<Value> {
+    match e {
+        Expr::Literal(v) => Some(v.clone()),
+        Expr::Unary(UnaryOp::Neg, inner) => match inner.as_ref() {
+            Expr::Literal(Value::Number(n)) => {
+                if let Some(i) = n.as_i64() {
+                    Some(Value::from(-i))
+                } else {
+                    n.as_f64()
+                        .and_then(|f| serde_json::Number::from_f64(-f))
+                        .map(Value::Number)
+                }
+            }
+            _ => None,
+        },
+        Expr::Array(items) => items
+            .iter()
+            .map(constant)
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Array),
+        Expr::Object(fields) => fields
+            .iter()
+            .map(|(k, v)| constant(v).map(|v| (k.clone(), v)))
+            .collect::<Option<serde_json::Map<_, _>>>()
+            .map(Value::Object),
+        _ => None,
     }
 }

@@ -12,11 +12,10 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::ast::{BinaryOp, Expr, Step, UnaryOp};
-use super::exec::{run_subquery, Want};
+use super::ast::{BinaryOp, Expr, Query, Step, UnaryOp};
 use super::functions;
-use super::limits::MAX_RESULT_BYTES;
-use super::meter::{units_of, weight, Meter};
+use super::limits::check_result_size;
+use super::meter::{match_cost, weight, Meter};
 use super::regex_cache::{compiled, like_to_regex};
 use super::sql_error::SqlError;
 use super::value::{compare, equals, number, Val};
@@ -24,7 +23,7 @@ use super::value::{compare, equals, number, Val};
 /// The names one row binds (each to a value it borrows), and the row of the enclosing query (for
 /// subqueries).
 #[derive(Clone, Copy)]
-pub struct Scope<'a> {
+pub(crate) struct Scope<'a> {
     pub names: &'a [&'a str],
     pub values: &'a [&'a Value],
     pub outer: Option<&'a Scope<'a>>,
@@ -32,14 +31,14 @@ pub struct Scope<'a> {
 
 impl<'a> Scope<'a> {
     /// A scope binding nothing.
-    pub const EMPTY: Scope<'static> = Scope {
+    pub(crate) const EMPTY: Scope<'static> = Scope {
         names: &[],
         values: &[],
         outer: None,
     };
 
     /// The value bound to `name`, here or in an enclosing scope.
-    pub fn lookup(&self, name: &str) -> Option<&'a Value> {
+    pub(crate) fn lookup(&self, name: &str) -> Option<&'a Value> {
         let mut scope = Some(self);
         while let Some(s) = scope {
             if let Some(i) = s.names.iter().position(|n| *n == name) {
@@ -54,36 +53,54 @@ impl<'a> Scope<'a> {
 /// What evaluation needs besides the row: parameters, the current group's aggregate results, and
 /// the meter every step charges.
 #[derive(Clone, Copy)]
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub params: &'a HashMap<String, Value>,
     pub aggregates: Option<&'a [Val]>,
     /// The budget of the page (or condition) being evaluated.
     pub work: &'a Meter,
+    /// How a subquery (EXISTS, ARRAY, a scalar subquery) is run in the scope of its row: the
+    /// executor's `run_subquery`, handed in so evaluation does not import the executor that
+    /// calls it.
+    pub subquery: RunSubquery,
+}
+
+/// Runs a subquery `q` in the scope of the enclosing row, giving what `Want` asks for.
+pub(crate) type RunSubquery =
+    for<'v> fn(&'v Query, &Scope<'v>, &Ctx<'v>, Want) -> Result<Vec<Value>, SqlError>;
+
+/// How many results a subquery's caller needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Want {
+    /// The first (EXISTS, a scalar subquery).
+    First,
+    /// All (ARRAY).
+    All,
 }
 
 impl<'a> Ctx<'a> {
     /// The same context with `aggregates` as the current group's results.
-    pub fn with_aggregates<'b>(&'b self, aggregates: &'b [Val]) -> Ctx<'b> {
+    pub(crate) fn with_aggregates<'b>(&'b self, aggregates: &'b [Val]) -> Ctx<'b> {
         Ctx {
             params: self.params,
             aggregates: Some(aggregates),
             work: self.work,
+            subquery: self.subquery,
         }
     }
 }
 
 /// A value an expression yields: borrowed from the row, the parameters or the query, or built.
-pub type Evaluated<'v> = Option<Cow<'v, Value>>;
+pub(crate) type Evaluated<'v> = Option<Cow<'v, Value>>;
 
 /// Evaluates `expr` to a value of its own (copied, and charged by size, when it was borrowed).
-pub fn eval<'v>(expr: &'v Expr, scope: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Val, SqlError> {
+pub(crate) fn eval<'v>(expr: &'v Expr, scope: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Val, SqlError> {
     eval_ref(expr, scope, ctx)?
         .map(|v| owned(v, ctx.work))
         .transpose()
 }
 
 /// `v` as a value of its own: a borrowed value is copied, charged by its size first.
-pub fn owned(v: Cow<'_, Value>, meter: &Meter) -> Result<Value, SqlError> {
+pub(crate) fn owned(v: Cow<'_, Value>, meter: &Meter) -> Result<Value, SqlError> {
     match v {
         Cow::Owned(v) => Ok(v),
         Cow::Borrowed(v) => {
@@ -98,7 +115,7 @@ fn unresolved(name: &str) -> SqlError {
 }
 
 /// Evaluates `expr`, borrowing what it names rather than copying it.
-pub fn eval_ref<'v>(
+pub(crate) fn eval_ref<'v>(
     expr: &'v Expr,
     scope: &Scope<'v>,
     ctx: &Ctx<'v>,
@@ -277,29 +294,23 @@ pub fn eval_ref<'v>(
             .as_ref()
             .map(Cow::Borrowed),
         Expr::Exists(q) => Some(Cow::Owned(Value::Bool(
-            !run_subquery(q, scope, ctx, Want::First)?.is_empty(),
+            !(ctx.subquery)(q, scope, ctx, Want::First)?.is_empty(),
         ))),
-        Expr::ArrayQuery(q) => Some(Cow::Owned(Value::Array(run_subquery(
+        Expr::ArrayQuery(q) => Some(Cow::Owned(Value::Array((ctx.subquery)(
             q,
             scope,
             ctx,
             Want::All,
         )?))),
-        Expr::Scalar(q) => run_subquery(q, scope, ctx, Want::First)?
+        Expr::Scalar(q) => (ctx.subquery)(q, scope, ctx, Want::First)?
             .into_iter()
             .next()
             .map(Cow::Owned),
     })
 }
 
-/// The cost of matching a regular expression of `pattern` against `text`: the engine's work grows
-/// with both.
-pub fn match_cost(text: &str, pattern: &str) -> u64 {
-    units_of(text.len()).saturating_mul(units_of(pattern.len()))
-}
-
 /// Follows `steps` from `v` by reference.
-pub fn walk_ref<'v>(
+pub(crate) fn walk_ref<'v>(
     mut v: &'v Value,
     steps: &'v [Step],
     scope: &Scope<'v>,
@@ -380,8 +391,8 @@ fn to_int32(f: f64) -> i32 {
 }
 
 /// A binary operator on evaluated operands; `||` is charged for the string it builds and refused
-/// past [`MAX_RESULT_BYTES`].
-pub fn binary(
+/// past [`MAX_RESULT_BYTES`](super::limits::MAX_RESULT_BYTES).
+pub(crate) fn binary(
     op: BinaryOp,
     a: Option<&Value>,
     b: Option<&Value>,
@@ -445,23 +456,13 @@ pub fn binary(
     })
 }
 
-/// 400 naming the limit when `what` would build a value of `bytes` bytes, past
-/// [`MAX_RESULT_BYTES`].
-pub fn check_result_size(what: &str, bytes: usize) -> Result<(), SqlError> {
-    if bytes > MAX_RESULT_BYTES {
-        return Err(SqlError::new(format!(
-            "{what} would build a value of {bytes} bytes; the limit for the result of a string or array function or operator is {MAX_RESULT_BYTES} bytes."
-        )));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sql::ast::Projection;
-    use crate::sql::meter::Limit;
+    use crate::sql::limits::MAX_RESULT_BYTES;
     use crate::sql::parse_query;
+    use crate::sql::sql_error::Limit;
     use serde_json::json;
 
     /// Evaluates the VALUE expression of `SELECT VALUE <text>` with `c` bound to `doc`.
@@ -485,6 +486,7 @@ mod tests {
             params,
             aggregates: None,
             work: meter,
+            subquery: crate::sql::collect::run_subquery,
         };
         eval(e, &scope, &ctx)
     }

@@ -6,33 +6,30 @@
 //! never copied per row; it resumes at any row (`skip`) and stops when told. The query executor
 //! (`crate::query_exec`) streams rows through [`passes`] and [`project`] page by page; a
 //! subquery, and a query that must see every row before answering, gathers them with a
-//! [`Collector`].
+//! `Collector` (`super::collect`).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
 use super::ast::{Expr, Projection, Query, Source};
 use super::eval::{eval, eval_ref, walk_ref, Ctx, Scope};
-use super::grouping::Gathered;
 use super::limits::MAX_ROWS_PER_DOCUMENT;
-use super::meter::Meter;
 use super::sql_error::SqlError;
-use super::value::{canonical, is_true, order, Val};
+use super::value::{is_true, order, Val};
 
 /// One row as values of its own (the first row of a group), in source order.
-pub type Row = Vec<Value>;
+pub(crate) type Row = Vec<Value>;
 
 /// Whether a row walk goes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Flow {
+pub(crate) enum Flow {
     Go,
     Stop,
 }
 
 /// The names the sources of `q` bind, in order.
-pub fn source_names(q: &Query) -> Vec<&str> {
+pub(crate) fn source_names(q: &Query) -> Vec<&str> {
     match &q.from {
         None => Vec::new(),
         Some(from) => std::iter::once(&from.source)
@@ -43,7 +40,7 @@ pub fn source_names(q: &Query) -> Vec<&str> {
 }
 
 /// Whether the query must see all its rows before it can answer.
-pub fn needs_all_rows(q: &Query) -> bool {
+pub(crate) fn needs_all_rows(q: &Query) -> bool {
     !q.aggregates.is_empty() || !q.group_by.is_empty() || q.distinct
 }
 
@@ -52,7 +49,7 @@ pub fn needs_all_rows(q: &Query) -> bool {
 /// `doc` for a top-level query, from the enclosing row `outer` for a subquery (`doc` None); a
 /// query without FROM binds one empty row. Each row bound charges one unit; more than
 /// [`MAX_ROWS_PER_DOCUMENT`] rows is an error.
-pub fn for_each_row<'v>(
+pub(crate) fn for_each_row<'v>(
     q: &'v Query,
     doc: Option<&'v Value>,
     outer: Option<&'v Scope<'v>>,
@@ -235,7 +232,7 @@ fn root_ident(expr: &Expr) -> Option<&str> {
 }
 
 /// Whether the row passes the WHERE clause.
-pub fn passes<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<bool, SqlError> {
+pub(crate) fn passes<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<bool, SqlError> {
     match &q.filter {
         None => Ok(true),
         Some(filter) => Ok(is_true(&eval_ref(filter, row, ctx)?.map(Cow::into_owned))),
@@ -243,12 +240,16 @@ pub fn passes<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<bool, 
 }
 
 /// The ORDER BY key values of the row.
-pub fn order_keys<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Vec<Val>, SqlError> {
+pub(crate) fn order_keys<'v>(
+    q: &'v Query,
+    row: &Scope<'v>,
+    ctx: &Ctx<'v>,
+) -> Result<Vec<Val>, SqlError> {
     q.order_by.iter().map(|k| eval(&k.expr, row, ctx)).collect()
 }
 
 /// Compares two key lists by the query's directions.
-pub fn compare_keys(q: &Query, a: &[Val], b: &[Val]) -> std::cmp::Ordering {
+pub(crate) fn compare_keys(q: &Query, a: &[Val], b: &[Val]) -> std::cmp::Ordering {
     for (i, key) in q.order_by.iter().enumerate() {
         let o = order(
             a.get(i).and_then(Option::as_ref),
@@ -263,7 +264,7 @@ pub fn compare_keys(q: &Query, a: &[Val], b: &[Val]) -> std::cmp::Ordering {
 }
 
 /// The projected value of the row (`None`: the row yields nothing).
-pub fn project<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Val, SqlError> {
+pub(crate) fn project<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Val, SqlError> {
     match &q.projection {
         Projection::Star => match row.values.first() {
             Some(v) => {
@@ -297,7 +298,7 @@ pub fn project<'v>(q: &'v Query, row: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Val, 
 }
 
 /// A TOP/OFFSET/LIMIT count.
-pub fn count_of(expr: Option<&Expr>, ctx: &Ctx<'_>) -> Result<Option<u64>, SqlError> {
+pub(crate) fn count_of(expr: Option<&Expr>, ctx: &Ctx<'_>) -> Result<Option<u64>, SqlError> {
     let Some(expr) = expr else { return Ok(None) };
     match eval(expr, &Scope::EMPTY, ctx)? {
         Some(Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64()),
@@ -309,7 +310,7 @@ pub fn count_of(expr: Option<&Expr>, ctx: &Ctx<'_>) -> Result<Option<u64>, SqlEr
 }
 
 /// The OFFSET and the most results after it (LIMIT and TOP, whichever is smaller).
-pub fn window_of(q: &Query, ctx: &Ctx<'_>) -> Result<(u64, Option<u64>), SqlError> {
+pub(crate) fn window_of(q: &Query, ctx: &Ctx<'_>) -> Result<(u64, Option<u64>), SqlError> {
     let offset = count_of(q.offset.as_ref(), ctx)?.unwrap_or(0);
     let take = [
         count_of(q.limit.as_ref(), ctx)?,
@@ -321,191 +322,15 @@ pub fn window_of(q: &Query, ctx: &Ctx<'_>) -> Result<(u64, Option<u64>), SqlErro
     Ok((offset, take))
 }
 
-/// Answers a query from what was gathered from all its filtered rows (see [`Gathered`]):
-/// groups projected with their aggregates, rows ordered, DISTINCT, then OFFSET/LIMIT/TOP.
-pub fn finish_gathered<'v>(
-    q: &'v Query,
-    gathered: Gathered,
-    outer: Option<&'v Scope<'v>>,
-    ctx: &Ctx<'v>,
-) -> Result<Vec<Value>, SqlError> {
-    let mut values: Vec<Value> = Vec::new();
-    match gathered {
-        Gathered::Groups(grouping) => {
-            let names = source_names(q);
-            for (row, results) in grouping.results() {
-                let refs: Vec<&Value> = row.iter().collect();
-                let scope = Scope {
-                    names: &names,
-                    values: &refs,
-                    outer,
-                };
-                let inner = ctx.with_aggregates(&results);
-                if let Some(v) = project(q, &scope, &inner)? {
-                    values.push(v);
-                }
-            }
-        }
-        Gathered::Distinct {
-            values: distinct, ..
-        } => values = distinct,
-        Gathered::Sorted { mut rows, .. } => {
-            if !q.order_by.is_empty() {
-                rows.sort_by(|a, b| compare_keys(q, &a.0, &b.0));
-            }
-            values.extend(rows.into_iter().filter_map(|(_, v)| v));
-        }
-    }
-    if q.distinct {
-        let mut seen = std::collections::HashSet::new();
-        values.retain(|v| seen.insert(canonical(Some(v))));
-    }
-    let (offset, take) = window_of(q, ctx)?;
-    Ok(values
-        .into_iter()
-        .skip(offset as usize)
-        .take(take.map_or(usize::MAX, |n| n as usize))
-        .collect())
-}
-
-/// How many results a subquery's caller needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Want {
-    /// The first (EXISTS, a scalar subquery).
-    First,
-    /// All (ARRAY).
-    All,
-}
-
-/// Gathers a query's answer from its rows: a query without ORDER BY, aggregates, GROUP BY or
-/// DISTINCT keeps only its projected results and stops as soon as it has what is wanted; any
-/// other gathers what it needs ([`Gathered`]) and answers at [`Collector::finish`].
-pub struct Collector<'v> {
-    q: &'v Query,
-    gathered: Option<Gathered>,
-    results: Vec<Value>,
-    seen: u64,
-    offset: u64,
-    /// Results after which nothing more is needed.
-    enough: Option<u64>,
-}
-
-impl<'v> Collector<'v> {
-    pub fn new(q: &'v Query, ctx: &Ctx<'_>, want: Want) -> Result<Self, SqlError> {
-        let streams = !needs_all_rows(q) && q.order_by.is_empty();
-        let (offset, take) = window_of(q, ctx)?;
-        let wanted = match want {
-            Want::First => Some(1),
-            Want::All => None,
-        };
-        Ok(Self {
-            q,
-            gathered: (!streams).then(|| Gathered::new(q)),
-            results: Vec::new(),
-            seen: 0,
-            offset,
-            enough: [take, wanted].into_iter().flatten().min(),
-        })
-    }
-
-    /// Adds one row (filtered here).
-    pub fn add(&mut self, row: &Scope<'_>, ctx: &Ctx<'_>) -> Result<Flow, SqlError> {
-        let q = self.q;
-        if !passes(q, row, ctx)? {
-            return Ok(Flow::Go);
-        }
-        if let Some(g) = &mut self.gathered {
-            g.add(q, row, ctx)?;
-            return Ok(Flow::Go);
-        }
-        // OFFSET and LIMIT count the values a query answers (a row projecting to undefined
-        // answers none).
-        if let Some(v) = project(q, row, ctx)? {
-            self.seen += 1;
-            let room = self.enough.is_none_or(|n| (self.results.len() as u64) < n);
-            if self.seen > self.offset && room {
-                self.results.push(v);
-            }
-        }
-        let done = self.enough.is_some_and(|n| self.results.len() as u64 >= n);
-        Ok(if done { Flow::Stop } else { Flow::Go })
-    }
-
-    /// The answer.
-    pub fn finish(
-        self,
-        outer: Option<&'v Scope<'v>>,
-        ctx: &Ctx<'v>,
-    ) -> Result<Vec<Value>, SqlError> {
-        match self.gathered {
-            Some(g) => finish_gathered(self.q, g, outer, ctx),
-            None => Ok(self.results),
-        }
-    }
-}
-
-/// Runs a subquery in the scope of the enclosing row.
-pub fn run_subquery<'v>(
-    q: &'v Query,
-    outer: &Scope<'v>,
-    ctx: &Ctx<'v>,
-    want: Want,
-) -> Result<Vec<Value>, SqlError> {
-    let inner = Ctx {
-        params: ctx.params,
-        aggregates: None,
-        work: ctx.work,
-    };
-    let mut collector = Collector::new(q, &inner, want)?;
-    for_each_row(q, None, Some(outer), &inner, 0, &mut |row| {
-        collector.add(row, &inner)
-    })?;
-    collector.finish(Some(outer), &inner)
-}
-
-/// Runs a whole query over `docs` without a budget (tests and the differential corpus use this).
-pub fn run(
-    q: &Query,
-    docs: &[Value],
-    params: &HashMap<String, Value>,
-) -> Result<Vec<Value>, SqlError> {
-    run_metered(q, docs, params, &Meter::unlimited())
-}
-
-/// Runs a whole query over `docs` under `meter`.
-pub fn run_metered(
-    q: &Query,
-    docs: &[Value],
-    params: &HashMap<String, Value>,
-    meter: &Meter,
-) -> Result<Vec<Value>, SqlError> {
-    let ctx = Ctx {
-        params,
-        aggregates: None,
-        work: meter,
-    };
-    let mut collector = Collector::new(q, &ctx, Want::All)?;
-    if q.from.is_none() {
-        for_each_row(q, None, None, &ctx, 0, &mut |row| collector.add(row, &ctx))?;
-    } else {
-        for doc in docs {
-            let flow = for_each_row(q, Some(doc), None, &ctx, 0, &mut |row| {
-                collector.add(row, &ctx)
-            })?;
-            if flow == Flow::Stop {
-                break;
-            }
-        }
-    }
-    collector.finish(None, &ctx)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sql::meter::Limit;
+    use crate::sql::collect::{run, run_metered};
+    use crate::sql::meter::Meter;
     use crate::sql::parse_query;
+    use crate::sql::sql_error::Limit;
     use serde_json::json;
+    use std::collections::HashMap;
 
     /// The rows `text`'s FROM binds over `doc` from row `skip` on, as `[alias values...]`, and
     /// the walk's answer when `stop_after` rows stop it.
@@ -517,6 +342,7 @@ mod tests {
             params: &params,
             aggregates: None,
             work: &meter,
+            subquery: crate::sql::collect::run_subquery,
         };
         let mut out = Vec::new();
         let flow = for_each_row(&q, Some(doc), None, &ctx, skip, &mut |row| {

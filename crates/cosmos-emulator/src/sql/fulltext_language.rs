@@ -107,14 +107,14 @@ impl Language {
 /// The stop words of each language, sorted by code point (searched by bisection).
 mod stop_words {
     /// English.
-    pub const ENGLISH: &[&str] = &[
+    pub(super) const ENGLISH: &[&str] = &[
         "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
         "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
         "these", "they", "this", "to", "was", "will", "with",
     ];
 
     /// German.
-    pub const GERMAN: &[&str] = &[
+    pub(super) const GERMAN: &[&str] = &[
         "aber", "alle", "als", "am", "an", "auch", "auf", "aus", "bei", "bin", "bis", "da", "dann",
         "das", "dass", "dem", "den", "der", "des", "die", "dies", "diese", "dieser", "doch", "du",
         "durch", "ein", "eine", "einem", "einen", "einer", "eines", "er", "es", "für", "hat",
@@ -125,7 +125,7 @@ mod stop_words {
     ];
 
     /// Spanish.
-    pub const SPANISH: &[&str] = &[
+    pub(super) const SPANISH: &[&str] = &[
         "a", "al", "algo", "como", "con", "de", "del", "el", "ella", "ellas", "ellos", "en",
         "entre", "era", "es", "esta", "este", "esto", "está", "fue", "ha", "hay", "la", "las",
         "le", "les", "lo", "los", "me", "mi", "muy", "más", "no", "nos", "o", "para", "pero",
@@ -134,7 +134,7 @@ mod stop_words {
     ];
 
     /// French.
-    pub const FRENCH: &[&str] = &[
+    pub(super) const FRENCH: &[&str] = &[
         "au", "aux", "avec", "c", "ce", "ces", "cet", "cette", "d", "dans", "de", "des", "du",
         "elle", "elles", "en", "est", "et", "il", "ils", "j", "je", "l", "la", "le", "les", "leur",
         "leurs", "lui", "m", "ma", "mais", "me", "mes", "n", "ne", "nous", "on", "ou", "où", "par",
@@ -143,7 +143,7 @@ mod stop_words {
     ];
 
     /// Italian.
-    pub const ITALIAN: &[&str] = &[
+    pub(super) const ITALIAN: &[&str] = &[
         "a", "ad", "agli", "ai", "al", "alla", "alle", "anche", "c", "che", "chi", "ci", "come",
         "con", "d", "da", "dal", "dalla", "dei", "del", "dell", "della", "delle", "di", "e", "gli",
         "ha", "i", "il", "in", "l", "la", "le", "lo", "ma", "mi", "ne", "nel", "nella", "non", "o",
@@ -152,7 +152,7 @@ mod stop_words {
     ];
 
     /// Portuguese.
-    pub const PORTUGUESE: &[&str] = &[
+    pub(super) const PORTUGUESE: &[&str] = &[
         "a", "ao", "aos", "as", "com", "como", "da", "das", "de", "do", "dos", "e", "ela", "elas",
         "ele", "eles", "em", "entre", "era", "essa", "esse", "esta", "este", "eu", "foi", "há",
         "isso", "isto", "já", "lhe", "mais", "mas", "me", "muito", "na", "nas", "no", "nos", "não",

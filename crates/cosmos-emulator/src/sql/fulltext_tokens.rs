@@ -19,14 +19,14 @@ const CACHED_BYTES: usize = 16 * 1024 * 1024;
 
 /// A text's tokens, in order, and how many times each occurs.
 #[derive(Debug, Default, PartialEq)]
-pub struct Tokens {
+pub(super) struct Tokens {
     pub list: Vec<String>,
     pub counts: HashMap<String, usize>,
 }
 
 impl Tokens {
     /// The tokens of `text` in `language`: its words lower-cased, without stop words, stemmed.
-    pub fn of(text: &str, language: Language) -> Self {
+    pub(super) fn of(text: &str, language: Language) -> Self {
         let list: Vec<String> = text
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
@@ -43,7 +43,7 @@ impl Tokens {
 
     /// How many times the token sequence `phrase` occurs (0 for an empty phrase): a lookup for
     /// one token, a scan for a phrase of several.
-    pub fn occurrences(&self, phrase: &[String]) -> usize {
+    pub(super) fn occurrences(&self, phrase: &[String]) -> usize {
         match phrase {
             [] => 0,
             [one] => self.counts.get(one).copied().unwrap_or(0),
@@ -72,7 +72,7 @@ thread_local! {
 }
 
 /// The tokens of `text` in `language`, from the cache when it holds them.
-pub fn tokens_of(text: &str, language: Language) -> Rc<Tokens> {
+pub(super) fn tokens_of(text: &str, language: Language) -> Rc<Tokens> {
     let kept = CACHE.with(|c| {
         c.borrow()
             .by_language

@@ -1,7 +1,7 @@
 //! What a query that must see every row gathers before it can answer, one row at a time: the
 //! groups and their aggregate accumulators (aggregates, GROUP BY), the distinct projected values
 //! (DISTINCT without ORDER BY), or each row's sort keys and projected value (DISTINCT with ORDER
-//! BY, ORDER BY inside a subquery). [`super::exec::finish_gathered`] turns it into the answer, so
+//! BY, ORDER BY inside a subquery). [`super::collect::finish_gathered`] turns it into the answer, so
 //! an answer gathered in several steps (pages of a long scan) equals one gathered in one go.
 //!
 //! A row is added in two steps: [`Gathered::prepare`] evaluates everything the row contributes
@@ -28,7 +28,7 @@ const ENTRY_BYTES: usize = 64;
 /// Groups in first-seen order: each group's first row (the parts the projection reads) and its
 /// accumulators.
 #[derive(Debug)]
-pub struct Grouping {
+pub(crate) struct Grouping {
     index: HashMap<String, usize>,
     groups: Vec<(Row, Vec<Accumulator>)>,
     keep: Vec<Keep>,
@@ -47,7 +47,7 @@ enum Keep {
 
 /// The rows (or groups, or distinct values) gathered so far.
 #[derive(Debug)]
-pub enum Gathered {
+pub(crate) enum Gathered {
     Groups(Grouping),
     /// Each distinct projected value once, in first-seen order, with the canonical forms seen.
     Distinct {
@@ -63,7 +63,7 @@ pub enum Gathered {
 }
 
 /// What one row adds, evaluated but not yet added.
-pub enum Contribution {
+pub(crate) enum Contribution {
     Nothing,
     Group {
         key: String,
@@ -77,7 +77,7 @@ pub enum Contribution {
 
 impl Gathered {
     /// Nothing gathered yet: one empty group for an aggregate without GROUP BY.
-    pub fn new(q: &Query) -> Self {
+    pub(crate) fn new(q: &Query) -> Self {
         if q.aggregates.is_empty() && q.group_by.is_empty() {
             if q.distinct && q.order_by.is_empty() {
                 return Self::Distinct {
@@ -108,7 +108,7 @@ impl Gathered {
     }
 
     /// Evaluates what `row` (which passed the filter) adds, without changing the state.
-    pub fn prepare<'v>(
+    pub(crate) fn prepare<'v>(
         &self,
         q: &'v Query,
         row: &Scope<'v>,
@@ -164,7 +164,7 @@ impl Gathered {
     }
 
     /// Adds what [`Gathered::prepare`] evaluated.
-    pub fn commit(&mut self, c: Contribution) {
+    pub(crate) fn commit(&mut self, c: Contribution) {
         match (self, c) {
             (_, Contribution::Nothing) => {}
             (Self::Sorted { rows, held }, Contribution::Sorted(keys, v)) => {
@@ -187,7 +187,7 @@ impl Gathered {
     }
 
     /// Adds one row that passed the filter.
-    pub fn add<'v>(
+    pub(crate) fn add<'v>(
         &mut self,
         q: &'v Query,
         row: &Scope<'v>,
@@ -199,7 +199,7 @@ impl Gathered {
     }
 
     /// Bytes of memory, about, what was gathered holds.
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         match self {
             Self::Groups(g) => g.held,
             Self::Distinct { held, .. } | Self::Sorted { held, .. } => *held,
@@ -207,17 +207,12 @@ impl Gathered {
     }
 
     /// Rows (groups, values) gathered so far.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Self::Groups(g) => g.groups.len(),
             Self::Distinct { values, .. } => values.len(),
             Self::Sorted { rows, .. } => rows.len(),
         }
-    }
-
-    /// Whether nothing was gathered.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -266,7 +261,7 @@ impl Grouping {
     }
 
     /// Each group's first row and its aggregate results, in first-seen order.
-    pub fn results(self) -> Vec<(Row, Vec<Val>)> {
+    pub(crate) fn results(self) -> Vec<(Row, Vec<Val>)> {
         self.groups
             .into_iter()
             .map(|(row, accs)| (row, accs.iter().map(Accumulator::result).collect()))
@@ -357,7 +352,7 @@ fn prune(v: &Value, paths: &[Vec<String>]) -> Value {
 /// answers of such a query over parts of its rows combine into its answer (the SDKs sum, merge and
 /// group the rows of every page and range), so the service answers each page with the partial
 /// aggregates of the documents that page read.
-pub fn combines_across_pages(q: &Query) -> bool {
+pub(crate) fn combines_across_pages(q: &Query) -> bool {
     if q.distinct
         || !q.order_by.is_empty()
         || q.top.is_some()
@@ -476,6 +471,7 @@ mod tests {
             params: &params,
             aggregates: None,
             work: &meter,
+            subquery: crate::sql::collect::run_subquery,
         };
         let docs = [
             json!({"g": "a", "s": "x", "pad": "p".repeat(10_000)}),
@@ -496,7 +492,7 @@ mod tests {
         }
         assert_eq!(g.len(), 2);
         assert!(g.held() < 5_000, "the padding is not kept: {}", g.held());
-        let out = crate::sql::exec::finish_gathered(&q, g, None, &ctx).unwrap();
+        let out = crate::sql::collect::finish_gathered(&q, g, None, &ctx).unwrap();
         assert_eq!(out[0]["n"], json!(2));
         assert_eq!(out[0]["s"], json!("y".repeat(500)));
         assert_eq!(out[1], json!({"g": "b", "n": 1, "s": "z"}));

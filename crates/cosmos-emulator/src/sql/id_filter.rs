@@ -12,7 +12,7 @@ use super::ast::{BinaryOp, Expr, Query, Source};
 /// such a term, or `c.id IN (v, ...)` (`c` the FROM alias, no JOIN, values literals or
 /// parameters); `None` when the clause has another shape. A value that is not a string matches
 /// no id (ids are strings and comparing different types is undefined).
-pub fn candidate_ids(q: &Query, params: &HashMap<String, Value>) -> Option<HashSet<String>> {
+pub(crate) fn candidate_ids(q: &Query, params: &HashMap<String, Value>) -> Option<HashSet<String>> {
     let from = q.from.as_ref()?;
     if !from.joins.is_empty() {
         return None;

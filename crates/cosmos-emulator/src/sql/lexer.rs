@@ -5,7 +5,7 @@ use super::sql_error::SqlError;
 
 /// An operator or punctuation mark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sym {
+pub(super) enum Sym {
     LParen,
     RParen,
     LBracket,
@@ -40,7 +40,7 @@ pub enum Sym {
 
 /// What a token is.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Tok {
+pub(super) enum Tok {
     /// A name or keyword (keywords are matched case-insensitively by the parser).
     Ident(String),
     /// `@name`
@@ -53,13 +53,13 @@ pub enum Tok {
 
 /// A token and the character offset where it starts.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Token {
+pub(super) struct Token {
     pub tok: Tok,
     pub pos: usize,
 }
 
 /// Splits `text` into tokens; refuses texts over the size and token limits.
-pub fn tokenize(text: &str) -> Result<Vec<Token>, SqlError> {
+pub(super) fn tokenize(text: &str) -> Result<Vec<Token>, SqlError> {
     if text.len() > MAX_QUERY_BYTES {
         return Err(SqlError::new(format!(
             "The query text is {} bytes; the limit is {MAX_QUERY_BYTES} bytes.",

@@ -13,21 +13,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::sql_error::SqlError;
+use super::sql_error::{Limit, SqlError};
 
 /// Bytes of text or JSON that count as one unit of work.
-pub const BYTES_PER_UNIT: usize = 64;
+pub(crate) const BYTES_PER_UNIT: usize = 64;
 /// Units between two readings of the clock.
 const CLOCK_EVERY: u64 = 256;
-
-/// Which budget ran out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Limit {
-    /// The units of work a page (or condition) may use.
-    Work(u64),
-    /// The time a page (or condition) may take.
-    Time(Duration),
-}
 
 /// The budget of one page, PATCH condition or batch, and what has been used of it.
 #[derive(Debug)]
@@ -132,12 +123,18 @@ impl Meter {
 }
 
 /// The units for `bytes` bytes (at least one).
-pub fn units_of(bytes: usize) -> u64 {
+pub(crate) fn units_of(bytes: usize) -> u64 {
     1 + (bytes / BYTES_PER_UNIT) as u64
 }
 
+/// The cost of matching a regular expression of `pattern` against `text`: the engine's work grows
+/// with both.
+pub(crate) fn match_cost(text: &str, pattern: &str) -> u64 {
+    units_of(text.len()).saturating_mul(units_of(pattern.len()))
+}
+
 /// The units copying `v` costs: about its JSON size over [`BYTES_PER_UNIT`], at least one.
-pub fn weight(v: &Value) -> u64 {
+pub(crate) fn weight(v: &Value) -> u64 {
     match v {
         Value::Null | Value::Bool(_) | Value::Number(_) => 1,
         Value::String(s) => units_of(s.len()),
@@ -146,7 +143,7 @@ pub fn weight(v: &Value) -> u64 {
 }
 
 /// About how many bytes `v` takes as JSON text.
-pub fn json_size(v: &Value) -> usize {
+pub(crate) fn json_size(v: &Value) -> usize {
     match v {
         Value::Null => 4,
         Value::Bool(_) => 5,
@@ -163,7 +160,7 @@ pub fn json_size(v: &Value) -> usize {
 }
 
 /// About how many bytes of memory `v` holds once parsed (the value itself and what it owns).
-pub fn heap_size(v: &Value) -> usize {
+pub(crate) fn heap_size(v: &Value) -> usize {
     const VALUE: usize = std::mem::size_of::<Value>();
     // An object entry: the key, the value, the hash and the index table's share.
     const ENTRY: usize = std::mem::size_of::<String>() + VALUE + 16;

@@ -4,38 +4,40 @@
 //! Every input is bounded ([`limits`]): text size, tokens, nesting, operators, JOINs and the rows
 //! one document may produce; nothing recurses deeper than the nesting limit.
 
-pub mod aggregate;
-pub mod ast;
-pub mod eval;
-pub mod exec;
+pub(crate) mod aggregate;
+pub(crate) mod ast;
+pub(crate) mod collect;
+pub(crate) mod eval;
+pub(crate) mod exec;
 pub mod fulltext;
 pub mod fulltext_language;
 mod fulltext_tokens;
 mod functions;
-pub mod grouping;
-pub mod id_filter;
+pub(crate) mod grouping;
+pub(crate) mod id_filter;
 mod lexer;
-pub mod limits;
-pub mod meter;
+pub(crate) mod limits;
+pub(crate) mod meter;
 mod parse_expr;
 mod parser;
-pub mod partition_filter;
-pub mod patch_condition;
-pub mod plan;
-pub mod rank_fusion;
+pub(crate) mod partition_filter;
+pub(crate) mod patch_condition;
+pub(crate) mod plan;
+pub(crate) mod query_info;
+pub(crate) mod rank_fusion;
 mod regex_cache;
 mod scope_check;
-pub mod search;
+pub(crate) mod search;
 mod search_limits;
-pub mod sql_error;
-pub mod udf_hook;
-pub mod value;
-pub mod vector;
+pub(crate) mod sql_error;
+pub(crate) mod udf_hook;
+pub(crate) mod value;
+pub(crate) mod vector;
 mod walk;
 
 #[cfg(test)]
 mod query_tests;
 
-pub use parser::{parse_condition, parse_query};
-pub use sql_error::SqlError;
-pub use walk::{any_in, query_expressions};
+pub(crate) use parser::parse_query;
+pub(crate) use sql_error::SqlError;
+pub(crate) use walk::any_in;

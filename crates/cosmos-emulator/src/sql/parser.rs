@@ -46,7 +46,7 @@ const RESERVED: &[&str] = &[
 ];
 
 /// Parses a whole query.
-pub fn parse_query(text: &str) -> Result<Query, SqlError> {
+pub(crate) fn parse_query(text: &str) -> Result<Query, SqlError> {
     let mut p = Parser::new(text)?;
     let query = p.query()?;
     p.end()?;
@@ -55,7 +55,7 @@ pub fn parse_query(text: &str) -> Result<Query, SqlError> {
 }
 
 /// Parses a patch condition, `from <alias> [where <predicate>]`, as `SELECT * FROM <alias> ...`.
-pub fn parse_condition(text: &str) -> Result<Query, SqlError> {
+pub(crate) fn parse_condition(text: &str) -> Result<Query, SqlError> {
     let mut p = Parser::new(text)?;
     if !p.peek_keyword("FROM") {
         return Err(SqlError::at(

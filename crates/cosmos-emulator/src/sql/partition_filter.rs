@@ -7,7 +7,7 @@ use super::ast::{BinaryOp, Expr, Query, Source};
 
 /// The value the WHERE clause fixes the partition key at (`pk_path` are the key path's
 /// property names), resolving parameters from `params`.
-pub fn pinned_key(
+pub(crate) fn pinned_key(
     q: &Query,
     pk_path: &[String],
     params: &std::collections::HashMap<String, Value>,

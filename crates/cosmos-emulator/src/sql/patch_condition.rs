@@ -13,22 +13,23 @@ use super::sql_error::SqlError;
 
 /// A parsed patch condition.
 #[derive(Clone, Debug)]
-pub struct Condition(Query);
+pub(crate) struct Condition(Query);
 
 impl Condition {
     /// Parses `from <alias> [where <predicate>]`.
-    pub fn parse(text: &str) -> Result<Self, SqlError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, SqlError> {
         parse_condition(text).map(Self)
     }
 
     /// Whether the condition holds for `doc`, evaluated under `meter` (an error naming the limit
     /// when it runs out).
-    pub fn holds(&self, doc: &Value, meter: &Meter) -> Result<bool, SqlError> {
+    pub(crate) fn holds(&self, doc: &Value, meter: &Meter) -> Result<bool, SqlError> {
         let params = HashMap::new();
         let ctx = Ctx {
             params: &params,
             aggregates: None,
             work: meter,
+            subquery: crate::sql::collect::run_subquery,
         };
         let mut held = false;
         for_each_row(&self.0, Some(doc), None, &ctx, 0, &mut |row| {

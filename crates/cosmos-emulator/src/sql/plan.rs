@@ -25,12 +25,13 @@ use serde_json::{Map, Value};
 use super::ast::{AggregateKind, Expr, Projection, Query, Source, Span};
 use super::eval::Ctx;
 use super::exec::count_of;
+use super::query_info::QueryInfo;
 use super::sql_error::SqlError;
 
 /// The plan answered to `x-ms-cosmos-is-query-plan-request: True`.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct QueryPlan {
+pub(crate) struct QueryPlan {
     pub partitioned_query_execution_info_version: u32,
     pub query_info: QueryInfo,
     pub query_ranges: Vec<QueryRange>,
@@ -39,29 +40,10 @@ pub struct QueryPlan {
     pub hybrid_search_query_info: Option<super::search::HybridSearchQueryInfo>,
 }
 
-/// What the SDK must do on top of the per-range results.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QueryInfo {
-    pub distinct_type: &'static str,
-    pub top: Option<u64>,
-    pub offset: Option<u64>,
-    pub limit: Option<u64>,
-    pub order_by: Vec<&'static str>,
-    pub order_by_expressions: Vec<String>,
-    pub group_by_expressions: Vec<String>,
-    pub group_by_aliases: Vec<String>,
-    pub aggregates: Vec<&'static str>,
-    pub group_by_alias_to_aggregate_type: Map<String, Value>,
-    pub rewritten_query: String,
-    pub has_select_value: bool,
-    pub has_non_streaming_order_by: bool,
-}
-
 /// A range of effective partition keys the query reads.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct QueryRange {
+pub(crate) struct QueryRange {
     pub min: String,
     pub max: String,
     pub is_min_inclusive: bool,
@@ -82,14 +64,14 @@ fn slice(text: &[char], span: Span) -> String {
 /// or `{"min"|"max": value, "count": n}` for clients that declare the `NonValueAggregate` query
 /// feature (the Node.js SDK combines that form).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MinMaxParts {
+pub(crate) enum MinMaxParts {
     Plain,
     WithCount,
 }
 
 /// Builds the plan of `q` (parsed from `text`); `pinned` is the range of effective partition keys
 /// a WHERE clause fixes (one key, or a hierarchical prefix's keys), if any.
-pub fn plan(
+pub(crate) fn plan(
     q: &Query,
     text: &str,
     params: &HashMap<String, Value>,
@@ -102,6 +84,7 @@ pub fn plan(
         params,
         aggregates: None,
         work: &work,
+        subquery: crate::sql::collect::run_subquery,
     };
     let top = count_of(q.top.as_ref(), &ctx)?;
     let offset = count_of(q.offset.as_ref(), &ctx)?;
@@ -417,7 +400,7 @@ fn group_by_rewrite(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sql::exec::run;
+    use crate::sql::collect::run;
     use crate::sql::parse_query;
     use serde_json::json;
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use super::exec::run;
+use super::collect::run;
 use super::parse_query;
 
 fn docs() -> Vec<Value> {

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 /// The constant of reciprocal rank fusion.
-pub const RRF_K: f64 = 60.0;
+pub(crate) const RRF_K: f64 = 60.0;
 
 const ORDER_BY_FILTER: &str = "{documentdb-formattableorderbyquery-filter}";
 const TOTAL_DOCUMENTS: &str = "{documentdb-formattablehybridsearchquery-totaldocumentcount}";
@@ -23,7 +23,7 @@ const TOTAL_DOCUMENTS: &str = "{documentdb-formattablehybridsearchquery-totaldoc
 /// One full-text component's statistics.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct FullTextStatistics {
+pub(crate) struct FullTextStatistics {
     #[serde(default)]
     pub total_word_count: f64,
     #[serde(default)]
@@ -33,7 +33,7 @@ pub struct FullTextStatistics {
 /// What the global statistics query answers, summed over its rows.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct Statistics {
+pub(crate) struct Statistics {
     #[serde(default)]
     pub document_count: f64,
     #[serde(default)]
@@ -50,7 +50,7 @@ fn number(x: f64) -> String {
 
 impl Statistics {
     /// Adds one row of the statistics query.
-    pub fn add(&mut self, row: &Value) -> Result<(), String> {
+    pub(crate) fn add(&mut self, row: &Value) -> Result<(), String> {
         let row: Statistics = serde_json::from_value(row.clone())
             .map_err(|e| format!("a full-text statistics row cannot be read: {e}"))?;
         self.document_count += row.document_count;
@@ -80,7 +80,7 @@ impl Statistics {
     /// A component query's text with its placeholders filled: the filter as `true`, the
     /// document count, and for the `i`-th of the `components` that has full-text placeholders
     /// the `i`-th full-text statistics.
-    pub fn fill(&self, text: &str, components: usize) -> String {
+    pub(crate) fn fill(&self, text: &str, components: usize) -> String {
         let mut out = text
             .replace(ORDER_BY_FILTER, "true")
             .replace(TOTAL_DOCUMENTS, &number(self.document_count));
@@ -103,7 +103,7 @@ impl Statistics {
 
 /// One component row: `{"_rid", "payload": {"payload": ..., "componentScores": [...]}}`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
-pub struct ComponentRow {
+pub(crate) struct ComponentRow {
     #[serde(rename = "_rid")]
     pub rid: String,
     pub payload: ComponentPayload,
@@ -112,7 +112,7 @@ pub struct ComponentRow {
 /// What a component row carries: the query's projection and every component's score.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct ComponentPayload {
+pub(crate) struct ComponentPayload {
     #[serde(default)]
     pub payload: Option<Value>,
     #[serde(default)]
@@ -122,7 +122,7 @@ pub struct ComponentPayload {
 /// Fuses the component rows (see the module docs); `descending[c]` tells component `c`'s
 /// direction, `weights` each one's weight (empty: 1 each). Rows without a projection (undefined)
 /// answer nothing.
-pub fn fuse(
+pub(crate) fn fuse(
     mut rows: Vec<ComponentRow>,
     descending: &[bool],
     weights: &[f64],

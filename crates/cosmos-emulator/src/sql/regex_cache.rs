@@ -17,7 +17,7 @@ thread_local! {
 }
 
 /// The compiled form of `pattern` (regex syntax).
-pub fn compiled(pattern: &str) -> Result<Regex, regex::Error> {
+pub(super) fn compiled(pattern: &str) -> Result<Regex, regex::Error> {
     if let Some(re) = CACHE.with(|c| c.borrow().get(pattern).cloned()) {
         return Ok(re);
     }
@@ -36,7 +36,7 @@ pub fn compiled(pattern: &str) -> Result<Regex, regex::Error> {
 
 /// The regex equivalent of a LIKE pattern: `%` any run, `_` one character, `escape` quoting the
 /// next character.
-pub fn like_to_regex(pattern: &str, escape: Option<char>) -> String {
+pub(super) fn like_to_regex(pattern: &str, escape: Option<char>) -> String {
     let mut out = String::from("(?s)^");
     let mut chars = pattern.chars();
     while let Some(c) = chars.next() {

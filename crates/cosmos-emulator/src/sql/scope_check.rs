@@ -13,7 +13,7 @@ use super::sql_error::SqlError;
 use super::walk::children;
 
 /// `Ok` when every identifier of `q` resolves.
-pub fn check_names(q: &Query) -> Result<(), SqlError> {
+pub(super) fn check_names(q: &Query) -> Result<(), SqlError> {
     check_query(q, &[], true)
 }
 

@@ -24,24 +24,24 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::ast::{Expr, Projection, Query, Source, Step};
+use super::ast::{constant, Expr, Projection, Query, Source, Step};
 use super::fulltext_language::Language;
 use super::sql_error::SqlError;
 use super::vector::{options_value, read_options, DataType, Distance, Resolved};
 
 /// How many candidates each component query returns per range, per result wanted.
-pub const COMPONENT_DEPTH_FACTOR: u64 = 12;
+pub(crate) const COMPONENT_DEPTH_FACTOR: u64 = 12;
 /// Most components one `RRF` may fuse.
-pub const MAX_COMPONENTS: usize = 16;
+pub(crate) const MAX_COMPONENTS: usize = 16;
 /// Longest query text a ranked query's plan may hold (its statistics query, each component
 /// query): the query text limit less room for the statistics the client writes into its
 /// placeholders (a hit count per term of every component's score), so every planned query
 /// parses once filled.
-pub const MAX_PLANNED_BYTES: usize = super::limits::MAX_QUERY_BYTES - 64 * 1024;
+pub(crate) const MAX_PLANNED_BYTES: usize = super::limits::MAX_QUERY_BYTES - 64 * 1024;
 
 /// One entry of a container's vector embedding policy.
 #[derive(Clone, Debug, PartialEq)]
-pub struct VectorPath {
+pub(crate) struct VectorPath {
     /// The property path's names (`/embedding` is `["embedding"]`).
     pub path: Vec<String>,
     pub distance: Distance,
@@ -51,7 +51,7 @@ pub struct VectorPath {
 
 /// The languages of a container's full-text policy.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct TextLanguages {
+pub(crate) struct TextLanguages {
     /// The policy's `defaultLanguage` (English without one, or without a policy).
     pub default: Language,
     /// Each full-text path's names and language (its own, or the default).
@@ -60,7 +60,7 @@ pub struct TextLanguages {
 
 impl TextLanguages {
     /// The language of the property at `steps` (names from the document's root).
-    pub fn of_path(&self, steps: &[&str]) -> Language {
+    pub(crate) fn of_path(&self, steps: &[&str]) -> Language {
         self.paths
             .iter()
             .find(|(path, _)| path.iter().map(String::as_str).eq(steps.iter().copied()))
@@ -70,7 +70,7 @@ impl TextLanguages {
 
 /// What of a container's policies a query needs.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct SearchPolicy {
+pub(crate) struct SearchPolicy {
     pub vectors: Vec<VectorPath>,
     pub full_text: TextLanguages,
 }
@@ -84,7 +84,7 @@ fn call_name(e: &Expr) -> Option<&str> {
 
 /// Readies `q` for planning and execution under `policy` (see the module docs); `params` are the
 /// request's parameters (an options object may be one).
-pub fn prepare(
+pub(crate) fn prepare(
     q: &mut Query,
     policy: &SearchPolicy,
     params: &std::collections::HashMap<String, Value>,
@@ -224,7 +224,7 @@ fn mark_language(name: &mut String, args: &[Expr], root: Option<&str>, policy: &
 }
 
 /// The distance function and type of a resolved `VectorDistance` / `_VectorScore` call.
-pub fn vector_call(e: &Expr) -> Option<Resolved> {
+pub(crate) fn vector_call(e: &Expr) -> Option<Resolved> {
     let Expr::Call(name, args) = e else {
         return None;
     };
@@ -244,14 +244,14 @@ pub fn vector_call(e: &Expr) -> Option<Resolved> {
 }
 
 /// Whether the query is ordered by one `VectorDistance` (a vector search).
-pub fn is_vector_search(q: &Query) -> bool {
+pub(crate) fn is_vector_search(q: &Query) -> bool {
     q.order_by.len() == 1
         && !q.order_by[0].rank
         && call_name(&q.order_by[0].expr) == Some("VECTORDISTANCE")
 }
 
 /// Whether the query is ranked by `ORDER BY RANK` (answered only through its plan).
-pub fn is_ranked(q: &Query) -> bool {
+pub(crate) fn is_ranked(q: &Query) -> bool {
     q.order_by.iter().any(|k| k.rank)
 }
 
@@ -448,45 +448,14 @@ fn text_of(e: &Expr) -> Result<String, SqlError> {
     }
 }
 
-/// The value of a constant expression: a literal, a negated number, or an array or object of
-/// constants (the parser bounds the nesting).
-pub fn constant(e: &Expr) -> Option<Value> {
-    match e {
-        Expr::Literal(v) => Some(v.clone()),
-        Expr::Unary(super::ast::UnaryOp::Neg, inner) => match inner.as_ref() {
-            Expr::Literal(Value::Number(n)) => {
-                if let Some(i) = n.as_i64() {
-                    Some(Value::from(-i))
-                } else {
-                    n.as_f64()
-                        .and_then(|f| serde_json::Number::from_f64(-f))
-                        .map(Value::Number)
-                }
-            }
-            _ => None,
-        },
-        Expr::Array(items) => items
-            .iter()
-            .map(constant)
-            .collect::<Option<Vec<_>>>()
-            .map(Value::Array),
-        Expr::Object(fields) => fields
-            .iter()
-            .map(|(k, v)| constant(v).map(|v| (k.clone(), v)))
-            .collect::<Option<serde_json::Map<_, _>>>()
-            .map(Value::Object),
-        _ => None,
-    }
-}
-
 /// The hybrid search part of a query plan, as the service writes it.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct HybridSearchQueryInfo {
+pub(crate) struct HybridSearchQueryInfo {
     pub global_statistics_query: String,
-    pub component_query_infos: Vec<super::plan::QueryInfo>,
-    pub component_without_payload_query_infos: Vec<super::plan::QueryInfo>,
-    pub projection_query_info: Option<super::plan::QueryInfo>,
+    pub component_query_infos: Vec<super::query_info::QueryInfo>,
+    pub component_without_payload_query_infos: Vec<super::query_info::QueryInfo>,
+    pub projection_query_info: Option<super::query_info::QueryInfo>,
     pub component_weights: Vec<f64>,
     pub skip: Option<u64>,
     pub take: Option<u64>,
@@ -560,7 +529,7 @@ fn component(e: &Expr, index: usize, weight_negative: bool) -> Result<Component,
 
 /// The plan of a query ranked by `ORDER BY RANK` (prepared by [`prepare`]); `chars` is its text,
 /// `skip`/`take` its OFFSET and TOP or LIMIT. `None` for a query without RANK.
-pub fn hybrid_info(
+pub(crate) fn hybrid_info(
     q: &Query,
     chars: &[char],
     skip: Option<u64>,
@@ -661,11 +630,11 @@ pub fn hybrid_info(
         Some(f) => format!("({{documentdb-formattableorderbyquery-filter}}) AND ({f})"),
         None => "({documentdb-formattableorderbyquery-filter})".to_owned(),
     };
-    let infos: Vec<super::plan::QueryInfo> = components
+    let infos: Vec<super::query_info::QueryInfo> = components
         .iter()
         .map(|c| {
             let direction = if c.descending { "DESC" } else { "ASC" };
-            super::plan::QueryInfo {
+            super::query_info::QueryInfo {
                 distinct_type: "None",
                 top: Some(depth),
                 offset: None,

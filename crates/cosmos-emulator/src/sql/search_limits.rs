@@ -9,9 +9,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::ast::Expr;
+use super::ast::{constant, Expr};
 use super::fulltext::{too_many_terms, MAX_TERMS};
-use super::search::constant;
 use super::sql_error::SqlError;
 
 /// The name the documentation gives a full-text function (upper-cased) that takes terms.
@@ -62,7 +61,7 @@ fn term_values<'a>(
 
 /// Checks the call `name(args)` (upper-cased, not yet marked with its language) against the
 /// bounds of the module docs; other calls pass.
-pub fn check_call(
+pub(super) fn check_call(
     name: &str,
     args: &[Expr],
     params: &HashMap<String, Value>,

@@ -3,7 +3,7 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::sql::exec::run;
+use crate::sql::collect::run;
 use crate::sql::parse_query;
 use crate::sql::plan::{plan, MinMaxParts};
 

@@ -1,8 +1,16 @@
 //! Errors of parsing and evaluating a query: what was wrong and, when known, where.
 
 use std::fmt;
+use std::time::Duration;
 
-use super::meter::Limit;
+/// Which budget ran out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// The units of work a page (or condition) may use.
+    Work(u64),
+    /// The time a page (or condition) may take.
+    Time(Duration),
+}
 
 /// A query the emulator refuses (the handlers answer 400 with its text).
 #[derive(Clone, Debug, PartialEq, Eq)]

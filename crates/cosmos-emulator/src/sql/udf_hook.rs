@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use serde_json::Value;
 
 /// Calls the user-defined functions of the container being queried.
-pub trait UdfCaller {
+pub(crate) trait UdfCaller {
     /// Calls `name` with `args` (`None`: undefined); `Ok(None)` when it returns undefined, `Err`
     /// with a message when it does not exist, throws or runs out of its bounds. `units` is the
     /// work the call did, charged to the query.
@@ -24,7 +24,7 @@ thread_local! {
 }
 
 /// Keeps a caller installed until dropped.
-pub struct Installed(());
+pub(crate) struct Installed(());
 
 impl Drop for Installed {
     fn drop(&mut self) {
@@ -33,13 +33,17 @@ impl Drop for Installed {
 }
 
 /// Installs `caller` for the queries this thread runs until the guard drops.
-pub fn install(caller: Box<dyn UdfCaller>) -> Installed {
+pub(crate) fn install(caller: Box<dyn UdfCaller>) -> Installed {
     CALLER.with(|c| *c.borrow_mut() = Some(caller));
     Installed(())
 }
 
 /// Calls a user-defined function through the installed caller.
-pub fn call(name: &str, args: &[Option<&Value>], units: &mut u64) -> Result<Option<Value>, String> {
+pub(crate) fn call(
+    name: &str,
+    args: &[Option<&Value>],
+    units: &mut u64,
+) -> Result<Option<Value>, String> {
     CALLER.with(|c| match c.try_borrow_mut() {
         Ok(mut slot) => match slot.as_mut() {
             Some(caller) => caller.call(name, args, units),

@@ -12,10 +12,10 @@ use std::cmp::Ordering;
 use serde_json::{Number, Value};
 
 /// A value that may be `undefined`.
-pub type Val = Option<Value>;
+pub(crate) type Val = Option<Value>;
 
 /// Rank of a type in the cross-type ORDER BY order.
-pub fn type_rank(v: Option<&Value>) -> u8 {
+pub(crate) fn type_rank(v: Option<&Value>) -> u8 {
     match v {
         None => 0,
         Some(Value::Null) => 1,
@@ -28,7 +28,7 @@ pub fn type_rank(v: Option<&Value>) -> u8 {
 }
 
 /// Compares two numbers: exactly when both are integers, as doubles otherwise.
-pub fn cmp_numbers(a: &Number, b: &Number) -> Ordering {
+pub(crate) fn cmp_numbers(a: &Number, b: &Number) -> Ordering {
     if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
         return x.cmp(&y);
     }
@@ -51,7 +51,7 @@ pub fn cmp_numbers(a: &Number, b: &Number) -> Ordering {
 }
 
 /// Deep equality with numeric equality (`1 = 1.0`); `None` when the types differ.
-pub fn equals(a: &Value, b: &Value) -> Option<bool> {
+pub(crate) fn equals(a: &Value, b: &Value) -> Option<bool> {
     Some(match (a, b) {
         (Value::Null, Value::Null) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
@@ -70,7 +70,7 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
 }
 
 /// The ordering used by `<`/`>`: only between two primitives of the same type.
-pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+pub(crate) fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     Some(match (a, b) {
         (Value::Null, Value::Null) => Ordering::Equal,
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
@@ -82,7 +82,7 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
 
 /// The total order of ORDER BY (and MIN/MAX/DISTINCT grouping): types by rank, then values;
 /// arrays and objects compare by their elements in order.
-pub fn order(a: Option<&Value>, b: Option<&Value>) -> Ordering {
+pub(crate) fn order(a: Option<&Value>, b: Option<&Value>) -> Ordering {
     let (ra, rb) = (type_rank(a), type_rank(b));
     if ra != rb {
         return ra.cmp(&rb);
@@ -117,7 +117,7 @@ pub fn order(a: Option<&Value>, b: Option<&Value>) -> Ordering {
 
 /// A number value from a double: integral values inside ±2^53 are written as integers, as the
 /// service writes them; NaN and infinities are `undefined`.
-pub fn number(f: f64) -> Val {
+pub(crate) fn number(f: f64) -> Val {
     if f.is_finite() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
         return Some(Value::from(f as i64));
     }
@@ -125,12 +125,12 @@ pub fn number(f: f64) -> Val {
 }
 
 /// The JavaScript truthiness the query language does not have: only `true` is true.
-pub fn is_true(v: &Val) -> bool {
+pub(crate) fn is_true(v: &Val) -> bool {
     matches!(v, Some(Value::Bool(true)))
 }
 
 /// A canonical text of a value, equal for values `equals` calls equal; for grouping and DISTINCT.
-pub fn canonical(v: Option<&Value>) -> String {
+pub(crate) fn canonical(v: Option<&Value>) -> String {
     let mut out = String::new();
     write_canonical(v, &mut out);
     out

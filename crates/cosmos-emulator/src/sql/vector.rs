@@ -19,12 +19,12 @@ use super::value::Val;
 
 /// Most dimensions a vector argument may have (the service's largest index takes 4,096; a
 /// flat scan accepts more, up to this bound).
-pub const MAX_DIMENSIONS: usize = 16_384;
+pub(crate) const MAX_DIMENSIONS: usize = 16_384;
 
 /// A distance function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Distance {
+pub(crate) enum Distance {
     Cosine,
     #[serde(rename = "dotproduct")]
     DotProduct,
@@ -33,14 +33,14 @@ pub enum Distance {
 
 impl Distance {
     /// The function named `text` (the service's names, any case).
-    pub fn from_name(text: &str) -> Option<Self> {
+    pub(crate) fn from_name(text: &str) -> Option<Self> {
         [Self::Cosine, Self::DotProduct, Self::Euclidean]
             .into_iter()
             .find(|d| d.name().eq_ignore_ascii_case(text))
     }
 
     /// The service's name.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Cosine => "cosine",
             Self::DotProduct => "dotproduct",
@@ -50,14 +50,14 @@ impl Distance {
 
     /// Whether the closest vectors have the largest values (similarities) rather than the
     /// smallest (distances): `ORDER BY VectorDistance` sorts descending when true.
-    pub fn larger_is_closer(self) -> bool {
+    pub(crate) fn larger_is_closer(self) -> bool {
         !matches!(self, Self::Euclidean)
     }
 }
 
 /// A vector data type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataType {
+pub(crate) enum DataType {
     Float32,
     Float16,
     Int8,
@@ -65,13 +65,13 @@ pub enum DataType {
 }
 
 impl DataType {
-    pub fn from_name(text: &str) -> Option<Self> {
+    pub(crate) fn from_name(text: &str) -> Option<Self> {
         [Self::Float32, Self::Float16, Self::Int8, Self::Uint8]
             .into_iter()
             .find(|t| t.name().eq_ignore_ascii_case(text))
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Float32 => "float32",
             Self::Float16 => "float16",
@@ -81,7 +81,7 @@ impl DataType {
     }
 
     /// Whether `x` is a value of this type.
-    pub fn holds(self, x: f64) -> bool {
+    pub(crate) fn holds(self, x: f64) -> bool {
         match self {
             Self::Float32 | Self::Float16 => x.is_finite(),
             Self::Int8 => x.fract() == 0.0 && (-128.0..=127.0).contains(&x),
@@ -94,26 +94,29 @@ impl DataType {
 /// borrowing its strings).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct VectorOptions<'a> {
+pub(crate) struct VectorOptions<'a> {
     #[serde(borrow)]
     pub distance_function: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow)]
     pub data_type: Option<std::borrow::Cow<'a, str>>,
     /// Accepted for approximate indexes; the exact search here needs no candidate list.
+    #[allow(dead_code)]
     pub search_list_size_multiplier: Option<u32>,
+    #[allow(dead_code)]
     pub quantized_vector_list_multiplier: Option<u32>,
+    #[allow(dead_code)]
     pub filter_priority: Option<f64>,
 }
 
 /// What a `VectorDistance` call computes, read from its options argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     pub distance: Distance,
     pub data_type: DataType,
 }
 
 /// Reads an options object: 400 for an unknown key, function or type.
-pub fn read_options(
+pub(crate) fn read_options(
     options: Option<&Value>,
 ) -> Result<(Option<Distance>, Option<DataType>), SqlError> {
     let options: VectorOptions = match options {
@@ -146,7 +149,7 @@ pub fn read_options(
 }
 
 /// The options object naming `resolved` (what the search pass writes into each call).
-pub fn options_value(resolved: Resolved) -> Value {
+pub(crate) fn options_value(resolved: Resolved) -> Value {
     let mut map = Map::new();
     map.insert("distanceFunction".into(), resolved.distance.name().into());
     map.insert("dataType".into(), resolved.data_type.name().into());
@@ -200,7 +203,7 @@ fn sums(a: &[Value], b: &[Value], data_type: DataType) -> Option<Sums> {
 /// One `VectorDistance` call measuring items against a constant vector, for items whose numbers
 /// were read ahead: [`Probe::score`] gives exactly the value the call gives over the parsed item.
 #[derive(Clone, Debug)]
-pub struct Probe {
+pub(crate) struct Probe {
     pub resolved: Resolved,
     vector: Box<[f64]>,
     /// Whether the item is the call's first argument (the constant its second).
@@ -210,7 +213,7 @@ pub struct Probe {
 impl Probe {
     /// The probe for `vector` (the call's constant argument), or `None` when it is not a vector
     /// of the data type (every score is undefined then; the general evaluation says so).
-    pub fn new(vector: &Value, resolved: Resolved, item_first: bool) -> Option<Self> {
+    pub(crate) fn new(vector: &Value, resolved: Resolved, item_first: bool) -> Option<Self> {
         let values = items(Some(vector))?;
         if values.is_empty() {
             return None;
@@ -227,13 +230,13 @@ impl Probe {
     }
 
     /// Dimensions of the constant vector.
-    pub fn dimensions(&self) -> usize {
+    pub(crate) fn dimensions(&self) -> usize {
         self.vector.len()
     }
 
     /// The call's value for an item whose array at the measured path holds the numbers `xs`, all
     /// of them of the data type (the caller checks): undefined for another length.
-    pub fn score<X: Copy + Into<f64>>(&self, xs: &[X]) -> Val {
+    pub(crate) fn score<X: Copy + Into<f64>>(&self, xs: &[X]) -> Val {
         if xs.len() != self.vector.len() {
             return None;
         }
@@ -272,7 +275,11 @@ fn number(x: f64) -> Val {
 
 /// `VECTORDISTANCE` and `_VECTORSCORE` (upper-cased), or `None` for another name. A vector that
 /// is not an array of numbers of the data type, or of another length, gives undefined.
-pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option<Val>, SqlError> {
+pub(crate) fn call(
+    name: &str,
+    args: &[Option<&Value>],
+    meter: &Meter,
+) -> Result<Option<Val>, SqlError> {
     let options_at = match name {
         "VECTORDISTANCE" => 3,
         "_VECTORSCORE" => 2,

@@ -3,7 +3,7 @@
 use super::ast::{Expr, Projection, Query, Source, Step};
 
 /// The direct sub-expressions of `expr`, subqueries' expressions included.
-pub fn children(expr: &Expr) -> Vec<&Expr> {
+pub(super) fn children(expr: &Expr) -> Vec<&Expr> {
     match expr {
         Expr::Literal(_)
         | Expr::Undefined
@@ -50,7 +50,7 @@ pub fn children(expr: &Expr) -> Vec<&Expr> {
 }
 
 /// Every top-level expression of a query (select list, sources, filter, keys, aggregates).
-pub fn query_expressions(q: &Query) -> Vec<&Expr> {
+pub(crate) fn query_expressions(q: &Query) -> Vec<&Expr> {
     let mut out = Vec::new();
     match &q.projection {
         Projection::Star => {}
@@ -77,7 +77,7 @@ pub fn query_expressions(q: &Query) -> Vec<&Expr> {
 }
 
 /// The number of levels of `expr` (a leaf is 1), computed with an explicit stack.
-pub fn height(expr: &Expr) -> usize {
+pub(super) fn height(expr: &Expr) -> usize {
     let mut deepest = 0;
     let mut stack = vec![(expr, 1usize)];
     while let Some((e, depth)) = stack.pop() {
@@ -88,7 +88,7 @@ pub fn height(expr: &Expr) -> usize {
 }
 
 /// Whether any expression under `expr` (subqueries excluded) satisfies `pred`.
-pub fn any_in(expr: &Expr, pred: &dyn Fn(&Expr) -> bool) -> bool {
+pub(crate) fn any_in(expr: &Expr, pred: &dyn Fn(&Expr) -> bool) -> bool {
     let mut stack = vec![expr];
     while let Some(e) = stack.pop() {
         if pred(e) {

@@ -18,7 +18,7 @@ const MAX_BUILDS: usize = 16;
 
 /// What a build belongs to: the container, the query text and parameters, and its scope.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BuildKey {
+pub(crate) struct BuildKey {
     /// The container's `_rid`.
     pub container: String,
     pub text: String,
@@ -38,7 +38,7 @@ struct Shelved {
 }
 
 /// The builds of one emulator.
-pub struct BuildShelf {
+pub(crate) struct BuildShelf {
     inner: Mutex<(Vec<Shelved>, u64)>,
     next: AtomicU64,
     idle: Duration,
@@ -46,7 +46,7 @@ pub struct BuildShelf {
 
 impl BuildShelf {
     /// An empty shelf whose builds leave after `idle` without use.
-    pub fn new(idle: Duration) -> Self {
+    pub(crate) fn new(idle: Duration) -> Self {
         // Numbers start from the clock so a continuation from an earlier process names no build
         // of this one.
         let start = std::time::SystemTime::now()
@@ -60,19 +60,19 @@ impl BuildShelf {
     }
 
     /// A number no other build of this emulator has.
-    pub fn next_id(&self) -> u64 {
+    pub(crate) fn next_id(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Takes the build under `key` off the shelf (a concurrent request for it finds none).
-    pub fn take(&self, key: &BuildKey) -> Option<Box<dyn Any + Send>> {
+    pub(crate) fn take(&self, key: &BuildKey) -> Option<Box<dyn Any + Send>> {
         let mut inner = self.inner.lock().ok()?;
         let at = inner.0.iter().position(|s| &s.key == key)?;
         Some(inner.0.swap_remove(at).state)
     }
 
     /// Puts a build on the shelf, dropping the least recently used one past the limit.
-    pub fn put(&self, key: BuildKey, state: Box<dyn Any + Send>) {
+    pub(crate) fn put(&self, key: BuildKey, state: Box<dyn Any + Send>) {
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
@@ -92,7 +92,7 @@ impl BuildShelf {
     }
 
     /// Drops the least recently used build; false when there is none.
-    pub fn evict_oldest(&self) -> bool {
+    pub(crate) fn evict_oldest(&self) -> bool {
         let Ok(mut inner) = self.inner.lock() else {
             return false;
         };
@@ -100,7 +100,7 @@ impl BuildShelf {
     }
 
     /// Drops the builds unused for the idle time.
-    pub fn sweep(&self, now: Instant) {
+    pub(crate) fn sweep(&self, now: Instant) {
         if let Ok(mut inner) = self.inner.lock() {
             let idle = self.idle;
             inner
@@ -110,12 +110,13 @@ impl BuildShelf {
     }
 
     /// Builds shelved.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.inner.lock().map_or(0, |i| i.0.len())
     }
 
     /// Whether no build is shelved.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }

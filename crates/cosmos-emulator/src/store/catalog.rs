@@ -14,7 +14,7 @@ use crate::protocol::ids::encode_rid;
 use crate::protocol::ApiError;
 
 /// A database and its containers.
-pub struct Database {
+pub(crate) struct Database {
     pub id: String,
     pub rid_bytes: [u8; 4],
     pub rid: String,
@@ -26,7 +26,7 @@ pub struct Database {
 
 /// All databases of the account.
 #[derive(Default)]
-pub struct Catalog {
+pub(crate) struct Catalog {
     databases: RwLock<BTreeMap<String, Arc<Database>>>,
     next_database: AtomicU32,
 }
@@ -61,7 +61,7 @@ fn remove<T>(
 
 impl Catalog {
     /// Creates a database from a create request's body.
-    pub fn create_database(
+    pub(crate) fn create_database(
         &self,
         map: Map<String, Value>,
         id: String,
@@ -116,13 +116,13 @@ impl Catalog {
     }
 
     /// The database named (or with `_rid`) `name`.
-    pub fn database(&self, name: &str) -> Option<Arc<Database>> {
+    pub(crate) fn database(&self, name: &str) -> Option<Arc<Database>> {
         let dbs = self.databases.read().ok()?;
         lookup(&dbs, name, |d| d.rid.as_str())
     }
 
     /// All databases, by id.
-    pub fn databases(&self) -> Vec<Arc<Database>> {
+    pub(crate) fn databases(&self) -> Vec<Arc<Database>> {
         self.databases
             .read()
             .map(|d| d.values().cloned().collect())
@@ -130,19 +130,19 @@ impl Catalog {
     }
 
     /// Deletes a database and its containers.
-    pub fn delete_database(&self, name: &str) -> Result<(), ApiError> {
+    pub(crate) fn delete_database(&self, name: &str) -> Result<(), ApiError> {
         let mut dbs = self.databases.write().map_err(|_| poisoned())?;
         remove(&mut dbs, name, |d| d.rid.as_str())
     }
 
     /// The database a request on its containers names; 404/1003 (owner missing) otherwise.
-    pub fn owner_database(&self, db: &str) -> Result<Arc<Database>, ApiError> {
+    pub(crate) fn owner_database(&self, db: &str) -> Result<Arc<Database>, ApiError> {
         self.database(db)
             .ok_or_else(|| ApiError::missing_owner(&format!("database {db}")))
     }
 
     /// The container `coll` of database `db`; a 404 saying which is missing otherwise.
-    pub fn container(&self, db: &str, coll: &str) -> Result<Arc<Container>, ApiError> {
+    pub(crate) fn container(&self, db: &str, coll: &str) -> Result<Arc<Container>, ApiError> {
         self.owner_database(db)?
             .container(coll)
             .ok_or_else(|| ApiError::missing_owner(&format!("container {coll} in database {db}")))
@@ -151,7 +151,7 @@ impl Catalog {
 
 impl Database {
     /// Adds a container built by `make(ordinal)`; 409 when the id is taken.
-    pub fn add_container(
+    pub(crate) fn add_container(
         &self,
         id: &str,
         make: impl FnOnce(u32) -> Result<Container, ApiError>,
@@ -180,13 +180,13 @@ impl Database {
     }
 
     /// The container named (or with `_rid`) `name`.
-    pub fn container(&self, name: &str) -> Option<Arc<Container>> {
+    pub(crate) fn container(&self, name: &str) -> Option<Arc<Container>> {
         let colls = self.containers.read().ok()?;
         lookup(&colls, name, |c| c.rid.as_str())
     }
 
     /// All containers, by id.
-    pub fn containers(&self) -> Vec<Arc<Container>> {
+    pub(crate) fn containers(&self) -> Vec<Arc<Container>> {
         self.containers
             .read()
             .map(|c| c.values().cloned().collect())
@@ -195,7 +195,11 @@ impl Database {
 
     /// Splits range `range_id` of the container named (or with `_rid`) `name`, putting the
     /// rebuilt container in its place; splits of one database run one at a time.
-    pub fn split_container(&self, name: &str, range_id: &str) -> Result<Arc<Container>, ApiError> {
+    pub(crate) fn split_container(
+        &self,
+        name: &str,
+        range_id: &str,
+    ) -> Result<Arc<Container>, ApiError> {
         let mut colls = self.containers.write().map_err(|_| poisoned())?;
         let current = lookup(&colls, name, |c| c.rid.as_str()).ok_or_else(|| {
             ApiError::missing_owner(&format!("container {name} in database {}", self.id))
@@ -208,7 +212,7 @@ impl Database {
     /// Replaces the settings of the container named (or with `_rid`) `name` (see
     /// [`Container::replace_definition`]); under the same lock as a split, so neither loses the
     /// other's change.
-    pub fn replace_container(
+    pub(crate) fn replace_container(
         &self,
         name: &str,
         map: Map<String, Value>,
@@ -221,7 +225,7 @@ impl Database {
     }
 
     /// Deletes a container.
-    pub fn delete_container(&self, name: &str) -> Result<(), ApiError> {
+    pub(crate) fn delete_container(&self, name: &str) -> Result<(), ApiError> {
         let mut colls = self.containers.write().map_err(|_| poisoned())?;
         remove(&mut colls, name, |c| c.rid.as_str())
     }

@@ -10,14 +10,14 @@ use crate::sql::ast::{Expr, Projection, Query, Source};
 use crate::sql::parse_query;
 
 /// Most computed properties of one container.
-pub const MAX_COMPUTED_PROPERTIES: usize = 20;
+pub(crate) const MAX_COMPUTED_PROPERTIES: usize = 20;
 /// Longest computed property name and query, in bytes.
-pub const MAX_NAME_BYTES: usize = 255;
-pub const MAX_QUERY_BYTES: usize = 4096;
+pub(crate) const MAX_NAME_BYTES: usize = 255;
+pub(crate) const MAX_QUERY_BYTES: usize = 4096;
 
 /// One computed property: its name and the expression over the item bound to `alias`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ComputedProperty {
+pub(crate) struct ComputedProperty {
     pub name: String,
     pub alias: String,
     pub expr: Expr,
@@ -31,7 +31,7 @@ fn invalid(reason: impl std::fmt::Display) -> ApiError {
 
 /// The computed properties a container body defines (none when it has no
 /// `computedProperties`); 400 naming what is wrong.
-pub fn from_definition(map: &Map<String, Value>) -> Result<Vec<ComputedProperty>, ApiError> {
+pub(crate) fn from_definition(map: &Map<String, Value>) -> Result<Vec<ComputedProperty>, ApiError> {
     let list = match map.get("computedProperties") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(list)) => list,

@@ -15,10 +15,10 @@ use crate::protocol::ids::{encode_rid, new_etag, unix_seconds};
 use crate::protocol::ApiError;
 
 /// Sub-status of a 400 whose partition key does not fit the container's definition.
-pub const PARTITION_KEY_MISMATCH: u32 = 1001;
+pub(crate) const PARTITION_KEY_MISMATCH: u32 = 1001;
 
 /// A container with `N` physical partitions, one per partition key range.
-pub struct Container {
+pub(crate) struct Container {
     pub id: String,
     pub rid_bytes: [u8; 8],
     pub rid: String,
@@ -59,7 +59,7 @@ impl Container {
     /// Checks a create request's body as [`Container::create`] will (partition key definition,
     /// `defaultTtl`, unique key policy), so a bad definition answers 400 before the id is looked
     /// up, as the service answers it before a 409.
-    pub fn check_definition(map: &Map<String, Value>) -> Result<(), ApiError> {
+    pub(crate) fn check_definition(map: &Map<String, Value>) -> Result<(), ApiError> {
         PkDefinition::from_container_body(&mut map.clone()).map_err(ApiError::bad_request)?;
         check_default_ttl(map)?;
         super::search_policy::check(map)?;
@@ -68,7 +68,7 @@ impl Container {
     }
 
     /// Builds a container from a create request's body.
-    pub fn create(
+    pub(crate) fn create(
         mut map: Map<String, Value>,
         id: String,
         db_rid: [u8; 4],
@@ -129,7 +129,7 @@ impl Container {
     }
 
     /// The container's resource JSON and etag now.
-    pub fn definition(&self) -> Definition {
+    pub(crate) fn definition(&self) -> Definition {
         match self.definition.read() {
             Ok(d) => d.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
@@ -139,7 +139,7 @@ impl Container {
     /// Replaces the container's settings with those of a replace request's body (see
     /// `container_definition::replaced` for what may change); `if_match` other than `*` must name
     /// the current etag.
-    pub fn replace_definition(
+    pub(crate) fn replace_definition(
         &self,
         map: Map<String, Value>,
         if_match: Option<&str>,
@@ -165,12 +165,12 @@ impl Container {
     }
 
     /// What queries need of the container's search policies now.
-    pub fn search_policy(&self) -> crate::sql::search::SearchPolicy {
+    pub(crate) fn search_policy(&self) -> crate::sql::search::SearchPolicy {
         super::search_policy::of_definition(&self.definition().body)
     }
 
     /// The computed properties queries see now.
-    pub fn computed(&self) -> Arc<Vec<ComputedProperty>> {
+    pub(crate) fn computed(&self) -> Arc<Vec<ComputedProperty>> {
         match self.computed.read() {
             Ok(c) => c.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
@@ -178,25 +178,25 @@ impl Container {
     }
 
     /// The container's `defaultTtl` (`None`: expiry is off).
-    pub fn default_ttl(&self) -> Option<i64> {
+    pub(crate) fn default_ttl(&self) -> Option<i64> {
         Some(self.default_ttl.load(Ordering::Relaxed)).filter(|t| *t != NO_TTL)
     }
 
     /// Whether the stored item `body` has outlived its time to live at `unix_now` (seconds).
-    pub fn expired(&self, body: &[u8], unix_now: u64) -> bool {
+    pub(crate) fn expired(&self, body: &[u8], unix_now: u64) -> bool {
         self.default_ttl()
             .is_some_and(|t| super::ttl::expired(Some(t), body, unix_now))
     }
 
     /// The physical partition (range index) an EPK belongs to.
-    pub fn range_index(&self, epk: Epk) -> usize {
+    pub(crate) fn range_index(&self, epk: Epk) -> usize {
         range_of(epk, &self.boundaries)
     }
 
     /// The EPK of the full partition key a point operation's header names: 400 when the header
     /// is unreadable; 400 with sub-status 1001 (the key does not fit the definition) when its
     /// component count is not the definition's.
-    pub fn point_epk(&self, header: &str) -> Result<Epk, ApiError> {
+    pub(crate) fn point_epk(&self, header: &str) -> Result<Epk, ApiError> {
         let key = PartitionKeyValue::from_header(header).map_err(ApiError::bad_request)?;
         self.pk
             .point_epk(&key)
@@ -204,13 +204,13 @@ impl Container {
     }
 
     /// The keys a read's partition key header selects: one key, or a hierarchical prefix's range.
-    pub fn header_filter(&self, header: &str) -> Result<EpkFilter, ApiError> {
+    pub(crate) fn header_filter(&self, header: &str) -> Result<EpkFilter, ApiError> {
         let key = PartitionKeyValue::from_header(header).map_err(ApiError::bad_request)?;
         self.pk.filter(&key).map_err(ApiError::bad_request)
     }
 
     /// The range indexes holding keys that `filter` may pass, in order.
-    pub fn ranges_of(&self, filter: &EpkFilter) -> Vec<usize> {
+    pub(crate) fn ranges_of(&self, filter: &EpkFilter) -> Vec<usize> {
         match filter {
             EpkFilter::Key(k) => vec![self.range_index(*k)],
             EpkFilter::Range(min, max) => {
@@ -222,7 +222,7 @@ impl Container {
     }
 
     /// The `[min, max)` bounds of range `index`.
-    pub fn range_epks(&self, index: usize) -> (Epk, Option<Epk>) {
+    pub(crate) fn range_epks(&self, index: usize) -> (Epk, Option<Epk>) {
         let min = if index == 0 {
             Epk::MIN
         } else {
@@ -232,27 +232,27 @@ impl Container {
     }
 
     /// The partition at a range index.
-    pub fn partition(&self, index: usize) -> Option<&RwLock<Partition>> {
+    pub(crate) fn partition(&self, index: usize) -> Option<&RwLock<Partition>> {
         self.partitions.get(index)
     }
 
     /// All partitions, in range order.
-    pub fn partitions(&self) -> &[RwLock<Partition>] {
+    pub(crate) fn partitions(&self) -> &[RwLock<Partition>] {
         &self.partitions
     }
 
     /// The string id of range `index` ("0", "1", ...).
-    pub fn range_id(&self, index: usize) -> &str {
+    pub(crate) fn range_id(&self, index: usize) -> &str {
         self.range_ids.get(index).map(String::as_str).unwrap_or("0")
     }
 
     /// The range index named by a range id string.
-    pub fn range_by_id(&self, id: &str) -> Option<usize> {
+    pub(crate) fn range_by_id(&self, id: &str) -> Option<usize> {
         self.range_ids.iter().position(|r| r == id)
     }
 
     /// The `_self` link of an item with resource id `rid`.
-    pub fn item_self_link(&self, rid: &[u8; 16]) -> String {
+    pub(crate) fn item_self_link(&self, rid: &[u8; 16]) -> String {
         format!(
             "dbs/{}/colls/{}/docs/{}/",
             encode_rid(&self.rid_bytes[..4]),
@@ -262,7 +262,7 @@ impl Container {
     }
 
     /// Resource-id bytes for a new item of range index `range` ([`item_rid`]).
-    pub fn next_item_rid(&self, range: usize) -> [u8; 16] {
+    pub(crate) fn next_item_rid(&self, range: usize) -> [u8; 16] {
         let n = self
             .next_item
             .get(range)
@@ -277,19 +277,19 @@ const ITEM_COUNTER_LIMIT: u64 = 1 << 40;
 /// The marker of range `range_id` in its items' resource ids: the range id, as the 2 bytes it
 /// has room for. Range ids are numbered from 0 and a split takes the next two, so markers are
 /// distinct while a container has had fewer than 65,536 ranges ([`MAX_RANGE_ID`]).
-pub fn range_marker(range_id: &str) -> u16 {
+pub(super) fn range_marker(range_id: &str) -> u16 {
     range_id.parse::<u64>().map_or(0, |id| (id & 0xFFFF) as u16)
 }
 
 /// The highest range id a split may give (markers stay distinct up to it).
-pub const MAX_RANGE_ID: u64 = 0xFFFF;
+pub(super) const MAX_RANGE_ID: u64 = 0xFFFF;
 
 /// An item resource id as the service lays one out: the container's 8 bytes, then a counter kept
 /// per physical partition (little-endian, 5 bytes here), then the partition's marker (2 bytes)
 /// and a zero type byte. Ids are unique because each range counts its own and markers differ;
 /// sorted as text (how clients break ties, by `_rid`), the items of all ranges interleave in
 /// the order each range received them.
-pub fn item_rid(container: &[u8; 8], marker: u16, counter: u64) -> [u8; 16] {
+pub(super) fn item_rid(container: &[u8; 8], marker: u16, counter: u64) -> [u8; 16] {
     let mut rid = [0u8; 16];
     rid[..8].copy_from_slice(container);
     rid[8..13].copy_from_slice(&(counter % ITEM_COUNTER_LIMIT).to_le_bytes()[..5]);
@@ -298,7 +298,7 @@ pub fn item_rid(container: &[u8; 8], marker: u16, counter: u64) -> [u8; 16] {
 }
 
 /// The range marker and counter an item resource id carries ([`item_rid`]'s inverse).
-pub fn item_rid_parts(rid: &[u8; 16]) -> (u16, u64) {
+pub(super) fn item_rid_parts(rid: &[u8; 16]) -> (u16, u64) {
     let mut counter = [0u8; 8];
     counter[..5].copy_from_slice(&rid[8..13]);
     (

@@ -9,7 +9,7 @@ use crate::protocol::ApiError;
 
 /// The container's resource JSON as served, and its etag.
 #[derive(Clone, Debug)]
-pub struct Definition {
+pub(crate) struct Definition {
     /// The resource JSON.
     pub body: Bytes,
     /// Its etag.
@@ -30,7 +30,7 @@ const FIXED: [(&str, &str); 2] = [
 
 /// Checks `defaultTtl` as the service does: absent or null (no expiry), -1 (items expire only
 /// with their own `ttl`), or a positive whole number of seconds.
-pub fn check_default_ttl(map: &Map<String, Value>) -> Result<(), ApiError> {
+pub(super) fn check_default_ttl(map: &Map<String, Value>) -> Result<(), ApiError> {
     match map.get("defaultTtl") {
         None | Some(Value::Null) => Ok(()),
         Some(v) => match v.as_i64() {
@@ -48,7 +48,7 @@ pub fn check_default_ttl(map: &Map<String, Value>) -> Result<(), ApiError> {
 /// requested `map`: 400 when it changes what is fixed or names another container; properties it
 /// leaves out that the service fills in (the partition key definition, the indexing policy) keep
 /// their current values. System properties are written by the caller when it seals the result.
-pub fn replaced(
+pub(super) fn replaced(
     current: &Map<String, Value>,
     mut map: Map<String, Value>,
     url_id: &str,

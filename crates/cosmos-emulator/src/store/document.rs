@@ -7,10 +7,10 @@ use crate::protocol::route::invalid_id_reason;
 use crate::protocol::ApiError;
 
 /// System properties the service owns; any sent by a client are replaced.
-pub const SYSTEM_PROPERTIES: [&str; 5] = ["_rid", "_self", "_etag", "_attachments", "_ts"];
+pub(crate) const SYSTEM_PROPERTIES: [&str; 5] = ["_rid", "_self", "_etag", "_attachments", "_ts"];
 
 /// Parses a request body as a JSON object, answering 400 with the parser's message otherwise.
-pub fn parse_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
+pub(crate) fn parse_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(ApiError::bad_request(
@@ -23,11 +23,11 @@ pub fn parse_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
 }
 
 /// Longest database or container id, in characters.
-pub const MAX_NAME_CHARS: usize = 255;
+pub(crate) const MAX_NAME_CHARS: usize = 255;
 
 /// The `id` of a database or container body: an id (see [`id_of`]) of at most
 /// [`MAX_NAME_CHARS`] characters.
-pub fn name_of(map: &Map<String, Value>) -> Result<String, ApiError> {
+pub(crate) fn name_of(map: &Map<String, Value>) -> Result<String, ApiError> {
     if let Some(Value::String(id)) = map.get("id") {
         let chars = id.chars().count();
         if chars > MAX_NAME_CHARS {
@@ -40,7 +40,7 @@ pub fn name_of(map: &Map<String, Value>) -> Result<String, ApiError> {
 }
 
 /// The `id` of a body, checked as the service checks it.
-pub fn id_of(map: &Map<String, Value>) -> Result<String, ApiError> {
+pub(crate) fn id_of(map: &Map<String, Value>) -> Result<String, ApiError> {
     match map.get("id") {
         Some(Value::String(id)) => {
             if let Some(reason) = invalid_id_reason(id) {
@@ -58,13 +58,13 @@ pub fn id_of(map: &Map<String, Value>) -> Result<String, ApiError> {
 }
 
 /// A resource ready to store: its JSON text and etag.
-pub struct Sealed {
+pub(crate) struct Sealed {
     pub body: bytes::Bytes,
     pub etag: String,
 }
 
 /// Writes the system properties into `map` (replacing client-sent ones) and serializes it.
-pub fn seal(mut map: Map<String, Value>, rid_bytes: &[u8], self_link: String) -> Sealed {
+pub(crate) fn seal(mut map: Map<String, Value>, rid_bytes: &[u8], self_link: String) -> Sealed {
     for name in SYSTEM_PROPERTIES {
         map.shift_remove(name);
     }

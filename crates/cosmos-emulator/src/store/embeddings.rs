@@ -18,29 +18,19 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use crate::sql::vector::MAX_DIMENSIONS;
 
 /// Most property paths whose embeddings one item version keeps.
-pub const MOST_PATHS: usize = 4;
+pub(crate) const MOST_PATHS: usize = 4;
 
 /// The numbers of an embedding, as compactly as they are exact.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Numbers {
+pub(crate) enum Numbers {
     F32(Box<[f32]>),
     F64(Box<[f64]>),
 }
 
 impl Numbers {
-    pub fn len(&self) -> usize {
-        match self {
-            Self::F32(v) => v.len(),
-            Self::F64(v) => v.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Bytes the numbers take.
-    pub fn bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
         match self {
             Self::F32(v) => v.len() * 4,
             Self::F64(v) => v.len() * 8,
@@ -50,7 +40,7 @@ impl Numbers {
 
 /// What an item holds at a property path, as a vector measure sees it.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub enum Embedding {
+pub(crate) enum Embedding {
     /// Nothing there, not an array, an array with an element that is not a number, or longer
     /// than [`MAX_DIMENSIONS`]: undefined under every data type.
     #[default]
@@ -67,7 +57,7 @@ pub enum Embedding {
 
 impl Embedding {
     /// The embedding of `values` (the numbers of an array, in order).
-    pub fn of(values: Vec<f64>) -> Self {
+    pub(crate) fn of(values: Vec<f64>) -> Self {
         // (JSON text holds finite numbers only; a vector with another is of no data type.)
         if !values.iter().all(|x| x.is_finite()) {
             return Self::Unusable;
@@ -95,7 +85,7 @@ impl Embedding {
 
     /// Reads the embedding at `path` (property names from the item's root) from the item's JSON
     /// text; `None` when the text is not JSON.
-    pub fn read(body: &[u8], path: &[String]) -> Option<Self> {
+    pub(crate) fn read(body: &[u8], path: &[String]) -> Option<Self> {
         let mut found = None;
         let mut de = serde_json::Deserializer::from_slice(body);
         At {
@@ -114,7 +104,7 @@ type Kept = (Box<[String]>, Arc<Embedding>);
 
 /// The embeddings read so far of one item version, by property path.
 #[derive(Default)]
-pub struct Embeddings {
+pub(crate) struct Embeddings {
     kept: Mutex<Vec<Kept>>,
 }
 
@@ -127,7 +117,7 @@ impl fmt::Debug for Embeddings {
 
 impl Embeddings {
     /// The embedding at `path` if it was read already.
-    pub fn kept(&self, path: &[String]) -> Option<Arc<Embedding>> {
+    pub(crate) fn kept(&self, path: &[String]) -> Option<Arc<Embedding>> {
         let kept = self.kept.lock().ok()?;
         kept.iter()
             .find(|(p, _)| p.as_ref() == path)
@@ -136,7 +126,7 @@ impl Embeddings {
 
     /// The embedding at `path`, read from `body` (this version's text) unless it was read
     /// already; `None` when the text is not JSON.
-    pub fn get(&self, body: &[u8], path: &[String]) -> Option<Arc<Embedding>> {
+    pub(crate) fn get(&self, body: &[u8], path: &[String]) -> Option<Arc<Embedding>> {
         if let Some(e) = self.kept(path) {
             return Some(e);
         }
@@ -153,7 +143,8 @@ impl Embeddings {
     }
 
     /// Bytes of numbers kept.
-    pub fn bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
         self.kept
             .lock()
             .map(|k| {

@@ -4,16 +4,16 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::partition::{DocKey, StoredDoc};
+use super::stored_doc::{DocKey, StoredDoc};
 
 /// How long changes stay readable by all-versions-and-deletes feeds.
-pub const RETENTION_SECONDS: u64 = 10 * 60;
+pub(crate) const RETENTION_SECONDS: u64 = 10 * 60;
 /// At most this many changes are kept per partition (older ones leave the window early).
-pub const RETENTION_CHANGES: usize = 10_000;
+pub(crate) const RETENTION_CHANGES: usize = 10_000;
 
 /// One commit: the new version (`None` for a delete) and the one it replaced.
 #[derive(Clone, Debug)]
-pub struct HistoryEntry {
+pub(crate) struct HistoryEntry {
     pub lsn: u64,
     pub key: DocKey,
     pub doc: Option<Arc<StoredDoc>>,
@@ -24,7 +24,7 @@ pub struct HistoryEntry {
 
 /// The retained commits of one partition, oldest first.
 #[derive(Clone, Default)]
-pub struct ChangeHistory {
+pub(super) struct ChangeHistory {
     entries: VecDeque<HistoryEntry>,
     /// The newest LSN that has left the window (0 when none has).
     dropped_through: u64,
@@ -32,7 +32,7 @@ pub struct ChangeHistory {
 
 impl ChangeHistory {
     /// Records a commit and drops what has left the window.
-    pub fn record(
+    pub(super) fn record(
         &mut self,
         lsn: u64,
         key: &DocKey,
@@ -58,14 +58,14 @@ impl ChangeHistory {
     }
 
     /// Keeps only the commits of keys `keep` accepts (a split child's half).
-    pub fn retain(&mut self, keep: impl Fn(&DocKey) -> bool) {
+    pub(super) fn retain(&mut self, keep: impl Fn(&DocKey) -> bool) {
         self.entries.retain(|e| keep(&e.key));
     }
 
     /// Up to `limit` commits after `after` and at or below `upto`, only keys `wanted` accepts, and
     /// never part of one LSN (a transaction's commits come together, past `limit` if need be);
     /// `Err(first retained LSN)` when commits after `after` have left the window.
-    pub fn after(
+    pub(super) fn after(
         &self,
         after: u64,
         upto: u64,

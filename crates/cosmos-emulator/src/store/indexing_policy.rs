@@ -11,7 +11,7 @@ const ETAG_PATH: &str = "/\"_etag\"/?";
 
 /// The stored form of `requested` (the body's `indexingPolicy`, absent or null meaning none
 /// given); a policy that is not an object is returned as given, for the caller's checks.
-pub fn filled(requested: Option<&Value>) -> Value {
+pub(super) fn filled(requested: Option<&Value>) -> Value {
     let mut policy = match requested {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m.clone(),

@@ -6,14 +6,14 @@ use serde_json::{Map, Value};
 use crate::protocol::ApiError;
 
 /// The largest item, system properties included (the service's 2 MB).
-pub const MAX_ITEM_BYTES: usize = 2 * 1024 * 1024;
+pub(crate) const MAX_ITEM_BYTES: usize = 2 * 1024 * 1024;
 
 /// The deepest nesting of objects and arrays in an item (the item itself is level 1). Kept well
 /// below what the JSON reader accepts (128), so every stored item can be read back and patched.
-pub const MAX_ITEM_DEPTH: usize = 100;
+pub(crate) const MAX_ITEM_DEPTH: usize = 100;
 
 /// 400 when `item` nests deeper than [`MAX_ITEM_DEPTH`]. Walks with an explicit stack.
-pub fn check_depth(item: &Map<String, Value>) -> Result<(), ApiError> {
+pub(crate) fn check_depth(item: &Map<String, Value>) -> Result<(), ApiError> {
     let mut stack: Vec<(&Value, usize)> = item.values().map(|v| (v, 2)).collect();
     while let Some((value, level)) = stack.pop() {
         let children: Box<dyn Iterator<Item = &Value>> = match value {
@@ -32,7 +32,7 @@ pub fn check_depth(item: &Map<String, Value>) -> Result<(), ApiError> {
 }
 
 /// 413 when an item's stored text is larger than [`MAX_ITEM_BYTES`].
-pub fn check_size(stored_bytes: usize) -> Result<(), ApiError> {
+pub(crate) fn check_size(stored_bytes: usize) -> Result<(), ApiError> {
     if stored_bytes > MAX_ITEM_BYTES {
         return Err(ApiError::new(
             413,

@@ -2,15 +2,15 @@
 
 mod build_shelf;
 mod catalog;
-pub mod computed_properties;
+pub(crate) mod computed_properties;
 mod container;
 mod container_definition;
-pub mod document;
-pub mod embeddings;
+pub(crate) mod document;
+pub(crate) mod embeddings;
 mod history;
 mod indexing_policy;
-pub mod item_limits;
-pub mod item_log;
+pub(crate) mod item_limits;
+pub(crate) mod item_log;
 mod lag;
 mod offer_table;
 mod partition;
@@ -21,35 +21,39 @@ mod replica_log;
 mod restore;
 mod result_cache;
 mod ru_meter;
-pub mod search_policy;
+pub(crate) mod search_policy;
 mod split;
+mod stored_doc;
 mod topology;
-pub mod ttl;
-pub mod unique_keys;
-pub mod users;
+pub(crate) mod ttl;
+pub(crate) mod unique_keys;
+mod unique_writes;
+pub(crate) mod users;
 
-pub use build_shelf::{BuildKey, BuildShelf};
-pub use catalog::{Catalog, Database};
-pub use container::{Container, PARTITION_KEY_MISMATCH};
-pub use container_definition::Definition;
-pub use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
+pub(crate) use build_shelf::BuildKey;
+pub(crate) use catalog::{Catalog, Database};
+pub(crate) use container::{Container, PARTITION_KEY_MISMATCH};
+pub(crate) use container_definition::Definition;
+pub(crate) use history::{HistoryEntry, RETENTION_CHANGES, RETENTION_SECONDS};
 pub use lag::ReplicationLag;
-pub use offer_table::{Offer, Offers, Throughput};
-pub use partition::{Change, DocKey, Partition, StoredDoc};
-pub use partition_sizing::PartitionSizing;
-pub use query_memory::{QueryMemory, QueryMemoryStats, Reservation};
-pub use query_state::QueryState;
-pub use replica_log::ReplicaLog;
-pub use restore::{ContainerImage, DatabaseImage, KeptDoc};
-pub use result_cache::{Answer, CachedResult, OrderedRow, ResultCache, ResultKey};
-pub use ru_meter::RuMeter;
-pub use topology::{RegionInfo, Topology};
+pub(crate) use offer_table::{Offer, Offers, Throughput};
+pub(crate) use partition::Partition;
+pub(crate) use partition_sizing::PartitionSizing;
+pub use query_memory::QueryMemoryStats;
+pub(crate) use query_memory::Reservation;
+pub(crate) use query_state::QueryState;
+pub(crate) use restore::{ContainerImage, DatabaseImage, KeptDoc};
+pub(crate) use result_cache::{Answer, CachedResult, OrderedRow, ResultKey};
+pub(crate) use ru_meter::RuMeter;
+pub(crate) use split::live;
+pub(crate) use stored_doc::{DocKey, StoredDoc};
+pub(crate) use topology::{RegionInfo, Topology};
 
 use std::sync::RwLock;
 use std::time::Duration;
 
 /// Everything the request handlers share.
-pub struct Store {
+pub(crate) struct Store {
     pub topology: Topology,
     pub catalog: Catalog,
     /// Per region (same order as the topology), the lag of writes reaching it.
@@ -69,7 +73,7 @@ pub struct Store {
 
 impl Store {
     /// Samples each region's lag for one write.
-    pub fn sample_lags(&self) -> Vec<Duration> {
+    pub(crate) fn sample_lags(&self) -> Vec<Duration> {
         let regions = self.topology.regions().len();
         let Ok(lags) = self.lags.read() else {
             return vec![Duration::ZERO; regions];
@@ -82,7 +86,7 @@ impl Store {
     }
 
     /// Sets region `name`'s replication lag for writes from now on; returns its index.
-    pub fn set_lag(&self, name: &str, lag: ReplicationLag) -> Result<usize, String> {
+    pub(crate) fn set_lag(&self, name: &str, lag: ReplicationLag) -> Result<usize, String> {
         let index = self
             .topology
             .index_of(name)
@@ -101,7 +105,7 @@ impl Store {
     /// respect to writes: every partition is locked before the switch and released after it, and
     /// writers check the write region while holding their partition's lock, so no write accepted by
     /// the old hub commits after the switch.
-    pub fn failover(&self, region: &str) -> Result<usize, String> {
+    pub(crate) fn failover(&self, region: &str) -> Result<usize, String> {
         let containers: Vec<_> = self
             .catalog
             .databases()
@@ -127,7 +131,7 @@ impl Store {
 
     /// Deletes the items whose time to live has passed at `unix_now` (see [`ttl`]), in the write
     /// region, in every container that has expiry on. Returns how many went.
-    pub fn expire_items(&self, unix_now: u64) -> usize {
+    pub(crate) fn expire_items(&self, unix_now: u64) -> usize {
         let mut expired = 0;
         for db in self.catalog.databases() {
             for container in db.containers() {
@@ -175,7 +179,7 @@ impl Store {
 
     /// Cleans up every partition that is not busy (see [`Partition::clean_up`]) and drops query
     /// state no page has used for the idle time.
-    pub fn clean_up(&self, now: tokio::time::Instant) {
+    pub(crate) fn clean_up(&self, now: tokio::time::Instant) {
         self.queries.sweep(std::time::Instant::now());
         for db in self.catalog.databases() {
             for container in db.containers() {

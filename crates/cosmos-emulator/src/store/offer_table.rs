@@ -12,17 +12,17 @@ use crate::protocol::ids::{new_etag, unix_seconds};
 use crate::protocol::ApiError;
 
 /// The least manual throughput, and the step manual throughput moves in.
-pub const MIN_MANUAL: u64 = 400;
+pub(super) const MIN_MANUAL: u64 = 400;
 /// The least autoscale maximum, and its step.
-pub const MIN_AUTOSCALE: u64 = 1000;
+pub(super) const MIN_AUTOSCALE: u64 = 1000;
 /// The largest autoscale increment percent.
-pub const MAX_INCREMENT_PERCENT: u32 = 100;
+pub(super) const MAX_INCREMENT_PERCENT: u32 = 100;
 /// The most throughput one offer may have.
-pub const MAX_THROUGHPUT: u64 = 1_000_000;
+pub(super) const MAX_THROUGHPUT: u64 = 1_000_000;
 
 /// Provisioned throughput.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Throughput {
+pub(crate) enum Throughput {
     /// A fixed RU/s.
     Manual(u64),
     /// Scales between a tenth of `max` and `max` RU/s; the maximum grows by `increment_percent`
@@ -63,7 +63,7 @@ impl AutopilotSettings {
 
 impl Throughput {
     /// The RU/s a client may use at most.
-    pub fn ceiling(&self) -> u64 {
+    pub(crate) fn ceiling(&self) -> u64 {
         match self {
             Self::Manual(n) => *n,
             Self::Autoscale { max, .. } => *max,
@@ -72,7 +72,7 @@ impl Throughput {
 
     /// The least a replace may set an offer of this kind to: the least manual RU/s, or the least
     /// autoscale maximum.
-    pub fn minimum(&self) -> u64 {
+    pub(crate) fn minimum(&self) -> u64 {
         match self {
             Self::Manual(_) => MIN_MANUAL,
             Self::Autoscale { .. } => MIN_AUTOSCALE,
@@ -80,7 +80,7 @@ impl Throughput {
     }
 
     /// From `x-ms-offer-throughput` and `x-ms-cosmos-offer-autopilot-settings` (at most one).
-    pub fn from_headers(
+    pub(crate) fn from_headers(
         manual: Option<&str>,
         autoscale: Option<&str>,
     ) -> Result<Option<Self>, String> {
@@ -103,7 +103,7 @@ impl Throughput {
     }
 
     /// From an offer's `content` (a replace body).
-    pub fn from_content(content: &Value) -> Result<Self, String> {
+    pub(crate) fn from_content(content: &Value) -> Result<Self, String> {
         let autopilot = content
             .get("offerAutopilotSettings")
             .filter(|s| s.get("maxThroughput").is_some())
@@ -127,7 +127,7 @@ impl Throughput {
     /// `migrate_to_autoscale` with a content without autoscale settings (the maximum becomes the
     /// larger of 4000 and the manual RU/s, rounded up to a thousand), or `migrate_to_manual` with a
     /// content with them (the manual RU/s becomes a tenth of the maximum, at least 400).
-    pub fn replaced_by(
+    pub(crate) fn replaced_by(
         &self,
         content: &Value,
         migrate_to_autoscale: bool,
@@ -183,7 +183,7 @@ impl Throughput {
     }
 
     /// The offer's `content` ([`Throughput::from_content`] reads it back).
-    pub fn content(&self) -> Value {
+    pub(crate) fn content(&self) -> Value {
         match self {
             Self::Manual(n) => {
                 json!({"offerThroughput": n, "offerIsRUPerMinuteThroughputEnabled": false})
@@ -203,7 +203,7 @@ impl Throughput {
 
 /// One offer.
 #[derive(Clone, Debug)]
-pub struct Offer {
+pub(crate) struct Offer {
     /// Lower-case, so the signature's resource link is the same in any casing.
     pub id: String,
     /// The database's or container's `_self` link.
@@ -218,7 +218,7 @@ pub struct Offer {
 
 impl Offer {
     /// The offer document.
-    pub fn body(&self) -> Bytes {
+    pub(crate) fn body(&self) -> Bytes {
         let doc = json!({
             "resource": self.resource,
             "offerType": "Invalid",
@@ -237,14 +237,14 @@ impl Offer {
 
 /// The account's offers, by id.
 #[derive(Default)]
-pub struct Offers {
+pub(crate) struct Offers {
     offers: RwLock<BTreeMap<String, Offer>>,
     next: AtomicU64,
 }
 
 impl Offers {
     /// Adds an offer for the resource with `_self` `resource` and `_rid` `rid` (`rid_bytes`).
-    pub fn create(
+    pub(crate) fn create(
         &self,
         resource: String,
         rid: String,
@@ -268,7 +268,7 @@ impl Offers {
     }
 
     /// All offers, by id.
-    pub fn list(&self) -> Vec<Offer> {
+    pub(crate) fn list(&self) -> Vec<Offer> {
         self.offers
             .read()
             .map(|o| o.values().cloned().collect())
@@ -276,7 +276,7 @@ impl Offers {
     }
 
     /// The offer with this id (any casing).
-    pub fn get(&self, id: &str) -> Option<Offer> {
+    pub(crate) fn get(&self, id: &str) -> Option<Offer> {
         self.offers
             .read()
             .ok()?
@@ -285,13 +285,13 @@ impl Offers {
     }
 
     /// The offer of the resource with `_rid` `rid`.
-    pub fn of_resource(&self, rid: &str) -> Option<Offer> {
+    pub(crate) fn of_resource(&self, rid: &str) -> Option<Offer> {
         self.list().into_iter().find(|o| o.offer_resource_id == rid)
     }
 
     /// Sets an offer's throughput to what `next` makes of the current one; 404 when it does not
     /// exist, 412 when `if_match` names another version, 400 with `next`'s reason.
-    pub fn replace(
+    pub(crate) fn replace(
         &self,
         id: &str,
         next: impl FnOnce(&Throughput) -> Result<Throughput, String>,
@@ -314,7 +314,7 @@ impl Offers {
     }
 
     /// Replaces every offer with `offers` (as a data directory kept them); new offers get later ids.
-    pub fn restore(&self, offers: Vec<Offer>) {
+    pub(crate) fn restore(&self, offers: Vec<Offer>) {
         let highest = offers
             .iter()
             .filter_map(|o| o.id.strip_prefix("of"))
@@ -329,7 +329,7 @@ impl Offers {
 
     /// Removes the offers of the resource with `_rid` bytes `rid_bytes` and of everything under
     /// it (a database's rid prefixes its containers' rids).
-    pub fn remove_under(&self, rid_bytes: &[u8]) {
+    pub(crate) fn remove_under(&self, rid_bytes: &[u8]) {
         if let Ok(mut offers) = self.offers.write() {
             offers.retain(|_, o| !o.rid_bytes.starts_with(rid_bytes));
         }

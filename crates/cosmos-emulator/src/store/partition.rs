@@ -8,38 +8,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use tokio::time::Instant;
 
-use super::embeddings::Embeddings;
 use super::history::{ChangeHistory, HistoryEntry};
 use super::replica_log::ReplicaLog;
+use super::stored_doc::{DocKey, StoredDoc};
 use super::unique_keys::UniqueIndex;
 use crate::epk::{Epk, EpkFilter};
 use crate::protocol::ids::unix_seconds;
-
-/// Where an item lives within a container: its EPK, then its id.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DocKey {
-    pub epk: Epk,
-    pub id: String,
-}
-
-/// A stored item: its JSON text (system properties included), etag and resource id.
-#[derive(Debug)]
-pub struct StoredDoc {
-    pub body: Bytes,
-    pub etag: String,
-    /// The `_rid` bytes, kept across replaces.
-    pub rid: [u8; 16],
-    /// Its values at the container's unique keys ([`UniqueKeys::entries`]; empty without a
-    /// policy), which the partition's index holds while this is the item's committed version.
-    ///
-    /// [`UniqueKeys::entries`]: super::unique_keys::UniqueKeys::entries
-    pub unique: Box<[String]>,
-    /// The embeddings vector searches measured in this version, read from `body` on first use.
-    pub vectors: Embeddings,
-}
 
 #[derive(Clone)]
 struct Version {
@@ -49,7 +25,7 @@ struct Version {
 }
 
 /// The state of one physical partition.
-pub struct Partition {
+pub(crate) struct Partition {
     /// Each log entry names the keys one commit wrote (several for a transactional batch).
     log: ReplicaLog<Vec<DocKey>>,
     docs: BTreeMap<DocKey, Vec<Version>>,
@@ -75,15 +51,16 @@ struct Committed {
 
 /// One item in a latest-version change feed page.
 #[derive(Clone, Debug)]
-pub struct Change {
+pub(crate) struct Change {
     pub lsn: u64,
+    #[allow(dead_code)]
     pub key: DocKey,
     pub doc: Arc<StoredDoc>,
 }
 
 impl Partition {
     /// An empty partition replicated to `regions` regions.
-    pub fn new(regions: usize) -> Self {
+    pub(crate) fn new(regions: usize) -> Self {
         Self {
             log: ReplicaLog::new(regions),
             docs: BTreeMap::new(),
@@ -96,19 +73,19 @@ impl Partition {
     }
 
     /// Records every commit from now on in `sink` (a split's children keep it).
-    pub fn set_sink(&mut self, sink: super::item_log::ItemSink) {
+    pub(crate) fn set_sink(&mut self, sink: super::item_log::ItemSink) {
         self.sink = Some(sink);
     }
 
     /// Whether a split has moved this partition's items away (requests on it answer 410).
-    pub fn is_retired(&self) -> bool {
+    pub(crate) fn is_retired(&self) -> bool {
         self.retired
     }
 
     /// Moves the items out into two children, `lower` taking the keys `in_lower` accepts; both
     /// keep the replication log, so LSNs, session tokens and change-feed etags carry on. This
     /// partition is left empty and retired.
-    pub fn split(&mut self, in_lower: impl Fn(&DocKey) -> bool) -> (Partition, Partition) {
+    pub(crate) fn split(&mut self, in_lower: impl Fn(&DocKey) -> bool) -> (Partition, Partition) {
         let regions = 0;
         let parent = std::mem::replace(self, Partition::new(regions));
         self.retired = true;
@@ -152,27 +129,27 @@ impl Partition {
     }
 
     /// LSN of the last committed write.
-    pub fn committed_lsn(&self) -> u64 {
+    pub(crate) fn committed_lsn(&self) -> u64 {
         self.log.committed()
     }
 
     /// The LSN region `region`'s replica holds at `now`.
-    pub fn visible_lsn(&self, region: usize, now: Instant) -> u64 {
+    pub(crate) fn visible_lsn(&self, region: usize, now: Instant) -> u64 {
         self.log.visible(region, now)
     }
 
     /// Every region's replica LSN.
-    pub fn progress(&self, now: Instant) -> Vec<u64> {
+    pub(crate) fn progress(&self, now: Instant) -> Vec<u64> {
         self.log.progress(now)
     }
 
     /// The item as of replica LSN `lsn`.
-    pub fn read_at(&self, key: &DocKey, lsn: u64) -> Option<&Arc<StoredDoc>> {
+    pub(crate) fn read_at(&self, key: &DocKey, lsn: u64) -> Option<&Arc<StoredDoc>> {
         version_at(self.docs.get(key)?, lsn)
     }
 
     /// The LSN of the version of `key` a replica at `lsn` reads.
-    pub fn item_lsn(&self, key: &DocKey, lsn: u64) -> Option<u64> {
+    pub(crate) fn item_lsn(&self, key: &DocKey, lsn: u64) -> Option<u64> {
         self.docs
             .get(key)?
             .iter()
@@ -182,7 +159,7 @@ impl Partition {
     }
 
     /// Items and their bytes in the committed state (the container's usage headers).
-    pub fn usage(&self) -> (u64, u64) {
+    pub(crate) fn usage(&self) -> (u64, u64) {
         let committed = self.log.committed();
         self.docs
             .values()
@@ -191,13 +168,13 @@ impl Partition {
     }
 
     /// The item in the committed (write-region) state.
-    pub fn latest(&self, key: &DocKey) -> Option<&Arc<StoredDoc>> {
+    pub(crate) fn latest(&self, key: &DocKey) -> Option<&Arc<StoredDoc>> {
         self.read_at(key, self.log.committed())
     }
 
     /// Commits a write (`Some`) or delete (`None`) of `key`, taken by region `origin`; `lags[r]` is
     /// how long region r takes to receive it. Returns the new LSN.
-    pub fn commit(
+    pub(crate) fn commit(
         &mut self,
         key: DocKey,
         doc: Option<Arc<StoredDoc>>,
@@ -211,7 +188,7 @@ impl Partition {
     /// Commits several writes and deletes as one transaction at ONE new LSN (a transactional
     /// batch): replicas, session tokens and change feeds see all of them or none. A key written
     /// twice keeps its last write. Returns the LSN (the committed one when `writes` is empty).
-    pub fn commit_all(
+    pub(crate) fn commit_all(
         &mut self,
         writes: Vec<(DocKey, Option<Arc<StoredDoc>>)>,
         origin: usize,
@@ -271,7 +248,7 @@ impl Partition {
     /// Drops the replica-log entries every region has applied by `now` and the item versions no
     /// region can read any more. Runs on every commit and on the store's cleanup timer, so a
     /// partition that goes quiet does not keep what its writes left behind.
-    pub fn clean_up(&mut self, now: Instant) {
+    pub(crate) fn clean_up(&mut self, now: Instant) {
         let min = self.log.min_visible(now);
         for applied in self.log.drain_applied(now).into_iter().flatten() {
             self.compact(&applied, min);
@@ -279,18 +256,18 @@ impl Partition {
     }
 
     /// Whether replica-log entries are still on their way to some region.
-    pub fn has_pending(&self) -> bool {
+    pub(crate) fn has_pending(&self) -> bool {
         self.log.has_pending()
     }
 
     /// Brings `region`'s replica up to date (it became the write region).
-    pub fn catch_up(&mut self, region: usize) {
+    pub(crate) fn catch_up(&mut self, region: usize) {
         self.log.catch_up(region);
     }
 
     /// Up to `limit` items visible at `lsn`, in key order, strictly after `after`, optionally only
     /// those whose EPK passes `only_epk`.
-    pub fn scan(
+    pub(crate) fn scan(
         &self,
         lsn: u64,
         after: Option<&DocKey>,
@@ -307,7 +284,7 @@ impl Partition {
 
     /// Up to `limit` items visible at `lsn`, in key order, from `from` on, optionally only those
     /// whose EPK passes `only_epk`.
-    pub fn scan_from(
+    pub(crate) fn scan_from(
         &self,
         lsn: u64,
         from: std::ops::Bound<&DocKey>,
@@ -346,7 +323,7 @@ impl Partition {
     }
 
     /// The distinct EPKs of the keys held (any version), ascending.
-    pub fn distinct_epks(&self) -> Vec<Epk> {
+    pub(crate) fn distinct_epks(&self) -> Vec<Epk> {
         let mut out: Vec<Epk> = Vec::new();
         for key in self.docs.keys() {
             if out.last() != Some(&key.epk) {
@@ -387,7 +364,7 @@ impl Partition {
     /// The latest-version change feed as a replica at `upto` sees it: up to `limit` items whose
     /// newest version at `upto` was committed after `after` (and at or after `since_unix` seconds),
     /// each once, in commit order, only keys `wanted` accepts.
-    pub fn changes(
+    pub(crate) fn changes(
         &self,
         after: u64,
         upto: u64,
@@ -432,7 +409,7 @@ impl Partition {
 
     /// The all-versions-and-deletes feed at `upto`: changes after `after`, oldest first; `Err`
     /// with the oldest LSN still held when `after` lies before the retention window.
-    pub fn history(
+    pub(crate) fn history(
         &self,
         after: u64,
         upto: u64,
@@ -443,17 +420,19 @@ impl Partition {
     }
 
     /// The id of the item of logical partition `epk` that holds the unique key value `entry`.
-    pub fn unique_owner(&self, epk: Epk, entry: &str) -> Option<&str> {
+    pub(crate) fn unique_owner(&self, epk: Epk, entry: &str) -> Option<&str> {
         self.unique.owner(epk, entry)
     }
 
     /// Unique key values indexed; for tests.
-    pub fn unique_values(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn unique_values(&self) -> usize {
         self.unique.len()
     }
 
     /// Number of item keys held (live items plus not-yet-replicated deletes); for tests.
-    pub fn key_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn key_count(&self) -> usize {
         self.docs.len()
     }
 }
@@ -469,6 +448,7 @@ fn version_at(versions: &[Version], lsn: u64) -> Option<&Arc<StoredDoc>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
 
     fn key(id: &str) -> DocKey {
         DocKey {

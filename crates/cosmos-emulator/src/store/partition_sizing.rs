@@ -8,15 +8,15 @@
 use super::Throughput;
 
 /// RU/s of manual throughput per initial physical partition.
-pub const MANUAL_RU_PER_PARTITION: u64 = 6_000;
+pub(super) const MANUAL_RU_PER_PARTITION: u64 = 6_000;
 /// RU/s of an autoscale maximum per initial physical partition.
-pub const AUTOSCALE_RU_PER_PARTITION: u64 = 10_000;
+pub(super) const AUTOSCALE_RU_PER_PARTITION: u64 = 10_000;
 /// Most partitions a container starts with.
-pub const MAX_PARTITIONS: usize = 1024;
+pub(super) const MAX_PARTITIONS: usize = 1024;
 
 /// How new containers are partitioned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PartitionSizing {
+pub(crate) enum PartitionSizing {
     /// Every container gets this many partitions, whatever its throughput.
     Fixed(usize),
     /// As the service does, from the container's (or its database's) throughput.
@@ -26,7 +26,7 @@ pub enum PartitionSizing {
 impl PartitionSizing {
     /// The partitions of a container created with `throughput` (its own, or its database's
     /// when it shares it).
-    pub fn partitions(self, throughput: Throughput) -> usize {
+    pub(crate) fn partitions(self, throughput: Throughput) -> usize {
         let count = match self {
             PartitionSizing::Fixed(n) => n,
             PartitionSizing::FromThroughput => {

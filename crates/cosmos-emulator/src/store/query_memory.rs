@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// The bytes held by queries, against a cap.
 #[derive(Debug)]
-pub struct QueryMemory {
+pub(crate) struct QueryMemory {
     held: AtomicUsize,
     peak: AtomicUsize,
     cap: usize,
@@ -29,7 +29,7 @@ pub struct QueryMemoryStats {
 
 impl QueryMemory {
     /// A counter with `cap` bytes to give out.
-    pub fn new(cap: usize) -> Arc<Self> {
+    pub(crate) fn new(cap: usize) -> Arc<Self> {
         Arc::new(Self {
             held: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -38,7 +38,7 @@ impl QueryMemory {
     }
 
     /// What is held now, the peak and the cap.
-    pub fn stats(&self) -> QueryMemoryStats {
+    pub(crate) fn stats(&self) -> QueryMemoryStats {
         QueryMemoryStats {
             held: self.held.load(Ordering::Relaxed),
             peak: self.peak.load(Ordering::Relaxed),
@@ -47,7 +47,7 @@ impl QueryMemory {
     }
 
     /// An empty reservation.
-    pub fn reservation(self: &Arc<Self>) -> Reservation {
+    pub(crate) fn reservation(self: &Arc<Self>) -> Reservation {
         Reservation {
             memory: self.clone(),
             bytes: 0,
@@ -80,20 +80,20 @@ impl QueryMemory {
 
 /// Bytes one holder has of a [`QueryMemory`]; given back when dropped.
 #[derive(Debug)]
-pub struct Reservation {
+pub(crate) struct Reservation {
     memory: Arc<QueryMemory>,
     bytes: usize,
 }
 
 impl Reservation {
     /// Bytes reserved.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
 
     /// Holds exactly `bytes`: shrinking always succeeds, growing fails (changing nothing) when the
     /// cap would be passed.
-    pub fn resize(&mut self, bytes: usize) -> bool {
+    pub(crate) fn resize(&mut self, bytes: usize) -> bool {
         if bytes <= self.bytes {
             self.memory.shrink(self.bytes - bytes);
             self.bytes = bytes;

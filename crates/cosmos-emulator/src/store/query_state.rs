@@ -9,7 +9,7 @@ use super::query_memory::{QueryMemory, Reservation};
 use super::result_cache::ResultCache;
 
 /// The query state of one emulator.
-pub struct QueryState {
+pub(crate) struct QueryState {
     pub memory: Arc<QueryMemory>,
     pub results: ResultCache,
     pub builds: BuildShelf,
@@ -17,7 +17,7 @@ pub struct QueryState {
 
 impl QueryState {
     /// Room for `memory_cap` bytes in all; kept answers and builds leave after `idle` unused.
-    pub fn new(memory_cap: usize, idle: Duration) -> Self {
+    pub(crate) fn new(memory_cap: usize, idle: Duration) -> Self {
         Self {
             memory: QueryMemory::new(memory_cap),
             results: ResultCache::new(idle),
@@ -28,7 +28,7 @@ impl QueryState {
     /// Makes `reservation` hold `bytes`, dropping kept answers and then shelved builds (least
     /// recently used first) to make room; false when even that leaves too little (other queries'
     /// pages hold the rest).
-    pub fn reserve(&self, reservation: &mut Reservation, bytes: usize) -> bool {
+    pub(crate) fn reserve(&self, reservation: &mut Reservation, bytes: usize) -> bool {
         loop {
             if reservation.resize(bytes) {
                 return true;
@@ -40,7 +40,7 @@ impl QueryState {
     }
 
     /// Drops what has not been used for the idle time.
-    pub fn sweep(&self, now: Instant) {
+    pub(crate) fn sweep(&self, now: Instant) {
         self.results.sweep(now);
         self.builds.sweep(now);
     }

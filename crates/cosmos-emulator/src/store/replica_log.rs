@@ -19,7 +19,7 @@ struct Pending<K> {
 
 /// Replication state of one physical partition; `K` identifies the written item.
 #[derive(Clone)]
-pub struct ReplicaLog<K> {
+pub(crate) struct ReplicaLog<K> {
     committed: u64,
     /// Per region: an LSN the replica is known to hold regardless of `pending`.
     floor: Vec<u64>,
@@ -28,7 +28,7 @@ pub struct ReplicaLog<K> {
 
 impl<K> ReplicaLog<K> {
     /// A log for `regions` replicas, all empty.
-    pub fn new(regions: usize) -> Self {
+    pub(crate) fn new(regions: usize) -> Self {
         Self {
             committed: 0,
             floor: vec![0; regions],
@@ -37,12 +37,12 @@ impl<K> ReplicaLog<K> {
     }
 
     /// The LSN of the last committed write.
-    pub fn committed(&self) -> u64 {
+    pub(crate) fn committed(&self) -> u64 {
         self.committed
     }
 
     /// The LSN region `region`'s replica holds at `now`.
-    pub fn visible(&self, region: usize, now: Instant) -> u64 {
+    pub(crate) fn visible(&self, region: usize, now: Instant) -> u64 {
         let floor = self.floor.get(region).copied().unwrap_or(self.committed);
         let applied = self
             .pending
@@ -56,14 +56,14 @@ impl<K> ReplicaLog<K> {
     }
 
     /// Every region's replica LSN at `now`.
-    pub fn progress(&self, now: Instant) -> Vec<u64> {
+    pub(crate) fn progress(&self, now: Instant) -> Vec<u64> {
         (0..self.floor.len())
             .map(|r| self.visible(r, now))
             .collect()
     }
 
     /// The lowest replica LSN across regions: versions at or below it are no longer needed by anyone.
-    pub fn min_visible(&self, now: Instant) -> u64 {
+    pub(crate) fn min_visible(&self, now: Instant) -> u64 {
         (0..self.floor.len())
             .map(|r| self.visible(r, now))
             .min()
@@ -72,7 +72,7 @@ impl<K> ReplicaLog<K> {
 
     /// Commits a write of `key` taken by region `origin`; `lags[r]` is region r's sampled lag.
     /// Returns the new LSN.
-    pub fn commit(&mut self, key: K, origin: usize, now: Instant, lags: &[Duration]) -> u64 {
+    pub(crate) fn commit(&mut self, key: K, origin: usize, now: Instant, lags: &[Duration]) -> u64 {
         self.committed += 1;
         let lsn = self.committed;
         if let Some(f) = self.floor.get_mut(origin) {
@@ -109,7 +109,7 @@ impl<K> ReplicaLog<K> {
     }
 
     /// Drops entries every region has applied by `now`; returns their keys (their old versions can go).
-    pub fn drain_applied(&mut self, now: Instant) -> Vec<K> {
+    pub(crate) fn drain_applied(&mut self, now: Instant) -> Vec<K> {
         let mut done = Vec::new();
         while let Some(front) = self.pending.front() {
             if front.visible_at.iter().any(|at| *at > now) {
@@ -124,14 +124,14 @@ impl<K> ReplicaLog<K> {
     }
 
     /// Brings `region`'s replica up to the committed LSN (the region took over writes).
-    pub fn catch_up(&mut self, region: usize) {
+    pub(crate) fn catch_up(&mut self, region: usize) {
         if let Some(f) = self.floor.get_mut(region) {
             *f = self.committed;
         }
     }
 
     /// Whether writes are still on their way to some region.
-    pub fn has_pending(&self) -> bool {
+    pub(crate) fn has_pending(&self) -> bool {
         !self.pending.is_empty()
     }
 }

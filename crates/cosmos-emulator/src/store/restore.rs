@@ -10,15 +10,15 @@ use serde_json::{Map, Value};
 
 use super::container::Container;
 use super::item_log::ItemSink;
-use super::partition::{DocKey, StoredDoc};
+use super::stored_doc::{DocKey, StoredDoc};
 use super::Store;
 
 /// A kept item version: its body, etag and `_rid` bytes.
-pub type KeptDoc = (Bytes, String, [u8; 16]);
+pub(crate) type KeptDoc = (Bytes, String, [u8; 16]);
 
 /// A database as kept: its id, `_rid` bytes, body and etag, and its containers.
 #[derive(Clone, Debug, PartialEq)]
-pub struct DatabaseImage {
+pub(crate) struct DatabaseImage {
     pub id: String,
     pub rid_bytes: [u8; 4],
     pub body: Bytes,
@@ -29,7 +29,7 @@ pub struct DatabaseImage {
 /// A container as kept: its id, `_rid` bytes and definition (body and etag). Its partition key
 /// ranges are not kept: after a restart it has the configured number again (splits are undone).
 #[derive(Clone, Debug, PartialEq)]
-pub struct ContainerImage {
+pub(crate) struct ContainerImage {
     pub id: String,
     pub rid_bytes: [u8; 8],
     pub body: Bytes,
@@ -40,7 +40,7 @@ pub struct ContainerImage {
 
 impl Store {
     /// Every database and container definition now.
-    pub fn catalog_image(&self) -> Vec<DatabaseImage> {
+    pub(crate) fn catalog_image(&self) -> Vec<DatabaseImage> {
         self.catalog
             .databases()
             .iter()
@@ -70,7 +70,10 @@ impl Store {
     /// Makes the databases and containers those of `image`: missing ones are created with their
     /// kept resource ids, bodies and etags, ones not in it deleted, changed definitions replaced.
     /// Returns the containers (re)created, whose items are then to be put back.
-    pub fn restore_catalog(&self, image: &[DatabaseImage]) -> Result<Vec<Arc<Container>>, String> {
+    pub(crate) fn restore_catalog(
+        &self,
+        image: &[DatabaseImage],
+    ) -> Result<Vec<Arc<Container>>, String> {
         let mut created = Vec::new();
         for db in self.catalog.databases() {
             let kept = image
@@ -143,7 +146,7 @@ impl Store {
     }
 
     /// Every container, by `_rid`.
-    pub fn containers_by_rid(&self) -> std::collections::HashMap<String, Arc<Container>> {
+    pub(crate) fn containers_by_rid(&self) -> std::collections::HashMap<String, Arc<Container>> {
         self.catalog
             .databases()
             .iter()
@@ -176,7 +179,7 @@ impl Container {
     }
 
     /// Makes every partition record its commits in `sink` from now on.
-    pub fn record_to(&self, sink: ItemSink) {
+    pub(crate) fn record_to(&self, sink: ItemSink) {
         for partition in self.partitions() {
             match partition.write() {
                 Ok(mut p) => p.set_sink(sink.clone()),
@@ -186,7 +189,7 @@ impl Container {
     }
 
     /// Every item in its committed version, partition by partition.
-    pub fn latest_items(&self) -> Vec<(DocKey, Option<Arc<StoredDoc>>)> {
+    pub(crate) fn latest_items(&self) -> Vec<(DocKey, Option<Arc<StoredDoc>>)> {
         let mut out = Vec::new();
         for partition in self.partitions() {
             let Ok(p) = partition.read() else { continue };
@@ -204,7 +207,7 @@ impl Container {
 
     /// Puts back one kept item version (`None`: the item is gone), committed in the write region
     /// `hub` and already replicated everywhere. Later items get later resource ids.
-    pub fn restore_item(
+    pub(crate) fn restore_item(
         &self,
         key: DocKey,
         doc: Option<KeptDoc>,

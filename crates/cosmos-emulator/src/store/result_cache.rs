@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::partition::DocKey;
 use super::query_memory::Reservation;
+use super::stored_doc::DocKey;
 use crate::epk::EpkFilter;
 
 /// Entries kept at once.
@@ -27,7 +27,7 @@ const MAX_ENTRIES: usize = 16;
 
 /// What a cached answer depends on.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ResultKey {
+pub(crate) struct ResultKey {
     /// The container's `_rid`.
     pub container: String,
     pub text: String,
@@ -44,7 +44,7 @@ pub struct ResultKey {
 /// One row of an ORDER BY result: its sort keys, its document and row within it, and its
 /// projected result (`None`: the row yields nothing, but it still counts for OFFSET and LIMIT).
 #[derive(Clone, Debug)]
-pub struct OrderedRow {
+pub(crate) struct OrderedRow {
     pub keys: Vec<Option<Value>>,
     pub doc: DocKey,
     pub row: u64,
@@ -53,7 +53,7 @@ pub struct OrderedRow {
 
 /// A query's whole answer.
 #[derive(Debug)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// ORDER BY rows, sorted.
     Ordered(Vec<OrderedRow>),
     /// The final results (JSON text) of an aggregate, GROUP BY or DISTINCT query.
@@ -62,8 +62,10 @@ pub enum Answer {
 
 /// An answer and the memory it holds.
 #[derive(Debug)]
-pub struct CachedResult {
+pub(crate) struct CachedResult {
     pub answer: Answer,
+    /// Held for its `Drop`: the memory goes back when the answer is dropped.
+    #[allow(dead_code)]
     pub reservation: Reservation,
 }
 
@@ -75,14 +77,14 @@ struct Entry {
 }
 
 /// The cache of one emulator.
-pub struct ResultCache {
+pub(crate) struct ResultCache {
     inner: Mutex<(Vec<Entry>, u64)>,
     idle: Duration,
 }
 
 impl ResultCache {
     /// An empty cache whose entries leave after `idle` without use.
-    pub fn new(idle: Duration) -> Self {
+    pub(crate) fn new(idle: Duration) -> Self {
         Self {
             inner: Mutex::new((Vec::new(), 0)),
             idle,
@@ -90,7 +92,7 @@ impl ResultCache {
     }
 
     /// The answer cached under `key`, if any.
-    pub fn get(&self, key: &ResultKey) -> Option<Arc<CachedResult>> {
+    pub(crate) fn get(&self, key: &ResultKey) -> Option<Arc<CachedResult>> {
         let mut inner = self.inner.lock().ok()?;
         inner.1 += 1;
         let tick = inner.1;
@@ -101,7 +103,7 @@ impl ResultCache {
     }
 
     /// Keeps `result` under `key`, dropping the least recently used entry past the limit.
-    pub fn put(&self, key: ResultKey, result: Arc<CachedResult>) {
+    pub(crate) fn put(&self, key: ResultKey, result: Arc<CachedResult>) {
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
@@ -121,14 +123,14 @@ impl ResultCache {
     }
 
     /// Drops the entry under `key` (its query has returned its last page).
-    pub fn remove(&self, key: &ResultKey) {
+    pub(crate) fn remove(&self, key: &ResultKey) {
         if let Ok(mut inner) = self.inner.lock() {
             inner.0.retain(|e| &e.key != key);
         }
     }
 
     /// Drops the least recently used entry; false when there is none.
-    pub fn evict_oldest(&self) -> bool {
+    pub(crate) fn evict_oldest(&self) -> bool {
         let Ok(mut inner) = self.inner.lock() else {
             return false;
         };
@@ -136,7 +138,7 @@ impl ResultCache {
     }
 
     /// Drops the entries unused for the idle time.
-    pub fn sweep(&self, now: Instant) {
+    pub(crate) fn sweep(&self, now: Instant) {
         if let Ok(mut inner) = self.inner.lock() {
             let idle = self.idle;
             inner
@@ -146,12 +148,13 @@ impl ResultCache {
     }
 
     /// Entries held.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.inner.lock().map_or(0, |i| i.0.len())
     }
 
     /// Whether no entry is held.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
@@ -174,7 +177,7 @@ fn remove_oldest(entries: &mut Vec<Entry>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::QueryMemory;
+    use crate::store::query_memory::QueryMemory;
 
     fn key(text: &str, lsn: u64) -> ResultKey {
         ResultKey {

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 /// One range's current window.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Window {
+pub(super) struct Window {
     pub started: Instant,
     pub used: f64,
 }
@@ -19,7 +19,7 @@ const SECOND: Duration = Duration::from_secs(1);
 
 /// Whether a request may run now in `window` with `budget` RU per second: `Err(wait)` names how
 /// long until the window ends when the budget is used up.
-pub fn admit(window: Option<&Window>, budget: f64, now: Instant) -> Result<(), Duration> {
+pub(super) fn admit(window: Option<&Window>, budget: f64, now: Instant) -> Result<(), Duration> {
     match window {
         Some(w) if now < w.started + SECOND && w.used >= budget => Err(w.started + SECOND - now),
         _ => Ok(()),
@@ -27,7 +27,7 @@ pub fn admit(window: Option<&Window>, budget: f64, now: Instant) -> Result<(), D
 }
 
 /// `window` after a request charged `charge` RU at `now` (a new window when the old one is over).
-pub fn record(window: Option<Window>, charge: f64, now: Instant) -> Window {
+pub(super) fn record(window: Option<Window>, charge: f64, now: Instant) -> Window {
     match window {
         Some(w) if now < w.started + SECOND => Window {
             started: w.started,
@@ -42,13 +42,13 @@ pub fn record(window: Option<Window>, charge: f64, now: Instant) -> Window {
 
 /// Windows per (container `_rid`, range id).
 #[derive(Default)]
-pub struct RuMeter {
+pub(crate) struct RuMeter {
     windows: Mutex<HashMap<(String, String), Window>>,
 }
 
 impl RuMeter {
     /// The admission decision (the module's `admit`) for one range.
-    pub fn admit(
+    pub(crate) fn admit(
         &self,
         container: &str,
         range: &str,
@@ -64,7 +64,7 @@ impl RuMeter {
     }
 
     /// The charge bookkeeping (the module's `record`) for one range.
-    pub fn record(&self, container: &str, range: &str, charge: f64, now: Instant) {
+    pub(crate) fn record(&self, container: &str, range: &str, charge: f64, now: Instant) {
         if let Ok(mut windows) = self.windows.lock() {
             let key = (container.to_owned(), range.to_owned());
             let next = record(windows.get(&key).copied(), charge, now);

@@ -21,9 +21,9 @@ use crate::sql::search::{SearchPolicy, TextLanguages, VectorPath};
 use crate::sql::vector::{DataType, Distance};
 
 /// Most dimensions a vector embedding may declare.
-pub const MAX_EMBEDDING_DIMENSIONS: u32 = 4096;
+pub(crate) const MAX_EMBEDDING_DIMENSIONS: u32 = 4096;
 /// Most dimensions a `flat` vector index takes.
-pub const MAX_FLAT_DIMENSIONS: u32 = 505;
+pub(crate) const MAX_FLAT_DIMENSIONS: u32 = 505;
 /// Most vector embeddings (and full-text paths) one policy may declare.
 const MAX_PATHS: usize = 50;
 /// Most bytes a quantized vector takes (`quantizationByteSize`), below the dimensions.
@@ -259,7 +259,7 @@ fn check_vector_index(index: &VectorIndex, vectors: &[VectorPath]) -> Result<(),
 }
 
 /// Checks the search policies of a container body, and returns what queries need of them.
-pub fn check(map: &Map<String, Value>) -> Result<SearchPolicy, ApiError> {
+pub(crate) fn check(map: &Map<String, Value>) -> Result<SearchPolicy, ApiError> {
     let embeddings: Option<EmbeddingPolicy> =
         parse(map.get("vectorEmbeddingPolicy"), "vector embedding policy")?;
     let vectors = vector_paths(&embeddings.map(|p| p.vector_embeddings).unwrap_or_default())?;
@@ -323,7 +323,7 @@ fn vector_index_values(map: &Map<String, Value>) -> &[Value] {
 /// change (an absent one keeps the current), and each vector index the container has must stay
 /// as it is while the body sends an indexing policy; a vector index on a newly indexed path may
 /// be added. An absent full-text policy keeps the current one.
-pub fn check_replace(
+pub(crate) fn check_replace(
     current: &Map<String, Value>,
     map: &mut Map<String, Value>,
 ) -> Result<(), ApiError> {
@@ -374,7 +374,7 @@ pub fn check_replace(
 
 /// What queries need of the container whose resource JSON is `body` (its policies were checked
 /// when it was created or replaced).
-pub fn of_definition(body: &[u8]) -> SearchPolicy {
+pub(crate) fn of_definition(body: &[u8]) -> SearchPolicy {
     serde_json::from_slice::<Map<String, Value>>(body)
         .ok()
         .and_then(|map| check(&map).ok())

@@ -7,13 +7,14 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::RwLock;
 
 use super::container::{pkranges_feed, Container};
+use super::partition::Partition;
 use crate::epk::{Epk, PkDefinition};
 use crate::protocol::ids::encode_rid;
 use crate::protocol::ApiError;
 
 /// Where range `index` of `boundaries` is cut in two: the middle of its key space (by the
 /// boundaries' first parts; for hash V1, on a whole hash value).
-pub fn midpoint(pk: &PkDefinition, index: usize, boundaries: &[Epk]) -> Option<Epk> {
+pub(super) fn midpoint(pk: &PkDefinition, index: usize, boundaries: &[Epk]) -> Option<Epk> {
     let low = if index == 0 {
         Epk::MIN
     } else {
@@ -25,14 +26,14 @@ pub fn midpoint(pk: &PkDefinition, index: usize, boundaries: &[Epk]) -> Option<E
 /// Where a hierarchical-key range holding items with the distinct EPKs `held` is cut: at its
 /// median key, as the service splits by the data a range holds, so one key prefix can span
 /// several ranges. None with fewer than two distinct keys.
-pub fn median_key(held: &[Epk]) -> Option<Epk> {
+pub(super) fn median_key(held: &[Epk]) -> Option<Epk> {
     (held.len() >= 2).then(|| held[held.len() / 2])
 }
 
 impl Container {
     /// A copy of this container with range `range_id` split in two; this container's partitions
     /// are left empty and retired. 404 when the range does not exist.
-    pub fn split_range(&self, range_id: &str) -> Result<Container, ApiError> {
+    pub(crate) fn split_range(&self, range_id: &str) -> Result<Container, ApiError> {
         let index = self.range_by_id(range_id).ok_or_else(|| {
             ApiError::not_found(format!(
                 "Partition key range {range_id:?} does not exist (the container's ranges are {}).",
@@ -131,6 +132,19 @@ impl Container {
             computed: RwLock::new(self.computed()),
         })
     }
+}
+
+/// `partition` unless a split has retired it: 410 with sub-status 1002 (the range is gone; the
+/// client refreshes its partition key ranges and retries).
+pub(crate) fn live<P: std::ops::Deref<Target = Partition>>(partition: P) -> Result<P, ApiError> {
+    if partition.is_retired() {
+        return Err(ApiError::new(
+            410,
+            "The partition key range is gone: it was split. Read the pkranges feed again.",
+        )
+        .with_sub_status(1002));
+    }
+    Ok(partition)
 }
 
 #[cfg(test)]

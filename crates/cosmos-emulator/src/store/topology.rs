@@ -4,7 +4,7 @@ use std::sync::RwLock;
 
 /// One region of the account.
 #[derive(Clone, Debug)]
-pub struct RegionInfo {
+pub(crate) struct RegionInfo {
     pub name: String,
     /// The region's own endpoint URL (with the scheme actually served), e.g. `http://127.0.0.1:8082/`.
     pub endpoint: String,
@@ -12,7 +12,7 @@ pub struct RegionInfo {
 
 /// The account's regions and write configuration.
 #[derive(Debug)]
-pub struct Topology {
+pub(crate) struct Topology {
     regions: Vec<RegionInfo>,
     multi_write: bool,
     /// Indexes of the regions that take writes; the first is the hub.
@@ -21,7 +21,11 @@ pub struct Topology {
 
 impl Topology {
     /// `write_regions` are indexes into `regions`, hub first; must not be empty.
-    pub fn new(regions: Vec<RegionInfo>, write_regions: Vec<usize>, multi_write: bool) -> Self {
+    pub(crate) fn new(
+        regions: Vec<RegionInfo>,
+        write_regions: Vec<usize>,
+        multi_write: bool,
+    ) -> Self {
         Self {
             regions,
             multi_write,
@@ -29,16 +33,16 @@ impl Topology {
         }
     }
 
-    pub fn regions(&self) -> &[RegionInfo] {
+    pub(crate) fn regions(&self) -> &[RegionInfo] {
         &self.regions
     }
 
-    pub fn multi_write(&self) -> bool {
+    pub(crate) fn multi_write(&self) -> bool {
         self.multi_write
     }
 
     /// The index of the region called `name` (case-insensitive, spaces ignored).
-    pub fn index_of(&self, name: &str) -> Option<usize> {
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
         let wanted = normalize(name);
         self.regions
             .iter()
@@ -46,7 +50,7 @@ impl Topology {
     }
 
     /// Indexes of the write regions, hub first.
-    pub fn write_regions(&self) -> Vec<usize> {
+    pub(crate) fn write_regions(&self) -> Vec<usize> {
         self.write_regions
             .read()
             .map(|w| w.clone())
@@ -54,7 +58,7 @@ impl Topology {
     }
 
     /// The hub (first write) region.
-    pub fn hub(&self) -> usize {
+    pub(crate) fn hub(&self) -> usize {
         self.write_regions
             .read()
             .ok()
@@ -63,7 +67,7 @@ impl Topology {
     }
 
     /// Whether region `index` takes writes.
-    pub fn can_write(&self, index: usize) -> bool {
+    pub(crate) fn can_write(&self, index: usize) -> bool {
         self.write_regions
             .read()
             .map(|w| w.contains(&index))
@@ -71,7 +75,7 @@ impl Topology {
     }
 
     /// Regions in the order the account document lists them: write regions first.
-    pub fn ordered(&self) -> Vec<usize> {
+    pub(crate) fn ordered(&self) -> Vec<usize> {
         let writes = self.write_regions();
         let mut order = writes.clone();
         order.extend((0..self.regions.len()).filter(|i| !writes.contains(i)));
@@ -80,7 +84,7 @@ impl Topology {
 
     /// Makes `name` the (hub) write region. Single-write accounts move writes there; multi-write
     /// accounts make it the hub. Returns its index.
-    pub fn failover(&self, name: &str) -> Result<usize, String> {
+    pub(crate) fn failover(&self, name: &str) -> Result<usize, String> {
         let index = self.index_of(name).ok_or_else(|| {
             let known: Vec<&str> = self.regions.iter().map(|r| r.name.as_str()).collect();
             format!(

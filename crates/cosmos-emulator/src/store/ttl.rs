@@ -11,7 +11,7 @@ use serde_json::Value;
 
 /// The seconds an item lives after its last write (`None`: it does not expire), from the
 /// container's `defaultTtl` and the item's `ttl`. Pure.
-pub fn time_to_live(default_ttl: Option<i64>, item_ttl: Option<&Value>) -> Option<u64> {
+pub(crate) fn time_to_live(default_ttl: Option<i64>, item_ttl: Option<&Value>) -> Option<u64> {
     let default_ttl = default_ttl?;
     let own = item_ttl
         .and_then(Value::as_i64)
@@ -25,7 +25,7 @@ pub fn time_to_live(default_ttl: Option<i64>, item_ttl: Option<&Value>) -> Optio
 /// Checks an item's own `ttl` as the service does: absent, -1 (never expires) or a positive whole
 /// number of seconds up to 2^31 - 1; 0, null, another negative number or anything else is refused
 /// with the reason. Pure.
-pub fn check_item_ttl(item: &serde_json::Map<String, Value>) -> Result<(), String> {
+pub(crate) fn check_item_ttl(item: &serde_json::Map<String, Value>) -> Result<(), String> {
     match item.get("ttl") {
         None => Ok(()),
         Some(v) => match v.as_i64() {
@@ -49,7 +49,7 @@ struct Expiry {
 
 /// Whether the stored item `body` has expired at `now` (seconds since the epoch) under the
 /// container's `defaultTtl`.
-pub fn expired(default_ttl: Option<i64>, body: &[u8], now: u64) -> bool {
+pub(crate) fn expired(default_ttl: Option<i64>, body: &[u8], now: u64) -> bool {
     let Ok(item) = serde_json::from_slice::<Expiry>(body) else {
         return false;
     };

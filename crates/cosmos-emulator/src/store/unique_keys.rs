@@ -12,19 +12,18 @@
 //! values up: it costs the same with 3 or 3,000 items in the logical partition.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::partition::{DocKey, Partition, StoredDoc};
+use super::stored_doc::{DocKey, StoredDoc};
 use crate::epk::Epk;
 use crate::protocol::ApiError;
 use crate::sql::value::canonical;
 
 /// Unique keys per container, as the service allows.
-pub const MAX_UNIQUE_KEYS: usize = 10;
+pub(crate) const MAX_UNIQUE_KEYS: usize = 10;
 /// Paths per unique key, as the service allows.
-pub const MAX_PATHS_PER_KEY: usize = 16;
+pub(crate) const MAX_PATHS_PER_KEY: usize = 16;
 
 /// One path, split into property names (`/address/zip` -> `["address", "zip"]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,14 +34,14 @@ struct KeyPath {
 
 /// The unique keys of a container (empty: no constraint).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct UniqueKeys {
+pub(crate) struct UniqueKeys {
     keys: Vec<Vec<KeyPath>>,
 }
 
 impl UniqueKeys {
     /// Reads `uniqueKeyPolicy` from a container body (absent or null: no constraint); 400 with
     /// what is wrong when it is malformed or past the limits.
-    pub fn from_definition(map: &Map<String, Value>) -> Result<Self, ApiError> {
+    pub(crate) fn from_definition(map: &Map<String, Value>) -> Result<Self, ApiError> {
         let bad =
             |why: String| ApiError::bad_request(format!("The uniqueKeyPolicy is invalid: {why}"));
         let policy = match map.get("uniqueKeyPolicy") {
@@ -99,13 +98,13 @@ impl UniqueKeys {
     }
 
     /// Whether the container has no constraint.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
 
     /// The item's values at each unique key, as texts equal exactly when the values are (one per
     /// key, the key's number first); empty without a policy.
-    pub fn entries(&self, item: &Map<String, Value>) -> Box<[String]> {
+    pub(crate) fn entries(&self, item: &Map<String, Value>) -> Box<[String]> {
         self.keys
             .iter()
             .enumerate()
@@ -121,7 +120,7 @@ impl UniqueKeys {
     }
 
     /// The 409 for a write whose value `entry` (one of [`UniqueKeys::entries`]) another item holds.
-    pub fn violation(&self, entry: &str) -> ApiError {
+    pub(crate) fn violation(&self, entry: &str) -> ApiError {
         let paths: Vec<&str> = entry
             .split(':')
             .next()
@@ -134,63 +133,25 @@ impl UniqueKeys {
             paths.join(", ")
         ))
     }
-
-    /// Checks the writes of one commit (a single write, or a transactional batch in operation
-    /// order) against the partition's index and each other: `Err((i, 409))` for the first write
-    /// that would hold a unique value another item holds once the writes before it are applied.
-    pub fn check_writes(
-        &self,
-        partition: &Partition,
-        writes: &[(DocKey, Option<Arc<StoredDoc>>)],
-    ) -> Result<(), (usize, ApiError)> {
-        if self.keys.is_empty() {
-            return Ok(());
-        }
-        // The items written so far, as they will be.
-        let mut staged: HashMap<&DocKey, Option<&StoredDoc>> = HashMap::new();
-        for (i, (key, doc)) in writes.iter().enumerate() {
-            if let Some(doc) = doc {
-                for entry in doc.unique.iter() {
-                    let committed = partition.unique_owner(key.epk, entry).filter(|owner| {
-                        *owner != key.id
-                            && !staged.contains_key(&DocKey {
-                                epk: key.epk,
-                                id: (*owner).to_owned(),
-                            })
-                    });
-                    let written = staged.iter().any(|(other, d)| {
-                        *other != key
-                            && other.epk == key.epk
-                            && d.is_some_and(|d| d.unique.contains(entry))
-                    });
-                    if committed.is_some() || written {
-                        return Err((i, self.violation(entry)));
-                    }
-                }
-            }
-            staged.insert(key, doc.as_deref());
-        }
-        Ok(())
-    }
 }
 
 /// The unique values of a partition's committed items: which item (by id) holds each, per
 /// logical partition.
 #[derive(Clone, Debug, Default)]
-pub struct UniqueIndex {
+pub(crate) struct UniqueIndex {
     owners: HashMap<(Epk, String), String>,
 }
 
 impl UniqueIndex {
     /// The id of the item of logical partition `epk` holding `entry`, if any.
-    pub fn owner(&self, epk: Epk, entry: &str) -> Option<&str> {
+    pub(crate) fn owner(&self, epk: Epk, entry: &str) -> Option<&str> {
         self.owners
             .get(&(epk, entry.to_owned()))
             .map(String::as_str)
     }
 
     /// Notes that `key`'s committed version went from `previous` to `next`.
-    pub fn replace(
+    pub(crate) fn replace(
         &mut self,
         key: &DocKey,
         previous: Option<&StoredDoc>,
@@ -208,13 +169,9 @@ impl UniqueIndex {
     }
 
     /// Values held.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.owners.len()
-    }
-
-    /// Whether no value is held.
-    pub fn is_empty(&self) -> bool {
-        self.owners.is_empty()
     }
 }
 
@@ -240,7 +197,9 @@ fn values<'v>(key: &[KeyPath], doc: &'v Map<String, Value>) -> Vec<&'v Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Partition;
     use serde_json::json;
+    use std::sync::Arc;
 
     fn keys(policy: Value) -> Result<UniqueKeys, String> {
         let Value::Object(map) = json!({"id": "c", "uniqueKeyPolicy": policy}) else {

@@ -19,13 +19,13 @@ use crate::protocol::ids::encode_rid;
 use crate::protocol::ApiError;
 
 /// Most users in one database, and permissions of one user.
-pub const MAX_USERS: usize = 10_000;
-pub const MAX_PERMISSIONS: usize = 1_000;
+pub(crate) const MAX_USERS: usize = 10_000;
+pub(crate) const MAX_PERMISSIONS: usize = 1_000;
 
 /// What a permission allows on its resource (`"Read"` or `"All"`, in any letter case, as SDKs
 /// send them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PermissionMode {
+pub(crate) enum PermissionMode {
     Read,
     All,
 }
@@ -47,7 +47,7 @@ impl<'de> Deserialize<'de> for PermissionMode {
 
 /// What a permission grants.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Grant {
+pub(crate) struct Grant {
     pub mode: PermissionMode,
     /// The resource link, without leading or trailing '/'.
     pub resource: String,
@@ -66,7 +66,7 @@ struct PermissionFields {
 }
 
 /// A permission body's grant; 400 saying what is wrong.
-pub fn grant_of(map: &Map<String, Value>) -> Result<Grant, ApiError> {
+pub(crate) fn grant_of(map: &Map<String, Value>) -> Result<Grant, ApiError> {
     let fields: PermissionFields =
         serde_json::from_value(Value::Object(map.clone())).map_err(|e| {
             ApiError::bad_request(format!(
@@ -111,21 +111,21 @@ struct User {
 }
 
 /// A resource's body and etag.
-pub struct Stored {
+pub(crate) struct Stored {
     pub body: Bytes,
     pub etag: String,
 }
 
 /// Whether a write made a resource or replaced one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Written {
+pub(crate) enum Written {
     Created,
     Replaced,
 }
 
 /// A user as a data directory keeps it, with its permissions.
 #[derive(Clone, Debug, PartialEq)]
-pub struct UserImage {
+pub(crate) struct UserImage {
     pub id: String,
     pub rid_bytes: [u8; 8],
     pub body: Bytes,
@@ -137,7 +137,7 @@ pub struct UserImage {
 
 /// A permission as a data directory keeps it (its grant is read again from its body).
 #[derive(Clone, Debug, PartialEq)]
-pub struct PermissionImage {
+pub(crate) struct PermissionImage {
     pub id: String,
     pub rid_bytes: [u8; 12],
     pub body: Bytes,
@@ -147,7 +147,7 @@ pub struct PermissionImage {
 /// Every database's users, by the database's `_rid` (a database created again under the same
 /// name starts with none).
 #[derive(Default)]
-pub struct Users {
+pub(crate) struct Users {
     by_database: RwLock<HashMap<String, Vec<User>>>,
     next_user: AtomicU32,
 }
@@ -173,13 +173,13 @@ fn permission_key(p: &Permission) -> (&str, &str) {
 
 /// The resource token of permission `perm_rid` of user `user_rid` in database `db_rid` (what
 /// [`crate::auth::AuthPolicy::resource_token`] signs): `db.user.permission`.
-pub fn token_id(db_rid: &str, user_rid: &str, perm_rid: &str) -> String {
+pub(crate) fn token_id(db_rid: &str, user_rid: &str, perm_rid: &str) -> String {
     format!("{db_rid}.{user_rid}.{perm_rid}")
 }
 
 impl Users {
     /// The users of database `db_rid`, as their bodies.
-    pub fn list(&self, db_rid: &str) -> Result<Vec<Bytes>, ApiError> {
+    pub(crate) fn list(&self, db_rid: &str) -> Result<Vec<Bytes>, ApiError> {
         let map = self.by_database.read().map_err(|_| poisoned())?;
         Ok(map
             .get(db_rid)
@@ -188,14 +188,14 @@ impl Users {
     }
 
     /// Drops the users of a deleted database (their tokens stop working).
-    pub fn remove_database(&self, db_rid: &str) {
+    pub(crate) fn remove_database(&self, db_rid: &str) {
         if let Ok(mut all) = self.by_database.write() {
             all.remove(db_rid);
         }
     }
 
     /// User `name` (id or `_rid`).
-    pub fn read(&self, db_rid: &str, name: &str) -> Result<Stored, ApiError> {
+    pub(crate) fn read(&self, db_rid: &str, name: &str) -> Result<Stored, ApiError> {
         let map = self.by_database.read().map_err(|_| poisoned())?;
         let users = map.get(db_rid).ok_or_else(ApiError::missing_entity)?;
         let i = find(users, name, user_key).ok_or_else(ApiError::missing_entity)?;
@@ -207,7 +207,7 @@ impl Users {
 
     /// Creates user `id` from `map`; with `upsert`, replaces it when it exists. 409 when it
     /// exists and this is no upsert.
-    pub fn write(
+    pub(crate) fn write(
         &self,
         db_rid: &str,
         db_rid_bytes: [u8; 4],
@@ -252,7 +252,7 @@ impl Users {
 
     /// Replaces user `name` with `map` (whose `id` may rename it); 404 when it does not exist,
     /// 409 when the new id is another user's.
-    pub fn replace(
+    pub(crate) fn replace(
         &self,
         db_rid: &str,
         name: &str,
@@ -272,7 +272,7 @@ impl Users {
     }
 
     /// Deletes user `name` and its permissions (their tokens stop working).
-    pub fn delete(&self, db_rid: &str, name: &str) -> Result<(), ApiError> {
+    pub(crate) fn delete(&self, db_rid: &str, name: &str) -> Result<(), ApiError> {
         let mut all = self.by_database.write().map_err(|_| poisoned())?;
         let users = all.get_mut(db_rid).ok_or_else(ApiError::missing_entity)?;
         let i = find(users, name, user_key).ok_or_else(ApiError::missing_entity)?;
@@ -281,19 +281,24 @@ impl Users {
     }
 
     /// The permissions of user `user`, as their bodies.
-    pub fn permissions(&self, db_rid: &str, user: &str) -> Result<Vec<Bytes>, ApiError> {
+    pub(crate) fn permissions(&self, db_rid: &str, user: &str) -> Result<Vec<Bytes>, ApiError> {
         self.with_user(db_rid, user, |u| {
             Ok(u.permissions.iter().map(|p| p.body.clone()).collect())
         })
     }
 
     /// The user's `_rid`; 404 naming the user when it does not exist.
-    pub fn user_rid(&self, db_rid: &str, user: &str) -> Result<String, ApiError> {
+    pub(crate) fn user_rid(&self, db_rid: &str, user: &str) -> Result<String, ApiError> {
         self.with_user(db_rid, user, |u| Ok(u.rid.clone()))
     }
 
     /// Permission `name` of user `user`.
-    pub fn permission(&self, db_rid: &str, user: &str, name: &str) -> Result<Stored, ApiError> {
+    pub(crate) fn permission(
+        &self,
+        db_rid: &str,
+        user: &str,
+        name: &str,
+    ) -> Result<Stored, ApiError> {
         self.with_user(db_rid, user, |u| {
             let i =
                 find(&u.permissions, name, permission_key).ok_or_else(ApiError::missing_entity)?;
@@ -309,7 +314,7 @@ impl Users {
     /// makes the permission's resource token from its identity. 409 when the id exists (and this
     /// is no upsert) or another permission of the user is on the same resource.
     #[allow(clippy::too_many_arguments)]
-    pub fn write_permission(
+    pub(crate) fn write_permission(
         &self,
         db_rid: &str,
         user: &str,
@@ -368,7 +373,7 @@ impl Users {
     /// Replaces permission `name` (its `id` may rename it); 404 when it does not exist, 409 when
     /// the new id or the resource is another permission's.
     #[allow(clippy::too_many_arguments)]
-    pub fn replace_permission(
+    pub(crate) fn replace_permission(
         &self,
         db_rid: &str,
         user: &str,
@@ -399,7 +404,12 @@ impl Users {
     }
 
     /// Deletes permission `name` of user `user` (its token stops working).
-    pub fn delete_permission(&self, db_rid: &str, user: &str, name: &str) -> Result<(), ApiError> {
+    pub(crate) fn delete_permission(
+        &self,
+        db_rid: &str,
+        user: &str,
+        name: &str,
+    ) -> Result<(), ApiError> {
         self.with_user_mut(db_rid, user, |u| {
             let i =
                 find(&u.permissions, name, permission_key).ok_or_else(ApiError::missing_entity)?;
@@ -409,7 +419,7 @@ impl Users {
     }
 
     /// What the permission a resource token names grants now (`None`: it no longer exists).
-    pub fn grant(&self, token_id: &str) -> Option<Grant> {
+    pub(crate) fn grant(&self, token_id: &str) -> Option<Grant> {
         let mut parts = token_id.split('.');
         let (db, user, perm) = (parts.next()?, parts.next()?, parts.next()?);
         if parts.next().is_some() {
@@ -424,7 +434,7 @@ impl Users {
     }
 
     /// The `_rid`s of the databases that have users.
-    pub fn databases(&self) -> Vec<String> {
+    pub(crate) fn databases(&self) -> Vec<String> {
         self.by_database
             .read()
             .map(|all| all.keys().cloned().collect())
@@ -432,7 +442,7 @@ impl Users {
     }
 
     /// The users of database `db_rid` with their permissions, as kept.
-    pub fn kept(&self, db_rid: &str) -> Vec<UserImage> {
+    pub(crate) fn kept(&self, db_rid: &str) -> Vec<UserImage> {
         let Ok(all) = self.by_database.read() else {
             return Vec::new();
         };
@@ -466,7 +476,7 @@ impl Users {
     /// permission's grant is read again from its body and its `_token` made anew by `token` from
     /// its kept identity, so a token signed with the same key is the one issued before; later
     /// users get later resource ids.
-    pub fn restore(
+    pub(crate) fn restore(
         &self,
         db_rid: &str,
         kept: Vec<UserImage>,
@@ -525,7 +535,7 @@ impl Users {
     }
 
     /// Forgets the users of every database `keep` says no to (databases that no longer exist).
-    pub fn retain_databases(&self, keep: impl Fn(&str) -> bool) {
+    pub(crate) fn retain_databases(&self, keep: impl Fn(&str) -> bool) {
         if let Ok(mut all) = self.by_database.write() {
             all.retain(|db, _| keep(db));
         }

@@ -4,14 +4,14 @@
 
 use serde_json::Value;
 
-use super::super::eval::check_result_size;
+use super::super::limits::check_result_size;
 use super::super::meter::{json_size, units_of, Meter};
 use super::super::sql_error::SqlError;
 use super::super::value::{equals, number, Val};
 use super::{arg, flag, Args};
 
 /// The array function `name`, or `Ok(None)` when `name` is not one.
-pub fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Option<Val>, SqlError> {
+pub(super) fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Option<Val>, SqlError> {
     let array = |i: usize| match arg(args, i) {
         Some(Value::Array(items)) => Some(items),
         _ => None,

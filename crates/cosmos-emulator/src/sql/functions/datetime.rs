@@ -3,7 +3,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Now, in the service's ISO 8601 form (seven fractional digits).
-pub fn now_iso8601() -> String {
+pub(super) fn now_iso8601() -> String {
     let since = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -11,7 +11,7 @@ pub fn now_iso8601() -> String {
 }
 
 /// Formats seconds and nanoseconds since the Unix epoch.
-pub fn format_utc(secs: u64, nanos: u32) -> String {
+pub(super) fn format_utc(secs: u64, nanos: u32) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days);

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use crate::sql::exec::run;
+use crate::sql::collect::run;
 use crate::sql::parse_query;
 
 fn value_of(expr: &str) -> Option<Value> {

@@ -7,7 +7,7 @@ use super::super::value::{number, Val};
 use super::{arg, Args};
 
 /// The math function `name`, or None when `name` is not one.
-pub fn call(name: &str, args: Args<'_, '_>) -> Option<Val> {
+pub(super) fn call(name: &str, args: Args<'_, '_>) -> Option<Val> {
     if name == "PI" {
         return Some(number(std::f64::consts::PI));
     }

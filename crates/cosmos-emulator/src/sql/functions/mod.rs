@@ -13,7 +13,7 @@ use super::sql_error::SqlError;
 use super::value::Val;
 
 /// A function's evaluated arguments, borrowed (`None`: undefined).
-pub type Args<'a, 'v> = &'a [Option<&'v serde_json::Value>];
+pub(super) type Args<'a, 'v> = &'a [Option<&'v serde_json::Value>];
 
 /// Name, fewest and most arguments (`usize::MAX`: any number).
 const TABLE: &[(&str, usize, usize)] = &[
@@ -76,7 +76,7 @@ const TABLE: &[(&str, usize, usize)] = &[
 ];
 
 /// Checks `name` (upper-cased) is a known function taking `count` arguments.
-pub fn check_arity(name: &str, count: usize) -> Result<(), String> {
+pub(super) fn check_arity(name: &str, count: usize) -> Result<(), String> {
     let Some(&(_, min, max)) = TABLE.iter().find(|(n, _, _)| *n == name) else {
         return Err(format!(
             "'{name}' is not a recognized built-in function name."
@@ -97,7 +97,7 @@ pub fn check_arity(name: &str, count: usize) -> Result<(), String> {
 
 /// Calls the built-in `name` (already arity-checked) on evaluated arguments, charging `meter` for
 /// what it reads and builds; a result past the size limits is refused (400).
-pub fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Val, SqlError> {
+pub(super) fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Val, SqlError> {
     if let Some(out) = types::call(name, args) {
         return Ok(out);
     }

@@ -20,7 +20,7 @@ const MAX_ITERATIONS: usize = 200;
 const MAX_POSITIONS: usize = 100_000;
 
 /// The spatial function `name`, or `Ok(None)` when `name` is not one.
-pub fn call(name: &str, args: Args<'_, '_>) -> Result<Option<Val>, SqlError> {
+pub(super) fn call(name: &str, args: Args<'_, '_>) -> Result<Option<Val>, SqlError> {
     match name {
         "ST_DISTANCE" => distance(arg(args, 0), arg(args, 1)).map(Some),
         "ST_ISVALID" => Ok(Some(
@@ -76,7 +76,7 @@ fn distance(a: Option<&Value>, b: Option<&Value>) -> Result<Val, SqlError> {
 
 /// The distance in meters between two `(lon, lat)` positions on the WGS-84 ellipsoid, by
 /// Vincenty's inverse formula; `None` when it does not converge.
-pub fn vincenty((lon1, lat1): (f64, f64), (lon2, lat2): (f64, f64)) -> Option<f64> {
+pub(super) fn vincenty((lon1, lat1): (f64, f64), (lon2, lat2): (f64, f64)) -> Option<f64> {
     let b = A * (1.0 - F);
     let l = (lon2 - lon1).to_radians();
     let u1 = ((1.0 - F) * lat1.to_radians().tan()).atan();

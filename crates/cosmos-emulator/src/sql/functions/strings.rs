@@ -6,9 +6,8 @@
 
 use serde_json::Value;
 
-use super::super::eval::{check_result_size, match_cost};
-use super::super::limits::MAX_REPLICATE_CHARS;
-use super::super::meter::Meter;
+use super::super::limits::{check_result_size, MAX_REPLICATE_CHARS};
+use super::super::meter::{match_cost, Meter};
 use super::super::regex_cache::compiled;
 use super::super::sql_error::SqlError;
 use super::super::value::{number, Val};
@@ -18,7 +17,7 @@ use super::{arg, flag, Args};
 use super::super::limits::MAX_RESULT_BYTES;
 
 /// The string function `name`: `Ok(None)` when `name` is not one.
-pub fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Option<Val>, SqlError> {
+pub(super) fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Option<Val>, SqlError> {
     let s = |i: usize| match arg(args, i) {
         Some(Value::String(s)) => Some(s.as_str()),
         _ => None,

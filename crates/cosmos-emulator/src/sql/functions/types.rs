@@ -7,7 +7,7 @@ use super::super::value::Val;
 use super::Args;
 
 /// The type check `name`, or None when `name` is not one.
-pub fn call(name: &str, args: Args<'_, '_>) -> Option<Val> {
+pub(super) fn call(name: &str, args: Args<'_, '_>) -> Option<Val> {
     let v = args.first().copied().flatten();
     let answer = match name {
         "IS_DEFINED" => v.is_some(),

@@ -1,0 +1,52 @@
+//! The emulator's layers are one-way: a top-level module may import its own layer and the layers
+//! below it, never one above; and no files import each other in a loop. The checker is shared
+//! with the driver's test (`tests/layers_check/` at the workspace root); the table is the
+//! emulator's own.
+
+use std::path::Path;
+
+#[path = "../../../tests/layers_check/mod.rs"]
+mod layers_check;
+
+/// Top to bottom; each layer lists the crate's top-level modules in it (`bin` is the binary's
+/// folder under `src`).
+const LAYERS: &[(&str, &[&str])] = &[
+    ("embedding API and binary", &["bin", "cli", "emulator"]),
+    ("HTTP", &["server", "tls"]),
+    ("operator pages", &["ops"]),
+    ("handlers: one call per resource family", &["handlers"]),
+    ("a request and its reply", &["exchange"]),
+    ("who may do what", &["auth"]),
+    ("durability: journal and snapshots", &["persist"]),
+    ("evaluation", &["query_exec", "scripts", "patch"]),
+    ("data", &["store"]),
+    ("the query language", &["sql"]),
+    ("keys and fault rules", &["epk", "faults"]),
+    ("wire vocabulary, no I/O", &["protocol"]),
+];
+
+fn src() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+#[test]
+fn each_module_stands_in_one_layer() {
+    let twice = layers_check::named_twice(LAYERS);
+    assert!(twice.is_empty(), "named in more than one layer: {twice:?}");
+}
+
+#[test]
+fn no_layer_imports_a_higher_one() {
+    let found = layers_check::violations(&src(), LAYERS);
+    assert!(
+        found.is_empty(),
+        "imports that reach up a layer:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn no_file_imports_another_in_a_circle() {
+    let found = layers_check::circles(&src());
+    assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+}
