@@ -348,8 +348,9 @@ async fn a_compaction_whose_snapshot_fails_keeps_the_log_and_the_next_one_starts
     let dir = fresh_dir("compact-fails");
     let c = TestClient::new(WELL_KNOWN_KEY);
     {
-        let emu = start(&dir, &["--compact-log-bytes", "4096"]);
-        let base = emu.endpoint.as_str();
+        let mut emu = start(&dir, &["--compact-log-bytes", "4096"]);
+        let base = emu.endpoint.clone();
+        let base = base.as_str();
         // The first compaction's snapshot (generation 2) cannot be written: a directory holds
         // its temporary name. Its log goes on; the next compaction must not start over it.
         std::fs::create_dir(dir.join(format!("snapshot-{:016x}.tmp", 2))).unwrap();
@@ -373,6 +374,11 @@ async fn a_compaction_whose_snapshot_fails_keeps_the_log_and_the_next_one_starts
         write_numbered(&c, base, n, n + 20).await;
         let all = n + 20;
         emu.terminate();
+        // The restart waits for the stop: one emulator at a time uses a directory.
+        assert!(
+            emu.wait_exit(Duration::from_secs(30)).is_some(),
+            "the first emulator stops"
+        );
         let emu = start(&dir, &[]);
         let kept = served(&c, &emu.endpoint, all).await;
         println!("{kept} of {all} acknowledged items served after the restart");
@@ -409,6 +415,24 @@ async fn an_embedded_emulator_refuses_a_damaged_directory_unless_told_to_recover
     let kept = served(&c, emu.endpoint(), ITEMS).await;
     assert!(kept > 0 && kept < ITEMS, "{kept}");
     assert!(set_aside(&dir).iter().any(|p| name(p) == name(&log)));
+    drop(emu);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_second_emulator_on_a_directory_in_use_is_refused_and_changes_nothing() {
+    let dir = fresh_dir("in-use");
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let emu = start(&dir, &[]);
+    c.setup(&emu.endpoint, "db", "c").await;
+    write_numbered(&c, &emu.endpoint, 0, ITEMS).await;
+    let before: Vec<(String, u64)> = files(&dir, "").iter().map(|f| (name(f), len(f))).collect();
+    let said = refused(&dir, &[]);
+    assert!(said.contains("in use by another emulator"), "{said}");
+    let after: Vec<(String, u64)> = files(&dir, "").iter().map(|f| (name(f), len(f))).collect();
+    assert_eq!(before, after, "the refused start changed the directory");
+    assert_eq!(served(&c, &emu.endpoint, ITEMS).await, ITEMS);
+    write_numbered(&c, &emu.endpoint, ITEMS, ITEMS + 1).await;
     drop(emu);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -26,6 +26,33 @@ pub(super) fn generations(dir: &Path, prefix: &str) -> Result<Vec<u64>, String> 
     Ok(out)
 }
 
+/// The file whose lock says an emulator uses the directory.
+pub(super) const LOCK_FILE: &str = "lock";
+
+/// Takes the directory's lock (an advisory lock on [`LOCK_FILE`], which the system releases when
+/// the process ends, however it ends): two emulators on one directory would each compact and
+/// remove the files the other reads and writes. Err, changing nothing, when another holds it.
+pub(super) fn hold(dir: &Path) -> Result<File, String> {
+    let path = dir.join(LOCK_FILE);
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(fs::TryLockError::WouldBlock) => Err(format!(
+            "the data directory {} is in use by another emulator (it holds {}); stop that one first; nothing in the directory was changed",
+            dir.display(),
+            path.display()
+        )),
+        Err(fs::TryLockError::Error(e)) => {
+            Err(format!("cannot lock the data directory {}: {e}", dir.display()))
+        }
+    }
+}
+
 pub(super) fn snapshot_path(dir: &Path, g: u64) -> PathBuf {
     dir.join(format!("snapshot-{g:016x}"))
 }

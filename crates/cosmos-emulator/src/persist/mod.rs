@@ -75,6 +75,8 @@ pub(crate) struct DataDir {
     compact_bytes: u64,
     /// Orders catalog records as the changes they follow.
     catalog_lock: std::sync::Mutex<()>,
+    /// The directory's lock file, held while this emulator uses it (released by [`DataDir::close`]).
+    held: std::sync::Mutex<Option<File>>,
 }
 
 impl std::fmt::Debug for DataDir {
@@ -107,6 +109,7 @@ impl DataDir {
     ) -> Result<(Arc<DataDir>, LoadReport), String> {
         fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create the data directory {}: {e}", dir.display()))?;
+        let held = dir::hold(dir)?;
         let mut report = LoadReport::default();
         let mut loader = Loader::new(store, scripts, token);
         let next = load::load(dir, &mut loader, recover, &mut report)?;
@@ -125,6 +128,7 @@ impl DataDir {
             compacting: AtomicBool::new(false),
             compact_bytes: compact_bytes.max(1),
             catalog_lock: std::sync::Mutex::new(()),
+            held: std::sync::Mutex::new(Some(held)),
         });
         for container in store.containers_by_rid().values() {
             data.record(container);
@@ -224,6 +228,8 @@ impl DataDir {
     /// Stops the writer once what is queued is written.
     pub(crate) fn close(&self) {
         self.journal.stop();
+        // Another emulator may open the directory from here on.
+        self.held.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 }
 
