@@ -1,5 +1,5 @@
 """Signed raw HTTP requests for the scripts beside it (account key: the well-known emulator key)."""
-import base64, datetime, hashlib, hmac, json, sys, time, urllib.parse
+import base64, datetime, hashlib, hmac, json, urllib.parse
 import http.client
 
 KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="

@@ -1,45 +1,15 @@
 """Sends the requests of the authorization, script and search findings to a running emulator
 binary from outside, over HTTP, signing them itself.
 
-    attack32.py http://127.0.0.1:PORT
+    trust_findings.py http://127.0.0.1:PORT
 Prints one line per finding: the finding, what was answered, and whether it holds (VULNERABLE/OK).
 """
-import base64, datetime, hashlib, hmac, json, sys, time, urllib.parse
-import http.client
+import json, os, sys, time
 
-KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
-base = sys.argv[1].rstrip("/")
-u = urllib.parse.urlparse(base)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from client import configure, req  # noqa: E402
 
-def now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%a, %d %b %Y %H:%M:%S GMT")
-
-def master(verb, rtype, link):
-    date = now()
-    text = f"{verb.lower()}\n{rtype.lower()}\n{link}\n{date.lower()}\n\n"
-    sig = base64.b64encode(hmac.new(base64.b64decode(KEY), text.encode(), hashlib.sha256).digest()).decode()
-    return urllib.parse.quote(f"type=master&ver=1.0&sig={sig}", safe=""), date
-
-def req(method, path, body=None, headers=None, token=None, rtype="", link="", timeout=30):
-    h = {"x-ms-version": "2020-07-15", "Content-Type": "application/json"}
-    if token is None:
-        auth, date = master(method, rtype, link)
-    else:
-        auth, date = urllib.parse.quote(token, safe=""), now()
-    h["authorization"] = auth
-    h["x-ms-date"] = date
-    h.update(headers or {})
-    c = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
-    data = None if body is None else (body if isinstance(body, (bytes, str)) else json.dumps(body))
-    try:
-        c.request(method, path, body=data, headers=h)
-        r = c.getresponse()
-        payload = r.read()
-        return r.status, payload, dict(r.getheaders())
-    except Exception as e:
-        return "no answer (%s)" % type(e).__name__, b"", {}
-    finally:
-        c.close()
+configure(sys.argv[1])
 
 def setup(db):
     req("DELETE", f"/dbs/{db}", rtype="dbs", link=f"dbs/{db}")
