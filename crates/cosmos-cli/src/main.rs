@@ -72,6 +72,8 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // A child started to run one script of `cosmos emulator` serves it and exits here.
+    cosmos_emulator::serve_script_worker_if_asked();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(

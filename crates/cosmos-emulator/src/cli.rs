@@ -115,6 +115,11 @@ pub struct EmulatorArgs {
     /// before answering 404/1002, in milliseconds (the service's 5 s by default; 0 answers at once).
     #[arg(long, value_name = "MS", default_value_t = SessionWait::default().window.as_millis() as u64)]
     pub session_wait_ms: u64,
+    /// Run scripts on threads of this process instead of a child process each (killed at the
+    /// time limit). A script stuck in a native loop the script runtime cannot interrupt then
+    /// keeps its thread until it ends on its own.
+    #[arg(long)]
+    pub scripts_in_process: bool,
 }
 
 impl std::fmt::Debug for EmulatorArgs {
@@ -231,7 +236,10 @@ pub async fn run(args: EmulatorArgs) -> Result<(), String> {
     // Listening for the signals before the endpoints are printed: a SIGTERM sent as soon as they
     // show is a graceful stop, never the default kill.
     let signals = StopSignals::install()?;
-    let emulator = args.builder()?.start().await.map_err(|e| e.to_string())?;
+    let emulator = with_script_worker(args.builder()?, &args)?
+        .start()
+        .await
+        .map_err(|e| e.to_string())?;
     if let (Some(path), Some(pem)) = (&args.cert_out, emulator.tls_cert_pem()) {
         std::fs::write(path, pem)
             .map_err(|e| format!("cannot write the certificate to {}: {e}", path.display()))?;
@@ -245,6 +253,28 @@ pub async fn run(args: EmulatorArgs) -> Result<(), String> {
         say!("stopped");
     }
     Ok(())
+}
+
+/// `builder` with scripts in child processes of this program (unless `--scripts-in-process`),
+/// which must have called [`serve_script_worker_if_asked`](crate::serve_script_worker_if_asked)
+/// first in its `main`.
+fn with_script_worker(
+    builder: EmulatorBuilder,
+    args: &EmulatorArgs,
+) -> Result<EmulatorBuilder, String> {
+    if crate::scripts::worker::started_as_worker() {
+        return Err(
+            "this program was started as a script worker, but its main does not call \
+             cosmos_emulator::serve_script_worker_if_asked"
+                .into(),
+        );
+    }
+    if args.scripts_in_process {
+        return Ok(builder);
+    }
+    let program = std::env::current_exe()
+        .map_err(|e| format!("cannot find this program to run scripts in: {e}"))?;
+    Ok(builder.script_worker(program))
 }
 
 /// Ctrl-C (SIGINT) and, on Unix, SIGTERM, listened for from installation on.

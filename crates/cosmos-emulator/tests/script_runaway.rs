@@ -65,9 +65,49 @@ fn script_threads(pid: u32) -> usize {
         .count()
 }
 
+/// Child processes of process `pid` (started by any of its threads).
+fn worker_processes(pid: u32) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .map(|t| {
+            std::fs::read_to_string(t.path().join("children"))
+                .map(|c| c.split_whitespace().count())
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+/// Waits up to a second for `pid`'s script threads and worker processes to end (an end may
+/// trail its answer by a moment); returns how many are left.
+async fn left_running(pid: u32) -> (usize, usize) {
+    let waited = Instant::now();
+    loop {
+        let left = (script_threads(pid), worker_processes(pid));
+        if left == (0, 0) || waited.elapsed() > Duration::from_secs(1) {
+            return left;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test]
-async fn each_named_attack_is_answered_within_the_limit_as_a_procedure_and_as_a_udf() {
-    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+async fn each_named_attack_is_answered_within_the_limit_on_threads() {
+    named_attacks_answered_within_the_limit(EmulatorBuilder::new()).await;
+}
+
+#[tokio::test]
+async fn each_named_attack_is_answered_within_the_limit_in_processes() {
+    named_attacks_answered_within_the_limit(
+        EmulatorBuilder::new().script_worker(env!("CARGO_BIN_EXE_cosmos-emulator")),
+    )
+    .await;
+}
+
+async fn named_attacks_answered_within_the_limit(builder: EmulatorBuilder) {
+    let (emu, c) = start_with_container(builder).await;
     let base = emu.endpoint();
     c.create_item(base, "db", "c", &json!({"id": "one", "pk": "p"}))
         .await;
@@ -215,15 +255,10 @@ async fn no_script_thread_of_the_binary_outlives_its_request() {
             json!(["join", 400]),
         ]
     );
-    // A thread's end may trail its answer by a moment.
-    let waited = Instant::now();
-    while script_threads(server.pid()) > 0 && waited.elapsed() < Duration::from_secs(1) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     assert_eq!(
-        script_threads(server.pid()),
-        0,
-        "script threads still running after their requests"
+        left_running(server.pid()).await,
+        (0, 0),
+        "script threads or worker processes still running after their requests"
     );
 }
 
@@ -271,14 +306,90 @@ async fn sigterm_stops_the_binary_within_its_grace_period_while_scripts_run_away
 }
 
 /// Plain JavaScript that no guard bounds: each missed lookup walks a prototype chain of 140,000
-/// objects, and the runtime polls its interrupt handler only every 10,000 loop steps, so the
-/// script's thread runs on for minutes after its request is answered at the limit.
+/// objects, and the runtime polls its interrupt handler only every 10,000 loop steps, so a thread
+/// running it runs on for minutes after its request is answered at the limit.
 const DEEP_CHAIN: &str = "var p = {}; for (var i = 0; i < 140000; i++) { p = Object.create(p); } \
     var n = 0; while (true) { if (p.a !== undefined || p.b !== undefined || p.c !== undefined) n++; }";
 
 #[tokio::test]
+async fn in_the_binary_nothing_of_a_deep_prototype_chain_outlives_its_request() {
+    let server = EmulatorProcess::start(&[])
+        .unwrap_or_else(|log| panic!("the emulator did not start: {log}"));
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let base = server.endpoint.clone();
+    c.setup(&base, "db", "c").await;
+    c.create_item(&base, "db", "c", &json!({"id": "one", "pk": "p"}))
+        .await;
+    create(
+        &c,
+        &base,
+        "sprocs",
+        "deep",
+        &format!("function () {{ {DEEP_CHAIN} }}"),
+    )
+    .await;
+    create(
+        &c,
+        &base,
+        "udfs",
+        "deep",
+        &format!("function () {{ {DEEP_CHAIN} return 1; }}"),
+    )
+    .await;
+    create(
+        &c,
+        &base,
+        "sprocs",
+        "calm",
+        "function () { getContext().getResponse().setBody('calm'); }",
+    )
+    .await;
+    // More than the two stuck threads after which the thread isolation refuses new scripts.
+    let mut answers = Vec::new();
+    for _ in 0..3 {
+        let started = Instant::now();
+        let r = tokio::time::timeout(
+            LIMIT + Duration::from_secs(1),
+            execute(&c, &base, "deep", &[]),
+        )
+        .await
+        .expect("the procedure is answered at its limit");
+        assert!(started.elapsed() < LIMIT + Duration::from_secs(1));
+        answers.push(r.status);
+        assert_eq!(
+            left_running(server.pid()).await,
+            (0, 0),
+            "script threads or worker processes still running after the procedure's answer"
+        );
+    }
+    let query = json!({"query": "SELECT VALUE udf.deep() FROM c"});
+    let q = tokio::time::timeout(
+        LIMIT + Duration::from_secs(1),
+        c.query(
+            &base,
+            &format!("{COLL}/docs"),
+            &query,
+            &[("x-ms-documentdb-partitionkey", "[\"p\"]")],
+        ),
+    )
+    .await
+    .expect("the query is answered at its limit");
+    assert_eq!(q.status, 400, "{q:?}");
+    assert!(q.message().contains("ran past"), "{}", q.message());
+    assert_eq!(
+        left_running(server.pid()).await,
+        (0, 0),
+        "script threads or worker processes still running after the query's answer"
+    );
+    assert_eq!(answers, vec![408, 408, 408]);
+    let calm = execute(&c, &base, "calm", &[]).await;
+    assert_eq!(calm.status, 200, "{calm:?}");
+    assert_eq!(calm.json(), json!("calm"));
+}
+
+#[tokio::test]
 async fn sigterm_stops_the_binary_at_once_while_a_script_thread_is_stuck_past_its_request() {
-    let (mut server, stdout) = EmulatorProcess::start_with_stdout(&[])
+    let (mut server, stdout) = EmulatorProcess::start_with_stdout(&["--scripts-in-process"])
         .unwrap_or_else(|log| panic!("the emulator did not start: {log}"));
     let c = TestClient::new(WELL_KNOWN_KEY);
     let base = server.endpoint.clone();

@@ -50,9 +50,8 @@ async fn count_in(c: &TestClient, base: &str, pk: &str) -> u64 {
     r.json()["Documents"][0].as_u64().unwrap()
 }
 
-#[tokio::test]
-async fn scripts_are_created_read_replaced_listed_queried_and_deleted() {
-    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+async fn scripts_are_created_read_replaced_listed_queried_and_deleted(builder: EmulatorBuilder) {
+    let (emu, c) = start_with_container(builder).await;
     let base = emu.endpoint();
     for (kind, feed, extra) in [
         ("sprocs", "StoredProcedures", json!({})),
@@ -201,9 +200,8 @@ const BULK_IMPORT: &str = r#"function bulkImport(docs) {
     }
 }"#;
 
-#[tokio::test]
-async fn a_bulk_import_continues_across_calls_until_every_document_is_in() {
-    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+async fn a_bulk_import_continues_across_calls_until_every_document_is_in(builder: EmulatorBuilder) {
+    let (emu, c) = start_with_container(builder).await;
     let base = emu.endpoint();
     let r = create_script(
         &c,
@@ -247,9 +245,8 @@ async fn a_bulk_import_continues_across_calls_until_every_document_is_in() {
     assert_eq!(r.json()["n"], 9999);
 }
 
-#[tokio::test]
-async fn a_procedure_that_throws_halfway_leaves_nothing_behind() {
-    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+async fn a_procedure_that_throws_halfway_leaves_nothing_behind(builder: EmulatorBuilder) {
+    let (emu, c) = start_with_container(builder).await;
     let base = emu.endpoint();
     let pk = json!("t");
     c.create_item(base, "db", "c", &json!({"id": "keep", "pk": "t", "v": 1}))
@@ -375,9 +372,10 @@ async fn a_procedure_that_throws_halfway_leaves_nothing_behind() {
     assert_eq!(r.status, 400);
 }
 
-#[tokio::test]
-async fn triggers_stamp_the_item_and_keep_a_metadata_document_in_the_same_transaction() {
-    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+async fn triggers_stamp_the_item_and_keep_a_metadata_document_in_the_same_transaction(
+    builder: EmulatorBuilder,
+) {
+    let (emu, c) = start_with_container(builder).await;
     let base = emu.endpoint();
     let stamp = r#"function () {
         var item = getContext().getRequest().getBody();
@@ -542,9 +540,8 @@ async fn triggers_stamp_the_item_and_keep_a_metadata_document_in_the_same_transa
     );
 }
 
-#[tokio::test]
-async fn udfs_answer_in_cross_partition_queries() {
-    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(4)).await;
+async fn udfs_answer_in_cross_partition_queries(builder: EmulatorBuilder) {
+    let (emu, c) = start_with_container(builder.partitions(4)).await;
     let base = emu.endpoint();
     let tax = json!({"id": "tax", "body": "function (price) { return Math.round(price * 1.2 * 100) / 100; }"});
     assert_eq!(create_script(&c, base, "udfs", &tax).await.status, 201);
@@ -634,8 +631,14 @@ async fn udfs_answer_in_cross_partition_queries() {
 /// Starts `id` (which never ends on its own), and while it runs, reads an item of another
 /// partition key: each read is answered, the script is stopped with `status`, and what it wrote
 /// before it ran away is not kept.
-async fn stopped_while_others_are_served(id: &str, body: &str, status: u16, word: &str) {
-    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+async fn stopped_while_others_are_served(
+    builder: EmulatorBuilder,
+    id: &str,
+    body: &str,
+    status: u16,
+    word: &str,
+) {
+    let (emu, c) = start_with_container(builder).await;
     let base = emu.endpoint().to_owned();
     assert_eq!(
         create_script(&c, &base, "sprocs", &json!({"id": id, "body": body}))
@@ -670,16 +673,18 @@ async fn stopped_while_others_are_served(id: &str, body: &str, status: u16, word
     assert_eq!(count_in(&c, &base, "wild").await, 0);
 }
 
-#[tokio::test]
-async fn an_endless_loop_is_stopped_with_a_timeout_while_reads_are_served() {
+async fn an_endless_loop_is_stopped_with_a_timeout_while_reads_are_served(
+    builder: EmulatorBuilder,
+) {
     let body = r#"function () { var c = getContext().getCollection();
         c.createDocument(c.getSelfLink(), {id: 'before', pk: 'wild'});
         while (true) {} }"#;
-    stopped_while_others_are_served("loop", body, 408, "ran longer").await;
+    stopped_while_others_are_served(builder, "loop", body, 408, "ran longer").await;
 }
 
-#[tokio::test]
-async fn unbounded_allocation_is_stopped_at_the_memory_cap_while_reads_are_served() {
+async fn unbounded_allocation_is_stopped_at_the_memory_cap_while_reads_are_served(
+    builder: EmulatorBuilder,
+) {
     // Allocates slowly enough that the reads run while it grows (about 8 KiB a step, the cap reached in about two seconds).
     let body = r#"function () { var c = getContext().getCollection();
         c.createDocument(c.getSelfLink(), {id: 'before', pk: 'wild'});
@@ -689,5 +694,41 @@ async fn unbounded_allocation_is_stopped_at_the_memory_cap_while_reads_are_serve
             hoard.push(new Array(512).fill(hoard.length));
             while (Date.now() - t < hoard.length / 4) {}
         } }"#;
-    stopped_while_others_are_served("hog", body, 400, "memory").await;
+    stopped_while_others_are_served(builder, "hog", body, 400, "memory").await;
 }
+
+/// The emulator as its binary runs it: each script in a child process of the binary, killed at
+/// its time limit.
+fn in_processes() -> EmulatorBuilder {
+    EmulatorBuilder::new().script_worker(env!("CARGO_BIN_EXE_cosmos-emulator"))
+}
+
+/// Each test twice: scripts on threads of the emulator's process (the embedded default) and in
+/// child processes (the binary's default).
+macro_rules! on_threads_and_in_processes {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test]
+                async fn on_threads() {
+                    super::$name(cosmos_emulator::EmulatorBuilder::new()).await
+                }
+
+                #[tokio::test]
+                async fn in_processes() {
+                    super::$name(super::in_processes()).await
+                }
+            }
+        )*
+    };
+}
+
+on_threads_and_in_processes!(
+    scripts_are_created_read_replaced_listed_queried_and_deleted,
+    a_bulk_import_continues_across_calls_until_every_document_is_in,
+    a_procedure_that_throws_halfway_leaves_nothing_behind,
+    triggers_stamp_the_item_and_keep_a_metadata_document_in_the_same_transaction,
+    udfs_answer_in_cross_partition_queries,
+    an_endless_loop_is_stopped_with_a_timeout_while_reads_are_served,
+    unbounded_allocation_is_stopped_at_the_memory_cap_while_reads_are_served
+);

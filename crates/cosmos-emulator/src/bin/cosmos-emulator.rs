@@ -18,6 +18,8 @@ struct Cli {
 const EXIT_WAIT: Duration = Duration::from_millis(500);
 
 fn main() {
+    // A child started to run one script serves it and exits here.
+    cosmos_emulator::serve_script_worker_if_asked();
     // Logs go to standard error beside the start's messages; standard output carries the
     // endpoints banner (a reader may stop reading it once the emulator is up).
     tracing_subscriber::fmt()

@@ -52,6 +52,7 @@ pub struct EmulatorBuilder {
     body_read_timeout: Duration,
     query_limits: QueryLimits,
     session_wait: SessionWait,
+    script_worker: Option<std::path::PathBuf>,
 }
 
 /// How long a client may take to send a request body, unless configured otherwise.
@@ -116,6 +117,7 @@ impl Default for EmulatorBuilder {
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             query_limits: QueryLimits::default(),
             session_wait: SessionWait::default(),
+            script_worker: None,
         }
     }
 }
@@ -307,6 +309,19 @@ impl EmulatorBuilder {
         self
     }
 
+    /// Runs every script (a stored procedure's or trigger's execution, a query request's UDFs) in
+    /// a child process of `program`, killed at the script's time limit, so that nothing a script
+    /// does outlives its request. `program`'s `main` must call
+    /// [`serve_script_worker_if_asked`](crate::serve_script_worker_if_asked) first (the
+    /// `cosmos-emulator` and `cosmos` binaries do). Without it (the default), scripts run on
+    /// threads of this process: stopped at their time limit by the runtime and by bounds on the
+    /// built-ins that loop natively, but a script stuck in a native loop the runtime cannot
+    /// interrupt is left running (counted; new scripts are refused while two are).
+    pub fn script_worker(mut self, program: impl Into<std::path::PathBuf>) -> Self {
+        self.script_worker = Some(program.into());
+        self
+    }
+
     /// Binds every listener and starts serving.
     pub async fn start(self) -> Result<Emulator, StartError> {
         let fail = |m: String| StartError(m);
@@ -380,7 +395,10 @@ impl EmulatorBuilder {
             users: Default::default(),
             queries: QueryState::new(self.query_limits.memory_bytes, self.query_limits.state_idle),
         };
-        let scripts = crate::scripts::Scripts::default();
+        let scripts = crate::scripts::Scripts::new(match &self.script_worker {
+            Some(program) => crate::scripts::worker::Isolation::Process(Arc::new(program.clone())),
+            None => crate::scripts::worker::Isolation::Thread,
+        });
         let data = match &self.data_dir {
             None => None,
             Some(dir) => {

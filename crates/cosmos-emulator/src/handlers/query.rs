@@ -76,6 +76,7 @@ pub(super) fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply,
             .scripts
             .list(&container, crate::protocol::ScriptKind::UserDefinedFunction),
         crate::scripts::engine::Bounds::default(),
+        ctx.shared.scripts.isolation().clone(),
     )));
     let scope = scope_of(ctx, &container, &request)?;
     let token = match ctx

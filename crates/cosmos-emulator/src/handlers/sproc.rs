@@ -125,7 +125,8 @@ pub(super) fn execute(
         max_response_bytes: MAX_RESPONSE_BYTES,
     };
     let mut attempt = |txn: &mut Txn<'_>| -> Result<(Bytes, f64, Option<String>), ApiError> {
-        let run = engine::run(&script.source, &input, bounds, &mut |request| {
+        let isolation = ctx.shared.scripts.isolation();
+        let run = engine::run(&script.source, &input, bounds, isolation, &mut |request| {
             txn.serve(request)
         });
         let charge = run_charge(0.0, &run);

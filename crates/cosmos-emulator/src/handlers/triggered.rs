@@ -157,7 +157,13 @@ pub(super) fn write(
         let mut script_charge = 0.0;
         for trigger in &pre {
             input.request_body = request_body.clone();
-            let run = engine::run(&trigger.source, &input, bounds, &mut |r| txn.serve(r));
+            let run = engine::run(
+                &trigger.source,
+                &input,
+                bounds,
+                ctx.shared.scripts.isolation(),
+                &mut |r| txn.serve(r),
+            );
             script_charge += run_charge(0.0, &run);
             let finished = run
                 .result
@@ -194,7 +200,13 @@ pub(super) fn write(
             input.request_body = request_body.clone();
             input.has_response_body = doc.is_some();
             input.response_body = response_body.clone();
-            let run = engine::run(&trigger.source, &input, bounds, &mut |r| txn.serve(r));
+            let run = engine::run(
+                &trigger.source,
+                &input,
+                bounds,
+                ctx.shared.scripts.isolation(),
+                &mut |r| txn.serve(r),
+            );
             script_charge += run_charge(0.0, &run);
             let finished = run
                 .result

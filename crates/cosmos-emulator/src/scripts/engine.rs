@@ -1,7 +1,8 @@
-//! Runs one script in a fresh QuickJS runtime on a thread of its own, with a time limit, a memory
-//! cap and a stack cap, and no reach beyond the server-side API (`prelude.js`). The script's
-//! collection operations come back to the caller's thread one at a time through `host`, so the
-//! caller keeps the partition (and its transaction) while the script runs.
+//! Runs one script in a fresh QuickJS runtime on a thread of its own (in this process, or in a
+//! child process: [`super::worker`]), with a time limit, a memory cap and a stack cap, and no reach
+//! beyond the server-side API (`prelude.js`). The script's collection operations come back to the
+//! caller's thread one at a time through `host`, so the caller keeps the partition (and its
+//! transaction) while the script runs.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use rquickjs::{Context, Function, Runtime};
 
 use super::watch::{self, Watch};
+use super::worker::Isolation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -51,7 +53,7 @@ struct Given<'a> {
 }
 
 /// What one execution may use.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub(crate) struct Bounds {
     /// Wall-clock time before the script is stopped.
     pub time: Duration,
@@ -103,7 +105,7 @@ pub(crate) struct Input {
 }
 
 /// The outcome of a script that ran to its end.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Finished {
     /// The response body, when the script set one.
@@ -114,7 +116,7 @@ pub(crate) struct Finished {
 }
 
 /// Why a script did not finish.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) enum Failure {
     /// It threw (or failed to compile): the error as the script's runtime describes it.
     Thrown(String),
@@ -127,7 +129,7 @@ pub(crate) enum Failure {
 }
 
 /// An execution's result, with the logs it wrote (also when it failed) and the work it did.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Run {
     pub result: Result<Finished, Failure>,
     pub logs: Vec<String>,
@@ -160,14 +162,14 @@ enum Message {
     Done(Run),
 }
 
-/// Runs `source` with `input`; each collection operation the script sends (JSON text) is answered
-/// by `host` on the calling thread. Returns when the script ends, or at its deadline (plus
-/// [`watch::SLACK`]) even if its thread is stuck in a native call, which is then left to end on
-/// its own, counted (see [`watch`]).
+/// Runs `source` with `input` where `isolation` says; each collection operation the script sends
+/// (JSON text) is answered by `host` on the calling thread. Returns when the script ends, or at
+/// its deadline (plus [`watch::SLACK`]) whatever the script is doing.
 pub(crate) fn run(
     source: &str,
     input: &Input,
     bounds: Bounds,
+    isolation: &Isolation,
     host: &mut dyn FnMut(&str) -> String,
 ) -> Run {
     let given = Given {
@@ -175,6 +177,23 @@ pub(crate) fn run(
         max_log_chars: MAX_LOG_CHARS,
     };
     let input_json = serde_json::to_string(&given).unwrap_or_else(|_| "{}".into());
+    match isolation {
+        Isolation::Thread => run_here(source, input_json, bounds, host),
+        Isolation::Process(program) => {
+            super::worker::run_script(program, source, input_json, bounds, host)
+        }
+    }
+}
+
+/// Runs `source` with `input_json` on a thread of this process. At the deadline (plus
+/// [`watch::SLACK`]) a thread stuck in a native call is left to end on its own, counted (see
+/// [`watch`]).
+pub(crate) fn run_here(
+    source: &str,
+    input_json: String,
+    bounds: Bounds,
+    host: &mut dyn FnMut(&str) -> String,
+) -> Run {
     let source = source.to_owned();
     supervise(bounds, host, move |to_caller, from_host| {
         execute(&source, input_json, bounds, to_caller, from_host)
@@ -187,6 +206,25 @@ fn failed(result: Failure) -> Run {
         logs: Vec::new(),
         ticks: 0,
     }
+}
+
+/// A script that could not be started.
+pub(crate) fn failed_to_start(why: &str) -> Run {
+    failed(Failure::Thrown(format!(
+        "The script could not be started: {why}"
+    )))
+}
+
+/// A script whose runtime ended without an outcome.
+pub(crate) fn runtime_failed() -> Run {
+    failed(Failure::Thrown(
+        "The script's runtime failed unexpectedly.".into(),
+    ))
+}
+
+/// A script stopped at its deadline.
+pub(crate) fn timed_out() -> Run {
+    failed(Failure::TimedOut)
 }
 
 /// Runs `work` on a thread of its own and serves its operations until it ends or its time (and
@@ -212,9 +250,7 @@ fn supervise(
             let _ = done.send(Message::Done(run));
         });
     if let Err(e) = spawned {
-        return failed(Failure::Thrown(format!(
-            "The script could not be started: {e}"
-        )));
+        return failed_to_start(&e.to_string());
     }
     let deadline = Instant::now() + bounds.time + watch::SLACK;
     loop {
@@ -227,13 +263,9 @@ fn supervise(
             Ok(Message::Done(run)) => return run,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 watch.leave("script");
-                return failed(Failure::TimedOut);
+                return timed_out();
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return failed(Failure::Thrown(
-                    "The script's runtime failed unexpectedly.".into(),
-                ))
-            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return runtime_failed(),
         }
     }
 }
@@ -365,6 +397,16 @@ fn execute(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs a script on a thread of this process.
+    fn run(
+        source: &str,
+        input: &Input,
+        bounds: Bounds,
+        host: &mut dyn FnMut(&str) -> String,
+    ) -> Run {
+        super::run(source, input, bounds, &Isolation::Thread, host)
+    }
     use serde_json::json;
 
     fn input(args: Vec<Value>) -> Input {

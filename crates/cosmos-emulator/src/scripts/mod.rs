@@ -13,3 +13,4 @@ mod heap;
 mod runaway_tests;
 pub(crate) mod udf;
 pub(crate) mod watch;
+pub(crate) mod worker;

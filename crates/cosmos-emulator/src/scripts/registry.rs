@@ -8,6 +8,7 @@ use std::sync::{Arc, RwLock};
 use serde_json::{Map, Value};
 
 use super::definition::{check, seal, Script};
+use super::worker::Isolation;
 use crate::protocol::ids::encode_rid;
 use crate::protocol::{ApiError, ScriptKind};
 use crate::store::Container;
@@ -32,11 +33,12 @@ impl ContainerScripts {
     }
 }
 
-/// Every container's scripts.
+/// Every container's scripts, and where they run.
 #[derive(Default)]
 pub(crate) struct Scripts {
     containers: RwLock<HashMap<[u8; 8], Arc<ContainerScripts>>>,
     next: AtomicU64,
+    isolation: Isolation,
 }
 
 fn poisoned() -> ApiError {
@@ -44,6 +46,19 @@ fn poisoned() -> ApiError {
 }
 
 impl Scripts {
+    /// No scripts yet; they will run as `isolation` says.
+    pub(crate) fn new(isolation: Isolation) -> Self {
+        Self {
+            isolation,
+            ..Self::default()
+        }
+    }
+
+    /// Where this emulator's scripts run.
+    pub(crate) fn isolation(&self) -> &Isolation {
+        &self.isolation
+    }
+
     fn of(&self, container: &Container) -> Result<Arc<ContainerScripts>, ApiError> {
         if let Some(found) = self
             .containers

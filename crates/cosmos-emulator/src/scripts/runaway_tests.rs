@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::engine::{run, Bounds, Failure, Input, Role};
+use super::engine::{Bounds, Failure, Input, Role, Run};
 use super::udf::Udfs;
+use super::worker::Isolation;
 use super::Script;
 use crate::protocol::ScriptKind;
 use crate::scripts::definition::{check, seal};
@@ -38,6 +39,11 @@ fn answered_by(ends: Ends) -> Duration {
 }
 
 /// A small heap, so that the attacks stopped at the cap get there quickly in a debug build.
+/// Runs a script on a thread of this process.
+fn run(source: &str, input: &Input, bounds: Bounds, host: &mut dyn FnMut(&str) -> String) -> Run {
+    super::engine::run(source, input, bounds, &Isolation::Thread, host)
+}
+
 fn bounds() -> Bounds {
     Bounds {
         time: LIMIT,
@@ -260,6 +266,7 @@ fn every_surveyed_attack_ends_within_the_limit_in_a_udf() {
                 &format!("function () {{ {attack}; return 1; }}"),
             )],
             bounds(),
+            Isolation::Thread,
         );
         let started = Instant::now();
         let mut units = 0;

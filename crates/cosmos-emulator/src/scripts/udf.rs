@@ -15,8 +15,10 @@ use serde_json::Value;
 
 use super::engine::Bounds;
 use super::watch::{self, Watch};
+use super::worker::{Isolation, UdfProcess};
 use super::Script;
 use crate::sql::udf_hook::UdfCaller;
+use serde::{Deserialize, Serialize};
 
 /// Interrupt checks one call may make before it counts as more work (units charged per check).
 const UNITS_PER_TICK: u64 = 10;
@@ -30,28 +32,75 @@ const UNITS_PER_CALL: u64 = 50;
 pub(crate) struct Udfs {
     scripts: Vec<Arc<Script>>,
     bounds: Bounds,
+    isolation: Isolation,
     worker: Option<Worker>,
     /// Set once the worker was left behind: every later call fails with it.
     stopped: Option<String>,
 }
 
-/// The caller's side of the UDF thread.
+/// The caller's side of the UDFs' runtime, and when every call of the request must be answered.
 struct Worker {
-    calls: mpsc::Sender<Call>,
-    answers: mpsc::Receiver<Answer>,
+    runtime: Place,
     deadline: Instant,
-    watch: Watch,
 }
 
-/// One call, as sent to the UDF thread.
-struct Call {
+/// Where the UDFs' runtime runs.
+enum Place {
+    /// A thread of this process.
+    Thread {
+        calls: mpsc::Sender<Call>,
+        answers: mpsc::Receiver<Answer>,
+        watch: Watch,
+    },
+    /// A child process, killed when this is dropped.
+    Process(UdfProcess),
+}
+
+/// Why a call got no answer.
+enum Unanswered {
+    TimedOut,
+    Failed,
+}
+
+impl Place {
+    fn ask(&mut self, call: Call, within: Duration) -> Result<Answer, Unanswered> {
+        match self {
+            Place::Thread {
+                calls,
+                answers,
+                watch,
+            } => {
+                calls.send(call).map_err(|_| Unanswered::Failed)?;
+                answers.recv_timeout(within).map_err(|e| match e {
+                    mpsc::RecvTimeoutError::Timeout => {
+                        watch.leave("user-defined function");
+                        Unanswered::TimedOut
+                    }
+                    mpsc::RecvTimeoutError::Disconnected => Unanswered::Failed,
+                })
+            }
+            Place::Process(child) => child.ask(&call, within).map_err(|timed_out| {
+                if timed_out {
+                    Unanswered::TimedOut
+                } else {
+                    Unanswered::Failed
+                }
+            }),
+        }
+    }
+}
+
+/// One call, as sent to the UDFs' runtime.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Call {
     name: String,
     source: String,
     args_json: String,
 }
 
-/// What the UDF thread answers a call.
-struct Answer {
+/// What the UDFs' runtime answers a call.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Answer {
     result: Result<Option<String>, String>,
     ticks: u64,
     timed_out: bool,
@@ -71,10 +120,11 @@ struct Runner {
 }
 
 impl Udfs {
-    pub(crate) fn new(scripts: Vec<Arc<Script>>, bounds: Bounds) -> Self {
+    pub(crate) fn new(scripts: Vec<Arc<Script>>, bounds: Bounds, isolation: Isolation) -> Self {
         Self {
             scripts,
             bounds,
+            isolation,
             worker: None,
             stopped: None,
         }
@@ -82,23 +132,14 @@ impl Udfs {
 
     fn worker(&mut self) -> Result<&mut Worker, String> {
         if self.worker.is_none() {
-            let (watch, running) = Watch::start()?;
-            let (calls, from_caller) = mpsc::channel::<Call>();
-            let (to_caller, answers) = mpsc::channel::<Answer>();
             let bounds = self.bounds;
-            std::thread::Builder::new()
-                .name("cosmos-script".into())
-                .stack_size(bounds.stack_bytes + 4 * 1024 * 1024)
-                .spawn(move || {
-                    let _running = running;
-                    serve(bounds, from_caller, to_caller);
-                })
-                .map_err(|e| format!("The UDF runtime could not start: {e}"))?;
+            let runtime = match &self.isolation {
+                Isolation::Thread => start_thread(bounds)?,
+                Isolation::Process(program) => Place::Process(UdfProcess::start(program, bounds)?),
+            };
             self.worker = Some(Worker {
-                calls,
-                answers,
+                runtime,
                 deadline: Instant::now() + bounds.time + watch::SLACK,
-                watch,
             });
         }
         self.worker
@@ -107,8 +148,28 @@ impl Udfs {
     }
 }
 
+/// The UDFs' runtime on a thread of this process.
+fn start_thread(bounds: Bounds) -> Result<Place, String> {
+    let (watch, running) = Watch::start()?;
+    let (calls, from_caller) = mpsc::channel::<Call>();
+    let (to_caller, answers) = mpsc::channel::<Answer>();
+    std::thread::Builder::new()
+        .name("cosmos-script".into())
+        .stack_size(bounds.stack_bytes + 4 * 1024 * 1024)
+        .spawn(move || {
+            let _running = running;
+            serve(bounds, from_caller, to_caller);
+        })
+        .map_err(|e| format!("The UDF runtime could not start: {e}"))?;
+    Ok(Place::Thread {
+        calls,
+        answers,
+        watch,
+    })
+}
+
 /// The UDF thread: answers calls until the caller hangs up.
-fn serve(bounds: Bounds, calls: mpsc::Receiver<Call>, answers: mpsc::Sender<Answer>) {
+pub(crate) fn serve(bounds: Bounds, calls: mpsc::Receiver<Call>, answers: mpsc::Sender<Answer>) {
     let mut runner = match Runner::start(bounds) {
         Ok(r) => r,
         Err(message) => {
@@ -262,22 +323,23 @@ impl UdfCaller for Udfs {
             )
         };
         let worker = self.worker()?;
-        let sent = worker.calls.send(Call {
+        let call = Call {
             name: name.to_owned(),
             source: script.source.clone(),
             args_json,
-        });
+        };
         let left = worker.deadline.saturating_duration_since(Instant::now());
-        let answer = match sent.map(|_| worker.answers.recv_timeout(left.max(Duration::ZERO))) {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(mpsc::RecvTimeoutError::Timeout)) => {
-                worker.watch.leave("user-defined function");
+        let answer = match worker.runtime.ask(call, left) {
+            Ok(answer) => answer,
+            Err(Unanswered::TimedOut) => {
                 let message = timed_out();
                 self.stopped = Some(message.clone());
                 self.worker = None;
                 return Err(message);
             }
-            _ => return Err("The UDF runtime failed unexpectedly.".to_owned()),
+            Err(Unanswered::Failed) => {
+                return Err("The UDF runtime failed unexpectedly.".to_owned())
+            }
         };
         *units += UNITS_PER_CALL + answer.ticks * UNITS_PER_TICK;
         if answer.timed_out {
@@ -344,6 +406,7 @@ mod tests {
                 udf("nothing", "function () { }"),
             ],
             Bounds::default(),
+            Isolation::Thread,
         );
         let mut units = 0;
         let p = json!(100);

@@ -1,4 +1,5 @@
-//! Accounts for script threads: how many are running, and how many are still running after their
+//! Accounts for script threads of this process (scripts run on threads, not in worker
+//! processes): how many are running, and how many are still running after their
 //! request was answered (a script stuck where its runtime cannot stop it). A stuck thread is
 //! logged when it is left and when it finally ends; while [`MAX_STUCK`] are stuck, no new script
 //! starts, so stuck scripts cannot take every core.
