@@ -304,9 +304,27 @@ async fn a_full_disk_refuses_writes_and_keeps_what_was_acknowledged() {
             n += 1;
             assert!(n < 5000, "the disk never filled");
         };
-        // Every later write is refused as well.
-        let r = c.create_item(&base, "db", "c", &numbered(999_999)).await;
+        // Every later write is refused as well, and not applied: what is served does not drift
+        // from what a restart loads. Reads go on.
+        let late = numbered(999_999);
+        let r = c.create_item(&base, "db", "c", &late).await;
         assert_eq!(r.status, refusal.status, "{r:?}");
+        let r = c
+            .read_item(&base, "db", "c", "i999999", &late["pk"], &[])
+            .await;
+        assert_eq!(r.status, 404, "a refused write is served: {r:?}");
+        let first = numbered(acked[0]);
+        let r = c
+            .read_item(
+                &base,
+                "db",
+                "c",
+                &format!("i{}", acked[0]),
+                &first["pk"],
+                &[],
+            )
+            .await;
+        assert_eq!(r.status, 200, "{r:?}");
         // A compaction met the full disk first: its snapshot could not be written.
         let log = emu.log_text();
         assert!(log.contains("compaction failed"), "{log}");

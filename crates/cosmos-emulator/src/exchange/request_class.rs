@@ -86,6 +86,43 @@ pub(crate) enum Operation {
     PatchItem,
 }
 
+impl Operation {
+    /// Whether the operation never changes anything (a batch may: it counts as a change). Pure.
+    pub(crate) fn reads_only(self) -> bool {
+        use Operation as O;
+        matches!(
+            self,
+            O::ReadAccount
+                | O::ListDatabases
+                | O::QueryDatabases
+                | O::ReadDatabase
+                | O::ListContainers
+                | O::QueryContainers
+                | O::ReadContainer
+                | O::ReadPkRanges
+                | O::ReadConflicts
+                | O::ReadConflict
+                | O::ListScripts
+                | O::QueryScripts
+                | O::ReadScript
+                | O::ListUsers
+                | O::QueryUsers
+                | O::ReadUser
+                | O::ListPermissions
+                | O::QueryPermissions
+                | O::ReadPermission
+                | O::ListOffers
+                | O::QueryOffers
+                | O::ReadOffer
+                | O::QueryPlan
+                | O::QueryItems
+                | O::ReadFeed
+                | O::ChangeFeed
+                | O::ReadItem
+        )
+    }
+}
+
 /// The operation a request is, from its resource, verb and the headers that pick a handler.
 pub(crate) fn operation(method: &Method, route: &Route, headers: &HeaderMap) -> Option<Operation> {
     use Operation as O;
@@ -282,6 +319,48 @@ mod tests {
                 op_kind(&method, &route, headers),
                 want,
                 "{method} {route:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_reads_count_as_reading_whatever_flags_they_carry() {
+        let plain = HeaderMap::new();
+        let mut query = HeaderMap::new();
+        query.insert(headers::IS_QUERY, "True".parse().unwrap());
+        query.insert(
+            headers::CONTENT_TYPE,
+            "application/query+json".parse().unwrap(),
+        );
+        let table = [
+            (Method::GET, "/dbs/d/colls/c/docs/x", &plain, true),
+            (Method::GET, "/dbs/d/colls/c/docs", &plain, true),
+            (Method::POST, "/dbs/d/colls/c/docs", &query, true),
+            (Method::GET, "/dbs/d/colls/c/pkranges", &plain, true),
+            (Method::GET, "/dbs/d/users/u/permissions", &plain, true),
+            (Method::POST, "/dbs/d/colls/c/docs", &plain, false),
+            (Method::PUT, "/dbs/d/colls/c/docs/x", &plain, false),
+            (Method::PATCH, "/dbs/d/colls/c/docs/x", &plain, false),
+            (Method::DELETE, "/dbs/d/colls/c/docs/x", &plain, false),
+            (Method::POST, "/dbs/d/colls/c/sprocs/s", &query, false),
+            (Method::POST, "/dbs/d/colls/c/sprocs", &query, true),
+            (Method::POST, "/dbs/d/colls/c/sprocs", &plain, false),
+            (
+                Method::POST,
+                "/dbs/d/colls/c/operations/partitionkeydelete",
+                &query,
+                false,
+            ),
+            (Method::POST, "/dbs", &plain, false),
+            (Method::PUT, "/offers/o", &plain, false),
+        ];
+        for (method, path, headers, want) in table {
+            let route = parse(path).unwrap();
+            let op = operation(&method, &route, headers);
+            assert_eq!(
+                op.map(Operation::reads_only),
+                Some(want),
+                "{method} {path} {op:?}"
             );
         }
     }

@@ -98,6 +98,11 @@ impl Journal {
         seq
     }
 
+    /// Why the log can no longer be written, once it cannot.
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.progress.borrow().failed.clone()
+    }
+
     /// The sequence number of the last record queued.
     pub(crate) fn queued(&self) -> u64 {
         self.queue.lock().unwrap_or_else(|p| p.into_inner()).queued

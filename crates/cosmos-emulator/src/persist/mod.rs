@@ -183,6 +183,11 @@ impl DataDir {
         self.journal.durable(self.journal.queued()).await
     }
 
+    /// Why the data directory can no longer be written, once it cannot.
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.journal.failure()
+    }
+
     /// Whether the log has grown past the compaction size and no compaction runs; if so the
     /// caller is to run [`DataDir::compact`].
     pub(crate) fn wants_compaction(&self) -> bool {

@@ -22,6 +22,30 @@ impl persist::State for Kept {
     }
 }
 
+/// Before the handler: once the data directory could not be written, a request that may change
+/// something is refused (503) without being applied, so what is served does not drift further
+/// from what a restart would load. Reads go on.
+pub(super) fn refuse_when_failed(
+    shared: &Shared,
+    operation: Option<crate::exchange::request_class::Operation>,
+) -> Result<(), ApiError> {
+    let Some(data) = &shared.data else {
+        return Ok(());
+    };
+    if operation.is_some_and(|op| op.reads_only()) {
+        return Ok(());
+    }
+    match data.failure() {
+        None => Ok(()),
+        Some(why) => Err(ApiError::new(
+            503,
+            format!(
+                "The data directory could not be written ({why}); changes are refused until the emulator restarts with room to write."
+            ),
+        )),
+    }
+}
+
 /// After the handler of a request that may have written: records a change to the catalog, to
 /// scripts or to users, waits until
 /// what was recorded is fsync'd and starts a compaction when the log has grown. Err (503) when

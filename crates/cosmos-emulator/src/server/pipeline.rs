@@ -146,6 +146,11 @@ pub(super) async fn handle(
             return Ok(error_response(&e, 0.0));
         }
     }
+    let operation =
+        crate::exchange::request_class::operation(&parts.method, &route, &parts.headers);
+    if let Err(e) = super::durable::refuse_when_failed(&shared, operation) {
+        return Ok(error_response(&e, 0.0));
+    }
     let binary_answer = serialization::answers_binary(&parts.method, &route, &parts.headers);
     let heavy = evaluates(&parts.method, &route, &parts.headers, body.len());
     let parts = Arc::new(parts);
