@@ -20,6 +20,7 @@ const COMMON: &[&str] = &[
     "x-ms-serviceversion",
     "x-ms-gatewayversion",
     "x-ms-transport-request-id",
+    "x-ms-request-duration-ms",
 ];
 
 /// Every answer that reached one partition.
@@ -80,6 +81,13 @@ fn assert_has(family: &str, r: &Resp, sets: &[&[&str]]) {
         "{family} ({}) sends {repeated:?} more than once",
         r.status
     );
+    // The server's time over the request, a number of milliseconds (SDKs parse it as one).
+    if let Some(took) = r.header("x-ms-request-duration-ms") {
+        let ms: f64 = took
+            .parse()
+            .unwrap_or_else(|_| panic!("{family}: duration {took:?} is not a number"));
+        assert!((0.0..60_000.0).contains(&ms), "{family}: {ms}");
+    }
 }
 
 async fn on_pk(c: &TestClient, base: &str, method: Method, path: &str, body: Option<&str>) -> Resp {

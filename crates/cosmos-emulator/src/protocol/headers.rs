@@ -32,6 +32,8 @@ pub(crate) const CONTINUATION: &str = "x-ms-continuation";
 pub(crate) const SESSION_TOKEN: &str = "x-ms-session-token";
 pub(crate) const REQUEST_CHARGE: &str = "x-ms-request-charge";
 pub(crate) const ACTIVITY_ID: &str = "x-ms-activity-id";
+/// How long the server took over a request, in milliseconds (on every answer).
+pub(crate) const REQUEST_DURATION_MS: &str = "x-ms-request-duration-ms";
 pub(crate) const SUB_STATUS: &str = "x-ms-substatus";
 pub(crate) const RETRY_AFTER_MS: &str = "x-ms-retry-after-ms";
 pub(crate) const LSN: &str = "lsn";

@@ -221,7 +221,17 @@ async fn serve_http<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let service = service_fn(move |request| pipeline::handle(shared.clone(), port, request));
+    let service = service_fn(move |request| {
+        let shared = shared.clone();
+        async move {
+            let started = std::time::Instant::now();
+            let mut answer = pipeline::handle(shared, port, request).await;
+            if let Ok(response) = &mut answer {
+                stamp_duration(response.headers_mut(), started.elapsed());
+            }
+            answer
+        }
+    });
     let io = TokioIo::new(io);
     let served = match protocol {
         Protocol::Http1 => until_stopped!(
@@ -276,5 +286,17 @@ mod tests {
         assert_eq!(protocol_from_alpn(Some(b"h2")), Protocol::Http2);
         assert_eq!(protocol_from_alpn(Some(b"http/1.1")), Protocol::Http1);
         assert_eq!(protocol_from_alpn(None), Protocol::Http1);
+    }
+}
+
+/// `x-ms-request-duration-ms`: how long the server took over the request, in milliseconds with
+/// three decimals (as the service sends it; SDKs read it on every answer).
+fn stamp_duration(headers: &mut http::HeaderMap, took: Duration) {
+    let text = format!("{:.3}", took.as_secs_f64() * 1000.0);
+    if let Ok(value) = http::HeaderValue::from_str(&text) {
+        headers.insert(
+            http::HeaderName::from_static(crate::protocol::headers::REQUEST_DURATION_MS),
+            value,
+        );
     }
 }
