@@ -211,6 +211,11 @@ async fn a_later_operations_etag_condition_sees_the_earlier_writes_of_the_batch(
     let ops = json!([replace(Some(("ifMatch", &current)))]);
     let r = batch(&c, base, "Account1", "True", &ops).await;
     assert_eq!(statuses(&r), vec![412], "{r:?}");
+    // An upsert of a missing item creates it whatever its If-Match says, as the service does.
+    let ops = json!([{"operationType": "Upsert", "ifMatch": current,
+        "resourceBody": {"id": "upsert_missing", "pk": "Account1"}}]);
+    let r = batch(&c, base, "Account1", "True", &ops).await;
+    assert_eq!((r.status, statuses(&r)), (200, vec![201]), "{r:?}");
 }
 
 #[tokio::test]

@@ -60,6 +60,24 @@ async fn stale_if_match_answers_412_and_current_one_succeeds() {
         )
         .await;
     assert_eq!(r.status, 412, "upsert");
+    // An upsert of a missing item creates it whatever its If-Match says, as the service does:
+    // the precondition is a replace's.
+    let r = c
+        .post_json(
+            base,
+            "/dbs/db/colls/c/docs",
+            &upsert,
+            &json!({"id": "fresh", "pk": "p"}),
+        )
+        .await;
+    assert_eq!(
+        r.status, 201,
+        "upsert of a missing item with If-Match: {r:?}"
+    );
+    let read = c
+        .read_item(base, "db", "c", "fresh", &json!("p"), &[])
+        .await;
+    assert_eq!(read.status, 200);
     let patch = json!({"operations": [{"op": "set", "path": "/n", "value": 9}]});
     let r = c
         .send(

@@ -217,10 +217,8 @@ pub(super) fn evaluate(
             let existing = staged.current(&k);
             match &existing {
                 Some(_) if kind == "create" => return Err(ApiError::already_exists()),
+                // An upsert of a missing item creates it whatever its If-Match says.
                 Some(current) if !matches(current) => return Err(ApiError::precondition_failed()),
-                None if op.if_match.is_some() && kind == "upsert" => {
-                    return Err(ApiError::precondition_failed())
-                }
                 _ => {}
             }
             let rid = existing

@@ -39,8 +39,12 @@ pub(super) fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply
     if existing.is_some() && !upsert {
         return Err(refuse(ApiError::already_exists()));
     }
-    if upsert && !if_match_ok(ctx, existing.as_ref().map(|d| d.etag.as_str())) {
-        return Err(refuse(ApiError::precondition_failed()));
+    // An upsert's If-Match is a replace's precondition: an upsert of a missing item creates it
+    // whatever If-Match says, as the service does.
+    if let (true, Some(current)) = (upsert, &existing) {
+        if !if_match_ok(ctx, Some(current.etag.as_str())) {
+            return Err(refuse(ApiError::precondition_failed()));
+        }
     }
     // An item created or deleted meanwhile changes the resource id the item is sealed with.
     let rid_now = existing.as_ref().map(|d| d.rid);
