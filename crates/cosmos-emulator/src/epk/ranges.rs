@@ -15,13 +15,12 @@ pub const MAX_EPK: &str = "FF";
 /// emulator's image of hash V1 keys, lie below 2^126.
 pub const SPACE_END: u128 = 1 << 126;
 
-/// Inner boundaries of `count` even ranges (`count - 1` values, ascending).
+/// Inner boundaries of `count` even ranges (`count - 1` values, ascending): `k * floor(2^126 /
+/// count)`, as the service splits the space (the last range takes the remainder).
 pub fn boundaries(count: usize) -> Vec<Epk> {
     let count = count.max(1) as u128;
-    let space = SPACE_END;
-    (1..count)
-        .map(|i| Epk::single(space / count * i + (space % count) * i / count))
-        .collect()
+    let step = SPACE_END / count;
+    (1..count).map(|i| Epk::single(step * i)).collect()
 }
 
 /// Index of the range an EPK falls in, given the inner boundaries.
@@ -73,6 +72,20 @@ mod tests {
         assert_eq!(
             range_bounds(3, &b, epk_hex),
             ("30000000000000000000000000000000".into(), "FF".into())
+        );
+    }
+
+    #[test]
+    fn a_count_that_does_not_divide_the_space_steps_by_its_floor() {
+        let b = boundaries(5);
+        assert_eq!(
+            b.iter().map(|x| epk_hex(*x)).collect::<Vec<_>>(),
+            vec![
+                "0CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",
+                "19999999999999999999999999999998",
+                "26666666666666666666666666666664",
+                "33333333333333333333333333333330"
+            ]
         );
     }
 
