@@ -225,3 +225,64 @@ async fn quoted_partition_key_paths_name_properties_holding_any_character() {
         assert_eq!(create(&c, base, &body).await.status, 400, "{bad}");
     }
 }
+
+#[tokio::test]
+async fn a_request_meant_for_a_deleted_container_of_the_same_name_answers_1024() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    let rid_of = |r: common::Resp| r.json()["_rid"].as_str().unwrap().to_owned();
+    let old = rid_of(c.get(base, "/dbs/db/colls/c", &[]).await);
+    let gone = c
+        .send(base, Method::DELETE, "/dbs/db/colls/c", &[], None)
+        .await;
+    assert_eq!(gone.status, 204, "{gone:?}");
+    c.setup(base, "db", "c").await;
+    let new = rid_of(c.get(base, "/dbs/db/colls/c", &[]).await);
+    assert_ne!(old, new);
+    let doc = json!({"id": "a", "pk": "p"});
+    let with_rid = |rid: &str| vec![("x-ms-cosmos-intended-collection-rid", rid.to_owned())];
+    let docs = "/dbs/db/colls/c/docs";
+    // A write, a read and a query from a client that still holds the old container.
+    for (what, method, path, body) in [
+        ("create", Method::POST, docs, Some(&doc)),
+        ("read", Method::GET, "/dbs/db/colls/c/docs/a", None),
+    ] {
+        let headers = with_rid(&old);
+        let extra: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let r = c
+            .send_with_pk(base, method, path, &json!("p"), &extra, body)
+            .await;
+        assert_eq!(r.status, 400, "{what}: {r:?}");
+        assert_eq!(r.header("x-ms-substatus"), Some("1024"), "{what}");
+    }
+    let q = c
+        .query(
+            base,
+            docs,
+            &json!({"query": "SELECT * FROM c"}),
+            &[
+                ("x-ms-documentdb-partitionkey", "[\"p\"]"),
+                ("x-ms-cosmos-intended-collection-rid", old.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(
+        (q.status, q.header("x-ms-substatus")),
+        (400, Some("1024")),
+        "{q:?}"
+    );
+    // Nothing was written; with the container's own resource id the write is served.
+    let r = c.read_item(base, "db", "c", "a", &json!("p"), &[]).await;
+    assert_eq!(r.status, 404);
+    let r = c
+        .send_with_pk(
+            base,
+            Method::POST,
+            docs,
+            &json!("p"),
+            &[("x-ms-cosmos-intended-collection-rid", new.as_str())],
+            Some(&doc),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{r:?}");
+}

@@ -53,12 +53,43 @@ pub(crate) fn handle(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiEr
     throttle::metered(ctx, route, || dispatch(ctx, route))
 }
 
+/// A request on a container's contents that names the container it means by resource id
+/// (`x-ms-cosmos-intended-collection-rid`, from a client's cache) is refused with 400/1024 when
+/// the container of that name is another one (deleted and re-created): the client then refreshes
+/// its cache and retries, rather than acting on a container it does not know.
+fn check_intended_container(ctx: &RequestCtx<'_>, resource: &Resource) -> Result<(), ApiError> {
+    let (db, coll) = match resource {
+        Resource::Items { db, coll }
+        | Resource::Item { db, coll, .. }
+        | Resource::PartitionKeyDelete { db, coll }
+        | Resource::Conflicts { db, coll }
+        | Resource::Conflict { db, coll, .. }
+        | Resource::Scripts { db, coll, .. }
+        | Resource::Script { db, coll, .. } => (db, coll),
+        _ => return Ok(()),
+    };
+    let Some(intended) = ctx.header(headers::INTENDED_COLLECTION_RID) else {
+        return Ok(());
+    };
+    let container = ctx.shared.store.catalog.container(db, coll)?;
+    if container.rid == intended.trim() {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(format!(
+        "The container {coll} is not the one this request was meant for: its resource id is {}, the request names {} (the container was deleted and created again). Read the container again and retry.",
+        container.rid,
+        intended.trim()
+    ))
+    .with_sub_status(crate::protocol::sub_status::COLLECTION_RID_MISMATCH))
+}
+
 fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
     use Operation as O;
     let m = ctx.method;
     let Some(op) = operation(m, route, ctx.headers) else {
         return Err(not_supported(m));
     };
+    check_intended_container(ctx, &route.resource)?;
     match (op, &route.resource) {
         (O::ReadAccount, _) => account::read(ctx),
         (O::QueryDatabases, _) => databases::query(ctx),

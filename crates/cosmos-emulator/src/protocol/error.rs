@@ -8,6 +8,9 @@ pub(crate) mod sub_status {
     pub(crate) const READ_SESSION_NOT_AVAILABLE: u32 = 1002;
     /// 404: the database or container of the request does not exist.
     pub(crate) const OWNER_RESOURCE_NOT_FOUND: u32 = 1003;
+    /// 400: the request was meant for a container of the same name that has since been deleted
+    /// (and perhaps re-created): its `x-ms-cosmos-intended-collection-rid` names another one.
+    pub(crate) const COLLECTION_RID_MISMATCH: u32 = 1024;
 }
 
 /// A request that fails: the response status, sub-status and a message a person can act on.

@@ -35,6 +35,8 @@ pub(crate) const ACTIVITY_ID: &str = "x-ms-activity-id";
 /// How long the server took over a request, in milliseconds (on every answer).
 pub(crate) const REQUEST_DURATION_MS: &str = "x-ms-request-duration-ms";
 pub(crate) const SUB_STATUS: &str = "x-ms-substatus";
+/// The resource id of the container a client means (from its cache of the container).
+pub(crate) const INTENDED_COLLECTION_RID: &str = "x-ms-cosmos-intended-collection-rid";
 pub(crate) const RETRY_AFTER_MS: &str = "x-ms-retry-after-ms";
 pub(crate) const LSN: &str = "lsn";
 pub(crate) const ITEM_COUNT: &str = "x-ms-item-count";
