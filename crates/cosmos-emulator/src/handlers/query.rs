@@ -228,14 +228,12 @@ fn scope_of(
     if crate::sql::search::is_ranked(&request.query) {
         return Err(not_servable(request));
     }
-    // A container of one range answers any query there; it still has to be asked for across
-    // partitions, as the service's does. Otherwise a query that needs a plan gets the 400 that
-    // asks for one, even when its WHERE fixes the partition key: the service decides this by the
-    // request's partition key header, not by the filter (the Python SDK's aggregate tests expect
-    // `SELECT AVG(r.f) FROM r WHERE r.pk = 'x'` to be refused as a cross-partition aggregate
-    // without VALUE).
-    let one_range = container.partitions().len() == 1 && request.query.from.is_some();
-    if !one_range && !gateway_serves(&request.query) {
+    // A query that needs a plan gets the 400 that asks for one, whatever the number of ranges
+    // (SDKs read the ranges and cache the routing map from it) and even when its WHERE fixes the
+    // partition key: the service decides this by the request's partition key header, not by the
+    // filter (the Python SDK's aggregate tests expect `SELECT AVG(r.f) FROM r WHERE r.pk = 'x'`
+    // to be refused as a cross-partition aggregate without VALUE).
+    if !gateway_serves(&request.query) {
         return Err(not_servable(request));
     }
     if let Some(filter) = pinned_filter(request, container) {
