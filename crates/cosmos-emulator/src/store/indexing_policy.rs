@@ -1,5 +1,6 @@
 //! A container's indexing policy as the service stores it: what a create or replace leaves out is
-//! filled in. `indexingMode` defaults to `consistent` and `automatic` to true; under a mode other
+//! filled in. `indexingMode` defaults to `consistent`; `automatic` is true unless the mode is `none`
+//! (as the service keeps it, whatever it was sent); under a mode other
 //! than `none`, missing `includedPaths` are `[{"path": "/*"}]`, and `/"_etag"/?` is always among
 //! the `excludedPaths`; the legacy per-path `indexes` (kinds, data types, precisions) are
 //! dropped, as the service ignores them. Pure: JSON in, JSON out.
@@ -24,9 +25,13 @@ pub(super) fn filled(requested: Option<&Value>) -> Value {
         .unwrap_or("consistent")
         .to_ascii_lowercase();
     let none = mode == "none";
-    policy
-        .entry("automatic")
-        .or_insert_with(|| Value::Bool(!none));
+    // The service keeps `automatic` true for any policy that indexes (an `automatic: false` it is
+    // sent reads back true); under `none` it stays as given, false by default.
+    if none {
+        policy.entry("automatic").or_insert(Value::Bool(false));
+    } else {
+        policy.insert("automatic".into(), Value::Bool(true));
+    }
     let included = policy.entry("includedPaths").or_insert_with(|| {
         if none {
             json!([])
@@ -93,6 +98,11 @@ mod tests {
             (
                 Some(json!({"indexingMode": "none", "automatic": false})),
                 json!({"indexingMode": "none", "automatic": false, "includedPaths": [], "excludedPaths": []}),
+            ),
+            (
+                Some(json!({"automatic": false})),
+                json!({"indexingMode": "consistent", "automatic": true, "includedPaths": [{"path": "/*"}],
+                    "excludedPaths": [{"path": ETAG_PATH}]}),
             ),
             (Some(json!("lazy")), json!("lazy")),
         ];
