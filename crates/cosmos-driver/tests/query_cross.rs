@@ -68,7 +68,8 @@ async fn seeded_pair() -> Pair {
     }
 }
 
-/// The query evaluated whole by the one-partition emulator (one request per page, no plan).
+/// The query evaluated whole by the one-partition emulator on its one range (one request per
+/// page, no plan).
 async fn whole(driver: &CosmosDriver, q: &Query) -> Vec<Value> {
     let c = cosmos_driver::DatabaseReference::new("q")
         .unwrap()
@@ -79,9 +80,11 @@ async fn whole(driver: &CosmosDriver, q: &Query) -> Vec<Value> {
     loop {
         let mut op = CosmosOperation::query_items(c.clone(), q)
             .unwrap()
+            // The container's one range, named: the emulator evaluates the query whole there
+            // (across partitions, a query that needs a plan is refused without one).
             .with_header(
-                http::HeaderName::from_static("x-ms-documentdb-query-enablecrosspartition"),
-                HeaderValue::from_static("True"),
+                http::HeaderName::from_static("x-ms-documentdb-partitionkeyrangeid"),
+                HeaderValue::from_static("0"),
             )
             .with_max_item_count(1000);
         if let Some(t) = &token {

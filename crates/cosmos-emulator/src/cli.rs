@@ -120,6 +120,10 @@ pub struct EmulatorArgs {
     /// keeps its thread until it ends on its own.
     #[arg(long)]
     pub scripts_in_process: bool,
+    /// With one region, advertise that region's own port as its endpoint rather than the global
+    /// endpoint (which one region gets by default, as Microsoft's emulator gives it).
+    #[arg(long)]
+    pub own_port_for_one_region: bool,
 }
 
 impl std::fmt::Debug for EmulatorArgs {
@@ -166,6 +170,7 @@ impl EmulatorArgs {
             .port(self.port)
             .max_connections(self.max_connections)
             .body_read_timeout(std::time::Duration::from_millis(self.body_read_timeout_ms))
+            .own_port_for_one_region(self.own_port_for_one_region)
             .query_limits(QueryLimits {
                 page_work: self.query_page_work.max(1),
                 page_time: std::time::Duration::from_millis(self.query_page_ms.max(1)),

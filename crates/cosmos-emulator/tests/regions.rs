@@ -212,3 +212,39 @@ async fn hub_only_reads_are_refused_outside_the_hub_and_see_committed_state_in_i
         .await;
     assert_eq!(r.status, 200, "a token the hub has reached is served");
 }
+
+/// One region is advertised at the global endpoint (as Microsoft's emulator does, so faults
+/// injected by region URL reach it), unless told to advertise its own port.
+#[tokio::test]
+async fn one_region_is_advertised_at_the_global_endpoint_unless_told_otherwise() {
+    for (own_port, want_global) in [(false, true), (true, false)] {
+        let emu = EmulatorBuilder::new()
+            .regions(["West US"])
+            .own_port_for_one_region(own_port)
+            .start()
+            .await
+            .unwrap();
+        let c = TestClient::new(WELL_KNOWN_KEY);
+        let account = c.get(emu.endpoint(), "/", &[]).await.json();
+        for list in ["writableLocations", "readableLocations"] {
+            let advertised = account[list][0]["databaseAccountEndpoint"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            assert_eq!(
+                advertised == emu.endpoint(),
+                want_global,
+                "{list}: {advertised}"
+            );
+            assert_eq!(emu.region_endpoint("West US"), Some(advertised.as_str()));
+            // What is advertised serves the account.
+            assert_eq!(c.get(&advertised, "/", &[]).await.status, 200);
+        }
+    }
+    // Several regions each keep their own port.
+    let emu = EmulatorBuilder::new().start().await.unwrap();
+    assert!(emu
+        .regions()
+        .iter()
+        .all(|r| emu.region_endpoint(r) != Some(emu.endpoint())));
+}

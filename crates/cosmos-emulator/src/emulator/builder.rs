@@ -53,6 +53,7 @@ pub struct EmulatorBuilder {
     query_limits: QueryLimits,
     session_wait: SessionWait,
     script_worker: Option<std::path::PathBuf>,
+    own_port_for_one_region: bool,
 }
 
 /// How long a client may take to send a request body, unless configured otherwise.
@@ -118,6 +119,7 @@ impl Default for EmulatorBuilder {
             query_limits: QueryLimits::default(),
             session_wait: SessionWait::default(),
             script_worker: None,
+            own_port_for_one_region: false,
         }
     }
 }
@@ -322,6 +324,15 @@ impl EmulatorBuilder {
         self
     }
 
+    /// With one region, the account advertises the global endpoint as that region's endpoint
+    /// (as Microsoft's emulator does; SDK tests that inject faults by region URL depend on it)
+    /// unless this is set: then it advertises the region's own port. The region's port listens
+    /// either way; with several regions each always has its own.
+    pub fn own_port_for_one_region(mut self, on: bool) -> Self {
+        self.own_port_for_one_region = on;
+        self
+    }
+
     /// Binds every listener and starts serving.
     pub async fn start(self) -> Result<Emulator, StartError> {
         let fail = |m: String| StartError(m);
@@ -367,11 +378,12 @@ impl EmulatorBuilder {
                 .port();
             Ok(format!("{scheme}://{url_host}:{port}/"))
         };
+        let at_global = self.regions.len() == 1 && !self.own_port_for_one_region;
         let mut regions = Vec::new();
         for (name, listener) in self.regions.iter().zip(&region_listeners) {
             regions.push(RegionInfo {
                 name: name.clone(),
-                endpoint: url(listener)?,
+                endpoint: url(if at_global { &global } else { listener })?,
             });
         }
         let topology = self.topology(regions)?;
