@@ -622,3 +622,29 @@ async fn read_feeds_and_change_feeds_follow_full_keys_and_prefixes() {
     }
     assert_eq!(all, expected(&docs, |_| true));
 }
+
+/// Feed-range bounds as long as a full three-level key (96 hex digits) are taken by the change
+/// feed and by queries, as the service takes them.
+#[tokio::test]
+async fn full_key_length_epk_bounds_are_taken_by_the_change_feed_and_queries() {
+    let (emu, c) = start(1).await;
+    let base = emu.endpoint();
+    let docs = fill(&c, base).await;
+    let low = "0".repeat(96);
+    let range = [
+        ("x-ms-documentdb-partitionkeyrangeid", "0"),
+        ("x-ms-start-epk", low.as_str()),
+        ("x-ms-end-epk", "FF"),
+        ("x-ms-read-key-type", "EffectivePartitionKeyRange"),
+    ];
+    let mut headers = vec![("a-im", "Incremental feed")];
+    headers.extend_from_slice(&range);
+    let r = c.get(base, THREE, &headers).await;
+    assert_eq!(r.status, 200, "change feed: {r:?}");
+    assert_eq!(
+        r.json()["Documents"].as_array().map(Vec::len),
+        Some(docs.len())
+    );
+    let got = query_ids(&c, base, THREE, "SELECT * FROM c", &range).await;
+    assert_eq!(got.len(), docs.len());
+}

@@ -143,10 +143,14 @@ fn parse_etag(tag: &str) -> Result<u64, String> {
     })
 }
 
-/// An EPK bound: hex digits (at most 64) or empty, upper-cased.
+/// The longest feed-range bound read: a hash V1 key's encoded hash and strings.
+const MAX_EPK_TEXT: usize = 512;
+
+/// An EPK bound: hex digits (at most [`MAX_EPK_TEXT`]) or empty, upper-cased.
 fn epk_text(text: &str) -> Result<String, String> {
     let t = text.trim();
-    if t.len() > 64 || !t.chars().all(|c| c.is_ascii_hexdigit()) {
+    // As long as a hash V1 key of long strings: the container's definition reads it after.
+    if t.len() > MAX_EPK_TEXT || !t.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(format!(
             "{t:?} is not an effective partition key (hex digits, e.g. \"\" or \"FF\")."
         ));
