@@ -291,7 +291,7 @@ async fn a_lagging_region_serves_a_lagging_feed() {
 }
 
 #[tokio::test]
-async fn all_versions_and_deletes_carry_metadata_and_previous_images() {
+async fn all_versions_and_deletes_carry_metadata_and_the_deleted_version() {
     let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(1)).await;
     let base = emu.endpoint();
     let full = ("a-im", "Full-Fidelity Feed");
@@ -314,12 +314,16 @@ async fn all_versions_and_deletes_carry_metadata_and_previous_images() {
     assert_eq!(ops, vec!["create", "replace", "delete"]);
     assert_eq!(docs[0]["current"]["v"], 1);
     assert_eq!(docs[1]["current"]["v"], 2);
-    assert_eq!(docs[1]["previous"]["v"], 1);
     assert_eq!(
         docs[1]["metadata"]["previousImageLSN"],
         docs[0]["metadata"]["lsn"]
     );
-    assert!(docs[2].get("current").is_none());
+    // A replace points back by LSN, without the previous image (no pre-image policy); a delete
+    // carries an empty current, the deleted version, and was not an expiry.
+    assert!(docs[1].get("previous").is_none(), "{}", docs[1]);
+    assert_eq!(docs[2]["current"], json!({}));
+    assert_eq!(docs[2]["previous"]["v"], 2);
+    assert_eq!(docs[2]["metadata"]["timeToLiveExpired"], false);
     assert_eq!(docs[2]["metadata"]["id"], "a");
     assert_eq!(docs[2]["metadata"]["partitionKey"], json!({"pk": "p"}));
     let lsns: Vec<u64> = docs
@@ -390,4 +394,52 @@ async fn a_page_also_ends_at_about_four_megabytes() {
     );
     let rest = range_feed(&c, base, "0", first.header("etag")).await;
     assert_eq!(ids(&rest), vec!["big4", "big5"]);
+}
+
+/// An item deleted by its time to live shows in the all-versions-and-deletes feed as a delete with
+/// `timeToLiveExpired: true` (the sweep runs each second on the wall clock, so this waits for it).
+#[tokio::test]
+async fn a_delete_by_time_to_live_is_marked_as_expired() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(1)).await;
+    let base = emu.endpoint();
+    let definition = json!({"id": "c", "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}, "defaultTtl": -1});
+    let r = c
+        .send(
+            base,
+            Method::PUT,
+            "/dbs/db/colls/c",
+            &[],
+            Some(definition.to_string().as_bytes()),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let full = ("a-im", "Full-Fidelity Feed");
+    let range = ("x-ms-documentdb-partitionkeyrangeid", "0");
+    let now = feed(&c, base, &[full, range, ("if-none-match", "*")]).await;
+    let mut tag = now.header("etag").unwrap().to_owned();
+    upsert(&c, base, &json!({"id": "short", "pk": "p", "ttl": 1})).await;
+    let mut seen = Vec::new();
+    let waited = std::time::Instant::now();
+    while !seen
+        .iter()
+        .any(|d: &Value| d["metadata"]["operationType"] == "delete")
+    {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(10),
+            "no delete after 10 s: {seen:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let r = feed(&c, base, &[full, range, ("if-none-match", &tag)]).await;
+        if r.status == 200 {
+            seen.extend(r.json()["Documents"].as_array().unwrap().iter().cloned());
+        }
+        tag = r.header("etag").unwrap().to_owned();
+    }
+    let deleted = seen
+        .iter()
+        .find(|d| d["metadata"]["operationType"] == "delete")
+        .unwrap();
+    assert_eq!(deleted["metadata"]["id"], "short");
+    assert_eq!(deleted["metadata"]["timeToLiveExpired"], true, "{deleted}");
+    assert_eq!(deleted["current"], json!({}));
 }

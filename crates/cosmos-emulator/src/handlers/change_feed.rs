@@ -229,7 +229,10 @@ fn all_versions_item(entry: &HistoryEntry, container: &Container) -> Result<Byte
     metadata.insert("operationType".into(), json!(operation));
     metadata.insert("lsn".into(), json!(entry.lsn));
     metadata.insert("crts".into(), json!(entry.unix_ts));
-    metadata.insert("timeToLiveExpired".into(), json!(false));
+    metadata.insert(
+        "timeToLiveExpired".into(),
+        json!(deleted_by_expiry(entry, container.default_ttl())),
+    );
     if let Some(lsn) = previous_lsn {
         metadata.insert("previousImageLSN".into(), lsn);
     }
@@ -243,6 +246,7 @@ fn all_versions_item(entry: &HistoryEntry, container: &Container) -> Result<Byte
             item.insert("current".into(), current);
         }
         None => {
+            item.insert("current".into(), json!({}));
             metadata.insert("id".into(), json!(entry.key.id));
             if let Some(pk) = previous
                 .as_ref()
@@ -253,12 +257,25 @@ fn all_versions_item(entry: &HistoryEntry, container: &Container) -> Result<Byte
         }
     }
     item.insert("metadata".into(), Value::Object(metadata));
-    if let Some(p) = previous {
+    // A replace points back at the version it replaced by `previousImageLSN` only: the service
+    // sends a replace's previous image only when the container asks for pre-images, which a
+    // change feed retention policy alone does not.
+    if let (Some(p), "delete") = (previous, operation) {
         item.insert("previous".into(), p);
     }
     Ok(Bytes::from(
         serde_json::to_vec(&Value::Object(item)).unwrap_or_default(),
     ))
+}
+
+/// Whether `entry` is a delete of a version that had outlived its time to live (under the
+/// container's `default_ttl`) when it was deleted: the expiry sweep's delete, not a client's (a
+/// client cannot reach an expired item). Pure.
+fn deleted_by_expiry(entry: &HistoryEntry, default_ttl: Option<i64>) -> bool {
+    entry.doc.is_none()
+        && entry.previous.as_ref().is_some_and(|(_, gone)| {
+            crate::store::ttl::expired(default_ttl, &gone.body, entry.unix_ts)
+        })
 }
 
 /// `{"<last path segment>": value}` for the partition key inside `doc`.
