@@ -14,7 +14,7 @@ use futures::{Stream, StreamExt};
 use serde::de::DeserializeOwned;
 
 use crate::change_feed::ChangeFeedPage;
-use crate::operations::ChangeFeedReader;
+use crate::change_feed::ChangeFeedReader;
 use crate::CosmosError;
 
 type PageRead<T> = (

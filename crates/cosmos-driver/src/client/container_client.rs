@@ -9,9 +9,11 @@ use serde::Serialize;
 use super::change_feed_reader::ChangeFeed;
 use super::item_options::ItemOptions;
 use super::item_response::ItemResponse;
+use crate::change_feed::ChangeFeedReader;
 use crate::change_feed::{ChangeFeedOptions, ChangeFeedStart, FeedRange, FeedScope, FeedState};
-use crate::operations::{partition_key_ranges, ChangeFeedReader, DriverPageSource};
+use crate::operations::partition_key_ranges;
 use crate::patch::PatchInstructions;
+use crate::query::DriverPageSource;
 use crate::query::{Query, QueryItems, QueryOptions, QueryPager, QueryScope};
 use crate::read_many::{ReadManyOptions, ReadManyResponse};
 use crate::{
@@ -264,7 +266,7 @@ impl ContainerClient {
         mut options: ReadManyOptions,
     ) -> Result<ReadManyResponse<T>, CosmosError> {
         options.request = options.request.over(&self.options);
-        crate::operations::read_many(
+        crate::read_many::read_many(
             self.driver.core(),
             self.reference()?,
             items.to_vec(),

@@ -1,9 +1,9 @@
 //! A container's settings through its handle: its definition (indexing policy, default TTL, unique
 //! keys) and its throughput.
 
+use super::offer_flow::{self, OfferOwner};
 use super::throughput_response::ThroughputResponse;
 use super::ContainerClient;
-use crate::operations::offer_flow::{self, OfferOwner};
 use crate::resources::{ContainerProperties, ThroughputProperties};
 use crate::{CosmosError, CosmosOperation, CosmosResponse};
 

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::container_settings::ContainerResponse;
+use super::offer_flow::{self, OfferOwner};
 use super::resource_feed::ResourceFeed;
 use super::throughput_response::ThroughputResponse;
-use crate::operations::offer_flow::{self, OfferOwner};
 use crate::resources::{ContainerProperties, ThroughputProperties};
 use crate::{
     ContainerClient, CosmosDriver, CosmosError, CosmosOperation, DatabaseReference,
