@@ -202,7 +202,7 @@ mod tests {
     fn the_driver_and_its_futures_can_move_across_tasks() {
         is_send_sync_clone::<CosmosDriver>();
         fn check(driver: &CosmosDriver, options: &OperationOptions) {
-            let item = crate::DatabaseReference::new("d")
+            let item = crate::protocol::DatabaseReference::new("d")
                 .unwrap()
                 .container("c")
                 .unwrap()

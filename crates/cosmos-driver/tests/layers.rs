@@ -183,6 +183,70 @@ fn the_two_way_check_sees_folders_and_files() {
     );
 }
 
+/// Every `crate::Name` in a file other than the crate root where `Name` is one of the root's
+/// re-exports: such an import hides the module it comes from behind `lib.rs`.
+fn imports_through_the_root(src: &Path) -> Vec<String> {
+    let lib = code_only(&fs::read_to_string(src.join("lib.rs")).expect("lib.rs"));
+    let reexports = root_reexports(&lib);
+    let mut files = Vec::new();
+    layers_check::rust_files(src, &mut files);
+    files.sort();
+    let test_only = layers_check::test_only_files(&files);
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !test_only.contains(*f)) {
+        if file == &src.join("lib.rs") {
+            continue;
+        }
+        let text = fs::read_to_string(file).expect("readable source");
+        for root in crate_roots(&without_test_items(&code_only(&text))) {
+            if let Some(module) = reexports.get(&root) {
+                let rel = file.strip_prefix(src).unwrap_or(file).display();
+                found.push(format!("{rel}: crate::{root} (from {module})"));
+            }
+        }
+    }
+    found.dedup();
+    found
+}
+
+#[test]
+fn no_file_imports_through_the_crate_root() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = imports_through_the_root(&src);
+    assert!(
+        found.is_empty(),
+        "imports through lib.rs's re-exports, not the defining module:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_root_import_check_names_the_module() {
+    let dir = std::env::temp_dir().join(format!("root-import-check-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("client")).unwrap();
+    fs::write(
+        dir.join("lib.rs"),
+        "mod client;\nmod error;\npub use error::{Oops, Kind};\nfn f() -> crate::Oops { todo!() }\n",
+    )
+    .unwrap();
+    fs::write(dir.join("error.rs"), "pub struct Oops;\npub enum Kind {}\n").unwrap();
+    fs::write(dir.join("client/mod.rs"), "mod a;\nmod b;\n").unwrap();
+    fs::write(
+        dir.join("client/a.rs"),
+        "use crate::{error::Kind, Oops};\n// crate::Kind in a comment\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("client/b.rs"),
+        "use crate::error::Oops;\n#[cfg(test)]\nmod tests { use crate::Kind; }\n",
+    )
+    .unwrap();
+    let found = imports_through_the_root(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(found, ["client/a.rs: crate::Oops (from error)"]);
+}
+
 #[test]
 fn the_circle_checker_follows_paths_and_reexports() {
     let dir = std::env::temp_dir().join(format!("circles-check-{}", std::process::id()));

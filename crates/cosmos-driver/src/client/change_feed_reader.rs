@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 
 use crate::change_feed::ChangeFeedPage;
 use crate::change_feed::ChangeFeedReader;
-use crate::CosmosError;
+use crate::error::CosmosError;
 
 type PageRead<T> = (
     Box<ChangeFeedReader<T>>,

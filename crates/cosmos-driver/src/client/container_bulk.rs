@@ -6,7 +6,7 @@ use futures::Stream;
 use super::container_client::ContainerClient;
 use crate::bulk::DriverBulkTarget;
 use crate::bulk::{run_bulk, BulkOperation, BulkOptions, BulkResponse};
-use crate::CosmosError;
+use crate::error::CosmosError;
 
 /// A bulk run being set up on a container. Run it with [`ContainerBulk::run`] (a stream) or
 /// [`ContainerBulk::run_iter`] (an iterator).

@@ -11,15 +11,16 @@ use super::item_options::ItemOptions;
 use super::item_response::ItemResponse;
 use crate::change_feed::ChangeFeedReader;
 use crate::change_feed::{ChangeFeedOptions, ChangeFeedStart, FeedRange, FeedScope, FeedState};
+use crate::driver::CosmosDriver;
+use crate::error::CosmosError;
+use crate::operation::CosmosOperation;
 use crate::operations::partition_key_ranges;
+use crate::options::OperationOptions;
 use crate::patch::PatchInstructions;
+use crate::protocol::{ContainerReference, DatabaseReference, PartitionKey};
 use crate::query::DriverPageSource;
 use crate::query::{Query, QueryItems, QueryOptions, QueryPager, QueryScope};
 use crate::read_many::{ReadManyOptions, ReadManyResponse};
-use crate::{
-    ContainerReference, CosmosDriver, CosmosError, CosmosOperation, DatabaseReference,
-    OperationOptions, PartitionKey,
-};
 
 /// A container of one account. Cheap to clone; every operation goes through the driver's
 /// `execute` (or, for queries, one page request at a time through the same pipeline).

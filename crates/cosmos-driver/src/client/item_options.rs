@@ -4,10 +4,12 @@ use std::time::Duration;
 
 use http::{HeaderName, HeaderValue};
 
+use crate::error::CosmosError;
 use crate::hedging::AvailabilityStrategy;
+use crate::operation::Precondition;
+use crate::options::OperationOptions;
 use crate::protocol::{header_names as h, ConsistencyLevel, Region, SessionToken};
 use crate::resources::trigger_include_header;
-use crate::{CosmosError, OperationOptions, Precondition};
 
 /// Options of one item operation (read, create, upsert, replace, delete, patch). Every field is
 /// optional; an unset field falls back to the handle's options
