@@ -5,8 +5,9 @@ use std::sync::{Arc, Weak};
 use crate::error::CosmosError;
 use crate::hedging::HedgingEnv;
 use crate::operation::CosmosOperation;
-use crate::operations::{self, Pager};
+use crate::operations::{self, OperationKind, Pager};
 use crate::options::{DriverOptions, OperationOptions};
+use crate::patch::execute_patch;
 use crate::pipeline::{DriverCore, RetryLimits};
 use crate::protocol::{Endpoint, Region};
 use crate::response::CosmosResponse;
@@ -97,7 +98,13 @@ impl CosmosDriver {
         operation: CosmosOperation,
         options: &OperationOptions,
     ) -> Result<CosmosResponse, CosmosError> {
-        operations::run(&self.core, operation, options).await
+        if OperationKind::of(&operation) != OperationKind::ReadModifyWrite {
+            return operations::run(&self.core, operation, options).await;
+        }
+        operation.validate()?;
+        // Boxed: the read-modify-write future holds two whole operations, and keeping it inline
+        // would make every operation's future (and every move of it) that much larger.
+        Box::pin(execute_patch(&self.core, operation, options)).await
     }
 
     /// The pages of a feed operation (read feed of items, databases, containers or partition key
@@ -195,7 +202,7 @@ mod tests {
     fn the_driver_and_its_futures_can_move_across_tasks() {
         is_send_sync_clone::<CosmosDriver>();
         fn check(driver: &CosmosDriver, options: &OperationOptions) {
-            let item = crate::DatabaseReference::new("d")
+            let item = crate::protocol::DatabaseReference::new("d")
                 .unwrap()
                 .container("c")
                 .unwrap()

@@ -40,8 +40,10 @@
 //! `layers` test keeps it so):
 //!
 //! - api: `driver` ([`CosmosDriver`]).
-//! - operations: `operations` (one dispatcher by kind: single request, read-modify-write, paged
-//!   feed with [`Pager`], fan-out over partition key ranges) and [`patch`].
+//! - operation kinds, each in its own folder: [`patch`] (read-modify-write), [`query`],
+//!   [`change_feed`], [`read_many`], [`batch`], [`bulk`].
+//! - operations: the machinery every kind runs through, naming no kind (the dispatcher of plain
+//!   operations, the paging loop with [`Pager`], the re-plan loop, the pipeline entry).
 //! - pipeline: one request across attempts and regions (retry decisions, the hedged read).
 //! - operation data: [`CosmosOperation`] and [`options`].
 //! - [`hedging`]: strategy, eligibility, the race, win feedback.

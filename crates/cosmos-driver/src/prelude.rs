@@ -15,14 +15,27 @@
 //! It also brings `futures`' `StreamExt` and `TryStreamExt`, which the streams of queries, feeds
 //! and listings are read with.
 
-pub use crate::{
-    AvailabilityStrategy, BatchResponse, BulkOperation, BulkOptions, BulkResponse, ChangeFeed,
-    ChangeFeedItem, ChangeFeedMode, ChangeFeedOptions, ChangeFeedPage, ChangeFeedStart,
-    ConsistencyLevel, ContainerBatch, ContainerClient, ContainerProperties, ContainerResponse,
-    CosmosDriver, CosmosError, Credential, DatabaseClient, DatabaseProperties, DriverOptions,
-    ErrorKind, FeedRange, FeedScope, IndexingPolicy, ItemOptions, ItemResponse, OperationOptions,
-    PartitionKey, PartitionKeyDefinition, PatchInstructions, Precondition, Query, QueryItems,
-    QueryOptions, QueryPage, QueryScope, ReadManyOptions, ReadManyResponse, Region, ResourceFeed,
-    ResourcePage, SessionToken, ThroughputProperties, ThroughputResponse,
+pub use crate::auth::Credential;
+pub use crate::batch::BatchResponse;
+pub use crate::bulk::{BulkOperation, BulkOptions, BulkResponse};
+pub use crate::change_feed::{
+    ChangeFeedItem, ChangeFeedMode, ChangeFeedOptions, ChangeFeedPage, ChangeFeedStart, FeedRange,
+    FeedScope,
 };
+pub use crate::client::{
+    ChangeFeed, ContainerBatch, ContainerClient, ContainerResponse, DatabaseClient,
+    DatabaseProperties, ItemOptions, ItemResponse, ResourceFeed, ResourcePage, ThroughputResponse,
+};
+pub use crate::driver::CosmosDriver;
+pub use crate::error::{CosmosError, ErrorKind};
+pub use crate::hedging::AvailabilityStrategy;
+pub use crate::operation::Precondition;
+pub use crate::options::{DriverOptions, OperationOptions};
+pub use crate::patch::PatchInstructions;
+pub use crate::protocol::{
+    ConsistencyLevel, PartitionKey, PartitionKeyDefinition, Region, SessionToken,
+};
+pub use crate::query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope};
+pub use crate::read_many::{ReadManyOptions, ReadManyResponse};
+pub use crate::resources::{ContainerProperties, IndexingPolicy, ThroughputProperties};
 pub use futures::{StreamExt, TryStreamExt};

@@ -27,9 +27,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("client", &["client"]),
     ("api", &["driver"]),
     (
-        "operations",
+        "operation kinds",
         &[
-            "operations",
             "patch",
             "query",
             "batch",
@@ -38,6 +37,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "read_many",
         ],
     ),
+    ("operations", &["operations"]),
     ("pipeline", &["pipeline"]),
     ("operation data", &["operation", "options", "resources"]),
     ("hedging", &["hedging"]),
@@ -95,6 +95,156 @@ fn options_never_import_the_transport() {
         "imports that must never be:\n{}",
         found.join("\n")
     );
+}
+
+/// The top-level module (folder or file) of a source file under `src`: `query` for
+/// `query/plan/query_plan.rs`, `driver` for `driver.rs`; `None` for the crate root.
+fn top_module(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).ok()?;
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    let name = first.trim_end_matches(".rs");
+    (name != "lib").then(|| name.to_owned())
+}
+
+/// Every pair of top-level modules that import each other, each with one import of either way.
+fn two_way_modules(src: &Path) -> Vec<String> {
+    let graph = import_graph(src);
+    let mut between: std::collections::BTreeMap<(String, String), String> = Default::default();
+    for (from, edges) in &graph {
+        let Some(a) = top_module(src, from) else {
+            continue;
+        };
+        for (to, path) in edges {
+            let Some(b) = top_module(src, to) else {
+                continue;
+            };
+            if a != b {
+                let rel = |f: &Path| f.strip_prefix(src).unwrap_or(f).display().to_string();
+                between
+                    .entry((a.clone(), b))
+                    .or_insert_with(|| format!("{} -> {} ({path})", rel(from), rel(to)));
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for ((a, b), there) in &between {
+        if a < b {
+            if let Some(back) = between.get(&(b.clone(), a.clone())) {
+                found.push(format!("{a} <-> {b}: {there}; {back}"));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_two_modules_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = two_way_modules(&src);
+    assert!(
+        found.is_empty(),
+        "top-level modules that import each other:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_two_way_check_sees_folders_and_files() {
+    let dir = std::env::temp_dir().join(format!("two-way-check-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("query")).unwrap();
+    fs::create_dir_all(dir.join("operations")).unwrap();
+    fs::write(
+        dir.join("lib.rs"),
+        "mod query;\nmod operations;\nmod driver;\npub use query::pager::Pager;\n",
+    )
+    .unwrap();
+    fs::write(dir.join("query/mod.rs"), "pub mod pager;\n").unwrap();
+    // The way back goes through the crate root's re-export.
+    fs::write(
+        dir.join("query/pager.rs"),
+        "pub struct Pager;\nuse crate::operations::run::run;\n",
+    )
+    .unwrap();
+    fs::write(dir.join("operations/mod.rs"), "pub mod run;\n").unwrap();
+    fs::write(
+        dir.join("operations/run.rs"),
+        "pub fn run() {}\nfn f() { let _ = crate::Pager; }\n",
+    )
+    .unwrap();
+    // One way only: never reported.
+    fs::write(dir.join("driver.rs"), "use crate::query::pager::Pager;\n").unwrap();
+    let found = two_way_modules(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("operations <-> query: operations/run.rs -> query/pager.rs"),
+        "{found:?}"
+    );
+}
+
+/// Every `crate::Name` in a file other than the crate root where `Name` is one of the root's
+/// re-exports: such an import hides the module it comes from behind `lib.rs`.
+fn imports_through_the_root(src: &Path) -> Vec<String> {
+    let lib = code_only(&fs::read_to_string(src.join("lib.rs")).expect("lib.rs"));
+    let reexports = root_reexports(&lib);
+    let mut files = Vec::new();
+    layers_check::rust_files(src, &mut files);
+    files.sort();
+    let test_only = layers_check::test_only_files(&files);
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !test_only.contains(*f)) {
+        if file == &src.join("lib.rs") {
+            continue;
+        }
+        let text = fs::read_to_string(file).expect("readable source");
+        for root in crate_roots(&without_test_items(&code_only(&text))) {
+            if let Some(module) = reexports.get(&root) {
+                let rel = file.strip_prefix(src).unwrap_or(file).display();
+                found.push(format!("{rel}: crate::{root} (from {module})"));
+            }
+        }
+    }
+    found.dedup();
+    found
+}
+
+#[test]
+fn no_file_imports_through_the_crate_root() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = imports_through_the_root(&src);
+    assert!(
+        found.is_empty(),
+        "imports through lib.rs's re-exports, not the defining module:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_root_import_check_names_the_module() {
+    let dir = std::env::temp_dir().join(format!("root-import-check-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("client")).unwrap();
+    fs::write(
+        dir.join("lib.rs"),
+        "mod client;\nmod error;\npub use error::{Oops, Kind};\nfn f() -> crate::Oops { todo!() }\n",
+    )
+    .unwrap();
+    fs::write(dir.join("error.rs"), "pub struct Oops;\npub enum Kind {}\n").unwrap();
+    fs::write(dir.join("client/mod.rs"), "mod a;\nmod b;\n").unwrap();
+    fs::write(
+        dir.join("client/a.rs"),
+        "use crate::{error::Kind, Oops};\n// crate::Kind in a comment\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("client/b.rs"),
+        "use crate::error::Oops;\n#[cfg(test)]\nmod tests { use crate::Kind; }\n",
+    )
+    .unwrap();
+    let found = imports_through_the_root(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(found, ["client/a.rs: crate::Oops (from error)"]);
 }
 
 #[test]

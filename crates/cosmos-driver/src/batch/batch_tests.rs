@@ -72,7 +72,7 @@ fn each_operation_has_the_service_wire_shape() {
 
 #[test]
 fn bad_operations_are_refused_with_what_was_wrong() {
-    let cases: Vec<(Result<TransactionalBatch, crate::CosmosError>, &str)> = vec![
+    let cases: Vec<(Result<TransactionalBatch, crate::error::CosmosError>, &str)> = vec![
         (
             TransactionalBatch::new("p").create(&json!([1])),
             "not a JSON object",

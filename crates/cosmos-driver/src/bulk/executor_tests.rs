@@ -13,13 +13,15 @@ use futures::StreamExt;
 use http::{HeaderMap, HeaderValue};
 use serde_json::{json, Value};
 
+use super::bulk_target::BulkTarget;
+use super::range_map::{BulkRoute, KeyDefinition, RangeMap};
 use super::*;
 use crate::diagnostics::DiagnosticsContext;
 use crate::error::CosmosError;
 use crate::protocol::ResponseHeaders;
 use crate::protocol::{header_names as h, CosmosStatus};
-use crate::query::TargetRange;
 use crate::response::CosmosResponse;
+use crate::routing::TargetRange;
 
 /// What the fake service does with the next request to a route.
 #[derive(Clone, Debug)]

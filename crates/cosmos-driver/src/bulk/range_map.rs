@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::protocol::{effective_partition_key_for, HashVersion, PartitionKey};
-use crate::query::TargetRange;
+use crate::routing::TargetRange;
 
 /// Where one batch of a bulk run goes.
 #[derive(Clone, Debug)]

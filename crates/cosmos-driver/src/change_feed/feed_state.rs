@@ -13,7 +13,7 @@ use super::feed_range::FeedRange;
 use super::start_and_scope::{ChangeFeedMode, ChangeFeedStart, FeedScope};
 use crate::error::CosmosError;
 use crate::protocol::{ContainerReference, PartitionKey};
-use crate::query::TargetRange;
+use crate::routing::TargetRange;
 
 /// The most ranges one continuation may hold.
 pub(crate) const MAX_FEED_RANGES: usize = 10_000;

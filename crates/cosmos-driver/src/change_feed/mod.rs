@@ -3,10 +3,11 @@
 //! one-string continuation that covers every range a feed was made for, which range the next page
 //! request reads (a range split since the continuation was made continues in its children from
 //! the parent's position), the page request itself, the typed page and the feed's options.
-//! `operations::change_feed` drives it: each page request goes through the driver's pipeline
+//! `change_feed_reader` drives it: each page request goes through the driver's pipeline
 //! (retried, routed and hedged like a point read).
 
 mod change_feed_page;
+mod change_feed_reader;
 mod continuation;
 mod feed_options;
 mod feed_range;
@@ -15,9 +16,9 @@ mod page_request;
 mod start_and_scope;
 
 pub use change_feed_page::{ChangeFeedItem, ChangeFeedPage, ChangeMetadata, ChangeOperation};
+pub(crate) use change_feed_reader::ChangeFeedReader;
 pub use continuation::MAX_CONTINUATION_BYTES;
 pub use feed_options::ChangeFeedOptions;
 pub use feed_range::FeedRange;
-pub(crate) use feed_state::{FeedState, NextRequest, PageStart};
-pub(crate) use page_request::page_operation;
+pub(crate) use feed_state::FeedState;
 pub use start_and_scope::{ChangeFeedMode, ChangeFeedStart, FeedScope};

@@ -14,8 +14,8 @@ use futures::{Stream, StreamExt};
 use serde::de::DeserializeOwned;
 
 use crate::change_feed::ChangeFeedPage;
-use crate::operations::ChangeFeedReader;
-use crate::CosmosError;
+use crate::change_feed::ChangeFeedReader;
+use crate::error::CosmosError;
 
 type PageRead<T> = (
     Box<ChangeFeedReader<T>>,

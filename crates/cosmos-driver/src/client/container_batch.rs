@@ -6,8 +6,10 @@ use serde::Serialize;
 
 use super::container_client::ContainerClient;
 use crate::batch::{BatchResponse, TransactionalBatch};
+use crate::error::CosmosError;
+use crate::operation::Precondition;
 use crate::patch::PatchInstructions;
-use crate::{CosmosError, PartitionKey, Precondition};
+use crate::protocol::PartitionKey;
 
 /// A transactional batch being built on a container. Run it with [`ContainerBatch::execute`].
 ///

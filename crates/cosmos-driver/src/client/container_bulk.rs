@@ -4,9 +4,9 @@
 use futures::Stream;
 
 use super::container_client::ContainerClient;
+use crate::bulk::DriverBulkTarget;
 use crate::bulk::{run_bulk, BulkOperation, BulkOptions, BulkResponse};
-use crate::operations::DriverBulkTarget;
-use crate::CosmosError;
+use crate::error::CosmosError;
 
 /// A bulk run being set up on a container. Run it with [`ContainerBulk::run`] (a stream) or
 /// [`ContainerBulk::run_iter`] (an iterator).

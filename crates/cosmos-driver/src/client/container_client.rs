@@ -9,15 +9,18 @@ use serde::Serialize;
 use super::change_feed_reader::ChangeFeed;
 use super::item_options::ItemOptions;
 use super::item_response::ItemResponse;
+use crate::change_feed::ChangeFeedReader;
 use crate::change_feed::{ChangeFeedOptions, ChangeFeedStart, FeedRange, FeedScope, FeedState};
-use crate::operations::{partition_key_ranges, ChangeFeedReader, DriverPageSource};
+use crate::driver::CosmosDriver;
+use crate::error::CosmosError;
+use crate::operation::CosmosOperation;
+use crate::operations::partition_key_ranges;
+use crate::options::OperationOptions;
 use crate::patch::PatchInstructions;
+use crate::protocol::{ContainerReference, DatabaseReference, PartitionKey};
+use crate::query::DriverPageSource;
 use crate::query::{Query, QueryItems, QueryOptions, QueryPager, QueryScope};
 use crate::read_many::{ReadManyOptions, ReadManyResponse};
-use crate::{
-    ContainerReference, CosmosDriver, CosmosError, CosmosOperation, DatabaseReference,
-    OperationOptions, PartitionKey,
-};
 
 /// A container of one account. Cheap to clone; every operation goes through the driver's
 /// `execute` (or, for queries, one page request at a time through the same pipeline).
@@ -264,7 +267,7 @@ impl ContainerClient {
         mut options: ReadManyOptions,
     ) -> Result<ReadManyResponse<T>, CosmosError> {
         options.request = options.request.over(&self.options);
-        crate::operations::read_many(
+        crate::read_many::read_many(
             self.driver.core(),
             self.reference()?,
             items.to_vec(),

@@ -1,11 +1,13 @@
 //! A container's settings through its handle: its definition (indexing policy, default TTL, unique
 //! keys) and its throughput.
 
+use super::offer_flow::{self, OfferOwner};
 use super::throughput_response::ThroughputResponse;
 use super::ContainerClient;
-use crate::operations::offer_flow::{self, OfferOwner};
+use crate::error::CosmosError;
+use crate::operation::CosmosOperation;
 use crate::resources::{ContainerProperties, ThroughputProperties};
-use crate::{CosmosError, CosmosOperation, CosmosResponse};
+use crate::response::CosmosResponse;
 
 /// A container definition as read or replaced, with the response that carried it.
 #[derive(Debug)]

@@ -6,15 +6,17 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
+use super::container_client::ContainerClient;
 use super::container_settings::ContainerResponse;
+use super::offer_flow::{self, OfferOwner};
 use super::resource_feed::ResourceFeed;
 use super::throughput_response::ThroughputResponse;
-use crate::operations::offer_flow::{self, OfferOwner};
+use crate::driver::CosmosDriver;
+use crate::error::CosmosError;
+use crate::operation::CosmosOperation;
+use crate::options::OperationOptions;
+use crate::protocol::DatabaseReference;
 use crate::resources::{ContainerProperties, ThroughputProperties};
-use crate::{
-    ContainerClient, CosmosDriver, CosmosError, CosmosOperation, DatabaseReference,
-    OperationOptions,
-};
 
 /// A database of one account. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -131,7 +133,7 @@ impl DatabaseClient {
         properties.validate()?;
         let reference = self.reference()?;
         let container = reference.container(&properties.id)?;
-        let partition_key = crate::PartitionKeyDefinition::hierarchical(
+        let partition_key = crate::protocol::PartitionKeyDefinition::hierarchical(
             properties.partition_key.paths.iter().cloned(),
         )?;
         let mut op = CosmosOperation::create_container(container, partition_key)

@@ -1,13 +1,12 @@
 //! Per-call options of one item operation on a [`ContainerClient`](crate::ContainerClient).
 
-use std::time::Duration;
-
 use http::{HeaderName, HeaderValue};
 
-use crate::hedging::AvailabilityStrategy;
-use crate::protocol::{header_names as h, ConsistencyLevel, Region, SessionToken};
+use crate::error::CosmosError;
+use crate::operation::Precondition;
+use crate::options::OperationOptions;
+use crate::protocol::header_names as h;
 use crate::resources::trigger_include_header;
-use crate::{CosmosError, OperationOptions, Precondition};
 
 /// Options of one item operation (read, create, upsert, replace, delete, patch). Every field is
 /// optional; an unset field falls back to the handle's options
@@ -29,18 +28,10 @@ pub struct ItemOptions {
     /// An ETag condition (`If-Match` / `If-None-Match`); a write whose condition fails answers
     /// 412, a read answers 304.
     pub precondition: Option<Precondition>,
-    /// The session token to send; wins over the driver's own session tracking for this call.
-    pub session_token: Option<SessionToken>,
-    /// A consistency level for this call (may only weaken the account's level).
-    pub consistency_level: Option<ConsistencyLevel>,
-    /// Regions this call must never be sent to.
-    pub excluded_regions: Option<Vec<Region>>,
-    /// Cross-region hedging strategy of this call (or `Disabled`).
-    pub availability_strategy: Option<AvailabilityStrategy>,
-    /// Whether a write's response carries the item (default true).
-    pub content_response_on_write: Option<bool>,
-    /// Bound on the whole call, retries included.
-    pub end_to_end_timeout: Option<Duration>,
+    /// The call's request options (session token, consistency level, excluded regions,
+    /// availability strategy, whether a write's response carries the item, the bound on the whole
+    /// call); a field set here wins over the handle's options.
+    pub request: OperationOptions,
     /// Pre-triggers the write runs, by id (`x-ms-documentdb-pre-trigger-include`).
     pub pre_triggers: Vec<String>,
     /// Post-triggers the write runs, by id (`x-ms-documentdb-post-trigger-include`).
@@ -69,46 +60,6 @@ impl ItemOptions {
     /// Sets the precondition.
     pub fn with_precondition(mut self, precondition: Precondition) -> Self {
         self.precondition = Some(precondition);
-        self
-    }
-
-    /// Sets the session token.
-    pub fn with_session_token(mut self, token: SessionToken) -> Self {
-        self.session_token = Some(token);
-        self
-    }
-
-    /// Sets the consistency level.
-    pub fn with_consistency_level(mut self, level: ConsistencyLevel) -> Self {
-        self.consistency_level = Some(level);
-        self
-    }
-
-    /// Sets the regions this call must never be sent to.
-    pub fn with_excluded_regions<I, R>(mut self, regions: I) -> Self
-    where
-        I: IntoIterator<Item = R>,
-        R: Into<Region>,
-    {
-        self.excluded_regions = Some(regions.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Sets the availability strategy.
-    pub fn with_availability_strategy(mut self, strategy: AvailabilityStrategy) -> Self {
-        self.availability_strategy = Some(strategy);
-        self
-    }
-
-    /// Whether a write's response carries the item.
-    pub fn with_content_response_on_write(mut self, on: bool) -> Self {
-        self.content_response_on_write = Some(on);
-        self
-    }
-
-    /// Sets the bound on the whole call.
-    pub fn with_end_to_end_timeout(mut self, timeout: Duration) -> Self {
-        self.end_to_end_timeout = Some(timeout);
         self
     }
 
@@ -154,22 +105,19 @@ impl ItemOptions {
 
     /// `base` with every field set here put over it ([`OperationOptions::over`], the one merge).
     pub(crate) fn over(&self, base: &OperationOptions) -> OperationOptions {
-        OperationOptions {
-            session_token: self.session_token.clone(),
-            consistency_level: self.consistency_level,
-            excluded_regions: self.excluded_regions.clone(),
-            availability_strategy: self.availability_strategy,
-            content_response_on_write: self.content_response_on_write,
-            end_to_end_timeout: self.end_to_end_timeout,
-            ..OperationOptions::default()
-        }
-        .over(base)
+        self.request.over(base)
     }
 }
 
+crate::options::request_setters!(ItemOptions, "this call", writes);
+
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::hedging::AvailabilityStrategy;
+    use crate::protocol::{ConsistencyLevel, Region, SessionToken};
 
     #[test]
     fn set_fields_win_and_unset_fields_inherit() {
@@ -210,5 +158,27 @@ mod tests {
             .trigger_headers()
             .unwrap_err();
         assert!(e.message().contains("trigger ids"), "{}", e.message());
+    }
+
+    #[test]
+    fn the_call_setters_write_the_operation_options() {
+        let token = SessionToken::parse("0:1#5").unwrap();
+        let item = ItemOptions::new()
+            .with_session_token(token.clone())
+            .with_consistency_level(ConsistencyLevel::Eventual)
+            .with_excluded_regions(["West US"])
+            .with_availability_strategy(AvailabilityStrategy::Disabled)
+            .with_content_response_on_write(false)
+            .with_end_to_end_timeout(Duration::from_secs(3));
+        let operation = OperationOptions::new()
+            .with_session_token(token)
+            .with_consistency_level(ConsistencyLevel::Eventual)
+            .with_excluded_regions(["West US"])
+            .with_availability_strategy(AvailabilityStrategy::Disabled)
+            .with_content_response_on_write(false)
+            .with_end_to_end_timeout(Duration::from_secs(3));
+        assert_eq!(item.request, operation);
+        assert_eq!(item.over(&OperationOptions::new()), operation);
+        assert_eq!(ItemOptions::new().request, OperationOptions::new());
     }
 }

@@ -5,7 +5,10 @@ use std::marker::PhantomData;
 
 use serde::de::DeserializeOwned;
 
-use crate::{CosmosError, CosmosResponse, CosmosStatus, DiagnosticsContext, ErrorKind};
+use crate::diagnostics::DiagnosticsContext;
+use crate::error::{CosmosError, ErrorKind};
+use crate::protocol::CosmosStatus;
+use crate::response::CosmosResponse;
 
 /// The response of a point operation on an item: status, RU charge, ETag, session token and
 /// diagnostics, plus the item as `T` (the type the call was made with).

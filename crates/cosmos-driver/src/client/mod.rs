@@ -9,6 +9,7 @@ mod container_settings;
 mod database_client;
 mod item_options;
 mod item_response;
+mod offer_flow;
 mod resource_feed;
 mod scripts;
 mod throughput_response;

@@ -9,8 +9,10 @@ use std::task::{Context, Poll};
 use futures::stream::{self, BoxStream, Stream, StreamExt};
 use serde::de::DeserializeOwned;
 
+use crate::diagnostics::DiagnosticsContext;
+use crate::error::{CosmosError, ErrorKind};
+use crate::operations::Pager;
 use crate::query::item_error;
-use crate::{CosmosError, DiagnosticsContext, ErrorKind, Pager};
 
 /// One page of a listing.
 #[derive(Debug)]
@@ -136,7 +138,7 @@ impl<T> Stream for ResourceFeed<T> {
 
 /// The array `name` of `page`'s body, each resource read as `T`.
 fn typed_page<T: DeserializeOwned>(
-    page: &crate::CosmosResponse,
+    page: &crate::response::CosmosResponse,
     name: &str,
 ) -> Result<ResourcePage<T>, CosmosError> {
     let diagnostics = page.diagnostics().clone();

@@ -12,14 +12,15 @@ use serde::Serialize;
 use super::container_client::ContainerClient;
 use super::item_response::ItemResponse;
 use super::resource_feed::ResourceFeed;
+use crate::diagnostics::DiagnosticsContext;
+use crate::error::{CosmosError, ErrorKind};
+use crate::operation::{CosmosOperation, OperationTarget};
+use crate::protocol::PartitionKey;
 use crate::protocol::{header_names as h, validate_id, OperationType, ScriptKind, ScriptReference};
 use crate::resources::{
     decode_script_log, StoredProcedureProperties, TriggerProperties, UserDefinedFunctionProperties,
 };
-use crate::{
-    CosmosError, CosmosOperation, CosmosResponse, DiagnosticsContext, ErrorKind, OperationTarget,
-    PartitionKey,
-};
+use crate::response::CosmosResponse;
 
 /// The scripts of one container. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -377,8 +378,8 @@ impl ScriptsClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::DatabaseReference;
     use crate::protocol::ResourceType;
-    use crate::DatabaseReference;
     use serde_json::json;
 
     fn sproc(kind: ScriptKind, id: &str) -> ScriptReference {

@@ -1,8 +1,9 @@
 //! The answer to a throughput read or replace.
 
+use crate::error::CosmosError;
 use crate::protocol::OfferId;
 use crate::resources::{OfferDocument, ThroughputProperties};
-use crate::{CosmosError, CosmosResponse};
+use crate::response::CosmosResponse;
 
 /// A database's or container's throughput as its offer holds it, with the response that carried it
 /// (status, RU charge, diagnostics).

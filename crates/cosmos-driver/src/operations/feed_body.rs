@@ -254,9 +254,9 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for FeedArray<'_, T> {
 mod tests {
     use super::*;
     use crate::diagnostics::DiagnosticsContext;
+    use crate::protocol::DatabaseReference;
     use crate::protocol::ResponseHeaders;
     use crate::protocol::{header_names as h, CosmosStatus};
-    use crate::DatabaseReference;
     use bytes::Bytes;
     use http::{HeaderMap, HeaderValue};
     use serde_json::Value;

@@ -38,7 +38,7 @@ impl OperationKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ContainerReference, DatabaseReference, ItemReference};
+    use crate::protocol::{ContainerReference, DatabaseReference, ItemReference};
 
     fn container() -> ContainerReference {
         DatabaseReference::new("d").unwrap().container("c").unwrap()

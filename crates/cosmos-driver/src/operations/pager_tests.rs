@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::operations::test_entry::{Answer, TableEntry};
-use crate::{ContainerReference, DatabaseReference};
+use crate::protocol::{ContainerReference, DatabaseReference};
 
 fn container() -> ContainerReference {
     DatabaseReference::new("d").unwrap().container("c").unwrap()
@@ -133,7 +133,11 @@ async fn a_page_that_is_not_a_feed_page_ends_with_an_error() {
             .await
             .unwrap()
             .unwrap_err();
-        assert_eq!(e.kind(), crate::ErrorKind::Deserialization, "{body:?}");
+        assert_eq!(
+            e.kind(),
+            crate::error::ErrorKind::Deserialization,
+            "{body:?}"
+        );
         assert!(e.message().contains("status 200"), "{e}");
         assert!(next_page(&mut cursor, &entry, &options).await.is_none());
         assert_eq!(

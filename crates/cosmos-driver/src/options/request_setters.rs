@@ -1,23 +1,24 @@
-//! The four per-call setters every multi-request operation's options share (queries, the change
-//! feed, read many): each writes the [`OperationOptions`](super::OperationOptions) held in the
-//! type's `request` field, which every request of the operation is sent with, under the names
-//! [`ItemOptions`](crate::client::ItemOptions) gives them for a point operation.
+//! The per-call setters every options type that holds an [`OperationOptions`](super::OperationOptions)
+//! in its `request` field shares (an item operation's, a query's, the change feed's, read many's):
+//! each hands its value to the `OperationOptions` setter of the same name, so every setter is
+//! written once, there.
 
 /// Writes `with_session_token`, `with_consistency_level`, `with_excluded_regions` and
 /// `with_availability_strategy` on `$ty`, whose `request` field is an `OperationOptions`; `$each`
-/// names the requests they apply to in the docs ("every page request").
+/// names the requests they apply to in the docs ("every page request"). With `writes`, also
+/// `with_content_response_on_write` and `with_end_to_end_timeout` (an item operation's).
 macro_rules! request_setters {
     ($ty:ty, $each:literal) => {
         impl $ty {
             #[doc = concat!("Sets the session token of ", $each, " (wins over the driver's session tracking).")]
             pub fn with_session_token(mut self, token: $crate::protocol::SessionToken) -> Self {
-                self.request.session_token = Some(token);
+                self.request = self.request.with_session_token(token);
                 self
             }
 
             #[doc = concat!("Sets the consistency level of ", $each, " (may only weaken the account's).")]
             pub fn with_consistency_level(mut self, level: $crate::protocol::ConsistencyLevel) -> Self {
-                self.request.consistency_level = Some(level);
+                self.request = self.request.with_consistency_level(level);
                 self
             }
 
@@ -36,7 +37,24 @@ macro_rules! request_setters {
                 mut self,
                 strategy: $crate::hedging::AvailabilityStrategy,
             ) -> Self {
-                self.request.availability_strategy = Some(strategy);
+                self.request = self.request.with_availability_strategy(strategy);
+                self
+            }
+        }
+    };
+    ($ty:ty, $each:literal, writes) => {
+        $crate::options::request_setters!($ty, $each);
+
+        impl $ty {
+            #[doc = concat!("Sets whether the response of ", $each, " carries the item, when it writes.")]
+            pub fn with_content_response_on_write(mut self, on: bool) -> Self {
+                self.request = self.request.with_content_response_on_write(on);
+                self
+            }
+
+            #[doc = concat!("Sets the bound on the whole of ", $each, ", retries included.")]
+            pub fn with_end_to_end_timeout(mut self, timeout: ::std::time::Duration) -> Self {
+                self.request = self.request.with_end_to_end_timeout(timeout);
                 self
             }
         }

@@ -13,15 +13,16 @@ use super::context::OperationContext;
 use super::hedge_plan;
 use super::leg::{run_leg, LegParams};
 use super::retry_state::RetryState;
+use crate::auth::Credential;
 use crate::diagnostics::{into_recorder, sink, ActivityId};
+use crate::driver::CosmosDriver;
 use crate::hedging::{AlternateRouting, AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
+use crate::operation::CosmosOperation;
 use crate::options::EffectiveOptions;
+use crate::options::{DriverOptions, OperationOptions};
 use crate::protocol::Region;
+use crate::protocol::{DatabaseReference, PartitionKeyDefinition};
 use crate::routing::AccountSnapshot;
-use crate::{
-    CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions,
-    PartitionKeyDefinition,
-};
 
 const EAST: &str = "East US";
 const WEST: &str = "West US";

@@ -14,16 +14,17 @@ use super::leg::{run_leg, LegParams};
 use super::leg_result::LegResult;
 use super::retry::{location_effects, LocationEffects};
 use super::retry_state::RetryState;
+use crate::auth::Credential;
 use crate::diagnostics::{into_recorder, sink, ActivityId, AttemptReason};
+use crate::driver::CosmosDriver;
 use crate::hedging::{
     race_hedged, select_alternate, AlternateRouting, HedgeTerminalState, HedgeThreshold,
     HubRegionLatch, RaceSetup,
 };
+use crate::operation::CosmosOperation;
 use crate::options::EffectiveOptions;
-use crate::{
-    CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions,
-    PartitionKeyDefinition,
-};
+use crate::options::{DriverOptions, OperationOptions};
+use crate::protocol::{DatabaseReference, PartitionKeyDefinition};
 
 #[tokio::test]
 async fn two_legs_race_on_one_stack_frame() {

@@ -25,7 +25,7 @@ use super::merge::value_order::compare_values;
 use super::page_source::{PageSettings, PageTarget, QueryPageSource};
 use super::plan::query_plan::{QueryInfo, SortOrder};
 use crate::diagnostics::DiagnosticsContext;
-use crate::{CosmosError, ErrorKind};
+use crate::error::{CosmosError, ErrorKind};
 
 /// The constant of reciprocal rank fusion.
 pub(crate) const RRF_K: f64 = 60.0;

@@ -9,6 +9,7 @@
 
 mod aggregate;
 mod continuation;
+mod driver_page_source;
 mod hybrid;
 mod merge;
 mod page_source;
@@ -21,6 +22,7 @@ mod query_stream;
 mod vector_query;
 
 pub use continuation::token_text::MAX_TOKEN_BYTES;
+pub(crate) use driver_page_source::DriverPageSource;
 pub use merge::range_merge::TargetRange;
 pub use page_source::{
     page_operation, plan_operation, PageSettings, PageTarget, QueryPageSource, RangePage,

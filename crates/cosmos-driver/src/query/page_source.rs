@@ -12,10 +12,11 @@ use super::merge::range_merge::TargetRange;
 use super::plan::query_features::{QUERY_VERSION, SUPPORTED_QUERY_FEATURES};
 use super::plan::query_plan::QueryPlan;
 use crate::diagnostics::DiagnosticsContext;
+use crate::error::{CosmosError, ErrorKind};
+use crate::operation::{CosmosOperation, OperationTarget};
 use crate::options::OperationOptions;
 use crate::protocol::ResponseHeaders;
 use crate::protocol::{header_names as h, ContainerReference, OperationType, PartitionKey};
-use crate::{CosmosError, CosmosOperation, ErrorKind, OperationTarget};
 
 /// `x-ms-documentdb-isquery`
 pub(crate) const IS_QUERY: HeaderName = HeaderName::from_static("x-ms-documentdb-isquery");

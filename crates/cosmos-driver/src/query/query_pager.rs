@@ -31,10 +31,10 @@ use super::query_execution::{
 use super::query_options::{QueryOptions, QueryScope};
 use super::query_spec::Query;
 use crate::diagnostics::DiagnosticsContext;
+use crate::error::{CosmosError, ErrorKind};
 use crate::operations::page_guard::PageGuard;
 use crate::operations::{Replanning, Replans, Round};
 use crate::protocol::{effective_partition_key, PartitionKey, EPK_MAX, MAX_HIERARCHY_DEPTH};
-use crate::{CosmosError, ErrorKind};
 
 /// The page size when the caller sets none (the service's default).
 const DEFAULT_PAGE_ITEMS: usize = 100;

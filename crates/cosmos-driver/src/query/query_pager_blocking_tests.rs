@@ -169,7 +169,8 @@ async fn the_page_deadline_ends_pages_mid_drain() {
         .with_max_item_count(100)
         .with_max_concurrency(1)
         .with_request_options(
-            crate::OperationOptions::new().with_end_to_end_timeout(Duration::from_millis(12)),
+            crate::options::OperationOptions::new()
+                .with_end_to_end_timeout(Duration::from_millis(12)),
         );
     let (got, sizes) = resumed_page_by_page(&source, &options).await;
     assert_eq!(got, want);

@@ -14,11 +14,11 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::diagnostics::DiagnosticsContext;
+use crate::error::{CosmosError, ErrorKind};
 use crate::options::OperationOptions;
 use crate::protocol::CosmosStatus;
 use crate::protocol::ResponseHeaders;
 use crate::query::{QueryItems, QueryPage, QueryPlan};
-use crate::{CosmosError, ErrorKind};
 
 struct FakeSource {
     plan: String,
@@ -485,7 +485,7 @@ async fn single_partition_queries_send_the_query_as_written() {
     let mut rows = HashMap::new();
     rows.insert("pk".to_string(), (0..7).map(|i| json!({"i": i})).collect());
     let source = Arc::new(FakeSource::new("{}", vec![], rows, 3));
-    let scope = QueryScope::PartitionKey(crate::PartitionKey::from("p1"));
+    let scope = QueryScope::PartitionKey(crate::protocol::PartitionKey::from("p1"));
     let q = Query::new("SELECT * FROM c WHERE c.i >= @lo")
         .with_parameter("@lo", 0)
         .unwrap();
@@ -510,7 +510,7 @@ async fn single_partition_queries_send_the_query_as_written() {
     .flat_map(|p| p.values)
     .collect();
     assert_eq!(rest, (3..7).map(|i| json!({"i": i})).collect::<Vec<_>>());
-    let other_pk = QueryScope::PartitionKey(crate::PartitionKey::from("p2"));
+    let other_pk = QueryScope::PartitionKey(crate::protocol::PartitionKey::from("p2"));
     let e = all_pages(QueryPager::new(
         source.clone(),
         q,

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use ring::digest;
 use serde::Serialize;
 
-use crate::CosmosError;
+use crate::error::CosmosError;
 
 /// The longest query text accepted (the service's own limit is 512 KiB).
 pub(crate) const MAX_QUERY_TEXT_BYTES: usize = 512 * 1024;
@@ -219,7 +219,7 @@ mod tests {
         for (name, why) in table {
             let e = Query::new("SELECT 1").with_parameter(name, 1).unwrap_err();
             assert!(e.message().contains(why), "{name}: {}", e.message());
-            assert_eq!(e.kind(), crate::ErrorKind::InvalidInput);
+            assert_eq!(e.kind(), crate::error::ErrorKind::InvalidInput);
         }
         let long = format!("@{}", "a".repeat(MAX_PARAMETER_NAME_BYTES));
         assert!(Query::new("x").with_parameter(&long, 1).is_err());

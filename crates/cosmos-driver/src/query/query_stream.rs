@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::query_pager::{QueryPager, QuerySummary, RawQueryPage};
 use crate::diagnostics::DiagnosticsContext;
-use crate::{CosmosError, ErrorKind};
+use crate::error::{CosmosError, ErrorKind};
 
 /// One page of a query's result, items typed.
 #[derive(Debug)]

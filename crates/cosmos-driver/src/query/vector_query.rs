@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::query_spec::Query;
-use crate::CosmosError;
+use crate::error::CosmosError;
 
 /// The parameter the probe vector is bound to.
 pub const VECTOR_PARAMETER: &str = "@vector";

@@ -8,7 +8,8 @@ use crate::error::CosmosError;
 use crate::protocol::{
     effective_partition_key_for, epk_in_range, HashVersion, PartitionKey, PartitionKeyValue,
 };
-use crate::query::{Query, TargetRange, MAX_PARAMETERS};
+use crate::query::{Query, MAX_PARAMETERS};
+use crate::routing::TargetRange;
 
 /// The most items one read-many call takes.
 pub const MAX_READ_MANY_ITEMS: usize = 100_000;

@@ -3,9 +3,11 @@
 
 use http::HeaderValue;
 
+use crate::error::CosmosError;
+use crate::operation::{CosmosOperation, OperationTarget};
+use crate::protocol::{ContainerReference, OperationType};
 use crate::query::page_source::{IS_QUERY, QUERY_CONTENT_TYPE};
 use crate::query::query_spec::Query;
-use crate::{ContainerReference, CosmosError, CosmosOperation, OperationTarget, OperationType};
 
 impl CosmosOperation {
     /// One page of `query` on `container`, with the query headers the service expects. Scope it
@@ -32,7 +34,7 @@ mod tests {
 
     #[test]
     fn a_query_operation_carries_the_query_headers_and_body() {
-        let c = crate::DatabaseReference::new("d")
+        let c = crate::protocol::DatabaseReference::new("d")
             .unwrap()
             .container("c")
             .unwrap();
@@ -54,7 +56,7 @@ mod tests {
         assert_eq!(op.body().unwrap(), &q.to_body().unwrap());
         op.validate().unwrap();
         assert!(CosmosOperation::query_items(
-            crate::DatabaseReference::new("d")
+            crate::protocol::DatabaseReference::new("d")
                 .unwrap()
                 .container("c")
                 .unwrap(),

@@ -1,6 +1,6 @@
 //! A query's plan, ranges and pages through the driver's pipeline: each is one operation through
 //! the dispatcher, so each is retried, routed and hedged like a point read. The query pager reads
-//! through this source; the change feed, read many, bulk and feed ranges read ranges through it.
+//! through this source.
 
 use std::sync::Arc;
 
@@ -8,18 +8,17 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::dispatch::run;
-use super::feed_body::{feed_items, unreadable};
-use super::partition_key_paths::partition_key_paths;
-use super::partition_key_ranges::partition_key_ranges;
+use super::page_source::{
+    page_operation, plan_operation, PageSettings, PageTarget, QueryPageSource, RangePage,
+};
+use super::plan::query_plan::QueryPlan;
 use crate::error::CosmosError;
+use crate::operations::feed_body::{feed_items, unreadable};
+use crate::operations::{partition_key_paths, partition_key_ranges, run};
 use crate::options::OperationOptions;
 use crate::pipeline::DriverCore;
 use crate::protocol::ContainerReference;
-use crate::query::{
-    page_operation, plan_operation, PageSettings, PageTarget, QueryPageSource, QueryPlan,
-    RangePage, TargetRange,
-};
+use crate::routing::TargetRange;
 
 /// Pages of one container through the driver's pipeline.
 #[derive(Clone, Debug)]

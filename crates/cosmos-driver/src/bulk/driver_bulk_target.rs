@@ -10,11 +10,12 @@ use http::HeaderValue;
 use serde::Deserialize;
 use tokio::sync::OnceCell;
 
-use super::dispatch::run;
-use super::partition_key_ranges::partition_key_ranges;
-use crate::bulk::{BulkOperation, BulkRoute, BulkTarget, KeyDefinition, RangeMap};
+use super::bulk_operation::BulkOperation;
+use super::bulk_target::BulkTarget;
+use super::range_map::{BulkRoute, KeyDefinition, RangeMap};
 use crate::error::CosmosError;
 use crate::operation::CosmosOperation;
+use crate::operations::{partition_key_ranges, run};
 use crate::options::OperationOptions;
 use crate::pipeline::DriverCore;
 use crate::protocol::{header_names as h, ContainerReference};

@@ -1,7 +1,7 @@
 //! Reading a change feed page by page: each page request is one operation through the dispatcher
 //! (retried, routed and hedged like a point read); the pure position keeping is
-//! [`crate::change_feed::FeedState`]. A range found gone (a split) is planned again through the
-//! one re-plan budget ([`super::Replans`]): the ranges are read again and the feed continues in
+//! [`FeedState`]. A range found gone (a split) is planned again through the
+//! one re-plan budget ([`crate::operations::Replans`]): the ranges are read again and the feed continues in
 //! the children from the same position.
 
 use std::collections::HashMap;
@@ -10,19 +10,19 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
-use super::dispatch::run;
-use super::feed_body::feed_items;
-use super::page_guard::PageGuard;
-use super::partition_key_ranges::partition_key_ranges;
-use super::replan::{Replanning, Round};
-use crate::change_feed::{
-    page_operation, ChangeFeedOptions, ChangeFeedPage, FeedState, NextRequest, PageStart,
-};
+use super::change_feed_page::ChangeFeedPage;
+use super::feed_options::ChangeFeedOptions;
+use super::feed_state::{FeedState, NextRequest, PageStart};
+use super::page_request::page_operation;
 use crate::error::CosmosError;
+use crate::operations::feed_body::feed_items;
+use crate::operations::page_guard::PageGuard;
+use crate::operations::{partition_key_ranges, run, Replanning, Round};
 use crate::pipeline::DriverCore;
 use crate::protocol::ContainerReference;
-use crate::query::{item_error, TargetRange};
+use crate::query::item_error;
 use crate::response::CosmosResponse;
+use crate::routing::TargetRange;
 
 /// The position a page request reads after (its `If-None-Match` etag), if any.
 fn sent_position(next: &NextRequest) -> Option<&str> {

@@ -6,9 +6,9 @@
 
 use serde::Deserialize;
 
-use super::dispatch::run;
 use crate::error::{CosmosError, ErrorKind};
 use crate::operation::CosmosOperation;
+use crate::operations::run;
 use crate::options::OperationOptions;
 use crate::pipeline::DriverCore;
 use crate::protocol::{ContainerReference, CosmosStatus, DatabaseReference, OfferId};

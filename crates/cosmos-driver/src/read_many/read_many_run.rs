@@ -1,28 +1,25 @@
-//! Read many (`container.read_many::<T>(&[(pk, id), ...])`): the plan ([`crate::read_many`])
+//! Read many (`container.read_many::<T>(&[(pk, id), ...])`): the plan ([`super::read_many_plan`])
 //! carried out through the dispatcher, several groups at once, each request retried, routed and
 //! hedged like a point read. Groups whose range has split since the range listing are planned
-//! again against a fresh listing, through the one re-plan budget ([`super::Replans`]).
+//! again against a fresh listing, through the one re-plan budget ([`crate::operations::Replans`]).
 
 use futures::StreamExt;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::dispatch::run;
-use super::feed_body::feed_items;
-use super::page_guard::PageGuard;
-use super::partition_key_paths::partition_key_definition;
-use super::partition_key_ranges::partition_key_ranges;
-use super::replan::{Replanning, Round};
+use super::read_many_plan::{plan_read_many, ReadManyGroup, ReadManyRequest};
+use super::read_many_response::{ReadManyOptions, ReadManyResponse};
 use crate::diagnostics::DiagnosticsContext;
 use crate::error::{CosmosError, ErrorKind};
 use crate::operation::CosmosOperation;
+use crate::operations::feed_body::feed_items;
+use crate::operations::page_guard::PageGuard;
+use crate::operations::partition_key_paths::partition_key_definition;
+use crate::operations::{partition_key_ranges, run, Replanning, Round};
 use crate::options::OperationOptions;
 use crate::pipeline::DriverCore;
 use crate::protocol::{ContainerReference, HashVersion, PartitionKey};
 use crate::query::{page_operation, PageSettings, PageTarget};
-use crate::read_many::{
-    plan_read_many, ReadManyGroup, ReadManyOptions, ReadManyRequest, ReadManyResponse,
-};
 use crate::routing::partition_key_path_segments;
 
 /// The most pages one group query reads.
