@@ -65,14 +65,19 @@ async fn export(cli: &Cli, db: &str, c: &str, extra: &[&str]) -> (String, Value)
     (stdout, summary(&out.stderr))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn round_trip_through_a_json_array_and_json_lines() {
-    let (_emulator, cli) = start().await;
-    container(&cli, "move", "src").await;
-    container(&cli, "move", "dst").await;
-    let originals = docs(2000);
-    let array = temp("array.json");
+/// Imports `n` documents from a JSON array, exports them, imports the export (JSON Lines, with
+/// the service's properties) into another container and exports again: the same documents each
+/// time. Answers the JSON Lines file of the first export.
+async fn round_trip(cli: &Cli, n: usize) -> PathBuf {
+    container(cli, "move", "src").await;
+    container(cli, "move", "dst").await;
+    let originals = docs(n);
+    let array = temp(&format!("array-{n}.json"));
     std::fs::write(&array, serde_json::to_string_pretty(&originals).unwrap()).unwrap();
+    let want: BTreeMap<String, Value> = originals
+        .into_iter()
+        .map(|d| (d["id"].as_str().unwrap().to_owned(), d))
+        .collect();
 
     let out = cli
         .run(&[
@@ -89,29 +94,31 @@ async fn round_trip_through_a_json_array_and_json_lines() {
         .await;
     common::succeeded(&out, "import of the array");
     let s = summary(&out.stderr);
+    let n = n as u64;
     assert_eq!(
         (
             s["read"].as_u64(),
             s["written"].as_u64(),
             s["rejected"].as_u64()
         ),
-        (Some(2000), Some(2000), Some(0)),
+        (Some(n), Some(n), Some(0)),
         "{s}"
     );
-    assert_eq!(s["resume_skip"], 2000, "{s}");
+    assert_eq!(s["resume_skip"], n, "{s}");
+    let _ = std::fs::remove_file(&array);
 
-    let (first, s) = export(&cli, "move", "src", &["--max-item-count", "250"]).await;
-    assert_eq!(s["exported"], 2000, "{s}");
-    assert_eq!(s["complete"], true, "{s}");
-    let want: BTreeMap<String, Value> = originals
-        .iter()
-        .map(|d| (d["id"].as_str().unwrap().to_owned(), d.clone()))
-        .collect();
+    let (first, s) = export(cli, "move", "src", &["--max-item-count", "250"]).await;
+    assert_eq!(
+        (s["exported"].as_u64(), s["complete"].as_bool()),
+        (Some(n), Some(true)),
+        "{s}"
+    );
     assert_eq!(by_id(&first), want);
 
     // The export, with its system properties, imported into another container.
-    let lines = temp("export.jsonl");
+    let lines = temp(&format!("export-{n}.jsonl"));
     std::fs::write(&lines, &first).unwrap();
+    drop(first);
     let out = cli
         .run(&[
             "item",
@@ -126,10 +133,17 @@ async fn round_trip_through_a_json_array_and_json_lines() {
         ])
         .await;
     common::succeeded(&out, "import of the export");
-    assert_eq!(summary(&out.stderr)["written"], 2000);
-    let (second, s) = export(&cli, "move", "dst", &[]).await;
-    assert_eq!(s["exported"], 2000, "{s}");
+    assert_eq!(summary(&out.stderr)["written"], n);
+    let (second, s) = export(cli, "move", "dst", &[]).await;
+    assert_eq!(s["exported"], n, "{s}");
     assert_eq!(by_id(&second), want);
+    lines
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_trip_through_a_json_array_and_json_lines() {
+    let (_emulator, cli) = start().await;
+    let lines = round_trip(&cli, 2000).await;
 
     // Resuming: the same input with --skip writes only what follows the skip point.
     let out = cli
@@ -158,7 +172,16 @@ async fn round_trip_through_a_json_array_and_json_lines() {
         "{s}"
     );
     assert_eq!(out.status.code(), Some(5));
-    let _ = std::fs::remove_file(&array);
+    let _ = std::fs::remove_file(&lines);
+}
+
+/// The size: run with `cargo test -p cosmos-cli --test integration -- --ignored
+/// round_trip_of_200000`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "200,000 documents: minutes in a debug build"]
+async fn round_trip_of_200000_documents() {
+    let (_emulator, cli) = start().await;
+    let lines = round_trip(&cli, 200_000).await;
     let _ = std::fs::remove_file(&lines);
 }
 

@@ -36,10 +36,32 @@ const QUEUE: usize = 1024;
 /// A record may be a little larger than the largest document (white space, system properties).
 const RECORD_LIMIT: usize = MAX_DOCUMENT_BYTES + 64 * 1024;
 
-/// What the reading thread sends: a document to write, or a record refused before sending.
+/// What the reading thread sends: a document to write (already encoded, so a chunk holds bytes,
+/// not parsed JSON), or a record refused before sending.
 enum Intake {
-    Document { line: u64, prepared: Prepared },
+    Document {
+        line: u64,
+        id: String,
+        op: BulkOperation,
+    },
     Refused(Reject),
+}
+
+/// The bulk operation that writes `p`, or why it cannot be written.
+fn operation(mode: ImportMode, line: u64, p: Prepared) -> Intake {
+    let op = match mode {
+        ImportMode::Create => BulkOperation::create(p.partition_key, &p.doc),
+        ImportMode::Upsert => BulkOperation::upsert(p.partition_key, &p.doc),
+    };
+    match op {
+        Ok(op) => Intake::Document { line, id: p.id, op },
+        Err(e) => Intake::Refused(Reject {
+            line,
+            id: Some(p.id),
+            status: None,
+            reason: e.message().to_owned(),
+        }),
+    }
 }
 
 /// What one chunk's run answered.
@@ -80,7 +102,7 @@ fn read_records(
     input: Box<dyn Read + Send>,
     counters: [Arc<AtomicU64>; 2],
     paths: Vec<String>,
-    skip: u64,
+    (mode, skip): (ImportMode, u64),
     stop: Arc<AtomicBool>,
     tx: mpsc::Sender<Intake>,
 ) -> Result<(), String> {
@@ -119,7 +141,7 @@ fn read_records(
                 reason: too_large(text.len() as u64),
             }),
             Ok(text) => match prepare(&text, &paths) {
-                Ok(prepared) => Intake::Document { line, prepared },
+                Ok(prepared) => operation(mode, line, prepared),
                 Err(r) => Intake::Refused(Reject {
                     line,
                     id: r.id,
@@ -135,36 +157,22 @@ fn read_records(
     Ok(())
 }
 
+/// The documents of one chunk: their lines and ids, and their operations.
+#[derive(Default)]
+struct Chunk {
+    lines: Vec<(u64, String)>,
+    ops: Vec<BulkOperation>,
+}
+
 /// Runs one chunk; `first` is the index of its first document in the input.
 fn run_chunk(
     container: &ContainerClient,
-    mode: ImportMode,
     first: u64,
-    docs: Vec<(u64, Prepared)>,
+    Chunk { lines, ops }: Chunk,
 ) -> JoinHandle<Result<ChunkDone, CosmosError>> {
     let bulk = container.bulk_with(BulkOptions::new().with_content_response(false));
     tokio::spawn(async move {
-        let mut lines = Vec::with_capacity(docs.len());
-        let mut ops = Vec::with_capacity(docs.len());
         let mut rejects = Vec::new();
-        for (line, p) in docs {
-            let op = match mode {
-                ImportMode::Create => BulkOperation::create(p.partition_key, &p.doc),
-                ImportMode::Upsert => BulkOperation::upsert(p.partition_key, &p.doc),
-            };
-            match op {
-                Ok(op) => {
-                    lines.push((line, p.id));
-                    ops.push(op);
-                }
-                Err(e) => rejects.push(Reject {
-                    line,
-                    id: Some(p.id),
-                    status: None,
-                    reason: e.message().to_owned(),
-                }),
-            }
-        }
         let response = bulk.run_iter(ops).await?;
         let request_charge = response.request_charge();
         let mut written = 0;
@@ -219,8 +227,8 @@ pub async fn run(driver: &CosmosDriver, args: &ImportArgs) -> Result<(), Command
     let skipped = Arc::new(AtomicU64::new(0));
     let reader = {
         let counters = [bytes.clone(), skipped.clone()];
-        let (stop, skip) = (stop.clone(), args.skip);
-        std::thread::spawn(move || read_records(input, counters, paths, skip, stop, tx))
+        let (stop, how) = (stop.clone(), (args.mode, args.skip));
+        std::thread::spawn(move || read_records(input, counters, paths, how, stop, tx))
     };
 
     let mut progress = Progress::new("import", total_bytes, args.quiet);
@@ -229,7 +237,7 @@ pub async fn run(driver: &CosmosDriver, args: &ImportArgs) -> Result<(), Command
     tokio::pin!(ctrl_c);
     let mut running = FuturesUnordered::new();
     let mut unfinished = BTreeSet::new();
-    let mut chunk: Vec<(u64, Prepared)> = Vec::with_capacity(args.chunk);
+    let mut chunk = Chunk::default();
     // Documents taken from the input (after the skip), in order: the index of the next one.
     let mut taken = args.skip;
     let mut chunk_first = taken;
@@ -238,11 +246,14 @@ pub async fn run(driver: &CosmosDriver, args: &ImportArgs) -> Result<(), Command
     let mut interrupted = false;
     let mut failure: Option<CosmosError> = None;
     loop {
-        let ready = chunk.len() >= args.chunk || (input_over && !chunk.is_empty());
+        let ready = chunk.ops.len() >= args.chunk || (input_over && !chunk.ops.is_empty());
         if ready && running.len() < RUNS_AT_ONCE {
-            let docs = std::mem::replace(&mut chunk, Vec::with_capacity(args.chunk));
             unfinished.insert(chunk_first);
-            running.push(run_chunk(&container, args.mode, chunk_first, docs));
+            running.push(run_chunk(
+                &container,
+                chunk_first,
+                std::mem::take(&mut chunk),
+            ));
             chunk_first = taken;
             continue;
         }
@@ -278,12 +289,13 @@ pub async fn run(driver: &CosmosDriver, args: &ImportArgs) -> Result<(), Command
                     rejects.write(r).map_err(CommandError::Failed)?;
                 }
             }
-            intake = rx.recv(), if !input_over && chunk.len() < args.chunk => {
+            intake = rx.recv(), if !input_over && chunk.ops.len() < args.chunk => {
                 match intake {
                     None => input_over = true,
-                    Some(Intake::Document { line, prepared }) => {
+                    Some(Intake::Document { line, id, op }) => {
                         taken += 1;
-                        chunk.push((line, prepared));
+                        chunk.lines.push((line, id));
+                        chunk.ops.push(op);
                     }
                     Some(Intake::Refused(r)) => {
                         taken += 1;
