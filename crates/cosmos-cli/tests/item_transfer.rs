@@ -404,3 +404,114 @@ async fn delete_every_item_of_a_partition_key_only_when_confirmed() {
     assert_eq!(cli.run(&both).await.status.code(), Some(2));
     let _ = std::fs::remove_file(&input);
 }
+
+/// Ctrl-C during an import: it waits for what was sent, prints `resume_skip`, and a run with
+/// `--skip` that many writes the rest: every document once, no conflict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_import_resumes_with_skip() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    // Every bulk batch waits 150 ms, and with chunks of 100 three go at once: 20,000 documents
+    // take about 10 s, whatever the machine's speed.
+    let rules = json!({"rules": [{
+        "header": {"name": "x-ms-cosmos-is-batch-request", "value": "True"},
+        "reaction": {"delay": {"fixed_ms": 150}},
+    }]});
+    let emulator = cosmos_emulator::EmulatorBuilder::new()
+        .fault_rules_json(rules.to_string())
+        .start()
+        .await
+        .expect("emulator starts");
+    let cli = Cli {
+        endpoint: emulator.endpoint().to_owned(),
+        key: emulator.key().to_owned(),
+    };
+    container(&cli, "move", "src").await;
+    let total = 20_000u64;
+    let input = temp("interrupted.jsonl");
+    let text: String = docs(total as usize)
+        .iter()
+        .map(|d| format!("{d}\n"))
+        .collect();
+    std::fs::write(&input, text).unwrap();
+    let path = input.to_str().unwrap().to_owned();
+    let (endpoint, key) = (cli.endpoint.clone(), cli.key.clone());
+    // Stderr is a pipe, so progress comes as a JSON line every 5 s: the signal goes after the
+    // first one (some documents written, most not).
+    let (summary_line, code) = tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cosmos"))
+            .args([
+                "item",
+                "import",
+                "--db",
+                "move",
+                "--container",
+                "src",
+                "--chunk",
+                "500",
+                &path,
+            ])
+            .env("COSMOS_ENDPOINT", endpoint)
+            .env("COSMOS_KEY", key)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut summary = None;
+        let mut signalled = false;
+        for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+            let line = line.unwrap();
+            if !signalled && line.contains("\"progress\"") {
+                signalled = true;
+                let status = Command::new("kill")
+                    .args(["-INT", &child.id().to_string()])
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            }
+            if line.contains("\"summary\"") {
+                summary = Some(line);
+            }
+        }
+        let code = child.wait().unwrap().code();
+        assert!(signalled, "the import ended before its first progress line");
+        (summary.expect("a summary"), code)
+    })
+    .await
+    .unwrap();
+    let s = serde_json::from_str::<Value>(&summary_line).unwrap()["summary"].clone();
+    assert_eq!(s["interrupted"], true, "{s}");
+    assert_eq!(code, Some(1), "{s}");
+    let done = s["resume_skip"].as_u64().unwrap();
+    assert!(done > 0 && done < total, "{s}");
+    assert_eq!(
+        s["written"].as_u64(),
+        Some(done),
+        "everything before the skip point is written: {s}"
+    );
+
+    let skip = done.to_string();
+    let out = cli
+        .run(&[
+            "item",
+            "import",
+            "--db",
+            "move",
+            "--container",
+            "src",
+            "--skip",
+            &skip,
+            input.to_str().unwrap(),
+        ])
+        .await;
+    common::succeeded(&out, "the resumed import");
+    let s = summary(&out.stderr);
+    assert_eq!(
+        (s["written"].as_u64(), s["rejected"].as_u64()),
+        (Some(total - done), Some(0)),
+        "{s}"
+    );
+    let (all, _) = export(&cli, "move", "src", &[]).await;
+    assert_eq!(by_id(&all).len() as u64, total);
+    let _ = std::fs::remove_file(&input);
+}
