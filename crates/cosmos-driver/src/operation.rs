@@ -592,6 +592,12 @@ mod tests {
                 ResourceType::PartitionKeyRange,
             ),
             (
+                CosmosOperation::delete_all_items_by_partition_key(c.clone()),
+                "/dbs/db/colls/c/operations/partitionkeydelete",
+                "dbs/db/colls/c",
+                ResourceType::Container,
+            ),
+            (
                 CosmosOperation::list_containers(c.database().clone()),
                 "/dbs/db/colls",
                 "dbs/db",
@@ -612,6 +618,15 @@ mod tests {
             assert_eq!(op.target().signing_link(), link);
             assert_eq!(op.resource_type(), rt);
         }
+    }
+
+    #[test]
+    fn delete_by_partition_key_is_a_post_that_needs_a_key() {
+        let op = CosmosOperation::delete_all_items_by_partition_key(container());
+        assert_eq!(op.method(), Method::POST);
+        let e = op.validate().unwrap_err();
+        assert!(e.message().contains("needs a partition key"), "{e}");
+        assert!(op.with_partition_key("p").validate().is_ok());
     }
 
     #[test]
