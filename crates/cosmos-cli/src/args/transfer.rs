@@ -86,11 +86,12 @@ status. Rejects go to --rejects PATH (or stderr) as JSON lines with the line num
 The summary (stderr, one JSON line) counts documents read, written, rejected and skipped, and
 gives `resume_skip`: the number of documents of the input that are finished.
 
-Resuming: Ctrl-C stops reading, waits for the documents already sent, and prints the summary.
-Run the same command again with `--skip <resume_skip>`: nothing before that point is sent again.
-With --mode upsert the run can also simply be repeated from the start: writing the same document
-twice leaves one copy. (With --mode create, documents written before the stop but after the skip
-point would come back as 409 conflicts in the rejects; none is ever written twice.)
+Resuming: Ctrl-C stops reading, waits for the documents already sent, prints the summary and
+exits 1. Run the same command again with `--skip <resume_skip>`: the documents before that point
+are all finished and are not sent again; none after it was sent. With --mode upsert the run can
+also simply be repeated from the start: writing the same document twice leaves one copy. (A run
+stopped by an error instead may have written some documents past `resume_skip`; with --mode
+create they come back as 409 conflicts in the rejects: none is ever stored twice.)
 
 --priority: documented by the service for priority-based execution (x-ms-cosmos-priority-level).
 Bulk runs of the driver take no per-request header, so import does not send it and says so.
