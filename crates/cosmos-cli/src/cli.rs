@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::args::duration::parse_duration;
 use crate::args::hedging::{parse_budget, parse_hedging, BudgetChoice, HedgingChoice};
 use crate::args::target::TargetArgs;
+use crate::args::transfer::{ExportArgs, ImportArgs, Priority};
 
 /// Azure Cosmos DB (NoSQL) from the command line: items, a local multi-region emulator, and a
 /// tail-latency benchmark that shows what cross-region hedging does.
@@ -50,7 +51,7 @@ pub enum Command {
         #[command(subcommand)]
         action: ContainerAction,
     },
-    /// Items: get, create, replace, upsert, delete, patch, list.
+    /// Items: get, create, replace, upsert, delete, patch, query, list, import, export.
     Item {
         /// Which account.
         #[command(flatten)]
@@ -167,7 +168,7 @@ pub struct ItemLocation {
     #[arg(long)]
     pub container: String,
     /// Partition key value as a string (for a single-path key).
-    #[arg(long, conflicts_with = "pk_json")]
+    #[arg(long, visible_alias = "partition-key", conflicts_with = "pk_json")]
     pub pk: Option<String>,
     /// Partition key as JSON: a value (`42`, `true`, `"a"`) or an array for a hierarchical key.
     #[arg(long = "pk-json", value_name = "JSON")]
@@ -223,21 +224,34 @@ pub enum ItemAction {
         #[command(flatten)]
         body: BodyArg,
     },
-    /// Delete an item.
+    /// Delete an item, or with `--all` every item of the partition key.
     Delete {
         /// Where the item lives.
         #[command(flatten)]
         at: ItemLocation,
-        /// Item id.
-        id: String,
+        /// Item id (none with `--all`).
+        #[arg(required_unless_present = "all")]
+        id: Option<String>,
         /// Only if the item's etag still matches.
-        #[arg(long = "if-match", value_name = "ETAG")]
+        #[arg(long = "if-match", value_name = "ETAG", conflicts_with = "all")]
         if_match: Option<String>,
+        /// Delete every item of the partition key given by `--partition-key`/`--pk` (the
+        /// service's delete-by-partition-key operation); without it nothing is deleted.
+        #[arg(long, conflicts_with = "id")]
+        all: bool,
+        /// With `--all`: request priority, sent as `x-ms-cosmos-priority-level`.
+        #[arg(long, value_enum, requires = "all")]
+        priority: Option<Priority>,
     },
     /// Partially update an item: `--ops JSON`, or flags applied in the order given.
     Patch(PatchArgs),
     /// Run a query; cross-partition unless a partition key is given.
     Query(QueryArgs),
+    /// Write many documents (JSON Lines or a JSON array, from a file or stdin) through the bulk
+    /// executor; see `cosmos item import --help`.
+    Import(ImportArgs),
+    /// Write a container's items (or a query's results) as JSON Lines; resumable.
+    Export(ExportArgs),
     /// List the items of a container (read feed).
     List {
         /// Database id.

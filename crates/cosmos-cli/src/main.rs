@@ -14,7 +14,8 @@ fn report(result: Result<(), CommandError>, diagnostics: bool) -> ExitCode {
     match &e {
         CommandError::Usage(message)
         | CommandError::Input(message)
-        | CommandError::Failed(message) => {
+        | CommandError::Failed(message)
+        | CommandError::Rejected(_, message) => {
             eprintln!("error: {message}")
         }
         CommandError::Cosmos(error) => printing::print_error(error, diagnostics),

@@ -7,5 +7,6 @@ mod bench_json;
 mod hostile_server;
 mod item_crud;
 mod item_query;
+mod item_transfer;
 mod script_wire;
 mod scripting;

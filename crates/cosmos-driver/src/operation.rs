@@ -262,6 +262,21 @@ impl CosmosOperation {
         )
     }
 
+    /// Delete every item of one partition key of `container`. Needs a partition key. The service
+    /// answers at once and deletes in the background; the emulator deletes before answering.
+    pub fn delete_all_items_by_partition_key(container: ContainerReference) -> Self {
+        let path = Bytes::from(format!(
+            "{}/operations/partitionkeydelete",
+            container.path()
+        ));
+        let mut op = Self::new(
+            OperationType::DeletePartitionKey,
+            OperationTarget::Container(container),
+        );
+        op.path = path;
+        op
+    }
+
     /// Read the partition key ranges of a container.
     pub fn read_partition_key_ranges(container: ContainerReference) -> Self {
         Self::new(
@@ -440,6 +455,12 @@ impl CosmosOperation {
                 "{self} needs a partition key (call with_partition_key)"
             )));
         }
+        if self.operation_type == OperationType::DeletePartitionKey && self.partition_key.is_none()
+        {
+            return Err(CosmosError::invalid_input(format!(
+                "{self} needs a partition key (call with_partition_key)"
+            )));
+        }
         if let Some(p) = &self.precondition {
             p.header()?;
         }
@@ -505,6 +526,7 @@ impl fmt::Display for CosmosOperation {
             OperationType::ReadFeed => "read feed",
             OperationType::Query => "query",
             OperationType::Batch => "batch",
+            OperationType::DeletePartitionKey => "delete partition key",
         };
         let path = std::str::from_utf8(&self.path).unwrap_or("?");
         write!(f, "{what} {path}")
@@ -570,6 +592,12 @@ mod tests {
                 ResourceType::PartitionKeyRange,
             ),
             (
+                CosmosOperation::delete_all_items_by_partition_key(c.clone()),
+                "/dbs/db/colls/c/operations/partitionkeydelete",
+                "dbs/db/colls/c",
+                ResourceType::Container,
+            ),
+            (
                 CosmosOperation::list_containers(c.database().clone()),
                 "/dbs/db/colls",
                 "dbs/db",
@@ -590,6 +618,15 @@ mod tests {
             assert_eq!(op.target().signing_link(), link);
             assert_eq!(op.resource_type(), rt);
         }
+    }
+
+    #[test]
+    fn delete_by_partition_key_is_a_post_that_needs_a_key() {
+        let op = CosmosOperation::delete_all_items_by_partition_key(container());
+        assert_eq!(op.method(), Method::POST);
+        let e = op.validate().unwrap_err();
+        assert!(e.message().contains("needs a partition key"), "{e}");
+        assert!(op.with_partition_key("p").validate().is_ok());
     }
 
     #[test]

@@ -271,3 +271,55 @@ async fn per_call_item_options_keep_a_read_out_of_an_excluded_region() {
     assert!(went.iter().all(|r| r != "East US"), "{went:?}");
     assert_eq!(elsewhere.into_item().unwrap(), order);
 }
+
+#[tokio::test]
+async fn delete_all_items_of_a_partition_key() {
+    use futures::StreamExt;
+    let emu = common::start(EmulatorBuilder::new()).await;
+    let driver = common::driver(common::options(&emu)).await;
+    common::container(&driver, "shop", "orders").await;
+    let orders = driver.container("shop", "orders");
+    for (i, pk) in ["a", "a", "a", "b", "b"].iter().enumerate() {
+        let order = Order {
+            id: format!("o-{i}"),
+            pk: (*pk).into(),
+            n: i as i64,
+        };
+        orders.create_item(*pk, &order, None).await.unwrap();
+    }
+
+    let response = orders
+        .delete_all_items_by_partition_key("a", None)
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(response.request_charge() > 0.0);
+
+    let left: Vec<Order> = orders
+        .read_all_items::<Order>()
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let mut ids: Vec<_> = left
+        .iter()
+        .map(|o| (o.pk.as_str(), o.id.as_str()))
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [("b", "o-3"), ("b", "o-4")]);
+
+    // A key with no items: nothing to delete, still a success.
+    let none = orders
+        .delete_all_items_by_partition_key("zzz", None)
+        .await
+        .unwrap();
+    assert_eq!(none.status(), 200);
+    // A container that does not exist: 404.
+    let missing = driver
+        .container("shop", "nope")
+        .delete_all_items_by_partition_key("a", None)
+        .await
+        .unwrap_err();
+    assert!(missing.is_not_found(), "{missing}");
+}

@@ -1,4 +1,5 @@
-//! `cosmos item get|create|replace|upsert|delete|patch|list`.
+//! `cosmos item get|create|replace|upsert|delete|patch|list` (query, import and export have files
+//! of their own).
 
 use std::io::Read;
 use std::num::NonZeroU8;
@@ -93,14 +94,40 @@ pub async fn run(
         ItemAction::Query(args) => {
             return super::item_query::run(&driver, args, target.diagnostics).await
         }
+        ItemAction::Import(args) => return super::item_import::run(&driver, args).await,
+        ItemAction::Export(args) => return super::item_export::run(&driver, args).await,
         ItemAction::Get { at, id } => {
             let c = container_ref(at)?;
             let pk = key_for(&driver, at, &c, None).await?;
             CosmosOperation::read_item(c.item(id)?).with_partition_key(pk)
         }
-        ItemAction::Delete { at, id, if_match } => {
+        ItemAction::Delete {
+            at,
+            all: true,
+            priority,
+            ..
+        } => {
+            let c = container_ref(at)?;
+            let pk = from_flags(at).map_err(CommandError::Input)?.ok_or(
+                "--all deletes every item of one partition key: pass --partition-key VALUE \
+                 or --pk-json JSON",
+            )?;
+            let mut op =
+                CosmosOperation::delete_all_items_by_partition_key(c).with_partition_key(pk);
+            if let Some(p) = priority {
+                let (name, value) = p.header();
+                op = op.with_header(name, value);
+            }
+            op
+        }
+        ItemAction::Delete {
+            at, id, if_match, ..
+        } => {
             let c = container_ref(at)?;
             let pk = key_for(&driver, at, &c, None).await?;
+            let id = id
+                .as_deref()
+                .ok_or("give the item id, or --all to delete every item of the partition key")?;
             let mut op = CosmosOperation::delete_item(c.item(id)?).with_partition_key(pk);
             if let Some(etag) = if_match {
                 op = op.with_precondition(Precondition::IfMatch(etag.clone()));
@@ -148,6 +175,9 @@ pub async fn run(
     };
     let response = driver.execute(op, &options).await?;
     let result = match action {
+        ItemAction::Delete { all: true, at, .. } => {
+            json!({ "deleted_partition_key": at.pk_json.clone().or_else(|| at.pk.clone()) })
+        }
         ItemAction::Delete { id, .. } => json!({ "deleted": id }),
         _ => body_json(response.body()),
     };

@@ -6,11 +6,14 @@ pub mod connect;
 pub mod container;
 pub mod database;
 pub mod item;
+pub mod item_export;
+pub mod item_import;
 pub mod item_query;
 pub mod partition_key;
 pub mod printing;
 pub mod scripts;
 pub mod sign_in;
+pub mod transfer;
 
 use cosmos_driver::CosmosError;
 
@@ -27,6 +30,8 @@ pub enum CommandError {
     Cosmos(CosmosError),
     /// Anything else, e.g. a benchmark whose operations failed.
     Failed(String),
+    /// Some of many documents were refused: the class of the first, and what to print.
+    Rejected(ExitClass, String),
 }
 
 impl CommandError {
@@ -37,6 +42,7 @@ impl CommandError {
             CommandError::Input(_) => ExitClass::BadInput,
             CommandError::Cosmos(e) => classify(e.kind(), e.status()),
             CommandError::Failed(_) => ExitClass::Failure,
+            CommandError::Rejected(class, _) => *class,
         }
     }
 }

@@ -157,6 +157,18 @@ impl ContainerClient {
         .await
     }
 
+    /// Deletes every item of partition `partition_key` in one operation (200 without a body; the
+    /// service finishes the deletes in the background, the emulator before answering).
+    pub async fn delete_all_items_by_partition_key(
+        &self,
+        partition_key: impl Into<PartitionKey>,
+        options: Option<ItemOptions>,
+    ) -> Result<ItemResponse<()>, CosmosError> {
+        let op = CosmosOperation::delete_all_items_by_partition_key(self.reference()?.clone())
+            .with_partition_key(partition_key);
+        self.run(op, options).await
+    }
+
     /// Applies `instructions` to item `id` in partition `partition_key`; the response carries the
     /// patched item as `T`. Its [`ItemResponse::request_charge`] is everything the PATCH was billed
     /// (under the default read-modify-write strategy, the read and the replace).

@@ -30,7 +30,8 @@ impl OperationKind {
             | OperationType::Create
             | OperationType::Upsert
             | OperationType::Replace
-            | OperationType::Delete => OperationKind::SingleRequest,
+            | OperationType::Delete
+            | OperationType::DeletePartitionKey => OperationKind::SingleRequest,
         }
     }
 }

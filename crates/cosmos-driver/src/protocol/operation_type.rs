@@ -67,6 +67,9 @@ pub enum OperationType {
     /// A batch of item operations in one request (`POST` to the item feed with
     /// `x-ms-cosmos-is-batch-request: True`): a transactional batch or one bulk batch.
     Batch,
+    /// Delete every item of one partition key (`POST` to the container's
+    /// `operations/partitionkeydelete` with the key in `x-ms-documentdb-partitionkey`).
+    DeletePartitionKey,
 }
 
 impl OperationType {
@@ -83,7 +86,8 @@ impl OperationType {
             OperationType::Create
             | OperationType::Upsert
             | OperationType::Query
-            | OperationType::Batch => &POST,
+            | OperationType::Batch
+            | OperationType::DeletePartitionKey => &POST,
             OperationType::Replace => &PUT,
             OperationType::Delete => &DELETE,
             OperationType::Patch => &PATCH,

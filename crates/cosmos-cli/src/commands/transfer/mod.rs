@@ -1,0 +1,7 @@
+//! Moving many items: records read from JSON Lines or a JSON array with bounded memory, each
+//! checked before it is sent, rejects with their line numbers, and progress on stderr.
+
+pub mod document;
+pub mod progress;
+pub mod records;
+pub mod rejects;
