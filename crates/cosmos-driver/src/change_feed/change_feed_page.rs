@@ -95,19 +95,50 @@ pub struct ChangeMetadata {
 /// One change of an all-versions-and-deletes feed: the item after the change (absent for a
 /// delete), the version before it when the service sent it, and the change's metadata.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(
+    try_from = "WireChange",
+    bound(deserialize = "T: serde::de::DeserializeOwned")
+)]
 pub struct ChangeFeedItem<T> {
     /// The item after the change; `None` for a delete.
-    #[serde(default = "none")]
     pub current: Option<T>,
-    /// The version before the change (replaces and deletes, when sent).
-    #[serde(default = "none")]
+    /// The version before the change (deletes, and replaces when the container keeps
+    /// pre-images).
     pub previous: Option<T>,
     /// What the change was.
     pub metadata: ChangeMetadata,
 }
 
-fn none<T>() -> Option<T> {
-    None
+/// A change as the wire has it: the service writes a delete's `current` as `{}`.
+#[derive(Deserialize)]
+struct WireChange {
+    #[serde(default)]
+    current: Option<Value>,
+    #[serde(default)]
+    previous: Option<Value>,
+    metadata: ChangeMetadata,
+}
+
+impl<T: serde::de::DeserializeOwned> TryFrom<WireChange> for ChangeFeedItem<T> {
+    type Error = serde_json::Error;
+
+    fn try_from(wire: WireChange) -> Result<Self, Self::Error> {
+        let delete = wire.metadata.operation_type == ChangeOperation::Delete;
+        let current = match wire.current {
+            Some(_) if delete => None,
+            Some(Value::Null) | None => None,
+            Some(value) => Some(serde_json::from_value(value)?),
+        };
+        let previous = match wire.previous {
+            Some(Value::Null) | None => None,
+            Some(value) => Some(serde_json::from_value(value)?),
+        };
+        Ok(ChangeFeedItem {
+            current,
+            previous,
+            metadata: wire.metadata,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -130,5 +161,24 @@ mod tests {
         assert_eq!(item.metadata.id.as_deref(), Some("a"));
         assert!(item.current.is_none());
         assert_eq!(item.previous.unwrap()["n"], 2);
+
+        // The service writes a delete's current as an empty object: no current version, also
+        // for an item type whose fields an empty object lacks.
+        #[derive(Debug, Deserialize, Serialize, PartialEq)]
+        struct Counted {
+            n: i64,
+        }
+        let delete = r#"{"current":{},"metadata":{"operationType":"delete","lsn":9,"crts":1700000001,"previousImageLSN":5,"timeToLiveExpired":true,"id":"a"},"previous":{"n":2}}"#;
+        let item: ChangeFeedItem<Counted> = serde_json::from_str(delete).unwrap();
+        assert!(item.current.is_none());
+        assert!(item.metadata.time_to_live_expired);
+        assert_eq!(item.previous, Some(Counted { n: 2 }));
+        // A replace without a previous image.
+        let replace = r#"{"current":{"n":3},"metadata":{"operationType":"replace","lsn":10,"crts":1700000002,"previousImageLSN":9}}"#;
+        let item: ChangeFeedItem<Counted> = serde_json::from_str(replace).unwrap();
+        assert_eq!(
+            (item.current, item.previous),
+            (Some(Counted { n: 3 }), None)
+        );
     }
 }
