@@ -267,7 +267,7 @@ fn with_script_worker(
     builder: EmulatorBuilder,
     args: &EmulatorArgs,
 ) -> Result<EmulatorBuilder, String> {
-    if crate::scripts::worker::started_as_worker() {
+    if crate::scripts::isolation::started_as_worker() {
         return Err(
             "this program was started as a script worker, but its main does not call \
              cosmos_emulator::serve_script_worker_if_asked"

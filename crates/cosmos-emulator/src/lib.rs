@@ -34,5 +34,5 @@ pub use emulator::{DetachedEmulator, Emulator, EmulatorBuilder, StartError, WELL
 pub use exchange::SessionWait;
 pub use faults::{FaultInjector, RequestCounters};
 pub use query_exec::QueryLimits;
-pub use scripts::worker::serve_if_asked as serve_script_worker_if_asked;
+pub use scripts::isolation::serve_if_asked as serve_script_worker_if_asked;
 pub use store::{QueryMemoryStats, ReplicationLag};

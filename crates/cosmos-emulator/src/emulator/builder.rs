@@ -408,8 +408,10 @@ impl EmulatorBuilder {
             queries: QueryState::new(self.query_limits.memory_bytes, self.query_limits.state_idle),
         };
         let scripts = crate::scripts::Scripts::new(match &self.script_worker {
-            Some(program) => crate::scripts::worker::Isolation::Process(Arc::new(program.clone())),
-            None => crate::scripts::worker::Isolation::Thread,
+            Some(program) => {
+                crate::scripts::isolation::Isolation::Process(Arc::new(program.clone()))
+            }
+            None => crate::scripts::isolation::Isolation::Thread,
         });
         let data = match &self.data_dir {
             None => None,

@@ -126,9 +126,13 @@ pub(super) fn execute(
     };
     let mut attempt = |txn: &mut Txn<'_>| -> Result<(Bytes, f64, Option<String>), ApiError> {
         let isolation = ctx.shared.scripts.isolation();
-        let run = engine::run(&script.source, &input, bounds, isolation, &mut |request| {
-            txn.serve(request)
-        });
+        let run = crate::scripts::isolation::run(
+            &script.source,
+            &input,
+            bounds,
+            isolation,
+            &mut |request| txn.serve(request),
+        );
         let charge = run_charge(0.0, &run);
         let log = (logging && !run.logs.is_empty()).then(|| encode_log(&run.logs));
         let with_log = |e: ApiError| match &log {

@@ -18,7 +18,7 @@ use crate::exchange::request_class::flag;
 pub(super) use crate::exchange::request_class::names_triggers;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, ScriptKind};
-use crate::scripts::engine::{self, Input, Role};
+use crate::scripts::engine::{Input, Role};
 use crate::scripts::{Script, TriggerType, WriteOperation};
 use crate::store::StoredDoc;
 
@@ -157,7 +157,7 @@ pub(super) fn write(
         let mut script_charge = 0.0;
         for trigger in &pre {
             input.request_body = request_body.clone();
-            let run = engine::run(
+            let run = crate::scripts::isolation::run(
                 &trigger.source,
                 &input,
                 bounds,
@@ -200,7 +200,7 @@ pub(super) fn write(
             input.request_body = request_body.clone();
             input.has_response_body = doc.is_some();
             input.response_body = response_body.clone();
-            let run = engine::run(
+            let run = crate::scripts::isolation::run(
                 &trigger.source,
                 &input,
                 bounds,

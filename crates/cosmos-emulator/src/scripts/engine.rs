@@ -1,5 +1,5 @@
-//! Runs one script in a fresh QuickJS runtime on a thread of its own (in this process, or in a
-//! child process: [`super::worker`]), with a time limit, a memory cap and a stack cap, and no reach
+//! Runs one script in a fresh QuickJS runtime on a thread of its own (of this process, or of a
+//! child process: [`super::isolation`]), with a time limit, a memory cap and a stack cap, and no reach
 //! beyond the server-side API (`prelude.js`). The script's collection operations come back to the
 //! caller's thread one at a time through `host`, so the caller keeps the partition (and its
 //! transaction) while the script runs.
@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use rquickjs::{Context, Function, Runtime};
 
 use super::watch::{self, Watch};
-use super::worker::Isolation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -162,27 +161,13 @@ enum Message {
     Done(Run),
 }
 
-/// Runs `source` with `input` where `isolation` says; each collection operation the script sends
-/// (JSON text) is answered by `host` on the calling thread. Returns when the script ends, or at
-/// its deadline (plus [`watch::SLACK`]) whatever the script is doing.
-pub(crate) fn run(
-    source: &str,
-    input: &Input,
-    bounds: Bounds,
-    isolation: &Isolation,
-    host: &mut dyn FnMut(&str) -> String,
-) -> Run {
+/// `input` as the prelude reads it (with the log cap), JSON text.
+pub(crate) fn input_json(input: &Input) -> String {
     let given = Given {
         input,
         max_log_chars: MAX_LOG_CHARS,
     };
-    let input_json = serde_json::to_string(&given).unwrap_or_else(|_| "{}".into());
-    match isolation {
-        Isolation::Thread => run_here(source, input_json, bounds, host),
-        Isolation::Process(program) => {
-            super::worker::run_script(program, source, input_json, bounds, host)
-        }
-    }
+    serde_json::to_string(&given).unwrap_or_else(|_| "{}".into())
 }
 
 /// Runs `source` with `input_json` on a thread of this process. At the deadline (plus
@@ -405,7 +390,7 @@ mod tests {
         bounds: Bounds,
         host: &mut dyn FnMut(&str) -> String,
     ) -> Run {
-        super::run(source, input, bounds, &Isolation::Thread, host)
+        run_here(source, input_json(input), bounds, host)
     }
     use serde_json::json;
 

@@ -26,7 +26,7 @@
 //! but every collection call and every UDF call crosses a pipe, and an embedding of the emulator
 //! (its tests, other programs) may have no worker program to start. Wrapping the unbounded
 //! built-ins is local and cheap. Both are done: the binaries run scripts in child processes
-//! ([`super::worker`]), and every runtime, in a child or on a thread, runs `guards.js` before the
+//! ([`super::isolation`]), and every runtime, in a child or on a thread, runs `guards.js` before the
 //! API and the script:
 //!
 //! - each wrapped function checks, before calling the native, that the length it will walk times
@@ -52,7 +52,7 @@
 //! JavaScript reading a missing property of such an object in a loop overran a 5 s limit by 80 s
 //! (debug build) before it was stopped. No wrapper can prevent such chains (`new F()` with a
 //! chosen `F.prototype`, `class extends` and `{__proto__: p}` build them natively); a child
-//! process per script does (`worker`: killed at the deadline). On threads, for that and anything
+//! process per script does (`isolation`: killed at the deadline). On threads, for that and anything
 //! not foreseen here, the caller answers at the deadline without waiting for the script's thread
 //! (`engine`, `udf`), which is counted and capped (`watch`).
 

@@ -24,8 +24,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::engine::{self, Bounds, Run};
-use super::udf::{self, Answer, Call};
+use super::engine::{self, Bounds, Input, Run};
+use super::udf_runtime::{self, Answer, Call};
 
 /// The environment variable that makes a worker program serve one script role.
 pub(crate) const ROLE_ENV: &str = "COSMOS_EMULATOR_SCRIPT_WORKER";
@@ -68,6 +68,23 @@ enum FromScript {
     Host(String),
     /// The execution's end.
     Done(Run),
+}
+
+/// Runs `source` with `input` where `isolation` says; each collection operation the script sends
+/// (JSON text) is answered by `host` on the calling thread. Returns when the script ends, or at
+/// its deadline (plus [`super::watch::SLACK`]) whatever the script is doing.
+pub(crate) fn run(
+    source: &str,
+    input: &Input,
+    bounds: Bounds,
+    isolation: &Isolation,
+    host: &mut dyn FnMut(&str) -> String,
+) -> Run {
+    let input_json = engine::input_json(input);
+    match isolation {
+        Isolation::Thread => engine::run_here(source, input_json, bounds, host),
+        Isolation::Process(program) => run_script(program, source, input_json, bounds, host),
+    }
 }
 
 /// When this process was started as a script worker, serves its role and exits; otherwise
@@ -344,7 +361,7 @@ fn serve_udfs() -> i32 {
     let spawned = std::thread::Builder::new()
         .name("cosmos-script".into())
         .stack_size(bounds.stack_bytes + 4 * 1024 * 1024)
-        .spawn(move || udf::serve(bounds, from_caller, to_caller));
+        .spawn(move || udf_runtime::serve(bounds, from_caller, to_caller));
     if spawned.is_err() {
         return 3;
     }

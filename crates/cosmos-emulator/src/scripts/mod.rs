@@ -9,8 +9,9 @@ pub(crate) use registry::Scripts;
 pub(crate) mod engine;
 mod guards;
 mod heap;
+pub(crate) mod isolation;
 #[cfg(test)]
 mod runaway_tests;
 pub(crate) mod udf;
+mod udf_runtime;
 pub(crate) mod watch;
-pub(crate) mod worker;

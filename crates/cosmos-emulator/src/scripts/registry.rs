@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 use serde_json::{Map, Value};
 
 use super::definition::{check, seal, Script};
-use super::worker::Isolation;
+use super::isolation::Isolation;
 use crate::protocol::ids::encode_rid;
 use crate::protocol::{ApiError, ScriptKind};
 use crate::store::Container;

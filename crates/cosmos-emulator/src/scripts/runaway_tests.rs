@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::engine::{Bounds, Failure, Input, Role, Run};
+use super::isolation::Isolation;
 use super::udf::Udfs;
-use super::worker::Isolation;
 use super::Script;
 use crate::protocol::ScriptKind;
 use crate::scripts::definition::{check, seal};
@@ -41,7 +41,7 @@ fn answered_by(ends: Ends) -> Duration {
 /// A small heap, so that the attacks stopped at the cap get there quickly in a debug build.
 /// Runs a script on a thread of this process.
 fn run(source: &str, input: &Input, bounds: Bounds, host: &mut dyn FnMut(&str) -> String) -> Run {
-    super::engine::run(source, input, bounds, &Isolation::Thread, host)
+    super::isolation::run(source, input, bounds, &Isolation::Thread, host)
 }
 
 fn bounds() -> Bounds {

@@ -257,6 +257,18 @@ async fn serve_http<S>(
     }
 }
 
+/// `x-ms-request-duration-ms`: how long the server took over the request, in milliseconds with
+/// three decimals (as the service sends it; SDKs read it on every answer).
+fn stamp_duration(headers: &mut http::HeaderMap, took: Duration) {
+    let text = format!("{:.3}", took.as_secs_f64() * 1000.0);
+    if let Ok(value) = http::HeaderValue::from_str(&text) {
+        headers.insert(
+            http::HeaderName::from_static(crate::protocol::headers::REQUEST_DURATION_MS),
+            value,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,17 +298,5 @@ mod tests {
         assert_eq!(protocol_from_alpn(Some(b"h2")), Protocol::Http2);
         assert_eq!(protocol_from_alpn(Some(b"http/1.1")), Protocol::Http1);
         assert_eq!(protocol_from_alpn(None), Protocol::Http1);
-    }
-}
-
-/// `x-ms-request-duration-ms`: how long the server took over the request, in milliseconds with
-/// three decimals (as the service sends it; SDKs read it on every answer).
-fn stamp_duration(headers: &mut http::HeaderMap, took: Duration) {
-    let text = format!("{:.3}", took.as_secs_f64() * 1000.0);
-    if let Ok(value) = http::HeaderValue::from_str(&text) {
-        headers.insert(
-            http::HeaderName::from_static(crate::protocol::headers::REQUEST_DURATION_MS),
-            value,
-        );
     }
 }
