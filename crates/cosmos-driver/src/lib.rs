@@ -112,8 +112,8 @@ pub use options::{
 };
 pub use protocol::{
     ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference,
-    OperationType, PartitionKey, PartitionKeyDefinition, PartitionKeyValue, Region, ResourceType,
-    ResponseHeaders, ScriptKind, ScriptReference, SessionToken,
+    OperationType, PartitionKey, PartitionKeyDefinition, PartitionKeyValue, PriorityLevel, Region,
+    ResourceType, ResponseHeaders, ScriptKind, ScriptReference, SessionToken,
 };
 pub use response::CosmosResponse;
 pub use routing::{

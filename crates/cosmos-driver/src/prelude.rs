@@ -33,7 +33,7 @@ pub use crate::operation::Precondition;
 pub use crate::options::{DriverOptions, OperationOptions};
 pub use crate::patch::PatchInstructions;
 pub use crate::protocol::{
-    ConsistencyLevel, PartitionKey, PartitionKeyDefinition, Region, SessionToken,
+    ConsistencyLevel, PartitionKey, PartitionKeyDefinition, PriorityLevel, Region, SessionToken,
 };
 pub use crate::query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope};
 pub use crate::read_many::{ReadManyOptions, ReadManyResponse};

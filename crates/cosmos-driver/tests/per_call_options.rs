@@ -12,8 +12,8 @@ use cosmos_driver::hedging::{
 use cosmos_driver::query::{Query, QueryOptions, QueryScope};
 use cosmos_driver::read_many::ReadManyOptions;
 use cosmos_driver::{
-    ChangeFeedOptions, ContainerClient, CosmosDriver, DiagnosticsContext, PartitionKey,
-    SessionToken,
+    ChangeFeedOptions, ContainerClient, CosmosDriver, DiagnosticsContext, ItemOptions,
+    PartitionKey, PriorityLevel, SessionToken,
 };
 use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
 use cosmos_emulator::{Emulator, EmulatorBuilder, ReplicationLag};
@@ -271,4 +271,52 @@ async fn a_per_call_availability_strategy_hedges_a_query_a_change_feed_and_a_rea
         }]
     );
     all_hedged("read many", answer.diagnostics());
+}
+
+/// A per-call priority reaches every request of a point read, a query and a read many, and only
+/// theirs: the emulator refuses (400, sub-status 4242) exactly the requests that carry
+/// `x-ms-cosmos-priority-level: Low`.
+#[tokio::test]
+async fn a_per_call_priority_reaches_every_request_of_the_call() {
+    let emu = common::start(EmulatorBuilder::new().partitions(2)).await;
+    let driver = common::driver(common::options(&emu)).await;
+    common::container(&driver, "db", "c").await;
+    let c = driver.container("db", "c");
+    c.create_item("p", &json!({"id": "a", "pk": "p"}), None)
+        .await
+        .unwrap();
+    let _low = emu.faults().add(
+        FaultRule::new(Reaction::respond(400, 4242))
+            .with_header("x-ms-cosmos-priority-level", "Low"),
+    );
+    let refused = |e: cosmos_driver::CosmosError| (e.status(), e.sub_status());
+    let low = PriorityLevel::Low;
+    let read = c
+        .read_item::<Doc>("p", "a", Some(ItemOptions::new().with_priority_level(low)))
+        .await
+        .map(|_| ())
+        .map_err(refused);
+    assert_eq!(read, Err((Some(400), Some(4242))), "point read");
+    let query = c
+        .query_items_with::<Doc>(
+            Query::new("SELECT * FROM c"),
+            QueryScope::CrossPartition,
+            QueryOptions::new().with_priority_level(low),
+        )
+        .try_collect::<Vec<_>>()
+        .await
+        .map(|_| ())
+        .map_err(refused);
+    assert_eq!(query, Err((Some(400), Some(4242))), "query");
+    let many = c
+        .read_many_with::<Doc>(&keys(), ReadManyOptions::new().with_priority_level(low))
+        .await
+        .map(|_| ())
+        .map_err(refused);
+    assert_eq!(many, Err((Some(400), Some(4242))), "read many");
+    // High priority, and no priority, are served.
+    let high = ItemOptions::new().with_priority_level(PriorityLevel::High);
+    assert!(c.read_item::<Doc>("p", "a", Some(high)).await.is_ok());
+    assert_eq!(ids_by_query(&c, QueryOptions::new()).await, ["a"]);
+    assert_eq!(ids_by_read_many(&c, ReadManyOptions::new()).await, ["a"]);
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::operation_options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};
 use crate::hedging::HedgingLayers;
-use crate::protocol::{ConsistencyLevel, Region, SessionToken};
+use crate::protocol::{ConsistencyLevel, PriorityLevel, Region, SessionToken};
 
 /// The options in force for one operation.
 #[derive(Clone, Copy, Debug)]
@@ -30,6 +30,8 @@ pub struct EffectiveOptions<'a> {
     pub hedging: HedgingLayers,
     /// The PATCH attempt limit.
     pub patch_max_attempts: NonZeroU8,
+    /// The priority every request carries, if any layer sets one.
+    pub priority_level: Option<PriorityLevel>,
 }
 
 impl<'a> EffectiveOptions<'a> {
@@ -79,6 +81,7 @@ impl<'a> EffectiveOptions<'a> {
                 .patch_max_attempts
                 .or(client.patch_max_attempts)
                 .unwrap_or(DEFAULT_PATCH_MAX_ATTEMPTS),
+            priority_level: operation.priority_level.or(client.priority_level),
         }
     }
 

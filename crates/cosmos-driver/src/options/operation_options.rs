@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::PatchStrategy;
 use crate::hedging::AvailabilityStrategy;
-use crate::protocol::{ConsistencyLevel, Region, SessionToken};
+use crate::protocol::{ConsistencyLevel, PriorityLevel, Region, SessionToken};
 
 /// The default number of read-modify-write rounds of a PATCH.
 pub const DEFAULT_PATCH_MAX_ATTEMPTS: NonZeroU8 = match NonZeroU8::new(5) {
@@ -41,6 +41,9 @@ pub struct OperationOptions {
     pub patch_max_attempts: Option<NonZeroU8>,
     /// How a PATCH is carried out (default [`PatchStrategy::ReadModifyWrite`]).
     pub patch_strategy: Option<PatchStrategy>,
+    /// The priority of every request of the operation (`x-ms-cosmos-priority-level`); without
+    /// one the service treats requests as high priority.
+    pub priority_level: Option<PriorityLevel>,
 }
 
 impl OperationOptions {
@@ -102,6 +105,11 @@ impl OperationOptions {
         self.consecutive_hedge_win_threshold = Some(threshold);
         self
     }
+    /// Sets the priority of every request of the operation.
+    pub fn with_priority_level(mut self, level: PriorityLevel) -> Self {
+        self.priority_level = Some(level);
+        self
+    }
     /// Sets how a PATCH is carried out.
     pub fn with_patch_strategy(mut self, strategy: PatchStrategy) -> Self {
         self.patch_strategy = Some(strategy);
@@ -120,6 +128,7 @@ impl OperationOptions {
             availability_strategy: self.availability_strategy,
             hedging_enabled: self.hedging_enabled,
             consecutive_hedge_win_threshold: self.consecutive_hedge_win_threshold,
+            priority_level: self.priority_level,
             ..Self::default()
         }
     }
@@ -157,6 +166,7 @@ impl OperationOptions {
             ),
             patch_max_attempts: pick(&self.patch_max_attempts, &base.patch_max_attempts),
             patch_strategy: pick(&self.patch_strategy, &base.patch_strategy),
+            priority_level: pick(&self.priority_level, &base.priority_level),
         }
     }
 }

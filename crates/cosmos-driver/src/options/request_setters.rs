@@ -32,6 +32,12 @@ macro_rules! request_setters {
                 self
             }
 
+            #[doc = concat!("Sets the priority of ", $each, " (`x-ms-cosmos-priority-level`).")]
+            pub fn with_priority_level(mut self, level: $crate::protocol::PriorityLevel) -> Self {
+                self.request = self.request.with_priority_level(level);
+                self
+            }
+
             #[doc = concat!("Sets the availability strategy (cross-region hedging) of ", $each, ".")]
             pub fn with_availability_strategy(
                 mut self,

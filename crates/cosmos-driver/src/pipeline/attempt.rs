@@ -51,6 +51,7 @@ pub(crate) fn build_attempt<'a>(
             prefer_minimal: is_document
                 && op_type.is_write()
                 && !ctx.options.content_response_on_write,
+            priority: ctx.options.priority_level,
             json_body: op.body().is_some(),
             extra: op.extra_headers(),
         },

@@ -10,6 +10,7 @@ pub(crate) mod header_names;
 mod offer_id;
 mod operation_type;
 mod partition_key;
+mod priority_level;
 mod protocol_error;
 mod region;
 mod resource_link;
@@ -29,6 +30,7 @@ pub use operation_type::{OperationType, ResourceType};
 pub use partition_key::{
     PartitionKey, PartitionKeyDefinition, PartitionKeyValue, MAX_HIERARCHY_DEPTH,
 };
+pub use priority_level::PriorityLevel;
 pub use protocol_error::ProtocolError;
 pub use region::Region;
 pub use resource_link::{

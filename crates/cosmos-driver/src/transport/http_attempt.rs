@@ -14,7 +14,7 @@ use super::http_client::{sent, HttpClient, RawResponse, SendFailure};
 use crate::auth::Credential;
 use crate::error::CosmosError;
 use crate::protocol::Endpoint;
-use crate::protocol::{header_names as h, ConsistencyLevel, ResourceType};
+use crate::protocol::{header_names as h, ConsistencyLevel, PriorityLevel, ResourceType};
 
 /// The REST API version the driver speaks.
 pub const API_VERSION: &str = "2020-07-15";
@@ -33,6 +33,7 @@ pub(crate) struct AttemptHeaders<'a> {
     /// The attempt belongs to a hedge race's alternate leg ([`h::HEDGE_ATTEMPT`]).
     pub hedge_attempt: bool,
     pub prefer_minimal: bool,
+    pub priority: Option<PriorityLevel>,
     pub json_body: bool,
     pub extra: &'a [(HeaderName, HeaderValue)],
 }
@@ -214,6 +215,9 @@ impl Transport {
         }
         if extra.prefer_minimal {
             map.insert(h::PREFER, HeaderValue::from_static("return=minimal"));
+        }
+        if let Some(level) = extra.priority {
+            map.insert(h::PRIORITY_LEVEL, level.header_value());
         }
         for (name, value) in extra.extra {
             map.insert(name.clone(), value.clone());
