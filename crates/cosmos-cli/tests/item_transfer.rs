@@ -515,3 +515,60 @@ async fn an_interrupted_import_resumes_with_skip() {
     assert_eq!(by_id(&all).len() as u64, total);
     let _ = std::fs::remove_file(&input);
 }
+
+/// `--priority` reaches every request of an import and an export: the emulator refuses (400,
+/// sub-status 4242) exactly the requests carrying `x-ms-cosmos-priority-level: Low`.
+#[tokio::test]
+async fn priority_reaches_every_request_of_an_import_and_an_export() {
+    use cosmos_emulator::faults::{FaultRule, Reaction};
+    let (emulator, cli) = start().await;
+    container(&cli, "move", "prio").await;
+    let input = temp("priority.jsonl");
+    let text: String = docs(50).iter().map(|d| format!("{d}\n")).collect();
+    std::fs::write(&input, text).unwrap();
+    let _low = emulator.faults().add(
+        FaultRule::new(Reaction::respond(400, 4242))
+            .with_header("x-ms-cosmos-priority-level", "Low"),
+    );
+    let import = |priority: &'static str| {
+        let input = input.clone();
+        let cli = &cli;
+        async move {
+            cli.run(&[
+                "item",
+                "import",
+                "--db",
+                "move",
+                "--container",
+                "prio",
+                "--quiet",
+                "--priority",
+                priority,
+                input.to_str().unwrap(),
+            ])
+            .await
+        }
+    };
+    let low = import("low").await;
+    assert!(!low.status.success(), "a refused import exits non-zero");
+    assert_eq!(summary(&low.stderr)["written"], 0, "{low:?}");
+    let high = import("high").await;
+    common::succeeded(&high, "import --priority high");
+    assert_eq!(summary(&high.stderr)["written"], 50);
+    let out = cli
+        .run(&[
+            "item",
+            "export",
+            "--db",
+            "move",
+            "--container",
+            "prio",
+            "--quiet",
+            "--priority",
+            "low",
+        ])
+        .await;
+    assert!(!out.status.success(), "a refused export exits non-zero");
+    let (lines, _) = export(&cli, "move", "prio", &["--priority", "high"]).await;
+    assert_eq!(lines.lines().count(), 50);
+}

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use cosmos_driver::{OperationOptions, PriorityLevel};
 use http::{HeaderName, HeaderValue};
 
 /// How an import writes each document.
@@ -37,9 +38,23 @@ impl Priority {
     }
 }
 
-/// The note printed when `--priority` cannot be sent.
-pub const PRIORITY_NOT_SENT: &str = "note: --priority is not sent by import and export: the \
-driver's bulk runs and queries take no per-request header";
+impl Priority {
+    /// The driver's priority level.
+    pub fn level(self) -> PriorityLevel {
+        match self {
+            Priority::Low => PriorityLevel::Low,
+            Priority::High => PriorityLevel::High,
+        }
+    }
+
+    /// Options that send this priority on every request (`x-ms-cosmos-priority-level`).
+    pub fn options(priority: Option<Priority>) -> OperationOptions {
+        match priority {
+            Some(p) => OperationOptions::new().with_priority_level(p.level()),
+            None => OperationOptions::new(),
+        }
+    }
+}
 
 /// `cosmos item import` arguments.
 #[derive(Args, Debug, Clone, PartialEq)]
@@ -93,8 +108,9 @@ also simply be repeated from the start: writing the same document twice leaves o
 stopped by an error instead may have written some documents past `resume_skip`; with --mode
 create they come back as 409 conflicts in the rejects: none is ever stored twice.)
 
---priority: documented by the service for priority-based execution (x-ms-cosmos-priority-level).
-Bulk runs of the driver take no per-request header, so import does not send it and says so.
+--priority low|high: sent on every request as x-ms-cosmos-priority-level (priority-based
+execution: when a partition runs short of throughput, the service throttles low-priority requests
+first, so a background load can yield to an application's own traffic).
 
 Exit status: 0 when every document was written; otherwise the class of the first rejected
 document (3 when refused before sending, 5 for a conflict, 6 throttled...), or of the error that
@@ -128,7 +144,7 @@ pub struct ExportArgs {
     /// Items per page.
     #[arg(long = "max-item-count", value_name = "N", default_value_t = 1000)]
     pub max_item_count: u32,
-    /// Request priority (`low` or `high`); not sent, see `cosmos item import --help`.
+    /// Request priority (`low` or `high`), sent on every page request.
     #[arg(long, value_enum)]
     pub priority: Option<Priority>,
     /// No progress on stderr (the summary is still printed).

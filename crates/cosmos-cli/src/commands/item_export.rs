@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::transfer::progress::{Progress, Snapshot};
 use super::CommandError;
-use crate::args::transfer::{ExportArgs, PRIORITY_NOT_SENT};
+use crate::args::transfer::{ExportArgs, Priority};
 
 fn open_output(args: &ExportArgs) -> Result<Box<dyn Write>, CommandError> {
     let Some(path) = &args.out else {
@@ -36,15 +36,14 @@ pub async fn run(driver: &CosmosDriver, args: &ExportArgs) -> Result<(), Command
     if args.max_item_count == 0 {
         return Err("--max-item-count must be at least 1".into());
     }
-    if args.priority.is_some() {
-        eprintln!("{PRIORITY_NOT_SENT}");
-    }
     let mut options = QueryOptions::new().with_max_item_count(args.max_item_count);
     if let Some(t) = &args.continuation {
         options = options.with_continuation(t.clone());
     }
     let mut out = open_output(args)?;
-    let container = driver.container(&args.db, &args.container);
+    let container = driver
+        .container(&args.db, &args.container)
+        .with_options(Priority::options(args.priority));
     let mut pages = container
         .query_items_with::<Value>(
             Query::new(args.query.clone()),
