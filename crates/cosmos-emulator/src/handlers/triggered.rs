@@ -18,7 +18,7 @@ use crate::exchange::request_class::flag;
 pub(super) use crate::exchange::request_class::names_triggers;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, ScriptKind};
-use crate::scripts::engine::{Input, Role};
+use crate::scripts::engine::{Bounds, Finished, Input, Role};
 use crate::scripts::{Script, TriggerType, WriteOperation};
 use crate::store::StoredDoc;
 
@@ -92,6 +92,25 @@ fn resolve(
 }
 
 /// Serves a create, upsert, replace or delete that names triggers.
+/// Runs one trigger where this emulator's scripts run, its collection calls served by `txn`;
+/// adds what it cost to `charge`.
+fn run_trigger(
+    ctx: &RequestCtx<'_>,
+    trigger: &Script,
+    input: &Input,
+    bounds: Bounds,
+    txn: &mut Txn<'_>,
+    charge: &mut f64,
+) -> Result<Finished, ApiError> {
+    let isolation = ctx.shared.scripts.isolation();
+    let run = crate::scripts::isolation::run(&trigger.source, input, bounds, isolation, &mut |r| {
+        txn.serve(r)
+    });
+    *charge += run_charge(0.0, &run);
+    run.result
+        .map_err(|f| failure_error("trigger", &trigger.id, &f, &bounds))
+}
+
 pub(super) fn write(
     ctx: &RequestCtx<'_>,
     db: &str,
@@ -157,17 +176,7 @@ pub(super) fn write(
         let mut script_charge = 0.0;
         for trigger in &pre {
             input.request_body = request_body.clone();
-            let run = crate::scripts::isolation::run(
-                &trigger.source,
-                &input,
-                bounds,
-                ctx.shared.scripts.isolation(),
-                &mut |r| txn.serve(r),
-            );
-            script_charge += run_charge(0.0, &run);
-            let finished = run
-                .result
-                .map_err(|f| failure_error("trigger", &trigger.id, &f, &bounds))?;
+            let finished = run_trigger(ctx, trigger, &input, bounds, txn, &mut script_charge)?;
             if let Some(changed) = finished.request_body {
                 request_body = changed;
             }
@@ -200,17 +209,7 @@ pub(super) fn write(
             input.request_body = request_body.clone();
             input.has_response_body = doc.is_some();
             input.response_body = response_body.clone();
-            let run = crate::scripts::isolation::run(
-                &trigger.source,
-                &input,
-                bounds,
-                ctx.shared.scripts.isolation(),
-                &mut |r| txn.serve(r),
-            );
-            script_charge += run_charge(0.0, &run);
-            let finished = run
-                .result
-                .map_err(|f| failure_error("trigger", &trigger.id, &f, &bounds))?;
+            let finished = run_trigger(ctx, trigger, &input, bounds, txn, &mut script_charge)?;
             if let Some(body) = finished.body {
                 if body != response_body {
                     response_body = body;

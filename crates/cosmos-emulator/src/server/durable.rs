@@ -27,23 +27,23 @@ impl persist::State for Kept {
 /// from what a restart would load. Reads go on.
 pub(super) fn refuse_when_failed(
     shared: &Shared,
-    operation: Option<crate::exchange::request_class::Operation>,
+    parts: &http::request::Parts,
+    route: &Route,
 ) -> Result<(), ApiError> {
-    let Some(data) = &shared.data else {
+    // Only a failed data directory costs the request a classification.
+    let Some(why) = shared.data.as_ref().and_then(|data| data.failure()) else {
         return Ok(());
     };
+    let operation = crate::exchange::request_class::operation(&parts.method, route, &parts.headers);
     if operation.is_some_and(|op| op.reads_only()) {
         return Ok(());
     }
-    match data.failure() {
-        None => Ok(()),
-        Some(why) => Err(ApiError::new(
+    Err(ApiError::new(
             503,
             format!(
                 "The data directory could not be written ({why}); changes are refused until the emulator restarts with room to write."
             ),
-        )),
-    }
+    ))
 }
 
 /// After the handler of a request that may have written: records a change to the catalog, to

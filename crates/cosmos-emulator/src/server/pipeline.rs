@@ -146,9 +146,7 @@ pub(super) async fn handle(
             return Ok(error_response(&e, 0.0));
         }
     }
-    let operation =
-        crate::exchange::request_class::operation(&parts.method, &route, &parts.headers);
-    if let Err(e) = super::durable::refuse_when_failed(&shared, operation) {
+    if let Err(e) = super::durable::refuse_when_failed(&shared, &parts, &route) {
         return Ok(error_response(&e, 0.0));
     }
     let binary_answer = serialization::answers_binary(&parts.method, &route, &parts.headers);
