@@ -9,7 +9,7 @@
 #     bash bench/hedging_load.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p cosmos-cli -p cosmos-emulator
+cargo build --release -q -p cosmos-driver-cli -p cosmos-emulator
 target=${CARGO_TARGET_DIR:-target}
 bin="$target/release"
 port=${PORT:-48181}

@@ -29,7 +29,7 @@ mkdir -p "$OUT"
 target=${CARGO_TARGET_DIR:-$root/target}
 if [ -z "${COSMOS_BIN:-}" ]; then
   echo "== building (release)"
-  (cd "$root" && cargo build --release -q -p cosmos-cli)
+  (cd "$root" && cargo build --release -q -p cosmos-driver-cli)
 fi
 cosmos=${COSMOS_BIN:-$target/release/cosmos}
 

@@ -31,7 +31,7 @@ mkdir -p "$OUT"
 
 echo "== building (release)"
 ours_target=${CARGO_TARGET_DIR:-$root/target}
-(cd "$root" && cargo build --release -q -p cosmos-cli)
+(cd "$root" && cargo build --release -q -p cosmos-driver-cli)
 theirs_target=${PEERS_TARGET_DIR:-$here/target}
 (cd "$here" && CARGO_TARGET_DIR="$theirs_target" cargo build --release -q)
 cosmos="$ours_target/release/cosmos"

@@ -175,7 +175,7 @@ async fn round_trip_through_a_json_array_and_json_lines() {
     let _ = std::fs::remove_file(&lines);
 }
 
-/// The size: run with `cargo test -p cosmos-cli --test integration -- --ignored
+/// The size: run with `cargo test -p cosmos-driver-cli --test integration -- --ignored
 /// round_trip_of_200000`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "200,000 documents: minutes in a debug build"]

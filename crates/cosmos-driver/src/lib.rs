@@ -1,7 +1,41 @@
 //! An Azure Cosmos DB (NoSQL API) driver over HTTP whose reads stay fast when a region is slow.
 //!
-//! Build one [`CosmosDriver`] per account and work through its typed handles, with
-//! `use cosmos_driver::prelude::*`:
+//! # Start here
+//!
+//! Build one [`CosmosDriver`] per account from [`DriverOptions`]: the account's endpoint and a
+//! [`Credential`] (the account key with [`Credential::master_key`], or an Entra ID token credential
+//! with [`Credential::token_credential`]). [`CosmosDriver::new`] reads the account (its regions and
+//! write region) and answers a handle to share (`Clone`, `Send + Sync`). Then work through the
+//! typed handles, with `use cosmos_driver::prelude::*`:
+//!
+//! ```no_run
+//! use cosmos_driver::prelude::*;
+//! # async fn run(key: &str) -> Result<(), CosmosError> {
+//! let options = DriverOptions::new("https://myaccount.documents.azure.com:443/", Credential::master_key(key)?)
+//!     .with_preferred_regions(["West US", "East US"]);   // the order to read from
+//! let driver = CosmosDriver::new(options).await?;
+//! let orders = driver.container("shop", "orders");
+//! let order = orders.read_item::<serde_json::Value>("c-7", "o-1", None).await?;
+//! println!("{} RU, etag {:?}", order.request_charge(), order.etag());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! In tests, point it at the embedded emulator (crate `cosmos-emulator`, a dev-dependency): its
+//! endpoint and key come from the running handle.
+//!
+//! ```no_run
+//! # use cosmos_driver::prelude::*;
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let emulator = cosmos_emulator::EmulatorBuilder::new().start().await?;
+//! let options = DriverOptions::new(emulator.endpoint(), Credential::master_key(emulator.key())?);
+//! let driver = CosmosDriver::new(options).await?;
+//! # let _ = driver;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # The handles
 //!
 //! - [`CosmosDriver::create_database`], [`CosmosDriver::database`] → [`DatabaseClient`]
 //!   (create, read, delete, `create_container`, containers, throughput);
@@ -14,15 +48,10 @@
 //! - streams of one shape: items with a running charge, `into_pages()` for each page's RU,
 //!   continuation and diagnostics.
 //!
-//! ```no_run
-//! use cosmos_driver::prelude::*;
-//! # async fn run(driver: CosmosDriver) -> Result<(), CosmosError> {
-//! let orders = driver.container("shop", "orders");
-//! let order = orders.read_item::<serde_json::Value>("c-7", "o-1", None).await?;
-//! println!("{} RU, etag {:?}", order.request_charge(), order.etag());
-//! # Ok(())
-//! # }
-//! ```
+//! Reads are hedged across regions by default when two or more preferred regions apply (see
+//! [`hedging`]); retries, failover, sessions and the per-partition circuit breaker need no setup.
+//!
+//! # Below the handles
 //!
 //! Below the handles, the operation layer stays public for what they do not cover: describe an
 //! operation as a [`CosmosOperation`] and run it with [`CosmosDriver::execute`] (or
@@ -36,7 +65,9 @@
 //! BY, continuation tokens), bulk's planner and the change feed's state machine are internal; the
 //! crate warns on any `pub` item outside the public surface (`unreachable_pub`).
 //!
-//! Layers, top to bottom; a module imports its own layer and those below, never one above (the
+//! # Layers
+//!
+//! Top to bottom; a module imports its own layer and those below, never one above (the
 //! `layers` test keeps it so):
 //!
 //! - api: `driver` ([`CosmosDriver`]).

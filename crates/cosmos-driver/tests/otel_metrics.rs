@@ -1,5 +1,5 @@
 //! The `otel` feature: metrics and spans of real operations against the embedded emulator, read
-//! back through the OpenTelemetry SDK's in-memory exporters (feature `otel-sdk-tests`).
+//! back through the OpenTelemetry SDK's in-memory exporters (feature `otel`; the SDK is a dev-dependency).
 //!
 //! One create and two reads: a plain one, and one whose primary region is held past the hedge
 //! threshold so the alternate wins. Each instrument must report what those operations did.

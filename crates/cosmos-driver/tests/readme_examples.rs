@@ -1,5 +1,6 @@
-//! The top README's driver examples are the crate README's doctests with their hidden lines
-//! (`# ...`) left out, so what a reader copies from either compiles (`cargo test --doc`).
+//! The top README's driver examples are the crate README's doctests, so what a reader copies
+//! from either compiles (`cargo test --doc`); and the crate README's examples hide no lines, so
+//! they read on a Markdown page as they compile.
 
 use std::path::Path;
 
@@ -49,7 +50,7 @@ fn every_rust_example_of_the_top_readme_is_a_crate_readme_doctest() {
         .collect();
     let examples = rust_blocks(&top);
     assert!(
-        examples.len() >= 2,
+        !examples.is_empty(),
         "the top README's driver section has its examples"
     );
     for example in &examples {
@@ -74,4 +75,19 @@ fn the_crate_readme_has_no_untested_rust_block() {
         }
     }
     assert!(rust_blocks(&crate_readme).len() >= 7);
+}
+
+#[test]
+fn the_crate_readme_hides_no_lines_from_a_markdown_reader() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let crate_readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    for block in rust_blocks(&crate_readme) {
+        let hidden = block.len() - without_hidden_lines(&block).len();
+        assert_eq!(
+            hidden,
+            0,
+            "a README example with rustdoc's hidden lines, which Markdown shows:\n{}",
+            block.join("\n")
+        );
+    }
 }
