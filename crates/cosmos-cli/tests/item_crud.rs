@@ -148,6 +148,30 @@ async fn item_lifecycle() {
         ])
         .await;
     assert_eq!(one.as_array().unwrap().len(), 1);
+    // Stopped at --max with more left, it says so on stderr; at exactly every item, it does not.
+    let list_max = |max: &'static str| {
+        let args = [
+            "item",
+            "list",
+            "--db",
+            "shop",
+            "--container",
+            "orders",
+            "--max",
+            max,
+        ];
+        let cli = &cli;
+        async move { cli.run(&args).await }
+    };
+    let out = list_max("1").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(r#""stopped_at_max":1"#), "{stderr}");
+    let out = list_max("2").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("stopped_at_max"),
+        "{stderr}"
+    );
 
     // Diagnostics: status, charge and one request row; the key appears nowhere.
     let out = cli

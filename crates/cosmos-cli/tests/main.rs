@@ -4,6 +4,7 @@
 mod common;
 
 mod bench_json;
+mod connection_errors;
 mod hostile_server;
 mod item_crud;
 mod item_query;

@@ -66,6 +66,19 @@ impl CosmosDriver {
             options.allow_insecure_http(),
         )
         .await?;
+        let unknown: Vec<String> = account
+            .snapshot()
+            .properties
+            .unknown_regions(options.preferred_regions())
+            .iter()
+            .map(|r| r.as_str().to_owned())
+            .collect();
+        if !unknown.is_empty() {
+            tracing::warn!(
+                regions = ?unknown,
+                "preferred regions that the account does not have are skipped"
+            );
+        }
         let core = Arc::new(DriverCore {
             health: EndpointHealth::new(options.endpoint_unavailable_for()),
             breaker: PartitionBreaker::new(options.partition_breaker()),

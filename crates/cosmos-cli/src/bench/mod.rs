@@ -1,6 +1,7 @@
 //! The tail-latency benchmark: an engine generic over a workload, its report, table and plot.
 
 pub mod chaos;
+pub mod conclusion;
 pub mod engine;
 pub mod items;
 pub mod meta;

@@ -1,4 +1,5 @@
-//! A one-line progress bar, drawn only when stdout is a terminal.
+//! Progress of a run: a one-line bar redrawn on a terminal, or a plain line on stderr every few
+//! seconds when stdout is not one (a log, a pipe).
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -70,13 +71,16 @@ pub fn render_line(
 /// A running progress line; dropping it stops the redraw and clears the line.
 pub struct ProgressBar {
     task: Option<tokio::task::JoinHandle<()>>,
+    /// Whether it draws on a terminal (and clears its line when dropped).
+    terminal: bool,
 }
 
 impl ProgressBar {
-    /// Starts redrawing every 200 ms when stdout is a terminal; otherwise draws nothing.
+    /// Starts redrawing every 200 ms when stdout is a terminal; otherwise writes a plain line on
+    /// stderr every 5 s.
     pub fn start(label: String, window: Window, counters: Arc<ProgressCounters>) -> Self {
         if !std::io::stdout().is_terminal() {
-            return Self { task: None };
+            return Self::plain_lines(label, window, counters);
         }
         let task = tokio::spawn(async move {
             let start = tokio::time::Instant::now();
@@ -95,17 +99,70 @@ impl ProgressBar {
                 let _ = out.flush();
             }
         });
-        Self { task: Some(task) }
+        Self {
+            task: Some(task),
+            terminal: true,
+        }
     }
+}
+
+impl ProgressBar {
+    /// A line on stderr every 5 s (the first after 5 s, so short runs print none).
+    fn plain_lines(label: String, window: Window, counters: Arc<ProgressCounters>) -> Self {
+        let task = tokio::spawn(async move {
+            let start = tokio::time::Instant::now();
+            let period = Duration::from_secs(5);
+            let mut tick = tokio::time::interval_at(start + period, period);
+            loop {
+                tick.tick().await;
+                eprintln!(
+                    "{}",
+                    plain_line(
+                        &label,
+                        &window,
+                        start.elapsed(),
+                        counters.completed.load(Ordering::Relaxed),
+                        counters.errors.load(Ordering::Relaxed),
+                    )
+                );
+            }
+        });
+        Self {
+            task: Some(task),
+            terminal: false,
+        }
+    }
+}
+
+/// The plain progress line: no bar, the percentage instead.
+pub fn plain_line(
+    label: &str,
+    window: &Window,
+    elapsed: Duration,
+    completed: u64,
+    errors: u64,
+) -> String {
+    let phase = if elapsed < window.warmup {
+        "warm-up"
+    } else {
+        "measuring"
+    };
+    format!(
+        "progress: {label}: {:.0}% {phase}, {:.0} s, {completed} ops, {errors} errors",
+        fraction_done(window, elapsed, completed) * 100.0,
+        elapsed.as_secs_f64(),
+    )
 }
 
 impl Drop for ProgressBar {
     fn drop(&mut self) {
         if let Some(task) = self.task.take() {
             task.abort();
-            let mut out = std::io::stdout().lock();
-            let _ = write!(out, "\r\x1b[2K");
-            let _ = out.flush();
+            if self.terminal {
+                let mut out = std::io::stdout().lock();
+                let _ = write!(out, "\r\x1b[2K");
+                let _ = out.flush();
+            }
         }
     }
 }
@@ -138,6 +195,23 @@ mod tests {
                 0
             ),
             1.0
+        );
+    }
+
+    #[test]
+    fn plain_line_shows_percentage_phase_and_counts() {
+        let s = Duration::from_secs;
+        let w = Window {
+            warmup: s(2),
+            stop: StopAt::Elapsed(s(18)),
+        };
+        assert_eq!(
+            plain_line("hedging off", &w, s(10), 4000, 1),
+            "progress: hedging off: 50% measuring, 10 s, 4000 ops, 1 errors"
+        );
+        assert_eq!(
+            plain_line("hedging 50ms", &w, s(1), 0, 0),
+            "progress: hedging 50ms: 5% warm-up, 1 s, 0 ops, 0 errors"
         );
     }
 

@@ -462,6 +462,10 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
             print!("hedging {}:\n{}", run.report.hedging, chaos.describe());
         }
     }
+    let reports: Vec<_> = runs.iter().map(|r| r.report.clone()).collect();
+    if let Some(line) = crate::bench::conclusion::conclusion(&reports) {
+        println!("{line}");
+    }
     if let Some(path) = &args.json {
         output::write_json(path, &runs, &how)?;
         eprintln!("wrote {}", path.display());

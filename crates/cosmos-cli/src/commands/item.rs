@@ -196,7 +196,21 @@ fn body_of(action: &ItemAction) -> Option<&BodyArg> {
     }
 }
 
-/// Reads the container's feed page by page until `max` items.
+/// The documents of one read-feed page; a page without them is an error, never an empty list.
+fn page_documents(response: &cosmos_driver::CosmosResponse) -> Result<Vec<Value>, CommandError> {
+    match body_json(response.body())
+        .get_mut("Documents")
+        .map(Value::take)
+    {
+        Some(Value::Array(docs)) => Ok(docs),
+        _ => Err(CommandError::Failed(
+            "the read-feed page has no \"Documents\" array".into(),
+        )),
+    }
+}
+
+/// Reads the container's feed page by page until `max` items, and says on stderr when it
+/// stopped there with more left.
 async fn list(
     driver: &CosmosDriver,
     target: &TargetArgs,
@@ -212,24 +226,38 @@ async fn list(
     let page_size = u32::try_from(max.min(1000)).unwrap_or(1000);
     let feed = CosmosOperation::read_all_items(c.clone()).with_max_item_count(page_size);
     let mut pager = driver.pages(feed, options);
+    // Whether items past `max` were left out of the last page read.
+    let mut dropped = false;
     while items.len() < wanted {
         let Some(response) = pager.next_page().await else {
             break;
         };
         let response = response?;
         charge += response.request_charge();
-        if let Some(Value::Array(docs)) = body_json(response.body())
-            .get_mut("Documents")
-            .map(Value::take)
-        {
-            let remaining = wanted - items.len();
-            items.extend(docs.into_iter().take(remaining));
+        let docs = page_documents(&response)?;
+        let remaining = wanted - items.len();
+        dropped = docs.len() > remaining;
+        items.extend(docs.into_iter().take(remaining));
+    }
+    // At `max` with nothing left out, a page to come may still be empty: read it to tell.
+    let mut stopped_at_max = dropped;
+    if !dropped && items.len() >= wanted {
+        if let Some(response) = pager.next_page().await {
+            let response = response?;
+            charge += response.request_charge();
+            stopped_at_max = !page_documents(&response)?.is_empty();
         }
     }
     let result = Value::Array(items);
+    if stopped_at_max {
+        eprintln!(
+            "{}",
+            json!({ "stopped_at_max": max, "more_items": true, "hint": "raise --max, or use `item export` for every item" })
+        );
+    }
     print_charge(charge);
     if target.diagnostics {
-        print(&json!({ "request_charge": charge, "result": result }));
+        print(&json!({ "request_charge": super::printing::charge(charge), "result": result }));
     } else {
         print(&result);
     }

@@ -36,7 +36,7 @@ fn summary_json(s: &QuerySummary) -> Value {
     json!({
         "pages": s.pages,
         "requests": s.requests,
-        "request_charge": s.request_charge,
+        "request_charge": super::printing::charge(s.request_charge),
         "hedged_pages": s.hedged_pages,
         "alternate_wins": s.alternate_wins,
         "splits": s.splits,

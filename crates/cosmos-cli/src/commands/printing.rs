@@ -24,16 +24,28 @@ pub fn success(result: Value, response: &CosmosResponse, diagnostics: bool) -> V
     }
     json!({
         "status": response.status(),
-        "request_charge": response.request_charge(),
+        "request_charge": charge(response.request_charge()),
         "result": result,
         "diagnostics": diagnostics_json(response.diagnostics()),
     })
 }
 
+/// A charge as a person reads it: request units to the hundredth, as the service reports them
+/// (a sum of pages' charges carries floating-point noise such as `765.1000000000003`), and never
+/// `-0`.
+pub fn charge(request_charge: f64) -> f64 {
+    let rounded = (request_charge * 100.0).round() / 100.0;
+    if rounded == 0.0 || !rounded.is_finite() {
+        0.0
+    } else {
+        rounded
+    }
+}
+
 /// The line an item command prints on stderr: `{"request_charge":N}` (the request units the
 /// command's operation cost), so stdout keeps the result alone.
 pub fn charge_line(request_charge: f64) -> String {
-    json!({ "request_charge": request_charge }).to_string()
+    json!({ "request_charge": charge(request_charge) }).to_string()
 }
 
 /// Prints the charge line on stderr.
@@ -85,6 +97,27 @@ mod tests {
     #[test]
     fn charge_lines_are_json() {
         assert_eq!(charge_line(5.71), r#"{"request_charge":5.71}"#);
+    }
+
+    #[test]
+    fn charges_read_as_the_service_reports_them() {
+        let table: &[(f64, &str)] = &[
+            (765.1000000000003, "765.1"),
+            (0.1 + 0.2, "0.3"),
+            (-0.0, "0.0"),
+            (-0.001, "0.0"),
+            (2.86, "2.86"),
+            (1.0, "1.0"),
+            (f64::NAN, "0.0"),
+        ];
+        for (raw, shown) in table {
+            assert_eq!(json!(charge(*raw)).to_string(), *shown, "{raw}");
+        }
+        assert_eq!(
+            charge_line(765.1000000000003),
+            r#"{"request_charge":765.1}"#
+        );
+        assert_eq!(charge_line(-0.0), r#"{"request_charge":0.0}"#);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::protocol::ResponseHeaders;
 use crate::protocol::{header_names as h, OperationType, ResourceType, MAX_SESSION_TOKEN_BYTES};
 use crate::routing::RegionEndpoint;
 use crate::session::SessionTokenOverflow;
+use crate::transport::failure_reason::explain;
 use crate::transport::{AttemptHeaders, AttemptRequest, SendFailure};
 
 /// The request of one attempt of `ctx`'s operation to `endpoint`; `hedge_attempt` marks an attempt
@@ -75,7 +76,7 @@ pub(crate) fn classify(
                     "{op}: could not connect to {} ({}): {}",
                     region.region,
                     region.endpoint,
-                    with_causes(e.as_ref())
+                    explain(e.as_ref())
                 ),
             ),
         ),
@@ -87,7 +88,7 @@ pub(crate) fn classify(
                     "{op}: the connection to {} ({}) failed: {}",
                     region.region,
                     region.endpoint,
-                    with_causes(e.as_ref())
+                    explain(e.as_ref())
                 ),
             ),
         ),
@@ -135,27 +136,6 @@ pub(crate) fn classify(
             ),
         ),
     }
-}
-
-/// An error and its causes, outermost first ("client error (SendRequest): connection closed
-/// before message completed"), each cause once.
-fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut next = e.source();
-    let mut depth = 0;
-    while let Some(cause) = next {
-        let part = cause.to_string();
-        if !text.ends_with(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        next = cause.source();
-        depth += 1;
-        if depth == 8 {
-            break;
-        }
-    }
-    text
 }
 
 /// Learns from a response: session token, partition key range id, range of the partition key.

@@ -137,6 +137,20 @@ impl AccountProperties {
         })
     }
 
+    /// The preferred regions the account does not have, in the order given (none for a server
+    /// that lists no locations: it is served by its one endpoint).
+    pub(crate) fn unknown_regions<'a>(&self, preferred: &'a [Region]) -> Vec<&'a Region> {
+        if self.read_regions.len() == 1
+            && self.read_regions[0].region.as_str() == GLOBAL_REGION_NAME
+        {
+            return Vec::new();
+        }
+        preferred
+            .iter()
+            .filter(|p| !self.all_regions().any(|r| r == *p))
+            .collect()
+    }
+
     /// The hub: the region that takes writes on a single-write account.
     pub fn hub(&self) -> &RegionEndpoint {
         // `parse` guarantees at least one write region.
@@ -197,5 +211,30 @@ mod tests {
     fn malformed_documents_are_errors() {
         let e = AccountProperties::parse(b"[1,2]", &global(), false).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Deserialization);
+    }
+
+    #[test]
+    fn preferred_regions_the_account_lacks_are_named() {
+        let body = br#"{
+            "writableLocations": [{"name": "East US", "databaseAccountEndpoint": "https://acct-eastus.example:443/"}],
+            "readableLocations": [
+                {"name": "East US", "databaseAccountEndpoint": "https://acct-eastus.example:443/"},
+                {"name": "West US", "databaseAccountEndpoint": "https://acct-westus.example:443/"}
+            ]
+        }"#;
+        let a = AccountProperties::parse(body, &global(), false).unwrap();
+        let preferred = [
+            Region::new("west-us"),
+            Region::new("Mars North"),
+            Region::new("eastus"),
+        ];
+        let unknown: Vec<&str> = a
+            .unknown_regions(&preferred)
+            .iter()
+            .map(|r| r.as_str())
+            .collect();
+        assert_eq!(unknown, ["Mars North"]);
+        let single = AccountProperties::parse(b"{}", &global(), false).unwrap();
+        assert!(single.unknown_regions(&preferred).is_empty());
     }
 }

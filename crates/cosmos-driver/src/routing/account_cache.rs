@@ -35,6 +35,27 @@ pub(crate) struct AccountCache {
 
 static ROOT: Bytes = Bytes::from_static(b"/");
 
+/// Whether an answer carries what every Cosmos DB answer does (an activity id, or a request
+/// charge or sub-status).
+fn from_cosmos(headers: &http::HeaderMap) -> bool {
+    ["x-ms-activity-id", "x-ms-request-charge", "x-ms-substatus"]
+        .iter()
+        .any(|name| headers.contains_key(*name))
+}
+
+/// An answer as a person would recognize it: the status, the content type and its first bytes.
+fn foreign_answer(status: u16, headers: &http::HeaderMap, body: &[u8]) -> String {
+    let content_type = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("no content type");
+    let preview: String = String::from_utf8_lossy(&body[..body.len().min(64)])
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!("status {status} ({content_type}), beginning {preview:?}")
+}
+
 async fn fetch_from(
     transport: &Transport,
     endpoint: &Endpoint,
@@ -55,7 +76,29 @@ async fn fetch_from(
         .await
     {
         Ok(raw) if raw.status.is_success() => {
-            AccountProperties::parse(&raw.body, global, allow_insecure_http)
+            AccountProperties::parse(&raw.body, global, allow_insecure_http).map_err(|e| {
+                if serde_json::from_slice::<serde_json::Value>(&raw.body).is_ok() {
+                    e
+                } else {
+                    e.with_context(format!(
+                        "{endpoint} is not a Cosmos DB endpoint: it answered {}",
+                        foreign_answer(raw.status.as_u16(), &raw.headers, &raw.body)
+                    ))
+                }
+            })
+        }
+        Ok(raw)
+            if !from_cosmos(&raw.headers)
+                && serde_json::from_slice::<serde_json::Value>(&raw.body).is_err() =>
+        {
+            Err(CosmosError::new(
+                ErrorKind::Transport,
+                format!(
+                "reading the database account from {endpoint}: it is not a Cosmos DB endpoint: \
+                 it answered {}",
+                foreign_answer(raw.status.as_u16(), &raw.headers, &raw.body)
+            ),
+            ))
         }
         Ok(raw) => {
             let sub = raw
@@ -76,7 +119,7 @@ async fn fetch_from(
             ErrorKind::Transport,
             format!(
                 "reading the database account from {endpoint} failed: {}",
-                f.describe()
+                f.explain()
             ),
         )),
     }
@@ -216,5 +259,28 @@ impl AccountCache {
             }
         }
         current
+    }
+}
+
+#[cfg(test)]
+mod foreign_answer_tests {
+    use super::*;
+
+    #[test]
+    fn foreign_answers_are_named_by_status_type_and_first_bytes() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::CONTENT_TYPE, "text/html".parse().unwrap());
+        assert!(!from_cosmos(&headers));
+        let body = b"<!DOCTYPE html>\n<html><head><title>Directory listing</title></head><body>and much more than sixty four bytes</body></html>";
+        assert_eq!(
+            foreign_answer(200, &headers, body),
+            "status 200 (text/html), beginning \"<!DOCTYPE html> <html><head><title>Directory listing</title></he\""
+        );
+        assert_eq!(
+            foreign_answer(404, &http::HeaderMap::new(), b""),
+            "status 404 (no content type), beginning \"\""
+        );
+        headers.insert("x-ms-activity-id", "a-1".parse().unwrap());
+        assert!(from_cosmos(&headers));
     }
 }

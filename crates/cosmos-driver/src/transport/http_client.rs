@@ -58,6 +58,21 @@ pub(crate) enum SendFailure {
 }
 
 impl SendFailure {
+    /// What happened, with the reason a person can act on when the error chain gives one.
+    pub(crate) fn explain(&self) -> String {
+        match self {
+            SendFailure::Connect(e) => format!(
+                "connection failed: {}",
+                super::failure_reason::explain(e.as_ref())
+            ),
+            SendFailure::Io(e) => format!(
+                "connection lost: {}",
+                super::failure_reason::explain(e.as_ref())
+            ),
+            other => other.describe().to_owned(),
+        }
+    }
+
     pub(crate) fn describe(&self) -> &'static str {
         match self {
             SendFailure::Connect(_) => "connection failed",

@@ -1,6 +1,7 @@
 //! One HTTP attempt: endpoints, the pooled client, headers, signing, send and parse.
 
 mod date;
+pub(crate) mod failure_reason;
 mod http_attempt;
 mod http_client;
 
