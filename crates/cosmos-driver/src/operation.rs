@@ -428,6 +428,12 @@ impl CosmosOperation {
             .find(|(n, _)| n == crate::protocol::header_names::PARTITION_KEY_RANGE_ID)
             .map(|(_, v)| v)
     }
+    /// Whether the request asks the gateway for a query plan (no data is read).
+    pub(crate) fn is_query_plan_request(&self) -> bool {
+        self.headers
+            .iter()
+            .any(|(n, _)| n == crate::protocol::header_names::IS_QUERY_PLAN_REQUEST)
+    }
     /// The HTTP method.
     pub fn method(&self) -> Method {
         self.operation_type.http_method().clone()

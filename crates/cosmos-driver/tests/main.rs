@@ -40,6 +40,7 @@ mod regional_failover;
 mod regional_start;
 mod scripts;
 mod search;
+mod session_per_range;
 mod sessions;
 mod third_party_conformance;
 mod throttling;

@@ -139,6 +139,11 @@ impl Comparison {
     /// Prints the table: `title` first, costs per `unit` (`read`, `page`), then the ratio line with
     /// `goal` appended when given.
     pub fn print(&self, title: &str, unit: &str, goal: Option<&str>) {
+        self.print_named(title, unit, ("minimal hyper client", "cosmos-driver"), goal);
+    }
+
+    /// [`Comparison::print`] with the two clients' names (first, second).
+    pub fn print_named(&self, title: &str, unit: &str, names: (&str, &str), goal: Option<&str>) {
         println!("{title}");
         println!(
             "{:<22} {:>12} {:>12} {:>12} {:>12}",
@@ -148,10 +153,7 @@ impl Comparison {
             format!("bytes/{unit}"),
             format!("wall/{unit}")
         );
-        for (name, r) in [
-            ("minimal hyper client", self.minimal),
-            ("cosmos-driver", self.driver),
-        ] {
+        for (name, r) in [(names.0, self.minimal), (names.1, self.driver)] {
             println!(
                 "{name:<22} {:>9.1} us {:>12.1} {:>12.0} {:>9.1} us",
                 r.cpu_us(),
@@ -163,7 +165,9 @@ impl Comparison {
         let ratio = self.ratios[self.ratios.len() / 2];
         let goal = goal.map(|g| format!("; goal: {g}")).unwrap_or_default();
         println!(
-            "driver / minimal CPU per {unit}: {ratio:.2}x, median of paired rounds (range {:.2}x to {:.2}x{goal})",
+            "{} / {} CPU per {unit}: {ratio:.2}x, median of paired rounds (range {:.2}x to {:.2}x{goal})",
+            names.1,
+            names.0,
             self.ratios[0],
             self.ratios[self.ratios.len() - 1]
         );

@@ -55,7 +55,18 @@ impl DriverBulkTarget {
             .get_or_try_init(|| async {
                 let op = CosmosOperation::read_container(self.container.clone());
                 let response = run(&self.core, op, &self.options).await?;
-                Ok::<_, CosmosError>(response.json::<ContainerBody>()?.partition_key)
+                let definition = response.json::<ContainerBody>()?.partition_key;
+                // Kept for the driver's other operations too (a point operation's session token
+                // entry is picked by the range its key hashes to).
+                if let Some(version) = definition.range_hashing() {
+                    let paths: Arc<[String]> = definition.paths.clone().into();
+                    self.core.containers.remember_partition_key_definition(
+                        self.container.link_arc().clone(),
+                        paths,
+                        version,
+                    );
+                }
+                Ok::<_, CosmosError>(definition)
             })
             .await
     }

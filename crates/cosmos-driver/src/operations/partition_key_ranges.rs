@@ -12,7 +12,7 @@ use crate::operation::CosmosOperation;
 use crate::options::OperationOptions;
 use crate::pipeline::DriverCore;
 use crate::protocol::ContainerReference;
-use crate::routing::TargetRange;
+use crate::routing::{RangeParents, TargetRange};
 
 #[derive(Deserialize)]
 struct ListedRange {
@@ -21,6 +21,9 @@ struct ListedRange {
     min: String,
     #[serde(rename = "maxExclusive")]
     max: String,
+    /// The ranges it was born of (a split's or merge's), oldest first.
+    #[serde(default)]
+    parents: Vec<String>,
 }
 
 /// The ranges of `container` in key order: the driver's last reading unless `refresh` (or none
@@ -40,6 +43,15 @@ pub(crate) async fn partition_key_ranges(
     }
     let listing = CosmosOperation::read_partition_key_ranges(container.clone());
     let listed: Vec<ListedRange> = read_whole(core, listing, &options.for_metadata()).await?;
+    let parents: RangeParents = listed
+        .iter()
+        .filter(|r| !r.parents.is_empty())
+        .map(|r| {
+            let ids: Arc<[Arc<str>]> = r.parents.iter().map(|p| Arc::from(p.as_str())).collect();
+            (Arc::from(r.id.as_str()), ids)
+        })
+        .collect();
+    core.containers.remember_range_parents(link, parents);
     let ranges = leaves(
         listed
             .into_iter()

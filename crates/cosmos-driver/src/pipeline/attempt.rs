@@ -10,11 +10,12 @@ use super::leg_result::ServiceResponse;
 use super::retry_state::RetryState;
 use crate::diagnostics::{record, AttemptReason, DiagnosticsSink, RequestDiagnostics};
 use crate::error::{CosmosError, ErrorKind};
+use crate::protocol::effective_partition_key_for;
 use crate::protocol::Endpoint;
 use crate::protocol::ResponseHeaders;
 use crate::protocol::{header_names as h, OperationType, ResourceType, MAX_SESSION_TOKEN_BYTES};
 use crate::routing::RegionEndpoint;
-use crate::session::SessionTokenOverflow;
+use crate::session::{ContainerSession, SessionTokenOverflow};
 use crate::transport::failure_reason::explain;
 use crate::transport::{AttemptHeaders, AttemptRequest, SendFailure};
 
@@ -31,7 +32,9 @@ pub(crate) fn build_attempt<'a>(
     let is_document = op.resource_type() == ResourceType::Document;
     let session_token = match (&ctx.caller_session_token, &ctx.session) {
         (Some(t), _) if is_document => Some(t.clone()),
-        (None, Some(session)) if ctx.send_tracked_session_token => session.header(),
+        (None, Some(session)) if ctx.send_tracked_session_token => {
+            tracked_session_token(ctx, session)
+        }
         _ => None,
     };
     AttemptRequest {
@@ -57,6 +60,41 @@ pub(crate) fn build_attempt<'a>(
             extra: op.extra_headers(),
         },
     }
+}
+
+/// The tracked session token to send: the entry of the range that serves the request, when the
+/// driver can tell which (the request names it; the partition key was last answered from it; or
+/// the container's cached ranges place the key's hash in it); else the whole token.
+fn tracked_session_token(
+    ctx: &OperationContext<'_>,
+    session: &ContainerSession,
+) -> Option<http::HeaderValue> {
+    let op = ctx.operation;
+    let parents = |range: &str| {
+        ctx.container
+            .and_then(|c| ctx.core.containers.range_parents(c, range))
+    };
+    if let Some(range) = op.partition_key_range_id().and_then(|v| v.to_str().ok()) {
+        return session.header_for_range(Some(range), parents);
+    }
+    let (Some(container), Some(pk)) = (ctx.container, op.partition_key()) else {
+        return session.header_for_range(None, parents);
+    };
+    if let Some(learnt) = ctx.core.breaker.known_range(container, pk.header_value()) {
+        if let Ok(range) = learnt.to_str() {
+            return session.header_for_range(Some(range), parents);
+        }
+    }
+    let by_hash = ctx
+        .core
+        .containers
+        .partition_key_definition(container)
+        .filter(|(paths, _)| pk.values().len() == paths.len())
+        .and_then(|(paths, version)| {
+            let epk = effective_partition_key_for(pk, paths.len(), version);
+            ctx.core.containers.range_holding(container, &epk)
+        });
+    session.header_for_range(by_hash.as_deref(), parents)
 }
 
 /// The retry outcome and the error to report for an attempt that got no response.

@@ -69,7 +69,10 @@ impl<'a> OperationContext<'a> {
         let consistency = options
             .consistency_level
             .unwrap_or(account.properties.default_consistency);
+        // A query plan reads no data: it needs no session token (with many ranges, the whole
+        // token would be the one large header of a query).
         let send_tracked_session_token = data_plane
+            && !operation.is_query_plan_request()
             && consistency == ConsistencyLevel::Session
             && (operation.operation_type().is_read_only() || account.properties.multi_write);
         let session = if data_plane {

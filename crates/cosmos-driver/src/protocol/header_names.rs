@@ -41,6 +41,9 @@ pub(crate) const SUB_STATUS: HeaderName = HeaderName::from_static("x-ms-substatu
 pub(crate) const REQUEST_CHARGE: HeaderName = HeaderName::from_static("x-ms-request-charge");
 /// `x-ms-activity-id`: the service's id of the request.
 pub(crate) const ACTIVITY_ID: HeaderName = HeaderName::from_static("x-ms-activity-id");
+/// `x-ms-cosmos-is-query-plan-request`: the request asks the gateway for a query plan.
+pub(crate) const IS_QUERY_PLAN_REQUEST: HeaderName =
+    HeaderName::from_static("x-ms-cosmos-is-query-plan-request");
 /// `x-ms-documentdb-partitionkeyrangeid`: the partition key range that served the request.
 pub(crate) const PARTITION_KEY_RANGE_ID: HeaderName =
     HeaderName::from_static("x-ms-documentdb-partitionkeyrangeid");

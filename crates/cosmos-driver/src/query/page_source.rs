@@ -20,9 +20,7 @@ use crate::protocol::{header_names as h, ContainerReference, OperationType, Part
 
 /// `x-ms-documentdb-isquery`
 pub(crate) const IS_QUERY: HeaderName = HeaderName::from_static("x-ms-documentdb-isquery");
-/// `x-ms-cosmos-is-query-plan-request`
-pub(crate) const IS_QUERY_PLAN_REQUEST: HeaderName =
-    HeaderName::from_static("x-ms-cosmos-is-query-plan-request");
+pub(crate) use crate::protocol::header_names::IS_QUERY_PLAN_REQUEST;
 /// `x-ms-cosmos-supported-query-features`
 pub(crate) const SUPPORTED_QUERY_FEATURES_HEADER: HeaderName =
     HeaderName::from_static("x-ms-cosmos-supported-query-features");

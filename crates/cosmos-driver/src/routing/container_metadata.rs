@@ -18,7 +18,13 @@ type KeyDefinition = (Arc<[String]>, HashVersion);
 pub(crate) struct ContainerMetadata {
     partition_key_paths: RwLock<HashMap<Arc<str>, KeyDefinition>>,
     partition_key_ranges: RwLock<HashMap<Arc<str>, Arc<[TargetRange]>>>,
+    /// Per container, the parents of each range born of a split or merge (oldest first), as the
+    /// last listing gave them.
+    range_parents: RwLock<HashMap<Arc<str>, Arc<RangeParents>>>,
 }
+
+/// The parents of each range that has some, by range id.
+pub(crate) type RangeParents = HashMap<Arc<str>, Arc<[Arc<str>]>>;
 
 /// A partition key range an operation is sent to: its id (`x-ms-documentdb-partitionkeyrangeid`;
 /// empty for a query scoped by partition key) and its effective partition key bounds.
@@ -103,9 +109,39 @@ impl ContainerMetadata {
         }
     }
 
+    /// Remembers the parents of the ranges of the container at `link`, from a listing.
+    pub(crate) fn remember_range_parents(&self, link: &str, parents: RangeParents) {
+        if let Ok(mut map) = self.range_parents.write() {
+            map.insert(Arc::from(link), Arc::new(parents));
+        }
+    }
+
+    /// The parents of `range` of the container at `link`, oldest first, when a listing named any.
+    pub(crate) fn range_parents(&self, link: &str, range: &str) -> Option<Arc<[Arc<str>]>> {
+        self.range_parents
+            .read()
+            .ok()?
+            .get(link)?
+            .get(range)
+            .cloned()
+    }
+
+    /// The range of the container at `link` that holds effective partition key `epk`, from the
+    /// ranges last read (which are in key order), when they are known.
+    pub(crate) fn range_holding(&self, link: &str, epk: &str) -> Option<String> {
+        let ranges = self.partition_key_ranges(link)?;
+        let i =
+            ranges.partition_point(|r| r.max != crate::protocol::EPK_MAX && r.max.as_str() <= epk);
+        let range = ranges.get(i)?;
+        crate::protocol::epk_in_range(epk, &range.min, &range.max).then(|| range.id.clone())
+    }
+
     /// Forgets everything known of the container at `link` (it was deleted or recreated).
     pub(crate) fn forget(&self, link: &str) {
         if let Ok(mut map) = self.partition_key_paths.write() {
+            map.remove(link);
+        }
+        if let Ok(mut map) = self.range_parents.write() {
             map.remove(link);
         }
         self.forget_partition_key_ranges(link);

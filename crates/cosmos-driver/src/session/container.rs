@@ -1,12 +1,13 @@
-//! The driver's session tokens: one merged token per container, covering its partition key ranges.
+//! The driver's session tokens: per container, the token of each partition key range it has seen.
 //!
-//! Every response's `x-ms-session-token` is merged in (highest LSN per range wins, so tokens never
-//! move backwards, whatever order responses arrive in). Session-consistent requests send the
-//! container's token, which names every range the driver has seen; the service uses the entry of
-//! the range that serves the request. The rendered header is kept, so sending it is a reference
-//! count increment.
+//! Every response's `x-ms-session-token` is merged in, range by range (highest LSN per range wins,
+//! so tokens never move backwards, whatever order responses arrive in). A session-consistent
+//! request sends only the entry of the range that serves it (`"3:1#80#2=75"`), kept rendered, so
+//! picking it is a hash lookup and a reference count increment whatever the number of ranges; a
+//! range the driver has no entry for yet (a split's child) sends its newest parent's entry; only a
+//! request whose range is unknown sends the whole token, rendered when first needed after a change.
 //!
-//! A container's token is bounded: at most [`MAX_SESSION_TOKEN_BYTES`] (64 KiB). A merge that
+//! A container's whole token is bounded: at most [`MAX_SESSION_TOKEN_BYTES`] (64 KiB). A merge that
 //! would take it past that keeps only the ranges the container has, when its partition key ranges
 //! are known; when it would still be too long (or they are not known) the response's token is not
 //! kept and the capture fails with the size, so that the operation ends with an error saying so.
@@ -16,7 +17,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use http::HeaderValue;
 
-use crate::protocol::{SessionToken, MAX_SESSION_TOKEN_BYTES};
+use crate::protocol::{PartitionSessionToken, SessionToken, MAX_SESSION_TOKEN_BYTES};
 use crate::routing::TargetRange;
 use rustc_hash::FxBuildHasher;
 
@@ -33,11 +34,92 @@ pub(crate) struct SessionTokenOverflow {
 #[derive(Debug, Default)]
 struct State {
     token: SessionToken,
-    header: Option<HeaderValue>,
+    /// Each range's entry as a header value (`"{range}:{token}"`).
+    per_range: HashMap<Arc<str>, HeaderValue, FxBuildHasher>,
+    /// The length of the whole token rendered: every entry and the commas between them.
+    whole_len: usize,
+    /// The whole token rendered, while it is current.
+    whole: Option<HeaderValue>,
     /// The last raw header merged, to skip re-parsing a repeated token.
     last_raw: Option<HeaderValue>,
     /// The resource id of the container the token belongs to (`x-ms-content-path`), once seen.
     rid: Option<HeaderValue>,
+}
+
+impl State {
+    /// The whole token, rendered now if a change made the kept one stale.
+    fn whole(&mut self) -> Option<HeaderValue> {
+        if self.whole.is_none() && !self.token.is_empty() {
+            self.whole = HeaderValue::from_str(&self.token.to_string()).ok();
+        }
+        self.whole.clone()
+    }
+
+    /// Renders every range's entry again and recounts the whole length (after ranges were dropped).
+    fn rebuild(&mut self) {
+        self.per_range.clear();
+        self.whole_len = 0;
+        let entries: Vec<(Arc<str>, String)> = self
+            .token
+            .partitions()
+            .map(|(r, t)| (Arc::from(r), format!("{r}:{t}")))
+            .collect();
+        for (range, text) in entries {
+            self.whole_len += text.len() + usize::from(self.whole_len > 0);
+            if let Ok(v) = HeaderValue::from_str(&text) {
+                self.per_range.insert(range, v);
+            }
+        }
+        self.whole = None;
+    }
+
+    /// The whole length after merging `incoming` in, and the entries that advance, rendered.
+    fn prospective(
+        &self,
+        incoming: &SessionToken,
+    ) -> (usize, Vec<(Arc<str>, PartitionSessionToken, String)>) {
+        let mut len = self.whole_len;
+        let mut count = self.token.len();
+        let mut changes = Vec::new();
+        for (range, token) in incoming.partitions() {
+            let merged = match self.token.get(range) {
+                Some(known) => {
+                    let merged = known.merge(token);
+                    if &merged == known {
+                        continue;
+                    }
+                    len -= self.per_range.get(range).map_or(0, HeaderValue::len);
+                    merged
+                }
+                None => {
+                    count += 1;
+                    if count > 1 {
+                        len += 1;
+                    }
+                    token.clone()
+                }
+            };
+            let text = format!("{range}:{merged}");
+            len += text.len();
+            changes.push((Arc::from(range), merged, text));
+        }
+        (len, changes)
+    }
+
+    /// Applies what [`State::prospective`] found.
+    fn apply(&mut self, len: usize, changes: Vec<(Arc<str>, PartitionSessionToken, String)>) {
+        if changes.is_empty() {
+            return;
+        }
+        for (range, token, text) in changes {
+            self.token.merge_partition(&range, &token);
+            if let Ok(v) = HeaderValue::from_str(&text) {
+                self.per_range.insert(range, v);
+            }
+        }
+        self.whole_len = len;
+        self.whole = None;
+    }
 }
 
 /// The session state of one container, looked up once per operation.
@@ -45,9 +127,28 @@ struct State {
 pub(crate) struct ContainerSession(Arc<Mutex<State>>);
 
 impl ContainerSession {
-    /// The header to send, if any token is known.
-    pub(crate) fn header(&self) -> Option<HeaderValue> {
-        self.0.lock().ok()?.header.clone()
+    /// The token to send to `range`: its own entry; else, for a range born of a split, the entry
+    /// of its newest parent that has one (`parents` lists them oldest first); else none (the
+    /// driver has seen nothing of that range that a read must catch up with). When the range is
+    /// not known, the whole token.
+    pub(crate) fn header_for_range(
+        &self,
+        range: Option<&str>,
+        parents: impl FnOnce(&str) -> Option<Arc<[Arc<str>]>>,
+    ) -> Option<HeaderValue> {
+        let mut g = self.0.lock().ok()?;
+        if let Some(range) = range {
+            if let Some(entry) = g.per_range.get(range) {
+                return Some(entry.clone());
+            }
+            let parents = parents(range)?;
+            return parents
+                .iter()
+                .rev()
+                .find_map(|p| g.per_range.get(p))
+                .cloned();
+        }
+        g.whole()
     }
 
     /// Notes the resource id of the container that answered. A different one than before means the
@@ -74,10 +175,11 @@ impl ContainerSession {
         }
     }
 
-    /// Merges a response's `x-ms-session-token` in. Malformed tokens are ignored (and logged).
-    /// A merge that would take the token past [`MAX_SESSION_TOKEN_BYTES`] keeps only the ranges in
-    /// `known()` (the container's partition key ranges, when known); still too long, the token is
-    /// left as it was and the overflow is returned.
+    /// Merges a response's `x-ms-session-token` in, at a cost that follows the ranges the response
+    /// names, not the ranges kept. Malformed tokens are ignored (and logged). A merge that would
+    /// take the whole token past [`MAX_SESSION_TOKEN_BYTES`] keeps only the ranges in `known()`
+    /// (the container's partition key ranges, when known); still too long, the token is left as it
+    /// was and the overflow is returned.
     pub(crate) fn capture(
         &self,
         raw: &HeaderValue,
@@ -102,30 +204,31 @@ impl ContainerSession {
                 return Ok(());
             }
         };
-        if g.token.merge_from(&parsed) || g.header.is_none() {
-            let mut text = g.token.to_string();
-            if text.len() > MAX_SESSION_TOKEN_BYTES {
-                if let Some(ranges) = known() {
-                    let ids: HashSet<&str> = ranges.iter().map(|r| r.id.as_str()).collect();
-                    g.token.retain_ranges(|id| ids.contains(id));
-                    text = g.token.to_string();
-                }
+        let (len, changes) = g.prospective(&parsed);
+        if len > MAX_SESSION_TOKEN_BYTES {
+            // Cut to the container's ranges, then merge again; still too long: refused, unchanged.
+            let kept = g.token.clone();
+            let mut incoming = parsed;
+            if let Some(ranges) = known() {
+                let ids: HashSet<&str> = ranges.iter().map(|r| r.id.as_str()).collect();
+                g.token.retain_ranges(|id| ids.contains(id));
+                incoming.retain_ranges(|id| ids.contains(id));
+                g.rebuild();
             }
-            if text.len() > MAX_SESSION_TOKEN_BYTES {
-                let overflow = SessionTokenOverflow {
-                    bytes: text.len(),
-                    ranges: g.token.len(),
-                };
-                // Back to the token the kept header was rendered from.
-                g.token = g
-                    .header
-                    .as_ref()
-                    .and_then(|h| h.to_str().ok())
-                    .and_then(|t| SessionToken::parse(t).ok())
-                    .unwrap_or_default();
-                return Err(overflow);
+            let (len, changes) = g.prospective(&incoming);
+            if len > MAX_SESSION_TOKEN_BYTES {
+                let ranges = g.token.len()
+                    + changes
+                        .iter()
+                        .filter(|(r, _, _)| g.token.get(r).is_none())
+                        .count();
+                g.token = kept;
+                g.rebuild();
+                return Err(SessionTokenOverflow { bytes: len, ranges });
             }
-            g.header = HeaderValue::from_str(&text).ok();
+            g.apply(len, changes);
+        } else {
+            g.apply(len, changes);
         }
         g.last_raw = Some(raw.clone());
         Ok(())
@@ -161,11 +264,11 @@ impl SessionContainer {
         self.state_or_insert(container).map(ContainerSession)
     }
 
-    /// The header to send for `container`, if any token is known.
+    /// The whole token to send for `container`, if any token is known.
     pub fn header_for(&self, container: &Arc<str>) -> Option<HeaderValue> {
         let state = self.state(container)?;
-        let guard = state.lock().ok()?;
-        guard.header.clone()
+        let mut guard = state.lock().ok()?;
+        guard.whole()
     }
 
     /// The merged token of `container`.
@@ -319,5 +422,76 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(s.header_for(&c()).unwrap(), "0:-1#799");
+    }
+
+    #[test]
+    fn a_request_sends_the_entry_of_its_range() {
+        let s = SessionContainer::new();
+        let session = s.session(&c()).unwrap();
+        session
+            .capture(&HeaderValue::from_static("0:1#10#1=9,1:1#20#1=19"), || None)
+            .unwrap();
+        session
+            .capture(&HeaderValue::from_static("2:1#30"), || None)
+            .unwrap();
+        let none = |_: &str| None;
+        let lineage = |range: &str| -> Option<Arc<[Arc<str>]>> {
+            (range == "7").then(|| Arc::from(vec![Arc::from("2"), Arc::from("5")]))
+        };
+        let table: Vec<(Option<&str>, bool, &str)> = vec![
+            // (the request's range, whether its lineage is known, what it sends)
+            (Some("1"), false, "1:1#20#1=19"),
+            (Some("0"), false, "0:1#10#1=9"),
+            (Some("2"), false, "2:1#30"),
+            // A split's child without an entry: its newest parent that has one (5 has none).
+            (Some("7"), true, "2:1#30"),
+            // A range the driver has no entry for (nothing read or written there): nothing.
+            (Some("9"), false, ""),
+            (Some("9"), true, ""),
+            // No range known: the whole token.
+            (None, false, "0:1#10#1=9,1:1#20#1=19,2:1#30"),
+        ];
+        for (range, with_lineage, sent) in table {
+            let header = if with_lineage {
+                session.header_for_range(range, lineage)
+            } else {
+                session.header_for_range(range, none)
+            };
+            let sent = (!sent.is_empty()).then_some(sent);
+            assert_eq!(
+                header.as_ref().map(|h| h.to_str().unwrap()),
+                sent,
+                "{range:?}"
+            );
+        }
+        // An entry advances alone; the whole token follows.
+        session
+            .capture(&HeaderValue::from_static("1:1#25#1=24"), || None)
+            .unwrap();
+        assert_eq!(
+            session.header_for_range(Some("1"), none).unwrap(),
+            "1:1#25#1=24"
+        );
+        assert_eq!(s.header_for(&c()).unwrap(), "0:1#10#1=9,1:1#25#1=24,2:1#30");
+    }
+
+    #[test]
+    fn the_whole_length_is_kept_exactly_as_entries_change() {
+        let s = SessionContainer::new();
+        let session = s.session(&c()).unwrap();
+        for raw in [
+            "3:1#5",
+            "10:1#7#2=1",
+            "3:1#50",
+            "4:2#1",
+            "10:1#7#2=100",
+            "3:1#6",
+        ] {
+            session
+                .capture(&HeaderValue::from_str(raw).unwrap(), || None)
+                .unwrap();
+            let g = session.0.lock().unwrap();
+            assert_eq!(g.whole_len, g.token.to_string().len(), "after {raw}");
+        }
     }
 }

@@ -18,6 +18,8 @@ use super::OpKind;
 #[derive(Clone, Default)]
 pub struct RequestCounters {
     regions: Arc<RwLock<Vec<Arc<RegionCounts>>>>,
+    /// The longest `x-ms-session-token` header a request carried, in bytes.
+    longest_session_token: Arc<AtomicU64>,
 }
 
 #[derive(Debug)]
@@ -82,6 +84,18 @@ impl RequestCounters {
         self.region(region).counts[op.index()].fetch_add(1, Relaxed);
     }
 
+    /// Notes the length of a request's `x-ms-session-token` header.
+    pub fn note_session_token(&self, bytes: usize) {
+        self.longest_session_token
+            .fetch_max(u64::try_from(bytes).unwrap_or(u64::MAX), Relaxed);
+    }
+
+    /// The longest `x-ms-session-token` header a request carried since the start (or the last
+    /// [`RequestCounters::reset`]), in bytes: what a client's session tokens cost on the wire.
+    pub fn longest_session_token_bytes(&self) -> u64 {
+        self.longest_session_token.load(Relaxed)
+    }
+
     /// Requests of this kind seen by this region.
     pub fn get(&self, region: &str, op: OpKind) -> u64 {
         self.find(region)
@@ -114,6 +128,7 @@ impl RequestCounters {
 
     /// Set every count to zero (regions stay listed).
     pub fn reset(&self) {
+        self.longest_session_token.store(0, Relaxed);
         let regions = self.regions.read().unwrap_or_else(|p| p.into_inner());
         for region in regions.iter() {
             for count in &region.counts {

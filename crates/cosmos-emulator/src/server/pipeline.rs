@@ -99,6 +99,9 @@ pub(super) async fn handle(
         .unwrap_or("");
     let op = op_kind(&parts.method, &route, &parts.headers);
     shared.counters.record(region_name, op);
+    if let Some(token) = parts.headers.get("x-ms-session-token") {
+        shared.counters.note_session_token(token.len());
+    }
     let verdict = shared.faults.evaluate(&RequestFacts {
         region: region_name,
         op,
