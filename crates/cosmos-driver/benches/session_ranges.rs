@@ -27,7 +27,10 @@ async fn loaded(ranges: usize, items: usize) -> (CosmosDriver, cosmos_driver::Co
     // The emulator lives as long as the process (the benchmark ends with it).
     std::mem::forget(emu);
     let driver = CosmosDriver::new(options).await.expect("driver");
-    let db = driver.create_database("bench", None).await.expect("database");
+    let db = driver
+        .create_database("bench", None)
+        .await
+        .expect("database");
     let key = PartitionKeyDefinition::new("/pk").unwrap();
     db.create_container(&ContainerProperties::new("items", &key), None)
         .await

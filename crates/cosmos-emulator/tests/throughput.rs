@@ -120,3 +120,89 @@ async fn requests_over_every_range_are_metered_against_each_range() {
         assert!(query.header("x-ms-retry-after-ms").is_some());
     }
 }
+
+/// Creates a 30 KiB item (150 RU) with priority `level` (no header for `None`).
+async fn create_with_priority(
+    c: &TestClient,
+    base: &str,
+    id: &str,
+    level: Option<&str>,
+) -> common::Resp {
+    let doc = big(id, "p");
+    let extra: Vec<(&str, &str)> = level
+        .map(|l| vec![("x-ms-cosmos-priority-level", l)])
+        .unwrap_or_default();
+    c.send_with_pk(
+        base,
+        http::Method::POST,
+        "/dbs/db/colls/c/docs",
+        &doc["pk"],
+        &extra,
+        Some(&doc),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn low_priority_is_throttled_first_while_high_priority_traffic_is_using_the_share() {
+    // One range with the whole 400 RU/s.
+    let (emu, c) = start_with_container(
+        EmulatorBuilder::new()
+            .partitions(1)
+            .enforce_throughput(true),
+    )
+    .await;
+    let base = emu.endpoint();
+    // High-priority writes (the default) use the second's share until one is refused.
+    let mut refused = None;
+    for i in 0..10 {
+        let r = create_with_priority(&c, base, &format!("h{i}"), None).await;
+        if r.status == 429 {
+            refused = Some(r);
+            break;
+        }
+        assert_eq!(r.status, 201, "{r:?}");
+    }
+    let refused = refused.expect("the share runs out within 10 writes of 150 RU");
+    let wait: u64 = refused
+        .header("x-ms-retry-after-ms")
+        .and_then(|v| v.parse().ok())
+        .expect("a retry-after");
+    // The next second: High used its whole share in the last one, so a Low write is held back for
+    // it (429/3200) while a High write is served.
+    tokio::time::sleep(std::time::Duration::from_millis(wait + 20)).await;
+    let window_began = Instant::now();
+    let low = create_with_priority(&c, base, "low-1", Some("Low")).await;
+    let high = create_with_priority(&c, base, "high-1", Some("High")).await;
+    // A machine that stalled for most of a second between the two windows has no "last second" of
+    // High traffic to go by: skip the comparison rather than judge it.
+    if window_began.elapsed().as_millis() < 800 {
+        assert_eq!((low.status, low.sub_status()), (429, 3200), "{low:?}");
+        assert_eq!(high.status, 201, "{high:?}");
+    }
+    // A value that is not a priority is refused.
+    let bad = create_with_priority(&c, base, "bad", Some("Urgent")).await;
+    assert_eq!(bad.status, 400, "{bad:?}");
+    assert!(
+        bad.message().contains("x-ms-cosmos-priority-level"),
+        "{bad:?}"
+    );
+}
+
+#[tokio::test]
+async fn without_high_priority_traffic_low_priority_uses_the_whole_share() {
+    let (emu, c) = start_with_container(
+        EmulatorBuilder::new()
+            .partitions(1)
+            .enforce_throughput(true),
+    )
+    .await;
+    let started = Instant::now();
+    let first = create_with_priority(&c, emu.endpoint(), "l0", Some("Low")).await;
+    let second = create_with_priority(&c, emu.endpoint(), "l1", Some("Low")).await;
+    assert_eq!(first.status, 201, "{first:?}");
+    // 150 + 150 RU within 400: both served when they fall in one second.
+    if started.elapsed().as_millis() < 900 {
+        assert_eq!(second.status, 201, "{second:?}");
+    }
+}

@@ -2,13 +2,15 @@
 //! partition key range it reads or writes has used its share of the container's RU/s (its own
 //! offer, else its database's) in the current second; what a served request is charged counts
 //! against the shares of the ranges it read. A request without a partition key or range id
-//! (cross-partition query, read feed, change feed over the container) reads every range.
+//! (cross-partition query, read feed, change feed over the container) reads every range. A
+//! request's `x-ms-cosmos-priority-level` (High by default) decides which is throttled first when
+//! the share is contended (`store::ru_meter`); another value is refused with 400.
 
 use std::sync::Arc;
 
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, Resource, Route};
-use crate::store::{Container, Store};
+use crate::store::{Container, Priority, Store};
 
 /// Sub-status of a 429 for RU/s use over the provisioned throughput.
 pub(super) const REQUEST_RATE_TOO_LARGE: u32 = 3200;
@@ -55,8 +57,20 @@ pub(super) fn metered(
     let Some((container, range_ids, budget)) = target(ctx, route, store) else {
         return serve();
     };
+    let priority = match ctx.header(headers::PRIORITY_LEVEL) {
+        None => Priority::High,
+        Some(value) => Priority::parse(value).ok_or_else(|| {
+            ApiError::new(
+                400,
+                format!(
+                    "The value of header {} is not High or Low.",
+                    headers::PRIORITY_LEVEL
+                ),
+            )
+        })?,
+    };
     for range_id in &range_ids {
-        if let Err(wait) = meter.admit(&container.rid, range_id, budget, ctx.now) {
+        if let Err(wait) = meter.admit(&container.rid, range_id, budget, priority, ctx.now) {
             let mut e = ApiError::new(
                 429,
                 format!(
@@ -81,7 +95,7 @@ pub(super) fn metered(
         Err(_) => (crate::protocol::charge::data_error(), None),
     };
     for (range_id, share) in split_charge(charge, &range_ids, answered_by) {
-        meter.record(&container.rid, range_id, share, ctx.now);
+        meter.record(&container.rid, range_id, share, priority, ctx.now);
     }
     answer
 }

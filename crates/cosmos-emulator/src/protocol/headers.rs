@@ -32,6 +32,8 @@ pub(crate) const CONTINUATION: &str = "x-ms-continuation";
 pub(crate) const SESSION_TOKEN: &str = "x-ms-session-token";
 pub(crate) const REQUEST_CHARGE: &str = "x-ms-request-charge";
 pub(crate) const ACTIVITY_ID: &str = "x-ms-activity-id";
+/// `x-ms-cosmos-priority-level`: `High` (the default) or `Low`, throttled first when contended.
+pub(crate) const PRIORITY_LEVEL: &str = "x-ms-cosmos-priority-level";
 /// How long the server took over a request, in milliseconds (on every answer).
 pub(crate) const REQUEST_DURATION_MS: &str = "x-ms-request-duration-ms";
 pub(crate) const SUB_STATUS: &str = "x-ms-substatus";

@@ -99,7 +99,7 @@ pub(super) async fn handle(
         .unwrap_or("");
     let op = op_kind(&parts.method, &route, &parts.headers);
     shared.counters.record(region_name, op);
-    if let Some(token) = parts.headers.get("x-ms-session-token") {
+    if let Some(token) = parts.headers.get(crate::protocol::headers::SESSION_TOKEN) {
         shared.counters.note_session_token(token.len());
     }
     let verdict = shared.faults.evaluate(&RequestFacts {

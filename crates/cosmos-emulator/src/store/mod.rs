@@ -44,7 +44,7 @@ pub(crate) use query_memory::Reservation;
 pub(crate) use query_state::QueryState;
 pub(crate) use restore::{ContainerImage, DatabaseImage, KeptDoc};
 pub(crate) use result_cache::{Answer, CachedResult, OrderedRow, ResultKey};
-pub(crate) use ru_meter::RuMeter;
+pub(crate) use ru_meter::{Priority, RuMeter};
 pub(crate) use split::live;
 pub(crate) use stored_doc::{DocKey, StoredDoc};
 pub(crate) use topology::{RegionInfo, Topology};
