@@ -24,7 +24,21 @@ async fn loaded(partitions: usize, items: usize) -> (Emulator, CosmosDriver, Con
         .collect::<Result<Vec<_>, _>>()
         .expect("bulk operations");
     let report = c.bulk().run_iter(ops).await.expect("bulk load");
-    assert_eq!(report.succeeded(), items, "every item loaded");
+    let failed: Vec<String> = report
+        .results()
+        .iter()
+        .filter_map(|r| match r {
+            Ok(op) if op.is_success() => None,
+            Ok(op) => Some(format!("{:?}", op.status)),
+            Err(e) => Some(e.to_string()),
+        })
+        .take(3)
+        .collect();
+    assert_eq!(
+        report.succeeded(),
+        items,
+        "every item loaded; first failures: {failed:?}"
+    );
     (emu, driver, c)
 }
 
