@@ -11,11 +11,10 @@ use super::StartError;
 use crate::auth::{key_from_base64, AdminAccess, AuthPolicy};
 use crate::exchange::{SessionWait, Shared};
 use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
-use crate::query_exec::QueryLimits;
 use crate::server::{self, ConnectionCap, Port, DEFAULT_MAX_CONNECTIONS};
-use crate::store::{
-    Catalog, PartitionSizing, QueryState, RegionInfo, ReplicationLag, Store, Topology,
-};
+use crate::sql::run::QueryLimits;
+use crate::sql::run::QueryState;
+use crate::store::{Catalog, PartitionSizing, RegionInfo, ReplicationLag, Store, Topology};
 use crate::tls;
 
 /// The key the official Cosmos DB emulator publishes; SDKs' emulator settings use it.
@@ -405,7 +404,6 @@ impl EmulatorBuilder {
             ru_meter: self.enforce_throughput.then(Default::default),
             partition_sizing: self.partitions,
             users: Default::default(),
-            queries: QueryState::new(self.query_limits.memory_bytes, self.query_limits.state_idle),
         };
         let scripts = crate::scripts::Scripts::new(match &self.script_worker {
             Some(program) => {
@@ -438,6 +436,7 @@ impl EmulatorBuilder {
                 .also_host(self.advertise_host.as_deref()),
             body_read_timeout: self.body_read_timeout,
             query_limits: self.query_limits,
+            queries: QueryState::new(self.query_limits.memory_bytes, self.query_limits.state_idle),
             evaluations: tokio::sync::Semaphore::new(evaluation_slots()),
             session_wait: self.session_wait,
             faults,
@@ -541,9 +540,10 @@ fn evaluation_slots() -> usize {
     (std::thread::available_parallelism().map_or(2, |n| n.get()) * 2).max(4)
 }
 
-/// Cleans up every partition and deletes expired items each [`CLEANUP_PERIOD`] (commits clean up
-/// their own partition too), on the blocking pool: the sweep reads every item of a container with
-/// a time to live, which must not hold up the I/O threads.
+/// Drops query state no page has used for the idle time, cleans up every partition and deletes
+/// expired items each [`CLEANUP_PERIOD`] (commits clean up their own partition too), on the
+/// blocking pool: the sweep reads every item of a container with a time to live, which must not
+/// hold up the I/O threads.
 async fn clean_up_periodically(shared: Arc<Shared>) {
     let mut ticks = tokio::time::interval(CLEANUP_PERIOD);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -552,6 +552,7 @@ async fn clean_up_periodically(shared: Arc<Shared>) {
         let now = tokio::time::Instant::now();
         let shared = shared.clone();
         let _ = tokio::task::spawn_blocking(move || {
+            shared.queries.sweep(std::time::Instant::now());
             shared.store.clean_up(now);
             shared
                 .store

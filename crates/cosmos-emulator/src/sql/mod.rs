@@ -1,5 +1,6 @@
 //! The NoSQL query language: lexer, parser to an AST, evaluator with the service's type rules,
-//! executor, and the query plans the SDKs ask for. Queries and PATCH conditions both use it.
+//! executor, and the query plans the SDKs ask for; and query execution over the store, page by
+//! page ([`run`]). Queries and PATCH conditions both use it.
 //!
 //! Every input is bounded ([`limits`]): text size, tokens, nesting, operators, JOINs and the rows
 //! one document may produce; nothing recurses deeper than the nesting limit.
@@ -26,6 +27,7 @@ pub(crate) mod plan;
 pub(crate) mod query_info;
 pub(crate) mod rank_fusion;
 mod regex_cache;
+pub(crate) mod run;
 mod scope_check;
 pub(crate) mod search;
 mod search_limits;

@@ -19,20 +19,19 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::Value;
 
+use super::QueryLimits;
+use super::{build_key, run_page, Execution, Page, QueryToken, RangeReads, ReadScope as Scope};
+use super::{QueryState, Reservation};
 use crate::protocol::ApiError;
-use crate::query_exec::QueryLimits;
-use crate::query_exec::{
-    build_key, run_page, Execution, Page, QueryToken, RangeReads, ReadScope as Scope,
-};
 use crate::sql::ast::Query;
 use crate::sql::meter::Meter;
 use crate::sql::parse_query;
 use crate::sql::plan::{plan, MinMaxParts};
 use crate::sql::rank_fusion::{fuse, ComponentRow, Statistics};
 use crate::sql::search::HybridSearchQueryInfo;
-use crate::store::{Container, QueryState, Reservation};
+use crate::store::Container;
 
-use super::query_request::QueryRequest;
+use super::QueryRequest;
 
 /// Most pages one sub-query of a ranked query may take (each within the page budget).
 const MAX_SUB_PAGES: usize = 1000;
@@ -47,7 +46,7 @@ const SUB_PAGE_BYTES: usize = 4 * 1024 * 1024;
 const KEY_PREFIX: &str = "ORDER BY RANK progress: ";
 
 /// Where the sub-queries run: the request's container, scope, replica and budget.
-pub(super) struct SubQueries<'a> {
+pub(crate) struct SubQueries<'a> {
     pub container: &'a Container,
     pub scope: &'a Scope,
     pub region: usize,
@@ -181,7 +180,7 @@ impl SubQueries<'_> {
 
     /// One page of the ranked query `request` from `token`: its results once the plan has run,
     /// else no results and a continuation; and the work it took.
-    pub(super) fn answer(
+    pub(crate) fn answer(
         &self,
         request: &QueryRequest,
         token: Option<QueryToken>,

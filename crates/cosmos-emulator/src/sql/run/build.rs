@@ -23,12 +23,13 @@ use super::budget::{hold, over_budget, Halt};
 use super::scan::DocScan;
 use super::token::Position;
 use super::Execution;
+use super::{BuildKey, Reservation};
 use crate::epk::{epk_hex, EpkFilter};
 use crate::protocol::ApiError;
 use crate::sql::eval::Scope;
 use crate::sql::exec::{for_each_row, Flow};
 use crate::sql::SqlError;
-use crate::store::{BuildKey, DocKey, Reservation, StoredDoc};
+use crate::store::{DocKey, StoredDoc};
 
 /// What a build gathers, row by row.
 pub(super) trait Gather: Send + 'static {
