@@ -12,23 +12,19 @@
 #![warn(unreachable_pub)]
 
 mod auth;
-mod cli;
 mod emulator;
 pub mod epk;
 mod exchange;
 pub mod faults;
 mod handlers;
-mod ops;
-mod patch;
 mod persist;
 pub mod protocol;
 mod scripts;
 mod server;
 pub mod sql;
 mod store;
-mod tls;
 
-pub use cli::{run, EmulatorArgs};
+pub use emulator::cli::{run, EmulatorArgs};
 pub use emulator::{DetachedEmulator, Emulator, EmulatorBuilder, StartError, WELL_KNOWN_KEY};
 pub use exchange::SessionWait;
 pub use faults::{FaultInjector, RequestCounters};

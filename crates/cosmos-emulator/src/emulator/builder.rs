@@ -11,11 +11,11 @@ use super::StartError;
 use crate::auth::{key_from_base64, AdminAccess, AuthPolicy};
 use crate::exchange::{SessionWait, Shared};
 use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
+use crate::server::tls;
 use crate::server::{self, ConnectionCap, Port, DEFAULT_MAX_CONNECTIONS};
 use crate::sql::run::QueryLimits;
 use crate::sql::run::QueryState;
 use crate::store::{Catalog, PartitionSizing, RegionInfo, ReplicationLag, Store, Topology};
-use crate::tls;
 
 /// The key the official Cosmos DB emulator publishes; SDKs' emulator settings use it.
 pub const WELL_KNOWN_KEY: &str =

@@ -45,7 +45,7 @@ pub(super) async fn handle(
     let (mut parts, body) = request.into_parts();
     host_from_authority(&mut parts);
     let path = parts.uri.path();
-    if let Some(response) = crate::ops::open_request(port == Port::Global, &parts) {
+    if let Some(response) = super::operator::open_request(port == Port::Global, &parts) {
         return Ok(response);
     }
     if path.starts_with("/_emulator") {
@@ -271,8 +271,8 @@ async fn admin_request(
         let answer = outage_admin::handle(&parts.method, &body, &shared.outages);
         return to_response(Reply::json(answer.status, Bytes::from(answer.body), 0.0));
     }
-    if path == crate::ops::STATUS_PATH {
-        return to_response(crate::ops::status(shared, &parts.method));
+    if path == super::operator::STATUS_PATH {
+        return to_response(super::operator::status(shared, &parts.method));
     }
     if path == "/_emulator/split" {
         return to_response(handlers::split(shared, &parts.method, &body));

@@ -22,7 +22,7 @@ pub(crate) mod meter;
 mod parse_expr;
 mod parser;
 pub(crate) mod partition_filter;
-pub(crate) mod patch_condition;
+pub(crate) mod patch;
 pub(crate) mod plan;
 pub(crate) mod query_info;
 pub(crate) mod rank_fusion;
@@ -40,6 +40,6 @@ mod walk;
 #[cfg(test)]
 mod query_tests;
 
-pub(crate) use parser::parse_query;
+pub(crate) use parser::{parse_condition, parse_query};
 pub(crate) use sql_error::SqlError;
 pub(crate) use walk::any_in;

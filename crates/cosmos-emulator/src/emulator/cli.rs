@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::emulator::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};
+use super::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};
 use crate::exchange::SessionWait;
 use crate::sql::run::QueryLimits;
 use crate::store::ReplicationLag;
