@@ -29,6 +29,5 @@ pub use emulator::{DetachedEmulator, Emulator, EmulatorBuilder, StartError, WELL
 pub use exchange::SessionWait;
 pub use faults::{FaultInjector, RequestCounters};
 pub use scripts::isolation::serve_if_asked as serve_script_worker_if_asked;
-pub use sql::run::QueryLimits;
-pub use sql::run::QueryMemoryStats;
+pub use sql::run::{QueryLimits, QueryMemoryStats};
 pub use store::ReplicationLag;
