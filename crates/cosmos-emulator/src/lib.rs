@@ -12,27 +12,22 @@
 #![warn(unreachable_pub)]
 
 mod auth;
-mod cli;
 mod emulator;
 pub mod epk;
 mod exchange;
 pub mod faults;
 mod handlers;
-mod ops;
-mod patch;
 mod persist;
 pub mod protocol;
-mod query_exec;
 mod scripts;
 mod server;
 pub mod sql;
 mod store;
-mod tls;
 
-pub use cli::{run, EmulatorArgs};
+pub use emulator::cli::{run, EmulatorArgs};
 pub use emulator::{DetachedEmulator, Emulator, EmulatorBuilder, StartError, WELL_KNOWN_KEY};
 pub use exchange::SessionWait;
 pub use faults::{FaultInjector, RequestCounters};
-pub use query_exec::QueryLimits;
 pub use scripts::isolation::serve_if_asked as serve_script_worker_if_asked;
-pub use store::{QueryMemoryStats, ReplicationLag};
+pub use sql::run::{QueryLimits, QueryMemoryStats};
+pub use store::ReplicationLag;

@@ -11,12 +11,11 @@ use super::StartError;
 use crate::auth::{key_from_base64, AdminAccess, AuthPolicy};
 use crate::exchange::{SessionWait, Shared};
 use crate::faults::{FaultInjector, RegionOutages, RequestCounters};
-use crate::query_exec::QueryLimits;
+use crate::server::tls;
 use crate::server::{self, ConnectionCap, Port, DEFAULT_MAX_CONNECTIONS};
-use crate::store::{
-    Catalog, PartitionSizing, QueryState, RegionInfo, ReplicationLag, Store, Topology,
-};
-use crate::tls;
+use crate::sql::run::QueryLimits;
+use crate::sql::run::QueryState;
+use crate::store::{Catalog, PartitionSizing, RegionInfo, ReplicationLag, Store, Topology};
 
 /// The key the official Cosmos DB emulator publishes; SDKs' emulator settings use it.
 pub const WELL_KNOWN_KEY: &str =
@@ -347,30 +346,14 @@ impl EmulatorBuilder {
                 self.aad_token.clone(),
             )
         };
-        let global = bind(self.host, self.port).await?;
-        let mut region_listeners = Vec::new();
-        for i in 0..self.regions.len() {
-            let port = if self.port == 0 {
-                0
-            } else {
-                self.port.saturating_add(1 + i as u16)
-            };
-            region_listeners.push(bind(self.host, port).await?);
-        }
+        let (global, region_listeners) = self.bind_listeners().await?;
         let identity = if self.tls {
             Some(tls::generate().map_err(fail)?)
         } else {
             None
         };
         let scheme = if self.tls { "https" } else { "http" };
-        let url_host = match &self.advertise_host {
-            Some(name) => advertised(name).map_err(fail)?,
-            None if self.host.is_unspecified() => "127.0.0.1".to_owned(),
-            None => match self.host {
-                IpAddr::V6(v6) => format!("[{v6}]"),
-                v4 => v4.to_string(),
-            },
-        };
+        let url_host = self.url_host()?;
         let url = |l: &TcpListener| -> Result<String, StartError> {
             let port = l
                 .local_addr()
@@ -388,15 +371,7 @@ impl EmulatorBuilder {
         }
         let topology = self.topology(regions)?;
         let lags = self.lags(&topology)?;
-        let faults = FaultInjector::new();
-        // Always installed (default `local`) so `PUT /_emulator/profile` knows the regions.
-        let profile = self.profile.as_deref().unwrap_or("local");
-        faults.set_profile(profile, &self.regions).map_err(fail)?;
-        if let Some(rules) = &self.fault_rules {
-            faults
-                .load_json(rules)
-                .map_err(|e| fail(format!("the fault rules are invalid: {e}")))?;
-        }
+        let faults = self.fault_injector()?;
         let store = Store {
             topology,
             catalog: Catalog::default(),
@@ -405,7 +380,6 @@ impl EmulatorBuilder {
             ru_meter: self.enforce_throughput.then(Default::default),
             partition_sizing: self.partitions,
             users: Default::default(),
-            queries: QueryState::new(self.query_limits.memory_bytes, self.query_limits.state_idle),
         };
         let scripts = crate::scripts::Scripts::new(match &self.script_worker {
             Some(program) => {
@@ -413,24 +387,7 @@ impl EmulatorBuilder {
             }
             None => crate::scripts::isolation::Isolation::Thread,
         });
-        let data = match &self.data_dir {
-            None => None,
-            Some(dir) => {
-                let (data, report) = crate::persist::DataDir::open(
-                    dir,
-                    &store,
-                    &scripts,
-                    &|id| auth.resource_token(id),
-                    self.compact_log_bytes,
-                    self.recover,
-                )
-                .map_err(|e| fail(format!("the data directory {}: {e}", dir.display())))?;
-                for message in &report.messages {
-                    eprintln!("cosmos-emulator: {message}");
-                }
-                Some(data)
-            }
-        };
+        let data = self.open_data_dir(&store, &scripts, &auth)?;
         let shared = Arc::new(Shared {
             store,
             auth,
@@ -438,6 +395,7 @@ impl EmulatorBuilder {
                 .also_host(self.advertise_host.as_deref()),
             body_read_timeout: self.body_read_timeout,
             query_limits: self.query_limits,
+            queries: QueryState::new(self.query_limits.memory_bytes, self.query_limits.state_idle),
             evaluations: tokio::sync::Semaphore::new(evaluation_slots()),
             session_wait: self.session_wait,
             faults,
@@ -449,8 +407,100 @@ impl EmulatorBuilder {
             data,
         });
         let acceptor = identity.as_ref().map(|i| i.acceptor.clone());
-        let cap = Arc::new(ConnectionCap::new(self.max_connections));
         let (stop, stopped) = tokio::sync::watch::channel(false);
+        let mut tasks = self.serve(global, region_listeners, &shared, acceptor, stopped);
+        let listeners = tasks.len();
+        tasks.push(tokio::spawn(clean_up_periodically(shared.clone())));
+        Ok(Emulator::new(
+            shared,
+            listeners,
+            tasks,
+            stop,
+            self.regions.clone(),
+            self.key.clone(),
+            identity.map(|i| i.cert_pem),
+        ))
+    }
+
+    /// Binds the global endpoint and one listener per region (on the ports after the global one
+    /// when a port is given, else on ports the system picks).
+    async fn bind_listeners(&self) -> Result<(TcpListener, Vec<TcpListener>), StartError> {
+        let global = bind(self.host, self.port).await?;
+        let mut region_listeners = Vec::new();
+        for i in 0..self.regions.len() {
+            let port = if self.port == 0 {
+                0
+            } else {
+                self.port.saturating_add(1 + i as u16)
+            };
+            region_listeners.push(bind(self.host, port).await?);
+        }
+        Ok((global, region_listeners))
+    }
+
+    /// The host the endpoints' URLs name.
+    fn url_host(&self) -> Result<String, StartError> {
+        Ok(match &self.advertise_host {
+            Some(name) => advertised(name).map_err(StartError)?,
+            None if self.host.is_unspecified() => "127.0.0.1".to_owned(),
+            None => match self.host {
+                IpAddr::V6(v6) => format!("[{v6}]"),
+                v4 => v4.to_string(),
+            },
+        })
+    }
+
+    /// The fault injector with the profile and the rules given at start.
+    fn fault_injector(&self) -> Result<FaultInjector, StartError> {
+        let faults = FaultInjector::new();
+        // Always installed (default `local`) so `PUT /_emulator/profile` knows the regions.
+        let profile = self.profile.as_deref().unwrap_or("local");
+        faults
+            .set_profile(profile, &self.regions)
+            .map_err(StartError)?;
+        if let Some(rules) = &self.fault_rules {
+            faults
+                .load_json(rules)
+                .map_err(|e| StartError(format!("the fault rules are invalid: {e}")))?;
+        }
+        Ok(faults)
+    }
+
+    /// The data directory (`--data-dir`), opened and loaded into `store` and `scripts`.
+    fn open_data_dir(
+        &self,
+        store: &Store,
+        scripts: &crate::scripts::Scripts,
+        auth: &AuthPolicy,
+    ) -> Result<Option<Arc<crate::persist::DataDir>>, StartError> {
+        let Some(dir) = &self.data_dir else {
+            return Ok(None);
+        };
+        let (data, report) = crate::persist::DataDir::open(
+            dir,
+            store,
+            scripts,
+            &|id| auth.resource_token(id),
+            self.compact_log_bytes,
+            self.recover,
+        )
+        .map_err(|e| StartError(format!("the data directory {}: {e}", dir.display())))?;
+        for message in &report.messages {
+            eprintln!("cosmos-emulator: {message}");
+        }
+        Ok(Some(data))
+    }
+
+    /// Starts serving on every listener, under one connection cap, until `stopped` turns true.
+    fn serve(
+        &self,
+        global: TcpListener,
+        region_listeners: Vec<TcpListener>,
+        shared: &Arc<Shared>,
+        acceptor: Option<tokio_rustls::TlsAcceptor>,
+        stopped: tokio::sync::watch::Receiver<bool>,
+    ) -> Vec<tokio::task::JoinHandle<()>> {
+        let cap = Arc::new(ConnectionCap::new(self.max_connections));
         let mut tasks = vec![server::spawn(
             global,
             shared.clone(),
@@ -469,17 +519,7 @@ impl EmulatorBuilder {
                 stopped.clone(),
             ));
         }
-        let listeners = tasks.len();
-        tasks.push(tokio::spawn(clean_up_periodically(shared.clone())));
-        Ok(Emulator::new(
-            shared,
-            listeners,
-            tasks,
-            stop,
-            self.regions.clone(),
-            self.key.clone(),
-            identity.map(|i| i.cert_pem),
-        ))
+        tasks
     }
 
     fn topology(&self, regions: Vec<RegionInfo>) -> Result<Topology, StartError> {
@@ -541,9 +581,10 @@ fn evaluation_slots() -> usize {
     (std::thread::available_parallelism().map_or(2, |n| n.get()) * 2).max(4)
 }
 
-/// Cleans up every partition and deletes expired items each [`CLEANUP_PERIOD`] (commits clean up
-/// their own partition too), on the blocking pool: the sweep reads every item of a container with
-/// a time to live, which must not hold up the I/O threads.
+/// Drops query state no page has used for the idle time, cleans up every partition and deletes
+/// expired items each [`CLEANUP_PERIOD`] (commits clean up their own partition too), on the
+/// blocking pool: the sweep reads every item of a container with a time to live, which must not
+/// hold up the I/O threads.
 async fn clean_up_periodically(shared: Arc<Shared>) {
     let mut ticks = tokio::time::interval(CLEANUP_PERIOD);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -552,6 +593,7 @@ async fn clean_up_periodically(shared: Arc<Shared>) {
         let now = tokio::time::Instant::now();
         let shared = shared.clone();
         let _ = tokio::task::spawn_blocking(move || {
+            shared.queries.sweep(std::time::Instant::now());
             shared.store.clean_up(now);
             shared
                 .store

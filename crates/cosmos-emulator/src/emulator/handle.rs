@@ -104,13 +104,13 @@ impl Emulator {
 
     /// The memory queries hold now (answers kept between pages, answers being built, pages
     /// building), the most they ever held at once, and the cap (`QueryLimits::memory_bytes`).
-    pub fn query_memory(&self) -> crate::store::QueryMemoryStats {
-        self.shared.store.queries.memory.stats()
+    pub fn query_memory(&self) -> crate::sql::run::QueryMemoryStats {
+        self.shared.queries.memory.stats()
     }
 
     /// Answers kept between pages and builds waiting for their next page.
     pub fn query_state_entries(&self) -> (usize, usize) {
-        let queries = &self.shared.store.queries;
+        let queries = &self.shared.queries;
         (queries.results.len(), queries.builds.len())
     }
 

@@ -1,6 +1,7 @@
 //! The embeddable emulator: [`EmulatorBuilder`] starts it, [`Emulator`] controls it.
 
 mod builder;
+pub(crate) mod cli;
 mod detached;
 mod handle;
 

@@ -20,7 +20,10 @@ pub(crate) struct Shared {
     /// How long a client may take to send a request body once its headers are in.
     pub body_read_timeout: Duration,
     /// What one page of a query may use.
-    pub query_limits: crate::query_exec::QueryLimits,
+    pub query_limits: crate::sql::run::QueryLimits,
+    /// Answers of ORDER BY and whole-result queries kept between their pages, answers still being
+    /// built, and the memory they hold.
+    pub queries: crate::sql::run::QueryState,
     /// Requests that evaluate queries, conditions or large bodies run on the blocking pool, at
     /// most this many at once (others wait their turn without holding a thread).
     pub evaluations: tokio::sync::Semaphore,

@@ -232,6 +232,40 @@ fn atomic_batch(
     Ok(reply)
 }
 
+/// Whether a bulk request goes on after an operation fails (`x-ms-cosmos-batch-continue-on-error`,
+/// true unless it says False). Pure.
+fn continue_on_error(header: Option<&str>) -> Result<bool, ApiError> {
+    match header.map(str::trim) {
+        None => Ok(true),
+        Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+        Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+        Some(v) => Err(ApiError::bad_request(format!(
+            "{} must be True or False, not {v:?}.",
+            headers::BATCH_CONTINUE_ON_ERROR
+        ))),
+    }
+}
+
+/// Every bulk operation's partition key (its own, or the request's), read before any applies: a
+/// 400 leaves nothing half done.
+fn bulk_epks(
+    ops: &[BatchOp],
+    container: &Container,
+    header_epk: Option<Epk>,
+) -> Result<Vec<Epk>, ApiError> {
+    ops.iter()
+        .enumerate()
+        .map(|(i, op)| {
+            op_epk(op, container)?.or(header_epk).ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "Operation {i} has no partitionKey and the request has no {} header.",
+                    headers::PARTITION_KEY
+                ))
+            })
+        })
+        .collect()
+}
+
 /// Each operation on its own, on its own partition key, within the range the request names.
 fn bulk(
     ctx: &RequestCtx<'_>,
@@ -250,30 +284,8 @@ fn bulk(
         })?),
         None => None,
     };
-    let continue_on_error = match ctx.header(headers::BATCH_CONTINUE_ON_ERROR).map(str::trim) {
-        None => true,
-        Some(v) if v.eq_ignore_ascii_case("true") => true,
-        Some(v) if v.eq_ignore_ascii_case("false") => false,
-        Some(v) => {
-            return Err(ApiError::bad_request(format!(
-                "{} must be True or False, not {v:?}.",
-                headers::BATCH_CONTINUE_ON_ERROR
-            )))
-        }
-    };
-    // Every operation's partition key is read before any applies: a 400 leaves nothing half done.
-    let epks = ops
-        .iter()
-        .enumerate()
-        .map(|(i, op)| {
-            op_epk(op, container)?.or(header_epk).ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "Operation {i} has no partitionKey and the request has no {} header.",
-                    headers::PARTITION_KEY
-                ))
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let continue_on_error = continue_on_error(ctx.header(headers::BATCH_CONTINUE_ON_ERROR))?;
+    let epks = bulk_epks(ops, container, header_epk)?;
     let mut entries = Vec::with_capacity(ops.len());
     let mut charge = 0.0;
     let mut tokens = Vec::new();
@@ -417,4 +429,24 @@ fn entry(result: &Result<OpResult, ApiError>, batch_failed: bool) -> Value {
 fn not_applied() -> Value {
     json!({"statusCode": FAILED_DEPENDENCY, "requestCharge": 0.0,
            "message": "The operation was not applied: another operation of the transactional batch failed."})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_on_error_is_true_unless_the_header_says_false() {
+        let table = [
+            (None, Some(true)),
+            (Some("true"), Some(true)),
+            (Some(" True "), Some(true)),
+            (Some("FALSE"), Some(false)),
+            (Some("no"), None),
+            (Some(""), None),
+        ];
+        for (header, want) in table {
+            assert_eq!(continue_on_error(header).ok(), want, "{header:?}");
+        }
+    }
 }

@@ -149,36 +149,76 @@ pub(super) fn evaluate(
     staged: &Staged<'_>,
     meter: &Meter,
 ) -> Result<OpResult, ApiError> {
+    let one = OneOp {
+        op,
+        epk,
+        container,
+        staged,
+    };
     let kind = op.operation_type.to_ascii_lowercase();
-    let body_map = || -> Result<Map<String, Value>, ApiError> {
-        match &op.resource_body {
+    match kind.as_str() {
+        "create" => one.create_or_upsert(true),
+        "upsert" => one.create_or_upsert(false),
+        "read" => one.read(),
+        "replace" => one.replace(),
+        "delete" => one.delete(),
+        "patch" => one.patch(meter),
+        other => Err(ApiError::bad_request(format!(
+            "Operation type {other:?} is not a batch operation: use Create, Upsert, Read, Replace, Delete or Patch."
+        ))),
+    }
+}
+
+/// One operation of a batch and where it applies.
+struct OneOp<'a, 'b> {
+    op: &'a BatchOp,
+    epk: Epk,
+    container: &'a Container,
+    staged: &'a Staged<'b>,
+}
+
+impl OneOp<'_, '_> {
+    fn body_map(&self) -> Result<Map<String, Value>, ApiError> {
+        match &self.op.resource_body {
             Some(Value::Object(map)) => Ok(map.clone()),
             _ => Err(ApiError::bad_request(format!(
                 "A {} operation needs a JSON object as its resourceBody.",
-                op.operation_type
+                self.op.operation_type
             ))),
         }
-    };
-    let op_id = || -> Result<String, ApiError> {
-        op.id.clone().ok_or_else(|| {
-            ApiError::bad_request(format!("A {} operation needs an id.", op.operation_type))
+    }
+
+    fn op_id(&self) -> Result<String, ApiError> {
+        self.op.id.clone().ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "A {} operation needs an id.",
+                self.op.operation_type
+            ))
         })
-    };
-    let key = |id: &str| DocKey {
-        epk,
-        id: id.to_owned(),
-    };
-    let matches = |current: &StoredDoc| {
-        op.if_match
+    }
+
+    fn key(&self, id: &str) -> DocKey {
+        DocKey {
+            epk: self.epk,
+            id: id.to_owned(),
+        }
+    }
+
+    /// Whether the operation's If-Match (if any) matches `current`.
+    fn matches(&self, current: &StoredDoc) -> bool {
+        self.op
+            .if_match
             .as_deref()
             .is_none_or(|tag| tag.trim() == "*" || tag.trim() == current.etag)
-    };
-    // Unique keys are checked when the batch commits, against the partition's index.
-    let sealed = |map: Map<String, Value>, rid: [u8; 16]| -> Result<Arc<StoredDoc>, ApiError> {
+    }
+
+    /// The stored form of `map` under `rid`. Unique keys are checked when the batch commits,
+    /// against the partition's index.
+    fn sealed(&self, map: Map<String, Value>, rid: [u8; 16]) -> Result<Arc<StoredDoc>, ApiError> {
         check_depth(&map)?;
         crate::store::ttl::check_item_ttl(&map).map_err(ApiError::bad_request)?;
-        let unique = container.unique_keys.entries(&map);
-        let link = container.item_self_link(&rid);
+        let unique = self.container.unique_keys.entries(&map);
+        let link = self.container.item_self_link(&rid);
         let s = seal(map, &rid, link);
         check_size(s.body.len())?;
         Ok(Arc::new(StoredDoc {
@@ -188,128 +228,143 @@ pub(super) fn evaluate(
             unique,
             vectors: Default::default(),
         }))
-    };
-    let check_key = |map: &Map<String, Value>| -> Result<(), ApiError> {
-        let inside = container
+    }
+
+    fn check_key(&self, map: &Map<String, Value>) -> Result<(), ApiError> {
+        let inside = self
+            .container
             .pk
             .epk_of_document(map)
             .map_err(ApiError::bad_request)?;
-        if inside != epk {
+        if inside != self.epk {
             return Err(ApiError::bad_request(
                 "PartitionKey extracted from document doesn't match the one specified in the operation.",
             ));
         }
         Ok(())
-    };
-    let write_result = |status, k: DocKey, doc: Arc<StoredDoc>| OpResult {
+    }
+
+    /// The item at `id` as staged, whose If-Match must match; 404 or 412 otherwise.
+    fn current_matching(&self, k: &DocKey) -> Result<Arc<StoredDoc>, ApiError> {
+        let current = self
+            .staged
+            .current(k)
+            .ok_or_else(ApiError::missing_entity)?;
+        if !self.matches(&current) {
+            return Err(ApiError::precondition_failed());
+        }
+        Ok(current)
+    }
+
+    fn create_or_upsert(&self, create: bool) -> Result<OpResult, ApiError> {
+        let map = self.body_map()?;
+        let id = id_of(&map)?;
+        self.check_key(&map)?;
+        let k = self.key(&id);
+        let existing = self.staged.current(&k);
+        match &existing {
+            Some(_) if create => return Err(ApiError::already_exists()),
+            // An upsert of a missing item creates it whatever its If-Match says.
+            Some(current) if !self.matches(current) => return Err(ApiError::precondition_failed()),
+            _ => {}
+        }
+        let rid = existing.as_ref().map_or_else(
+            || {
+                self.container
+                    .next_item_rid(self.container.range_index(self.epk))
+            },
+            |d| d.rid,
+        );
+        let status = if existing.is_some() { 200 } else { 201 };
+        Ok(write_result(status, k, self.sealed(map, rid)?))
+    }
+
+    fn read(&self) -> Result<OpResult, ApiError> {
+        let current = self
+            .staged
+            .current(&self.key(&self.op_id()?))
+            .ok_or_else(ApiError::missing_entity)?;
+        if self
+            .op
+            .if_none_match
+            .as_deref()
+            .is_some_and(|tag| tag.trim() == current.etag)
+        {
+            return Ok(OpResult {
+                status: 304,
+                charge: charge::not_modified(),
+                doc: None,
+                write: None,
+                renamed_from: None,
+            });
+        }
+        Ok(OpResult {
+            status: 200,
+            charge: charge::point_read(current.body.len()),
+            doc: Some(current),
+            write: None,
+            renamed_from: None,
+        })
+    }
+
+    fn replace(&self) -> Result<OpResult, ApiError> {
+        let id = self.op_id()?;
+        let map = self.body_map()?;
+        let body_id = id_of(&map)?;
+        self.check_key(&map)?;
+        let k = self.key(&id);
+        let current = self.current_matching(&k)?;
+        if body_id == id {
+            return Ok(write_result(200, k, self.sealed(map, current.rid)?));
+        }
+        // A body naming another id renames the item, as a replace outside a batch does.
+        let renamed = self.key(&body_id);
+        if self.staged.current(&renamed).is_some() {
+            return Err(ApiError::already_exists());
+        }
+        let mut result = write_result(200, renamed, self.sealed(map, current.rid)?);
+        result.renamed_from = Some(k);
+        Ok(result)
+    }
+
+    fn delete(&self) -> Result<OpResult, ApiError> {
+        let k = self.key(&self.op_id()?);
+        let current = self.current_matching(&k)?;
+        Ok(OpResult {
+            status: 204,
+            charge: charge::write(current.body.len()),
+            doc: None,
+            write: Some((k, None)),
+            renamed_from: None,
+        })
+    }
+
+    fn patch(&self, meter: &Meter) -> Result<OpResult, ApiError> {
+        let body = self.op.resource_body.as_ref().ok_or_else(|| {
+            ApiError::bad_request("A Patch operation needs a resourceBody with its operations.")
+        })?;
+        let request = parse_request_value(body, &self.container.pk.paths)?;
+        let k = self.key(&self.op_id()?);
+        let current = self.current_matching(&k)?;
+        let map = patched(&current, &request, meter)?;
+        let doc = self.sealed(map, current.rid)?;
+        Ok(OpResult {
+            status: 200,
+            charge: charge::patch(doc.body.len(), request.condition.is_some()),
+            doc: Some(doc.clone()),
+            write: Some((k, Some(doc))),
+            renamed_from: None,
+        })
+    }
+}
+
+/// The result of a write of `doc` at `k`.
+fn write_result(status: u16, k: DocKey, doc: Arc<StoredDoc>) -> OpResult {
+    OpResult {
         status,
         charge: charge::write(doc.body.len()),
         doc: Some(doc.clone()),
         write: Some((k, Some(doc))),
         renamed_from: None,
-    };
-    match kind.as_str() {
-        "create" | "upsert" => {
-            let map = body_map()?;
-            let id = id_of(&map)?;
-            check_key(&map)?;
-            let k = key(&id);
-            let existing = staged.current(&k);
-            match &existing {
-                Some(_) if kind == "create" => return Err(ApiError::already_exists()),
-                // An upsert of a missing item creates it whatever its If-Match says.
-                Some(current) if !matches(current) => return Err(ApiError::precondition_failed()),
-                _ => {}
-            }
-            let rid = existing
-                .as_ref()
-                .map_or_else(|| container.next_item_rid(container.range_index(epk)), |d| d.rid);
-            let status = if existing.is_some() { 200 } else { 201 };
-            Ok(write_result(status, k, sealed(map, rid)?))
-        }
-        "read" => {
-            let current = staged
-                .current(&key(&op_id()?))
-                .ok_or_else(ApiError::missing_entity)?;
-            if op
-                .if_none_match
-                .as_deref()
-                .is_some_and(|tag| tag.trim() == current.etag)
-            {
-                return Ok(OpResult {
-                    status: 304,
-                    charge: charge::not_modified(),
-                    doc: None,
-                    write: None,
-                    renamed_from: None,
-                });
-            }
-            Ok(OpResult {
-                status: 200,
-                charge: charge::point_read(current.body.len()),
-                doc: Some(current),
-                write: None,
-                renamed_from: None,
-            })
-        }
-        "replace" => {
-            let id = op_id()?;
-            let map = body_map()?;
-            let body_id = id_of(&map)?;
-            check_key(&map)?;
-            let k = key(&id);
-            let current = staged.current(&k).ok_or_else(ApiError::missing_entity)?;
-            if !matches(&current) {
-                return Err(ApiError::precondition_failed());
-            }
-            if body_id == id {
-                return Ok(write_result(200, k, sealed(map, current.rid)?));
-            }
-            // A body naming another id renames the item, as a replace outside a batch does.
-            let renamed = key(&body_id);
-            if staged.current(&renamed).is_some() {
-                return Err(ApiError::already_exists());
-            }
-            let mut result = write_result(200, renamed, sealed(map, current.rid)?);
-            result.renamed_from = Some(k);
-            Ok(result)
-        }
-        "delete" => {
-            let k = key(&op_id()?);
-            let current = staged.current(&k).ok_or_else(ApiError::missing_entity)?;
-            if !matches(&current) {
-                return Err(ApiError::precondition_failed());
-            }
-            Ok(OpResult {
-                status: 204,
-                charge: charge::write(current.body.len()),
-                doc: None,
-                write: Some((k, None)),
-                renamed_from: None,
-            })
-        }
-        "patch" => {
-            let body = op.resource_body.as_ref().ok_or_else(|| {
-                ApiError::bad_request("A Patch operation needs a resourceBody with its operations.")
-            })?;
-            let request = parse_request_value(body, &container.pk.paths)?;
-            let k = key(&op_id()?);
-            let current = staged.current(&k).ok_or_else(ApiError::missing_entity)?;
-            if !matches(&current) {
-                return Err(ApiError::precondition_failed());
-            }
-            let map = patched(&current, &request, meter)?;
-            let doc = sealed(map, current.rid)?;
-            Ok(OpResult {
-                status: 200,
-                charge: charge::patch(doc.body.len(), request.condition.is_some()),
-                doc: Some(doc.clone()),
-                write: Some((k, Some(doc))),
-                renamed_from: None,
-            })
-        }
-        other => Err(ApiError::bad_request(format!(
-            "Operation type {other:?} is not a batch operation: use Create, Upsert, Read, Replace, Delete or Patch."
-        ))),
     }
 }

@@ -3,7 +3,7 @@
 //! for `query_databases`, `query_containers`, a filtered `list`, and their throughput reads
 //! (`SELECT * FROM c WHERE c.offerResourceId = @rid`, `... r.resource = @link`). The query runs
 //! over the feed's resources as the SQL engine runs it over items, under the same page work and
-//! time budget ([`crate::query_exec::run_whole`]), and the answer is one page of the feed
+//! time budget ([`crate::sql::run::run_whole`]), and the answer is one page of the feed
 //! (`Databases`, `DocumentCollections`, `Offers`).
 
 use bytes::Bytes;
@@ -28,7 +28,7 @@ pub(super) fn answer(
         .map(|b| serde_json::from_slice::<Value>(b))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| ApiError::new(500, format!("A stored resource is not JSON: {e}")))?;
-    let rows = crate::query_exec::run_whole(
+    let rows = crate::sql::run::run_whole(
         &request.query,
         &docs,
         &request.params,

@@ -17,9 +17,7 @@ mod metadata_query;
 mod offers;
 mod patch;
 mod query;
-mod query_metrics;
 mod query_plan;
-mod query_ranked;
 mod query_request;
 mod replica_headers;
 mod resource_access;
@@ -176,24 +174,33 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
         (
             O::ReadItem | O::ReplaceItem | O::DeleteItem | O::PatchItem,
             Resource::Item { db, coll, id },
-        ) => {
-            let id = &rid_items::resolve(ctx, db, coll, id)?;
-            let triggers = triggered::names_triggers(ctx.headers);
-            match op {
-                O::ReplaceItem if triggers => {
-                    triggered::write(ctx, db, coll, triggered::Write::Replace(id))
-                }
-                O::DeleteItem if triggers => {
-                    triggered::write(ctx, db, coll, triggered::Write::Delete(id))
-                }
-                O::ReadItem => items::read(ctx, db, coll, id),
-                O::ReplaceItem => items::replace(ctx, db, coll, id),
-                O::DeleteItem => items::delete(ctx, db, coll, id),
-                _ => patch::patch(ctx, db, coll, id),
-            }
-        }
+        ) => one_item(ctx, op, db, coll, id),
         // `operation` names each kind only for its own resource.
         _ => Err(not_supported(m)),
+    }
+}
+
+/// A read, replace, delete or patch of one item (addressed by id or by resource id).
+fn one_item(
+    ctx: &RequestCtx<'_>,
+    op: Operation,
+    db: &str,
+    coll: &str,
+    id: &str,
+) -> Result<Reply, ApiError> {
+    let id = &rid_items::resolve(ctx, db, coll, id)?;
+    let triggers = triggered::names_triggers(ctx.headers);
+    match op {
+        Operation::ReplaceItem if triggers => {
+            triggered::write(ctx, db, coll, triggered::Write::Replace(id))
+        }
+        Operation::DeleteItem if triggers => {
+            triggered::write(ctx, db, coll, triggered::Write::Delete(id))
+        }
+        Operation::ReadItem => items::read(ctx, db, coll, id),
+        Operation::ReplaceItem => items::replace(ctx, db, coll, id),
+        Operation::DeleteItem => items::delete(ctx, db, coll, id),
+        _ => patch::patch(ctx, db, coll, id),
     }
 }
 

@@ -6,44 +6,24 @@
 
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::time::Instant;
 
 use super::consistency::{read_lsn, session_token};
-use super::query_metrics::{index_utilization_header, query_metrics_header, PageFigures};
-use super::query_request::{read_request, QueryRequest};
+use super::query_request::read_request;
 use super::replica_headers::{container_paths, replica_headers, replica_state, ReplicaState};
-use crate::epk::{EpkFilter, PartitionKeyValue, PkComponent};
+use crate::epk::EpkFilter;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
-use crate::query_exec::{run_page, Execution, Page, QueryToken, RangeReads, ReadScope as Scope};
-use crate::sql::ast::Query;
-use crate::sql::exec::needs_all_rows;
-use crate::sql::partition_filter::pinned_key;
-use crate::sql::plan::{plan, MinMaxParts};
+use crate::sql::run::{answer_page, gateway_serves, not_servable, pinned_filter, prepare_search};
+use crate::sql::run::{index_utilization_header, query_metrics_header};
+use crate::sql::run::{ItemPage, Page, QueryRequest, QueryToken, RangeReads, ReadScope as Scope};
 use crate::store::{Container, Partition};
 
-/// Sub-status of a cross-partition query the gateway cannot serve without a plan.
-pub(super) const CROSS_PARTITION_QUERY_NOT_SERVABLE: u32 = 1004;
 /// Default and largest page sizes, in items.
 const DEFAULT_PAGE: usize = 100;
 const MAX_PAGE: usize = 1000;
 /// A page ends at about this many bytes of results.
 const PAGE_BYTES: usize = 4 * 1024 * 1024;
-/// Readies an item query's search functions under the container's policies
-/// ([`crate::sql::search::prepare`]): 400 for a misuse of them.
-pub(super) fn prepare_search(
-    request: &mut QueryRequest,
-    container: &Container,
-) -> Result<(), ApiError> {
-    crate::sql::search::prepare(
-        &mut request.query,
-        &container.search_policy(),
-        &request.params,
-    )
-    .map_err(|e| ApiError::bad_request(format!("The query is invalid: {e}")))
-}
-
 /// What a query page read: each range's session token and the replication state of the last
 /// range read (its headers, on a single-range page).
 struct Reads<'r, 'c> {
@@ -92,55 +72,28 @@ pub(super) fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply,
         session_tokens: RefCell::new(Vec::new()),
         replica: RefCell::new(None),
     };
-    let limits = ctx.shared.query_limits;
-    let execution = Execution {
+    let answered = answer_page(ItemPage {
         container: &container,
-        query: &request.query,
-        text: &request.text,
-        params: &request.params,
+        request: &request,
         scope: &scope,
         region: ctx.region,
-        state: &ctx.shared.store.queries,
-        limits,
+        state: &ctx.shared.queries,
+        limits: ctx.shared.query_limits,
         max_items: page_size(ctx)?,
         max_bytes: PAGE_BYTES,
         reads: &reads,
-        meter: Execution::meter_for(&limits),
-        docs_read: Default::default(),
-        bytes_read: Default::default(),
-    };
-    let started = Instant::now();
-    // Within one partition key a ranked query's plan runs here, page by page.
-    let ranked = ctx.header(headers::PARTITION_KEY).is_some()
-        && crate::sql::search::is_ranked(&request.query);
-    let (page, work) = if ranked {
-        let sub = super::query_ranked::SubQueries {
-            container: &container,
-            scope: &scope,
-            region: ctx.region,
-            state: &ctx.shared.store.queries,
-            limits,
-            reads: &reads,
-        };
-        let answered = sub.answer(&request, token)?;
+        token,
+        by_partition_key: ctx.header(headers::PARTITION_KEY).is_some(),
+    })?;
+    if answered.ranked {
         // Every sub-query page read the same ranges: one session token each.
         let mut seen = std::collections::HashSet::new();
         reads
             .session_tokens
             .borrow_mut()
             .retain(|t| seen.insert(t.clone()));
-        answered
-    } else {
-        let page = run_page(&execution, token)?;
-        (page, execution.meter.used())
-    };
-    let figures = PageFigures {
-        retrieved_docs: execution.docs_read.get(),
-        retrieved_bytes: execution.bytes_read.get(),
-        output_docs: page.items.len(),
-        output_bytes: page.bytes,
-        elapsed: started.elapsed(),
-    };
+    }
+    let (page, work, figures) = (answered.page, answered.work, answered.figures);
     let paths = container_paths(ctx, db, &container);
     let scoped_by_key = matches!(scope.only_epk, Some(EpkFilter::Key(_)));
     let mut reply = reply(&container, &scope, page, work, reads, paths);
@@ -250,24 +203,6 @@ fn scope_of(
     Ok(all)
 }
 
-/// The 400 (sub-status 1004) of a query the gateway does not serve directly, carrying its plan.
-fn not_servable(request: &QueryRequest) -> ApiError {
-    let mut error = ApiError::bad_request(
-        "The provided cross partition query can not be directly served by the gateway: ask for a query plan (x-ms-cosmos-is-query-plan-request) and run the rewritten query on each partition key range.",
-    )
-    .with_sub_status(CROSS_PARTITION_QUERY_NOT_SERVABLE);
-    if let Ok(plan) = plan(
-        &request.query,
-        &request.text,
-        &request.params,
-        None,
-        MinMaxParts::Plain,
-    ) {
-        error = error.with_additional_error_info(serde_json::to_string(&plan).unwrap_or_default());
-    }
-    error
-}
-
 /// A query over every partition must say it may span them
 /// (`x-ms-documentdb-query-enablecrosspartition: true`); 400 in the service's words otherwise.
 pub(super) fn require_cross_partition(ctx: &RequestCtx<'_>) -> Result<(), ApiError> {
@@ -331,42 +266,6 @@ fn epk_range_within(
         )));
     }
     Ok(Some(EpkFilter::Range(min, max)))
-}
-
-/// The keys a WHERE clause pins: the partition key (every path of a hierarchical key, each by an
-/// equality), or a leading prefix of a hierarchical key's paths.
-pub(super) fn pinned_filter(request: &QueryRequest, container: &Container) -> Option<EpkFilter> {
-    container
-        .pk
-        .filter(&pinned_partition_key(request, container)?)
-        .ok()
-}
-
-/// The partition key (or hierarchical prefix) a WHERE clause pins, as [`pinned_filter`] reads it.
-pub(super) fn pinned_partition_key(
-    request: &QueryRequest,
-    container: &Container,
-) -> Option<PartitionKeyValue> {
-    let mut components = Vec::new();
-    for path in &container.pk.paths {
-        let Some(component) = pinned_key(&request.query, path, &request.params)
-            .and_then(|v| PkComponent::from_json(&v).ok())
-        else {
-            break;
-        };
-        components.push(component);
-    }
-    (!components.is_empty()).then_some(PartitionKeyValue(components))
-}
-
-/// Whether the gateway answers a cross-partition query itself: no ORDER BY, aggregates,
-/// GROUP BY, DISTINCT, TOP or OFFSET/LIMIT, which need a client-side plan.
-pub(super) fn gateway_serves(q: &Query) -> bool {
-    q.from.is_some()
-        && q.order_by.is_empty()
-        && !needs_all_rows(q)
-        && q.top.is_none()
-        && q.offset.is_none()
 }
 
 fn reply(

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::exchange::RequestCtx;
 use crate::protocol::{headers, ApiError};
-use crate::sql::ast::Query;
 use crate::sql::parse_query;
+use crate::sql::run::QueryRequest;
 
 /// Most parameters in one request.
 const MAX_PARAMETERS: usize = 1000;
@@ -29,13 +29,6 @@ pub(super) struct QueryBody {
 pub(super) struct Parameter {
     pub name: String,
     pub value: Option<Value>,
-}
-
-/// A parsed query request: the query and its parameters.
-pub(super) struct QueryRequest {
-    pub text: String,
-    pub query: Query,
-    pub params: HashMap<String, Value>,
 }
 
 /// Reads and parses the body (`application/query+json`, or `application/sql` text).

@@ -312,7 +312,7 @@ impl<'t> Txn<'t> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| ApiError::new(500, format!("A stored item is not JSON: {e}")))?;
         let rows =
-            crate::query_exec::run_whole(&parsed, &docs, &params, &self.ctx.shared.query_limits)?;
+            crate::sql::run::run_whole(&parsed, &docs, &params, &self.ctx.shared.query_limits)?;
         let skip = match continuation {
             None => 0,
             Some(token) => token.parse::<usize>().map_err(|_| {

@@ -144,12 +144,7 @@ pub(super) fn write(
         TriggerType::Post,
         operation,
     )?;
-    let operation_name = match (write, upsert) {
-        (Write::Create, true) => "Upsert",
-        (Write::Create, false) => "Create",
-        (Write::Replace(_), _) => "Replace",
-        (Write::Delete(_), _) => "Delete",
-    };
+    let operation_name = operation_name(write, upsert);
     let (bounds, budget) = bounds();
     let if_match = ctx.header(headers::IF_MATCH);
     let template = Input {
@@ -164,12 +159,6 @@ pub(super) fn write(
         logging: false,
         max_response_bytes: super::sproc::MAX_RESPONSE_BYTES,
     };
-    let item = |v: &Value| match v {
-        Value::Object(map) => Ok(map.clone()),
-        _ => Err(ApiError::bad_request(
-            "A pre-trigger set the request's body to something other than a JSON object.",
-        )),
-    };
     let mut attempt = |txn: &mut Txn<'_>| -> Result<Attempted, ApiError> {
         let mut input = template.clone();
         let mut request_body = sent.clone();
@@ -181,24 +170,7 @@ pub(super) fn write(
                 request_body = changed;
             }
         }
-        let (status, doc) = match write {
-            Write::Create => {
-                let map = item(&request_body)?;
-                let (doc, existed) =
-                    txn.with_partition(|txn, p| txn.create(p, map, upsert, if_match))?;
-                (if existed { 200 } else { 201 }, Some(doc))
-            }
-            Write::Replace(id) => {
-                let map = item(&request_body)?;
-                let doc = txn.with_partition(|txn, p| txn.replace(p, id, map, if_match))?;
-                (200, Some(doc))
-            }
-            Write::Delete(id) => {
-                let old = txn.with_partition(|txn, p| txn.delete(p, id, if_match))?;
-                request_body = body_value(&old)?;
-                (204, None)
-            }
-        };
+        let (status, doc) = apply(txn, write, &mut request_body, upsert, if_match)?;
         let mut response_body = match &doc {
             Some(d) => body_value(d)?,
             None => Value::Null,
@@ -240,6 +212,51 @@ pub(super) fn write(
         reply.body = Bytes::from(body.to_string());
     }
     Ok(reply)
+}
+
+/// The operation's name as triggers see it (`getContext().getRequest().getOperationType()`).
+fn operation_name(write: Write<'_>, upsert: bool) -> &'static str {
+    match (write, upsert) {
+        (Write::Create, true) => "Upsert",
+        (Write::Create, false) => "Create",
+        (Write::Replace(_), _) => "Replace",
+        (Write::Delete(_), _) => "Delete",
+    }
+}
+
+/// The write itself, between the pre- and post-triggers: its status and the item written (a
+/// delete's `request_body` becomes the deleted item, as post-triggers see it).
+fn apply(
+    txn: &mut Txn<'_>,
+    write: Write<'_>,
+    request_body: &mut Value,
+    upsert: bool,
+    if_match: Option<&str>,
+) -> Result<(u16, Option<Arc<StoredDoc>>), ApiError> {
+    let item = |v: &Value| match v {
+        Value::Object(map) => Ok(map.clone()),
+        _ => Err(ApiError::bad_request(
+            "A pre-trigger set the request's body to something other than a JSON object.",
+        )),
+    };
+    Ok(match write {
+        Write::Create => {
+            let map = item(request_body)?;
+            let (doc, existed) =
+                txn.with_partition(|txn, p| txn.create(p, map, upsert, if_match))?;
+            (if existed { 200 } else { 201 }, Some(doc))
+        }
+        Write::Replace(id) => {
+            let map = item(request_body)?;
+            let doc = txn.with_partition(|txn, p| txn.replace(p, id, map, if_match))?;
+            (200, Some(doc))
+        }
+        Write::Delete(id) => {
+            let old = txn.with_partition(|txn, p| txn.delete(p, id, if_match))?;
+            *request_body = body_value(&old)?;
+            (204, None)
+        }
+    })
 }
 
 /// What one run of a triggered write did.

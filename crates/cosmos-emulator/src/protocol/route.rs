@@ -120,9 +120,30 @@ pub(crate) fn parse(path: &str) -> Result<Route, RouteError> {
         }
         seg.push(decoded);
     }
-    let link = |n: usize| seg[..n].join("/");
+    let (resource, resource_type, resource_link) = resolve(&seg)?;
+    Ok(Route {
+        resource,
+        resource_type,
+        resource_link,
+    })
+}
+
+/// What a route resolves to: the resource, its type and its link as a signature names them.
+type Resolved = (Resource, &'static str, String);
+
+/// The resource the decoded segments `seg` name.
+fn resolve(seg: &[String]) -> Result<Resolved, RouteError> {
     let kinds: Vec<&str> = seg.iter().step_by(2).map(String::as_str).collect();
-    let (resource, resource_type, resource_link) = match (kinds.as_slice(), seg.len()) {
+    match kinds.as_slice() {
+        ["dbs", "colls", _] => inside_container(seg, &kinds),
+        _ => outside_containers(seg, &kinds),
+    }
+}
+
+/// Offers, databases, containers, users and permissions.
+fn outside_containers(seg: &[String], kinds: &[&str]) -> Result<Resolved, RouteError> {
+    let link = |n: usize| seg[..n].join("/");
+    Ok(match (kinds, seg.len()) {
         (["offers"], 1) => (Resource::Offers, "offers", String::new()),
         (["offers"], 2) => (
             Resource::Offer { id: seg[1].clone() },
@@ -170,6 +191,15 @@ pub(crate) fn parse(path: &str) -> Result<Route, RouteError> {
             "permissions",
             link(6),
         ),
+        _ => return Err(RouteError::NotServed),
+    })
+}
+
+/// What lives in a container: items, partition key ranges, conflicts, scripts and the
+/// delete-by-partition-key operation.
+fn inside_container(seg: &[String], kinds: &[&str]) -> Result<Resolved, RouteError> {
+    let link = |n: usize| seg[..n].join("/");
+    Ok(match (kinds, seg.len()) {
         (["dbs", "colls", "docs"], 5) => (
             Resource::Items {
                 db: seg[1].clone(),
@@ -239,11 +269,6 @@ pub(crate) fn parse(path: &str) -> Result<Route, RouteError> {
             }
         }
         _ => return Err(RouteError::NotServed),
-    };
-    Ok(Route {
-        resource,
-        resource_type,
-        resource_link,
     })
 }
 

@@ -325,8 +325,23 @@ fn execute(
     });
     let ticks = ticks.get();
     drop(context);
-    // A refused allocation explains a failure (the script may have caught one and finished).
-    let oom = out_of_memory.get();
+    finish(
+        outcome,
+        ticks,
+        timed_out.get() || stop.get(),
+        out_of_memory.get(),
+    )
+}
+
+/// The run a script's `outcome` (the prelude's JSON, or what it threw) makes: timed out when it
+/// was stopped; a refused allocation explains a failure (the script may have caught one and
+/// finished). Pure.
+fn finish(outcome: Result<String, String>, ticks: u64, stopped: bool, oom: bool) -> Run {
+    let fail = |message: String, ticks: u64| Run {
+        result: Err(Failure::Thrown(message)),
+        logs: Vec::new(),
+        ticks,
+    };
     let thrown = |message: String| {
         if oom {
             Failure::OutOfMemory
@@ -334,7 +349,7 @@ fn execute(
             Failure::Thrown(message)
         }
     };
-    if timed_out.get() || stop.get() {
+    if stopped {
         return Run {
             result: Err(Failure::TimedOut),
             logs: Vec::new(),
@@ -382,6 +397,41 @@ fn execute(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_is_timed_out_when_stopped_out_of_memory_when_a_refusal_explains_it() {
+        let ok = r#"{"ok":true,"hasBody":true,"body":1,"requestBody":null,"logs":[]}"#;
+        let threw = r#"{"ok":false,"thrown":"boom","logs":[]}"#;
+        let table: [(Result<&str, &str>, bool, bool, &str); 7] = [
+            (Ok(ok), false, false, "finished"),
+            (Ok(ok), true, false, "timed out"),
+            (Ok(threw), false, false, "thrown boom"),
+            (Ok(threw), false, true, "out of memory"),
+            (Err("uncaught"), false, false, "thrown uncaught"),
+            (Err("uncaught"), false, true, "out of memory"),
+            (Ok("not json"), false, false, "unreadable"),
+        ];
+        for (outcome, stopped, oom, want) in table {
+            let run = finish(
+                outcome.map(str::to_owned).map_err(str::to_owned),
+                7,
+                stopped,
+                oom,
+            );
+            assert_eq!(run.ticks, 7);
+            let seen = match run.result {
+                Ok(_) => "finished".to_owned(),
+                Err(Failure::TimedOut) => "timed out".to_owned(),
+                Err(Failure::OutOfMemory) => "out of memory".to_owned(),
+                Err(Failure::Thrown(m)) if m.contains("could not be read") => {
+                    "unreadable".to_owned()
+                }
+                Err(Failure::Thrown(m)) => format!("thrown {m}"),
+                Err(other) => format!("{other:?}"),
+            };
+            assert_eq!(seen, want, "{outcome:?} stopped {stopped} oom {oom}");
+        }
+    }
 
     /// Runs a script on a thread of this process.
     fn run(

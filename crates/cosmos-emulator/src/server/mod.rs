@@ -4,8 +4,10 @@ mod body;
 mod connection_cap;
 mod durable;
 mod listener;
+pub(crate) mod operator;
 mod pipeline;
 mod port;
+pub(crate) mod tls;
 
 pub(crate) use connection_cap::{ConnectionCap, DEFAULT_MAX_CONNECTIONS};
 pub(crate) use listener::spawn;

@@ -19,7 +19,9 @@ use crate::exchange::serialization;
 use crate::exchange::{header_text, Reply, RequestCtx, Shared};
 use crate::faults::{admin, outage_admin, Reaction, RequestFacts};
 use crate::handlers;
+use crate::protocol::route::Route;
 use crate::protocol::{headers, route, ApiError, RouteError};
+use crate::store::users::Grant;
 
 /// Returned to hyper to make it drop the connection without answering.
 #[derive(Debug)]
@@ -45,7 +47,7 @@ pub(super) async fn handle(
     let (mut parts, body) = request.into_parts();
     host_from_authority(&mut parts);
     let path = parts.uri.path();
-    if let Some(response) = crate::ops::open_request(port == Port::Global, &parts) {
+    if let Some(response) = super::operator::open_request(port == Port::Global, &parts) {
         return Ok(response);
     }
     if path.starts_with("/_emulator") {
@@ -59,38 +61,13 @@ pub(super) async fn handle(
     if shared.outages.mode_at(region).is_some() {
         return Err(CloseConnection);
     }
-    let route = match route::parse(path) {
+    let route = match routed(path) {
         Ok(route) => route,
-        Err(RouteError::NotServed) => {
-            return Ok(error_response(
-                &ApiError::not_found("Server could not parse the Url."),
-                0.0,
-            ))
-        }
-        Err(RouteError::BadSegment(message)) => {
-            return Ok(error_response(&ApiError::bad_request(message), 0.0))
-        }
+        Err(e) => return Ok(error_response(&e, 0.0)),
     };
-    let header = |name: &str| header_text(&parts.headers, name);
-    let rid_link = route::rid_signing_link(&route.resource_link);
-    let creds = Credentials {
-        verb: parts.method.as_str(),
-        resource_type: route.resource_type,
-        resource_link: &route.resource_link,
-        rid_link: rid_link.as_deref(),
-        authorization: header(headers::AUTHORIZATION),
-        x_ms_date: header(headers::X_MS_DATE),
-        http_date: header(headers::DATE),
-    };
-    // A resource token is admitted here (its permission exists, it has not expired); what its
-    // permission covers is decided once the body is read, from what the request will do.
-    let grant = match shared.auth.check(&creds, SystemTime::now()) {
-        Err(message) => return Ok(error_response(&ApiError::new(401, message), 0.0)),
-        Ok(Access::Resource(token)) => match handlers::admit_resource_token(&shared, &token) {
-            Ok(grant) => Some(grant),
-            Err(e) => return Ok(error_response(&e, 0.0)),
-        },
-        Ok(Access::Full) => None,
+    let grant = match authenticate(&shared, &parts, &route) {
+        Ok(grant) => grant,
+        Err(e) => return Ok(error_response(&e, 0.0)),
     };
     let region_name = topology
         .regions()
@@ -111,8 +88,87 @@ pub(super) async fn handle(
     if !verdict.delay.is_zero() {
         tokio::time::sleep(verdict.delay).await;
     }
-    match verdict.reaction {
-        Reaction::Delay(_) => {}
+    match before_serving(&verdict.reaction) {
+        Before::Serve => {}
+        Before::Answer(e) => return Ok(error_response(&e, 0.0)),
+        Before::Close => return Err(CloseConnection),
+        Before::Stall => std::future::pending::<()>().await,
+    }
+    let body = match admitted_body(&shared, &parts, &route, body, region, grant.as_ref()).await {
+        Ok(body) => body,
+        Err(e) => return Ok(error_response(&e, 0.0)),
+    };
+    let binary_answer = serialization::answers_binary(&parts.method, &route, &parts.headers);
+    let parts = Arc::new(parts);
+    let route = Arc::new(route);
+    let result = serve_within_session_wait(&shared, &parts, &route, body, region).await;
+    let settled = super::durable::settle(
+        &shared,
+        &parts.method,
+        &route,
+        crate::exchange::request_class::is_query(&parts.headers),
+        result.is_ok(),
+    )
+    .await;
+    let result = settled.and(result);
+    let response = match result {
+        Ok(reply) if binary_answer => to_response(serialization::encode_reply(reply)),
+        Ok(reply) => to_response(reply),
+        Err(e) => error_response(&e, crate::protocol::charge::data_error()),
+    };
+    after_serving(&verdict.reaction, response)
+}
+
+/// The route of `path`, or the error its answer carries (404 for a path not served, 400 for a bad
+/// segment).
+fn routed(path: &str) -> Result<Route, ApiError> {
+    route::parse(path).map_err(|e| match e {
+        RouteError::NotServed => ApiError::not_found("Server could not parse the Url."),
+        RouteError::BadSegment(message) => ApiError::bad_request(message),
+    })
+}
+
+/// Checks the request's credentials: `None` for the master key (or no auth), a resource token's
+/// grant (what its permission covers is decided once the body is read, from what the request
+/// will do), or the 401 or 403 to answer.
+fn authenticate(
+    shared: &Shared,
+    parts: &http::request::Parts,
+    route: &Route,
+) -> Result<Option<Grant>, ApiError> {
+    let header = |name: &str| header_text(&parts.headers, name);
+    let rid_link = route::rid_signing_link(&route.resource_link);
+    let creds = Credentials {
+        verb: parts.method.as_str(),
+        resource_type: route.resource_type,
+        resource_link: &route.resource_link,
+        rid_link: rid_link.as_deref(),
+        authorization: header(headers::AUTHORIZATION),
+        x_ms_date: header(headers::X_MS_DATE),
+        http_date: header(headers::DATE),
+    };
+    match shared.auth.check(&creds, SystemTime::now()) {
+        Err(message) => Err(ApiError::new(401, message)),
+        Ok(Access::Resource(token)) => handlers::admit_resource_token(shared, &token).map(Some),
+        Ok(Access::Full) => Ok(None),
+    }
+}
+
+/// What a fault rule's reaction does before the request is carried out.
+#[derive(Debug)]
+enum Before {
+    Serve,
+    Answer(ApiError),
+    Close,
+    Stall,
+}
+
+/// The step a reaction takes before the handler runs (its delay is already slept).
+fn before_serving(reaction: &Reaction) -> Before {
+    match *reaction {
+        Reaction::Delay(_) | Reaction::ExecuteThenClose | Reaction::ExecuteThenRespond { .. } => {
+            Before::Serve
+        }
         Reaction::Respond {
             status,
             sub_status,
@@ -122,45 +178,74 @@ pub(super) async fn handle(
             let mut e = ApiError::new(status, format!("Injected by an emulator fault rule (status {status}, sub-status {sub_status})."))
                 .with_sub_status(sub_status);
             e.retry_after_ms = retry_after_ms;
-            return Ok(error_response(&e, 0.0));
+            Before::Answer(e)
         }
-        Reaction::Close => return Err(CloseConnection),
-        Reaction::Stall => std::future::pending::<()>().await,
-        Reaction::ExecuteThenClose | Reaction::ExecuteThenRespond { .. } => {}
+        Reaction::Close => Before::Close,
+        Reaction::Stall => Before::Stall,
     }
-    let body = match read_body(&parts.headers, body, shared.body_read_timeout).await {
-        Ok(b) => b,
-        Err(e) => return Ok(error_response(&e, 0.0)),
-    };
-    let body = match serialization::request_body(&route, body) {
-        Ok(b) => b,
-        Err(e) => return Ok(error_response(&e, 0.0)),
-    };
-    if let Some(grant) = &grant {
+}
+
+/// The answer once the request was carried out: a reaction that executes first closes the
+/// connection or answers its status instead.
+fn after_serving(
+    reaction: &Reaction,
+    response: Response<Full<Bytes>>,
+) -> Result<Response<Full<Bytes>>, CloseConnection> {
+    match *reaction {
+        Reaction::ExecuteThenClose => Err(CloseConnection),
+        Reaction::ExecuteThenRespond { status, sub_status } => {
+            let e = ApiError::new(
+                status,
+                format!("Injected by an emulator fault rule after the request was carried out (status {status}, sub-status {sub_status})."),
+            )
+            .with_sub_status(sub_status);
+            Ok(error_response(&e, 0.0))
+        }
+        _ => Ok(response),
+    }
+}
+
+/// The request's body, read (with a timeout) and decoded; then a resource token's authorization
+/// from the resolved operation, and the refusal of a write once the data directory has failed.
+async fn admitted_body(
+    shared: &Shared,
+    parts: &http::request::Parts,
+    route: &Route,
+    body: Incoming,
+    region: usize,
+    grant: Option<&Grant>,
+) -> Result<Bytes, ApiError> {
+    let body = read_body(&parts.headers, body, shared.body_read_timeout).await?;
+    let body = serialization::request_body(route, body)?;
+    if let Some(grant) = grant {
         let ctx = RequestCtx {
-            shared: &shared,
+            shared,
             method: &parts.method,
             headers: &parts.headers,
             body: body.clone(),
             region,
             now: Instant::now(),
         };
-        if let Err(e) = handlers::authorize_resource_token(&ctx, &route, grant) {
-            return Ok(error_response(&e, 0.0));
-        }
+        handlers::authorize_resource_token(&ctx, route, grant)?;
     }
-    if let Err(e) = super::durable::refuse_when_failed(&shared, &parts, &route) {
-        return Ok(error_response(&e, 0.0));
-    }
-    let binary_answer = serialization::answers_binary(&parts.method, &route, &parts.headers);
-    let heavy = evaluates(&parts.method, &route, &parts.headers, body.len());
-    let parts = Arc::new(parts);
-    let route = Arc::new(route);
-    // A read ahead of this region's replica (404/1002) is served again as the replica catches
-    // up, within the session wait, as the service's gateway does before it answers 1002.
+    super::durable::refuse_when_failed(shared, parts, route)?;
+    Ok(body)
+}
+
+/// Runs the handler (on the blocking pool when the request evaluates queries, conditions or a
+/// large body). A read ahead of this region's replica (404/1002) is served again as the replica
+/// catches up, within the session wait, as the service's gateway does before it answers 1002.
+async fn serve_within_session_wait(
+    shared: &Arc<Shared>,
+    parts: &Arc<http::request::Parts>,
+    route: &Arc<Route>,
+    body: Bytes,
+    region: usize,
+) -> Result<Reply, ApiError> {
+    let heavy = evaluates(&parts.method, route, &parts.headers, body.len());
     let started = Instant::now();
     let mut attempt = 0;
-    let result = loop {
+    loop {
         let now = Instant::now();
         let serve = {
             let shared = shared.clone();
@@ -198,34 +283,8 @@ pub(super) async fn handle(
         attempt += 1;
         match shared.session_wait.next_pause(attempt, started.elapsed()) {
             Some(pause) if behind => tokio::time::sleep(pause).await,
-            _ => break result,
+            _ => return result,
         }
-    };
-    let settled = super::durable::settle(
-        &shared,
-        &parts.method,
-        &route,
-        crate::exchange::request_class::is_query(&parts.headers),
-        result.is_ok(),
-    )
-    .await;
-    let result = settled.and(result);
-    let response = match result {
-        Ok(reply) if binary_answer => to_response(serialization::encode_reply(reply)),
-        Ok(reply) => to_response(reply),
-        Err(e) => error_response(&e, crate::protocol::charge::data_error()),
-    };
-    match verdict.reaction {
-        Reaction::ExecuteThenClose => Err(CloseConnection),
-        Reaction::ExecuteThenRespond { status, sub_status } => {
-            let e = ApiError::new(
-                status,
-                format!("Injected by an emulator fault rule after the request was carried out (status {status}, sub-status {sub_status})."),
-            )
-            .with_sub_status(sub_status);
-            Ok(error_response(&e, 0.0))
-        }
-        _ => Ok(response),
     }
 }
 
@@ -274,8 +333,8 @@ async fn admin_request(
         let answer = outage_admin::handle(&parts.method, &body, &shared.outages);
         return to_response(Reply::json(answer.status, Bytes::from(answer.body), 0.0));
     }
-    if path == crate::ops::STATUS_PATH {
-        return to_response(crate::ops::status(shared, &parts.method));
+    if path == super::operator::STATUS_PATH {
+        return to_response(super::operator::status(shared, &parts.method));
     }
     if path == "/_emulator/split" {
         return to_response(handlers::split(shared, &parts.method, &body));
@@ -297,5 +356,50 @@ async fn admin_request(
             &ApiError::not_found(format!("Unknown admin path {path}.")),
             0.0,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::faults::DelaySpec;
+
+    #[test]
+    fn a_reaction_decides_what_happens_before_and_after_the_handler() {
+        let respond = Reaction::Respond {
+            status: 429,
+            sub_status: 3200,
+            retry_after_ms: Some(50),
+            delay: DelaySpec::Fixed { ms: 0.0 },
+        };
+        let after = Reaction::ExecuteThenRespond {
+            status: 503,
+            sub_status: 21008,
+        };
+        let table = [
+            (Reaction::Delay(DelaySpec::Fixed { ms: 0.0 }), "serve", 200),
+            (respond, "answer 429/3200 retry 50", 200),
+            (Reaction::Close, "close", 200),
+            (Reaction::Stall, "stall", 200),
+            (Reaction::ExecuteThenClose, "serve", 0),
+            (after, "serve", 503),
+        ];
+        for (reaction, before, after_status) in table {
+            let seen = match before_serving(&reaction) {
+                Before::Serve => "serve".to_owned(),
+                Before::Answer(e) => format!(
+                    "answer {}/{} retry {}",
+                    e.status,
+                    e.sub_status,
+                    e.retry_after_ms.unwrap_or_default()
+                ),
+                Before::Close => "close".to_owned(),
+                Before::Stall => "stall".to_owned(),
+            };
+            assert_eq!(seen, before, "{reaction:?}");
+            let served = to_response(Reply::json(200, Bytes::from_static(b"{}"), 1.0));
+            let status = after_serving(&reaction, served).map_or(0, |r| r.status().as_u16());
+            assert_eq!(status, after_status, "{reaction:?}");
+        }
     }
 }

@@ -138,24 +138,8 @@ pub(crate) fn eval_ref<'v>(
             Some(Cow::Borrowed(root)) => walk_ref(root, steps, scope, ctx)?.map(Cow::Borrowed),
             Some(Cow::Owned(root)) => walk_owned(root, steps, scope, ctx)?.map(Cow::Owned),
         },
-        Expr::Array(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for item in items {
-                if let Some(v) = eval(item, scope, ctx)? {
-                    out.push(v);
-                }
-            }
-            Some(Cow::Owned(Value::Array(out)))
-        }
-        Expr::Object(fields) => {
-            let mut out = Map::new();
-            for (k, e) in fields {
-                if let Some(v) = eval(e, scope, ctx)? {
-                    out.insert(k.clone(), v);
-                }
-            }
-            Some(Cow::Owned(Value::Object(out)))
-        }
+        Expr::Array(items) => Some(Cow::Owned(array_of(items, scope, ctx)?)),
+        Expr::Object(fields) => Some(Cow::Owned(object_of(fields, scope, ctx)?)),
         Expr::Unary(op, inner) => built(unary(*op, eval_ref(inner, scope, ctx)?.as_deref())),
         Expr::Binary(BinaryOp::Coalesce, a, b) => match eval_ref(a, scope, ctx)? {
             Some(v) => Some(v),
@@ -165,48 +149,14 @@ pub(crate) fn eval_ref<'v>(
             let (a, b) = (eval_ref(a, scope, ctx)?, eval_ref(b, scope, ctx)?);
             built(binary(*op, a.as_deref(), b.as_deref(), ctx.work)?)
         }
-        Expr::And(items) => {
-            let mut all_true = true;
-            for item in items {
-                match eval_ref(item, scope, ctx)?.as_deref() {
-                    Some(Value::Bool(false)) => return Ok(Some(Cow::Owned(Value::Bool(false)))),
-                    Some(Value::Bool(true)) => {}
-                    _ => all_true = false,
-                }
-            }
-            all_true.then(|| Cow::Owned(Value::Bool(true)))
-        }
-        Expr::Or(items) => {
-            let mut all_false = true;
-            for item in items {
-                match eval_ref(item, scope, ctx)?.as_deref() {
-                    Some(Value::Bool(true)) => return Ok(Some(Cow::Owned(Value::Bool(true)))),
-                    Some(Value::Bool(false)) => {}
-                    _ => all_false = false,
-                }
-            }
-            all_false.then(|| Cow::Owned(Value::Bool(false)))
-        }
+        Expr::And(items) => built(all_of(items, true, scope, ctx)?),
+        Expr::Or(items) => built(all_of(items, false, scope, ctx)?),
         Expr::Between {
             expr,
             low,
             high,
             negated,
-        } => {
-            let (x, lo, hi) = (
-                eval_ref(expr, scope, ctx)?,
-                eval_ref(low, scope, ctx)?,
-                eval_ref(high, scope, ctx)?,
-            );
-            let inside = match (x.as_deref(), lo.as_deref(), hi.as_deref()) {
-                (Some(x), Some(lo), Some(hi)) => match (compare(x, lo), compare(x, hi)) {
-                    (Some(a), Some(b)) => Some(a.is_ge() && b.is_le()),
-                    _ => None,
-                },
-                _ => None,
-            };
-            built(negate_if(inside, *negated))
-        }
+        } => built(negate_if(between(expr, low, high, scope, ctx)?, *negated)),
         Expr::In {
             expr,
             list,
@@ -215,49 +165,17 @@ pub(crate) fn eval_ref<'v>(
             let Some(x) = eval_ref(expr, scope, ctx)? else {
                 return Ok(None);
             };
-            let mut answer = Some(false);
-            for item in list {
-                match eval_ref(item, scope, ctx)?.and_then(|v| equals(&x, &v)) {
-                    Some(true) => {
-                        answer = Some(true);
-                        break;
-                    }
-                    Some(false) => {}
-                    None => answer = None,
-                }
-            }
-            built(negate_if(answer, *negated))
+            built(negate_if(in_list(&x, list, scope, ctx)?, *negated))
         }
         Expr::Like {
             expr,
             pattern,
             escape,
             negated,
-        } => {
-            let escape = match escape {
-                None => None,
-                Some(e) => match eval_ref(e, scope, ctx)?.as_deref() {
-                    Some(Value::String(s)) if s.chars().count() == 1 => s.chars().next(),
-                    _ => {
-                        return Err(SqlError::new(
-                            "The ESCAPE of LIKE must be a single character.",
-                        ))
-                    }
-                },
-            };
-            let (text, pattern) = (eval_ref(expr, scope, ctx)?, eval_ref(pattern, scope, ctx)?);
-            let hit = match (text.as_deref(), pattern.as_deref()) {
-                (Some(Value::String(s)), Some(Value::String(p))) => {
-                    ctx.work.charge(match_cost(s, p))?;
-                    let re = compiled(&like_to_regex(p, escape)).map_err(|e| {
-                        SqlError::new(format!("The LIKE pattern {p:?} is too large: {e}"))
-                    })?;
-                    Some(re.is_match(s))
-                }
-                _ => None,
-            };
-            built(negate_if(hit, *negated))
-        }
+        } => built(negate_if(
+            like(expr, pattern, escape.as_deref(), scope, ctx)?,
+            *negated,
+        )),
         Expr::Ternary(cond, yes, no) => {
             if matches!(
                 eval_ref(cond, scope, ctx)?.as_deref(),
@@ -269,18 +187,12 @@ pub(crate) fn eval_ref<'v>(
             }
         }
         Expr::Call(name, args) => {
-            let mut values = Vec::with_capacity(args.len());
-            for a in args {
-                values.push(eval_ref(a, scope, ctx)?);
-            }
+            let values = args_of(args, scope, ctx)?;
             let refs: Vec<Option<&Value>> = values.iter().map(|v| v.as_deref()).collect();
             built(functions::call(name, &refs, ctx.work)?)
         }
         Expr::Udf(name, args) => {
-            let mut values = Vec::with_capacity(args.len());
-            for a in args {
-                values.push(eval_ref(a, scope, ctx)?);
-            }
+            let values = args_of(args, scope, ctx)?;
             let refs: Vec<Option<&Value>> = values.iter().map(|v| v.as_deref()).collect();
             let mut units = 0;
             let answer = super::udf_hook::call(name, &refs, &mut units);
@@ -307,6 +219,137 @@ pub(crate) fn eval_ref<'v>(
             .next()
             .map(Cow::Owned),
     })
+}
+
+/// `[...]`: each item's value, undefined items left out.
+fn array_of<'v>(items: &'v [Expr], scope: &Scope<'v>, ctx: &Ctx<'v>) -> Result<Value, SqlError> {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        if let Some(v) = eval(item, scope, ctx)? {
+            out.push(v);
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+/// `{...}`: each field's value, undefined fields left out.
+fn object_of<'v>(
+    fields: &'v [(String, Expr)],
+    scope: &Scope<'v>,
+    ctx: &Ctx<'v>,
+) -> Result<Value, SqlError> {
+    let mut out = Map::new();
+    for (k, e) in fields {
+        if let Some(v) = eval(e, scope, ctx)? {
+            out.insert(k.clone(), v);
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+/// AND (`all == true`) or OR (`all == false`) of `items`: the first item equal to `!all` decides;
+/// `all` when every item is `all`; undefined when some item is not a boolean.
+fn all_of<'v>(
+    items: &'v [Expr],
+    all: bool,
+    scope: &Scope<'v>,
+    ctx: &Ctx<'v>,
+) -> Result<Val, SqlError> {
+    let mut every = true;
+    for item in items {
+        match eval_ref(item, scope, ctx)?.as_deref() {
+            Some(Value::Bool(b)) if *b != all => return Ok(Some(Value::Bool(!all))),
+            Some(Value::Bool(_)) => {}
+            _ => every = false,
+        }
+    }
+    Ok(every.then_some(Value::Bool(all)))
+}
+
+/// `expr BETWEEN low AND high` (undefined when any side is undefined or they do not compare).
+fn between<'v>(
+    expr: &'v Expr,
+    low: &'v Expr,
+    high: &'v Expr,
+    scope: &Scope<'v>,
+    ctx: &Ctx<'v>,
+) -> Result<Option<bool>, SqlError> {
+    let (x, lo, hi) = (
+        eval_ref(expr, scope, ctx)?,
+        eval_ref(low, scope, ctx)?,
+        eval_ref(high, scope, ctx)?,
+    );
+    Ok(match (x.as_deref(), lo.as_deref(), hi.as_deref()) {
+        (Some(x), Some(lo), Some(hi)) => match (compare(x, lo), compare(x, hi)) {
+            (Some(a), Some(b)) => Some(a.is_ge() && b.is_le()),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// `x IN (list)`: true at the first equal item; undefined when no item is equal and some item
+/// does not compare.
+fn in_list<'v>(
+    x: &Value,
+    list: &'v [Expr],
+    scope: &Scope<'v>,
+    ctx: &Ctx<'v>,
+) -> Result<Option<bool>, SqlError> {
+    let mut answer = Some(false);
+    for item in list {
+        match eval_ref(item, scope, ctx)?.and_then(|v| equals(x, &v)) {
+            Some(true) => return Ok(Some(true)),
+            Some(false) => {}
+            None => answer = None,
+        }
+    }
+    Ok(answer)
+}
+
+/// `expr LIKE pattern [ESCAPE e]`, charged by the match's cost (undefined unless both are
+/// strings).
+fn like<'v>(
+    expr: &'v Expr,
+    pattern: &'v Expr,
+    escape: Option<&'v Expr>,
+    scope: &Scope<'v>,
+    ctx: &Ctx<'v>,
+) -> Result<Option<bool>, SqlError> {
+    let escape = match escape {
+        None => None,
+        Some(e) => match eval_ref(e, scope, ctx)?.as_deref() {
+            Some(Value::String(s)) if s.chars().count() == 1 => s.chars().next(),
+            _ => {
+                return Err(SqlError::new(
+                    "The ESCAPE of LIKE must be a single character.",
+                ))
+            }
+        },
+    };
+    let (text, pattern) = (eval_ref(expr, scope, ctx)?, eval_ref(pattern, scope, ctx)?);
+    Ok(match (text.as_deref(), pattern.as_deref()) {
+        (Some(Value::String(s)), Some(Value::String(p))) => {
+            ctx.work.charge(match_cost(s, p))?;
+            let re = compiled(&like_to_regex(p, escape))
+                .map_err(|e| SqlError::new(format!("The LIKE pattern {p:?} is too large: {e}")))?;
+            Some(re.is_match(s))
+        }
+        _ => None,
+    })
+}
+
+/// A call's arguments, evaluated in order.
+fn args_of<'v>(
+    args: &'v [Expr],
+    scope: &Scope<'v>,
+    ctx: &Ctx<'v>,
+) -> Result<Vec<Evaluated<'v>>, SqlError> {
+    let mut values = Vec::with_capacity(args.len());
+    for a in args {
+        values.push(eval_ref(a, scope, ctx)?);
+    }
+    Ok(values)
 }
 
 /// Follows `steps` from `v` by reference.

@@ -4,7 +4,7 @@
 //! [`for_each_row`] binds a document's rows one at a time, each row borrowing its values from the
 //! document (or from the array a JOIN evaluated), so a document with thousands of JOIN rows is
 //! never copied per row; it resumes at any row (`skip`) and stops when told. The query executor
-//! (`crate::query_exec`) streams rows through [`passes`] and [`project`] page by page; a
+//! (`crate::sql::run`) streams rows through [`passes`] and [`project`] page by page; a
 //! subquery, and a query that must see every row before answering, gathers them with a
 //! `Collector` (`super::collect`).
 

@@ -1,5 +1,6 @@
 //! The NoSQL query language: lexer, parser to an AST, evaluator with the service's type rules,
-//! executor, and the query plans the SDKs ask for. Queries and PATCH conditions both use it.
+//! executor, and the query plans the SDKs ask for; and query execution over the store, page by
+//! page ([`run`]). Queries and PATCH conditions both use it.
 //!
 //! Every input is bounded ([`limits`]): text size, tokens, nesting, operators, JOINs and the rows
 //! one document may produce; nothing recurses deeper than the nesting limit.
@@ -21,11 +22,12 @@ pub(crate) mod meter;
 mod parse_expr;
 mod parser;
 pub(crate) mod partition_filter;
-pub(crate) mod patch_condition;
+pub(crate) mod patch;
 pub(crate) mod plan;
 pub(crate) mod query_info;
 pub(crate) mod rank_fusion;
 mod regex_cache;
+pub(crate) mod run;
 mod scope_check;
 pub(crate) mod search;
 mod search_limits;
@@ -38,6 +40,6 @@ mod walk;
 #[cfg(test)]
 mod query_tests;
 
-pub(crate) use parser::parse_query;
+pub(crate) use parser::{parse_condition, parse_query};
 pub(crate) use sql_error::SqlError;
 pub(crate) use walk::any_in;

@@ -86,20 +86,72 @@ pub(crate) fn plan(
         work: &work,
         subquery: crate::sql::collect::run_subquery,
     };
-    let top = count_of(q.top.as_ref(), &ctx)?;
-    let offset = count_of(q.offset.as_ref(), &ctx)?;
-    let limit = count_of(q.limit.as_ref(), &ctx)?;
-    let has_select_value = matches!(q.projection, Projection::Value(_));
-    let aggregated = !q.aggregates.is_empty() || !q.group_by.is_empty();
-    let mut info = QueryInfo {
+    let window = Paging {
+        top: count_of(q.top.as_ref(), &ctx)?,
+        offset: count_of(q.offset.as_ref(), &ctx)?,
+        limit: count_of(q.limit.as_ref(), &ctx)?,
+    };
+    let mut info = query_info(q, &chars, &window);
+    let from = q.spans.from.map(|s| slice(&chars, s)).unwrap_or_default();
+    if super::search::is_ranked(q) {
+        return ranked_plan(q, &chars, &window, info, pinned, params);
+    }
+    info.has_non_streaming_order_by = super::search::is_vector_search(q);
+    let filter = q.spans.filter.map(|s| slice(&chars, s));
+    let where_clause = filter
+        .as_ref()
+        .map(|f| format!(" WHERE {f}"))
+        .unwrap_or_default();
+    let clauses = Clauses {
+        chars: &chars,
+        from: &from,
+        filter: filter.as_deref(),
+        where_clause: &where_clause,
+    };
+    if !q.aggregates.is_empty() || !q.group_by.is_empty() {
+        aggregate_rewrite(q, &clauses, min_max, &mut info)?;
+    } else if !q.order_by.is_empty() {
+        order_by_rewrite(q, &clauses, &window, &mut info)?;
+    } else if let (Some(o), Some(l), Some(at)) = (window.offset, window.limit, q.spans.offset_at) {
+        let head = slice(&chars, (0, at));
+        info.rewritten_query = format!("{head} OFFSET 0 LIMIT {}", o.saturating_add(l));
+    }
+    let query_ranges = vec![pinned.unwrap_or_else(whole_range)];
+    Ok(QueryPlan {
+        partitioned_query_execution_info_version: 2,
+        query_info: info,
+        query_ranges,
+        hybrid_search_query_info: None,
+    })
+}
+
+/// TOP, OFFSET and LIMIT of a query, as numbers.
+struct Paging {
+    top: Option<u64>,
+    offset: Option<u64>,
+    limit: Option<u64>,
+}
+
+/// The query's text pieces a rewrite is made of.
+struct Clauses<'a> {
+    chars: &'a [char],
+    from: &'a str,
+    filter: Option<&'a str>,
+    /// ` WHERE <filter>`, or empty.
+    where_clause: &'a str,
+}
+
+/// The plan's description of `q` before any rewrite.
+fn query_info(q: &Query, chars: &[char], window: &Paging) -> QueryInfo {
+    QueryInfo {
         distinct_type: match (q.distinct, q.order_by.is_empty()) {
             (false, _) => "None",
             (true, false) => "Ordered",
             (true, true) => "Unordered",
         },
-        top,
-        offset,
-        limit,
+        top: window.top,
+        offset: window.offset,
+        limit: window.limit,
         order_by: q
             .order_by
             .iter()
@@ -111,128 +163,140 @@ pub(crate) fn plan(
                 }
             })
             .collect(),
-        order_by_expressions: q.spans.order_by.iter().map(|s| slice(&chars, *s)).collect(),
-        group_by_expressions: q.spans.group_by.iter().map(|s| slice(&chars, *s)).collect(),
+        order_by_expressions: q.spans.order_by.iter().map(|s| slice(chars, *s)).collect(),
+        group_by_expressions: q.spans.group_by.iter().map(|s| slice(chars, *s)).collect(),
         group_by_aliases: Vec::new(),
         aggregates: Vec::new(),
         group_by_alias_to_aggregate_type: Map::new(),
         rewritten_query: String::new(),
-        has_select_value,
+        has_select_value: matches!(q.projection, Projection::Value(_)),
         has_non_streaming_order_by: false,
-    };
-    let from = q.spans.from.map(|s| slice(&chars, s)).unwrap_or_default();
-    if super::search::is_ranked(q) {
-        let root = q
-            .from
-            .as_ref()
-            .map(|f| f.source.alias().to_owned())
-            .unwrap_or_default();
-        let take = top.or(limit);
-        let hybrid = super::search::hybrid_info(
-            q,
-            &chars,
-            offset,
-            take,
-            &payload(q, &chars, &root),
-            params,
-        )?;
-        let info = QueryInfo {
-            top: None,
-            offset: None,
-            limit: None,
-            order_by: Vec::new(),
-            order_by_expressions: Vec::new(),
-            ..info
-        };
-        return Ok(QueryPlan {
-            partitioned_query_execution_info_version: 2,
-            query_info: info,
-            query_ranges: vec![pinned.unwrap_or_else(whole_range)],
-            hybrid_search_query_info: hybrid,
-        });
     }
-    info.has_non_streaming_order_by = super::search::is_vector_search(q);
-    let filter = q.spans.filter.map(|s| slice(&chars, s));
-    let where_clause = filter
+}
+
+/// The plan of a ranked (full-text or hybrid) query: its hybrid search info, no paging of its own.
+fn ranked_plan(
+    q: &Query,
+    chars: &[char],
+    window: &Paging,
+    info: QueryInfo,
+    pinned: Option<QueryRange>,
+    params: &HashMap<String, Value>,
+) -> Result<QueryPlan, SqlError> {
+    let root = q
+        .from
         .as_ref()
-        .map(|f| format!(" WHERE {f}"))
+        .map(|f| f.source.alias().to_owned())
         .unwrap_or_default();
-    if aggregated {
-        if !q.order_by.is_empty() && !q.group_by.is_empty() {
-            // The service does not serve this either.
-            return Err(SqlError::new(
-                "'ORDER BY' is not supported in presence of GROUP BY.",
-            ));
-        }
-        match (&q.projection, q.group_by.is_empty()) {
-            (Projection::Value(Expr::Aggregate(i)), true) if !q.order_by.is_empty() => {
-                // One row per range in the ORDER BY row form, its payload the range's part of the
-                // aggregate as `SELECT VALUE` aggregates send it: `[{"item": <part>}]`. An
-                // aggregate's row stands for all the rows it read, so its sort keys are undefined
-                // (`{}`): the client's merge then keeps the ranges' order, and the aggregate does
-                // not depend on it.
-                let call = &q.aggregates[*i];
-                info.aggregates.push(call.kind.plan_name());
-                let part = aggregate_text(call.kind, &slice(&chars, call.span), min_max);
-                let keys = vec!["{}"; info.order_by.len()].join(", ");
-                info.rewritten_query = format!(
-                    "SELECT [{keys}] AS orderByItems, [{{\"item\": {part}}}] AS payload FROM {from} WHERE {} ORDER BY {}",
-                    order_by_filter(filter.as_deref()),
-                    order_by_keys(&info)
-                );
-            }
-            (Projection::Value(Expr::Aggregate(i)), true) => {
-                let call = &q.aggregates[*i];
-                info.aggregates.push(call.kind.plan_name());
-                info.rewritten_query = format!(
-                    "SELECT VALUE [{{\"item\": {}}}] FROM {from}{where_clause}",
-                    aggregate_text(call.kind, &slice(&chars, call.span), min_max)
-                );
-            }
-            _ if !q.order_by.is_empty() => {
-                return Err(SqlError::new(
-                    "Across partitions, ORDER BY with aggregates is served for SELECT VALUE with one aggregate alone (e.g. SELECT VALUE COUNT(1) FROM c ORDER BY c.k); this query's aggregates are not of that form.",
-                ))
-            }
-            (Projection::Value(_), true) => {
-                return Err(SqlError::new(
-                    "Across partitions, SELECT VALUE with an aggregate must be the aggregate alone, e.g. SELECT VALUE COUNT(1).",
-                ))
-            }
-            _ => group_by_rewrite(q, &chars, &from, &where_clause, min_max, &mut info)?,
-        }
-    } else if !q.order_by.is_empty() {
-        let root = match q.from.as_ref().map(|f| &f.source) {
-            Some(Source::Container { alias, .. }) | Some(Source::In { alias, .. }) => alias.clone(),
-            None => return Err(SqlError::new("ORDER BY needs a FROM clause.")),
-        };
-        // Each range may stop after the rows the client can use, except under DISTINCT: the
-        // client drops duplicates after merging, so the first k rows of a range can hold fewer
-        // than k distinct values, and a range cut at k would lose rows the answer needs.
-        let take = match (top, offset, limit, q.distinct) {
-            (_, _, _, true) => String::new(),
-            (Some(t), _, _, false) => format!("TOP {t} "),
-            (None, Some(o), Some(l), false) => format!("TOP {} ", o.saturating_add(l)),
-            _ => String::new(),
-        };
-        info.rewritten_query = format!(
-            "SELECT {take}{root}._rid, {} AS orderByItems, {} AS payload FROM {from} WHERE {} ORDER BY {}",
-            order_by_items(&info),
-            payload(q, &chars, &root),
-            order_by_filter(filter.as_deref()),
-            order_by_keys(&info)
-        );
-    } else if let (Some(o), Some(l), Some(at)) = (offset, limit, q.spans.offset_at) {
-        let head = slice(&chars, (0, at));
-        info.rewritten_query = format!("{head} OFFSET 0 LIMIT {}", o.saturating_add(l));
-    }
-    let query_ranges = vec![pinned.unwrap_or_else(whole_range)];
+    let take = window.top.or(window.limit);
+    let hybrid = super::search::hybrid_info(
+        q,
+        chars,
+        window.offset,
+        take,
+        &payload(q, chars, &root),
+        params,
+    )?;
+    let info = QueryInfo {
+        top: None,
+        offset: None,
+        limit: None,
+        order_by: Vec::new(),
+        order_by_expressions: Vec::new(),
+        ..info
+    };
     Ok(QueryPlan {
         partitioned_query_execution_info_version: 2,
         query_info: info,
-        query_ranges,
-        hybrid_search_query_info: None,
+        query_ranges: vec![pinned.unwrap_or_else(whole_range)],
+        hybrid_search_query_info: hybrid,
     })
+}
+
+/// The per-range query of an aggregating query (aggregates or GROUP BY).
+fn aggregate_rewrite(
+    q: &Query,
+    c: &Clauses<'_>,
+    min_max: MinMaxParts,
+    info: &mut QueryInfo,
+) -> Result<(), SqlError> {
+    let (chars, from) = (c.chars, c.from);
+    if !q.order_by.is_empty() && !q.group_by.is_empty() {
+        // The service does not serve this either.
+        return Err(SqlError::new(
+            "'ORDER BY' is not supported in presence of GROUP BY.",
+        ));
+    }
+    match (&q.projection, q.group_by.is_empty()) {
+        (Projection::Value(Expr::Aggregate(i)), true) if !q.order_by.is_empty() => {
+            // One row per range in the ORDER BY row form, its payload the range's part of the
+            // aggregate as `SELECT VALUE` aggregates send it: `[{"item": <part>}]`. An
+            // aggregate's row stands for all the rows it read, so its sort keys are undefined
+            // (`{}`): the client's merge then keeps the ranges' order, and the aggregate does
+            // not depend on it.
+            let call = &q.aggregates[*i];
+            info.aggregates.push(call.kind.plan_name());
+            let part = aggregate_text(call.kind, &slice(chars, call.span), min_max);
+            let keys = vec!["{}"; info.order_by.len()].join(", ");
+            info.rewritten_query = format!(
+                "SELECT [{keys}] AS orderByItems, [{{\"item\": {part}}}] AS payload FROM {from} WHERE {} ORDER BY {}",
+                order_by_filter(c.filter),
+                order_by_keys(info)
+            );
+        }
+        (Projection::Value(Expr::Aggregate(i)), true) => {
+            let call = &q.aggregates[*i];
+            info.aggregates.push(call.kind.plan_name());
+            info.rewritten_query = format!(
+                "SELECT VALUE [{{\"item\": {}}}] FROM {from}{}",
+                aggregate_text(call.kind, &slice(chars, call.span), min_max),
+                c.where_clause
+            );
+        }
+        _ if !q.order_by.is_empty() => {
+            return Err(SqlError::new(
+                "Across partitions, ORDER BY with aggregates is served for SELECT VALUE with one aggregate alone (e.g. SELECT VALUE COUNT(1) FROM c ORDER BY c.k); this query's aggregates are not of that form.",
+            ))
+        }
+        (Projection::Value(_), true) => {
+            return Err(SqlError::new(
+                "Across partitions, SELECT VALUE with an aggregate must be the aggregate alone, e.g. SELECT VALUE COUNT(1).",
+            ))
+        }
+        _ => group_by_rewrite(q, chars, from, c.where_clause, min_max, info)?,
+    }
+    Ok(())
+}
+
+/// The per-range query of an ORDER BY query: each row's sort keys and payload.
+fn order_by_rewrite(
+    q: &Query,
+    c: &Clauses<'_>,
+    window: &Paging,
+    info: &mut QueryInfo,
+) -> Result<(), SqlError> {
+    let root = match q.from.as_ref().map(|f| &f.source) {
+        Some(Source::Container { alias, .. }) | Some(Source::In { alias, .. }) => alias.clone(),
+        None => return Err(SqlError::new("ORDER BY needs a FROM clause.")),
+    };
+    // Each range may stop after the rows the client can use, except under DISTINCT: the
+    // client drops duplicates after merging, so the first k rows of a range can hold fewer
+    // than k distinct values, and a range cut at k would lose rows the answer needs.
+    let take = match (window.top, window.offset, window.limit, q.distinct) {
+        (_, _, _, true) => String::new(),
+        (Some(t), _, _, false) => format!("TOP {t} "),
+        (None, Some(o), Some(l), false) => format!("TOP {} ", o.saturating_add(l)),
+        _ => String::new(),
+    };
+    info.rewritten_query = format!(
+        "SELECT {take}{root}._rid, {} AS orderByItems, {} AS payload FROM {} WHERE {} ORDER BY {}",
+        order_by_items(info),
+        payload(q, c.chars, &root),
+        c.from,
+        order_by_filter(c.filter),
+        order_by_keys(info)
+    );
+    Ok(())
 }
 
 /// `[{"item": key}, ...]`: an ORDER BY row's sort keys.

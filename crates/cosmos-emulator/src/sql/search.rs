@@ -99,8 +99,52 @@ fn prepare_level(
     top_level: bool,
 ) -> Result<(), SqlError> {
     let root = q.from.as_ref().map(|f| f.source.alias().to_owned());
-    let ranked = q.order_by.iter().any(|k| k.rank);
-    if ranked {
+    check_rank(q, top_level)?;
+    check_ranking_functions(q)?;
+    // Resolve every vector call, subqueries included.
+    let mut failure = None;
+    for e in q_exprs_mut(q) {
+        for_each_mut(e, &mut |x| {
+            let done = match x {
+                Expr::Call(name, args) if name == "VECTORDISTANCE" || name == "_VECTORSCORE" => {
+                    resolve_call(
+                        name == "VECTORDISTANCE",
+                        args,
+                        root.as_deref(),
+                        policy,
+                        params,
+                    )
+                }
+                Expr::Exists(sub) | Expr::ArrayQuery(sub) | Expr::Scalar(sub) => {
+                    prepare_level(sub, policy, params, false)
+                }
+                Expr::Call(name, args) => super::search_limits::check_call(name, args, params)
+                    .map(|()| mark_language(name, args, root.as_deref(), policy)),
+                _ => Ok(()),
+            };
+            if let Err(err) = done {
+                failure.get_or_insert(err);
+            }
+        });
+    }
+    if let Some(err) = failure {
+        return Err(err);
+    }
+    for key in &mut q.order_by {
+        if key.rank {
+            continue;
+        }
+        if let Some(resolved) = vector_call(&key.expr) {
+            key.descending = resolved.distance.larger_is_closer();
+        }
+    }
+    Ok(())
+}
+
+/// An `ORDER BY RANK` clause's own rules: top level only, one key, no sort order, a ranking
+/// function, and no DISTINCT, GROUP BY or aggregates beside it.
+fn check_rank(q: &Query, top_level: bool) -> Result<(), SqlError> {
+    if q.order_by.iter().any(|k| k.rank) {
         if !top_level {
             return Err(SqlError::new("ORDER BY RANK is not allowed in a subquery."));
         }
@@ -124,6 +168,12 @@ fn prepare_level(
             ));
         }
     }
+    Ok(())
+}
+
+/// Where the ranking functions may stand: only in the RANK key (RRF's components included); and
+/// no sort order after VectorDistance.
+fn check_ranking_functions(q: &Query) -> Result<(), SqlError> {
     // Ranking functions live only in the RANK key (RRF's components included).
     for (i, key) in q.order_by.iter().enumerate() {
         let allowed_top = key.rank && i == 0;
@@ -166,43 +216,6 @@ fn prepare_level(
             return Err(SqlError::new(
                 "Specifying a sorting order (ASC or DESC) with VectorDistance function is not supported.",
             ));
-        }
-    }
-    // Resolve every vector call, subqueries included.
-    let mut failure = None;
-    for e in q_exprs_mut(q) {
-        for_each_mut(e, &mut |x| {
-            let done = match x {
-                Expr::Call(name, args) if name == "VECTORDISTANCE" || name == "_VECTORSCORE" => {
-                    resolve_call(
-                        name == "VECTORDISTANCE",
-                        args,
-                        root.as_deref(),
-                        policy,
-                        params,
-                    )
-                }
-                Expr::Exists(sub) | Expr::ArrayQuery(sub) | Expr::Scalar(sub) => {
-                    prepare_level(sub, policy, params, false)
-                }
-                Expr::Call(name, args) => super::search_limits::check_call(name, args, params)
-                    .map(|()| mark_language(name, args, root.as_deref(), policy)),
-                _ => Ok(()),
-            };
-            if let Err(err) = done {
-                failure.get_or_insert(err);
-            }
-        });
-    }
-    if let Some(err) = failure {
-        return Err(err);
-    }
-    for key in &mut q.order_by {
-        if key.rank {
-            continue;
-        }
-        if let Some(resolved) = vector_call(&key.expr) {
-            key.descending = resolved.distance.larger_is_closer();
         }
     }
     Ok(())
@@ -543,35 +556,8 @@ pub(crate) fn hybrid_info(
     let Expr::Call(name, args) = &key.expr else {
         return Ok(None);
     };
-    let weights_of = |e: &Expr| -> Option<Option<Value>> {
-        match e {
-            Expr::Array(_) => Some(constant(e)),
-            Expr::Param(p) => Some(params.get(p).cloned()),
-            _ => None,
-        }
-    };
-    let (parts, weights): (Vec<&Expr>, Option<Vec<f64>>) = if name == "RRF" {
-        match args.split_last() {
-            Some((last, rest)) if !rest.is_empty() && weights_of(last).is_some() => {
-                let weights = match weights_of(last).flatten() {
-                    Some(Value::Array(items)) => items
-                        .iter()
-                        .map(Value::as_f64)
-                        .collect::<Option<Vec<f64>>>(),
-                    _ => None,
-                }
-                .ok_or_else(|| SqlError::new("RRF's weights must be an array of numbers."))?;
-                if weights.len() != rest.len() {
-                    return Err(SqlError::new(format!(
-                        "RRF has {} components but {} weights.",
-                        rest.len(),
-                        weights.len()
-                    )));
-                }
-                (rest.iter().collect(), Some(weights))
-            }
-            _ => (args.iter().collect(), None),
-        }
+    let (parts, weights) = if name == "RRF" {
+        fused_parts(args, params)?
     } else {
         (vec![&key.expr], None)
     };
@@ -601,25 +587,8 @@ pub(crate) fn hybrid_info(
     };
     let from = q.spans.from.map(slice).unwrap_or_default();
     let filter = q.spans.filter.map(slice);
-    let statistics: Vec<String> = components
-        .iter()
-        .filter_map(|c| c.full_text.as_ref())
-        .map(|(path, terms)| {
-            let hits: Vec<String> = terms
-                .iter()
-                .map(|t| format!("SUM(FullTextContains({path}, {t}) ? 1 : 0)"))
-                .collect();
-            format!(
-                "{{\"totalWordCount\": SUM(_FullTextWordCount({path})), \"hitCounts\": [{}]}}",
-                hits.join(", ")
-            )
-        })
-        .collect();
-    let requires_global_statistics = !statistics.is_empty();
-    let global_statistics_query = format!(
-        "SELECT COUNT(1) AS documentCount, [{}] AS fullTextStatistics FROM {from}",
-        statistics.join(", ")
-    );
+    let (global_statistics_query, requires_global_statistics) =
+        statistics_query(&components, &from);
     let wanted = skip.unwrap_or(0).saturating_add(take.unwrap_or(0));
     let depth = wanted.saturating_mul(COMPONENT_DEPTH_FACTOR).max(1);
     let scores: Vec<String> = components
@@ -630,32 +599,17 @@ pub(crate) fn hybrid_info(
         Some(f) => format!("({{documentdb-formattableorderbyquery-filter}}) AND ({f})"),
         None => "({documentdb-formattableorderbyquery-filter})".to_owned(),
     };
-    let infos: Vec<super::query_info::QueryInfo> = components
-        .iter()
-        .map(|c| {
-            let direction = if c.descending { "DESC" } else { "ASC" };
-            super::query_info::QueryInfo {
-                distinct_type: "None",
-                top: Some(depth),
-                offset: None,
-                limit: None,
-                order_by: vec![if c.descending { "Descending" } else { "Ascending" }],
-                order_by_expressions: vec![c.score.clone()],
-                group_by_expressions: Vec::new(),
-                group_by_aliases: Vec::new(),
-                aggregates: Vec::new(),
-                group_by_alias_to_aggregate_type: Default::default(),
-                rewritten_query: format!(
-                    "SELECT TOP {depth} {root}._rid, [{{\"item\": {}}}] AS orderByItems, {{\"payload\": {payload}, \"componentScores\": [{}]}} AS payload FROM {from} WHERE {where_clause} ORDER BY {} {direction}",
-                    c.score,
-                    scores.join(", "),
-                    c.score
-                ),
-                has_select_value: matches!(q.projection, Projection::Value(_)),
-                has_non_streaming_order_by: true,
-            }
-        })
-        .collect();
+    let component_query = ComponentQuery {
+        depth,
+        root: &root,
+        payload,
+        from: &from,
+        where_clause: &where_clause,
+        scores: &scores.join(", "),
+        has_select_value: matches!(q.projection, Projection::Value(_)),
+    };
+    let infos: Vec<super::query_info::QueryInfo> =
+        components.iter().map(|c| component_query.info(c)).collect();
     let longest = infos
         .iter()
         .map(|i| i.rewritten_query.len())
@@ -679,6 +633,113 @@ pub(crate) fn hybrid_info(
         take,
         requires_global_statistics,
     }))
+}
+
+/// The components RRF fuses and their weights, when its last argument is an array of weights
+/// (a constant or a parameter).
+fn fused_parts<'q>(
+    args: &'q [Expr],
+    params: &std::collections::HashMap<String, Value>,
+) -> Result<(Vec<&'q Expr>, Option<Vec<f64>>), SqlError> {
+    let weights_of = |e: &Expr| -> Option<Option<Value>> {
+        match e {
+            Expr::Array(_) => Some(constant(e)),
+            Expr::Param(p) => Some(params.get(p).cloned()),
+            _ => None,
+        }
+    };
+    Ok(match args.split_last() {
+        Some((last, rest)) if !rest.is_empty() && weights_of(last).is_some() => {
+            let weights = match weights_of(last).flatten() {
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(Value::as_f64)
+                    .collect::<Option<Vec<f64>>>(),
+                _ => None,
+            }
+            .ok_or_else(|| SqlError::new("RRF's weights must be an array of numbers."))?;
+            if weights.len() != rest.len() {
+                return Err(SqlError::new(format!(
+                    "RRF has {} components but {} weights.",
+                    rest.len(),
+                    weights.len()
+                )));
+            }
+            (rest.iter().collect(), Some(weights))
+        }
+        _ => (args.iter().collect(), None),
+    })
+}
+
+/// The global statistics query of the full-text components (document count, and per component
+/// its total word count and each term's hit count), and whether any component needs it.
+fn statistics_query(components: &[Component], from: &str) -> (String, bool) {
+    let statistics: Vec<String> = components
+        .iter()
+        .filter_map(|c| c.full_text.as_ref())
+        .map(|(path, terms)| {
+            let hits: Vec<String> = terms
+                .iter()
+                .map(|t| format!("SUM(FullTextContains({path}, {t}) ? 1 : 0)"))
+                .collect();
+            format!(
+                "{{\"totalWordCount\": SUM(_FullTextWordCount({path})), \"hitCounts\": [{}]}}",
+                hits.join(", ")
+            )
+        })
+        .collect();
+    let query = format!(
+        "SELECT COUNT(1) AS documentCount, [{}] AS fullTextStatistics FROM {from}",
+        statistics.join(", ")
+    );
+    (query, !statistics.is_empty())
+}
+
+/// What every component's query shares.
+struct ComponentQuery<'a> {
+    /// Rows each component query reads.
+    depth: u64,
+    root: &'a str,
+    payload: &'a str,
+    from: &'a str,
+    where_clause: &'a str,
+    /// Every component's score (or its stand-in when missing), comma-separated.
+    scores: &'a str,
+    has_select_value: bool,
+}
+
+impl ComponentQuery<'_> {
+    /// The query info of component `c`: its rows in score order, each with every score.
+    fn info(&self, c: &Component) -> super::query_info::QueryInfo {
+        let direction = if c.descending { "DESC" } else { "ASC" };
+        let (depth, root, payload, from, where_clause) = (
+            self.depth,
+            self.root,
+            self.payload,
+            self.from,
+            self.where_clause,
+        );
+        super::query_info::QueryInfo {
+            distinct_type: "None",
+            top: Some(depth),
+            offset: None,
+            limit: None,
+            order_by: vec![if c.descending { "Descending" } else { "Ascending" }],
+            order_by_expressions: vec![c.score.clone()],
+            group_by_expressions: Vec::new(),
+            group_by_aliases: Vec::new(),
+            aggregates: Vec::new(),
+            group_by_alias_to_aggregate_type: Default::default(),
+            rewritten_query: format!(
+                "SELECT TOP {depth} {root}._rid, [{{\"item\": {}}}] AS orderByItems, {{\"payload\": {payload}, \"componentScores\": [{}]}} AS payload FROM {from} WHERE {where_clause} ORDER BY {} {direction}",
+                c.score,
+                self.scores,
+                c.score
+            ),
+            has_select_value: self.has_select_value,
+            has_non_streaming_order_by: true,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
 //! The emulator's data: regions, databases, containers, partitions and their replicas.
 
-mod build_shelf;
 mod catalog;
 pub(crate) mod computed_properties;
 mod container;
@@ -15,11 +14,8 @@ mod lag;
 mod offer_table;
 mod partition;
 mod partition_sizing;
-mod query_memory;
-mod query_state;
 mod replica_log;
 mod restore;
-mod result_cache;
 mod ru_meter;
 pub(crate) mod search_policy;
 mod split;
@@ -30,7 +26,6 @@ pub(crate) mod unique_keys;
 mod unique_writes;
 pub(crate) mod users;
 
-pub(crate) use build_shelf::BuildKey;
 pub(crate) use catalog::{Catalog, Database};
 pub(crate) use container::{Container, PARTITION_KEY_MISMATCH};
 pub(crate) use container_definition::Definition;
@@ -39,11 +34,7 @@ pub use lag::ReplicationLag;
 pub(crate) use offer_table::{Offer, Offers, Throughput};
 pub(crate) use partition::Partition;
 pub(crate) use partition_sizing::PartitionSizing;
-pub use query_memory::QueryMemoryStats;
-pub(crate) use query_memory::Reservation;
-pub(crate) use query_state::QueryState;
 pub(crate) use restore::{ContainerImage, DatabaseImage, KeptDoc};
-pub(crate) use result_cache::{Answer, CachedResult, OrderedRow, ResultKey};
 pub(crate) use ru_meter::{Priority, RuMeter};
 pub(crate) use split::live;
 pub(crate) use stored_doc::{DocKey, StoredDoc};
@@ -66,9 +57,6 @@ pub(crate) struct Store {
     pub users: users::Users,
     /// How many physical partitions a new container gets.
     pub partition_sizing: PartitionSizing,
-    /// Answers of ORDER BY and whole-result queries kept between their pages, answers still being
-    /// built, and the memory they hold.
-    pub queries: QueryState,
 }
 
 impl Store {
@@ -177,10 +165,8 @@ impl Store {
         expired
     }
 
-    /// Cleans up every partition that is not busy (see [`Partition::clean_up`]) and drops query
-    /// state no page has used for the idle time.
+    /// Cleans up every partition that is not busy (see [`Partition::clean_up`]).
     pub(crate) fn clean_up(&self, now: tokio::time::Instant) {
-        self.queries.sweep(std::time::Instant::now());
         for db in self.catalog.databases() {
             for container in db.containers() {
                 for partition in container.partitions() {
@@ -218,7 +204,6 @@ mod tests {
             ru_meter: None,
             partition_sizing: PartitionSizing::Fixed(1),
             users: Default::default(),
-            queries: QueryState::new(1 << 30, Duration::from_secs(30)),
         };
         let db = store
             .catalog

@@ -18,53 +18,16 @@ use super::super::limits::MAX_RESULT_BYTES;
 
 /// The string function `name`: `Ok(None)` when `name` is not one.
 pub(super) fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Option<Val>, SqlError> {
-    let s = |i: usize| match arg(args, i) {
-        Some(Value::String(s)) => Some(s.as_str()),
-        _ => None,
-    };
-    let int = |i: usize| {
-        arg(args, i)
-            .and_then(Value::as_f64)
-            .map(|f| f.trunc() as i64)
-    };
+    let s = |i: usize| text_arg(args, i);
     let text = |t: String| Some(Value::String(t));
-    let boolean = |b: bool| Some(Value::Bool(b));
     // What the call reads: its string arguments.
     let read: usize = (0..args.len()).filter_map(s).map(str::len).sum();
     if is_string_function(name) {
         meter.charge_bytes(read)?;
     }
     let out: Val = match name {
-        "CONCAT" => {
-            let mut parts = Vec::with_capacity(args.len());
-            for i in 0..args.len() {
-                match s(i) {
-                    Some(part) => parts.push(part),
-                    None => return Ok(Some(None)),
-                }
-            }
-            let len = parts.iter().map(|p| p.len()).sum();
-            check_result_size("CONCAT", len)?;
-            meter.charge_bytes(len)?;
-            text(parts.concat())
-        }
-        "CONTAINS" | "STARTSWITH" | "ENDSWITH" | "STRINGEQUALS" => {
-            let (Some(a), Some(b), Some(fold)) = (s(0), s(1), flag(args, 2)) else {
-                return Ok(Some(None));
-            };
-            let (a, b) = if fold {
-                meter.charge_bytes(a.len() + b.len())?;
-                (a.to_lowercase(), b.to_lowercase())
-            } else {
-                (a.to_owned(), b.to_owned())
-            };
-            boolean(match name {
-                "CONTAINS" => a.contains(&b),
-                "STARTSWITH" => a.starts_with(&b),
-                "ENDSWITH" => a.ends_with(&b),
-                _ => a == b,
-            })
-        }
+        "CONCAT" => concat(args, meter)?,
+        "CONTAINS" | "STARTSWITH" | "ENDSWITH" | "STRINGEQUALS" => compare(name, args, meter)?,
         "LOWER" | "UPPER" => match s(0) {
             Some(a) => {
                 let out = if name == "LOWER" {
@@ -82,56 +45,130 @@ pub(super) fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Opti
         "LTRIM" => s(0).map(|a| Value::String(a.trim_start().to_owned())),
         "RTRIM" => s(0).map(|a| Value::String(a.trim_end().to_owned())),
         "REVERSE" => s(0).map(|a| Value::String(a.chars().rev().collect())),
-        "SUBSTRING" => match (s(0), int(1), int(2)) {
-            (Some(a), Some(start), Some(len)) => {
-                let start = start.max(0) as usize;
-                let len = len.max(0) as usize;
-                text(a.chars().skip(start).take(len).collect())
+        "SUBSTRING" | "LEFT" | "RIGHT" => part(name, args),
+        "INDEX_OF" => index_of_call(args),
+        "REPLACE" => replace(args, meter)?,
+        "REPLICATE" => replicate(args, meter)?,
+        "TOSTRING" => match arg(args, 0) {
+            None => None,
+            Some(Value::String(a)) => text(a.clone()),
+            Some(other) => {
+                meter.charge(super::super::meter::weight(other))?;
+                text(other.to_string())
             }
-            _ => None,
         },
-        "LEFT" => match (s(0), int(1)) {
-            (Some(a), Some(n)) => text(a.chars().take(n.max(0) as usize).collect()),
-            _ => None,
-        },
-        "RIGHT" => match (s(0), int(1)) {
-            (Some(a), Some(n)) => {
-                let count = a.chars().count();
-                text(
-                    a.chars()
-                        .skip(count.saturating_sub(n.max(0) as usize))
-                        .collect(),
-                )
-            }
-            _ => None,
-        },
-        "INDEX_OF" => match (s(0), s(1)) {
-            (Some(a), Some(b)) => {
-                let from = if args.len() > 2 {
-                    match int(2) {
-                        Some(n) => n.max(0) as usize,
-                        None => return Ok(Some(None)),
-                    }
-                } else {
-                    0
-                };
-                number(index_of(a, b, from).map_or(-1.0, |i| i as f64))
-            }
-            _ => None,
-        },
-        "REPLACE" => match (s(0), s(1), s(2)) {
+        "REGEXMATCH" => regex_match_call(args, meter)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(out))
+}
+
+/// Argument `i` when it is a string.
+fn text_arg<'a>(args: Args<'a, '_>, i: usize) -> Option<&'a str> {
+    match arg(args, i) {
+        Some(Value::String(s)) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+/// Argument `i` when it is a number, truncated to an integer.
+fn int_arg(args: Args<'_, '_>, i: usize) -> Option<i64> {
+    arg(args, i)
+        .and_then(Value::as_f64)
+        .map(|f| f.trunc() as i64)
+}
+
+/// `CONCAT`: undefined when any argument is not a string.
+fn concat(args: Args<'_, '_>, meter: &Meter) -> Result<Val, SqlError> {
+    let mut parts = Vec::with_capacity(args.len());
+    for i in 0..args.len() {
+        match text_arg(args, i) {
+            Some(part) => parts.push(part),
+            None => return Ok(None),
+        }
+    }
+    let len = parts.iter().map(|p| p.len()).sum();
+    check_result_size("CONCAT", len)?;
+    meter.charge_bytes(len)?;
+    Ok(Some(Value::String(parts.concat())))
+}
+
+/// `CONTAINS`, `STARTSWITH`, `ENDSWITH` and `STRINGEQUALS`, ignoring case when asked.
+fn compare(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Val, SqlError> {
+    let (Some(a), Some(b), Some(fold)) = (text_arg(args, 0), text_arg(args, 1), flag(args, 2))
+    else {
+        return Ok(None);
+    };
+    let (a, b) = if fold {
+        meter.charge_bytes(a.len() + b.len())?;
+        (a.to_lowercase(), b.to_lowercase())
+    } else {
+        (a.to_owned(), b.to_owned())
+    };
+    Ok(Some(Value::Bool(match name {
+        "CONTAINS" => a.contains(&b),
+        "STARTSWITH" => a.starts_with(&b),
+        "ENDSWITH" => a.ends_with(&b),
+        _ => a == b,
+    })))
+}
+
+/// `SUBSTRING`, `LEFT` and `RIGHT`, counted in characters.
+fn part(name: &str, args: Args<'_, '_>) -> Val {
+    let a = text_arg(args, 0)?;
+    let chars = a.chars();
+    let out: String = match name {
+        "SUBSTRING" => {
+            let (start, len) = (int_arg(args, 1)?, int_arg(args, 2)?);
+            chars
+                .skip(start.max(0) as usize)
+                .take(len.max(0) as usize)
+                .collect()
+        }
+        "LEFT" => chars.take(int_arg(args, 1)?.max(0) as usize).collect(),
+        _ => {
+            let n = int_arg(args, 1)?;
+            let count = a.chars().count();
+            chars
+                .skip(count.saturating_sub(n.max(0) as usize))
+                .collect()
+        }
+    };
+    Some(Value::String(out))
+}
+
+/// `INDEX_OF(a, b[, from])`: -1 when `b` is not found.
+fn index_of_call(args: Args<'_, '_>) -> Val {
+    let (a, b) = (text_arg(args, 0)?, text_arg(args, 1)?);
+    let from = if args.len() > 2 {
+        int_arg(args, 2)?.max(0) as usize
+    } else {
+        0
+    };
+    number(index_of(a, b, from).map_or(-1.0, |i| i as f64))
+}
+
+/// `REPLACE(a, from, to)`: the result's size is known, and checked, before it is built.
+fn replace(args: Args<'_, '_>, meter: &Meter) -> Result<Val, SqlError> {
+    Ok(
+        match (text_arg(args, 0), text_arg(args, 1), text_arg(args, 2)) {
             (Some(a), Some(from), Some(to)) if !from.is_empty() => {
-                // The result's size is known before it is built.
                 let hits = a.matches(from).count();
                 let len = a.len() - hits * from.len() + hits.saturating_mul(to.len());
                 check_result_size("REPLACE", len)?;
                 meter.charge_bytes(len)?;
-                text(a.replace(from, to))
+                Some(Value::String(a.replace(from, to)))
             }
-            (Some(a), Some(_), Some(_)) => text(a.to_owned()),
+            (Some(a), Some(_), Some(_)) => Some(Value::String(a.to_owned())),
             _ => None,
         },
-        "REPLICATE" => match (s(0), arg(args, 1).and_then(Value::as_f64)) {
+    )
+}
+
+/// `REPLICATE(a, n)`, refused past the service's length.
+fn replicate(args: Args<'_, '_>, meter: &Meter) -> Result<Val, SqlError> {
+    Ok(
+        match (text_arg(args, 0), arg(args, 1).and_then(Value::as_f64)) {
             (Some(a), Some(n)) if n.is_finite() && n >= 0.0 => {
                 let times = n.trunc() as usize;
                 let chars = a.chars().count().saturating_mul(times);
@@ -141,33 +178,27 @@ pub(super) fn call(name: &str, args: Args<'_, '_>, meter: &Meter) -> Result<Opti
                     )));
                 }
                 meter.charge_bytes(a.len() * times)?;
-                text(a.repeat(times))
+                Some(Value::String(a.repeat(times)))
             }
             _ => None,
         },
-        "TOSTRING" => match arg(args, 0) {
-            None => None,
-            Some(Value::String(a)) => text(a.clone()),
-            Some(other) => {
-                meter.charge(super::super::meter::weight(other))?;
-                text(other.to_string())
-            }
-        },
-        "REGEXMATCH" => match (s(0), s(1)) {
-            (Some(a), Some(pattern)) => {
-                let modifiers = match args.get(2) {
-                    None => "",
-                    Some(Some(Value::String(m))) => m.as_str(),
-                    Some(_) => return Ok(Some(None)),
-                };
-                meter.charge(match_cost(a, pattern))?;
-                boolean(regex_match(a, pattern, modifiers).map_err(SqlError::new)?)
-            }
-            _ => None,
-        },
-        _ => return Ok(None),
+    )
+}
+
+/// `REGEXMATCH(a, pattern[, modifiers])`, charged by the match's cost.
+fn regex_match_call(args: Args<'_, '_>, meter: &Meter) -> Result<Val, SqlError> {
+    let (Some(a), Some(pattern)) = (text_arg(args, 0), text_arg(args, 1)) else {
+        return Ok(None);
     };
-    Ok(Some(out))
+    let modifiers = match args.get(2) {
+        None => "",
+        Some(Some(Value::String(m))) => m.as_str(),
+        Some(_) => return Ok(None),
+    };
+    meter.charge(match_cost(a, pattern))?;
+    Ok(Some(Value::Bool(
+        regex_match(a, pattern, modifiers).map_err(SqlError::new)?,
+    )))
 }
 
 fn is_string_function(name: &str) -> bool {

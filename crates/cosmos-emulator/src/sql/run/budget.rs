@@ -8,10 +8,10 @@
 //! other queries' pages hold it).
 
 use super::QueryLimits;
+use super::{QueryState, Reservation};
 use crate::protocol::ApiError;
 use crate::sql::sql_error::Limit;
 use crate::sql::SqlError;
-use crate::store::{QueryState, Reservation};
 
 /// Sub-status of a 429 for a resource the emulator ran short of (the service's "system resource
 /// unavailable").

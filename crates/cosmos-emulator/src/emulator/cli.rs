@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use crate::emulator::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};
+use super::{Emulator, EmulatorBuilder, WELL_KNOWN_KEY};
 use crate::exchange::SessionWait;
-use crate::query_exec::QueryLimits;
+use crate::sql::run::QueryLimits;
 use crate::store::ReplicationLag;
 
 /// Flags for running the emulator.

@@ -39,17 +39,10 @@ pub(super) fn page(
     // Read-many queries: only documents with these ids can pass the WHERE clause (a `FROM c`
     // without JOIN binds one row per document).
     let only_ids = candidate_ids(q, ex.params);
-    let mut scan = DocScan::new(ex, None, start.clone());
-    if ex.scope.ranges.len() > 1 {
-        scan = scan.one_range_at_a_time();
-    }
+    let mut scan = scan_from(ex, start.clone());
     // Whether the page has consumed a row (or a document) yet: until it has, running out of
     // budget means the row alone needs more than a page.
     let mut progress = false;
-    let resume = |key: &DocKey, row: u64, seen: u64| QueryToken::Scan {
-        at: Position::new(key, row),
-        seen,
-    };
     while let Some((key, doc)) = scan.next()? {
         let first_row = if start.as_ref() == Some(&key) {
             std::mem::take(&mut skip)
@@ -123,16 +116,38 @@ pub(super) fn page(
         }
     }
     if page.next.is_none() {
-        if let Some(next) = scan.next_range() {
-            let range = ex.scope.ranges[next];
-            let (min, _) = ex.container.range_epks(range);
-            let at = DocKey {
-                epk: min,
-                id: String::new(),
-            };
-            page.next = Some(resume(&at, 0, seen));
-        }
+        page.next = scan
+            .next_range()
+            .map(|next| resume(&range_start(ex, next), 0, seen));
     }
     page.scanned = scan.scanned;
     Ok(page)
+}
+
+/// The scan of a streaming page from `start`: over a scope of several ranges, one range a page.
+fn scan_from<'e, 'a>(ex: &'e Execution<'a>, start: Option<DocKey>) -> DocScan<'e, 'a> {
+    let scan = DocScan::new(ex, None, start);
+    if ex.scope.ranges.len() > 1 {
+        scan.one_range_at_a_time()
+    } else {
+        scan
+    }
+}
+
+/// The continuation of a page that stops at row `row` of `key`, `seen` rows having passed.
+fn resume(key: &DocKey, row: u64, seen: u64) -> QueryToken {
+    QueryToken::Scan {
+        at: Position::new(key, row),
+        seen,
+    }
+}
+
+/// Where the scope's range number `next` starts: before its first document.
+fn range_start(ex: &Execution<'_>, next: usize) -> DocKey {
+    let range = ex.scope.ranges[next];
+    let (min, _) = ex.container.range_epks(range);
+    DocKey {
+        epk: min,
+        id: String::new(),
+    }
 }

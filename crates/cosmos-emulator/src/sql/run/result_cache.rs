@@ -19,8 +19,8 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::query_memory::Reservation;
-use super::stored_doc::DocKey;
 use crate::epk::EpkFilter;
+use crate::store::DocKey;
 
 /// Entries kept at once.
 const MAX_ENTRIES: usize = 16;
@@ -176,8 +176,8 @@ fn remove_oldest(entries: &mut Vec<Entry>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::query_memory::QueryMemory;
     use super::*;
-    use crate::store::query_memory::QueryMemory;
 
     fn key(text: &str, lsn: u64) -> ResultKey {
         ResultKey {

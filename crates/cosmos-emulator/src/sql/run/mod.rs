@@ -1,10 +1,19 @@
-//! Running one page of a query over the store: which documents it reads (the container's stable
-//! order, effective partition key then id, across the ranges of its scope), under which budget,
-//! how it sorts or gathers, and where the next page resumes. `sql/` knows how to evaluate a query
-//! over rows; this module applies it to the store, page by page.
+//! Query execution, its one home: running one page of a query over the store, which documents it
+//! reads (the container's stable order, effective partition key then id, across the ranges of its
+//! scope), under which budget, how it sorts or gathers, and where the next page resumes. The rest
+//! of `sql/` evaluates a query over rows; this module applies it to the store, page by page.
+//!
+//! Handlers make one call per request and only translate HTTP to it and back:
+//! - an item query's page: [`answer_page`] with an [`ItemPage`] (`item_page.rs`), which runs a
+//!   ranked (full-text or hybrid) query's plan within one partition key (`ranked.rs`) or the query
+//!   itself, and measures the page for its metrics headers (`metrics.rs`);
+//! - the query plan an SDK asks for: [`plan_for`] (`plan_answer.rs`);
+//! - what the query text decides about where it runs (pinned keys, whether the gateway serves a
+//!   cross-partition query, search functions readied): `scope.rs`;
+//! - a metadata feed's or a script's query over a small whole set: [`run_whole`].
 //!
 //! Everything a page needs travels in one [`Execution`]: the query, its scope, its page limits,
-//! the store's query state and the page's [`Meter`]. The meter is charged by every evaluated
+//! the query state and the page's [`Meter`]. The meter is charged by every evaluated
 //! expression, bound row and parsed byte ([`crate::sql::meter`]), so a page ends within its work
 //! and time budget wherever the work is (many documents, one document with many JOIN rows, a
 //! subquery, a function over a large value): at the row where the budget ran out, with a
@@ -26,15 +35,26 @@
 //!
 //! What a query holds between and during its pages (a build, a kept answer) is counted in bytes of
 //! parsed values against a per-query cap and a cap over all queries, and given back when the query
-//! ends or its state goes unused ([`crate::store::QueryState`]).
+//! ends or its state goes unused ([`QueryState`]: `query_state.rs`, `query_memory.rs`,
+//! `result_cache.rs`, `build_shelf.rs`), held by the listeners' shared state, not by the store.
 
 mod budget;
 mod build;
+mod build_shelf;
 mod computed;
 mod execution;
-mod limits;
+mod item_page;
+mod metrics;
+mod page_limits;
 mod partial;
+mod plan_answer;
+mod query_memory;
+mod query_state;
+mod ranked;
+mod request;
+mod result_cache;
 mod scan;
+mod scope;
 mod sorted;
 mod stream;
 mod token;
@@ -45,9 +65,19 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 pub(crate) use build::key_for as build_key;
+pub(crate) use build_shelf::BuildKey;
 pub(crate) use execution::Window;
 pub(crate) use execution::{Execution, Page, RangeReads, ReadScope};
-pub use limits::QueryLimits;
+pub(crate) use item_page::{answer_page, ItemPage};
+pub(crate) use metrics::{index_utilization_header, query_metrics_header};
+pub use page_limits::QueryLimits;
+pub(crate) use plan_answer::plan_for;
+pub use query_memory::QueryMemoryStats;
+pub(crate) use query_memory::Reservation;
+pub(crate) use query_state::QueryState;
+pub(crate) use request::QueryRequest;
+pub(crate) use result_cache::{Answer, CachedResult, OrderedRow, ResultKey};
+pub(crate) use scope::{gateway_serves, not_servable, pinned_filter, prepare_search};
 pub(crate) use token::QueryToken;
 
 use self::budget::sql_error;

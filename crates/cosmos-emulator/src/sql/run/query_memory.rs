@@ -1,5 +1,6 @@
 //! The memory queries hold between and during their pages: answers kept for later pages
-//! ([`ResultCache`](super::ResultCache)), answers still being built ([`BuildShelf`](super::BuildShelf))
+//! ([`ResultCache`](super::result_cache::ResultCache)), answers still being built
+//! ([`BuildShelf`](super::build_shelf::BuildShelf))
 //! and the state a page is building right now. Each holder keeps a [`Reservation`] of the bytes it
 //! holds (parsed values, counted by [`heap_size`](crate::sql::meter::heap_size)), released when
 //! the holder is dropped; the total across every query is capped, so no mix of queries can make

@@ -19,20 +19,19 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::Value;
 
+use super::QueryLimits;
+use super::{build_key, run_page, Execution, Page, QueryToken, RangeReads, ReadScope as Scope};
+use super::{BuildKey, QueryState, Reservation};
 use crate::protocol::ApiError;
-use crate::query_exec::QueryLimits;
-use crate::query_exec::{
-    build_key, run_page, Execution, Page, QueryToken, RangeReads, ReadScope as Scope,
-};
 use crate::sql::ast::Query;
 use crate::sql::meter::Meter;
 use crate::sql::parse_query;
 use crate::sql::plan::{plan, MinMaxParts};
 use crate::sql::rank_fusion::{fuse, ComponentRow, Statistics};
 use crate::sql::search::HybridSearchQueryInfo;
-use crate::store::{Container, QueryState, Reservation};
+use crate::store::Container;
 
-use super::query_request::QueryRequest;
+use super::QueryRequest;
 
 /// Most pages one sub-query of a ranked query may take (each within the page budget).
 const MAX_SUB_PAGES: usize = 1000;
@@ -47,7 +46,7 @@ const SUB_PAGE_BYTES: usize = 4 * 1024 * 1024;
 const KEY_PREFIX: &str = "ORDER BY RANK progress: ";
 
 /// Where the sub-queries run: the request's container, scope, replica and budget.
-pub(super) struct SubQueries<'a> {
+pub(crate) struct SubQueries<'a> {
     pub container: &'a Container,
     pub scope: &'a Scope,
     pub region: usize,
@@ -181,7 +180,7 @@ impl SubQueries<'_> {
 
     /// One page of the ranked query `request` from `token`: its results once the plan has run,
     /// else no results and a continuation; and the work it took.
-    pub(super) fn answer(
+    pub(crate) fn answer(
         &self,
         request: &QueryRequest,
         token: Option<QueryToken>,
@@ -202,27 +201,7 @@ impl SubQueries<'_> {
                 id,
             )
         };
-        let (id, kept) = match token {
-            None => (self.state.builds.next_id(), None),
-            Some(QueryToken::Ranked { id }) => (id, self.state.builds.take(&key(id))),
-            Some(_) => {
-                return Err(ApiError::bad_request(
-                    "The continuation token belongs to a different kind of query.",
-                ))
-            }
-        };
-        let mut progress = kept
-            .and_then(|b| b.downcast::<Progress>().ok())
-            .map(|b| *b)
-            .unwrap_or_else(|| Progress {
-                phase: usize::from(statistics_query.is_none()),
-                sub: None,
-                sub_pages: 0,
-                statistics: Statistics::default(),
-                rows: Vec::new(),
-                held: 0,
-                reservation: self.state.memory.reservation(),
-            });
+        let (id, mut progress) = self.resume(token, &key, statistics_query.is_none())?;
         let components = info.component_query_infos.len();
         let mut spent = Spent::default();
         let mut parsed: Option<(usize, String, Query)> = None;
@@ -292,6 +271,38 @@ impl SubQueries<'_> {
             self.fused(&info, progress, take, spent.scanned)?,
             spent.work,
         ))
+    }
+
+    /// Where the plan stands: kept under the number `token` names, or a fresh start (at the
+    /// first component query when no statistics are needed).
+    fn resume(
+        &self,
+        token: Option<QueryToken>,
+        key: &dyn Fn(u64) -> BuildKey,
+        no_statistics: bool,
+    ) -> Result<(u64, Progress), ApiError> {
+        let (id, kept) = match token {
+            None => (self.state.builds.next_id(), None),
+            Some(QueryToken::Ranked { id }) => (id, self.state.builds.take(&key(id))),
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "The continuation token belongs to a different kind of query.",
+                ))
+            }
+        };
+        let progress = kept
+            .and_then(|b| b.downcast::<Progress>().ok())
+            .map(|b| *b)
+            .unwrap_or_else(|| Progress {
+                phase: usize::from(no_statistics),
+                sub: None,
+                sub_pages: 0,
+                statistics: Statistics::default(),
+                rows: Vec::new(),
+                held: 0,
+                reservation: self.state.memory.reservation(),
+            });
+        Ok((id, progress))
     }
 
     /// The ranked query's plan, checked before anything is read.

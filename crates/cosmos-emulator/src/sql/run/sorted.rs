@@ -2,7 +2,7 @@
 //! their keys, then document order) and whole-result queries (aggregates, GROUP BY, DISTINCT).
 //!
 //! The sorted rows or final results are computed once per state of the data and kept in the
-//! store's [`ResultCache`](crate::store::ResultCache); each later page finds its start by binary
+//! [`ResultCache`](super::result_cache::ResultCache); each later page finds its start by binary
 //! search on the position its continuation names (ORDER BY) or by index (whole results), so
 //! paging a large ORDER BY costs one scan and sort, not one per page. A write between pages moves
 //! a range's LSN: the next page recomputes from the current state and still resumes strictly
@@ -25,6 +25,7 @@ use super::build::{build_page, BuildAt, Built, Gather};
 use super::scan::read_points;
 use super::token::{Position, QueryToken, SortKey};
 use super::vector_fast::FastVector;
+use super::{Answer, CachedResult, OrderedRow, ResultKey};
 use super::{Execution, Page, Window};
 use crate::protocol::ApiError;
 use crate::sql::collect::{finish_gathered, run_metered};
@@ -33,7 +34,7 @@ use crate::sql::exec::{compare_keys, order_keys, passes};
 use crate::sql::grouping::Gathered;
 use crate::sql::meter::{heap_size, Meter};
 use crate::sql::SqlError;
-use crate::store::{Answer, CachedResult, DocKey, OrderedRow, ResultKey, StoredDoc};
+use crate::store::{DocKey, StoredDoc};
 
 /// Bytes of bookkeeping per kept row or result, besides its values.
 const ROW_BYTES: usize = std::mem::size_of::<OrderedRow>() + 32;

@@ -4,12 +4,12 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::ast::Query;
-use super::eval::Ctx;
-use super::exec::{for_each_row, passes, Flow};
-use super::meter::Meter;
-use super::parser::parse_condition;
-use super::sql_error::SqlError;
+use crate::sql::ast::Query;
+use crate::sql::eval::Ctx;
+use crate::sql::exec::{for_each_row, passes, Flow};
+use crate::sql::meter::Meter;
+use crate::sql::parse_condition;
+use crate::sql::sql_error::SqlError;
 
 /// A parsed patch condition.
 #[derive(Clone, Debug)]

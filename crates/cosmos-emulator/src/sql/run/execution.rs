@@ -11,6 +11,7 @@ use super::budget::Halt;
 use super::computed;
 use super::token::QueryToken;
 use super::QueryLimits;
+use super::QueryState;
 use crate::epk::EpkFilter;
 use crate::protocol::ApiError;
 use crate::sql::ast::{Projection, Query, Source};
@@ -18,7 +19,7 @@ use crate::sql::eval::{Ctx, Scope};
 use crate::sql::exec::project;
 use crate::sql::meter::Meter;
 use crate::sql::SqlError;
-use crate::store::{Container, Partition, QueryState, StoredDoc};
+use crate::store::{Container, Partition, StoredDoc};
 
 /// How a page learns the LSN it reads a range at: the request's consistency rules decide (a
 /// session ahead of the region's replica is refused), and the reply carries what was read.

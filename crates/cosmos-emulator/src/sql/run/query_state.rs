@@ -48,8 +48,8 @@ impl QueryState {
 
 #[cfg(test)]
 mod tests {
+    use super::super::result_cache::{Answer, CachedResult, ResultKey};
     use super::*;
-    use crate::store::result_cache::{Answer, CachedResult, ResultKey};
 
     #[test]
     fn a_reservation_makes_room_by_dropping_kept_answers_but_never_a_page_in_progress() {

@@ -104,7 +104,7 @@ pub(crate) enum QueryToken {
         then: Option<Box<QueryToken>>,
     },
     /// A query ranked by `ORDER BY RANK` within one partition key is still running its plan:
-    /// where it stands is kept under number `id` (see `handlers/query_ranked.rs`).
+    /// where it stands is kept under number `id` (see `ranked.rs`).
     #[serde(rename = "k")]
     Ranked { id: u64 },
 }

@@ -23,12 +23,13 @@ use super::budget::{hold, over_budget, Halt};
 use super::scan::DocScan;
 use super::token::Position;
 use super::Execution;
+use super::{BuildKey, Reservation};
 use crate::epk::{epk_hex, EpkFilter};
 use crate::protocol::ApiError;
 use crate::sql::eval::Scope;
 use crate::sql::exec::{for_each_row, Flow};
 use crate::sql::SqlError;
-use crate::store::{BuildKey, DocKey, Reservation, StoredDoc};
+use crate::store::{DocKey, StoredDoc};
 
 /// What a build gathers, row by row.
 pub(super) trait Gather: Send + 'static {
@@ -127,14 +128,14 @@ pub(crate) fn key_for(
     }
 }
 
-/// Reads on with the build `at` names (or a new one, from `fresh`) at the LSNs `lsns`, until the
-/// scope is read or the page's budget ends.
-pub(super) fn build_page<S: Gather>(
+/// The build `at` names, taken off the shelf when it is there and stands where `at` says; else a
+/// new one, from `fresh`, started at the LSNs `lsns`.
+fn take_or_start<S: Gather>(
     ex: &Execution<'_>,
     lsns: &[(String, u64)],
     at: Option<BuildAt>,
     fresh: impl FnOnce() -> S,
-) -> Result<Built<S>, ApiError> {
+) -> (u64, Build<S>) {
     let shelf = &ex.state.builds;
     let resumed = at.and_then(|at| {
         let build = shelf
@@ -147,7 +148,7 @@ pub(super) fn build_page<S: Gather>(
         };
         (build.at == wanted).then_some((at.id, *build))
     });
-    let (id, mut build) = match resumed {
+    match resumed {
         Some(found) => found,
         None => (
             shelf.next_id(),
@@ -158,7 +159,19 @@ pub(super) fn build_page<S: Gather>(
                 started_at: lsns.to_vec(),
             },
         ),
-    };
+    }
+}
+
+/// Reads on with the build `at` names (or a new one, from `fresh`) at the LSNs `lsns`, until the
+/// scope is read or the page's budget ends.
+pub(super) fn build_page<S: Gather>(
+    ex: &Execution<'_>,
+    lsns: &[(String, u64)],
+    at: Option<BuildAt>,
+    fresh: impl FnOnce() -> S,
+) -> Result<Built<S>, ApiError> {
+    let shelf = &ex.state.builds;
+    let (id, mut build) = take_or_start(ex, lsns, at, fresh);
     let ctx = ex.ctx();
     let q = ex.query;
     let (start, mut skip) = match &build.at {

@@ -17,7 +17,7 @@ use crate::sql::ast::{AggregateKind, Expr, Projection, Query};
 
 /// What one query page read and returned.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) struct PageFigures {
+pub(crate) struct PageFigures {
     pub retrieved_docs: usize,
     pub retrieved_bytes: usize,
     pub output_docs: usize,
@@ -28,7 +28,7 @@ pub(super) struct PageFigures {
 /// Whether the service answers `q` from its index without loading documents: `COUNT` of a
 /// constant (`SELECT VALUE COUNT(1)`, `SELECT COUNT(1) AS n`) over one source with no filter,
 /// grouping, DISTINCT or JOIN (the partition comes from the request's scope).
-pub(super) fn index_only(q: &Query) -> bool {
+pub(crate) fn index_only(q: &Query) -> bool {
     let Some(from) = &q.from else {
         return false;
     };
@@ -62,7 +62,7 @@ fn one_result_per_document(q: &Query) -> bool {
 }
 
 /// The `x-ms-documentdb-query-metrics` value of a page of `q`.
-pub(super) fn query_metrics_header(q: &Query, figures: &PageFigures) -> String {
+pub(crate) fn query_metrics_header(q: &Query, figures: &PageFigures) -> String {
     let index_only = index_only(q);
     let (retrieved_docs, retrieved_bytes) = if index_only {
         (0, 0)
@@ -116,7 +116,7 @@ struct IndexUtilization {
 /// The `x-ms-cosmos-index-utilization` value of a query: base64 of the JSON report. A query
 /// scoped to partition key values (`key_paths`, each a list of path segments) used the key's
 /// paths' indexes, with no filter expression of the query's own.
-pub(super) fn index_utilization_header(key_paths: &[Vec<String>], scoped_by_key: bool) -> String {
+pub(crate) fn index_utilization_header(key_paths: &[Vec<String>], scoped_by_key: bool) -> String {
     let utilized = if scoped_by_key {
         key_paths
             .iter()
