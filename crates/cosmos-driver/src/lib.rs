@@ -98,8 +98,8 @@ static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllo
 pub use auth::{AccessToken, Credential, TokenCredential};
 pub use client::{
     ChangeFeed, ContainerBatch, ContainerBulk, ContainerClient, ContainerResponse, DatabaseClient,
-    DatabaseProperties, ExecuteOptions, ItemOptions, ItemResponse, ResourceFeed, ResourcePage,
-    ScriptsClient, StoredProcedureResponse, ThroughputResponse,
+    DatabaseProperties, ExecuteOptions, IfNotExists, ItemOptions, ItemResponse, ResourceFeed,
+    ResourcePage, ScriptsClient, StoredProcedureResponse, ThroughputResponse,
 };
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;

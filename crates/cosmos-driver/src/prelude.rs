@@ -24,7 +24,8 @@ pub use crate::change_feed::{
 };
 pub use crate::client::{
     ChangeFeed, ContainerBatch, ContainerClient, ContainerResponse, DatabaseClient,
-    DatabaseProperties, ItemOptions, ItemResponse, ResourceFeed, ResourcePage, ThroughputResponse,
+    DatabaseProperties, IfNotExists, ItemOptions, ItemResponse, ResourceFeed, ResourcePage,
+    ThroughputResponse,
 };
 pub use crate::driver::CosmosDriver;
 pub use crate::error::{CosmosError, ErrorKind};

@@ -22,6 +22,7 @@ mod hedging_differential;
 mod hedging_load;
 mod hostile_server;
 mod http2;
+mod if_not_exists;
 mod layers;
 mod metadata_hedging;
 mod partition_faults;
