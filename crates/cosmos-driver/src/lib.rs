@@ -95,11 +95,11 @@ mod transport;
 #[global_allocator]
 static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllocator;
 
-pub use auth::{AccessToken, Credential, TokenCredential};
+pub use auth::{AccessToken, Credential, ResourceToken, TokenCredential};
 pub use client::{
     ChangeFeed, ContainerBatch, ContainerBulk, ContainerClient, ContainerResponse, DatabaseClient,
     DatabaseProperties, ExecuteOptions, IfNotExists, ItemOptions, ItemResponse, ResourceFeed,
-    ResourcePage, ScriptsClient, StoredProcedureResponse, ThroughputResponse,
+    ResourcePage, ScriptsClient, StoredProcedureResponse, ThroughputResponse, UserClient,
 };
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
@@ -134,6 +134,7 @@ pub use patch::PatchInstructions;
 pub use query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope, VectorHit};
 pub use read_many::{ReadManyOptions, ReadManyResponse};
 pub use resources::{
-    ContainerProperties, IndexingPolicy, StoredProcedureProperties, ThroughputProperties,
-    TriggerOperation, TriggerProperties, TriggerType, UserDefinedFunctionProperties,
+    ContainerProperties, IndexingPolicy, PermissionMode, PermissionProperties,
+    StoredProcedureProperties, ThroughputProperties, TriggerOperation, TriggerProperties,
+    TriggerType, UserDefinedFunctionProperties, UserProperties,
 };

@@ -15,7 +15,7 @@
 //! It also brings `futures`' `StreamExt` and `TryStreamExt`, which the streams of queries, feeds
 //! and listings are read with.
 
-pub use crate::auth::Credential;
+pub use crate::auth::{Credential, ResourceToken};
 pub use crate::batch::BatchResponse;
 pub use crate::bulk::{BulkOperation, BulkOptions, BulkResponse};
 pub use crate::change_feed::{
@@ -25,7 +25,7 @@ pub use crate::change_feed::{
 pub use crate::client::{
     ChangeFeed, ContainerBatch, ContainerClient, ContainerResponse, DatabaseClient,
     DatabaseProperties, IfNotExists, ItemOptions, ItemResponse, ResourceFeed, ResourcePage,
-    ThroughputResponse,
+    ThroughputResponse, UserClient,
 };
 pub use crate::driver::CosmosDriver;
 pub use crate::error::{CosmosError, ErrorKind};
@@ -38,5 +38,8 @@ pub use crate::protocol::{
 };
 pub use crate::query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope};
 pub use crate::read_many::{ReadManyOptions, ReadManyResponse};
-pub use crate::resources::{ContainerProperties, IndexingPolicy, ThroughputProperties};
+pub use crate::resources::{
+    ContainerProperties, IndexingPolicy, PermissionMode, PermissionProperties,
+    ThroughputProperties, UserProperties,
+};
 pub use futures::{StreamExt, TryStreamExt};

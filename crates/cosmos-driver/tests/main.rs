@@ -40,6 +40,7 @@ mod readme_examples;
 mod recreated_container;
 mod regional_failover;
 mod regional_start;
+mod resource_tokens;
 mod scripts;
 mod search;
 mod sessions;

@@ -100,6 +100,14 @@ impl DatabaseClient {
             .map_err(|m| CosmosError::invalid_input(m.to_string()))
     }
 
+    pub(super) fn driver(&self) -> &CosmosDriver {
+        &self.driver
+    }
+
+    pub(super) fn options(&self) -> &OperationOptions {
+        &self.options
+    }
+
     /// A handle to container `container` of this database.
     pub fn container(&self, container: &str) -> ContainerClient {
         let id = self

@@ -14,6 +14,7 @@ mod offer_flow;
 mod resource_feed;
 mod scripts;
 mod throughput_response;
+mod users;
 
 pub use change_feed_reader::ChangeFeed;
 pub use container_batch::ContainerBatch;
@@ -27,3 +28,4 @@ pub use item_response::ItemResponse;
 pub use resource_feed::{ResourceFeed, ResourcePage};
 pub use scripts::{ExecuteOptions, ScriptsClient, StoredProcedureResponse};
 pub use throughput_response::ThroughputResponse;
+pub use users::UserClient;
