@@ -134,7 +134,7 @@ pub use patch::PatchInstructions;
 pub use query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope, VectorHit};
 pub use read_many::{ReadManyOptions, ReadManyResponse};
 pub use resources::{
-    ContainerProperties, IndexingPolicy, PermissionMode, PermissionProperties,
+    ConflictProperties, ContainerProperties, IndexingPolicy, PermissionMode, PermissionProperties,
     StoredProcedureProperties, ThroughputProperties, TriggerOperation, TriggerProperties,
     TriggerType, UserDefinedFunctionProperties, UserProperties,
 };

@@ -39,7 +39,7 @@ pub use crate::protocol::{
 pub use crate::query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope};
 pub use crate::read_many::{ReadManyOptions, ReadManyResponse};
 pub use crate::resources::{
-    ContainerProperties, IndexingPolicy, PermissionMode, PermissionProperties,
+    ConflictProperties, ContainerProperties, IndexingPolicy, PermissionMode, PermissionProperties,
     ThroughputProperties, UserProperties,
 };
 pub use futures::{StreamExt, TryStreamExt};

@@ -2,6 +2,7 @@
 //! queries as streams. The operation values stay for those who want them.
 
 mod change_feed_reader;
+mod conflicts;
 mod container_batch;
 mod container_bulk;
 mod container_client;

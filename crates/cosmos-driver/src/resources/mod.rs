@@ -2,12 +2,14 @@
 //! policy, default TTL, unique keys) and provisioned throughput (manual or autoscale), with the
 //! JSON the service reads and writes. Plain data; the client layer sends it.
 
+mod conflicts;
 mod container_properties;
 mod scripts;
 mod search_policy;
 mod throughput_properties;
 mod users;
 
+pub use conflicts::ConflictProperties;
 pub use container_properties::{
     CompositePath, ContainerProperties, IndexPath, IndexingMode, IndexingPolicy, PartitionKeySpec,
     UniqueKey, UniqueKeyPolicy,
