@@ -31,7 +31,7 @@ pub use crate::driver::CosmosDriver;
 pub use crate::error::{CosmosError, ErrorKind};
 pub use crate::hedging::AvailabilityStrategy;
 pub use crate::operation::Precondition;
-pub use crate::options::{DriverOptions, OperationOptions};
+pub use crate::options::{DriverOptions, OperationOptions, PatchStrategy};
 pub use crate::patch::PatchInstructions;
 pub use crate::protocol::{
     ConsistencyLevel, PartitionKey, PartitionKeyDefinition, PriorityLevel, Region, SessionToken,
