@@ -35,6 +35,7 @@ mod query_aggregate_resume;
 mod query_cross;
 mod query_prefix;
 mod query_python_differential;
+mod query_whole_numbers;
 mod read_attempt_timeout;
 mod read_many;
 mod readme_examples;
