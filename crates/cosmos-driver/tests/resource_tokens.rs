@@ -126,3 +126,76 @@ async fn a_read_token_reads_its_container_and_is_refused_writes_and_other_contai
         assert!(!shown.contains(token.secret()), "{shown}");
     }
 }
+
+#[tokio::test]
+async fn a_token_provider_is_asked_per_request_and_a_fresh_token_replaces_a_revoked_one() {
+    use std::sync::{Arc, RwLock};
+
+    let emu = common::start(EmulatorBuilder::new()).await;
+    let admin = common::driver(common::options(&emu)).await;
+    let shop = admin.create_database("shop", None).await.unwrap();
+    let key = PartitionKeyDefinition::new("/pk").unwrap();
+    shop.create_container(&ContainerProperties::new("orders", &key), None)
+        .await
+        .unwrap();
+    admin
+        .container("shop", "orders")
+        .create_item("k1", &json!({"id": "o1", "pk": "k1"}), None)
+        .await
+        .unwrap();
+    shop.create_user("reader").await.unwrap();
+    let user = shop.user("reader");
+    let grant = PermissionProperties::new("p", PermissionMode::Read, "dbs/shop/colls/orders");
+    let first = user.create_permission(&grant, None).await.unwrap();
+
+    let current: Arc<RwLock<Option<ResourceToken>>> = Arc::new(RwLock::new(first.token().cloned()));
+    let asked: Arc<RwLock<Vec<String>>> = Arc::default();
+    let credential = {
+        let (current, asked) = (current.clone(), asked.clone());
+        Credential::resource_token_provider(move |link: &str| {
+            asked.write().unwrap().push(link.to_owned());
+            // This application grants only the orders container (and the account read).
+            if link.is_empty() || link.starts_with("dbs/shop/colls/orders") {
+                current.read().unwrap().clone()
+            } else {
+                None
+            }
+        })
+    };
+    let mut options = DriverOptions::new(emu.endpoint(), credential);
+    if let Some(pem) = emu.tls_cert_pem() {
+        options = options.with_extra_trusted_cert_pem(pem.as_bytes().to_vec());
+    }
+    let reader = CosmosDriver::new(options).await.unwrap();
+    let orders = reader.container("shop", "orders");
+    orders.read_item::<Value>("k1", "o1", None).await.unwrap();
+    assert!(asked
+        .read()
+        .unwrap()
+        .contains(&"dbs/shop/colls/orders/docs/o1".to_owned()));
+
+    // Revoked: the old token is refused; the provider hands out a fresh one and reads work again.
+    user.delete_permission("p").await.unwrap();
+    let refused = orders
+        .read_item::<Value>("k1", "o1", None)
+        .await
+        .unwrap_err();
+    assert!(
+        refused.is_forbidden() || refused.is_unauthorized(),
+        "{refused}"
+    );
+    let second = user.create_permission(&grant, None).await.unwrap();
+    *current.write().unwrap() = second.token().cloned();
+    orders.read_item::<Value>("k1", "o1", None).await.unwrap();
+
+    // No token for a resource: refused before sending, naming the resource, not a token.
+    let err = reader
+        .container("shop", "payments")
+        .read_item::<Value>("k1", "o1", None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Credential, "{err}");
+    assert!(err.message().contains("dbs/shop/colls/payments"), "{err}");
+    let token = second.token().unwrap().secret();
+    assert!(!format!("{err} {err:?} {refused} {refused:?}").contains(token));
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use http::HeaderValue;
 
 use super::master_key::MasterKey;
-use super::resource_tokens::{ResourceToken, ResourceTokens};
+use super::resource_tokens::{ResourceToken, ResourceTokenSource, ResourceTokens};
 use super::token::{TokenAuthorizer, TokenCredential};
 use crate::error::CosmosError;
 
@@ -14,7 +14,7 @@ use crate::error::CosmosError;
 enum Kind {
     MasterKey(Arc<MasterKey>),
     Token(Arc<TokenAuthorizer>),
-    ResourceTokens(Arc<ResourceTokens>),
+    ResourceTokens(Arc<ResourceTokenSource>),
 }
 
 /// How a credential signs one request.
@@ -22,7 +22,7 @@ pub(crate) enum Signer<'a> {
     /// An HMAC over the request, at once.
     MasterKey(&'a MasterKey),
     /// The resource token that covers the request, at once.
-    ResourceTokens(&'a ResourceTokens),
+    ResourceTokens(&'a ResourceTokenSource),
     /// A bearer token, which may have to be fetched.
     Token,
 }
@@ -55,7 +55,7 @@ impl Credential {
     {
         let tokens = tokens.into_iter().map(|(l, t)| (l.into(), t.into()));
         Ok(Credential(Kind::ResourceTokens(Arc::new(
-            ResourceTokens::new(tokens)?,
+            ResourceTokenSource::Fixed(ResourceTokens::new(tokens)?),
         ))))
     }
 
@@ -66,6 +66,20 @@ impl Credential {
         token: impl Into<ResourceToken>,
     ) -> Result<Self, CosmosError> {
         Self::resource_tokens([(resource_link.into(), token.into())])
+    }
+
+    /// Resource tokens from the application: `provider` is asked, for every request, for the
+    /// token of the request's resource link (`dbs/shop/colls/orders/docs/o1`; the parent's link
+    /// for a feed; `""` for the account read when the driver starts, which any token of the
+    /// account serves). Answering a fresh token once the old one expires or is revoked keeps the
+    /// driver working. `None` refuses the request before it is sent, naming the link.
+    pub fn resource_token_provider<F>(provider: F) -> Self
+    where
+        F: Fn(&str) -> Option<ResourceToken> + Send + Sync + 'static,
+    {
+        Credential(Kind::ResourceTokens(Arc::new(
+            ResourceTokenSource::Provider(Box::new(provider)),
+        )))
     }
 
     /// Entra ID tokens from `credential`.

@@ -57,6 +57,40 @@ impl<'de> Deserialize<'de> for ResourceToken {
     }
 }
 
+/// Hands out the token for a request's resource link (`""` for the account read at start);
+/// `None`: no token covers it.
+pub(crate) type TokenProvider = dyn Fn(&str) -> Option<ResourceToken> + Send + Sync;
+
+/// Where a credential's resource tokens come from.
+pub(crate) enum ResourceTokenSource {
+    /// A fixed set, chosen from by link.
+    Fixed(ResourceTokens),
+    /// The application's provider, asked for every request.
+    Provider(Box<TokenProvider>),
+}
+
+impl ResourceTokenSource {
+    /// The `authorization` header of a request on `resource_link`; why not (naming the link,
+    /// never a token) when the provider has no token for it or gives one that cannot be sent.
+    pub(crate) fn authorization(&self, resource_link: &str) -> Result<HeaderValue, CosmosError> {
+        match self {
+            ResourceTokenSource::Fixed(tokens) => Ok(tokens.authorization(resource_link)),
+            ResourceTokenSource::Provider(provider) => {
+                let token = provider(resource_link).ok_or_else(|| {
+                    refused(format!(
+                        "the resource token provider has no token for {resource_link:?}"
+                    ))
+                })?;
+                header(&token).map_err(|why| {
+                    refused(format!(
+                        "the resource token provided for {resource_link:?} {why}"
+                    ))
+                })
+            }
+        }
+    }
+}
+
 /// Tokens by the resource link each covers, each ready as a header value.
 pub(crate) struct ResourceTokens {
     links: Vec<String>,
@@ -246,6 +280,26 @@ mod tests {
         }
         let long = format!("type=resource&ver=1.0&sig={}", "a".repeat(MAX_TOKEN_LEN));
         assert!(header(&ResourceToken::new(long)).is_err());
+    }
+
+    #[test]
+    fn a_provider_is_asked_with_the_requests_link() {
+        let source = ResourceTokenSource::Provider(Box::new(|link: &str| {
+            (link == "dbs/d/colls/c").then(|| ResourceToken::new("type=resource&ver=1.0&sig=x+y"))
+        }));
+        let got = source.authorization("dbs/d/colls/c").unwrap();
+        assert_eq!(
+            got.to_str().unwrap(),
+            "type%3Dresource%26ver%3D1.0%26sig%3Dx%2By"
+        );
+        let err = source.authorization("dbs/d/colls/other").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Credential);
+        assert!(err.message().contains("dbs/d/colls/other"), "{err}");
+        let bad = ResourceTokenSource::Provider(Box::new(|_: &str| {
+            Some(ResourceToken::new("SECRETMAC-not-a-token"))
+        }));
+        let err = bad.authorization("dbs/d").unwrap_err();
+        assert!(!format!("{err} {err:?}").contains("SECRETMAC"), "{err}");
     }
 
     #[test]

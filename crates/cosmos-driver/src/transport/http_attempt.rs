@@ -153,7 +153,7 @@ impl Transport {
             }),
             Signer::ResourceTokens(tokens) => (
                 with_request_date(|date, _| date.clone()),
-                tokens.authorization(req.resource_link),
+                tokens.authorization(req.resource_link)?,
             ),
             Signer::Token => {
                 let date = with_request_date(|date, _| date.clone());
