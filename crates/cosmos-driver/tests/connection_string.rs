@@ -43,3 +43,26 @@ async fn a_wrong_key_in_a_connection_string_is_refused_by_the_service_and_not_ec
     assert!(err.is_unauthorized(), "{err}");
     assert!(!format!("{err} {err:?}").contains(other_key));
 }
+
+#[tokio::test]
+async fn the_well_known_connection_string_reaches_an_emulator_over_tls() {
+    let emu = common::start(EmulatorBuilder::new().tls(true)).await;
+    assert!(emu.endpoint().starts_with("https://"), "{}", emu.endpoint());
+    let connection_string = format!(
+        "AccountEndpoint={};AccountKey={WELL_KNOWN_KEY};",
+        emu.endpoint()
+    );
+    // The emulator's certificate is its own: trusted through the options the string gives.
+    let pem = emu
+        .tls_cert_pem()
+        .expect("a TLS emulator has a certificate");
+    let options = DriverOptions::from_connection_string(&connection_string)
+        .unwrap()
+        .with_extra_trusted_cert_pem(pem.as_bytes().to_vec());
+    let driver = CosmosDriver::new(options).await.unwrap();
+    let made = driver
+        .create_database_if_not_exists("shop", None)
+        .await
+        .unwrap();
+    assert!(made.created());
+}
