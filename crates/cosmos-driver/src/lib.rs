@@ -3,14 +3,18 @@
 //! Build one [`CosmosDriver`] per account and work through its typed handles, with
 //! `use cosmos_driver::prelude::*`:
 //!
-//! - [`CosmosDriver::create_database`], [`CosmosDriver::database`] → [`DatabaseClient`]
-//!   (create, read, delete, `create_container`, containers, throughput);
+//! - [`CosmosDriver::new`] or [`CosmosDriver::from_connection_string`]; credentials: an account
+//!   key, resource tokens of permissions ([`Credential::resource_tokens`]) or Entra ID;
+//! - [`CosmosDriver::create_database`], [`CosmosDriver::create_database_if_not_exists`],
+//!   [`CosmosDriver::database`] → [`DatabaseClient`] (create, read, delete, `create_container`,
+//!   `create_container_if_not_exists`, containers, throughput, users → [`UserClient`] and their
+//!   permissions);
 //! - [`CosmosDriver::container`] / [`DatabaseClient::container`] → [`ContainerClient`]: item
 //!   operations generic over `T: Serialize / DeserializeOwned` (`read_item::<T>`, `create_item`,
 //!   `upsert_item`, `replace_item`, `delete_item`, `patch_item`) with per-call [`ItemOptions`],
 //!   answering [`ItemResponse<T>`] (charge, ETag, session token, diagnostics); queries
 //!   ([`QueryItems`]), the change feed ([`ChangeFeed`]), read many, transactional batch, bulk,
-//!   properties and throughput;
+//!   properties and throughput, the conflict feed;
 //! - streams of one shape: items with a running charge, `into_pages()` for each page's RU,
 //!   continuation and diagnostics.
 //!
