@@ -47,7 +47,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_json_body(&order)?;
     driver.execute(create, &none).await?;
 
-    // PATCH runs as Read-Modify-Write with If-Match; no update is lost under concurrency.
+    // PATCH is the service's verb where the account serves it (one request, applied by the
+    // service), else Read-Modify-Write with If-Match; no update is lost under concurrency.
     let patch = PatchInstructions::new()
         .increment("/items", 1)
         .set("/status", json!("paid"));

@@ -30,6 +30,13 @@ impl CosmosDriver {
         Self::with_hedging_env(options, HedgingEnv::from_process_env()).await
     }
 
+    /// Connects to the account a connection string names
+    /// (`AccountEndpoint=...;AccountKey=...;`, see [`DriverOptions::from_connection_string`]),
+    /// with the default options otherwise.
+    pub async fn from_connection_string(connection_string: &str) -> Result<Self, CosmosError> {
+        Self::new(DriverOptions::from_connection_string(connection_string)?).await
+    }
+
     /// Like [`CosmosDriver::new`], with the hedging environment given rather than read from the
     /// process (tests, or applications that configure it another way).
     pub async fn with_hedging_env(

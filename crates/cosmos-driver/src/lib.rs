@@ -37,14 +37,18 @@
 //!
 //! # The handles
 //!
-//! - [`CosmosDriver::create_database`], [`CosmosDriver::database`] → [`DatabaseClient`]
-//!   (create, read, delete, `create_container`, containers, throughput);
+//! - [`CosmosDriver::new`] or [`CosmosDriver::from_connection_string`]; credentials: an account
+//!   key, resource tokens of permissions ([`Credential::resource_tokens`]) or Entra ID;
+//! - [`CosmosDriver::create_database`], [`CosmosDriver::create_database_if_not_exists`],
+//!   [`CosmosDriver::database`] → [`DatabaseClient`] (create, read, delete, `create_container`,
+//!   `create_container_if_not_exists`, containers, throughput, users → [`UserClient`] and their
+//!   permissions);
 //! - [`CosmosDriver::container`] / [`DatabaseClient::container`] → [`ContainerClient`]: item
 //!   operations generic over `T: Serialize / DeserializeOwned` (`read_item::<T>`, `create_item`,
 //!   `upsert_item`, `replace_item`, `delete_item`, `patch_item`) with per-call [`ItemOptions`],
 //!   answering [`ItemResponse<T>`] (charge, ETag, session token, diagnostics); queries
 //!   ([`QueryItems`]), the change feed ([`ChangeFeed`]), read many, transactional batch, bulk,
-//!   properties and throughput;
+//!   properties and throughput, the conflict feed;
 //! - streams of one shape: items with a running charge, `into_pages()` for each page's RU,
 //!   continuation and diagnostics.
 //!
@@ -126,11 +130,11 @@ mod transport;
 #[global_allocator]
 static ALLOCATOR: alloc_counter::CountingAllocator = alloc_counter::CountingAllocator;
 
-pub use auth::{AccessToken, Credential, TokenCredential};
+pub use auth::{AccessToken, Credential, ResourceToken, TokenCredential};
 pub use client::{
     ChangeFeed, ContainerBatch, ContainerBulk, ContainerClient, ContainerResponse, DatabaseClient,
-    DatabaseProperties, ExecuteOptions, ItemOptions, ItemResponse, ResourceFeed, ResourcePage,
-    ScriptsClient, StoredProcedureResponse, ThroughputResponse,
+    DatabaseProperties, ExecuteOptions, IfNotExists, ItemOptions, ItemResponse, ResourceFeed,
+    ResourcePage, ScriptsClient, StoredProcedureResponse, ThroughputResponse, UserClient,
 };
 pub use diagnostics::{AttemptReason, DiagnosticsContext, RequestDiagnostics};
 pub use driver::CosmosDriver;
@@ -165,6 +169,7 @@ pub use patch::PatchInstructions;
 pub use query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope, VectorHit};
 pub use read_many::{ReadManyOptions, ReadManyResponse};
 pub use resources::{
-    ContainerProperties, IndexingPolicy, StoredProcedureProperties, ThroughputProperties,
-    TriggerOperation, TriggerProperties, TriggerType, UserDefinedFunctionProperties,
+    ConflictProperties, ContainerProperties, IndexingPolicy, PermissionMode, PermissionProperties,
+    StoredProcedureProperties, ThroughputProperties, TriggerOperation, TriggerProperties,
+    TriggerType, UserDefinedFunctionProperties, UserProperties,
 };

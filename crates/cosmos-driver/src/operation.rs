@@ -7,8 +7,9 @@ use http::{HeaderName, HeaderValue, Method};
 
 use crate::error::CosmosError;
 use crate::protocol::{
-    header_names as h, validate_id, ContainerReference, DatabaseReference, ItemReference, OfferId,
-    OperationType, PartitionKey, PartitionKeyDefinition, ResourceType, ScriptKind, ScriptReference,
+    header_names as h, validate_id, ConflictReference, ContainerReference, DatabaseReference,
+    ItemReference, OfferId, OperationType, PartitionKey, PartitionKeyDefinition,
+    PermissionReference, ResourceType, ScriptKind, ScriptReference, UserReference,
 };
 
 /// A condition on the resource's current ETag.
@@ -70,6 +71,18 @@ pub enum OperationTarget {
     /// One stored procedure, trigger or user-defined function (executing a stored procedure is a
     /// `Create` on it: a `POST` to its path).
     Script(ScriptReference),
+    /// The feed of users of a database.
+    Users(DatabaseReference),
+    /// One user.
+    User(UserReference),
+    /// The feed of permissions of a user.
+    Permissions(UserReference),
+    /// One permission.
+    Permission(PermissionReference),
+    /// The feed of conflicts of a container (multi-write accounts).
+    Conflicts(ContainerReference),
+    /// One conflict.
+    Conflict(ConflictReference),
 }
 
 impl OperationTarget {
@@ -86,6 +99,11 @@ impl OperationTarget {
             OperationTarget::Offers | OperationTarget::Offer(_) => ResourceType::Offer,
             OperationTarget::Scripts(_, kind) => kind.resource_type(),
             OperationTarget::Script(s) => s.kind().resource_type(),
+            OperationTarget::Users(_) | OperationTarget::User(_) => ResourceType::User,
+            OperationTarget::Permissions(_) | OperationTarget::Permission(_) => {
+                ResourceType::Permission
+            }
+            OperationTarget::Conflicts(_) | OperationTarget::Conflict(_) => ResourceType::Conflict,
         }
     }
 
@@ -94,13 +112,19 @@ impl OperationTarget {
         match self {
             OperationTarget::Account | OperationTarget::Databases | OperationTarget::Offers => "",
             OperationTarget::Offer(o) => o.link(),
-            OperationTarget::Database(d) | OperationTarget::Containers(d) => d.link(),
+            OperationTarget::Database(d)
+            | OperationTarget::Containers(d)
+            | OperationTarget::Users(d) => d.link(),
             OperationTarget::Container(c)
             | OperationTarget::Items(c)
             | OperationTarget::PartitionKeyRanges(c)
-            | OperationTarget::Scripts(c, _) => c.link(),
+            | OperationTarget::Scripts(c, _)
+            | OperationTarget::Conflicts(c) => c.link(),
             OperationTarget::Item(i) => i.link(),
             OperationTarget::Script(s) => s.link(),
+            OperationTarget::User(u) | OperationTarget::Permissions(u) => u.link(),
+            OperationTarget::Permission(p) => p.link(),
+            OperationTarget::Conflict(c) => c.link(),
         }
     }
 
@@ -110,9 +134,11 @@ impl OperationTarget {
             OperationTarget::Container(c)
             | OperationTarget::Items(c)
             | OperationTarget::PartitionKeyRanges(c)
-            | OperationTarget::Scripts(c, _) => Some(c),
+            | OperationTarget::Scripts(c, _)
+            | OperationTarget::Conflicts(c) => Some(c),
             OperationTarget::Item(i) => Some(i.container()),
             OperationTarget::Script(s) => Some(s.container()),
+            OperationTarget::Conflict(c) => Some(c.container()),
             _ => None,
         }
     }
@@ -134,6 +160,12 @@ impl OperationTarget {
             OperationTarget::Offer(o) => o.path_bytes().clone(),
             OperationTarget::Scripts(c, kind) => feed(c.path(), kind.path_segment()),
             OperationTarget::Script(s) => s.path_bytes().clone(),
+            OperationTarget::Users(d) => feed(d.path(), "users"),
+            OperationTarget::User(u) => u.path_bytes().clone(),
+            OperationTarget::Permissions(u) => feed(u.path(), "permissions"),
+            OperationTarget::Permission(p) => p.path_bytes().clone(),
+            OperationTarget::Conflicts(c) => feed(c.path(), "conflicts"),
+            OperationTarget::Conflict(c) => c.path_bytes().clone(),
         }
     }
 }

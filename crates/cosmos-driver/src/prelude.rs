@@ -15,7 +15,7 @@
 //! It also brings `futures`' `StreamExt` and `TryStreamExt`, which the streams of queries, feeds
 //! and listings are read with.
 
-pub use crate::auth::Credential;
+pub use crate::auth::{Credential, ResourceToken};
 pub use crate::batch::BatchResponse;
 pub use crate::bulk::{BulkOperation, BulkOptions, BulkResponse};
 pub use crate::change_feed::{
@@ -24,18 +24,22 @@ pub use crate::change_feed::{
 };
 pub use crate::client::{
     ChangeFeed, ContainerBatch, ContainerClient, ContainerResponse, DatabaseClient,
-    DatabaseProperties, ItemOptions, ItemResponse, ResourceFeed, ResourcePage, ThroughputResponse,
+    DatabaseProperties, IfNotExists, ItemOptions, ItemResponse, ResourceFeed, ResourcePage,
+    ThroughputResponse, UserClient,
 };
 pub use crate::driver::CosmosDriver;
 pub use crate::error::{CosmosError, ErrorKind};
 pub use crate::hedging::AvailabilityStrategy;
 pub use crate::operation::Precondition;
-pub use crate::options::{DriverOptions, OperationOptions};
+pub use crate::options::{DriverOptions, OperationOptions, PatchStrategy};
 pub use crate::patch::PatchInstructions;
 pub use crate::protocol::{
     ConsistencyLevel, PartitionKey, PartitionKeyDefinition, PriorityLevel, Region, SessionToken,
 };
 pub use crate::query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope};
 pub use crate::read_many::{ReadManyOptions, ReadManyResponse};
-pub use crate::resources::{ContainerProperties, IndexingPolicy, ThroughputProperties};
+pub use crate::resources::{
+    ConflictProperties, ContainerProperties, IndexingPolicy, PermissionMode, PermissionProperties,
+    ThroughputProperties, UserProperties,
+};
 pub use futures::{StreamExt, TryStreamExt};

@@ -190,7 +190,7 @@ async fn a_patch_reports_one_billed_charge_in_its_response_and_its_diagnostics()
             "c-7",
             "o-1",
             &PatchInstructions::new().increment("/n", 1),
-            None,
+            Some(ItemOptions::new().with_patch_strategy(PatchStrategy::ReadModifyWrite)),
         )
         .await
         .unwrap();

@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::container_client::ContainerClient;
 use super::container_settings::ContainerResponse;
+use super::if_not_exists::{read_or_create, IfNotExists};
 use super::offer_flow::{self, OfferOwner};
 use super::resource_feed::ResourceFeed;
 use super::throughput_response::ThroughputResponse;
@@ -62,6 +63,19 @@ impl CosmosDriver {
         Ok(database)
     }
 
+    /// Database `id` as it is, or created (with shared throughput when `throughput` is given) when
+    /// it does not exist; [`IfNotExists::created`] says which. An existing database is answered
+    /// as it is: `throughput` applies only to a database this call creates.
+    pub async fn create_database_if_not_exists(
+        &self,
+        id: &str,
+        throughput: Option<ThroughputProperties>,
+    ) -> Result<IfNotExists<DatabaseProperties>, CosmosError> {
+        let database = self.database(id);
+        database.reference()?;
+        read_or_create(|| database.read(), || database.create(throughput)).await
+    }
+
     /// The account's databases, read page by page as the stream is polled.
     pub fn databases(&self) -> ResourceFeed<DatabaseProperties> {
         let pager = self.pages(
@@ -84,6 +98,14 @@ impl DatabaseClient {
         self.database
             .as_ref()
             .map_err(|m| CosmosError::invalid_input(m.to_string()))
+    }
+
+    pub(super) fn driver(&self) -> &CosmosDriver {
+        &self.driver
+    }
+
+    pub(super) fn options(&self) -> &OperationOptions {
+        &self.options
     }
 
     /// A handle to container `container` of this database.
@@ -144,6 +166,25 @@ impl DatabaseClient {
         }
         let response = self.driver.execute(op, &self.options).await?;
         ContainerResponse::from_response(response)
+    }
+
+    /// Container `properties.id` as it is, or created from `properties` (provisioned with
+    /// `throughput` when given) when it does not exist; [`IfNotExists::created`] says which. An
+    /// existing container is answered as it is, even when its definition differs from
+    /// `properties`.
+    pub async fn create_container_if_not_exists(
+        &self,
+        properties: &ContainerProperties,
+        throughput: Option<ThroughputProperties>,
+    ) -> Result<IfNotExists<ContainerResponse>, CosmosError> {
+        properties.validate()?;
+        self.reference()?.container(&properties.id)?;
+        let container = self.container(&properties.id);
+        read_or_create(
+            || container.read_properties(),
+            || self.create_container(properties, throughput),
+        )
+        .await
     }
 
     /// The database's containers, read page by page as the stream is polled.

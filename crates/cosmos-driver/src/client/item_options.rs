@@ -4,7 +4,7 @@ use http::{HeaderName, HeaderValue};
 
 use crate::error::CosmosError;
 use crate::operation::Precondition;
-use crate::options::OperationOptions;
+use crate::options::{OperationOptions, PatchStrategy};
 use crate::protocol::header_names as h;
 use crate::resources::trigger_include_header;
 
@@ -60,6 +60,12 @@ impl ItemOptions {
     /// Sets the precondition.
     pub fn with_precondition(mut self, precondition: Precondition) -> Self {
         self.precondition = Some(precondition);
+        self
+    }
+
+    /// How a PATCH through these options is carried out (default [`PatchStrategy::Auto`]).
+    pub fn with_patch_strategy(mut self, strategy: PatchStrategy) -> Self {
+        self.request.patch_strategy = Some(strategy);
         self
     }
 

@@ -33,12 +33,18 @@ pub(crate) fn feed_array_name(operation: &CosmosOperation) -> Option<&'static st
         OperationTarget::PartitionKeyRanges(_) => Some("PartitionKeyRanges"),
         OperationTarget::Offers => Some("Offers"),
         OperationTarget::Scripts(_, kind) => Some(kind.feed_field()),
+        OperationTarget::Users(_) => Some("Users"),
+        OperationTarget::Permissions(_) => Some("Permissions"),
+        OperationTarget::Conflicts(_) => Some("Conflicts"),
         OperationTarget::Account
         | OperationTarget::Database(_)
         | OperationTarget::Container(_)
         | OperationTarget::Item(_)
         | OperationTarget::Offer(_)
-        | OperationTarget::Script(_) => None,
+        | OperationTarget::Script(_)
+        | OperationTarget::User(_)
+        | OperationTarget::Permission(_)
+        | OperationTarget::Conflict(_) => None,
     }
 }
 

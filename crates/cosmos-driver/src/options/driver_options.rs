@@ -10,6 +10,7 @@ use super::retry_options::{
     RetryOptions, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_READ_ATTEMPT_TIMEOUT,
 };
 use crate::auth::Credential;
+use crate::error::CosmosError;
 use crate::hedging::{AvailabilityStrategy, HedgeBudgetConfig};
 use crate::protocol::{ConsistencyLevel, Region};
 use crate::routing::BreakerConfig;
@@ -61,6 +62,16 @@ impl DriverOptions {
             #[cfg(feature = "otel")]
             telemetry: None,
         }
+    }
+
+    /// Options for the account a connection string names, signed with its key:
+    /// `AccountEndpoint=https://{account}.documents.azure.com:443/;AccountKey={key};` (read as
+    /// the official SDKs read it: names in any case and order, the trailing `;` optional, other
+    /// names ignored). The error never repeats the key.
+    pub fn from_connection_string(connection_string: &str) -> Result<Self, CosmosError> {
+        let parsed = super::connection_string::parse(connection_string)?;
+        let credential = Credential::master_key(&parsed.account_key)?;
+        Ok(Self::new(parsed.endpoint, credential))
     }
 
     /// Bounds hedging with a budget (a token bucket of the driver, see

@@ -1,6 +1,7 @@
 //! Options: per driver, per operation, and their layered resolution.
 
 mod connection_pool;
+mod connection_string;
 mod driver_options;
 mod effective;
 mod operation_options;

@@ -39,7 +39,7 @@ pub struct OperationOptions {
     pub consecutive_hedge_win_threshold: Option<NonZeroU32>,
     /// How many read-modify-write rounds a PATCH may take before giving up with 412.
     pub patch_max_attempts: Option<NonZeroU8>,
-    /// How a PATCH is carried out (default [`PatchStrategy::ReadModifyWrite`]).
+    /// How a PATCH is carried out (default [`PatchStrategy::Auto`]).
     pub patch_strategy: Option<PatchStrategy>,
     /// The priority of every request of the operation (`x-ms-cosmos-priority-level`); without
     /// one the service treats requests as high priority.

@@ -10,17 +10,17 @@ use std::str::FromStr;
 /// |---|---|---|---|---|
 /// | `ReadModifyWrite` | 2 (read, conditional replace), more when another writer wins | re-reads and tries again, gives up with 412 after `patch_max_attempts` | settles by reading again; `OutcomeUnknown` only when it cannot tell | refused |
 /// | `Native` | 1 (the service applies the operations) | no lost race | `OutcomeUnknown` (a PATCH is never sent twice) | sent; 412 when false |
-/// | `Auto` | as `Native` where the account serves PATCH, else as `ReadModifyWrite` | | | refused where the account does not serve PATCH |
+/// | `Auto` (default) | as `Native` where the account serves PATCH and the operations fit it (at most 10), else as `ReadModifyWrite` | | | refused where the loop runs |
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum PatchStrategy {
-    /// Read the item, apply the operations locally, replace it with `If-Match` on the read's ETag
-    /// (the default).
-    #[default]
+    /// Read the item, apply the operations locally, replace it with `If-Match` on the read's ETag.
     ReadModifyWrite,
     /// Send the service's PATCH verb with the operations (and the optional condition).
     Native,
     /// `Native` where the account serves PATCH, learnt from the first PATCH's answer (405 or 501:
-    /// not served) and kept for the driver's life; `ReadModifyWrite` elsewhere.
+    /// not served) and kept for the driver's life, and the operations fit the verb (at most 10 in
+    /// one request); `ReadModifyWrite` elsewhere (the default).
+    #[default]
     Auto,
 }
 
@@ -83,7 +83,7 @@ mod tests {
         ] {
             assert_eq!(s.as_str().parse::<PatchStrategy>(), Ok(s));
         }
-        assert_eq!(PatchStrategy::default(), PatchStrategy::ReadModifyWrite);
+        assert_eq!(PatchStrategy::default(), PatchStrategy::Auto);
         let e = "fast".parse::<PatchStrategy>().unwrap_err();
         assert!(e.to_string().contains("rmw, native or auto"), "{e}");
     }

@@ -1,6 +1,7 @@
-//! PATCH: pre-flight, then the strategy (`PatchStrategy`): the read-modify-write loop (Read,
-//! apply, Replace with `If-Match` on the Read's ETag, on 412 read again, up to the attempt limit),
-//! the service's PATCH verb, or the verb where the account serves it.
+//! PATCH: pre-flight, then the strategy (`PatchStrategy`, planned in `strategy_plan`): the
+//! read-modify-write loop (Read, apply, Replace with `If-Match` on the Read's ETag, on 412 read
+//! again, up to the attempt limit), the service's PATCH verb, or (the default) the verb where the
+//! account serves it and the instructions fit it.
 //!
 //! The Read and the Replace re-enter the ordinary pipeline (retries, routing, sessions) and are
 //! never themselves PATCH. 412 stays non-retryable there; the only retry of a lost race is this
@@ -19,6 +20,7 @@ use super::ops::apply_patch_ops;
 use super::preflight;
 use super::session_thread::{replace_token, SessionThread};
 use super::settle::{settle, Settlement, UnsettledWrite};
+use super::strategy_plan::{plan, Needs, Plan};
 use super::synthesis::patch_response;
 use crate::diagnostics::DiagnosticsContext;
 use crate::error::{CosmosError, ErrorKind};
@@ -43,17 +45,15 @@ pub(crate) async fn execute_patch(
     let container = request.item.container();
     let paths = partition_key_paths(core, container, &budget.sub_options(options, None)?).await?;
     preflight::check(&request.instructions, false, &paths).map_err(refused)?;
-    match request.strategy {
-        PatchStrategy::ReadModifyWrite => {
-            loop_can_run(&request, "PatchStrategy::ReadModifyWrite")?;
-            read_modify_write(core, &request, options, &budget).await
-        }
-        PatchStrategy::Native => native_patch(core, &request, options, &budget).await,
-        PatchStrategy::Auto => {
-            if core.native_patch.known() == Some(false) {
-                loop_can_run(&request, "an account that does not serve PATCH")?;
-                return read_modify_write(core, &request, options, &budget).await;
-            }
+    let needs = Needs {
+        operations: request.instructions.operations.len(),
+        condition: request.instructions.condition.is_some(),
+    };
+    match plan(request.strategy, core.native_patch.known(), needs) {
+        Plan::Refuse(why) => Err(CosmosError::invalid_input(why.message())),
+        Plan::Loop => read_modify_write(core, &request, options, &budget).await,
+        Plan::Native => native_patch(core, &request, options, &budget).await,
+        Plan::NativeLearning => {
             let result = native_patch(core, &request, options, &budget).await;
             let status = match &result {
                 Ok(r) => Some(r.status()),
@@ -68,8 +68,11 @@ pub(crate) async fn execute_patch(
                         status = s,
                         "the account does not serve PATCH; read-modify-write from now on"
                     );
-                    loop_can_run(&request, "an account that does not serve PATCH")?;
-                    read_modify_write(core, &request, options, &budget).await
+                    match plan(request.strategy, Some(false), needs) {
+                        Plan::Loop => read_modify_write(core, &request, options, &budget).await,
+                        Plan::Refuse(why) => Err(CosmosError::invalid_input(why.message())),
+                        Plan::Native | Plan::NativeLearning => result,
+                    }
                 }
                 Some(_) => {
                     core.native_patch.learn(true);
@@ -78,18 +81,6 @@ pub(crate) async fn execute_patch(
                 None => result,
             }
         }
-    }
-}
-
-/// The read-modify-write loop cannot evaluate a `condition`: it is refused, never ignored.
-fn loop_can_run(request: &PatchRequest, with: &str) -> Result<(), CosmosError> {
-    match &request.instructions.condition {
-        Some(_) => Err(CosmosError::invalid_input(format!(
-            "a PATCH with a condition needs the service's PATCH verb (PatchStrategy::Native or \
-             Auto on an account that serves it); the read-modify-write loop used with {with} \
-             cannot evaluate it"
-        ))),
-        None => Ok(()),
     }
 }
 

@@ -16,11 +16,22 @@ pub(crate) fn record(
     started: SystemTime,
 ) {
     let (database, container) = match operation.target() {
-        OperationTarget::Database(d) | OperationTarget::Containers(d) => (Some(d.id()), None),
+        OperationTarget::Database(d)
+        | OperationTarget::Containers(d)
+        | OperationTarget::Users(d) => (Some(d.id()), None),
+        OperationTarget::User(u) | OperationTarget::Permissions(u) => {
+            (Some(u.database().id()), None)
+        }
+        OperationTarget::Permission(p) => (Some(p.user().database().id()), None),
         OperationTarget::Container(c)
         | OperationTarget::Items(c)
         | OperationTarget::PartitionKeyRanges(c)
-        | OperationTarget::Scripts(c, _) => (Some(c.database().id()), Some(c.id())),
+        | OperationTarget::Scripts(c, _)
+        | OperationTarget::Conflicts(c) => (Some(c.database().id()), Some(c.id())),
+        OperationTarget::Conflict(c) => (
+            Some(c.container().database().id()),
+            Some(c.container().id()),
+        ),
         OperationTarget::Script(s) => (
             Some(s.container().database().id()),
             Some(s.container().id()),

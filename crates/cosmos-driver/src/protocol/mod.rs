@@ -34,8 +34,8 @@ pub use priority_level::PriorityLevel;
 pub use protocol_error::ProtocolError;
 pub use region::Region;
 pub use resource_link::{
-    validate_id, ContainerReference, DatabaseReference, ItemReference, ScriptReference,
-    MAX_ID_LENGTH,
+    validate_id, ConflictReference, ContainerReference, DatabaseReference, ItemReference,
+    PermissionReference, ScriptReference, UserReference, MAX_ID_LENGTH,
 };
 pub(crate) use response_headers::parse_retry_after;
 pub use response_headers::ResponseHeaders;

@@ -21,6 +21,12 @@ pub enum ResourceType {
     Trigger,
     /// `udfs`: a container's user-defined functions.
     UserDefinedFunction,
+    /// `users`: a database's users, who permissions are granted to.
+    User,
+    /// `permissions`: a user's permissions, each with a resource token.
+    Permission,
+    /// `conflicts`: a container's conflicts in a multi-write account.
+    Conflict,
 }
 
 impl ResourceType {
@@ -36,6 +42,9 @@ impl ResourceType {
             ResourceType::StoredProcedure => "sprocs",
             ResourceType::Trigger => "triggers",
             ResourceType::UserDefinedFunction => "udfs",
+            ResourceType::User => "users",
+            ResourceType::Permission => "permissions",
+            ResourceType::Conflict => "conflicts",
         }
     }
 

@@ -114,6 +114,11 @@ impl DatabaseReference {
         Ok(Self { address })
     }
 
+    /// A user of this database.
+    pub fn user(&self, id: impl AsRef<str>) -> Result<UserReference, ProtocolError> {
+        UserReference::new(self.clone(), id)
+    }
+
     /// A container of this database.
     pub fn container(&self, id: impl AsRef<str>) -> Result<ContainerReference, ProtocolError> {
         ContainerReference::new(self.clone(), id)
@@ -137,6 +142,11 @@ impl ContainerReference {
     /// An item of this container.
     pub fn item(&self, id: impl AsRef<str>) -> Result<ItemReference, ProtocolError> {
         ItemReference::new(self.clone(), id)
+    }
+
+    /// A conflict recorded in this container.
+    pub fn conflict(&self, id: impl AsRef<str>) -> Result<ConflictReference, ProtocolError> {
+        ConflictReference::new(self.clone(), id)
     }
 
     /// The database the container belongs to.
@@ -164,6 +174,81 @@ impl ItemReference {
     }
 
     /// The container the item belongs to.
+    pub fn container(&self) -> &ContainerReference {
+        &self.container
+    }
+}
+
+/// A user of a database (who resource-token permissions are granted to), by database and id.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct UserReference {
+    database: DatabaseReference,
+    address: Address,
+}
+
+impl UserReference {
+    /// A reference to user `id` in `database`.
+    pub fn new(database: DatabaseReference, id: impl AsRef<str>) -> Result<Self, ProtocolError> {
+        let address = Address::child(Some(&database.address), "user", "users", id.as_ref())?;
+        Ok(Self { database, address })
+    }
+
+    /// The database the user belongs to.
+    pub fn database(&self) -> &DatabaseReference {
+        &self.database
+    }
+
+    /// A permission of this user.
+    pub fn permission(&self, id: impl AsRef<str>) -> Result<PermissionReference, ProtocolError> {
+        PermissionReference::new(self.clone(), id)
+    }
+}
+
+/// A permission of a user, by user and id.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct PermissionReference {
+    user: UserReference,
+    address: Address,
+}
+
+impl PermissionReference {
+    /// A reference to permission `id` of `user`.
+    pub fn new(user: UserReference, id: impl AsRef<str>) -> Result<Self, ProtocolError> {
+        let address = Address::child(
+            Some(&user.address),
+            "permission",
+            "permissions",
+            id.as_ref(),
+        )?;
+        Ok(Self { user, address })
+    }
+
+    /// The user the permission belongs to.
+    pub fn user(&self) -> &UserReference {
+        &self.user
+    }
+}
+
+/// A conflict recorded in a container of a multi-write account, by container and id.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ConflictReference {
+    container: ContainerReference,
+    address: Address,
+}
+
+impl ConflictReference {
+    /// A reference to conflict `id` in `container`.
+    pub fn new(container: ContainerReference, id: impl AsRef<str>) -> Result<Self, ProtocolError> {
+        let address = Address::child(
+            Some(&container.address),
+            "conflict",
+            "conflicts",
+            id.as_ref(),
+        )?;
+        Ok(Self { container, address })
+    }
+
+    /// The container the conflict belongs to.
     pub fn container(&self) -> &ContainerReference {
         &self.container
     }
@@ -249,6 +334,9 @@ reference_address! {
     DatabaseReference, "database", "dbs/{id}";
     ContainerReference, "container", "dbs/{db}/colls/{id}";
     ItemReference, "item", "dbs/{db}/colls/{c}/docs/{id}";
+    UserReference, "user", "dbs/{db}/users/{id}";
+    PermissionReference, "permission", "dbs/{db}/users/{user}/permissions/{id}";
+    ConflictReference, "conflict", "dbs/{db}/colls/{c}/conflicts/{id}";
     ScriptReference, "script", "dbs/{db}/colls/{c}/sprocs/{id}` or `triggers/{id}` or `udfs/{id}";
 }
 

@@ -1,12 +1,15 @@
-//! The settings of databases and containers as typed data: a container's definition (indexing
+//! The settings of databases and containers as typed data (and users and permissions): a container's definition (indexing
 //! policy, default TTL, unique keys) and provisioned throughput (manual or autoscale), with the
 //! JSON the service reads and writes. Plain data; the client layer sends it.
 
+mod conflicts;
 mod container_properties;
 mod scripts;
 mod search_policy;
 mod throughput_properties;
+mod users;
 
+pub use conflicts::ConflictProperties;
 pub use container_properties::{
     CompositePath, ContainerProperties, IndexPath, IndexingMode, IndexingPolicy, PartitionKeySpec,
     UniqueKey, UniqueKeyPolicy,
@@ -22,3 +25,4 @@ pub use search_policy::{
 pub use throughput_properties::{
     AutopilotSettings, OfferContent, OfferDocument, ThroughputProperties,
 };
+pub use users::{PermissionMode, PermissionProperties, UserProperties};

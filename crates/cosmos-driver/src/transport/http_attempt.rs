@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use super::date::with_request_date;
 use super::http_client::{sent, HttpClient, RawResponse, SendFailure};
-use crate::auth::Credential;
+use crate::auth::{Credential, Signer};
 use crate::error::CosmosError;
 use crate::protocol::Endpoint;
 use crate::protocol::{header_names as h, ConsistencyLevel, PriorityLevel, ResourceType};
@@ -118,8 +118,8 @@ impl Transport {
             let by_timeout = Instant::now() + timeout;
             deadline.map_or(by_timeout, |d| d.min(by_timeout))
         };
-        let request = if self.credential.as_master_key().is_some() {
-            // A master key signs at once.
+        let request = if !matches!(self.credential.signer(), Signer::Token) {
+            // A master key or resource tokens sign at once.
             self.build(req).await
         } else {
             // Boxed (token credentials only): keeps the send future, which every attempt holds,
@@ -141,8 +141,8 @@ impl Transport {
     /// The signed HTTP request of one attempt (a master key signs at once; a token credential may
     /// have to fetch a token).
     async fn build(&self, req: &AttemptRequest<'_>) -> Result<Request<Full<Bytes>>, CosmosError> {
-        let (date, authorization) = match self.credential.as_master_key() {
-            Some(key) => with_request_date(|date, lower| {
+        let (date, authorization) = match self.credential.signer() {
+            Signer::MasterKey(key) => with_request_date(|date, lower| {
                 let auth = key.authorization(
                     verb(req.method),
                     req.resource_type.as_path_segment(),
@@ -151,7 +151,11 @@ impl Transport {
                 );
                 (date.clone(), auth)
             }),
-            None => {
+            Signer::ResourceTokens(tokens) => (
+                with_request_date(|date, _| date.clone()),
+                tokens.authorization(req.resource_link)?,
+            ),
+            Signer::Token => {
                 let date = with_request_date(|date, _| date.clone());
                 let auth = self.credential.token_authorization(&self.token_scope).await;
                 (

@@ -10,7 +10,7 @@ use cosmos_driver::{ContainerReference, CosmosDriver, CosmosError, OperationOpti
 use cosmos_emulator::EmulatorBuilder;
 use serde_json::json;
 
-use super::support::{create, patch, read_doc, setup};
+use super::support::{create, loop_options, patch, read_doc, setup};
 
 const TASKS: usize = 16;
 const PER_TASK: usize = 50;
@@ -51,7 +51,7 @@ async fn increment(
 
 async fn run(driver: &CosmosDriver, c: &ContainerReference, id: &str, max_attempts: u8) -> Figures {
     create(driver, c, &json!({"id": id, "pk": "p", "n": 0})).await;
-    let o = OperationOptions::new().with_patch_max_attempts(NonZeroU8::new(max_attempts).unwrap());
+    let o = loop_options().with_patch_max_attempts(NonZeroU8::new(max_attempts).unwrap());
     let tasks: Vec<_> = (0..TASKS)
         .map(|_| {
             let (driver, c, id, o) = (driver.clone(), c.clone(), id.to_owned(), o.clone());

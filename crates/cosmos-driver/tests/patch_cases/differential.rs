@@ -2,12 +2,14 @@
 //! native PATCH must give the same document (member order included), or both be refused.
 
 use cosmos_driver::patch::{PatchInstructions, PatchOperation};
-use cosmos_driver::{ContainerReference, CosmosDriver, OperationOptions};
+use cosmos_driver::{ContainerReference, CosmosDriver};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
-use super::support::{create, native_patch, patch, read_doc, service_body, user_part};
+use super::support::{
+    create, loop_options, native_patch, patch, read_doc, service_body, user_part,
+};
 
 /// The document every case starts from: scalars, nested objects and arrays, escaped names.
 pub fn base_doc(id: &str) -> Value {
@@ -245,7 +247,7 @@ pub async fn run_case(
     let (ours_id, native_id) = (format!("ours-{n}"), format!("native-{n}"));
     create(driver, c, &base_doc(&ours_id)).await;
     create(driver, c, &base_doc(&native_id)).await;
-    let ours = match patch(driver, c, &ours_id, "p", spec, &OperationOptions::new()).await {
+    let ours = match patch(driver, c, &ours_id, "p", spec, &loop_options()).await {
         Ok(_) => Outcome::Applied(comparable(&read_doc(driver, c, &ours_id, "p").await.0)),
         Err(e) => {
             assert!(

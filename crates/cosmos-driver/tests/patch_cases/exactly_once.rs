@@ -5,12 +5,14 @@
 use std::time::Duration;
 
 use cosmos_driver::patch::PatchInstructions;
-use cosmos_driver::{CosmosOperation, ErrorKind, OperationOptions};
+use cosmos_driver::{CosmosOperation, ErrorKind};
 use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
 use cosmos_emulator::EmulatorBuilder;
 use serde_json::json;
 
-use super::support::{counter_setup, counter_setup_with, patch, read_doc, requests_of};
+use super::support::{
+    counter_setup, counter_setup_with, loop_options, patch, read_doc, requests_of,
+};
 
 fn increment() -> PatchInstructions {
     PatchInstructions::new()
@@ -38,16 +40,9 @@ async fn a_replace_that_landed_and_lost_its_answer_is_reported_once() {
                 .for_ops([OpKind::Replace])
                 .first(1),
         );
-        let r = patch(
-            &driver,
-            &c,
-            "a",
-            "p",
-            &increment(),
-            &OperationOptions::new(),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{after:?}: the re-read settles it: {e}"));
+        let r = patch(&driver, &c, "a", "p", &increment(), &loop_options())
+            .await
+            .unwrap_or_else(|e| panic!("{after:?}: the re-read settles it: {e}"));
         assert_eq!(lost.hits(), 1);
         let returned: serde_json::Value = r.json().unwrap();
         let (stored, etag) = read_doc(&driver, &c, "a", "p").await;
@@ -74,16 +69,9 @@ async fn a_replace_that_never_ran_is_sent_again_on_the_same_etag() {
             .for_ops([OpKind::Replace])
             .first(3),
     );
-    let r = patch(
-        &driver,
-        &c,
-        "a",
-        "p",
-        &increment(),
-        &OperationOptions::new(),
-    )
-    .await
-    .expect("the same conditional replace, sent again, lands");
+    let r = patch(&driver, &c, "a", "p", &increment(), &loop_options())
+        .await
+        .expect("the same conditional replace, sent again, lands");
     assert_eq!(closed.hits(), 3);
     assert_eq!(r.status(), 200);
     let (stored, _) = read_doc(&driver, &c, "a", "p").await;
@@ -112,17 +100,10 @@ async fn an_item_changed_by_another_writer_makes_the_outcome_unknown() {
     );
     let other = driver.clone();
     let c2 = c.clone();
-    let running = tokio::spawn(async move {
-        patch(
-            &other,
-            &c2,
-            "a",
-            "p",
-            &increment(),
-            &OperationOptions::new(),
-        )
-        .await
-    });
+    let running =
+        tokio::spawn(
+            async move { patch(&other, &c2, "a", "p", &increment(), &loop_options()).await },
+        );
     for _ in 0..2000 {
         if held.hits() == 1 {
             break;
@@ -135,7 +116,7 @@ async fn an_item_changed_by_another_writer_makes_the_outcome_unknown() {
         .with_json_body(&json!({"id": "a", "pk": "p", "n": 100, "log": []}))
         .unwrap();
     driver
-        .execute(overwrite, &OperationOptions::new())
+        .execute(overwrite, &loop_options())
         .await
         .expect("the other writer's replace");
     let e = running
@@ -169,16 +150,9 @@ async fn a_failed_settling_read_makes_the_outcome_unknown() {
             .for_ops([OpKind::Read])
             .after(1),
     );
-    let e = patch(
-        &driver,
-        &c,
-        "a",
-        "p",
-        &increment(),
-        &OperationOptions::new(),
-    )
-    .await
-    .expect_err("nothing settles it");
+    let e = patch(&driver, &c, "a", "p", &increment(), &loop_options())
+        .await
+        .expect_err("nothing settles it");
     assert_eq!(e.kind(), ErrorKind::OutcomeUnknown, "{e}");
     assert!(!e.is_not_found(), "not reported as a definite 404");
     drop(_reads_refused);
@@ -202,7 +176,7 @@ async fn a_sibling_that_wrote_the_same_body_is_not_taken_for_this_write() {
             .with_header("x-test-writer", "a")
             .first(1),
     );
-    let options = OperationOptions::new();
+    let options = loop_options();
     let (spec, a_op) = (
         increment(),
         super::support::patch_op(&c, "a", "p", &increment()).with_header(

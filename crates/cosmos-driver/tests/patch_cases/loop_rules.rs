@@ -10,10 +10,10 @@ use cosmos_emulator::faults::{DelaySpec, FaultRule, OpKind, Reaction};
 use cosmos_emulator::EmulatorBuilder;
 use serde_json::{json, Value};
 
-use super::support::{create, patch, read_doc, requests_of, setup, user_part};
+use super::support::{create, loop_options, patch, read_doc, requests_of, setup, user_part};
 
 fn attempts(n: u8) -> OperationOptions {
-    OperationOptions::new().with_patch_max_attempts(NonZeroU8::new(n).unwrap())
+    loop_options().with_patch_max_attempts(NonZeroU8::new(n).unwrap())
 }
 
 #[tokio::test]
@@ -31,7 +31,7 @@ async fn applies_the_documented_example_and_keeps_member_order() {
         .move_from("/color", "/inventory/color")
         .add("/a_new", json!(1))
         .add("/z_new", json!(2));
-    let r = patch(&driver, &c, "bike", "road", &spec, &OperationOptions::new())
+    let r = patch(&driver, &c, "bike", "road", &spec, &loop_options())
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
@@ -78,25 +78,19 @@ async fn untouched_numbers_survive_the_round_trip_exactly() {
     let create = cosmos_driver::CosmosOperation::create_item(c.clone())
         .with_partition_key("p")
         .with_body(body);
-    driver
-        .execute(create, &OperationOptions::new())
-        .await
-        .unwrap();
+    driver.execute(create, &loop_options()).await.unwrap();
     patch(
         &driver,
         &c,
         "nums",
         "p",
         &PatchInstructions::new().set("/touched", json!(true)),
-        &OperationOptions::new(),
+        &loop_options(),
     )
     .await
     .unwrap();
     let stored = driver
-        .execute(
-            crate::common::read(&c, "nums", "p"),
-            &OperationOptions::new(),
-        )
+        .execute(crate::common::read(&c, "nums", "p"), &loop_options())
         .await
         .unwrap();
     let stored = std::str::from_utf8(stored.body()).unwrap().to_owned();
@@ -121,7 +115,7 @@ async fn the_body_etag_is_the_response_etag_with_and_without_content_response() 
     let (_emu, driver, c) = setup(EmulatorBuilder::new()).await;
     create(&driver, &c, &json!({"id": "a", "pk": "p", "n": 1})).await;
     for on in [true, false] {
-        let o = OperationOptions::new().with_content_response_on_write(on);
+        let o = loop_options().with_content_response_on_write(on);
         let r = patch(
             &driver,
             &c,
@@ -147,7 +141,7 @@ async fn the_body_etag_is_the_response_etag_with_and_without_content_response() 
                 body["_etag"].as_str().unwrap().to_owned(),
             ));
         driver
-            .execute(replace, &OperationOptions::new())
+            .execute(replace, &loop_options())
             .await
             .expect("the body's etag is current");
     }
@@ -169,7 +163,7 @@ async fn one_lost_race_then_success_aggregates_every_sub_operation() {
         "a",
         "p",
         &PatchInstructions::new().increment("/n", 5),
-        &OperationOptions::new(),
+        &loop_options(),
     )
     .await
     .unwrap();
@@ -256,7 +250,7 @@ async fn the_default_limit_is_five_attempts() {
         "a",
         "p",
         &PatchInstructions::new().increment("/n", 1),
-        &OperationOptions::new(),
+        &loop_options(),
     )
     .await
     .unwrap_err();
@@ -269,7 +263,7 @@ async fn sub_operation_errors_are_returned_verbatim() {
     let (emu, driver, c) = setup(EmulatorBuilder::new()).await;
     create(&driver, &c, &json!({"id": "a", "pk": "p", "n": 1})).await;
     let inc = PatchInstructions::new().increment("/n", 1);
-    let o = OperationOptions::new();
+    let o = loop_options();
 
     let e = patch(&driver, &c, "missing", "p", &inc, &o)
         .await
@@ -347,7 +341,7 @@ async fn a_patch_that_does_not_fit_the_item_is_a_bad_request_and_changes_nothing
         ),
     ];
     for (spec, needle) in cases {
-        let e = patch(&driver, &c, "a", "p", &spec, &OperationOptions::new())
+        let e = patch(&driver, &c, "a", "p", &spec, &loop_options())
             .await
             .unwrap_err();
         assert!(e.is_bad_request() && e.is_invalid_input(), "{e}");

@@ -6,12 +6,13 @@ use cosmos_driver::patch::{
     apply_patch_ops, JsonPointer, PatchFailure, PatchInstructions, PatchOpKind,
 };
 use cosmos_driver::{
-    CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions, OperationOptions,
+    CosmosDriver, CosmosOperation, Credential, DatabaseReference, DriverOptions,
     PartitionKeyDefinition,
 };
 use serde_json::json;
 
 use super::differential::{base_doc, compare_all, random_lists, table};
+use super::support::loop_options;
 
 /// The well-known emulator key; the peer does not check signatures, the driver still signs.
 const KEY: &str =
@@ -67,7 +68,7 @@ async fn the_loop_and_the_peers_native_patch_agree() {
         .await
         .expect("the driver reads the peer's account");
     let db = DatabaseReference::new(format!("patch-{}", std::process::id())).unwrap();
-    let o = OperationOptions::new();
+    let o = loop_options();
     driver
         .execute(CosmosOperation::create_database(db.clone()), &o)
         .await

@@ -1,13 +1,15 @@
 //! Every pre-flight refusal is made before any request goes out.
 
 use cosmos_driver::patch::PatchInstructions;
-use cosmos_driver::{CosmosOperation, OperationOptions, PartitionKeyDefinition, Precondition};
+use cosmos_driver::{CosmosOperation, PartitionKeyDefinition, Precondition};
 use cosmos_emulator::faults::OpKind;
 use cosmos_emulator::EmulatorBuilder;
 use http::{HeaderName, HeaderValue};
 use serde_json::json;
 
-use super::support::{all_requests, create, item_requests, patch, patch_op, requests_of, setup};
+use super::support::{
+    all_requests, create, item_requests, loop_options, patch, patch_op, requests_of, setup,
+};
 use crate::common;
 
 #[tokio::test]
@@ -19,7 +21,7 @@ async fn refusals_send_no_request() {
         &json!({"id": "a", "pk": "p", "n": 1, "nested": {"k": 1}}),
     )
     .await;
-    let o = OperationOptions::new();
+    let o = loop_options();
     // One PATCH learns the container's partition key paths; after it, nothing else is needed.
     patch(
         &driver,
@@ -102,7 +104,7 @@ async fn partition_key_refusal_on_a_new_driver_sends_no_item_request() {
         "a",
         "p",
         &PatchInstructions::new().remove("/pk"),
-        &OperationOptions::new(),
+        &loop_options(),
     )
     .await
     .unwrap_err();
@@ -124,7 +126,7 @@ async fn partition_key_refusal_on_a_new_driver_sends_no_item_request() {
         "a",
         "p",
         &PatchInstructions::new().set("/pk", json!(1)),
-        &OperationOptions::new(),
+        &loop_options(),
     )
     .await
     .unwrap_err();
@@ -136,7 +138,7 @@ async fn a_nested_partition_key_path_protects_its_ancestors() {
     let emu = common::start(EmulatorBuilder::new()).await;
     let driver = common::driver(common::options(&emu)).await;
     let db = cosmos_driver::DatabaseReference::new("db").unwrap();
-    let o = OperationOptions::new();
+    let o = loop_options();
     driver
         .execute(CosmosOperation::create_database(db.clone()), &o)
         .await

@@ -2,12 +2,12 @@
 //! the Read, the Replace goes to the hub, and the response's token covers the write.
 
 use cosmos_driver::patch::PatchInstructions;
-use cosmos_driver::{OperationOptions, SessionToken};
+use cosmos_driver::SessionToken;
 use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
 use cosmos_emulator::{EmulatorBuilder, ReplicationLag};
 use serde_json::json;
 
-use super::support::{create, patch, read_doc, setup, user_part};
+use super::support::{create, loop_options, patch, read_doc, setup, user_part};
 use crate::common;
 
 fn lagging_west() -> EmulatorBuilder {
@@ -27,7 +27,7 @@ async fn the_caller_token_seeds_the_read_in_a_lagging_region() {
     let inc = PatchInstructions::new().increment("/n", 1);
 
     // Without the caller's token the Read has no way to know West US is behind: a plain 404.
-    let e = patch(&reader, &c, "a", "p", &inc, &OperationOptions::new())
+    let e = patch(&reader, &c, "a", "p", &inc, &loop_options())
         .await
         .unwrap_err();
     assert!(
@@ -38,7 +38,7 @@ async fn the_caller_token_seeds_the_read_in_a_lagging_region() {
 
     // With it, West US answers 404/1002 and the Read moves on until it sees the write.
     emu.counters().reset();
-    let o = OperationOptions::new().with_session_token(token.clone());
+    let o = loop_options().with_session_token(token.clone());
     let r = patch(&reader, &c, "a", "p", &inc, &o).await.unwrap();
     assert_eq!(r.json::<serde_json::Value>().unwrap()["n"], json!(2));
     let rows = r.diagnostics().requests();
@@ -86,7 +86,7 @@ async fn consecutive_patches_in_one_session_never_lose_an_update() {
         common::driver(common::options(&emu).with_preferred_regions(["West US", "East US"])).await;
     let mut token = SessionToken::parse(created.session_token().unwrap()).unwrap();
     for i in 1..=5 {
-        let o = OperationOptions::new().with_session_token(token.clone());
+        let o = loop_options().with_session_token(token.clone());
         let r = patch(
             &reader,
             &c,
@@ -133,12 +133,12 @@ async fn each_sub_operation_carries_the_token_the_spec_names() {
         "a",
         "p",
         &PatchInstructions::new().set("/moved", json!(true)),
-        &OperationOptions::new(),
+        &loop_options(),
     )
     .await
     .unwrap();
     let current = writer
-        .execute(common::read(&c, "a", "p"), &OperationOptions::new())
+        .execute(common::read(&c, "a", "p"), &loop_options())
         .await
         .unwrap();
     let current = current.session_token().unwrap().to_owned();
@@ -158,7 +158,7 @@ async fn each_sub_operation_carries_the_token_the_spec_names() {
     let read_with_caller_token = carrying(&emu, OpKind::Read, &caller);
     let read_with_advanced_token = carrying(&emu, OpKind::Read, &current);
 
-    let o = OperationOptions::new().with_session_token(SessionToken::parse(&caller).unwrap());
+    let o = loop_options().with_session_token(SessionToken::parse(&caller).unwrap());
     let r = patch(
         &patcher,
         &c,

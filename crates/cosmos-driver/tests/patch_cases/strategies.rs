@@ -67,16 +67,18 @@ async fn native_carries_the_condition_and_a_false_one_answers_412() {
 async fn the_loop_refuses_a_condition_it_cannot_evaluate() {
     let (emu, driver, c) = counter_setup().await;
     let guarded = bump().with_condition("from c where c.n < 2");
-    for options in [
-        OperationOptions::new(),
-        strategy(PatchStrategy::ReadModifyWrite),
-    ] {
-        let e = patch(&driver, &c, "a", "p", &guarded, &options)
-            .await
-            .expect_err("a condition needs the service");
-        assert!(e.is_invalid_input(), "{e}");
-        assert!(e.message().contains("condition"), "{e}");
-    }
+    let e = patch(
+        &driver,
+        &c,
+        "a",
+        "p",
+        &guarded,
+        &strategy(PatchStrategy::ReadModifyWrite),
+    )
+    .await
+    .expect_err("a condition needs the service");
+    assert!(e.is_invalid_input(), "{e}");
+    assert!(e.message().contains("condition"), "{e}");
     assert_eq!(requests_of(&emu, OpKind::Replace), 0);
     assert_eq!(requests_of(&emu, OpKind::Patch), 0);
 }
@@ -146,4 +148,77 @@ async fn auto_falls_back_to_the_loop_and_remembers_it() {
     assert!(e.is_invalid_input(), "{e}");
     let (stored, _) = read_doc(&driver, &c, "a", "p").await;
     assert_eq!(stored["n"], 3);
+}
+
+/// Eleven increments: one more operation than the service's PATCH takes.
+fn eleven_operations() -> PatchInstructions {
+    (0..11).fold(PatchInstructions::new(), |p, _| p.increment("/n", 1))
+}
+
+#[tokio::test]
+async fn by_default_a_patch_is_the_services_verb_where_the_account_serves_it() {
+    let (emu, driver, c) = counter_setup().await;
+    for expected in [2, 3] {
+        let r = patch(&driver, &c, "a", "p", &bump(), &OperationOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(r.json::<serde_json::Value>().unwrap()["n"], expected);
+    }
+    assert_eq!(requests_of(&emu, OpKind::Patch), 2);
+    assert_eq!(requests_of(&emu, OpKind::Replace), 0);
+    // The handle's item options carry the strategy too.
+    let orders = driver.container("db", "c");
+    let by_loop = cosmos_driver::ItemOptions::new()
+        .with_patch_strategy(cosmos_driver::prelude::PatchStrategy::ReadModifyWrite);
+    orders
+        .patch_item::<serde_json::Value>("p", "a", &bump(), Some(by_loop))
+        .await
+        .unwrap();
+    assert_eq!(requests_of(&emu, OpKind::Patch), 2);
+    assert_eq!(requests_of(&emu, OpKind::Replace), 1);
+}
+
+#[tokio::test]
+async fn by_default_instructions_the_verb_cannot_carry_run_as_the_loop() {
+    let (emu, driver, c) = counter_setup().await;
+    let r = patch(
+        &driver,
+        &c,
+        "a",
+        "p",
+        &eleven_operations(),
+        &OperationOptions::new(),
+    )
+    .await
+    .expect("the loop carries eleven operations");
+    assert_eq!(r.json::<serde_json::Value>().unwrap()["n"], 12);
+    assert_eq!(requests_of(&emu, OpKind::Patch), 0);
+    assert_eq!(requests_of(&emu, OpKind::Replace), 1);
+    // Native cannot: refused before anything is sent.
+    let e = patch(
+        &driver,
+        &c,
+        "a",
+        "p",
+        &eleven_operations(),
+        &strategy(PatchStrategy::Native),
+    )
+    .await
+    .expect_err("more operations than the verb takes");
+    assert!(e.is_invalid_input(), "{e}");
+    assert_eq!(requests_of(&emu, OpKind::Patch), 0);
+    // With a condition neither can: refused.
+    let e = patch(
+        &driver,
+        &c,
+        "a",
+        "p",
+        &eleven_operations().with_condition("from c where c.n > 0"),
+        &OperationOptions::new(),
+    )
+    .await
+    .expect_err("neither the verb nor the loop can carry it");
+    assert!(e.is_invalid_input(), "{e}");
+    let (stored, _) = read_doc(&driver, &c, "a", "p").await;
+    assert_eq!(stored["n"], 12);
 }

@@ -75,6 +75,12 @@ pub fn patch_op(
         .unwrap()
 }
 
+/// Options that run a PATCH as the read-modify-write loop (the default, `Auto`, sends the
+/// service's verb where the emulator serves it): the loop's own tests use these.
+pub fn loop_options() -> OperationOptions {
+    OperationOptions::new().with_patch_strategy(cosmos_driver::PatchStrategy::ReadModifyWrite)
+}
+
 /// Runs `spec` on item `id` through the driver.
 pub async fn patch(
     driver: &CosmosDriver,

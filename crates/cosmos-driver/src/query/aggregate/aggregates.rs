@@ -45,9 +45,23 @@ impl Total {
     fn to_value(self) -> Option<Value> {
         match self {
             Total::Int(i) => Some(Value::from(i)),
-            Total::Float(f) => Number::from_f64(f).map(Value::Number),
+            Total::Float(f) => double_value(f),
         }
     }
+}
+
+/// Largest magnitude up to which every whole double is an exact integer (2^53).
+const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
+
+/// A double computed by the driver, in the service's JSON form: a whole value within the exact
+/// integer range is written as an integer (`4`, not `4.0`), as the service writes it, so that it
+/// reads into an integer type; any other finite value as a double; a non-finite one is undefined.
+fn double_value(f: f64) -> Option<Value> {
+    if f.fract() == 0.0 && f.abs() <= EXACT_INTEGERS {
+        // Whole and within ±2^53: the conversion is exact (and -0 is written 0).
+        return Some(Value::from(f as i64));
+    }
+    Number::from_f64(f).map(Value::Number)
 }
 
 /// One aggregate being combined. Its partial state is plain data: a continuation token carries
@@ -192,7 +206,7 @@ impl Aggregator {
                 if c <= 0.0 {
                     return None;
                 }
-                Number::from_f64(sum.as_f64() / c).map(Value::Number)
+                double_value(sum.as_f64() / c)
             }
         }
     }
@@ -218,6 +232,28 @@ mod tests {
             a.add(p.as_ref()).unwrap();
         }
         a.result()
+    }
+
+    #[test]
+    fn whole_doubles_are_written_as_integers_within_the_exact_range() {
+        let table: &[(f64, Option<&str>)] = &[
+            (4.0, Some("4")),
+            (-4.0, Some("-4")),
+            (-0.0, Some("0")),
+            (0.5, Some("0.5")),
+            (14.0 / 3.0, Some("4.666666666666667")),
+            (9_007_199_254_740_992.0, Some("9007199254740992")),
+            (-9_007_199_254_740_992.0, Some("-9007199254740992")),
+            (18_014_398_509_481_984.0, Some("1.8014398509481984e+16")),
+            (9.223372036854776e18, Some("9.223372036854776e+18")),
+            (1e300, Some("1e+300")),
+            (f64::NAN, None),
+            (f64::INFINITY, None),
+        ];
+        for (f, expected) in table {
+            let got = double_value(*f).map(|v| v.to_string());
+            assert_eq!(got.as_deref(), *expected, "{f}");
+        }
     }
 
     type Case = (AggregateKind, Vec<Option<Value>>, Option<Value>);
@@ -271,7 +307,7 @@ mod tests {
                     n(json!({"sum": 6, "count": 2})),
                     n(json!({"sum": 3, "count": 1})),
                 ],
-                Some(json!(3.0)),
+                Some(json!(3)),
             ),
             (
                 Average,

@@ -277,9 +277,9 @@ mod tests {
         assert_eq!(
             m.finish(),
             vec![
-                json!({"k": "a", "n": 5, "avg": 1.0, "lo": -1}),
-                json!({"k": "b", "n": 1, "avg": 9.0, "lo": 9}),
-                json!({"n": 1, "avg": 2.0}),
+                json!({"k": "a", "n": 5, "avg": 1, "lo": -1}),
+                json!({"k": "b", "n": 1, "avg": 9, "lo": 9}),
+                json!({"n": 1, "avg": 2}),
             ]
         );
     }
