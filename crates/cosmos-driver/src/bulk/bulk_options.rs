@@ -8,6 +8,7 @@
 pub struct BulkOptions {
     pub(crate) min_in_flight: usize,
     pub(crate) max_in_flight: usize,
+    pub(crate) max_in_flight_total: usize,
     pub(crate) max_pending: usize,
     pub(crate) max_throttle_rounds: u32,
     pub(crate) content_response: bool,
@@ -18,6 +19,7 @@ impl Default for BulkOptions {
         BulkOptions {
             min_in_flight: 1,
             max_in_flight: 16,
+            max_in_flight_total: 128,
             max_pending: 10_000,
             max_throttle_rounds: 30,
             content_response: true,
@@ -26,7 +28,9 @@ impl Default for BulkOptions {
 }
 
 impl BulkOptions {
-    /// The defaults: 1 to 16 batches in flight per range, at most 10,000 operations held at once,
+    /// The defaults: 1 to 16 batches in flight per range and at most 128 in all (each holds a
+    /// connection: a container with thousands of ranges does not open thousands of connections),
+    /// at most 10,000 operations held at once,
     /// 30 rounds of throttling per operation, item bodies kept. Operations of a range found gone
     /// (a split) are routed anew after the ranges are read again; the run reads them again at most
     /// as often as any compound operation re-plans (64 times, waiting a little longer each time),
@@ -40,6 +44,12 @@ impl BulkOptions {
     pub fn with_in_flight_per_range(mut self, min: usize, max: usize) -> Self {
         self.min_in_flight = min.max(1);
         self.max_in_flight = max.max(self.min_in_flight);
+        self
+    }
+
+    /// At most `count` batches (at least 1) in flight over all ranges together.
+    pub fn with_max_in_flight(mut self, count: usize) -> Self {
+        self.max_in_flight_total = count.max(1);
         self
     }
 

@@ -123,6 +123,7 @@ where
                 q.paused_until = None;
             }
             while q.ready(now)
+                && in_flight.len() < options.max_in_flight_total
                 && run.congestion.may_send(route, q.in_flight)
                 && (flush || holds_a_full_batch(&q.queue))
             {

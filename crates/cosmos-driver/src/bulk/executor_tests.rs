@@ -44,6 +44,9 @@ struct State {
     scripts: HashMap<String, Vec<Script>>,
     in_flight: HashMap<String, usize>,
     max_in_flight: HashMap<String, usize>,
+    /// Batches in flight over every route, and the most seen at once.
+    in_flight_total: usize,
+    max_in_flight_total: usize,
     requests: Vec<(String, usize)>,
     refreshes: usize,
 }
@@ -170,6 +173,8 @@ impl BulkTarget for Fake {
                 let n = *n;
                 let max = s.max_in_flight.entry(route.clone()).or_default();
                 *max = (*max).max(n);
+                s.in_flight_total += 1;
+                s.max_in_flight_total = s.max_in_flight_total.max(s.in_flight_total);
                 let scripts = s.scripts.entry(route.clone()).or_default();
                 if scripts.is_empty() {
                     Script::Serve
@@ -178,13 +183,11 @@ impl BulkTarget for Fake {
                 }
             };
             tokio::time::sleep(self.latency).await;
-            *self
-                .state
-                .lock()
-                .unwrap()
-                .in_flight
-                .get_mut(&route)
-                .unwrap() -= 1;
+            {
+                let mut s = self.state.lock().unwrap();
+                *s.in_flight.get_mut(&route).unwrap() -= 1;
+                s.in_flight_total -= 1;
+            }
             self.answer(script, &ops)
         })
     }
@@ -234,6 +237,37 @@ async fn results_come_back_in_the_callers_order_and_the_input_is_read_within_the
     assert!(s.requests.iter().filter(|(_, n)| *n < 100).count() <= 3 * 3);
     assert_eq!(response.stats().request_charge, 5.0 * 2_000.0);
     assert_eq!(response.stats().batches, s.requests.len());
+}
+
+#[tokio::test(start_paused = true)]
+async fn batches_in_flight_over_all_ranges_stay_within_the_run_wide_bound() {
+    // 300 keys, each its own route: per-range limits alone would send 300 batches at once.
+    let fake = Fake::new(by_key());
+    let ops = futures::stream::iter((0..3_000).map(|i| create(i, 300)));
+    let options = BulkOptions::new()
+        .with_in_flight_per_range(4, 16)
+        .with_max_in_flight(32);
+    let response = run_bulk(&fake, ops, &options).await.unwrap();
+    assert_eq!(statuses(&response), vec![201; 3_000]);
+    let s = fake.state.lock().unwrap();
+    assert!(
+        s.max_in_flight_total <= 32 && s.max_in_flight_total >= 16,
+        "{} batches were in flight at once",
+        s.max_in_flight_total
+    );
+    drop(s);
+    // The default bound.
+    let fake = Fake::new(by_key());
+    let ops = futures::stream::iter((0..3_000).map(|i| create(i, 300)));
+    let response = run_bulk(
+        &fake,
+        ops,
+        &BulkOptions::new().with_in_flight_per_range(4, 16),
+    )
+    .await
+    .unwrap();
+    assert_eq!(statuses(&response), vec![201; 3_000]);
+    assert!(fake.state.lock().unwrap().max_in_flight_total <= 128);
 }
 
 #[tokio::test(start_paused = true)]
