@@ -9,6 +9,7 @@
 //!
 //! A measurement, not a test: nothing fails when the machine is slow.
 
+#[allow(dead_code)]
 mod support;
 
 use cosmos_driver::prelude::*;

@@ -69,17 +69,16 @@ pub(super) fn metered(
             )
         })?,
     };
+    let mut reservations = Vec::with_capacity(range_ids.len());
     for range_id in &range_ids {
-        if let Err(wait) = meter.admit(&container.rid, range_id, budget, priority, ctx.now) {
-            let mut e = ApiError::new(
-                429,
-                format!(
-                    "Request rate is large: partition key range {range_id} has used its {budget} RU of this second."
-                ),
-            )
-            .with_sub_status(REQUEST_RATE_TOO_LARGE);
-            e.retry_after_ms = Some(wait.as_millis().max(1) as u64);
-            return Err(e);
+        match meter.admit(&container.rid, range_id, budget, priority, ctx.now) {
+            Ok(reservation) => reservations.push(reservation),
+            Err(wait) => {
+                for (range, reservation) in range_ids.iter().zip(reservations) {
+                    meter.release(&container.rid, range, reservation, ctx.now);
+                }
+                return Err(throttled(range_id, budget, wait));
+            }
         }
     }
     let answer = serve();
@@ -94,10 +93,35 @@ pub(super) fn metered(
         ),
         Err(_) => (crate::protocol::charge::data_error(), None),
     };
-    for (range_id, share) in split_charge(charge, &range_ids, answered_by) {
-        meter.record(&container.rid, range_id, share, priority, ctx.now);
+    let shares = split_charge(charge, &range_ids, answered_by);
+    for (range_id, reservation) in range_ids.iter().zip(reservations) {
+        let share = shares
+            .iter()
+            .find(|(r, _)| *r == range_id.as_str())
+            .map_or(0.0, |(_, s)| *s);
+        meter.record(
+            &container.rid,
+            range_id,
+            share,
+            Some(reservation),
+            priority,
+            ctx.now,
+        );
     }
     answer
+}
+
+/// The 429/3200 of a range past its share, retried after `wait`.
+fn throttled(range_id: &str, budget: f64, wait: std::time::Duration) -> ApiError {
+    let mut e = ApiError::new(
+        429,
+        format!(
+            "Request rate is large: partition key range {range_id} has used its {budget} RU of this second."
+        ),
+    )
+    .with_sub_status(REQUEST_RATE_TOO_LARGE);
+    e.retry_after_ms = Some(wait.as_millis().max(1) as u64);
+    e
 }
 
 /// The container and ranges an item request reads or writes, and each range's RU per second.

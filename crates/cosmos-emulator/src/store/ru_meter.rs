@@ -5,9 +5,11 @@
 //! Priority-based execution (`x-ms-cosmos-priority-level`, High by default): either priority may
 //! use the whole share when the other is absent, and when both compete, Low is throttled first. A
 //! Low request is admitted only while the window's use plus the High demand still expected in it
-//! (what High used in the previous window, less what it used so far in this one) is under the
-//! share; a High request while the use alone is. Nothing is reserved: without High traffic in the
-//! last second, Low gets the whole share.
+//! (what High asked for in the previous window, less what it used so far in this one) is under the
+//! share; a High request while the use alone is. High demand counts the High requests refused too
+//! (each at the average charge of the window's High requests, 1 RU before any): otherwise a second
+//! in which Low crowded High out would expect no High traffic in the next. Nothing is reserved:
+//! without High traffic in the last second, Low gets the whole share.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -19,10 +21,19 @@ use tokio::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Window {
     pub started: Instant,
+    /// What served requests were charged, plus what admitted ones still running are expected to be.
     pub used: f64,
+    /// Requests served in this window, and what they were charged.
+    pub served: u32,
+    pub charged: f64,
     /// What High-priority requests used in this window.
     pub high_used: f64,
-    /// What High-priority requests used in the window just before this one (0 after a gap).
+    /// High-priority requests served in this window.
+    pub high_served: u32,
+    /// What High-priority requests asked for in this window: what they used, and an estimate for
+    /// each one refused.
+    pub high_wanted: f64,
+    /// What High-priority requests asked for in the window just before this one (0 after a gap).
     pub high_before: f64,
 }
 
@@ -57,10 +68,14 @@ fn at(window: Option<&Window>, now: Instant) -> Window {
         previous => Window {
             started: now,
             used: 0.0,
+            served: 0,
+            charged: 0.0,
             high_used: 0.0,
+            high_served: 0,
+            high_wanted: 0.0,
             high_before: previous
                 .filter(|w| now < w.started + SECOND + SECOND)
-                .map_or(0.0, |w| w.high_used),
+                .map_or(0.0, |w| w.high_wanted),
         },
     }
 }
@@ -85,22 +100,93 @@ pub(super) fn admit(
     }
 }
 
-/// `window` after a request of `priority` charged `charge` RU at `now`.
+/// What an admitted request is expected to cost, set aside in its window until it is served, so
+/// that requests admitted at the same moment see each other: the average charge of the window's
+/// served requests (1 RU before any).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Reservation {
+    /// The window it was set aside in.
+    window_started: Instant,
+    amount: f64,
+}
+
+/// `window` with a request's expected cost set aside at `now`, and the reservation.
+pub(super) fn reserve(window: Option<&Window>, now: Instant) -> (Window, Reservation) {
+    let w = at(window, now);
+    let amount = if w.served == 0 {
+        1.0
+    } else {
+        w.charged / f64::from(w.served)
+    };
+    let reservation = Reservation {
+        window_started: w.started,
+        amount,
+    };
+    (
+        Window {
+            used: w.used + amount,
+            ..w
+        },
+        reservation,
+    )
+}
+
+/// `window` after a request of `priority` admitted with `reservation` was charged `charge` RU at
+/// `now` (`None`: a charge that was not set aside). The reservation is returned to the window it
+/// was made in, when that is still the current one.
 pub(super) fn record(
     window: Option<Window>,
     charge: f64,
+    reservation: Option<Reservation>,
     priority: Priority,
     now: Instant,
 ) -> Window {
     let w = at(window.as_ref(), now);
-    let high = if priority == Priority::High {
-        charge
+    let set_aside = reservation
+        .filter(|r| r.window_started == w.started)
+        .map_or(0.0, |r| r.amount);
+    let (high, high_served) = if priority == Priority::High {
+        (charge, 1)
     } else {
-        0.0
+        (0.0, 0)
     };
     Window {
-        used: w.used + charge,
+        used: (w.used + charge - set_aside).max(0.0),
+        served: w.served + 1,
+        charged: w.charged + charge,
         high_used: w.high_used + high,
+        high_served: w.high_served + high_served,
+        high_wanted: w.high_wanted + high,
+        ..w
+    }
+}
+
+/// `window` after a reservation was given back unused (the request was refused on another range).
+pub(super) fn release(window: Option<Window>, reservation: Reservation, now: Instant) -> Window {
+    let w = at(window.as_ref(), now);
+    if reservation.window_started != w.started {
+        return w;
+    }
+    Window {
+        used: (w.used - reservation.amount).max(0.0),
+        ..w
+    }
+}
+
+/// `window` after a request of `priority` was refused at `now`: a High one still counts as demand,
+/// at the average charge of the window's served High requests (1 RU before any).
+pub(super) fn refused(window: Option<Window>, priority: Priority, now: Instant) -> Window {
+    let w = at(window.as_ref(), now);
+    if priority == Priority::Low {
+        return w;
+    }
+    let estimate = if w.high_served == 0 {
+        1.0
+    } else {
+        w.high_used / f64::from(w.high_served)
+    };
+    Window {
+        high_wanted: w.high_wanted + estimate,
         ..w
     }
 }
@@ -112,7 +198,8 @@ pub(crate) struct RuMeter {
 }
 
 impl RuMeter {
-    /// The admission decision (the module's `admit`) for one range.
+    /// The admission decision (the module's `admit`) for one range; an admitted request's expected
+    /// cost is set aside until [`RuMeter::record`] (or [`RuMeter::release`]).
     pub(crate) fn admit(
         &self,
         container: &str,
@@ -120,14 +207,21 @@ impl RuMeter {
         budget: f64,
         priority: Priority,
         now: Instant,
-    ) -> Result<(), Duration> {
-        let windows = self.windows.lock().map_err(|_| Duration::ZERO)?;
-        admit(
-            windows.get(&(container.to_owned(), range.to_owned())),
-            budget,
-            priority,
-            now,
-        )
+    ) -> Result<Reservation, Duration> {
+        let mut windows = self.windows.lock().map_err(|_| Duration::ZERO)?;
+        let key = (container.to_owned(), range.to_owned());
+        match admit(windows.get(&key), budget, priority, now) {
+            Ok(()) => {
+                let (next, reservation) = reserve(windows.get(&key), now);
+                windows.insert(key, next);
+                Ok(reservation)
+            }
+            Err(wait) => {
+                let next = refused(windows.get(&key).copied(), priority, now);
+                windows.insert(key, next);
+                Err(wait)
+            }
+        }
     }
 
     /// The charge bookkeeping (the module's `record`) for one range.
@@ -136,12 +230,34 @@ impl RuMeter {
         container: &str,
         range: &str,
         charge: f64,
+        reservation: Option<Reservation>,
         priority: Priority,
         now: Instant,
     ) {
         if let Ok(mut windows) = self.windows.lock() {
             let key = (container.to_owned(), range.to_owned());
-            let next = record(windows.get(&key).copied(), charge, priority, now);
+            let next = record(
+                windows.get(&key).copied(),
+                charge,
+                reservation,
+                priority,
+                now,
+            );
+            windows.insert(key, next);
+        }
+    }
+
+    /// Gives back a reservation of a request that will not run.
+    pub(crate) fn release(
+        &self,
+        container: &str,
+        range: &str,
+        reservation: Reservation,
+        now: Instant,
+    ) {
+        if let Ok(mut windows) = self.windows.lock() {
+            let key = (container.to_owned(), range.to_owned());
+            let next = release(windows.get(&key).copied(), reservation, now);
             windows.insert(key, next);
         }
     }
@@ -157,13 +273,13 @@ mod tests {
         let ms = Duration::from_millis;
         let high = Priority::High;
         assert_eq!(admit(None, 100.0, high, t0), Ok(()));
-        let w = record(None, 60.0, high, t0);
+        let w = record(None, 60.0, None, high, t0);
         assert_eq!(admit(Some(&w), 100.0, high, t0 + ms(10)), Ok(()));
-        let w = record(Some(w), 50.0, high, t0 + ms(10));
+        let w = record(Some(w), 50.0, None, high, t0 + ms(10));
         assert_eq!(w.used, 110.0);
         assert_eq!(admit(Some(&w), 100.0, high, t0 + ms(400)), Err(ms(600)));
         assert_eq!(admit(Some(&w), 100.0, high, t0 + ms(1000)), Ok(()));
-        let next = record(Some(w), 5.0, high, t0 + ms(1200));
+        let next = record(Some(w), 5.0, None, high, t0 + ms(1200));
         assert_eq!((next.started, next.used), (t0 + ms(1200), 5.0));
     }
 
@@ -172,7 +288,7 @@ mod tests {
         let meter = RuMeter::default();
         let now = Instant::now();
         let high = Priority::High;
-        meter.record("c", "0", 500.0, high, now);
+        meter.record("c", "0", 500.0, None, high, now);
         assert!(meter.admit("c", "0", 100.0, high, now).is_err());
         assert!(meter.admit("c", "1", 100.0, high, now).is_ok());
         assert!(meter.admit("other", "0", 100.0, high, now).is_ok());
@@ -203,7 +319,11 @@ mod tests {
             let w = Window {
                 started: t0,
                 used,
+                served: 1,
+                charged: used,
                 high_used,
+                high_served: 1,
+                high_wanted: high_used,
                 high_before,
             };
             let at = t0 + Duration::from_millis(100);
@@ -224,25 +344,87 @@ mod tests {
     async fn a_new_window_remembers_the_high_use_of_the_one_just_ended() {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
-        let w = record(None, 30.0, Priority::High, t0);
-        let w = record(Some(w), 50.0, Priority::Low, t0 + ms(500));
+        let w = record(None, 30.0, None, Priority::High, t0);
+        let w = record(Some(w), 50.0, None, Priority::Low, t0 + ms(500));
         assert_eq!((w.used, w.high_used), (80.0, 30.0));
-        let next = record(Some(w), 10.0, Priority::Low, t0 + ms(1100));
+        let next = record(Some(w), 10.0, None, Priority::Low, t0 + ms(1100));
         assert_eq!(
             (next.used, next.high_used, next.high_before),
             (10.0, 0.0, 30.0)
         );
         // Admission looks at the window as it stands: right after a second of High use, a Low
         // request is held back before anything is recorded in the new second.
-        let busy = record(None, 120.0, Priority::High, t0);
+        let busy = record(None, 120.0, None, Priority::High, t0);
         assert!(admit(Some(&busy), 100.0, Priority::Low, t0 + ms(1050)).is_err());
         assert!(admit(Some(&busy), 100.0, Priority::High, t0 + ms(1050)).is_ok());
         assert!(admit(Some(&busy), 100.0, Priority::Low, t0 + ms(2100)).is_ok());
+        // High requests refused still count as demand for the next second.
+        let crowded = record(None, 100.0, None, Priority::Low, t0);
+        let crowded = refused(Some(crowded), Priority::High, t0 + ms(10));
+        let crowded = refused(Some(crowded), Priority::High, t0 + ms(20));
+        assert_eq!((crowded.high_used, crowded.high_wanted), (0.0, 2.0));
+        let next_second = record(Some(crowded), 1.0, None, Priority::Low, t0 + ms(1010));
+        assert_eq!(next_second.high_before, 2.0);
+        assert!(admit(Some(&next_second), 100.0, Priority::Low, t0 + ms(1020)).is_ok());
+        let nearly = Window {
+            used: 98.5,
+            ..next_second
+        };
+        assert!(admit(Some(&nearly), 100.0, Priority::Low, t0 + ms(1020)).is_err());
+        assert!(admit(Some(&nearly), 100.0, Priority::High, t0 + ms(1020)).is_ok());
+        assert_eq!(refused(Some(nearly), Priority::Low, t0 + ms(1020)), nearly);
         // After a quiet second, nothing is expected of High.
-        let later = record(Some(next), 10.0, Priority::Low, t0 + ms(3200));
+        let later = record(Some(next), 10.0, None, Priority::Low, t0 + ms(3200));
         assert_eq!(later.high_before, 0.0);
         assert_eq!(Priority::parse("low"), Some(Priority::Low));
         assert_eq!(Priority::parse(" High "), Some(Priority::High));
         assert_eq!(Priority::parse("urgent"), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn requests_admitted_together_see_each_others_expected_cost() {
+        let meter = RuMeter::default();
+        let now = Instant::now();
+        let low = Priority::Low;
+        // One served request of 30 RU: each admission sets 30 RU aside.
+        meter.record("c", "0", 30.0, None, low, now);
+        let admitted: Vec<_> = (0..5)
+            .map(|_| meter.admit("c", "0", 100.0, low, now))
+            .collect();
+        // 30 used + 30 + 30 set aside = 90: the third is admitted, the fourth sees 120.
+        assert_eq!(
+            admitted.iter().filter(|a| a.is_ok()).count(),
+            3,
+            "{admitted:?}"
+        );
+        // Serving one for 10 RU gives back 20 of its 30: 120 - 30 + 10.
+        let first = *admitted[0].as_ref().unwrap();
+        meter.record("c", "0", 10.0, Some(first), low, now);
+        let w = *meter
+            .windows
+            .lock()
+            .unwrap()
+            .get(&("c".into(), "0".into()))
+            .unwrap();
+        assert_eq!((w.used, w.served, w.charged), (100.0, 2, 40.0));
+        // A reservation given back frees its amount; one from an ended second frees nothing.
+        let second = *admitted[1].as_ref().unwrap();
+        meter.release("c", "0", second, now);
+        let w = *meter
+            .windows
+            .lock()
+            .unwrap()
+            .get(&("c".into(), "0".into()))
+            .unwrap();
+        assert_eq!(w.used, 70.0);
+        let third = *admitted[2].as_ref().unwrap();
+        meter.release("c", "0", third, now + Duration::from_millis(1_500));
+        let w = *meter
+            .windows
+            .lock()
+            .unwrap()
+            .get(&("c".into(), "0".into()))
+            .unwrap();
+        assert_eq!(w.used, 0.0, "a new second starts empty");
     }
 }
