@@ -5,8 +5,8 @@
 //! Priority-based execution (`x-ms-cosmos-priority-level`, High by default): either priority may
 //! use the whole share when the other is absent, and when both compete, Low is throttled first. A
 //! Low request is admitted only while the window's use plus the High demand still expected in it
-//! (what High asked for in the previous window, less what it used so far in this one) is under the
-//! share; a High request while the use alone is. High demand counts the High requests refused too
+//! (one and a half times what High asked for in the previous window, less what it used so far in
+//! this one) is under the share; a High request while the use alone is. High demand counts the High requests refused too
 //! (each at the average charge of the window's High requests, 1 RU before any): otherwise a second
 //! in which Low crowded High out would expect no High traffic in the next. Nothing is reserved:
 //! without High traffic in the last second, Low gets the whole share.
@@ -60,6 +60,11 @@ impl Priority {
 
 const SECOND: Duration = Duration::from_secs(1);
 
+/// How much of the previous second's High demand Low leaves room for: High traffic varies from one
+/// second to the next, and a High request that finds the share used up is exactly what priority
+/// is meant to prevent.
+const HIGH_HEADROOM: f64 = 1.5;
+
 /// `window` as it stands at `now`: itself while its second lasts; after it, an empty window
 /// starting now that remembers the old one's High use when it ended less than a second ago.
 fn at(window: Option<&Window>, now: Instant) -> Window {
@@ -91,7 +96,7 @@ pub(super) fn admit(
     let w = at(window, now);
     let expected_high = match priority {
         Priority::High => 0.0,
-        Priority::Low => (w.high_before - w.high_used).max(0.0),
+        Priority::Low => (w.high_before * HIGH_HEADROOM - w.high_used).max(0.0),
     };
     if w.used + expected_high >= budget {
         Err((w.started + SECOND - now).max(Duration::from_millis(1)))
@@ -101,8 +106,7 @@ pub(super) fn admit(
 }
 
 /// What an admitted request is expected to cost, set aside in its window until it is served, so
-/// that requests admitted at the same moment see each other: the average charge of the window's
-/// served requests (1 RU before any).
+/// that requests admitted at the same moment see each other.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Reservation {
     /// The window it was set aside in.
@@ -110,13 +114,25 @@ pub(crate) struct Reservation {
     amount: f64,
 }
 
-/// `window` with a request's expected cost set aside at `now`, and the reservation.
-pub(super) fn reserve(window: Option<&Window>, now: Instant) -> (Window, Reservation) {
+/// `window` with the expected cost of a request of `priority` set aside at `now`, and the
+/// reservation: the average charge of the window's served requests of that priority, else of all
+/// its served requests, else 1 RU.
+pub(super) fn reserve(
+    window: Option<&Window>,
+    priority: Priority,
+    now: Instant,
+) -> (Window, Reservation) {
     let w = at(window, now);
-    let amount = if w.served == 0 {
-        1.0
-    } else {
+    let (charged, served) = match priority {
+        Priority::High => (w.high_used, w.high_served),
+        Priority::Low => (w.charged - w.high_used, w.served - w.high_served),
+    };
+    let amount = if served > 0 {
+        charged / f64::from(served)
+    } else if w.served > 0 {
         w.charged / f64::from(w.served)
+    } else {
+        1.0
     };
     let reservation = Reservation {
         window_started: w.started,
@@ -212,7 +228,7 @@ impl RuMeter {
         let key = (container.to_owned(), range.to_owned());
         match admit(windows.get(&key), budget, priority, now) {
             Ok(()) => {
-                let (next, reservation) = reserve(windows.get(&key), now);
+                let (next, reservation) = reserve(windows.get(&key), priority, now);
                 windows.insert(key, next);
                 Ok(reservation)
             }
@@ -305,15 +321,16 @@ mod tests {
             // No High traffic last second: Low may use the whole share.
             (99.0, 0.0, 0.0, true, true),
             (100.0, 0.0, 0.0, false, false),
-            // High used 30 RU last second and none yet: Low stops at 70, High goes on to 100.
-            (69.0, 0.0, 30.0, true, true),
-            (70.0, 0.0, 30.0, true, false),
+            // High asked for 30 RU last second and used none yet: Low leaves room for 1.5 x 30
+            // and stops at 55; High goes on to 100.
+            (54.0, 0.0, 30.0, true, true),
+            (55.0, 0.0, 30.0, true, false),
             (95.0, 0.0, 30.0, true, false),
-            // High has already used 20 of its expected 30 this second: Low stops at 90.
-            (85.0, 20.0, 30.0, true, true),
-            (90.0, 20.0, 30.0, true, false),
-            // High used more than before: nothing more is held back for it.
-            (99.0, 40.0, 30.0, true, true),
+            // High has already used 20 of the 45 held for it this second: Low stops at 75.
+            (74.0, 20.0, 30.0, true, true),
+            (75.0, 20.0, 30.0, true, false),
+            // High used more than was held for it: nothing more is held back.
+            (99.0, 50.0, 30.0, true, true),
         ];
         for &(used, high_used, high_before, high_ok, low_ok) in table {
             let w = Window {
