@@ -217,10 +217,17 @@ impl QueryPager {
                 let paths = self.source.partition_key_path_count(&settings).await?;
                 prefix_range(pk, paths)
             }
+            QueryScope::FeedRange(span) => Some(QueryRange {
+                min: span.min.clone(),
+                max: span.max.clone(),
+                is_min_inclusive: true,
+                is_max_inclusive: false,
+            }),
             QueryScope::PartitionKey(_) | QueryScope::CrossPartition => None,
         };
         self.mode = match (&self.scope, &prefix) {
             (QueryScope::CrossPartition, _) => Mode::Ranges,
+            (QueryScope::FeedRange(_), _) => Mode::Prefix,
             (QueryScope::PartitionKey(_), None) => Mode::Key,
             (QueryScope::PartitionKey(_), Some(_)) => Mode::Prefix,
         };
@@ -626,3 +633,7 @@ pub(crate) fn narrowed_ranges(prefix: &QueryRange, ranges: &[TargetRange]) -> Ve
 #[cfg(test)]
 #[path = "query_pager_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "query_pager_feed_range_tests.rs"]
+mod feed_range_tests;
