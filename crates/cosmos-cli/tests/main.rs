@@ -6,6 +6,7 @@ mod common;
 mod bench_json;
 mod hostile_server;
 mod item_crud;
+mod item_export_ranges;
 mod item_query;
 mod item_transfer;
 mod script_wire;
