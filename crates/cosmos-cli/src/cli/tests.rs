@@ -1,6 +1,9 @@
 //! The command line's definition, parsed as a user types it.
 
+use std::time::Duration;
+
 use super::*;
+use crate::args::hedging::HedgingChoice;
 use crate::args::patch_flags::{ordered_flags, PatchFlag};
 use clap::{CommandFactory, FromArgMatches};
 

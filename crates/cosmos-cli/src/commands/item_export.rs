@@ -177,7 +177,7 @@ async fn whole(
         interrupted: false,
         resume: args.continuation.clone(),
     };
-    while !args.max_pages.is_some_and(|m| written.pages >= m) {
+    while args.max_pages.is_none_or(|m| written.pages < m) {
         let page = tokio::select! {
             _ = &mut ctrl_c => { ending.interrupted = true; break; }
             page = pages.next() => page,
