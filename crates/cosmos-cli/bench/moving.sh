@@ -10,7 +10,8 @@
 # bytes, 1,000 partition key values, in a container with partition key /pk. Prints one line per run
 # and a table at the end. Environment: BIN (the binaries' directory, default
 # ${CARGO_TARGET_DIR:-<repo>/target}/release), NODE (default
-# node), WORK (default a new directory under /tmp for the data files).
+# node), WORK (default a new directory under /tmp for the data files), PARTITIONS (partition key
+# ranges per container, default 4: the emulator's --partitions; both clients use the same).
 set -euo pipefail
 count=${1:-1000000}
 rounds=${2:-2}
@@ -19,6 +20,7 @@ root=$(cd "$here/../../.." && pwd)
 bin=${BIN:-${CARGO_TARGET_DIR:-$root/target}/release}
 node=${NODE:-node}
 work=${WORK:-$(mktemp -d /tmp/cosmos-moving.XXXXXX)}
+partitions=${PARTITIONS:-4}
 key="C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 port=$(python3 -c 'import random; print(random.randint(30000, 50000))')
 export COSMOS_ENDPOINT="http://127.0.0.1:$port/" COSMOS_KEY="$key" DB=moving
@@ -33,7 +35,8 @@ stop() {
     fi
 }
 trap stop EXIT
-"$bin/cosmos-emulator" --port "$port" --regions "East US" --key "$key" >"$work/emulator.log" 2>&1 &
+"$bin/cosmos-emulator" --port "$port" --regions "East US" --key "$key" --partitions "$partitions" \
+    >"$work/emulator.log" 2>&1 &
 emulator_pid=$!
 for _ in $(seq 1 100); do
     "$bin/cosmos" db list >/dev/null 2>&1 && break

@@ -214,11 +214,9 @@ async fn export_resumes_from_its_continuation() {
         &["--max-item-count", "200", "--max-pages", "2", "--out", f],
     )
     .await;
-    assert_eq!(
-        (s["exported"].as_u64(), s["complete"].as_bool()),
-        (Some(400), Some(false)),
-        "{s}"
-    );
+    // Two pages of at most 200 (the container's ranges are read at once, each page one range's).
+    let first = s["exported"].as_u64().unwrap();
+    assert!((1..=400).contains(&first) && s["complete"] == false, "{s}");
     let token = s["continuation"]
         .as_str()
         .expect("a continuation")
@@ -240,7 +238,7 @@ async fn export_resumes_from_its_continuation() {
     .await;
     assert_eq!(
         (s["exported"].as_u64(), s["complete"].as_bool()),
-        (Some(300), Some(true)),
+        (Some(700 - first), Some(true)),
         "{s}"
     );
     let all = std::fs::read_to_string(&file).unwrap();

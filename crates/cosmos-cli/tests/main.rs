@@ -7,6 +7,7 @@ mod bench_json;
 mod connection_errors;
 mod hostile_server;
 mod item_crud;
+mod item_export_ranges;
 mod item_query;
 mod item_transfer;
 mod script_wire;

@@ -166,7 +166,7 @@ pub use change_feed::{
 };
 pub use hedging::AvailabilityStrategy;
 pub use patch::PatchInstructions;
-pub use query::{Query, QueryItems, QueryOptions, QueryPage, QueryScope, VectorHit};
+pub use query::{KeySpan, Query, QueryItems, QueryOptions, QueryPage, QueryScope, VectorHit};
 pub use read_many::{ReadManyOptions, ReadManyResponse};
 pub use resources::{
     ConflictProperties, ContainerProperties, IndexingPolicy, PermissionMode, PermissionProperties,

@@ -147,6 +147,9 @@ pub struct ExportArgs {
     /// Request priority (`low` or `high`), sent on every page request.
     #[arg(long, value_enum)]
     pub priority: Option<Priority>,
+    /// Feed ranges read at once (1 to 64) when the query can be split by range; see below.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub parallel: usize,
     /// No progress on stderr (the summary is still printed).
     #[arg(long)]
     pub quiet: bool,
@@ -154,7 +157,18 @@ pub struct ExportArgs {
 
 /// Notes under `cosmos item export --help`.
 pub const EXPORT_HELP: &str = "\
-One JSON document per line, written page by page (memory holds one page). The summary (stderr,
-one JSON line) counts the items and pages. When the export stops before the end (Ctrl-C, or
---max-pages), the summary carries `continuation`: run the same command with `--continuation TOKEN
---out FILE --append` to go on from the last page written.";
+One JSON document per line, written page by page as the pages arrive.
+
+Parallel reading: the container's feed ranges (one per physical partition) are each read by their
+own query, --parallel N of them at once; their pages are written as they arrive, so documents of
+different ranges come interleaved, in no set order (within one range, in the order of its pages).
+Memory holds at most 2 x N pages waiting to be written. A query that orders, groups, aggregates,
+limits or de-duplicates (it mentions ORDER, GROUP, TOP, DISTINCT, OFFSET, LIMIT, COUNT, SUM, MIN,
+MAX or AVG anywhere, even as a property name or in a string) is not split: the union of per-range
+answers would be wrong, so it runs as one query, one page at a time, as the service orders it.
+
+The summary (stderr, one JSON line) counts the items and pages. When the export stops before the
+end (Ctrl-C, or --max-pages), the summary carries `continuation`: run the same command with
+`--continuation TOKEN --out FILE --append` to go on from the last page written. For a parallel
+export the token holds each unfinished range's own position, so every document is written exactly
+once across the runs; it is bound to the --query it was printed for.";

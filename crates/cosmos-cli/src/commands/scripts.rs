@@ -15,7 +15,8 @@ use super::printing::{body_json, print, print_charge, success};
 use super::{connect, CommandError};
 use crate::args::target::TargetArgs;
 use crate::cli::{
-    ExecuteArgs, ScriptAt, ScriptSource, SprocAction, TriggerAction, TriggerKindArgs, UdfAction,
+    ExecuteArgs, ScriptAt, ScriptSource, SprocAction, SprocExtra, TriggerAction, TriggerKindArgs,
+    UdfAction,
 };
 
 /// The largest script body read from a file or standard input.
@@ -142,7 +143,7 @@ pub async fn run_sproc(target: &TargetArgs, action: &SprocAction) -> Result<(), 
         SprocAction::List { db, container } => {
             return list(scripts(&driver, db, container).stored_procedures()).await
         }
-        SprocAction::Execute(args) => return execute(&driver, args, d).await,
+        SprocAction::Kind(SprocExtra::Execute(args)) => return execute(&driver, args, d).await,
     }
     Ok(())
 }
@@ -188,14 +189,22 @@ pub async fn run_trigger(target: &TargetArgs, action: &TriggerAction) -> Result<
     let driver = connect::driver(target).await?;
     let d = target.diagnostics;
     match action {
-        TriggerAction::Create { at, kind, .. } => {
+        TriggerAction::Create {
+            at,
+            definition: kind,
+            ..
+        } => {
             let props = trigger(at, body.clone().unwrap_or_default(), kind);
             let r = scripts(&driver, &at.db, &at.container)
                 .create_trigger(&props)
                 .await?;
             print_response(&r, body_json(r.response().body()), d);
         }
-        TriggerAction::Replace { at, kind, .. } => {
+        TriggerAction::Replace {
+            at,
+            definition: kind,
+            ..
+        } => {
             let props = trigger(at, body.clone().unwrap_or_default(), kind);
             let r = scripts(&driver, &at.db, &at.container)
                 .replace_trigger(&props)
@@ -217,6 +226,7 @@ pub async fn run_trigger(target: &TargetArgs, action: &TriggerAction) -> Result<
         TriggerAction::List { db, container } => {
             return list(scripts(&driver, db, container).triggers()).await
         }
+        TriggerAction::Kind(none) => match *none {},
     }
     Ok(())
 }
@@ -264,6 +274,7 @@ pub async fn run_udf(target: &TargetArgs, action: &UdfAction) -> Result<(), Comm
         UdfAction::List { db, container } => {
             return list(scripts(&driver, db, container).user_defined_functions()).await
         }
+        UdfAction::Kind(none) => match *none {},
     }
     Ok(())
 }

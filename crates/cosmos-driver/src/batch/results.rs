@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -14,10 +14,11 @@ use crate::protocol::CosmosStatus;
 /// The status of an operation that was not applied because another one failed.
 pub const FAILED_DEPENDENCY: u16 = 424;
 
-/// One entry of the response array as the service sends it.
+/// One entry of the response array as the service sends it; `B` is how its resource body is
+/// read (a JSON value, or skipped without being built).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct WireResult {
+struct WireResult<B> {
     status_code: u16,
     #[serde(default)]
     sub_status_code: u32,
@@ -25,12 +26,26 @@ struct WireResult {
     request_charge: f64,
     #[serde(default, rename = "eTag")]
     etag: Option<String>,
-    #[serde(default)]
-    resource_body: Option<Value>,
+    #[serde(default = "no_body")]
+    resource_body: Option<B>,
     #[serde(default)]
     retry_after_milliseconds: Option<u64>,
     #[serde(default)]
     message: Option<String>,
+}
+
+fn no_body<B>() -> Option<B> {
+    None
+}
+
+/// Whether the written documents a response carries back are read or skipped unbuilt (a bulk
+/// run that keeps no bodies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bodies {
+    /// Each result carries its resource body.
+    Keep,
+    /// No result carries one; the bodies are skipped as they are parsed.
+    Skip,
 }
 
 /// What one operation of a batch answered.
@@ -90,15 +105,29 @@ pub(crate) fn parse_results(
         operations
             .iter()
             .map(|op| (op.operation_type, op.id.as_deref())),
+        Bodies::Keep,
     )
 }
 
-/// Reads a batch response `body` into one result per operation, each named by its kind and id.
+/// Reads a batch response `body` into one result per operation, each named by its kind and id;
+/// with `Bodies::Skip` the resource bodies are not built.
 pub(crate) fn parse_results_of<'a>(
     body: &[u8],
     operations: impl ExactSizeIterator<Item = (BatchOperationKind, Option<&'a str>)>,
+    bodies: Bodies,
 ) -> Result<Vec<BatchOperationResult>, CosmosError> {
-    let entries: Vec<WireResult> = serde_json::from_slice(body).map_err(|e| {
+    match bodies {
+        Bodies::Keep => results_from::<Value>(body, operations, |b| b),
+        Bodies::Skip => results_from::<IgnoredAny>(body, operations, |_| None),
+    }
+}
+
+fn results_from<'a, B: DeserializeOwned>(
+    body: &[u8],
+    operations: impl ExactSizeIterator<Item = (BatchOperationKind, Option<&'a str>)>,
+    keep: impl Fn(Option<B>) -> Option<Value>,
+) -> Result<Vec<BatchOperationResult>, CosmosError> {
+    let entries: Vec<WireResult<B>> = serde_json::from_slice(body).map_err(|e| {
         CosmosError::new(
             ErrorKind::Deserialization,
             format!("a batch response is a JSON array of operation results: {e}"),
@@ -124,7 +153,7 @@ pub(crate) fn parse_results_of<'a>(
             id: id.map(str::to_owned),
             status: CosmosStatus::new(e.status_code, e.sub_status_code),
             etag: e.etag,
-            resource_body: e.resource_body,
+            resource_body: keep(e.resource_body),
             request_charge: e.request_charge,
             retry_after: e.retry_after_milliseconds.map(Duration::from_millis),
             message: e.message,
@@ -164,3 +193,7 @@ pub(crate) fn committed(results: &[BatchOperationResult]) -> Result<(), CosmosEr
     )
     .with_status(failed.status))
 }
+
+#[cfg(test)]
+#[path = "results_alloc_tests.rs"]
+mod alloc_tests;

@@ -22,7 +22,7 @@ use super::bulk_response::{BulkItemResult, BulkResponse, BulkStats};
 use super::bulk_target::BulkTarget;
 use super::congestion::{BatchSignal, RangeCongestion};
 use super::range_map::{BulkRoute, RangeMap};
-use crate::batch::results::parse_results_of;
+use crate::batch::results::{parse_results_of, Bodies};
 use crate::batch::wire::{array_len, MAX_BODY_BYTES, MAX_OPERATIONS};
 use crate::batch::BatchOperationResult;
 use crate::error::{CosmosError, ErrorKind};
@@ -300,9 +300,15 @@ impl Run<'_> {
                 if retried > 0 {
                     wait = Some(Duration::ZERO);
                 }
+                let bodies = if self.options.content_response {
+                    Bodies::Keep
+                } else {
+                    Bodies::Skip
+                };
                 let parsed = parse_results_of(
                     response.body(),
                     batch.iter().map(|p| (p.op.kind(), Some(p.op.id()))),
+                    bodies,
                 );
                 match parsed {
                     Ok(results) => {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::CosmosError;
 use crate::protocol::EPK_MAX;
+use crate::query::{KeySpan, QueryScope};
 
 /// The most characters of one bound (a hierarchical key of three levels is 96 hex digits).
 const MAX_BOUND_LEN: usize = 128;
@@ -102,6 +103,16 @@ impl FeedRange {
             min: min.to_owned(),
             max: max.to_owned(),
         }
+    }
+}
+
+impl From<FeedRange> for QueryScope {
+    /// A query scoped to this feed range.
+    fn from(range: FeedRange) -> Self {
+        QueryScope::FeedRange(KeySpan {
+            min: range.min,
+            max: range.max,
+        })
     }
 }
 

@@ -30,7 +30,9 @@ pub use page_source::{
 pub use plan::query_plan::{
     AggregateKind, DistinctType, QueryInfo, QueryPlan, QueryRange, SortOrder,
 };
-pub use query_options::{QueryOptions, QueryScope, DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_LIMIT};
+pub use query_options::{
+    KeySpan, QueryOptions, QueryScope, DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_LIMIT,
+};
 pub use query_pager::{QueryPager, QuerySummary, RawQueryPage};
 pub use query_spec::{Query, QueryParameter, MAX_PARAMETERS};
 pub(crate) use query_stream::item_error;

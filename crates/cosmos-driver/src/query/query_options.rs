@@ -14,6 +14,18 @@ pub enum QueryScope {
     CrossPartition,
     /// Within one partition key: one range, the query sent as written.
     PartitionKey(PartitionKey),
+    /// Within one feed range (`ContainerClient::feed_ranges`): the ranges it overlaps, each asked
+    /// for its part only. Built with `QueryScope::from(feed_range)`; several such queries, one per
+    /// feed range, read a container in parallel, each with its own continuation.
+    FeedRange(KeySpan),
+}
+
+/// The effective partition key span `[min, max)` of a [`QueryScope::FeedRange`], taken from a
+/// checked feed range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeySpan {
+    pub(crate) min: String,
+    pub(crate) max: String,
 }
 
 impl QueryScope {
@@ -22,6 +34,7 @@ impl QueryScope {
         match self {
             QueryScope::CrossPartition => "*".to_owned(),
             QueryScope::PartitionKey(pk) => pk.as_json().to_owned(),
+            QueryScope::FeedRange(span) => format!("[{},{})", span.min, span.max),
         }
     }
 }

@@ -199,6 +199,25 @@ impl QueryPager {
         })
     }
 
+    /// The part of the key space the scope reads, when it is not a whole range: a hierarchical
+    /// key prefix's span, or a feed range's.
+    async fn key_span(&self, settings: &PageSettings) -> Result<Option<QueryRange>, CosmosError> {
+        Ok(match &self.scope {
+            // A key of the deepest hierarchy is complete whatever the container's definition.
+            QueryScope::PartitionKey(pk) if pk.values().len() < MAX_HIERARCHY_DEPTH => {
+                let paths = self.source.partition_key_path_count(settings).await?;
+                prefix_range(pk, paths)
+            }
+            QueryScope::FeedRange(span) => Some(QueryRange {
+                min: span.min.clone(),
+                max: span.max.clone(),
+                is_min_inclusive: true,
+                is_max_inclusive: false,
+            }),
+            QueryScope::PartitionKey(_) | QueryScope::CrossPartition => None,
+        })
+    }
+
     async fn start(&mut self) -> Result<Started, CosmosError> {
         self.query.validate()?;
         let fingerprint = self.query.fingerprint();
@@ -211,16 +230,10 @@ impl QueryPager {
             None => None,
         };
         let settings = self.settings()?;
-        let prefix = match &self.scope {
-            // A key of the deepest hierarchy is complete whatever the container's definition.
-            QueryScope::PartitionKey(pk) if pk.values().len() < MAX_HIERARCHY_DEPTH => {
-                let paths = self.source.partition_key_path_count(&settings).await?;
-                prefix_range(pk, paths)
-            }
-            QueryScope::PartitionKey(_) | QueryScope::CrossPartition => None,
-        };
+        let prefix = self.key_span(&settings).await?;
         self.mode = match (&self.scope, &prefix) {
             (QueryScope::CrossPartition, _) => Mode::Ranges,
+            (QueryScope::FeedRange(_), _) => Mode::Prefix,
             (QueryScope::PartitionKey(_), None) => Mode::Key,
             (QueryScope::PartitionKey(_), Some(_)) => Mode::Prefix,
         };
@@ -626,3 +639,7 @@ pub(crate) fn narrowed_ranges(prefix: &QueryRange, ranges: &[TargetRange]) -> Ve
 #[cfg(test)]
 #[path = "query_pager_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "query_pager_feed_range_tests.rs"]
+mod feed_range_tests;

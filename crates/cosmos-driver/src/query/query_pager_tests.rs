@@ -20,11 +20,11 @@ use crate::protocol::CosmosStatus;
 use crate::protocol::ResponseHeaders;
 use crate::query::{QueryItems, QueryPage, QueryPlan};
 
-struct FakeSource {
+pub(super) struct FakeSource {
     plan: String,
     ranges: Vec<TargetRange>,
     after_split: Vec<TargetRange>,
-    rows: HashMap<String, Vec<Value>>,
+    pub(super) rows: HashMap<String, Vec<Value>>,
     page: usize,
     split_range: Option<String>,
     split_done: AtomicBool,
@@ -35,14 +35,14 @@ struct FakeSource {
     /// The container's partition key path count.
     paths: usize,
     /// Every page request's target, in the order sent.
-    targets: Mutex<Vec<PageTarget>>,
+    pub(super) targets: Mutex<Vec<PageTarget>>,
     /// How many listings after the split still show the ranges from before it.
     lagging_listings: AtomicUsize,
     /// How many listings were read again (`refresh`).
     refreshes: AtomicUsize,
 }
 
-fn target(id: &str, min: &str, max: &str) -> TargetRange {
+pub(super) fn target(id: &str, min: &str, max: &str) -> TargetRange {
     TargetRange {
         id: id.into(),
         min: min.into(),
@@ -180,7 +180,7 @@ const ORDER_BY: &str = r#"{"orderBy":["Descending"],"orderByExpressions":["c.n"]
 
 /// `ranges` ranges of ORDER BY rows, `per_range` rows each, n = id * 7 mod 101 (descending in
 /// each range); the parent of a split holds rows for both children, so the children share them.
-fn order_by_source(ranges: usize, per_range: usize, page: usize) -> FakeSource {
+pub(super) fn order_by_source(ranges: usize, per_range: usize, page: usize) -> FakeSource {
     let mut rows = HashMap::new();
     let mut targets = Vec::new();
     for r in 0..ranges {
@@ -213,7 +213,7 @@ fn pager(source: Arc<FakeSource>, options: QueryOptions) -> QueryPager {
     )
 }
 
-async fn all_pages(mut p: QueryPager) -> Result<Vec<RawQueryPage>, CosmosError> {
+pub(super) async fn all_pages(mut p: QueryPager) -> Result<Vec<RawQueryPage>, CosmosError> {
     let mut out = Vec::new();
     while let Some(page) = p.next_page().await {
         out.push(page?);
@@ -221,7 +221,7 @@ async fn all_pages(mut p: QueryPager) -> Result<Vec<RawQueryPage>, CosmosError> 
     Ok(out)
 }
 
-fn ns(values: &[Value]) -> Vec<i64> {
+pub(super) fn ns(values: &[Value]) -> Vec<i64> {
     values.iter().map(|v| v["n"].as_i64().unwrap()).collect()
 }
 

@@ -2,6 +2,9 @@
 //! checked before it is sent, rejects with their line numbers, and progress on stderr.
 
 pub mod document;
+pub mod export_token;
 pub mod progress;
+pub mod query_split;
+pub mod range_reader;
 pub mod records;
 pub mod rejects;
