@@ -5,7 +5,7 @@
 #
 #   crates/cosmos-cli/bench/moving.sh [COUNT] [ROUNDS]     (default 1000000 documents, 2 rounds)
 #
-# Needs release binaries (cargo build --release -p cosmos-cli -p cosmos-emulator --bins) and the
+# Needs release binaries (cargo build --release -p cosmos-driver-cli -p cosmos-emulator --bins) and the
 # @azure/cosmos package: NODE_PATH pointing at a node_modules holding it. Documents are about 300
 # bytes, 1,000 partition key values, in a container with partition key /pk. Prints one line per run
 # and a table at the end. Environment: BIN (the binaries' directory, default

@@ -28,6 +28,7 @@ use crate::args::target::TargetArgs;
 #[derive(Parser)]
 #[command(
     name = "cosmos",
+    bin_name = "cosmos",
     version,
     about,
     propagate_version = true,

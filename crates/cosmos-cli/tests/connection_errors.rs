@@ -86,3 +86,101 @@ async fn an_unknown_preferred_region_is_warned_about() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn a_connection_string_names_the_account_and_its_key_stays_out_of_errors() {
+    let (emulator, _cli) = start().await;
+    let run = |connection_string: String| async move {
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_cosmos"))
+                .args(["db", "list"])
+                .env_remove("COSMOS_ENDPOINT")
+                .env_remove("COSMOS_KEY")
+                .env("COSMOS_CONNECTION_STRING", connection_string)
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap()
+    };
+    let good = format!(
+        "AccountEndpoint={};AccountKey={};",
+        emulator.endpoint(),
+        emulator.key()
+    );
+    let out = run(good).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A wrong key: refused by the service, and the key is not repeated.
+    let wrong_key =
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==";
+    let out = run(format!(
+        "accountkey={wrong_key};accountendpoint={}",
+        emulator.endpoint()
+    ))
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{stderr}");
+    assert!(!stderr.contains(wrong_key), "{stderr}");
+    // Not a connection string at all.
+    let out = run("Server=localhost;Database=x".into()).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--connection-string"), "{stderr}");
+}
+
+#[tokio::test]
+async fn item_replace_takes_its_id_as_get_does() {
+    let (_emulator, cli) = start().await;
+    cli.json(&["db", "create", "shop"]).await;
+    cli.json(&[
+        "container",
+        "create",
+        "--db",
+        "shop",
+        "orders",
+        "--partition-key",
+        "/pk",
+    ])
+    .await;
+    let at = ["--db", "shop", "--container", "orders", "--pk", "p"];
+    let with = |head: &[&'static str], tail: &[&'static str]| -> Vec<&'static str> {
+        head.iter()
+            .chain(at.iter())
+            .chain(tail.iter())
+            .copied()
+            .collect()
+    };
+    cli.json(&with(
+        &["item", "create"],
+        &["--body", r#"{"id":"o1","pk":"p","n":1}"#],
+    ))
+    .await;
+    // The id given as for `get`; the body needs none.
+    let replaced = cli
+        .json(&with(
+            &["item", "replace"],
+            &["o1", "--body", r#"{"pk":"p","n":2}"#],
+        ))
+        .await;
+    assert_eq!(
+        (replaced["id"].as_str(), replaced["n"].as_i64()),
+        (Some("o1"), Some(2))
+    );
+    // A body naming another item is refused before anything is sent.
+    let err = cli
+        .fails(&with(
+            &["item", "replace"],
+            &["o1", "--body", r#"{"id":"o2","pk":"p"}"#],
+        ))
+        .await;
+    assert!(err.contains("is not the item id"), "{err}");
+    // Without an id anywhere: said so.
+    let err = cli
+        .fails(&with(&["item", "replace"], &["--body", r#"{"pk":"p"}"#]))
+        .await;
+    assert!(err.contains("give the item id"), "{err}");
+}

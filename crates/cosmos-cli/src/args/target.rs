@@ -62,6 +62,10 @@ pub struct TargetArgs {
         global = true
     )]
     pub allow_insecure_http: bool,
+    /// A connection string, `AccountEndpoint=...;AccountKey=...;` (or COSMOS_CONNECTION_STRING):
+    /// the endpoint and the key in one; an endpoint or key given apart wins over it.
+    #[arg(long, env = "COSMOS_CONNECTION_STRING", hide_env = true, global = true)]
+    pub connection_string: Option<String>,
     /// Regions to prefer, in order, comma-separated, e.g. "West US,East US".
     #[arg(long, value_delimiter = ',', global = true)]
     pub preferred_regions: Vec<String>,
@@ -76,6 +80,10 @@ impl fmt::Debug for TargetArgs {
             .field("endpoint", &self.endpoint)
             .field("auth", &self.auth)
             .field("key", &self.key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "connection_string",
+                &self.connection_string.as_ref().map(|_| "<redacted>"),
+            )
             .field("key_file", &self.key_file)
             .field("key_stdin", &self.key_stdin)
             .field("allow_insecure_http", &self.allow_insecure_http)
@@ -116,6 +124,15 @@ pub enum AuthPlan<'a> {
 }
 
 impl TargetArgs {
+    /// Whether a key is given apart from a connection string (flag, file, standard input or
+    /// `COSMOS_KEY`), or Entra ID is asked for.
+    pub fn signs_in_apart(&self) -> bool {
+        self.key.is_some()
+            || self.key_file.is_some()
+            || self.key_stdin
+            || self.auth == AuthMode::Entra
+    }
+
     /// The endpoint, or an error saying how to give it.
     pub fn endpoint(&self) -> Result<&str, String> {
         self.endpoint

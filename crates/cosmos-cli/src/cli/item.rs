@@ -49,11 +49,13 @@ pub enum ItemAction {
         #[command(flatten)]
         body: BodyArg,
     },
-    /// Replace an item.
+    /// Replace an item (its id given as for `get`, or taken from the body).
     Replace {
         /// Where the item lives.
         #[command(flatten)]
         at: ItemLocation,
+        /// Item id; when given, the body's `id` must match it (a body without one takes it).
+        id: Option<String>,
         /// The document (its `id` must match).
         #[command(flatten)]
         body: BodyArg,

@@ -23,10 +23,22 @@ pub fn checked_endpoint(endpoint: &str, allow_insecure_http: bool) -> Result<(),
 
 /// The driver options for `target`: endpoint, credential, preferred regions, plain http if allowed.
 pub fn driver_options(target: &TargetArgs) -> Result<DriverOptions, String> {
-    let endpoint = target.endpoint()?;
-    checked_endpoint(endpoint, target.allow_insecure_http)?;
-    let credential = sign_in::credential(target)?;
-    Ok(DriverOptions::new(endpoint.to_owned(), credential)
+    let from_string = target
+        .connection_string
+        .as_deref()
+        .map(DriverOptions::from_connection_string)
+        .transpose()
+        .map_err(|e| format!("--connection-string: {}", e.message()))?;
+    let endpoint = match (&from_string, target.endpoint.as_deref()) {
+        (Some(o), None) => o.endpoint().to_owned(),
+        _ => target.endpoint()?.to_owned(),
+    };
+    checked_endpoint(&endpoint, target.allow_insecure_http)?;
+    let credential = match &from_string {
+        Some(o) if !target.signs_in_apart() => o.credential().clone(),
+        _ => sign_in::credential(target)?,
+    };
+    Ok(DriverOptions::new(endpoint, credential)
         .with_preferred_regions(target.regions())
         .with_allow_insecure_http(target.allow_insecure_http))
 }

@@ -21,6 +21,21 @@ use crate::cli::{BodyArg, ItemAction, ItemLocation};
 /// The document given by `--body`: JSON text, `@PATH`, or `-` for standard input. It must be an
 /// object with a string `id`.
 pub fn read_body(arg: &BodyArg) -> Result<Value, String> {
+    let doc = read_document(arg)?;
+    require_id(&doc)?;
+    Ok(doc)
+}
+
+/// The `id` a written document must carry.
+fn require_id(doc: &Value) -> Result<(), String> {
+    if !doc.get("id").is_some_and(Value::is_string) {
+        return Err("--body needs a string \"id\"".into());
+    }
+    Ok(())
+}
+
+/// The `--body` document, a JSON object, id or not.
+fn read_document(arg: &BodyArg) -> Result<Value, String> {
     let text = if arg.body == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -37,9 +52,6 @@ pub fn read_body(arg: &BodyArg) -> Result<Value, String> {
         serde_json::from_str(&text).map_err(|e| format!("--body is not valid JSON: {e}"))?;
     if !doc.is_object() {
         return Err("--body must be a JSON object".into());
-    }
-    if !doc.get("id").is_some_and(Value::is_string) {
-        return Err("--body needs a string \"id\"".into());
     }
     Ok(doc)
 }
@@ -137,7 +149,19 @@ pub async fn run(
         ItemAction::Create { at, body }
         | ItemAction::Upsert { at, body }
         | ItemAction::Replace { at, body, .. } => {
-            let doc = read_body(body).map_err(CommandError::Input)?;
+            let mut doc = read_document(body).map_err(CommandError::Input)?;
+            match action {
+                ItemAction::Replace { id: Some(id), .. } => {
+                    with_id(&mut doc, id).map_err(CommandError::Input)?
+                }
+                ItemAction::Replace { id: None, .. } if doc.get("id").is_none() => {
+                    return Err(CommandError::Input(
+                        "give the item id (`item replace ... ID`) or an \"id\" in the body".into(),
+                    ))
+                }
+                _ => {}
+            }
+            require_id(&doc).map_err(CommandError::Input)?;
             let c = container_ref(at)?;
             let pk = key_for(&driver, at, &c, Some(&doc)).await?;
             let op = match action {
@@ -193,6 +217,24 @@ fn body_of(action: &ItemAction) -> Option<&BodyArg> {
         | ItemAction::Upsert { body, .. }
         | ItemAction::Replace { body, .. } => Some(body),
         _ => None,
+    }
+}
+
+/// Gives `doc` the item id `id` of `item replace ID`: a body without an id takes it; a body with
+/// another id is refused (the service would refuse it too, after the request).
+fn with_id(doc: &mut Value, id: &str) -> Result<(), String> {
+    let Some(fields) = doc.as_object_mut() else {
+        return Err("the document is not a JSON object".into());
+    };
+    match fields.get("id") {
+        None => {
+            fields.insert("id".into(), Value::String(id.to_owned()));
+            Ok(())
+        }
+        Some(Value::String(body_id)) if body_id == id => Ok(()),
+        Some(other) => Err(format!(
+            "the body's id {other} is not the item id {id:?} given to replace"
+        )),
     }
 }
 
@@ -262,6 +304,32 @@ async fn list(
         print(&result);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod replace_id_tests {
+    use super::*;
+
+    #[test]
+    fn the_id_given_to_replace_and_the_bodys_agree() {
+        let cases: Vec<(Value, Result<Value, &str>)> = vec![
+            (json!({"n": 1}), Ok(json!({"n": 1, "id": "o1"}))),
+            (json!({"id": "o1", "n": 1}), Ok(json!({"id": "o1", "n": 1}))),
+            (
+                json!({"id": "o2"}),
+                Err("the body's id \"o2\" is not the item id \"o1\" given to replace"),
+            ),
+            (
+                json!({"id": 7}),
+                Err("the body's id 7 is not the item id \"o1\" given to replace"),
+            ),
+            (json!([1]), Err("the document is not a JSON object")),
+        ];
+        for (mut doc, want) in cases {
+            let got = with_id(&mut doc, "o1").map(|()| doc);
+            assert_eq!(got, want.map_err(str::to_owned));
+        }
+    }
 }
 
 #[cfg(test)]
