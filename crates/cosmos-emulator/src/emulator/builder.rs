@@ -279,7 +279,7 @@ impl EmulatorBuilder {
     }
 
     /// The most connections open at once across every listener (default
-    /// [`DEFAULT_MAX_CONNECTIONS`]); further ones are answered 503 and closed.
+    /// `DEFAULT_MAX_CONNECTIONS`); further ones are answered 503 and closed.
     pub fn max_connections(mut self, max: usize) -> Self {
         self.max_connections = max;
         self

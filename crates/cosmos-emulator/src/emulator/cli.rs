@@ -63,7 +63,7 @@ pub struct EmulatorArgs {
     pub compact_log_bytes: u64,
     /// With --data-dir: start even when it is damaged (otherwise the start is refused, naming
     /// the damage). What comes before the first damage is loaded; the damaged files and those
-    /// after them are moved into DATA_DIR/damaged-<seconds>/, never deleted, and what was not
+    /// after them are moved into DATA_DIR/damaged-SECONDS/, never deleted, and what was not
     /// loaded is listed.
     #[arg(long, requires = "data_dir")]
     pub recover: bool,

@@ -292,9 +292,9 @@ impl FaultInjector {
         self.shared.write().user.clear();
     }
 
-    /// Add rules from JSON (the `--faults` file and admin API format, see [`super::rule_json`]).
+    /// Add rules from JSON (the `--faults` file and admin API format, see `super::rule_json`).
     /// Either all rules are added or, on an error naming the bad field or the limit, none; the
-    /// limits are in [`super::rule_limits`].
+    /// limits are in `super::rule_limits`.
     pub fn load_json(&self, json: &[u8]) -> Result<Vec<RuleId>, String> {
         if json.len() > MAX_DOCUMENT_BYTES {
             return Err(format!(

@@ -4,11 +4,11 @@
 //! probability, first-N / after-N, on/off) plus a [`Reaction`] (delay then serve, answer a status,
 //! close the connection, stall, execute then close or answer an error). [`RegionOutages`] take a
 //! whole region down (refuse or close its connections), apart from the rules. The [`FaultInjector`] evaluates the latency profile's rules and then the user's rules for
-//! every request and returns a [`Verdict`] the server carries out. [`RequestCounters`] count requests
-//! per region and [`OpKind`]. [`admin`] answers the `/_emulator/` HTTP API over both.
+//! every request and returns a `Verdict` the server carries out. [`RequestCounters`] count requests
+//! per region and [`OpKind`]. `admin` answers the `/_emulator/` HTTP API over both.
 //!
-//! The server calls, per request: [`RequestCounters::record`], then [`FaultInjector::evaluate`]; it
-//! sleeps [`Verdict::delay`] and applies [`Verdict::reaction`].
+//! The server calls, per request: [`RequestCounters::record`], then `FaultInjector::evaluate`; it
+//! sleeps `Verdict::delay` and applies `Verdict::reaction`.
 
 pub(crate) mod admin;
 mod condition;

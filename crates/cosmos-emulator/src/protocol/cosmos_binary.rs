@@ -6,7 +6,7 @@
 //! | markers     | value                                                                   |
 //! |-------------|-------------------------------------------------------------------------|
 //! | 0x00–0x1F   | the integer 0–31 itself                                                 |
-//! | 0x20–0x3F   | a string from the fixed system dictionary ([`SYSTEM_STRINGS`])          |
+//! | 0x20–0x3F   | a string from the fixed system dictionary (`SYSTEM_STRINGS`)          |
 //! | 0x40–0x67   | a string from a user dictionary (refused: a request carries none)       |
 //! | 0x71–0x74   | base64 text stored as its bytes (refused)                               |
 //! | 0x75–0x77   | a GUID string (lower case, upper case, lower case in double quotes)     |
@@ -24,8 +24,8 @@
 //! | 0xF0–0xF3   | arrays of numbers sharing one item marker, and arrays of those          |
 //!
 //! A whole buffer is the preamble 0x80 followed by exactly one value. [`decode`] walks it with an
-//! explicit stack (no recursion), bounded in nesting ([`MAX_DEPTH`]), in values
-//! ([`MAX_VALUES`]) and in bytes repeated by reference strings ([`MAX_REFERENCED_BYTES`]).
+//! explicit stack (no recursion), bounded in nesting (`MAX_DEPTH`), in values
+//! (`MAX_VALUES`) and in bytes repeated by reference strings (`MAX_REFERENCED_BYTES`).
 //! [`encode`] writes a value in the compact forms above.
 
 use std::fmt;
@@ -712,7 +712,7 @@ impl std::error::Error for EncodeError {}
 
 /// Encodes `value` as a whole buffer (preamble and value): integers in the smallest form, other
 /// numbers as f64, dictionary strings by their marker, containers with byte length and count.
-/// Values nesting deeper than [`MAX_DEPTH`] are refused (the recursion is bounded by it).
+/// Values nesting deeper than `MAX_DEPTH` are refused (the recursion is bounded by it).
 pub fn encode(value: &Value) -> Result<Vec<u8>, EncodeError> {
     let mut out = vec![PREAMBLE];
     write_value(value, &mut out, 0)?;

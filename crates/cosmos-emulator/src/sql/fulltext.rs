@@ -11,7 +11,7 @@
 //! way and matches where its stems occur in sequence (a phrase), so "running" matches "runs";
 //! BM25 counts stems.
 //!
-//! The language reaches a call through its name: [`super::search::prepare`] renames each call to
+//! The language reaches a call through its name: `super::search::prepare` renames each call to
 //! [`marked`]`(name, language)`, a name the parser cannot produce (it holds `:` and the
 //! language's code), so a query cannot choose its own language. A call left unmarked (outside a
 //! prepared item query) tokenizes English.
@@ -150,7 +150,7 @@ fn number(x: f64) -> Val {
 /// The full-text function `name` (upper-cased, possibly [`marked`] with its language), or `None`
 /// for another name. A text argument that is not a string gives undefined (a word count of 0).
 /// Each call is charged its text's bytes and each term; a text or term is tokenized once per
-/// thread while it stays cached ([`super::fulltext_tokens`]).
+/// thread while it stays cached (`super::fulltext_tokens`).
 pub fn call(name: &str, args: &[Option<&Value>], meter: &Meter) -> Result<Option<Val>, SqlError> {
     let (name, language) = unmark(name)?;
     let text = match name {

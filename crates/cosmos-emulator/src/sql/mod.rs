@@ -1,8 +1,8 @@
 //! The NoSQL query language: lexer, parser to an AST, evaluator with the service's type rules,
 //! executor, and the query plans the SDKs ask for; and query execution over the store, page by
-//! page ([`run`]). Queries and PATCH conditions both use it.
+//! page (`run`). Queries and PATCH conditions both use it.
 //!
-//! Every input is bounded ([`limits`]): text size, tokens, nesting, operators, JOINs and the rows
+//! Every input is bounded (`limits`): text size, tokens, nesting, operators, JOINs and the rows
 //! one document may produce; nothing recurses deeper than the nesting limit.
 
 pub(crate) mod aggregate;

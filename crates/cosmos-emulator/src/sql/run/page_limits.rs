@@ -7,7 +7,7 @@ use std::time::Duration;
 /// The page budget of queries (configurable for tests; the defaults are the service's scale).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueryLimits {
-    /// Units of work ([`crate::sql::meter`]: evaluated expressions, bound rows, bytes read and
+    /// Units of work (`crate::sql::meter`: evaluated expressions, bound rows, bytes read and
     /// built) a page may use before it ends; also the most one PATCH condition (or one batch's
     /// conditions) may use.
     pub page_work: u64,
