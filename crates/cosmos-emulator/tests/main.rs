@@ -28,6 +28,7 @@ mod hardening;
 mod hash_v1;
 mod hierarchical_keys;
 mod http2;
+mod indexing_directive;
 mod item_rules;
 mod lifecycle;
 mod metadata_queries;

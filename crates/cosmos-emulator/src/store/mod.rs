@@ -274,6 +274,7 @@ mod tests {
                 rid: [0; 16],
                 unique: Box::default(),
                 vectors: Default::default(),
+                indexed: true,
             });
             p.commit(key, Some(doc), 0, Instant::now(), &[Duration::ZERO; 2]);
         };

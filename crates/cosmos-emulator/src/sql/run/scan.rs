@@ -1,13 +1,15 @@
 //! Reading a page's documents: the ranges of its scope in order, each at the LSN the request reads
 //! it at, in the container's stable order (effective partition key, then id), from a resume
 //! position on. Documents are taken a chunk at a time under the partition's read lock, which is
-//! released before any of them is evaluated, so no query holds a lock while it works.
+//! released before any of them is evaluated, so no query holds a lock while it works. A query
+//! that uses the index ([`uses_index`]) passes by the items kept out of it.
 
 use std::ops::Bound;
 use std::sync::Arc;
 
 use super::Execution;
 use crate::protocol::ApiError;
+use crate::sql::index_use::uses_index;
 use crate::store::live;
 use crate::store::{DocKey, StoredDoc};
 
@@ -52,6 +54,8 @@ pub(super) struct DocScan<'e, 'a> {
     one_range: bool,
     /// Where a one-range scan stopped: the index (into the scope's ranges) of the next range.
     ended: Option<usize>,
+    /// Whether items kept out of the index are passed by.
+    indexed_only: bool,
 }
 
 impl<'e, 'a> DocScan<'e, 'a> {
@@ -94,6 +98,7 @@ impl<'e, 'a> DocScan<'e, 'a> {
             scanned: 0,
             one_range: false,
             ended: None,
+            indexed_only: uses_index(ex.query),
         }
     }
 
@@ -102,6 +107,9 @@ impl<'e, 'a> DocScan<'e, 'a> {
         loop {
             if let Some((key, doc)) = self.chunk.next() {
                 self.cursor = Some(key.clone());
+                if self.indexed_only && !doc.indexed {
+                    continue;
+                }
                 self.scanned += 1;
                 self.ex.docs_read.set(self.ex.docs_read.get() + 1);
                 self.ex
