@@ -361,6 +361,16 @@ impl Partition {
         }
     }
 
+    /// The position (an LSN, as a change-feed etag names one) just before the first change a
+    /// replica at `upto` sees committed at or after `since_unix` seconds; `upto` when there is
+    /// none. Commits are in time order, so every change after the position is that recent.
+    pub(crate) fn position_at(&self, since_unix: u64, upto: u64) -> u64 {
+        self.by_lsn
+            .range(1..=upto)
+            .find(|(_, group)| group.iter().any(|c| c.unix_ts >= since_unix))
+            .map_or(upto, |(&lsn, _)| lsn - 1)
+    }
+
     /// The latest-version change feed as a replica at `upto` sees it: up to `limit` items whose
     /// newest version at `upto` was committed after `after` (and at or after `since_unix` seconds),
     /// each once, in commit order, only keys `wanted` accepts.
@@ -466,6 +476,18 @@ mod tests {
             vectors: Default::default(),
             indexed: true,
         }))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_point_in_time_names_the_position_before_its_first_change() {
+        let mut p = Partition::new(1);
+        let lags = [Duration::ZERO];
+        assert_eq!(p.position_at(0, 0), 0, "an empty range is at its start");
+        p.commit(key("a"), doc("a1"), 0, Instant::now(), &lags);
+        p.commit(key("b"), doc("b1"), 0, Instant::now(), &lags);
+        assert_eq!(p.position_at(0, 2), 0, "every change is that recent");
+        assert_eq!(p.position_at(u64::MAX, 2), 2, "none is: the end");
+        assert_eq!(p.position_at(u64::MAX, 1), 1, "a replica at 1 ends there");
     }
 
     fn body(d: Option<&Arc<StoredDoc>>) -> Option<&str> {
