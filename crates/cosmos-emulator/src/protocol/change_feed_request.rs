@@ -184,7 +184,8 @@ mod tests {
     fn only_a_first_latest_version_request_at_a_time_answers_a_position() {
         let date = "Tue, 01 Dec 2026 00:00:00 GMT";
         let secs = 1_796_083_200;
-        let table: [(&str, Vec<(&str, &str)>, Option<u64>); 5] = [
+        type Row<'a> = (&'a str, Vec<(&'a str, &'a str)>, Option<u64>);
+        let table: [Row<'_>; 5] = [
             (
                 "Incremental feed",
                 vec![("if-modified-since", date)],
