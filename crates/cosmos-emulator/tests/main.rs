@@ -44,6 +44,7 @@ mod query_budget;
 mod query_budget_random;
 mod query_differential;
 mod query_metrics;
+mod query_order;
 mod query_plans;
 mod regions;
 mod resource_token_authz;

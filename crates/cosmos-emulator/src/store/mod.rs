@@ -4,6 +4,7 @@ mod catalog;
 pub(crate) mod computed_properties;
 mod container;
 mod container_definition;
+pub(crate) mod creation_order;
 pub(crate) mod document;
 pub(crate) mod embeddings;
 mod history;

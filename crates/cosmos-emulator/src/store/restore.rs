@@ -226,6 +226,10 @@ impl Container {
                 if let Some(next) = range.and_then(|i| self.next_item.get(i)) {
                     next.fetch_max(counter.saturating_add(1), Ordering::Relaxed);
                 }
+                // The range holding it now counts above it too (creation order within a range).
+                if let Some(next) = self.next_item.get(self.range_index(key.epk)) {
+                    next.fetch_max(counter.saturating_add(1), Ordering::Relaxed);
+                }
                 Some(Arc::new(StoredDoc {
                     unique: self.unique_keys.entries(&map),
                     vectors: Default::default(),

@@ -54,6 +54,7 @@ mod ranked;
 mod request;
 mod result_cache;
 mod scan;
+mod scan_created;
 mod scope;
 mod sorted;
 mod stream;
