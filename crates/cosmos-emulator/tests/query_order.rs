@@ -194,3 +194,82 @@ async fn a_continuation_from_before_a_split_goes_on_in_each_child_in_creation_or
         "the unread items once each, none read again"
     );
 }
+
+/// The `-RID` continuation the service writes (`-RID:~<_rid>#RT:n#TRC:n`, bare or in the composite
+/// form with its range) resumes after the item it names, in creation order; one that cannot be
+/// mapped to a position is refused with 400 naming what is missing.
+#[tokio::test]
+async fn the_services_own_continuation_resumes_after_the_item_it_names() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(1)).await;
+    let base = emu.endpoint();
+    let mut rids = Vec::new();
+    for id in ["d", "c", "b", "a"] {
+        let r = c
+            .create_item(base, "db", "c", &json!({"id": id, "pk": "p"}))
+            .await;
+        rids.push(r.json()["_rid"].as_str().unwrap().to_owned());
+    }
+    let pk = pk_header(&json!("p"));
+    let page = |token: String| {
+        let (c, pk) = (c.clone(), pk.clone());
+        async move {
+            let headers = [
+                ("x-ms-documentdb-partitionkey", pk.as_str()),
+                ("x-ms-continuation", token.as_str()),
+            ];
+            c.query(base, DOCS, &json!({"query": "SELECT * FROM c"}), &headers)
+                .await
+        }
+    };
+    let ids = |r: &common::Resp| -> Vec<String> {
+        r.json()["Documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let bare = page(format!("-RID:~{}#RT:1#TRC:1", rids[0])).await;
+    assert_eq!(bare.status, 200, "{}", bare.message());
+    assert_eq!(ids(&bare), ["c", "b", "a"]);
+    let composite = json!([{"token": format!("-RID:~{}#RT:2#TRC:2#ISV:2#IEO:65567", rids[1]), "range": {"min": "", "max": "FF"}}]);
+    let r = page(composite.to_string()).await;
+    assert_eq!(r.status, 200, "{}", r.message());
+    assert_eq!(ids(&r), ["b", "a"]);
+    // TRC counts the rows already answered: TOP stops after the rest of its rows.
+    let token = format!("-RID:~{}#RT:1#TRC:1", rids[0]);
+    let headers = [
+        ("x-ms-documentdb-partitionkey", pk.as_str()),
+        ("x-ms-continuation", token.as_str()),
+    ];
+    let top = c
+        .query(
+            base,
+            DOCS,
+            &json!({"query": "SELECT TOP 2 * FROM c"}),
+            &headers,
+        )
+        .await;
+    assert_eq!(ids(&top), ["c"]);
+
+    let other_container = "-RID:~AAAAAAAAAAABAAAAAAAAAA==#RT:1#TRC:1";
+    for (token, names) in [
+        ("#RT:1#TRC:1".to_owned(), "-RID"),
+        ("-RID:#RT:1".to_owned(), "-RID"),
+        ("-RID:~not base64!#RT:1".to_owned(), "_rid"),
+        (other_container.to_owned(), "container"),
+        ("-RID:~".to_owned() + &rids[0] + "#RT:x", "RT"),
+        (
+            json!([{"range": {"min": "", "max": "FF"}}]).to_string(),
+            "token",
+        ),
+        (
+            json!([{"token": format!("-RID:~{}#RT:1", rids[0])}]).to_string(),
+            "range",
+        ),
+    ] {
+        let r = page(token.clone()).await;
+        assert_eq!(r.status, 400, "{token}: {r:?}");
+        assert!(r.message().contains(names), "{token}: {}", r.message());
+    }
+}

@@ -56,6 +56,7 @@ mod result_cache;
 mod scan;
 mod scan_created;
 mod scope;
+mod service_token;
 mod sorted;
 mod stream;
 mod token;
@@ -87,6 +88,7 @@ use crate::protocol::ApiError;
 use crate::sql::ast::Query;
 use crate::sql::exec::{needs_all_rows, window_of};
 use crate::sql::grouping::combines_across_pages;
+use crate::store::Container;
 
 /// Runs `query` over a small, whole set of resources (the metadata feeds: databases, containers,
 /// offers) in one page under the page's work and time budget: a query that needs more than a
@@ -111,6 +113,28 @@ pub(crate) fn run_whole(
 
 fn kind_mismatch() -> ApiError {
     ApiError::bad_request("The continuation token belongs to a different kind of query.")
+}
+
+/// The continuation `text` a query page was sent: the emulator's own token, or the service's
+/// `-RID` format where it maps to a position in `container` (resuming in creation order after the
+/// item it names, in `scope`'s first range unless it names its range); 400 otherwise.
+pub(crate) fn continuation(
+    text: &str,
+    container: &Container,
+    scope: &ReadScope,
+) -> Result<QueryToken, ApiError> {
+    // The size limit (and any text in the emulator's own form) is the decoder's to check.
+    if !service_token::is_service_format(text) || text.len() > token::MAX_TOKEN_BYTES {
+        return QueryToken::decode(text);
+    }
+    let first = scope.ranges.first().copied().unwrap_or(0);
+    let read = service_token::parse(text).map_err(ApiError::bad_request)?;
+    let at = service_token::position(&read, &container.rid_bytes, container.range_epks(first))
+        .map_err(ApiError::bad_request)?;
+    Ok(QueryToken::Scan {
+        at,
+        seen: read.seen,
+    })
 }
 
 /// Runs one page of the query, from `token` (the continuation the previous page answered).
