@@ -18,6 +18,7 @@ mod container_stats;
 mod crud;
 mod data_dir;
 mod data_dir_damage;
+mod data_dir_order;
 mod error_headers;
 mod explorer_browser;
 mod fault_rules;
