@@ -1,6 +1,6 @@
 //! A partition's items in the order the service lists them for a query without ORDER BY: by
 //! resource id, which within a partition is creation order. An item's `_rid` holds its range's
-//! counter and the range's marker (`container::item_rid`); a range's counter is always above the
+//! counter and the range's marker (`item_rid.rs`); a range's counter is always above the
 //! counters of the items it holds (a split's children go on from their parent's), so ordering by
 //! counter, then marker, is creation order within any range.
 
@@ -14,7 +14,7 @@ pub(crate) type Ordinal = (u64, u16);
 
 /// The creation-order place of the item with resource id `rid`.
 pub(crate) fn ordinal(rid: &[u8; 16]) -> Ordinal {
-    let (marker, counter) = super::container::item_rid_parts(rid);
+    let (marker, counter) = super::item_rid::item_rid_parts(rid);
     (counter, marker)
 }
 
@@ -63,7 +63,7 @@ impl CreationOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::container::item_rid;
+    use crate::store::item_rid::item_rid;
 
     fn key(id: &str) -> DocKey {
         DocKey {

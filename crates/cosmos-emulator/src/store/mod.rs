@@ -11,6 +11,7 @@ mod history;
 mod indexing_policy;
 pub(crate) mod item_limits;
 pub(crate) mod item_log;
+mod item_rid;
 mod lag;
 mod offer_table;
 mod partition;

@@ -1,6 +1,7 @@
 //! Query execution, its one home: running one page of a query over the store, which documents it
-//! reads (the container's stable order, effective partition key then id, across the ranges of its
-//! scope), under which budget, how it sorts or gathers, and where the next page resumes. The rest
+//! reads (a streaming page: creation order within each range of its scope, `scan_created.rs`;
+//! a build: the container's stable order, effective partition key then id, `scan.rs`), under
+//! which budget, how it sorts or gathers, and where the next page resumes. The rest
 //! of `sql/` evaluates a query over rows; this module applies it to the store, page by page.
 //!
 //! Handlers make one call per request and only translate HTTP to it and back:
@@ -22,7 +23,8 @@
 //!
 //! The kinds of page:
 //! - streaming (no ORDER BY, aggregate, GROUP BY or DISTINCT, `stream.rs`): rows are answered as
-//!   they are read, and a page stops at its item, byte, work or time budget;
+//!   they are read, and a page stops at its item, byte, work or time budget; its continuation may
+//!   also be the service's own `-RID` format (`service_token.rs`);
 //! - ordered (ORDER BY) and whole-result (aggregates, GROUP BY, DISTINCT, no FROM, `sorted.rs`):
 //!   every matching row is read first, over as many pages as the budget needs (`build.rs`), and the
 //!   answer, kept between pages in the store's result cache, is then paged through;

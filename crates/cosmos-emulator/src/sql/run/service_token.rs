@@ -149,7 +149,8 @@ mod tests {
     fn service_tokens_read_or_name_what_is_missing() {
         let item = rid([1; 8], 5, 0);
         let text = encode_rid(&item);
-        let ok: [(String, u64, Option<(&str, &str)>); 3] = [
+        type Row<'a> = (String, u64, Option<(&'a str, &'a str)>);
+        let ok: [Row<'_>; 3] = [
             (format!("-RID:~{text}#RT:1#TRC:10"), 10, None),
             (
                 format!("-RID:{text}#RT:3#TRC:7#ISV:2#IEO:65567#QCF:8"),
