@@ -210,8 +210,11 @@ async fn starting_now_sees_only_later_changes() {
     );
 }
 
+/// A point-in-time start answers its first request, as the service does, with an empty 200 whose
+/// etag is the position just before the first change at or after that time; the changes follow
+/// from that etag (sent with or without `If-Modified-Since`, as the SDKs do).
 #[tokio::test]
-async fn a_point_in_time_start_skips_older_changes() {
+async fn a_point_in_time_start_answers_a_position_first_then_the_changes() {
     let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(1)).await;
     let base = emu.endpoint();
     upsert(&c, base, &json!({"id": "a", "pk": "p"})).await;
@@ -219,13 +222,31 @@ async fn a_point_in_time_start_skips_older_changes() {
     let past = httpdate::fmt_http_date(
         std::time::SystemTime::now() - std::time::Duration::from_secs(3600),
     );
-    let r = feed(&c, base, &[LATEST, range, ("if-modified-since", &past)]).await;
-    assert_eq!(ids(&r), vec!["a"]);
+    let since_past = ("if-modified-since", past.as_str());
+    let first = feed(&c, base, &[LATEST, range, since_past]).await;
+    assert_eq!(first.status, 200, "{first:?}");
+    assert_eq!(ids(&first), Vec::<String>::new());
+    assert_eq!(first.header("x-ms-item-count"), Some("0"));
+    let tag = first.header("etag").expect("an etag").to_owned();
+    let next = feed(
+        &c,
+        base,
+        &[LATEST, range, since_past, ("if-none-match", &tag)],
+    )
+    .await;
+    assert_eq!(ids(&next), vec!["a"]);
+    assert_eq!(ids(&range_feed(&c, base, "0", Some(&tag)).await), vec!["a"]);
+
+    // A time after every change: the position is the range's end, and later changes follow it.
     let future = httpdate::fmt_http_date(
         std::time::SystemTime::now() + std::time::Duration::from_secs(3600),
     );
-    let r = feed(&c, base, &[LATEST, range, ("if-modified-since", &future)]).await;
-    assert_eq!(r.status, 304, "{r:?}");
+    let first = feed(&c, base, &[LATEST, range, ("if-modified-since", &future)]).await;
+    assert_eq!((first.status, ids(&first).len()), (200, 0), "{first:?}");
+    let tag = first.header("etag").expect("an etag").to_owned();
+    assert_eq!(range_feed(&c, base, "0", Some(&tag)).await.status, 304);
+    upsert(&c, base, &json!({"id": "b", "pk": "p"})).await;
+    assert_eq!(ids(&range_feed(&c, base, "0", Some(&tag)).await), vec!["b"]);
 }
 
 #[tokio::test]

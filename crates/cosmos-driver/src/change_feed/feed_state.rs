@@ -261,11 +261,20 @@ impl FeedState {
 
     /// Records the front range's answer: the position it returned (`etag`) and whether it held
     /// changes. The range moves to the back (ranges are read round-robin).
+    /// A point-in-time start's first answer is only the position the time names (the service
+    /// sends no changes with it), so it does not count as quiet.
     pub(crate) fn record_page(&mut self, etag: Option<&str>, had_changes: bool) {
+        let positioned = self.data.ranges[0].etag.is_none()
+            && matches!(self.data.start, UnreadStart::Since(_))
+            && etag.is_some_and(|e| !e.is_empty());
         if let Some(e) = etag.filter(|e| !e.is_empty()) {
             self.data.ranges[0].etag = Some(e.to_owned());
         }
-        self.quiet = if had_changes { 0 } else { self.quiet + 1 };
+        self.quiet = match (had_changes, positioned) {
+            (true, _) => 0,
+            (false, true) => self.quiet,
+            (false, false) => self.quiet + 1,
+        };
         self.data.ranges.rotate_left(1);
     }
 }

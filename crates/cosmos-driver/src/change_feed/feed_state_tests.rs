@@ -158,3 +158,22 @@ fn a_point_in_time_starts_unread_ranges_there() {
     let first = target(&feed.next_request(&[range("0", "", "FF")]).unwrap());
     assert_eq!(first.2, PageStart::Since(t));
 }
+
+#[test]
+fn a_point_in_time_first_answer_is_a_position_not_a_quiet_range() {
+    // The service answers a point-in-time start with no changes and the position the time names;
+    // the poll goes on from that position instead of ending there.
+    let t = UNIX_EPOCH + Duration::from_secs(1_000);
+    let ranges = [range("0", "", "FF")];
+    let mut feed = new_feed(ChangeFeedStart::PointInTime(t), FeedScope::Container);
+    feed.next_request(&ranges).unwrap();
+    feed.record_page(Some("\"7\""), false);
+    assert!(!feed.poll_finished());
+    let next = target(&feed.next_request(&ranges).unwrap());
+    assert_eq!(next.2, PageStart::After("\"7\"".into()));
+    feed.record_page(Some("\"7\""), false);
+    assert!(
+        feed.poll_finished(),
+        "a range quiet after its position is quiet"
+    );
+}

@@ -227,6 +227,7 @@ impl OneOp<'_, '_> {
             rid,
             unique,
             vectors: Default::default(),
+            indexed: true,
         }))
     }
 

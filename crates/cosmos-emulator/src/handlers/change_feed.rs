@@ -3,7 +3,8 @@
 //!
 //! The etag of each answer is the partition's LSN the feed has been read to; sending it back in
 //! `If-None-Match` continues after it (the SDKs read the etag as the change feed's continuation,
-//! not `x-ms-continuation`). 304 when nothing is new. Every page and 304 carries the headers the
+//! not `x-ms-continuation`). 304 when nothing is new. A start at a point in time is first
+//! answered, as the service does, with an empty 200 whose etag is the position that time names. Every page and 304 carries the headers the
 //! SDKs read: the etag, `x-ms-item-count`, the session token, the range id, the replica headers
 //! (`lsn` and the others of [`super::replica_headers`]), the range's quota and usage, and the
 //! container paths the Python SDK files the session token under.
@@ -62,15 +63,23 @@ pub(super) fn read(
         // A continuation ahead of this replica (issued by a region further along) waits here.
         FeedStart::After(lsn) => lsn,
     };
-    let (items, read_to) = match request.mode {
-        FeedMode::LatestVersion => {
+    let position = request.answers_a_position();
+    let (items, read_to) = match (position, request.mode) {
+        (Some(since), _) => (Vec::new(), partition.position_at(since, upto)),
+        (None, FeedMode::LatestVersion) => {
             latest_page(&partition, after, upto, request.since_unix, wanted, limit)
         }
-        FeedMode::AllVersionsAndDeletes => {
+        (None, FeedMode::AllVersionsAndDeletes) => {
             all_versions_page(&partition, &container, after, upto, wanted, limit)?
         }
     };
-    let mut reply = if items.is_empty() {
+    let mut reply = if position.is_some() {
+        Reply::json(
+            200,
+            super::feed_body(&container.rid, "Documents", &[]),
+            charge::read_feed(0),
+        )
+    } else if items.is_empty() {
         Reply::empty(304, charge::not_modified())
     } else {
         let refs: Vec<&Bytes> = items.iter().collect();

@@ -12,7 +12,7 @@ use crate::epk::EpkFilter;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::ids::unix_seconds;
-use crate::protocol::{charge, headers, ApiError};
+use crate::protocol::{charge, headers, indexing_directive, ApiError};
 use crate::store::document::{id_of, parse_object, seal};
 use crate::store::item_limits::{check_depth, check_size};
 use crate::store::{DocKey, Partition, StoredDoc};
@@ -29,10 +29,11 @@ pub(super) fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply
     let id = id_of(&map)?;
     target.check_document_key(&map)?;
     let upsert = flag(ctx.headers, headers::IS_UPSERT);
+    let indexed = indexing_directive::indexed(ctx.header(headers::INDEXING_DIRECTIVE))?;
     let key = target.key(&id);
     let rid_seen = target.read()?.latest(&key).map(|d| d.rid);
     let rid = rid_seen.unwrap_or_else(|| target.container.next_item_rid(target.range));
-    let prepared = prepare_item(&target, map, rid);
+    let prepared = prepare_item(&target, map, rid, indexed);
     let mut partition = target.write(ctx)?;
     let existing = partition.latest(&key).cloned();
     let refuse = |error| write_error(ctx, &target, &partition, error);
@@ -52,7 +53,7 @@ pub(super) fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply
         prepared
     } else {
         let rid = rid_now.unwrap_or_else(|| target.container.next_item_rid(target.range));
-        prepare_item(&target, parse_object(&ctx.body)?, rid)
+        prepare_item(&target, parse_object(&ctx.body)?, rid, indexed)
     };
     let (doc, lsn) = prepared
         .and_then(|doc| commit_prepared(ctx, &target, &mut partition, &key, doc))
@@ -124,10 +125,11 @@ pub(super) fn replace(
     let map = parse_object(&ctx.body)?;
     let body_id = id_of(&map)?;
     target.check_document_key(&map)?;
+    let indexed = indexing_directive::indexed(ctx.header(headers::INDEXING_DIRECTIVE))?;
     let key = target.key(id);
     let rid_seen = target.read()?.latest(&key).map(|d| d.rid);
     let mut map = Some(map);
-    let prepared = rid_seen.and_then(|rid| Some(prepare_item(&target, map.take()?, rid)));
+    let prepared = rid_seen.and_then(|rid| Some(prepare_item(&target, map.take()?, rid, indexed)));
     let mut partition = target.write(ctx)?;
     let existing = current_for_write(ctx, &target, &partition, &key)?;
     let prepared = match prepared {
@@ -137,7 +139,7 @@ pub(super) fn replace(
                 Some(map) => map,
                 None => parse_object(&ctx.body)?,
             };
-            prepare_item(&target, map, existing.rid)
+            prepare_item(&target, map, existing.rid, indexed)
         }
     };
     let (doc, lsn) = prepared
@@ -246,11 +248,13 @@ pub(super) fn current_for_write(
 /// its unique key values; nothing is committed (no lock is needed). Refuses an item whose `ttl`
 /// is not -1 or a positive number of seconds (400), one deeper than
 /// [`MAX_ITEM_DEPTH`](crate::store::item_limits::MAX_ITEM_DEPTH) (400) or larger than
-/// [`MAX_ITEM_BYTES`](crate::store::item_limits::MAX_ITEM_BYTES) (413).
+/// [`MAX_ITEM_BYTES`](crate::store::item_limits::MAX_ITEM_BYTES) (413). `indexed` is false for an
+/// item kept out of the index (`x-ms-indexing-directive: Exclude`).
 pub(super) fn prepare_item(
     target: &Target,
     map: Map<String, Value>,
     rid: [u8; 16],
+    indexed: bool,
 ) -> Result<Arc<StoredDoc>, ApiError> {
     check_depth(&map)?;
     crate::store::ttl::check_item_ttl(&map).map_err(ApiError::bad_request)?;
@@ -263,6 +267,7 @@ pub(super) fn prepare_item(
         rid,
         unique,
         vectors: Default::default(),
+        indexed,
     }))
 }
 

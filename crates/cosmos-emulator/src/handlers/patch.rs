@@ -46,7 +46,7 @@ pub(super) fn patch(
         let optimistic = attempt < OPTIMISTIC_ATTEMPTS;
         let outcome = optimistic.then(|| {
             patched(&existing, &request, &condition_meter(ctx))
-                .and_then(|map| prepare_item(&target, map, existing.rid))
+                .and_then(|map| prepare_item(&target, map, existing.rid, existing.indexed))
         });
         let mut partition = target.write(ctx)?;
         let current = current_for_write(ctx, &target, &partition, &key)?;
@@ -54,7 +54,7 @@ pub(super) fn patch(
             Some(outcome) if Arc::ptr_eq(&current, &existing) => outcome,
             Some(_) => continue,
             None => patched(&current, &request, &condition_meter(ctx))
-                .and_then(|map| prepare_item(&target, map, current.rid)),
+                .and_then(|map| prepare_item(&target, map, current.rid, current.indexed)),
         };
         let (doc, lsn, charge) =
             commit_patched(ctx, &target, &mut partition, &key, &request, outcome)?;

@@ -16,7 +16,7 @@ use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
 use crate::sql::run::{answer_page, gateway_serves, not_servable, pinned_filter, prepare_search};
 use crate::sql::run::{index_utilization_header, query_metrics_header};
-use crate::sql::run::{ItemPage, Page, QueryRequest, QueryToken, RangeReads, ReadScope as Scope};
+use crate::sql::run::{ItemPage, Page, QueryRequest, RangeReads, ReadScope as Scope};
 use crate::store::{Container, Partition};
 
 /// Default and largest page sizes, in items.
@@ -63,7 +63,7 @@ pub(super) fn query(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply,
         .header(headers::CONTINUATION)
         .filter(|t| !t.trim().is_empty())
     {
-        Some(t) => Some(QueryToken::decode(t)?),
+        Some(t) => Some(crate::sql::run::continuation(t, &container, &scope)?),
         None => None,
     };
     let reads = Reads {

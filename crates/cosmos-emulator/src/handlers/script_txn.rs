@@ -210,7 +210,7 @@ impl<'t> Txn<'t> {
             .as_ref()
             .map(|d| d.rid)
             .unwrap_or_else(|| self.target.container.next_item_rid(self.target.range));
-        let doc = prepare_item(self.target, map, rid)?;
+        let doc = prepare_item(self.target, map, rid, true)?;
         self.charge += charge::write(doc.body.len());
         self.put(&id, Some(doc.clone()));
         Ok((doc, existing.is_some()))
@@ -235,7 +235,7 @@ impl<'t> Txn<'t> {
         if new_id != id && self.current(partition, &new_id).is_some() {
             return Err(ApiError::already_exists());
         }
-        let doc = prepare_item(self.target, map, existing.rid)?;
+        let doc = prepare_item(self.target, map, existing.rid, true)?;
         self.charge += charge::write(doc.body.len());
         if new_id != id {
             self.put(id, None);

@@ -114,6 +114,10 @@ pub(crate) struct DocRecord {
     pub body: String,
     pub etag: String,
     pub rid: String,
+    /// Written with `x-ms-indexing-directive: Exclude` (left out when false, as records written
+    /// before it was kept are read).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unindexed: bool,
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -235,6 +239,7 @@ impl Record {
                         body: text(&d.body),
                         etag: d.etag.clone(),
                         rid: hex(&d.rid),
+                        unindexed: !d.indexed,
                     }),
                 })
                 .collect(),
@@ -341,7 +346,12 @@ pub(super) fn item(record: &ItemRecord) -> Result<(DocKey, Option<KeptDoc>), Str
     let epk = Epk::from_parts(&parts).ok_or("an EPK with too many parts")?;
     let doc = match &record.doc {
         None => None,
-        Some(d) => Some((Bytes::from(d.body.clone()), d.etag.clone(), unhex(&d.rid)?)),
+        Some(d) => Some((
+            Bytes::from(d.body.clone()),
+            d.etag.clone(),
+            unhex(&d.rid)?,
+            !d.unindexed,
+        )),
     };
     Ok((
         DocKey {
@@ -368,6 +378,7 @@ mod tests {
             rid: [9; 16],
             unique: Box::default(),
             vectors: Default::default(),
+            indexed: true,
         });
         let gone = DocKey {
             epk: Epk::single(3),
@@ -384,8 +395,36 @@ mod tests {
         assert_eq!(container, "coll");
         let (k, d) = item(&writes[0]).unwrap();
         assert_eq!(k, key);
-        assert_eq!(d, Some((doc.body.clone(), doc.etag.clone(), doc.rid)));
+        assert_eq!(d, Some((doc.body.clone(), doc.etag.clone(), doc.rid, true)));
         assert_eq!(item(&writes[1]).unwrap(), (gone, None));
+    }
+
+    #[test]
+    fn an_item_kept_out_of_the_index_stays_out() {
+        let key = DocKey {
+            epk: Epk::single(5),
+            id: "x".into(),
+        };
+        let doc = Arc::new(StoredDoc {
+            body: Bytes::from_static(br#"{"id":"x"}"#),
+            etag: "\"e\"".into(),
+            rid: [1; 16],
+            unique: Box::default(),
+            vectors: Default::default(),
+            indexed: false,
+        });
+        let text = serde_json::to_string(&Record::items("coll", &[(key, Some(doc))])).unwrap();
+        assert!(text.contains("\"unindexed\":true"), "{text}");
+        let Record::Items { writes, .. } = serde_json::from_str(&text).unwrap() else {
+            panic!("not an items record")
+        };
+        assert_eq!(item(&writes[0]).unwrap().1.map(|d| d.3), Some(false));
+        // Records without the field (every indexed item) read back indexed.
+        let plain = text.replace(",\"unindexed\":true", "");
+        let Record::Items { writes, .. } = serde_json::from_str(&plain).unwrap() else {
+            panic!("not an items record")
+        };
+        assert_eq!(item(&writes[0]).unwrap().1.map(|d| d.3), Some(true));
     }
 
     #[test]

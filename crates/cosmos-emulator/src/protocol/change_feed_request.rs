@@ -37,6 +37,18 @@ pub(crate) struct ChangeFeedRequest {
     pub epk_range: Option<(String, String)>,
 }
 
+impl ChangeFeedRequest {
+    /// Whether this request starts a latest-version feed at a point in time (`If-Modified-Since`
+    /// without a continuation): the service answers it with no changes, only the position the
+    /// time names (the etag), from which the changes then follow.
+    pub(crate) fn answers_a_position(&self) -> Option<u64> {
+        match (self.mode, self.start, self.since_unix) {
+            (FeedMode::LatestVersion, FeedStart::Beginning, Some(since)) => Some(since),
+            _ => None,
+        }
+    }
+}
+
 /// The `A-IM` mode named by `value`; an error naming the value otherwise.
 pub(crate) fn feed_mode(value: &str) -> Result<FeedMode, String> {
     let v = value.trim();
@@ -166,6 +178,40 @@ mod tests {
         parse(a_im, |name| {
             pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
         })
+    }
+
+    #[test]
+    fn only_a_first_latest_version_request_at_a_time_answers_a_position() {
+        let date = "Tue, 01 Dec 2026 00:00:00 GMT";
+        let secs = 1_796_083_200;
+        type Row<'a> = (&'a str, Vec<(&'a str, &'a str)>, Option<u64>);
+        let table: [Row<'_>; 5] = [
+            (
+                "Incremental feed",
+                vec![("if-modified-since", date)],
+                Some(secs),
+            ),
+            ("Incremental feed", vec![], None),
+            (
+                "Incremental feed",
+                vec![("if-modified-since", date), ("if-none-match", "\"4\"")],
+                None,
+            ),
+            (
+                "Incremental feed",
+                vec![("if-modified-since", date), ("if-none-match", "*")],
+                None,
+            ),
+            (
+                "Full-Fidelity Feed",
+                vec![("if-modified-since", date), ("if-none-match", "*")],
+                None,
+            ),
+        ];
+        for (a_im, pairs, expected) in table {
+            let request = parse_with(a_im, &pairs).unwrap();
+            assert_eq!(request.answers_a_position(), expected, "{a_im} {pairs:?}");
+        }
     }
 
     #[test]

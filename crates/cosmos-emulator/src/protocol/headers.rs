@@ -6,6 +6,9 @@ pub(crate) const DATE: &str = "date";
 pub(crate) const PARTITION_KEY: &str = "x-ms-documentdb-partitionkey";
 pub(crate) const PARTITION_KEY_RANGE_ID: &str = "x-ms-documentdb-partitionkeyrangeid";
 pub(crate) const IS_UPSERT: &str = "x-ms-documentdb-is-upsert";
+/// `x-ms-indexing-directive` on an item write: `Default`, `Include` or `Exclude` (kept out of the
+/// index).
+pub(crate) const INDEXING_DIRECTIVE: &str = "x-ms-indexing-directive";
 pub(crate) const IS_QUERY: &str = "x-ms-documentdb-isquery";
 pub(crate) const IS_QUERY_PLAN: &str = "x-ms-cosmos-is-query-plan-request";
 /// Asks for a query page's metrics; the emulator then answers [`QUERY_WORK`].

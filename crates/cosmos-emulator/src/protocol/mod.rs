@@ -6,6 +6,7 @@ pub mod cosmos_binary;
 mod error;
 pub(crate) mod headers;
 pub(crate) mod ids;
+pub(crate) mod indexing_directive;
 pub(crate) mod percent;
 pub(crate) mod route;
 mod script_kind;

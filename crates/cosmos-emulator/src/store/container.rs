@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 use super::computed_properties::ComputedProperty;
 use super::container_definition::{check_default_ttl, replaced, Definition};
 use super::document::{seal, Sealed};
+pub(super) use super::item_rid::{item_rid, item_rid_parts};
 use super::partition::Partition;
 use crate::epk::{range_bounds, range_of, Epk, EpkFilter, PartitionKeyValue, PkDefinition};
 use crate::protocol::ids::{encode_rid, new_etag, unix_seconds};
@@ -271,9 +272,6 @@ impl Container {
     }
 }
 
-/// Most items one range's counter numbers (the counter's 5 bytes).
-const ITEM_COUNTER_LIMIT: u64 = 1 << 40;
-
 /// The marker of range `range_id` in its items' resource ids: the range id, as the 2 bytes it
 /// has room for. Range ids are numbered from 0 and a split takes the next two, so markers are
 /// distinct while a container has had fewer than 65,536 ranges ([`MAX_RANGE_ID`]).
@@ -283,29 +281,6 @@ pub(super) fn range_marker(range_id: &str) -> u16 {
 
 /// The highest range id a split may give (markers stay distinct up to it).
 pub(super) const MAX_RANGE_ID: u64 = 0xFFFF;
-
-/// An item resource id as the service lays one out: the container's 8 bytes, then a counter kept
-/// per physical partition (little-endian, 5 bytes here), then the partition's marker (2 bytes)
-/// and a zero type byte. Ids are unique because each range counts its own and markers differ;
-/// sorted as text (how clients break ties, by `_rid`), the items of all ranges interleave in
-/// the order each range received them.
-pub(super) fn item_rid(container: &[u8; 8], marker: u16, counter: u64) -> [u8; 16] {
-    let mut rid = [0u8; 16];
-    rid[..8].copy_from_slice(container);
-    rid[8..13].copy_from_slice(&(counter % ITEM_COUNTER_LIMIT).to_le_bytes()[..5]);
-    rid[13..15].copy_from_slice(&marker.to_le_bytes());
-    rid
-}
-
-/// The range marker and counter an item resource id carries ([`item_rid`]'s inverse).
-pub(super) fn item_rid_parts(rid: &[u8; 16]) -> (u16, u64) {
-    let mut counter = [0u8; 8];
-    counter[..5].copy_from_slice(&rid[8..13]);
-    (
-        u16::from_le_bytes([rid[13], rid[14]]),
-        u64::from_le_bytes(counter),
-    )
-}
 
 /// Seals a container body: system properties, its `_self` link and the links of its feeds.
 fn sealed_definition(map: Map<String, Value>, rid_bytes: &[u8; 8]) -> Definition {

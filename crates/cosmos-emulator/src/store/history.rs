@@ -113,6 +113,7 @@ mod tests {
             rid: [0; 16],
             unique: Box::default(),
             vectors: Default::default(),
+            indexed: true,
         }))
     }
 

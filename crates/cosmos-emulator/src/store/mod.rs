@@ -4,12 +4,14 @@ mod catalog;
 pub(crate) mod computed_properties;
 mod container;
 mod container_definition;
+pub(crate) mod creation_order;
 pub(crate) mod document;
 pub(crate) mod embeddings;
 mod history;
 mod indexing_policy;
 pub(crate) mod item_limits;
 pub(crate) mod item_log;
+mod item_rid;
 mod lag;
 mod offer_table;
 mod partition;
@@ -274,6 +276,7 @@ mod tests {
                 rid: [0; 16],
                 unique: Box::default(),
                 vectors: Default::default(),
+                indexed: true,
             });
             p.commit(key, Some(doc), 0, Instant::now(), &[Duration::ZERO; 2]);
         };

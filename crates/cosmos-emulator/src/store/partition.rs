@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::creation_order::{ordinal, CreationOrder, Ordinal};
 use super::history::{ChangeHistory, HistoryEntry};
 use super::replica_log::ReplicaLog;
 use super::stored_doc::{DocKey, StoredDoc};
@@ -32,6 +33,8 @@ pub(crate) struct Partition {
     /// Each held version's LSN, with its key and commit time: the change feed's order. A
     /// transactional batch commits several keys at one LSN.
     by_lsn: BTreeMap<u64, Vec<Committed>>,
+    /// The items in creation order (`_rid` order): how queries without ORDER BY list them.
+    order: CreationOrder,
     /// Every change within the retention window, deletes included (all-versions feeds).
     history: ChangeHistory,
     /// Set once a split has moved this partition's items to its children.
@@ -65,6 +68,7 @@ impl Partition {
             log: ReplicaLog::new(regions),
             docs: BTreeMap::new(),
             by_lsn: BTreeMap::new(),
+            order: CreationOrder::default(),
             history: ChangeHistory::default(),
             retired: false,
             unique: UniqueIndex::default(),
@@ -120,6 +124,7 @@ impl Partition {
                         (!kept.is_empty()).then_some((*l, kept))
                     })
                     .collect(),
+                order: parent.order.filtered(keep),
                 history,
                 retired: false,
                 sink: parent.sink.clone(),
@@ -222,6 +227,9 @@ impl Partition {
             );
             self.history
                 .record(lsn, &key, doc.clone(), previous, unix_ts);
+            if let Some(d) = &doc {
+                self.order.insert(&d.rid, &key);
+            }
             match versions.last_mut() {
                 // Written earlier in this transaction: the last write is the version.
                 Some(v) if v.lsn == lsn => v.doc = doc,
@@ -322,6 +330,32 @@ impl Partition {
         out
     }
 
+    /// Up to `limit` items visible at `lsn` in creation order (see [`CreationOrder`]), from `from`
+    /// on, optionally only those whose EPK passes `only_epk`; each with its ordinal.
+    pub(crate) fn scan_in_order(
+        &self,
+        lsn: u64,
+        from: std::ops::Bound<Ordinal>,
+        only_epk: Option<EpkFilter>,
+        limit: usize,
+    ) -> Vec<(Ordinal, DocKey, Arc<StoredDoc>)> {
+        let mut out = Vec::new();
+        for (at, key) in self.order.starting_at(from) {
+            if out.len() >= limit {
+                break;
+            }
+            if only_epk.is_some_and(|f| !f.contains(key.epk)) {
+                continue;
+            }
+            let doc = self.docs.get(key).and_then(|v| version_at(v, lsn));
+            // The entry of an item deleted (or deleted and created again) is passed by.
+            if let Some(doc) = doc.filter(|d| ordinal(&d.rid) == *at) {
+                out.push((*at, key.clone(), doc.clone()));
+            }
+        }
+        out
+    }
+
     /// The distinct EPKs of the keys held (any version), ascending.
     pub(crate) fn distinct_epks(&self) -> Vec<Epk> {
         let mut out: Vec<Epk> = Vec::new();
@@ -342,7 +376,12 @@ impl Partition {
             .iter()
             .rposition(|v| v.lsn <= min_visible)
             .unwrap_or(0);
-        let mut dropped: Vec<u64> = versions.drain(..keep_from).map(|v| v.lsn).collect();
+        let drained: Vec<Version> = versions.drain(..keep_from).collect();
+        let mut dropped: Vec<u64> = drained.iter().map(|v| v.lsn).collect();
+        let mut gone_rids: Vec<[u8; 16]> = drained
+            .iter()
+            .filter_map(|v| Some(v.doc.as_ref()?.rid))
+            .collect();
         let only_a_replicated_delete = versions.len() == 1
             && versions
                 .first()
@@ -350,6 +389,16 @@ impl Partition {
         if versions.is_empty() || only_a_replicated_delete {
             dropped.extend(versions.iter().map(|v| v.lsn));
             self.docs.remove(key);
+        } else {
+            // A resource id the kept versions still hold keeps its place.
+            gone_rids.retain(|rid| {
+                !versions
+                    .iter()
+                    .any(|v| v.doc.as_ref().is_some_and(|d| &d.rid == rid))
+            });
+        }
+        for rid in gone_rids {
+            self.order.forget(&rid, key);
         }
         for lsn in dropped {
             if let Some(group) = self.by_lsn.get_mut(&lsn) {
@@ -359,6 +408,16 @@ impl Partition {
                 }
             }
         }
+    }
+
+    /// The position (an LSN, as a change-feed etag names one) just before the first change a
+    /// replica at `upto` sees committed at or after `since_unix` seconds; `upto` when there is
+    /// none. Commits are in time order, so every change after the position is that recent.
+    pub(crate) fn position_at(&self, since_unix: u64, upto: u64) -> u64 {
+        self.by_lsn
+            .range(1..=upto)
+            .find(|(_, group)| group.iter().any(|c| c.unix_ts >= since_unix))
+            .map_or(upto, |(&lsn, _)| lsn - 1)
     }
 
     /// The latest-version change feed as a replica at `upto` sees it: up to `limit` items whose
@@ -464,7 +523,20 @@ mod tests {
             rid: [0; 16],
             unique: Box::default(),
             vectors: Default::default(),
+            indexed: true,
         }))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_point_in_time_names_the_position_before_its_first_change() {
+        let mut p = Partition::new(1);
+        let lags = [Duration::ZERO];
+        assert_eq!(p.position_at(0, 0), 0, "an empty range is at its start");
+        p.commit(key("a"), doc("a1"), 0, Instant::now(), &lags);
+        p.commit(key("b"), doc("b1"), 0, Instant::now(), &lags);
+        assert_eq!(p.position_at(0, 2), 0, "every change is that recent");
+        assert_eq!(p.position_at(u64::MAX, 2), 2, "none is: the end");
+        assert_eq!(p.position_at(u64::MAX, 1), 1, "a replica at 1 ends there");
     }
 
     fn body(d: Option<&Arc<StoredDoc>>) -> Option<&str> {

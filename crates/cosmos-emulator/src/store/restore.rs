@@ -13,8 +13,8 @@ use super::item_log::ItemSink;
 use super::stored_doc::{DocKey, StoredDoc};
 use super::Store;
 
-/// A kept item version: its body, etag and `_rid` bytes.
-pub(crate) type KeptDoc = (Bytes, String, [u8; 16]);
+/// A kept item version: its body, etag, `_rid` bytes and whether it is indexed.
+pub(crate) type KeptDoc = (Bytes, String, [u8; 16], bool);
 
 /// A database as kept: its id, `_rid` bytes, body and etag, and its containers.
 #[derive(Clone, Debug, PartialEq)]
@@ -216,7 +216,7 @@ impl Container {
     ) -> Result<(), String> {
         let doc = match doc {
             None => None,
-            Some((body, etag, rid)) => {
+            Some((body, etag, rid, indexed)) => {
                 let map: Map<String, Value> = serde_json::from_slice(&body).map_err(|e| {
                     format!("a kept item of container {:?} is not JSON: {e}", self.id)
                 })?;
@@ -226,12 +226,17 @@ impl Container {
                 if let Some(next) = range.and_then(|i| self.next_item.get(i)) {
                     next.fetch_max(counter.saturating_add(1), Ordering::Relaxed);
                 }
+                // The range holding it now counts above it too (creation order within a range).
+                if let Some(next) = self.next_item.get(self.range_index(key.epk)) {
+                    next.fetch_max(counter.saturating_add(1), Ordering::Relaxed);
+                }
                 Some(Arc::new(StoredDoc {
                     unique: self.unique_keys.entries(&map),
                     vectors: Default::default(),
                     body,
                     etag,
                     rid,
+                    indexed,
                 }))
             }
         };

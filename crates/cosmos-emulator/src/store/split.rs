@@ -106,12 +106,18 @@ impl Container {
             &range_ids,
             &parents,
         );
-        // A range keeps its item counter; the two new ranges count from 1 (their markers are new).
+        // A range keeps its item counter; the two new ranges go on from their parent's (their
+        // markers are new, so ids stay distinct), so a range's counter stays above every item it
+        // holds and resource-id order is creation order within it.
+        let parent_count = self
+            .next_item
+            .get(index)
+            .map_or(1, |c| c.load(Ordering::Relaxed));
         let next_item = range_ids
             .iter()
             .map(|id| {
                 let kept = self.range_by_id(id).and_then(|i| self.next_item.get(i));
-                AtomicU64::new(kept.map_or(1, |c| c.load(Ordering::Relaxed)))
+                AtomicU64::new(kept.map_or(parent_count, |c| c.load(Ordering::Relaxed)))
             })
             .collect();
         Ok(Container {
@@ -199,7 +205,7 @@ mod tests {
     }
 
     #[test]
-    fn a_split_keeps_the_other_ranges_counters_and_starts_the_new_ranges_at_one() {
+    fn a_split_keeps_the_other_ranges_counters_and_the_new_ranges_go_on_from_the_parents() {
         let body =
             serde_json::json!({"id": "c", "partitionKey": {"paths": ["/pk"], "kind": "Hash"}});
         let serde_json::Value::Object(map) = body else {
@@ -208,11 +214,12 @@ mod tests {
         let before = Container::create(map, "c".into(), [0, 0, 0, 1], 1, 2, 1).unwrap();
         let old: Vec<[u8; 16]> = (0..3).map(|_| before.next_item_rid(1)).collect();
         let _ = before.next_item_rid(0);
+        let _ = before.next_item_rid(0);
         let after = before.split_range("0").unwrap();
         assert_eq!(after.range_ids, ["2", "3", "1"]);
         let parts = |r: usize| super::super::container::item_rid_parts(&after.next_item_rid(r));
-        assert_eq!(parts(0), (2, 1));
-        assert_eq!(parts(1), (3, 1));
+        assert_eq!(parts(0), (2, 3), "after the parent's two items");
+        assert_eq!(parts(1), (3, 3));
         assert_eq!(parts(2), (1, 4), "range 1 goes on counting");
         let fresh = after.next_item_rid(2);
         assert!(!old.contains(&fresh));

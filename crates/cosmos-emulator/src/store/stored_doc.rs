@@ -27,4 +27,7 @@ pub(crate) struct StoredDoc {
     pub unique: Box<[String]>,
     /// The embeddings vector searches measured in this version, read from `body` on first use.
     pub vectors: Embeddings,
+    /// Whether this version is in the container's index (false: written with
+    /// `x-ms-indexing-directive: Exclude`, so queries that use the index pass it by).
+    pub indexed: bool,
 }

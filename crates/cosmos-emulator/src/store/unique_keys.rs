@@ -259,6 +259,7 @@ mod tests {
             rid: [0; 16],
             unique: uk.entries(&obj(v)),
             vectors: Default::default(),
+            indexed: true,
         })
     }
 

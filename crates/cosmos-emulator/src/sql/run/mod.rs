@@ -1,6 +1,7 @@
 //! Query execution, its one home: running one page of a query over the store, which documents it
-//! reads (the container's stable order, effective partition key then id, across the ranges of its
-//! scope), under which budget, how it sorts or gathers, and where the next page resumes. The rest
+//! reads (a streaming page: creation order within each range of its scope, `scan_created.rs`;
+//! a build: the container's stable order, effective partition key then id, `scan.rs`), under
+//! which budget, how it sorts or gathers, and where the next page resumes. The rest
 //! of `sql/` evaluates a query over rows; this module applies it to the store, page by page.
 //!
 //! Handlers make one call per request and only translate HTTP to it and back:
@@ -22,7 +23,8 @@
 //!
 //! The kinds of page:
 //! - streaming (no ORDER BY, aggregate, GROUP BY or DISTINCT, `stream.rs`): rows are answered as
-//!   they are read, and a page stops at its item, byte, work or time budget;
+//!   they are read, and a page stops at its item, byte, work or time budget; its continuation may
+//!   also be the service's own `-RID` format (`service_token.rs`);
 //! - ordered (ORDER BY) and whole-result (aggregates, GROUP BY, DISTINCT, no FROM, `sorted.rs`):
 //!   every matching row is read first, over as many pages as the budget needs (`build.rs`), and the
 //!   answer, kept between pages in the store's result cache, is then paged through;
@@ -54,7 +56,9 @@ mod ranked;
 mod request;
 mod result_cache;
 mod scan;
+mod scan_created;
 mod scope;
+mod service_token;
 mod sorted;
 mod stream;
 mod token;
@@ -86,6 +90,7 @@ use crate::protocol::ApiError;
 use crate::sql::ast::Query;
 use crate::sql::exec::{needs_all_rows, window_of};
 use crate::sql::grouping::combines_across_pages;
+use crate::store::Container;
 
 /// Runs `query` over a small, whole set of resources (the metadata feeds: databases, containers,
 /// offers) in one page under the page's work and time budget: a query that needs more than a
@@ -110,6 +115,28 @@ pub(crate) fn run_whole(
 
 fn kind_mismatch() -> ApiError {
     ApiError::bad_request("The continuation token belongs to a different kind of query.")
+}
+
+/// The continuation `text` a query page was sent: the emulator's own token, or the service's
+/// `-RID` format where it maps to a position in `container` (resuming in creation order after the
+/// item it names, in `scope`'s first range unless it names its range); 400 otherwise.
+pub(crate) fn continuation(
+    text: &str,
+    container: &Container,
+    scope: &ReadScope,
+) -> Result<QueryToken, ApiError> {
+    // The size limit (and any text in the emulator's own form) is the decoder's to check.
+    if !service_token::is_service_format(text) || text.len() > token::MAX_TOKEN_BYTES {
+        return QueryToken::decode(text);
+    }
+    let first = scope.ranges.first().copied().unwrap_or(0);
+    let read = service_token::parse(text).map_err(ApiError::bad_request)?;
+    let at = service_token::position(&read, &container.rid_bytes, container.range_epks(first))
+        .map_err(ApiError::bad_request)?;
+    Ok(QueryToken::Scan {
+        at,
+        seen: read.seen,
+    })
 }
 
 /// Runs one page of the query, from `token` (the continuation the previous page answered).

@@ -1,13 +1,16 @@
-//! Reading a page's documents: the ranges of its scope in order, each at the LSN the request reads
-//! it at, in the container's stable order (effective partition key, then id), from a resume
-//! position on. Documents are taken a chunk at a time under the partition's read lock, which is
-//! released before any of them is evaluated, so no query holds a lock while it works.
+//! Reading the documents of a build (ORDER BY, aggregates, GROUP BY, DISTINCT; the per-range
+//! aggregates of a plan): the ranges of its scope in order, each at the LSN the request reads it
+//! at, in the container's stable order (effective partition key, then id), from a resume position
+//! on. Streaming pages read in creation order instead (`scan_created.rs`). Documents are taken a chunk at a time under the partition's read lock, which is
+//! released before any of them is evaluated, so no query holds a lock while it works. A query
+//! that uses the index ([`uses_index`]) passes by the items kept out of it.
 
 use std::ops::Bound;
 use std::sync::Arc;
 
 use super::Execution;
 use crate::protocol::ApiError;
+use crate::sql::index_use::uses_index;
 use crate::store::live;
 use crate::store::{DocKey, StoredDoc};
 
@@ -48,36 +51,11 @@ pub(super) struct DocScan<'e, 'a> {
     chunk: std::vec::IntoIter<(DocKey, Arc<StoredDoc>)>,
     /// Documents returned.
     pub scanned: usize,
-    /// Whether the scan stops at the end of each range (see [`DocScan::one_range_at_a_time`]).
-    one_range: bool,
-    /// Where a one-range scan stopped: the index (into the scope's ranges) of the next range.
-    ended: Option<usize>,
+    /// Whether items kept out of the index are passed by.
+    indexed_only: bool,
 }
 
 impl<'e, 'a> DocScan<'e, 'a> {
-    /// Reads only the range its start lies in (the first without a start) and stops at its end;
-    /// [`DocScan::next_range`] then names the range a later page goes on with.
-    pub(super) fn one_range_at_a_time(mut self) -> Self {
-        self.one_range = true;
-        if let Some(start) = &self.start {
-            let holding = self.ex.container.range_index(start.epk);
-            self.range = self
-                .ex
-                .scope
-                .ranges
-                .iter()
-                .position(|&r| r >= holding)
-                .unwrap_or(self.ex.scope.ranges.len());
-        }
-        self
-    }
-
-    /// After a one-range scan ran out: the index (into the scope's ranges) of the next range,
-    /// when there is one.
-    pub(super) fn next_range(&self) -> Option<usize> {
-        self.ended
-    }
-
     pub(super) fn new(
         ex: &'e Execution<'a>,
         lsns: Option<&'e [(String, u64)]>,
@@ -92,8 +70,7 @@ impl<'e, 'a> DocScan<'e, 'a> {
             cursor: None,
             chunk: Vec::new().into_iter(),
             scanned: 0,
-            one_range: false,
-            ended: None,
+            indexed_only: uses_index(ex.query),
         }
     }
 
@@ -102,6 +79,9 @@ impl<'e, 'a> DocScan<'e, 'a> {
         loop {
             if let Some((key, doc)) = self.chunk.next() {
                 self.cursor = Some(key.clone());
+                if self.indexed_only && !doc.indexed {
+                    continue;
+                }
                 self.scanned += 1;
                 self.ex.docs_read.set(self.ex.docs_read.get() + 1);
                 self.ex
@@ -135,12 +115,6 @@ impl<'e, 'a> DocScan<'e, 'a> {
                 partition.scan_from(lsn, from, self.ex.scope.only_epk, SCAN_CHUNK)
             };
             if chunk.is_empty() {
-                if self.one_range {
-                    if self.range + 1 < self.ex.scope.ranges.len() {
-                        self.ended = Some(self.range + 1);
-                    }
-                    return Ok(None);
-                }
                 self.range += 1;
                 self.lsn = None;
                 continue;

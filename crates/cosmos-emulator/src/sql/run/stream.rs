@@ -1,18 +1,18 @@
 //! Streaming pages (no ORDER BY, aggregate, GROUP BY or DISTINCT): rows are answered as they are
-//! read, from the continuation's position (document and row) on, until the page holds its items
+//! read, in creation order (`_rid` order within a range, as the service answers), from the
+//! continuation's position (document and row) on, until the page holds its items
 //! or bytes, its work or time budget runs out, or TOP/LIMIT is reached. A query over several
 //! ranges (a cross-partition query the gateway serves) is answered one range per page, as the
 //! service's gateway answers it one partition at a time: a page ends where its range ends (an
 //! empty page when nothing there matches), and its continuation names the next range.
 
 use super::budget::{over_budget, Halt};
-use super::scan::DocScan;
-use super::token::{Position, QueryToken};
+use super::scan_created::CreatedScan;
+use super::token::{CreatedAt, QueryToken};
 use super::{Execution, Page, Window};
 use crate::protocol::ApiError;
 use crate::sql::exec::{for_each_row, passes, Flow};
 use crate::sql::id_filter::candidate_ids;
-use crate::store::DocKey;
 
 /// Why a page stopped inside a document.
 enum Stop {
@@ -25,35 +25,27 @@ enum Stop {
 /// One streaming page, from `after` (position, rows that passed the filter so far) on.
 pub(super) fn page(
     ex: &Execution<'_>,
-    after: Option<(Position, u64)>,
+    after: Option<(CreatedAt, u64)>,
     window: &Window,
 ) -> Result<Page, ApiError> {
     let q = ex.query;
     let ctx = ex.ctx();
     let mut page = Page::default();
-    let (start, mut skip): (Option<DocKey>, u64) = match &after {
-        Some((at, _)) => (Some(at.key()?), at.row),
-        None => (None, 0),
-    };
     let mut seen = after.as_ref().map_or(0, |a| a.1);
     // Read-many queries: only documents with these ids can pass the WHERE clause (a `FROM c`
     // without JOIN binds one row per document).
     let only_ids = candidate_ids(q, ex.params);
-    let mut scan = scan_from(ex, start.clone());
+    let mut scan = CreatedScan::new(ex, after.as_ref().map(|a| &a.0))?;
     // Whether the page has consumed a row (or a document) yet: until it has, running out of
     // budget means the row alone needs more than a page.
     let mut progress = false;
-    while let Some((key, doc)) = scan.next()? {
-        let first_row = if start.as_ref() == Some(&key) {
-            std::mem::take(&mut skip)
-        } else {
-            0
-        };
+    while let Some((at, key, doc)) = scan.next()? {
+        let first_row = scan.rows_consumed(at);
         if window.end.is_some_and(|end| seen >= end) {
             break;
         }
         if ex.full(page.items.len(), page.bytes) || (progress && ex.meter.spent()) {
-            page.next = Some(resume(&key, first_row, seen));
+            page.next = Some(resume(scan.position(at, first_row), seen));
             break;
         }
         // A document whose id the WHERE clause cannot let through binds its one row, which fails
@@ -67,7 +59,7 @@ pub(super) fn page(
         let value = match ex.parse(&doc) {
             Ok(v) => v,
             Err(Halt::Budget(_)) if progress => {
-                page.next = Some(resume(&key, first_row, seen));
+                page.next = Some(resume(scan.position(at, first_row), seen));
                 break;
             }
             Err(Halt::Budget(limit)) => return Err(over_budget(limit)),
@@ -103,51 +95,27 @@ pub(super) fn page(
                 None => progress = true,
                 Some(Stop::Done) => break,
                 Some(Stop::Resume) => {
-                    page.next = Some(resume(&key, row_no, seen));
+                    page.next = Some(resume(scan.position(at, row_no), seen));
                     break;
                 }
             },
             Err(Halt::Budget(_)) if progress => {
-                page.next = Some(resume(&key, row_no, seen));
+                page.next = Some(resume(scan.position(at, row_no), seen));
                 break;
             }
             Err(Halt::Budget(limit)) => return Err(over_budget(limit)),
             Err(Halt::Fail(e)) => return Err(e),
         }
     }
-    if page.next.is_none() {
-        page.next = scan
-            .next_range()
-            .map(|next| resume(&range_start(ex, next), 0, seen));
+    let done = window.end.is_some_and(|end| seen >= end);
+    if page.next.is_none() && !done {
+        page.next = scan.next_range().map(|next| resume(next, seen));
     }
     page.scanned = scan.scanned;
     Ok(page)
 }
 
-/// The scan of a streaming page from `start`: over a scope of several ranges, one range a page.
-fn scan_from<'e, 'a>(ex: &'e Execution<'a>, start: Option<DocKey>) -> DocScan<'e, 'a> {
-    let scan = DocScan::new(ex, None, start);
-    if ex.scope.ranges.len() > 1 {
-        scan.one_range_at_a_time()
-    } else {
-        scan
-    }
-}
-
-/// The continuation of a page that stops at row `row` of `key`, `seen` rows having passed.
-fn resume(key: &DocKey, row: u64, seen: u64) -> QueryToken {
-    QueryToken::Scan {
-        at: Position::new(key, row),
-        seen,
-    }
-}
-
-/// Where the scope's range number `next` starts: before its first document.
-fn range_start(ex: &Execution<'_>, next: usize) -> DocKey {
-    let range = ex.scope.ranges[next];
-    let (min, _) = ex.container.range_epks(range);
-    DocKey {
-        epk: min,
-        id: String::new(),
-    }
+/// The continuation of a page that stops at `at`, `seen` rows having passed.
+fn resume(at: CreatedAt, seen: u64) -> QueryToken {
+    QueryToken::Scan { at, seen }
 }

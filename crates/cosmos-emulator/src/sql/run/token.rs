@@ -1,6 +1,7 @@
-//! Query continuation tokens: where the next page starts, as a position in the container's stable
-//! document order (effective partition key, id, row of the document's JOIN rows), never as an
-//! index into a partition key range, so a token stays valid when ranges split.
+//! Query continuation tokens: where the next page starts, as a position (a query without ORDER BY:
+//! an item in creation order within a range's span; the others: the container's stable document
+//! order, effective partition key, id, row of the document's JOIN rows), never as an index into
+//! a page, so a token stays valid when ranges split.
 //!
 //! A token is base64url of a small JSON object; anything else is refused with 400.
 
@@ -70,14 +71,41 @@ impl Position {
     }
 }
 
+/// A position in creation order (how a query without ORDER BY lists items, range by range): go
+/// on in the range holding `range` (an EPK); when that range lies within `span` (the range the
+/// position was taken in, `[min, max)`, no max: the end), start at the item whose ordinal
+/// (`_rid` counter, marker) is `at`, its first `row` rows consumed; otherwise from its start.
+/// Across a split the children of the range hold what it held, and every item created in them
+/// later comes after `at`, so the position holds in each of them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct CreatedAt {
+    pub range: String,
+    pub span: (String, Option<String>),
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<(u64, u16)>,
+    pub row: u64,
+}
+
+impl CreatedAt {
+    /// The EPKs this position names: the range to go on in and the span.
+    pub(crate) fn epks(&self) -> Result<(Epk, Epk, Option<Epk>), ApiError> {
+        let parse = |t: &str| Epk::parse_hex(t).map_err(|_| malformed());
+        let max = match &self.span.1 {
+            Some(t) => Some(parse(t)?),
+            None => None,
+        };
+        Ok((parse(&self.range)?, parse(&self.span.0)?, max))
+    }
+}
+
 /// Where the next page of a query starts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "k")]
 pub(crate) enum QueryToken {
-    /// A scan in document order resumes at `at`; `seen` rows have passed the filter so far (for
-    /// OFFSET/LIMIT/TOP).
+    /// A query without ORDER BY resumes at `at` in creation order; `seen` rows have passed the
+    /// filter so far (for OFFSET/LIMIT/TOP).
     #[serde(rename = "s")]
-    Scan { at: Position, seen: u64 },
+    Scan { at: CreatedAt, seen: u64 },
     /// An ORDER BY query resumes after the row with these keys at `at`.
     #[serde(rename = "o")]
     Order {
@@ -130,9 +158,10 @@ impl QueryToken {
         let bytes = URL_SAFE_NO_PAD.decode(text).map_err(|_| malformed())?;
         let token: Self = serde_json::from_slice(&bytes).map_err(|_| malformed())?;
         match &token {
-            QueryToken::Scan { at, .. }
-            | QueryToken::Order { at, .. }
-            | QueryToken::Partial { at } => {
+            QueryToken::Scan { at, .. } => {
+                at.epks()?;
+            }
+            QueryToken::Order { at, .. } | QueryToken::Partial { at } => {
                 at.key()?;
             }
             QueryToken::Results { .. } | QueryToken::Ranked { .. } => {}
@@ -165,7 +194,12 @@ mod tests {
         };
         for token in [
             QueryToken::Scan {
-                at: Position::new(&key, 2),
+                at: CreatedAt {
+                    range: "80".into(),
+                    span: ("".into(), None),
+                    at: Some((7, 2)),
+                    row: 2,
+                },
                 seen: 5,
             },
             QueryToken::Order {
@@ -206,8 +240,10 @@ mod tests {
             // A build whose `then` is another build, or a scan.
             &URL_SAFE_NO_PAD.encode(r#"{"k":"b","id":1,"then":{"k":"b","id":2}}"#),
             &URL_SAFE_NO_PAD.encode(
-                r#"{"k":"b","id":1,"then":{"k":"s","at":{"epk":"0","id":"a","row":0},"seen":0}}"#,
+                r#"{"k":"b","id":1,"then":{"k":"s","at":{"range":"","span":["",null],"row":0},"seen":0}}"#,
             ),
+            // A scan position that names no EPK.
+            &URL_SAFE_NO_PAD.encode(r#"{"k":"s","at":{"range":"zz","span":["",null],"row":0},"seen":0}"#),
             // A build whose position names no EPK.
             &URL_SAFE_NO_PAD.encode(r#"{"k":"b","id":1,"at":{"epk":"zz","id":"a","row":0}}"#),
             &"A".repeat(MAX_TOKEN_BYTES + 1),

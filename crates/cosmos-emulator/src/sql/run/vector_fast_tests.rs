@@ -15,6 +15,7 @@ fn stored(body: &str) -> StoredDoc {
         rid: [0; 16],
         unique: Box::default(),
         vectors: Default::default(),
+        indexed: true,
     }
 }
 
