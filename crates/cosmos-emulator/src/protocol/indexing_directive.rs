@@ -7,15 +7,21 @@ use super::headers::INDEXING_DIRECTIVE;
 use super::ApiError;
 
 /// Whether an item written with `value` (the header's value, `None` without it) is indexed; 400
-/// for a value that is none of `Default`, `Include`, `Exclude` (in any case).
+/// for a value that is none of `Default`, `Include`, `Exclude` (in any case) or their numbers as
+/// some SDKs send them (`0` Default, `1` Exclude, `2` Include: the Python SDK's
+/// `IndexingDirective`).
 pub(crate) fn indexed(value: Option<&str>) -> Result<bool, ApiError> {
     let Some(value) = value else {
         return Ok(true);
     };
     let value = value.trim();
-    if value.eq_ignore_ascii_case("exclude") {
+    if value.eq_ignore_ascii_case("exclude") || value == "1" {
         Ok(false)
-    } else if value.eq_ignore_ascii_case("include") || value.eq_ignore_ascii_case("default") {
+    } else if value.eq_ignore_ascii_case("include")
+        || value.eq_ignore_ascii_case("default")
+        || value == "0"
+        || value == "2"
+    {
         Ok(true)
     } else {
         Err(ApiError::bad_request(format!(
@@ -30,8 +36,13 @@ mod tests {
 
     #[test]
     fn directives_decide_indexing() {
-        let table: [(Option<&str>, Option<bool>); 8] = [
+        let table: [(Option<&str>, Option<bool>); 12] = [
             (None, Some(true)),
+            // The Python SDK sends the enum's number.
+            (Some("0"), Some(true)),
+            (Some("1"), Some(false)),
+            (Some("2"), Some(true)),
+            (Some("3"), None),
             (Some("Default"), Some(true)),
             (Some("Include"), Some(true)),
             (Some("include"), Some(true)),
