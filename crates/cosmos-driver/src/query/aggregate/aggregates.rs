@@ -42,10 +42,12 @@ impl Total {
         }
     }
 
+    /// A sum as the service's SDKs merge it: an integer while every part was one, a double
+    /// once any part was (the Python SDK answers `103.0` for whole sums of doubles).
     fn to_value(self) -> Option<Value> {
         match self {
             Total::Int(i) => Some(Value::from(i)),
-            Total::Float(f) => double_value(f),
+            Total::Float(f) => Number::from_f64(f).map(Value::Number),
         }
     }
 }
