@@ -17,8 +17,14 @@ use crate::store::{DocKey, StoredDoc};
 /// Documents read from a partition per lock acquisition.
 const SCAN_CHUNK: usize = 256;
 
-fn poisoned() -> ApiError {
+pub(super) fn poisoned() -> ApiError {
     ApiError::new(500, "A partition lock was poisoned.")
+}
+
+/// Counts a document a scan read toward the request's metering (documents and bytes read).
+pub(super) fn count_read(ex: &Execution<'_>, doc: &StoredDoc) {
+    ex.docs_read.set(ex.docs_read.get() + 1);
+    ex.bytes_read.set(ex.bytes_read.get() + doc.body.len());
 }
 
 /// Each range's id and the LSN this request reads it at (the reply notes what was read).
@@ -83,10 +89,7 @@ impl<'e, 'a> DocScan<'e, 'a> {
                     continue;
                 }
                 self.scanned += 1;
-                self.ex.docs_read.set(self.ex.docs_read.get() + 1);
-                self.ex
-                    .bytes_read
-                    .set(self.ex.bytes_read.get() + doc.body.len());
+                count_read(self.ex, &doc);
                 return Ok(Some((key, doc)));
             }
             let Some(&range) = self.ex.scope.ranges.get(self.range) else {

@@ -7,6 +7,7 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
+use super::scan::{count_read, poisoned};
 use super::token::CreatedAt;
 use super::Execution;
 use crate::epk::{epk_hex, Epk};
@@ -130,10 +131,7 @@ impl<'e, 'a> CreatedScan<'e, 'a> {
                     continue;
                 }
                 self.scanned += 1;
-                self.ex.docs_read.set(self.ex.docs_read.get() + 1);
-                self.ex
-                    .bytes_read
-                    .set(self.ex.bytes_read.get() + doc.body.len());
+                count_read(self.ex, &doc);
                 return Ok(Some((at, key, doc)));
             }
             let Some(&range) = self.ex.scope.ranges.get(self.range) else {
@@ -145,10 +143,7 @@ impl<'e, 'a> CreatedScan<'e, 'a> {
                 .partition(range)
                 .ok_or_else(|| ApiError::new(500, "A partition key range has no partition."))?;
             let chunk = {
-                let partition = lock
-                    .read()
-                    .map_err(|_| ApiError::new(500, "A partition lock was poisoned."))
-                    .and_then(live)?;
+                let partition = lock.read().map_err(|_| poisoned()).and_then(live)?;
                 let lsn = match self.lsn {
                     Some(lsn) => lsn,
                     None => self.ex.reads.read_point(range, &partition)?,
