@@ -93,12 +93,13 @@ pub(super) fn metered(
         ),
         Err(_) => (crate::protocol::charge::data_error(), None),
     };
-    let shares = split_charge(charge, &range_ids, answered_by);
+    // By range id: a request over every range of a large container looks each one up once.
+    let shares: std::collections::HashMap<&str, f64> =
+        split_charge(charge, &range_ids, answered_by)
+            .into_iter()
+            .collect();
     for (range_id, reservation) in range_ids.iter().zip(reservations) {
-        let share = shares
-            .iter()
-            .find(|(r, _)| *r == range_id.as_str())
-            .map_or(0.0, |(_, s)| *s);
+        let share = shares.get(range_id.as_str()).copied().unwrap_or(0.0);
         meter.record(
             &container.rid,
             range_id,
