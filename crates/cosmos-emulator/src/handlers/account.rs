@@ -24,7 +24,7 @@ pub(crate) fn account_document(shared: &Shared) -> Value {
         .filter_map(location)
         .collect();
     let readable: Vec<Value> = topology.ordered().iter().filter_map(location).collect();
-    json!({
+    let mut document = json!({
         "_self": "",
         "id": shared.account_id,
         "_rid": format!("{}.documents.azure.com", shared.account_id),
@@ -39,7 +39,17 @@ pub(crate) fn account_document(shared: &Shared) -> Value {
         "systemReplicationPolicy": {"minReplicaSetSize": 1, "maxReplicasetSize": 4},
         "readPolicy": {"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
         "queryEngineConfiguration": QUERY_ENGINE_CONFIGURATION,
-    })
+    });
+    if let (Some(value), Some(fields)) = (
+        shared.account_switches.per_partition_failover(),
+        document.as_object_mut(),
+    ) {
+        fields.insert(
+            super::account_admin::PER_PARTITION_FAILOVER.to_owned(),
+            Value::Bool(value),
+        );
+    }
+    document
 }
 
 /// GET /
