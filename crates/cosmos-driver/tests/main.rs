@@ -43,6 +43,7 @@ mod recreated_container;
 mod regional_failover;
 mod regional_start;
 mod resource_tokens;
+mod runtime_regions;
 mod scripts;
 mod search;
 mod session_per_range;
