@@ -3,6 +3,7 @@
 
 mod common;
 
+mod account_hedging_switch;
 mod account_refresh;
 mod adaptive_hedging;
 mod auth_and_tls;

@@ -7,8 +7,25 @@
 //! When it resolves to a value it is the source of truth: `false` turns hedging off even over an
 //! explicit `Hedging(..)`; `true` turns it on even over an explicit `Disabled` (a programmatic
 //! `Hedging(..)` at either layer still supplies its threshold, the driver default otherwise).
-//! When it is unset everywhere the availability strategies decide: operation > client > the driver
-//! default. `Disabled` at a layer suppresses every layer below it.
+//! When it is unset everywhere the availability strategies decide: operation > client > the
+//! account's switch > the driver default. `Disabled` at a layer suppresses every layer below it.
+//!
+//! The account's switch is `enablePerPartitionFailoverBehavior` in the database account document
+//! (`GET /`). What the official SDKs do with it: .NET (azure-cosmos-dotnet-v3 PR #5165, #5310) and
+//! Java (azure-sdk-for-java PR #46477) turn on a default cross-region read hedging strategy
+//! (threshold `min(1 s, request timeout / 2)`, as [`default_threshold`]) when the account has it
+//! `true` and no strategy is configured, re-read it on the periodic account refresh, and drop that
+//! default hedging without a restart when it turns `false`; a strategy the application configured
+//! itself stays in force either way. Python (azure-cosmos 4.17.1, `_constants.py`,
+//! `_cosmos_client_connection.py`) and Node.js (@azure/cosmos 4.9.3, `DatabaseAccount.js`,
+//! `globalEndpointManager.js`) read the same property to switch per-partition failover and the
+//! partition circuit breaker; their hedging is configured by the application only. No separate
+//! account-level hedging property exists in those SDKs.
+//!
+//! So here: the account's `false` turns off the driver default, which is all the hedging nobody
+//! asked for; any explicit choice (the operation's or the client's switch or strategy, the
+//! environment variables) wins over the account, and `true` or an absent property leaves the
+//! driver default on.
 //!
 //! Whether a resolved strategy actually applies to an operation (enough regions, a point read) is
 //! [`super::eligibility`]'s question.
@@ -87,6 +104,8 @@ pub(crate) enum HedgingOff {
     OperationDisabled,
     /// The client's strategy is `Disabled`.
     ClientDisabled,
+    /// Nothing asked for hedging and the account's switch is off.
+    AccountSwitchedOff,
 }
 
 /// The outcome of resolution.
@@ -125,11 +144,20 @@ pub(crate) fn resolve_hedging_enabled(
         .or(env.hedging_enabled)
 }
 
-/// The strategy in force for one operation.
-pub(crate) fn resolve_strategy(env: &HedgingEnv, layers: &HedgingLayers) -> ResolvedStrategy {
+/// The strategy in force for one operation, given the account's switch
+/// (`enablePerPartitionFailoverBehavior`: `None` when the account document does not carry it).
+pub(crate) fn resolve_strategy(
+    env: &HedgingEnv,
+    layers: &HedgingLayers,
+    account_switch: Option<bool>,
+) -> ResolvedStrategy {
     let default = || ResolvedStrategy::Hedging {
         strategy: HedgingStrategy::new(default_threshold(layers.request_timeout)),
         source: StrategySource::DriverDefault,
+    };
+    let unasked = || match account_switch {
+        Some(false) => ResolvedStrategy::Off(HedgingOff::AccountSwitchedOff),
+        _ => default(),
     };
     let programmatic = [
         (
@@ -167,7 +195,7 @@ pub(crate) fn resolve_strategy(env: &HedgingEnv, layers: &HedgingLayers) -> Reso
                 Some(AvailabilityStrategy::Disabled) => Some(ResolvedStrategy::Off(off)),
                 None => None,
             })
-            .unwrap_or_else(default),
+            .unwrap_or_else(unasked),
     }
 }
 
@@ -439,7 +467,162 @@ mod tests {
                 request_timeout: None,
                 ..Default::default()
             };
-            assert_eq!(resolve_strategy(&env(en, ov), &layers), want, "row {i}");
+            assert_eq!(
+                resolve_strategy(&env(en, ov), &layers, None),
+                want,
+                "row {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_account_switch_turns_off_only_the_hedging_nobody_asked_for() {
+        use HedgingOff::*;
+        use StrategySource::*;
+        let account_off = ResolvedStrategy::Off(AccountSwitchedOff);
+        // (env enabled, env override, op enabled, client enabled, op strategy, client strategy,
+        //  account switch) -> want
+        type Row = (
+            Option<bool>,
+            Option<bool>,
+            Option<bool>,
+            Option<bool>,
+            Option<AvailabilityStrategy>,
+            Option<AvailabilityStrategy>,
+            Option<bool>,
+            ResolvedStrategy,
+        );
+        let table: Vec<Row> = vec![
+            // Nothing configured: the account decides whether the default hedges.
+            (
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                on(1000, DriverDefault),
+            ),
+            (
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some(true),
+                on(1000, DriverDefault),
+            ),
+            (None, None, None, None, None, None, Some(false), account_off),
+            // The operation's own switch or strategy wins over the account.
+            (
+                None,
+                None,
+                Some(true),
+                None,
+                None,
+                None,
+                Some(false),
+                on(1000, DriverDefault),
+            ),
+            (
+                None,
+                None,
+                None,
+                None,
+                Some(hedging(200)),
+                None,
+                Some(false),
+                on(200, Operation),
+            ),
+            // So does the client's explicit choice (its strategy or its switch).
+            (
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some(hedging(300)),
+                Some(false),
+                on(300, Client),
+            ),
+            (
+                None,
+                None,
+                None,
+                Some(true),
+                None,
+                None,
+                Some(false),
+                on(1000, DriverDefault),
+            ),
+            // An explicit off stays off whatever the account says.
+            (
+                None,
+                None,
+                None,
+                Some(false),
+                None,
+                None,
+                Some(true),
+                ResolvedStrategy::Off(SwitchedOff),
+            ),
+            (
+                None,
+                None,
+                None,
+                None,
+                Some(Disabled),
+                None,
+                Some(true),
+                ResolvedStrategy::Off(OperationDisabled),
+            ),
+            // The environment variables are explicit choices too.
+            (
+                Some(true),
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some(false),
+                on(1000, DriverDefault),
+            ),
+            (
+                None,
+                Some(true),
+                Some(false),
+                None,
+                None,
+                None,
+                Some(false),
+                on(1000, DriverDefault),
+            ),
+            (
+                Some(false),
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some(true),
+                ResolvedStrategy::Off(SwitchedOff),
+            ),
+        ];
+        for (i, (en, ov, op_en, cl_en, op, cl, account, want)) in table.into_iter().enumerate() {
+            let layers = HedgingLayers {
+                operation_hedging_enabled: op_en,
+                client_hedging_enabled: cl_en,
+                operation_strategy: op,
+                client_strategy: cl,
+                ..Default::default()
+            };
+            assert_eq!(
+                resolve_strategy(&env(en, ov), &layers, account),
+                want,
+                "row {i}"
+            );
         }
     }
 
@@ -450,7 +633,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            resolve_strategy(&HedgingEnv::default(), &layers),
+            resolve_strategy(&HedgingEnv::default(), &layers, None),
             on(300, StrategySource::DriverDefault)
         );
     }
@@ -463,7 +646,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            resolve_strategy(&HedgingEnv::default(), &layers).strategy(),
+            resolve_strategy(&HedgingEnv::default(), &layers, None).strategy(),
             None
         );
         let sibling = HedgingLayers {
@@ -471,7 +654,7 @@ mod tests {
             ..layers
         };
         assert_eq!(
-            resolve_strategy(&HedgingEnv::default(), &sibling),
+            resolve_strategy(&HedgingEnv::default(), &sibling, None),
             on(250, StrategySource::Client)
         );
     }

@@ -33,7 +33,13 @@ pub(crate) fn plan<'c>(ctx: &'c OperationContext<'_>) -> Option<HedgePlan<'c>> {
         ctx.operation.resource_type(),
         ctx.operation.operation_type(),
     );
-    let strategy = resolve_strategy(&ctx.core.hedging_env, &ctx.options.hedging).strategy();
+    // The account's switch as the account metadata stood when the operation started.
+    let strategy = resolve_strategy(
+        &ctx.core.hedging_env,
+        &ctx.options.hedging,
+        ctx.account.properties.per_partition_failover,
+    )
+    .strategy();
     let preferred_regions_configured = !ctx.options.preferred_regions.is_empty();
     // Regions are only worth ordering when the rows before the region count (a strategy, preferred
     // regions, an operation this phase hedges) have not already said no.

@@ -46,6 +46,11 @@ pub struct AccountProperties {
     pub multi_write: bool,
     /// The account's default consistency level.
     pub default_consistency: ConsistencyLevel,
+    /// The account's per-partition failover switch (`enablePerPartitionFailoverBehavior`), which
+    /// also governs the driver's default hedging: `Some(false)` turns off the hedging no layer
+    /// asked for (see `hedging::strategy_resolution` for the rule and its sources); `None` when the
+    /// document does not carry it, or carries something other than a boolean.
+    pub per_partition_failover: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -71,6 +76,19 @@ struct AccountDocument {
     #[serde(default)]
     enable_multiple_write_locations: bool,
     user_consistency_policy: Option<ConsistencyPolicy>,
+    #[serde(default)]
+    enable_per_partition_failover_behavior: Option<serde_json::Value>,
+}
+
+/// The switch's value: a boolean, or the strings `"true"` / `"false"` (which the Node.js SDK also
+/// accepts); anything else is read as absent rather than failing the whole document.
+fn switch_value(value: Option<&serde_json::Value>) -> Option<bool> {
+    match value? {
+        serde_json::Value::Bool(b) => Some(*b),
+        serde_json::Value::String(s) if s.eq_ignore_ascii_case("true") => Some(true),
+        serde_json::Value::String(s) if s.eq_ignore_ascii_case("false") => Some(false),
+        _ => None,
+    }
 }
 
 /// The region name used when the account lists no locations (a single-endpoint server).
@@ -134,6 +152,9 @@ impl AccountProperties {
             read_regions,
             multi_write: doc.enable_multiple_write_locations,
             default_consistency,
+            per_partition_failover: switch_value(
+                doc.enable_per_partition_failover_behavior.as_ref(),
+            ),
         })
     }
 
@@ -205,6 +226,37 @@ mod tests {
         let a = AccountProperties::parse(b"{}", &global(), false).unwrap();
         assert_eq!(a.hub().endpoint, global());
         assert_eq!(a.read_regions[0].region.as_str(), GLOBAL_REGION_NAME);
+    }
+
+    #[test]
+    fn the_per_partition_failover_switch_is_read_and_anything_else_is_absent() {
+        let table: &[(&str, Option<bool>)] = &[
+            (r#"{}"#, None),
+            (
+                r#"{"enablePerPartitionFailoverBehavior": true}"#,
+                Some(true),
+            ),
+            (
+                r#"{"enablePerPartitionFailoverBehavior": false}"#,
+                Some(false),
+            ),
+            (
+                r#"{"enablePerPartitionFailoverBehavior": "True"}"#,
+                Some(true),
+            ),
+            (
+                r#"{"enablePerPartitionFailoverBehavior": "false"}"#,
+                Some(false),
+            ),
+            (r#"{"enablePerPartitionFailoverBehavior": null}"#, None),
+            (r#"{"enablePerPartitionFailoverBehavior": 0}"#, None),
+            (r#"{"enablePerPartitionFailoverBehavior": "off"}"#, None),
+            (r#"{"enablePerPartitionFailoverBehavior": {"a": 1}}"#, None),
+        ];
+        for (body, want) in table {
+            let a = AccountProperties::parse(body.as_bytes(), &global(), false).unwrap();
+            assert_eq!(a.per_partition_failover, *want, "{body}");
+        }
     }
 
     #[test]
