@@ -264,10 +264,14 @@ fn warn_unknown_regions(account: &AccountProperties, regions: &[Region], list: R
     }
     match list {
         RegionList::Preferred => tracing::warn!(
+            name: "unknown_preferred_regions",
+            target: "cosmos.regions",
             regions = ?unknown,
             "preferred regions that the account does not have are skipped"
         ),
         RegionList::Excluded => tracing::warn!(
+            name: "unknown_excluded_regions",
+            target: "cosmos.regions",
             regions = ?unknown,
             "excluded regions that the account does not have exclude nothing"
         ),
@@ -295,6 +299,50 @@ mod tests {
 
     fn is_send_sync_clone<T: Send + Sync + Clone>() {}
     fn is_send<T: Send>(_: &T) {}
+
+    #[test]
+    fn regions_the_account_lacks_are_named_in_one_warning_per_list() {
+        use crate::event_capture::capture_paused;
+        let account = AccountProperties::parse(
+            br#"{"readableLocations": [
+                {"name": "East US", "databaseAccountEndpoint": "https://a-eastus.example/"},
+                {"name": "West US", "databaseAccountEndpoint": "https://a-westus.example/"}
+            ]}"#,
+            &Endpoint::parse("https://a.example/", false).unwrap(),
+            false,
+        )
+        .unwrap();
+        let regions = |names: &[&str]| names.iter().map(Region::new).collect::<Vec<_>>();
+        // (list, regions, expected event, expected named regions)
+        let table: &[(RegionList, &[&str], Option<&str>, &str)] = &[
+            (RegionList::Preferred, &["westus", "East US"], None, ""),
+            (RegionList::Preferred, &[], None, ""),
+            (
+                RegionList::Preferred,
+                &["West US", "Mars", "Moon"],
+                Some("unknown_preferred_regions"),
+                r#"["Mars", "Moon"]"#,
+            ),
+            (
+                RegionList::Excluded,
+                &["Mars", "East US"],
+                Some("unknown_excluded_regions"),
+                r#"["Mars"]"#,
+            ),
+        ];
+        for (list, names, event, named) in table {
+            let ((), events) = capture_paused("cosmos.regions", || async {
+                warn_unknown_regions(&account, &regions(names), *list)
+            });
+            match event {
+                None => assert!(events.names().is_empty(), "{names:?}"),
+                Some(event) => {
+                    assert_eq!(events.names(), [*event], "{names:?}");
+                    assert_eq!(events.get(event).field("regions"), Some(*named));
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_driver_and_its_futures_can_move_across_tasks() {

@@ -65,6 +65,17 @@ async fn setup(
     (driver, c)
 }
 
+/// Waits until the held read has reached East US (the rule fired), at most 5 s.
+async fn held_in_east(fault: &cosmos_emulator::faults::FaultGuard) {
+    for _ in 0..500 {
+        if fault.hits() > 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the read never reached East US");
+}
+
 fn spawn_read(
     driver: &CosmosDriver,
     c: &cosmos_driver::ContainerReference,
@@ -77,10 +88,10 @@ fn spawn_read(
 async fn new_preferred_regions_route_the_next_reads_while_a_read_in_flight_keeps_its_plan() {
     let emu = common::start(EmulatorBuilder::new()).await;
     let (driver, c) = setup(&emu).await;
-    let _fault = emu.faults().add(slow_then_unavailable_once());
+    let fault = emu.faults().add(slow_then_unavailable_once());
     let in_flight = spawn_read(&driver, &c);
     // The read is held in East US when the preference changes.
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    held_in_east(&fault).await;
     driver.set_preferred_regions([NORTH, EAST, WEST]);
     assert_eq!(names(&driver.preferred_regions()), [NORTH, EAST, WEST]);
     assert_eq!(
@@ -108,9 +119,9 @@ async fn new_preferred_regions_route_the_next_reads_while_a_read_in_flight_keeps
 async fn new_excluded_regions_apply_to_the_next_reads_and_an_operation_list_still_wins() {
     let emu = common::start(EmulatorBuilder::new()).await;
     let (driver, c) = setup(&emu).await;
-    let _fault = emu.faults().add(slow_then_unavailable_once());
+    let fault = emu.faults().add(slow_then_unavailable_once());
     let in_flight = spawn_read(&driver, &c);
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    held_in_east(&fault).await;
     driver.set_excluded_regions([EAST, WEST]);
     assert_eq!(names(&driver.excluded_regions()), [EAST, WEST]);
     assert_eq!(read_regions(&driver, &c).await, [NORTH], "the next read");
