@@ -249,7 +249,11 @@ impl AccountCache {
                         *g = next.clone();
                     }
                     if changed {
-                        tracing::info!(hub = %next.properties.hub().region, "account metadata changed");
+                        tracing::info!(
+                            hub = %next.properties.hub().region,
+                            per_partition_failover = ?next.properties.per_partition_failover,
+                            "account metadata changed"
+                        );
                     }
                     return next;
                 }
