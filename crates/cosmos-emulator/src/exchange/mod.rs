@@ -9,7 +9,7 @@ pub(crate) mod request_class;
 pub(crate) mod serialization;
 mod session_wait;
 
-pub(crate) use account_switches::AccountSwitches;
+pub(crate) use account_switches::{AccountSwitches, SwitchUpdate, SwitchValues};
 pub(crate) use context::{header_text, RequestCtx, Shared};
 pub(crate) use reply::Reply;
 pub use session_wait::SessionWait;

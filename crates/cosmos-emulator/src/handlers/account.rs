@@ -40,14 +40,12 @@ pub(crate) fn account_document(shared: &Shared) -> Value {
         "readPolicy": {"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
         "queryEngineConfiguration": QUERY_ENGINE_CONFIGURATION,
     });
-    if let (Some(value), Some(fields)) = (
-        shared.account_switches.per_partition_failover(),
-        document.as_object_mut(),
-    ) {
-        fields.insert(
-            super::account_admin::PER_PARTITION_FAILOVER.to_owned(),
-            Value::Bool(value),
-        );
+    if let Some(fields) = document.as_object_mut() {
+        for (name, value) in super::account_admin::fields(shared.account_switches.get()) {
+            if let Some(value) = value {
+                fields.insert(name.to_owned(), Value::Bool(value));
+            }
+        }
     }
     document
 }

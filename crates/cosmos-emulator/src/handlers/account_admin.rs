@@ -1,73 +1,93 @@
 //! `/_emulator/account`: the account-level switches of the account document.
 //!
-//! `POST {"enablePerPartitionFailoverBehavior": false}` (or `true`, or `null` to leave it out of the
-//! document) sets the per-partition failover switch, which SDKs read from `GET /` on their account
-//! refresh (and which governs default hedging in some of them); `GET` answers the switches as they
-//! stand.
+//! `POST {"disableCrossRegionalHedging": true}` turns on the operator's kill switch for
+//! cross-region hedging, which SDKs read from `GET /` on their account refresh; `false` turns it
+//! off (the default), `null` leaves it out of the document. `enablePerPartitionFailoverBehavior`
+//! (per-partition automatic failover) is set the same way and is left out by default. A body may
+//! name one switch or both; the switches it does not name keep their values. `GET` answers both
+//! as they stand (`null`: left out).
 
 use bytes::Bytes;
 use http::Method;
 use serde_json::{json, Map, Value};
 
-use crate::exchange::{Reply, Shared};
+use crate::exchange::{Reply, Shared, SwitchUpdate, SwitchValues};
 use crate::protocol::ApiError;
 
 /// The admin path.
 pub(crate) const PATH: &str = "/_emulator/account";
 
-/// The one switch this path sets, as the account document names it.
+/// The hedging kill switch, as the account document names it.
+pub(crate) const DISABLE_CROSS_REGIONAL_HEDGING: &str = "disableCrossRegionalHedging";
+
+/// The per-partition failover switch, as the account document names it.
 pub(crate) const PER_PARTITION_FAILOVER: &str = "enablePerPartitionFailoverBehavior";
 
-/// Reads a POST body: the new value of the switch (`None`: unset it). Every other key is refused.
-pub(crate) fn parse_update(body: &[u8]) -> Result<Option<bool>, String> {
+/// The body this path takes, for error messages.
+const USAGE: &str =
+    "{\"disableCrossRegionalHedging\": true|false|null, \"enablePerPartitionFailoverBehavior\": true|false|null} (either or both)";
+
+/// Reads a POST body into the update it asks for. Every other key, and any value but a boolean or
+/// `null`, refuses the whole body.
+pub(crate) fn parse_update(body: &[u8]) -> Result<SwitchUpdate, String> {
     let parsed: Value = serde_json::from_slice(body)
         .map_err(|e| format!("The account body is invalid JSON: {e}"))?;
     let Value::Object(fields) = parsed else {
-        return Err(format!(
-            "The account body is a JSON object such as {{\"{PER_PARTITION_FAILOVER}\": false}}."
-        ));
+        return Err(format!("The account body is a JSON object: {USAGE}."));
     };
-    if let Some(other) = fields.keys().find(|k| k.as_str() != PER_PARTITION_FAILOVER) {
+    if let Some(other) = fields
+        .keys()
+        .find(|k| ![DISABLE_CROSS_REGIONAL_HEDGING, PER_PARTITION_FAILOVER].contains(&k.as_str()))
+    {
         return Err(format!(
-            "Unknown account switch {other:?}; the switch this path sets is \"{PER_PARTITION_FAILOVER}\"."
+            "Unknown account switch {other:?}; this path sets {USAGE}."
         ));
     }
-    match fields.get(PER_PARTITION_FAILOVER) {
-        None => Err(format!(
-            "The account body names no switch; send {{\"{PER_PARTITION_FAILOVER}\": true|false|null}}."
-        )),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(Value::Null) => Ok(None),
-        Some(_) => Err(format!(
-            "\"{PER_PARTITION_FAILOVER}\" is true, false or null."
-        )),
+    let value = |name: &str| match fields.get(name) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(Some(*b))),
+        Some(Value::Null) => Ok(Some(None)),
+        Some(_) => Err(format!("\"{name}\" is true, false or null.")),
+    };
+    let update = SwitchUpdate {
+        disable_cross_regional_hedging: value(DISABLE_CROSS_REGIONAL_HEDGING)?,
+        per_partition_failover: value(PER_PARTITION_FAILOVER)?,
+    };
+    if update == SwitchUpdate::default() {
+        return Err(format!("The account body names no switch; send {USAGE}."));
     }
+    Ok(update)
+}
+
+/// The switches as document fields: `(name, value)`, `None` for one left out.
+pub(crate) fn fields(values: SwitchValues) -> [(&'static str, Option<bool>); 2] {
+    [
+        (
+            DISABLE_CROSS_REGIONAL_HEDGING,
+            values.disable_cross_regional_hedging,
+        ),
+        (PER_PARTITION_FAILOVER, values.per_partition_failover),
+    ]
 }
 
 /// Handles `GET` and `POST /_emulator/account`.
 pub(crate) fn account_admin(shared: &Shared, method: &Method, body: &[u8]) -> Reply {
     let outcome = match *method {
-        Method::GET => Ok(()),
+        Method::GET => Ok(shared.account_switches.get()),
         Method::POST => parse_update(body)
-            .map(|value| shared.account_switches.set_per_partition_failover(value))
+            .map(|update| shared.account_switches.apply(update))
             .map_err(ApiError::bad_request),
         _ => Err(ApiError::new(
             405,
-            format!(
-                "Use GET or POST {PATH} with {{\"{PER_PARTITION_FAILOVER}\": true|false|null}}."
-            ),
+            format!("Use GET or POST {PATH} with {USAGE}."),
         )),
     };
     match outcome {
-        Ok(()) => {
-            let mut answer = Map::new();
-            answer.insert(
-                PER_PARTITION_FAILOVER.to_owned(),
-                shared
-                    .account_switches
-                    .per_partition_failover()
-                    .map_or(Value::Null, Value::Bool),
-            );
+        Ok(values) => {
+            let answer: Map<String, Value> = fields(values)
+                .into_iter()
+                .map(|(name, v)| (name.to_owned(), v.map_or(Value::Null, Value::Bool)))
+                .collect();
             Reply::json(200, Bytes::from(Value::Object(answer).to_string()), 0.0)
         }
         Err(e) => {
@@ -81,29 +101,47 @@ pub(crate) fn account_admin(shared: &Shared, method: &Method, body: &[u8]) -> Re
 mod tests {
     use super::*;
 
+    fn update(kill: Option<Option<bool>>, ppaf: Option<Option<bool>>) -> SwitchUpdate {
+        SwitchUpdate {
+            disable_cross_regional_hedging: kill,
+            per_partition_failover: ppaf,
+        }
+    }
+
     #[test]
     fn update_bodies_table() {
-        let table: &[(&str, Result<Option<bool>, &str>)] = &[
+        let table: &[(&str, Result<SwitchUpdate, &str>)] = &[
+            (
+                r#"{"disableCrossRegionalHedging": true}"#,
+                Ok(update(Some(Some(true)), None)),
+            ),
+            (
+                r#"{"disableCrossRegionalHedging": false}"#,
+                Ok(update(Some(Some(false)), None)),
+            ),
+            (
+                r#"{"disableCrossRegionalHedging": null}"#,
+                Ok(update(Some(None), None)),
+            ),
             (
                 r#"{"enablePerPartitionFailoverBehavior": false}"#,
-                Ok(Some(false)),
+                Ok(update(None, Some(Some(false)))),
             ),
             (
-                r#"{"enablePerPartitionFailoverBehavior": true}"#,
-                Ok(Some(true)),
+                r#"{"enablePerPartitionFailoverBehavior": null, "disableCrossRegionalHedging": true}"#,
+                Ok(update(Some(Some(true)), Some(None))),
             ),
-            (r#"{"enablePerPartitionFailoverBehavior": null}"#, Ok(None)),
             (r#"{}"#, Err("names no switch")),
             (
-                r#"{"enablePerPartitionFailoverBehavior": "false"}"#,
-                Err("true, false or null"),
+                r#"{"disableCrossRegionalHedging": "true"}"#,
+                Err("\"disableCrossRegionalHedging\" is true, false or null"),
             ),
             (
-                r#"{"enablePerPartitionFailoverBehavior": 0}"#,
-                Err("true, false or null"),
+                r#"{"disableCrossRegionalHedging": true, "enablePerPartitionFailoverBehavior": 0}"#,
+                Err("\"enablePerPartitionFailoverBehavior\" is true, false or null"),
             ),
             (
-                r#"{"x": 1, "enablePerPartitionFailoverBehavior": true}"#,
+                r#"{"x": 1, "disableCrossRegionalHedging": true}"#,
                 Err("Unknown account switch \"x\""),
             ),
             ("[true]", Err("JSON object")),
