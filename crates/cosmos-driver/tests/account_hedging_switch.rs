@@ -1,9 +1,12 @@
-//! The account's per-partition failover switch (`enablePerPartitionFailoverBehavior` in the account
-//! document) turns the driver's default hedging off and on again without a restart: set through the
-//! emulator's admin API over real HTTP, learned on the account refresh.
+//! The account's hedging kill switch (`disableCrossRegionalHedging` in the account document): set
+//! through the emulator's admin API over real HTTP and learned on the account refresh, it turns
+//! every cross-region hedge off (the driver default, an operation's own strategy, a client's own
+//! strategy) without a restart, and lifting it brings them back. The per-partition failover
+//! property (`enablePerPartitionFailoverBehavior`) leaves hedging alone.
 
 use std::time::Duration;
 
+use cosmos_driver::hedging::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
 use cosmos_driver::{AttemptReason, CosmosDriver, CosmosResponse, OperationOptions};
 use cosmos_emulator::faults::{FaultRule, OpKind, Reaction};
 use cosmos_emulator::{Emulator, EmulatorBuilder};
@@ -14,6 +17,8 @@ use crate::common;
 const EAST: &str = "East US";
 const WEST: &str = "West US";
 const NORTH: &str = "North Europe";
+const KILL_SWITCH: &str = "disableCrossRegionalHedging";
+const PPAF: &str = "enablePerPartitionFailoverBehavior";
 
 /// `POST /_emulator/account` with `body`; answers the status and the answer's JSON.
 async fn account_admin(emu: &Emulator, body: serde_json::Value) -> (u16, serde_json::Value) {
@@ -38,10 +43,10 @@ async fn account_admin(emu: &Emulator, body: serde_json::Value) -> (u16, serde_j
     )
 }
 
-/// Waits (up to 5 s) until the driver's account metadata shows `switch`.
+/// Waits (up to 5 s) until the driver's account metadata shows the kill switch as `switch`.
 async fn learned(driver: &CosmosDriver, switch: Option<bool>) -> bool {
     for _ in 0..50 {
-        if driver.account().per_partition_failover == switch {
+        if driver.account().disable_cross_regional_hedging == switch {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -57,97 +62,164 @@ fn hedge_attempts(r: &CosmosResponse) -> usize {
         .count()
 }
 
-#[tokio::test]
-async fn the_account_switch_stops_and_resumes_default_hedging_without_a_restart() {
-    let emu = common::start(EmulatorBuilder::new()).await;
-    // No hedging configured anywhere: the driver default (threshold 1 s) is in force.
-    let driver = common::driver(
-        common::options(&emu)
-            .with_preferred_regions([EAST, WEST, NORTH])
-            .with_account_refresh_interval(Duration::from_millis(100)),
+fn explicit(ms: u64) -> AvailabilityStrategy {
+    AvailabilityStrategy::Hedging(HedgingStrategy::new(
+        HedgeThreshold::new(Duration::from_millis(ms)).unwrap(),
+    ))
+}
+
+/// Point reads of item `a` through `driver` with `options`.
+async fn read(driver: &CosmosDriver, options: OperationOptions) -> CosmosResponse {
+    let c = cosmos_driver::DatabaseReference::new("db")
+        .unwrap()
+        .container("c")
+        .unwrap();
+    driver
+        .execute(common::read(&c, "a", "p"), &options)
+        .await
+        .expect("the read is answered")
+}
+
+/// Driver options for `emu` preferring East, West, North. The alternate wins every race here; the
+/// breaker would move reads off East after five in a row and end the races, so it is kept out of
+/// the way.
+fn options(emu: &Emulator) -> cosmos_driver::DriverOptions {
+    common::options(emu)
+        .with_preferred_regions([EAST, WEST, NORTH])
+        .with_consecutive_hedge_win_threshold(std::num::NonZeroU32::new(1_000).unwrap())
+}
+
+/// What each kind of configuration does against the slow region: (what, hedge attempts).
+async fn hedges_by_configuration(
+    default_client: &CosmosDriver,
+    explicit_client: &CosmosDriver,
+) -> Vec<(&'static str, usize)> {
+    let mut out = Vec::new();
+    let r = read(default_client, OperationOptions::new()).await;
+    out.push(("driver default", hedge_attempts(&r)));
+    let r = read(
+        default_client,
+        OperationOptions::new().with_availability_strategy(explicit(150)),
     )
     .await;
-    let c = common::container(&driver, "db", "c").await;
-    common::create_item(&driver, &c, "a", "p", 1).await;
-    assert_eq!(driver.account().per_partition_failover, None);
+    out.push(("operation strategy", hedge_attempts(&r)));
+    let r = read(
+        default_client,
+        OperationOptions::new().with_hedging_enabled(true),
+    )
+    .await;
+    out.push(("operation switch on", hedge_attempts(&r)));
+    let r = read(explicit_client, OperationOptions::new()).await;
+    out.push(("client strategy", hedge_attempts(&r)));
+    out
+}
+
+#[tokio::test]
+async fn the_kill_switch_stops_every_hedge_without_a_restart_and_lifting_it_resumes_them() {
+    let emu = common::start(EmulatorBuilder::new()).await;
+    // Nothing configured: the driver default (threshold 1 s) is in force.
+    let default_client =
+        common::driver(options(&emu).with_account_refresh_interval(Duration::from_millis(100)))
+            .await;
+    // The application's own strategy, on the client.
+    let explicit_client =
+        common::driver(options(&emu).with_availability_strategy(explicit(150))).await;
+    assert_eq!(
+        default_client.account().disable_cross_regional_hedging,
+        Some(false),
+        "the account document carries false"
+    );
+    let c = common::container(&default_client, "db", "c").await;
+    common::create_item(&default_client, &c, "a", "p", 1).await;
     let _slow = emu.faults().add(
         FaultRule::new(Reaction::delay_ms(1_400))
             .in_regions([EAST])
             .for_ops([OpKind::Read]),
     );
-    let read = |options: OperationOptions| {
-        let (driver, c) = (driver.clone(), c.clone());
-        async move {
-            driver
-                .execute(common::read(&c, "a", "p"), &options)
-                .await
-                .expect("the read is answered")
-        }
-    };
+    let all_hedge = vec![
+        ("driver default", 1),
+        ("operation strategy", 1),
+        ("operation switch on", 1),
+        ("client strategy", 1),
+    ];
+    assert_eq!(
+        hedges_by_configuration(&default_client, &explicit_client).await,
+        all_hedge,
+        "before the switch"
+    );
 
-    let r = read(OperationOptions::new()).await;
-    assert_eq!(hedge_attempts(&r), 1, "hedged before the switch");
-
-    let (status, answer) =
-        account_admin(&emu, json!({"enablePerPartitionFailoverBehavior": false})).await;
+    let (status, answer) = account_admin(&emu, json!({ KILL_SWITCH: true })).await;
     assert_eq!(status, 200, "{answer}");
-    assert_eq!(answer["enablePerPartitionFailoverBehavior"], json!(false));
+    assert_eq!(answer[KILL_SWITCH], json!(true));
     assert!(
-        learned(&driver, Some(false)).await,
+        learned(&default_client, Some(true)).await,
         "the background refresh reads the switch"
     );
-    let r = read(OperationOptions::new()).await;
-    assert_eq!(hedge_attempts(&r), 0, "{:?}", r.diagnostics().requests());
-    assert!(r.diagnostics().hedge().is_none(), "hedging was not active");
-    assert_eq!(common::regions_of(r.diagnostics()), [EAST]);
+    let refreshed = explicit_client.refresh_account().await;
+    assert_eq!(refreshed.disable_cross_regional_hedging, Some(true));
+    assert_eq!(
+        hedges_by_configuration(&default_client, &explicit_client).await,
+        vec![
+            ("driver default", 0),
+            ("operation strategy", 0),
+            ("operation switch on", 0),
+            ("client strategy", 0),
+        ],
+        "the account's kill switch is above every other choice"
+    );
+    let r = read(
+        &explicit_client,
+        OperationOptions::new().with_availability_strategy(explicit(100)),
+    )
+    .await;
+    assert_eq!(hedge_attempts(&r), 0);
+    assert!(r.diagnostics().hedge().is_none(), "no race was entered");
+    assert_eq!(
+        common::regions_of(r.diagnostics()),
+        [EAST],
+        "the read waits for the slow region"
+    );
 
-    // An operation that asks for hedging itself still hedges: its own choice wins over the account.
-    let r = read(OperationOptions::new().with_hedging_enabled(true)).await;
-    assert_eq!(hedge_attempts(&r), 1);
-
-    let (status, _) =
-        account_admin(&emu, json!({"enablePerPartitionFailoverBehavior": true})).await;
-    assert_eq!(status, 200);
-    let refreshed = driver.refresh_account().await;
-    assert_eq!(refreshed.per_partition_failover, Some(true));
-    let r = read(OperationOptions::new()).await;
-    assert_eq!(hedge_attempts(&r), 1, "hedging resumed");
+    let (status, answer) = account_admin(&emu, json!({ KILL_SWITCH: false })).await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(learned(&default_client, Some(false)).await);
+    let refreshed = explicit_client.refresh_account().await;
+    assert_eq!(refreshed.disable_cross_regional_hedging, Some(false));
+    assert_eq!(
+        hedges_by_configuration(&default_client, &explicit_client).await,
+        all_hedge,
+        "hedging resumed"
+    );
 }
 
 #[tokio::test]
-async fn an_explicit_client_strategy_is_kept_when_the_account_switch_is_off() {
-    use cosmos_driver::hedging::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
+async fn per_partition_failover_off_does_not_stop_the_default_hedging() {
     let emu = common::start(EmulatorBuilder::new()).await;
-    let (status, _) =
-        account_admin(&emu, json!({"enablePerPartitionFailoverBehavior": false})).await;
-    assert_eq!(status, 200);
-    let strategy = HedgingStrategy::new(HedgeThreshold::new(Duration::from_millis(150)).unwrap());
-    let driver = common::driver(
-        common::options(&emu)
-            .with_preferred_regions([EAST, WEST])
-            .with_availability_strategy(AvailabilityStrategy::Hedging(strategy)),
-    )
-    .await;
-    assert_eq!(driver.account().per_partition_failover, Some(false));
+    let (status, answer) = account_admin(&emu, json!({ PPAF: false })).await;
+    assert_eq!(status, 200, "{answer}");
+    let driver = common::driver(options(&emu)).await;
     let c = common::container(&driver, "db", "c").await;
     common::create_item(&driver, &c, "a", "p", 1).await;
     let _slow = emu.faults().add(
-        FaultRule::new(Reaction::delay_ms(800))
+        FaultRule::new(Reaction::delay_ms(1_400))
             .in_regions([EAST])
             .for_ops([OpKind::Read]),
     );
-    let r = driver
-        .execute(common::read(&c, "a", "p"), &OperationOptions::new())
-        .await
-        .unwrap();
-    assert_eq!(hedge_attempts(&r), 1, "the application's own strategy");
+    let r = read(&driver, OperationOptions::new()).await;
+    assert_eq!(
+        hedge_attempts(&r),
+        1,
+        "{PPAF}: false is not a hedging switch: {:?}",
+        r.diagnostics().requests()
+    );
 }
 
 #[tokio::test]
 async fn the_admin_api_refuses_a_malformed_switch() {
     let emu = common::start(EmulatorBuilder::new()).await;
     for body in [
-        json!({"enablePerPartitionFailoverBehavior": "no"}),
+        json!({ KILL_SWITCH: "yes" }),
+        json!({ KILL_SWITCH: 1 }),
         json!({"somethingElse": true}),
         json!([1]),
     ] {

@@ -1,31 +1,35 @@
 //! Which hedging strategy is in force for one operation.
 //!
-//! The `hedging_enabled` master switch is resolved first, highest layer first:
+//! First of all, the account's kill switch: `disableCrossRegionalHedging` in the database account
+//! document (`GET /`), read on every account refresh. When it is `true`, no operation hedges,
+//! whatever the operation, the client or the environment variables (the override included) ask
+//! for: it is the operator's switch and it is above every other layer. `false`, `null` or a missing
+//! property leave the rest of the rule in force, so lifting it restores the configured hedging
+//! without a restart. It stops only hedging: end-to-end timeouts, retries, failover and the
+//! partition circuit breaker go on as before.
+//!
+//! Sources: the .NET SDK's docs (azure-cosmos-dotnet-v3 PR #6015, "Cross Region Request
+//! Hedging.md") and its implementation (PR #5829) make the gateway's switch the highest-priority
+//! setting, above request-level and client-level strategies and the SDK default; Java
+//! (azure-sdk-for-java PR #50425) and the Rust SDK's tracking issue (azure-sdk-for-rust #5320,
+//! "Honor account-level hedging kill switch") describe the same switch. Java honours it only on
+//! accounts with per-partition automatic failover; .NET's docs say regardless. Here it applies
+//! regardless of `enablePerPartitionFailoverBehavior`, because this driver's hedging is not tied
+//! to per-partition failover: it hedges reads by default (where .NET and Java turn a default
+//! strategy on only for accounts with that property `true`), and that property, which real
+//! accounts commonly carry as `false`, does not change the driver's hedging in either direction.
+//! The environment override (`AZURE_COSMOS_HEDGING_ENABLED_OVERRIDE`) is a local operator's
+//! choice; the gateway's switch is still above it, as .NET ranks the gateway first.
+//!
+//! Below the kill switch, the `hedging_enabled` master switch is resolved, highest layer first:
 //!
 //! `AZURE_COSMOS_HEDGING_ENABLED_OVERRIDE` > operation > client > `AZURE_COSMOS_HEDGING_ENABLED`
 //!
 //! When it resolves to a value it is the source of truth: `false` turns hedging off even over an
 //! explicit `Hedging(..)`; `true` turns it on even over an explicit `Disabled` (a programmatic
 //! `Hedging(..)` at either layer still supplies its threshold, the driver default otherwise).
-//! When it is unset everywhere the availability strategies decide: operation > client > the
-//! account's switch > the driver default. `Disabled` at a layer suppresses every layer below it.
-//!
-//! The account's switch is `enablePerPartitionFailoverBehavior` in the database account document
-//! (`GET /`). What the official SDKs do with it: .NET (azure-cosmos-dotnet-v3 PR #5165, #5310) and
-//! Java (azure-sdk-for-java PR #46477) turn on a default cross-region read hedging strategy
-//! (threshold `min(1 s, request timeout / 2)`, as [`default_threshold`]) when the account has it
-//! `true` and no strategy is configured, re-read it on the periodic account refresh, and drop that
-//! default hedging without a restart when it turns `false`; a strategy the application configured
-//! itself stays in force either way. Python (azure-cosmos 4.17.1, `_constants.py`,
-//! `_cosmos_client_connection.py`) and Node.js (@azure/cosmos 4.9.3, `DatabaseAccount.js`,
-//! `globalEndpointManager.js`) read the same property to switch per-partition failover and the
-//! partition circuit breaker; their hedging is configured by the application only. No separate
-//! account-level hedging property exists in those SDKs.
-//!
-//! So here: the account's `false` turns off the driver default, which is all the hedging nobody
-//! asked for; any explicit choice (the operation's or the client's switch or strategy, the
-//! environment variables) wins over the account, and `true` or an absent property leaves the
-//! driver default on.
+//! When it is unset everywhere the availability strategies decide: operation > client > the driver
+//! default. `Disabled` at a layer suppresses every layer below it.
 //!
 //! Whether a resolved strategy actually applies to an operation (enough regions, a point read) is
 //! [`super::eligibility`]'s question.
@@ -35,6 +39,7 @@ use std::time::Duration;
 
 use super::env::{HedgingEnv, DEFAULT_CONSECUTIVE_HEDGE_WIN_THRESHOLD};
 use super::strategy::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
+use crate::routing::hedging_kill_switch_engaged;
 
 /// The threshold the driver default uses when the request timeout does not lower it.
 pub const DEFAULT_HEDGE_THRESHOLD: HedgeThreshold =
@@ -104,8 +109,20 @@ pub(crate) enum HedgingOff {
     OperationDisabled,
     /// The client's strategy is `Disabled`.
     ClientDisabled,
-    /// Nothing asked for hedging and the account's switch is off.
-    AccountSwitchedOff,
+    /// The account's kill switch (`disableCrossRegionalHedging: true`) is on.
+    AccountKillSwitch,
+}
+
+impl HedgingOff {
+    /// The reason as logs name it.
+    pub(crate) const fn as_str(self) -> &'static str {
+        match self {
+            HedgingOff::SwitchedOff => "switched_off",
+            HedgingOff::OperationDisabled => "operation_disabled",
+            HedgingOff::ClientDisabled => "client_disabled",
+            HedgingOff::AccountKillSwitch => "account_kill_switch",
+        }
+    }
 }
 
 /// The outcome of resolution.
@@ -144,20 +161,19 @@ pub(crate) fn resolve_hedging_enabled(
         .or(env.hedging_enabled)
 }
 
-/// The strategy in force for one operation, given the account's switch
-/// (`enablePerPartitionFailoverBehavior`: `None` when the account document does not carry it).
+/// The strategy in force for one operation, given the account's kill switch
+/// (`disableCrossRegionalHedging`: `None` when the account document does not carry it).
 pub(crate) fn resolve_strategy(
     env: &HedgingEnv,
     layers: &HedgingLayers,
-    account_switch: Option<bool>,
+    account_kill_switch: Option<bool>,
 ) -> ResolvedStrategy {
+    if hedging_kill_switch_engaged(account_kill_switch) {
+        return ResolvedStrategy::Off(HedgingOff::AccountKillSwitch);
+    }
     let default = || ResolvedStrategy::Hedging {
         strategy: HedgingStrategy::new(default_threshold(layers.request_timeout)),
         source: StrategySource::DriverDefault,
-    };
-    let unasked = || match account_switch {
-        Some(false) => ResolvedStrategy::Off(HedgingOff::AccountSwitchedOff),
-        _ => default(),
     };
     let programmatic = [
         (
@@ -195,7 +211,7 @@ pub(crate) fn resolve_strategy(
                 Some(AvailabilityStrategy::Disabled) => Some(ResolvedStrategy::Off(off)),
                 None => None,
             })
-            .unwrap_or_else(unasked),
+            .unwrap_or_else(default),
     }
 }
 
@@ -476,153 +492,134 @@ mod tests {
     }
 
     #[test]
-    fn the_account_switch_turns_off_only_the_hedging_nobody_asked_for() {
+    fn the_account_kill_switch_is_above_every_other_layer() {
         use HedgingOff::*;
         use StrategySource::*;
-        let account_off = ResolvedStrategy::Off(AccountSwitchedOff);
-        // (env enabled, env override, op enabled, client enabled, op strategy, client strategy,
-        //  account switch) -> want
-        type Row = (
-            Option<bool>,
-            Option<bool>,
-            Option<bool>,
-            Option<bool>,
-            Option<AvailabilityStrategy>,
-            Option<AvailabilityStrategy>,
+        let killed = ResolvedStrategy::Off(AccountKillSwitch);
+        let layers = |op_en, cl_en, op, cl| HedgingLayers {
+            operation_hedging_enabled: op_en,
+            client_hedging_enabled: cl_en,
+            operation_strategy: op,
+            client_strategy: cl,
+            ..Default::default()
+        };
+        let nothing = layers(None, None, None, None);
+        // (what, env, layers, disableCrossRegionalHedging) -> want
+        let table: Vec<(
+            &str,
+            HedgingEnv,
+            HedgingLayers,
             Option<bool>,
             ResolvedStrategy,
-        );
-        let table: Vec<Row> = vec![
-            // Nothing configured: the account decides whether the default hedges.
+        )> = vec![
             (
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
+                "default, switch absent",
+                env(None, None),
+                nothing,
                 None,
                 on(1000, DriverDefault),
             ),
             (
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                Some(true),
-                on(1000, DriverDefault),
-            ),
-            (None, None, None, None, None, None, Some(false), account_off),
-            // The operation's own switch or strategy wins over the account.
-            (
-                None,
-                None,
-                Some(true),
-                None,
-                None,
-                None,
+                "default, switch false",
+                env(None, None),
+                nothing,
                 Some(false),
                 on(1000, DriverDefault),
             ),
             (
-                None,
-                None,
-                None,
-                None,
-                Some(hedging(200)),
-                None,
+                "default, switch true",
+                env(None, None),
+                nothing,
+                Some(true),
+                killed,
+            ),
+            (
+                "operation strategy",
+                env(None, None),
+                layers(None, None, Some(hedging(200)), None),
+                Some(true),
+                killed,
+            ),
+            (
+                "operation switch on",
+                env(None, None),
+                layers(Some(true), None, None, None),
+                Some(true),
+                killed,
+            ),
+            (
+                "client strategy",
+                env(None, None),
+                layers(None, None, None, Some(hedging(300))),
+                Some(true),
+                killed,
+            ),
+            (
+                "client switch on and both strategies",
+                env(None, None),
+                layers(None, Some(true), Some(hedging(200)), Some(hedging(300))),
+                Some(true),
+                killed,
+            ),
+            ("env on", env(Some(true), None), nothing, Some(true), killed),
+            (
+                "env override on",
+                env(None, Some(true)),
+                nothing,
+                Some(true),
+                killed,
+            ),
+            (
+                "everything on",
+                env(Some(true), Some(true)),
+                layers(
+                    Some(true),
+                    Some(true),
+                    Some(hedging(200)),
+                    Some(hedging(300)),
+                ),
+                Some(true),
+                killed,
+            ),
+            // Lifted (false or absent): the layers decide again, as without the switch.
+            (
+                "operation strategy, switch false",
+                env(None, None),
+                layers(None, None, Some(hedging(200)), None),
                 Some(false),
                 on(200, Operation),
             ),
-            // So does the client's explicit choice (its strategy or its switch).
             (
+                "client strategy, switch absent",
+                env(None, None),
+                layers(None, None, None, Some(hedging(300))),
                 None,
-                None,
-                None,
-                None,
-                None,
-                Some(hedging(300)),
-                Some(false),
                 on(300, Client),
             ),
             (
-                None,
-                None,
-                None,
-                Some(true),
-                None,
-                None,
+                "client off, switch false",
+                env(None, None),
+                layers(None, Some(false), None, None),
                 Some(false),
-                on(1000, DriverDefault),
-            ),
-            // An explicit off stays off whatever the account says.
-            (
-                None,
-                None,
-                None,
-                Some(false),
-                None,
-                None,
-                Some(true),
                 ResolvedStrategy::Off(SwitchedOff),
             ),
             (
-                None,
-                None,
-                None,
-                None,
-                Some(Disabled),
-                None,
-                Some(true),
+                "operation disabled, switch false",
+                env(None, None),
+                layers(None, None, Some(Disabled), None),
+                Some(false),
                 ResolvedStrategy::Off(OperationDisabled),
             ),
-            // The environment variables are explicit choices too.
             (
-                Some(true),
-                None,
-                None,
-                None,
-                None,
-                None,
+                "env override off, switch false",
+                env(None, Some(false)),
+                nothing,
                 Some(false),
-                on(1000, DriverDefault),
-            ),
-            (
-                None,
-                Some(true),
-                Some(false),
-                None,
-                None,
-                None,
-                Some(false),
-                on(1000, DriverDefault),
-            ),
-            (
-                Some(false),
-                None,
-                None,
-                None,
-                None,
-                None,
-                Some(true),
                 ResolvedStrategy::Off(SwitchedOff),
             ),
         ];
-        for (i, (en, ov, op_en, cl_en, op, cl, account, want)) in table.into_iter().enumerate() {
-            let layers = HedgingLayers {
-                operation_hedging_enabled: op_en,
-                client_hedging_enabled: cl_en,
-                operation_strategy: op,
-                client_strategy: cl,
-                ..Default::default()
-            };
-            assert_eq!(
-                resolve_strategy(&env(en, ov), &layers, account),
-                want,
-                "row {i}"
-            );
+        for (what, env, layers, switch, want) in table {
+            assert_eq!(resolve_strategy(&env, &layers, switch), want, "{what}");
         }
     }
 

@@ -46,11 +46,11 @@ pub struct AccountProperties {
     pub multi_write: bool,
     /// The account's default consistency level.
     pub default_consistency: ConsistencyLevel,
-    /// The account's per-partition failover switch (`enablePerPartitionFailoverBehavior`), which
-    /// also governs the driver's default hedging: `Some(false)` turns off the hedging no layer
-    /// asked for (see `hedging::strategy_resolution` for the rule and its sources); `None` when the
-    /// document does not carry it, or carries something other than a boolean.
-    pub per_partition_failover: Option<bool>,
+    /// The operator's kill switch for cross-region hedging (`disableCrossRegionalHedging`):
+    /// `Some(true)` turns every hedge off, whatever the operation, the client or the environment
+    /// ask for (the rule and its sources: `hedging::strategy_resolution`); `Some(false)` or `None`
+    /// (not carried, or something other than a boolean) leaves the configured hedging in force.
+    pub disable_cross_regional_hedging: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -77,7 +77,7 @@ struct AccountDocument {
     enable_multiple_write_locations: bool,
     user_consistency_policy: Option<ConsistencyPolicy>,
     #[serde(default)]
-    enable_per_partition_failover_behavior: Option<serde_json::Value>,
+    disable_cross_regional_hedging: Option<serde_json::Value>,
 }
 
 /// The switch's value: a boolean, or the strings `"true"` / `"false"` (which the Node.js SDK also
@@ -152,8 +152,8 @@ impl AccountProperties {
             read_regions,
             multi_write: doc.enable_multiple_write_locations,
             default_consistency,
-            per_partition_failover: switch_value(
-                doc.enable_per_partition_failover_behavior.as_ref(),
+            disable_cross_regional_hedging: switch_value(
+                doc.disable_cross_regional_hedging.as_ref(),
             ),
         })
     }
@@ -229,33 +229,23 @@ mod tests {
     }
 
     #[test]
-    fn the_per_partition_failover_switch_is_read_and_anything_else_is_absent() {
+    fn the_hedging_kill_switch_is_read_and_anything_else_is_absent() {
         let table: &[(&str, Option<bool>)] = &[
             (r#"{}"#, None),
-            (
-                r#"{"enablePerPartitionFailoverBehavior": true}"#,
-                Some(true),
-            ),
-            (
-                r#"{"enablePerPartitionFailoverBehavior": false}"#,
-                Some(false),
-            ),
-            (
-                r#"{"enablePerPartitionFailoverBehavior": "True"}"#,
-                Some(true),
-            ),
-            (
-                r#"{"enablePerPartitionFailoverBehavior": "false"}"#,
-                Some(false),
-            ),
-            (r#"{"enablePerPartitionFailoverBehavior": null}"#, None),
-            (r#"{"enablePerPartitionFailoverBehavior": 0}"#, None),
-            (r#"{"enablePerPartitionFailoverBehavior": "off"}"#, None),
-            (r#"{"enablePerPartitionFailoverBehavior": {"a": 1}}"#, None),
+            (r#"{"disableCrossRegionalHedging": true}"#, Some(true)),
+            (r#"{"disableCrossRegionalHedging": false}"#, Some(false)),
+            (r#"{"disableCrossRegionalHedging": "True"}"#, Some(true)),
+            (r#"{"disableCrossRegionalHedging": "false"}"#, Some(false)),
+            (r#"{"disableCrossRegionalHedging": null}"#, None),
+            (r#"{"disableCrossRegionalHedging": 0}"#, None),
+            (r#"{"disableCrossRegionalHedging": "off"}"#, None),
+            (r#"{"disableCrossRegionalHedging": {"a": 1}}"#, None),
+            // The per-partition failover property is not the hedging switch.
+            (r#"{"enablePerPartitionFailoverBehavior": false}"#, None),
         ];
         for (body, want) in table {
             let a = AccountProperties::parse(body.as_bytes(), &global(), false).unwrap();
-            assert_eq!(a.per_partition_failover, *want, "{body}");
+            assert_eq!(a.disable_cross_regional_hedging, *want, "{body}");
         }
     }
 
