@@ -6,7 +6,7 @@ use crate::error::CosmosError;
 use crate::hedging::HedgingEnv;
 use crate::operation::CosmosOperation;
 use crate::operations::{self, OperationKind, Pager};
-use crate::options::{DriverOptions, OperationOptions};
+use crate::options::{ClientLayer, DriverOptions, OperationOptions, RegionChange};
 use crate::patch::execute_patch;
 use crate::pipeline::{DriverCore, RetryLimits};
 use crate::protocol::{Endpoint, Region};
@@ -73,20 +73,13 @@ impl CosmosDriver {
             options.allow_insecure_http(),
         )
         .await?;
-        let unknown: Vec<String> = account
-            .snapshot()
-            .properties
-            .unknown_regions(options.preferred_regions())
-            .iter()
-            .map(|r| r.as_str().to_owned())
-            .collect();
-        if !unknown.is_empty() {
-            tracing::warn!(
-                regions = ?unknown,
-                "preferred regions that the account does not have are skipped"
-            );
-        }
+        warn_unknown_regions(
+            &account.snapshot().properties,
+            options.preferred_regions(),
+            RegionList::Preferred,
+        );
         let core = Arc::new(DriverCore {
+            client_layer: ClientLayer::new(options.operation_defaults().clone()),
             health: EndpointHealth::new(options.endpoint_unavailable_for()),
             breaker: PartitionBreaker::new(options.partition_breaker()),
             sessions: SessionContainer::new(),
@@ -134,9 +127,64 @@ impl CosmosDriver {
         Pager::new(self.core.clone(), operation, options)
     }
 
-    /// The options the driver was built from.
+    /// The options the driver was built from (the regions as given then: see
+    /// [`CosmosDriver::preferred_regions`] for the ones in force now).
     pub fn options(&self) -> &DriverOptions {
         &self.core.options
+    }
+
+    /// Replaces the preferred regions (most preferred first; empty: the account's order) for the
+    /// operations that start from now on, on this driver and every clone of it. An operation
+    /// already under way keeps the regions it started with, its retries and hedge included. A
+    /// region the account does not have is skipped, with a warning, as at construction.
+    pub fn set_preferred_regions<I, R>(&self, regions: I)
+    where
+        I: IntoIterator<Item = R>,
+        R: Into<Region>,
+    {
+        let regions: Vec<Region> = regions.into_iter().map(Into::into).collect();
+        let account = self.core.account.snapshot();
+        warn_unknown_regions(&account.properties, &regions, RegionList::Preferred);
+        self.core
+            .client_layer
+            .change(RegionChange::Preferred(regions));
+    }
+
+    /// Replaces the client's excluded regions (empty: none) for the operations that start from
+    /// now on; an operation that names its own excluded regions uses its own list, and one already
+    /// under way keeps the list it started with. A region the account does not have is named in a
+    /// warning.
+    pub fn set_excluded_regions<I, R>(&self, regions: I)
+    where
+        I: IntoIterator<Item = R>,
+        R: Into<Region>,
+    {
+        let regions: Vec<Region> = regions.into_iter().map(Into::into).collect();
+        let account = self.core.account.snapshot();
+        warn_unknown_regions(&account.properties, &regions, RegionList::Excluded);
+        self.core
+            .client_layer
+            .change(RegionChange::Excluded(regions));
+    }
+
+    /// The preferred regions the next operation starts with (as given, unknown ones included).
+    pub fn preferred_regions(&self) -> Vec<Region> {
+        self.core
+            .client_layer
+            .snapshot()
+            .application_preferred_regions
+            .clone()
+            .unwrap_or_default()
+    }
+
+    /// The client's excluded regions the next operation starts with.
+    pub fn excluded_regions(&self) -> Vec<Region> {
+        self.core
+            .client_layer
+            .snapshot()
+            .excluded_regions
+            .clone()
+            .unwrap_or_default()
     }
 
     /// The account metadata as the driver currently knows it.
@@ -196,6 +244,40 @@ impl CosmosDriver {
     }
 }
 
+/// Which region list a warning is about.
+#[derive(Clone, Copy, Debug)]
+enum RegionList {
+    Preferred,
+    Excluded,
+}
+
+/// Names the regions of `regions` that `account` does not have, in one warning (the one rule for
+/// the lists given at construction and the ones set later).
+fn warn_unknown_regions(account: &AccountProperties, regions: &[Region], list: RegionList) {
+    let unknown: Vec<&str> = account
+        .unknown_regions(regions)
+        .iter()
+        .map(|r| r.as_str())
+        .collect();
+    if unknown.is_empty() {
+        return;
+    }
+    match list {
+        RegionList::Preferred => tracing::warn!(
+            name: "unknown_preferred_regions",
+            target: "cosmos.regions",
+            regions = ?unknown,
+            "preferred regions that the account does not have are skipped"
+        ),
+        RegionList::Excluded => tracing::warn!(
+            name: "unknown_excluded_regions",
+            target: "cosmos.regions",
+            regions = ?unknown,
+            "excluded regions that the account does not have exclude nothing"
+        ),
+    }
+}
+
 /// Re-reads the account metadata every `interval` while the driver lives.
 fn spawn_refresh(core: Weak<DriverCore>, interval: std::time::Duration) {
     if interval.is_zero() {
@@ -217,6 +299,50 @@ mod tests {
 
     fn is_send_sync_clone<T: Send + Sync + Clone>() {}
     fn is_send<T: Send>(_: &T) {}
+
+    #[test]
+    fn regions_the_account_lacks_are_named_in_one_warning_per_list() {
+        use crate::event_capture::capture_paused;
+        let account = AccountProperties::parse(
+            br#"{"readableLocations": [
+                {"name": "East US", "databaseAccountEndpoint": "https://a-eastus.example/"},
+                {"name": "West US", "databaseAccountEndpoint": "https://a-westus.example/"}
+            ]}"#,
+            &Endpoint::parse("https://a.example/", false).unwrap(),
+            false,
+        )
+        .unwrap();
+        let regions = |names: &[&str]| names.iter().map(Region::new).collect::<Vec<_>>();
+        // (list, regions, expected event, expected named regions)
+        let table: &[(RegionList, &[&str], Option<&str>, &str)] = &[
+            (RegionList::Preferred, &["westus", "East US"], None, ""),
+            (RegionList::Preferred, &[], None, ""),
+            (
+                RegionList::Preferred,
+                &["West US", "Mars", "Moon"],
+                Some("unknown_preferred_regions"),
+                r#"["Mars", "Moon"]"#,
+            ),
+            (
+                RegionList::Excluded,
+                &["Mars", "East US"],
+                Some("unknown_excluded_regions"),
+                r#"["Mars"]"#,
+            ),
+        ];
+        for (list, names, event, named) in table {
+            let ((), events) = capture_paused("cosmos.regions", || async {
+                warn_unknown_regions(&account, &regions(names), *list)
+            });
+            match event {
+                None => assert!(events.names().is_empty(), "{names:?}"),
+                Some(event) => {
+                    assert_eq!(events.names(), [*event], "{names:?}");
+                    assert_eq!(events.get(event).field("regions"), Some(*named));
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_driver_and_its_futures_can_move_across_tasks() {

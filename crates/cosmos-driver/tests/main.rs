@@ -3,6 +3,7 @@
 
 mod common;
 
+mod account_hedging_switch;
 mod account_refresh;
 mod adaptive_hedging;
 mod auth_and_tls;
@@ -43,6 +44,7 @@ mod recreated_container;
 mod regional_failover;
 mod regional_start;
 mod resource_tokens;
+mod runtime_regions;
 mod scripts;
 mod search;
 mod session_per_range;

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod account_admin;
 mod auth;
 mod autoscale_increment;
 mod bad_input;

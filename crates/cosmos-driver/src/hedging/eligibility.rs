@@ -424,7 +424,7 @@ mod tests {
         };
         let env = HedgingEnv::default();
         let with = |layers: &HedgingLayers| HedgeEligibility {
-            strategy: resolve_strategy(&env, layers).strategy(),
+            strategy: resolve_strategy(&env, layers, None).strategy(),
             ..read(2)
         };
         assert_eq!(

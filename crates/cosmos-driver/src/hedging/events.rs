@@ -67,6 +67,16 @@ pub(crate) fn enabled_for_operation(threshold: HedgeThreshold, region_count: usi
     );
 }
 
+/// A read of a kind that hedges runs without hedging, for `reason` (one of
+/// `HedgingOff::as_str`'s names, `account_kill_switch` when the account turned hedging off).
+pub(crate) fn disabled_for_operation(reason: &'static str) {
+    tracing::debug!(
+        name: "cosmos.hedge.disabled_for_operation",
+        target: TARGET,
+        reason,
+    );
+}
+
 /// The alternate attempt was sent.
 pub(crate) fn alternate_spawned(target_region: &Region, elapsed: Duration) {
     tracing::debug!(

@@ -42,7 +42,7 @@ pub(crate) use eligibility::{
     select_alternate, should_hedge, AlternateRouting, HedgeDecision, HedgeEligibility,
     PHASE_ALLOWED_OPERATIONS,
 };
-pub(crate) use events::Leg;
+pub(crate) use events::{disabled_for_operation, Leg};
 pub(crate) use feedback::{apply_hedge_win_feedback, hedge_win_feedback, HedgeWinFeedback};
 pub(crate) use final_result::{classify_hedge_result, may_start_hedge_after, LegOutcome};
 pub(crate) use hub_latch::{
@@ -53,4 +53,6 @@ pub(crate) use hub_latch::{
 pub(crate) use race::race_hedged;
 pub(crate) use race::{race_hedged_within, HedgeLegOutput, HedgedRace, RaceSetup};
 pub(crate) use region_latencies::{ReadKind, RegionLatencies};
-pub(crate) use strategy_resolution::{default_threshold, resolve_strategy, HedgingLayers};
+pub(crate) use strategy_resolution::{
+    default_threshold, resolve_strategy, HedgingLayers, ResolvedStrategy,
+};

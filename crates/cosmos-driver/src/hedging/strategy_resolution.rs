@@ -1,6 +1,27 @@
 //! Which hedging strategy is in force for one operation.
 //!
-//! The `hedging_enabled` master switch is resolved first, highest layer first:
+//! First of all, the account's kill switch: `disableCrossRegionalHedging` in the database account
+//! document (`GET /`), read on every account refresh. When it is `true`, no operation hedges,
+//! whatever the operation, the client or the environment variables (the override included) ask
+//! for: it is the operator's switch and it is above every other layer. `false`, `null` or a missing
+//! property leave the rest of the rule in force, so lifting it restores the configured hedging
+//! without a restart. It stops only hedging: end-to-end timeouts, retries, failover and the
+//! partition circuit breaker go on as before.
+//!
+//! Sources: the .NET SDK's docs (azure-cosmos-dotnet-v3 PR #6015, "Cross Region Request
+//! Hedging.md") and its implementation (PR #5829) make the gateway's switch the highest-priority
+//! setting, above request-level and client-level strategies and the SDK default; Java
+//! (azure-sdk-for-java PR #50425) and the Rust SDK's tracking issue (azure-sdk-for-rust #5320,
+//! "Honor account-level hedging kill switch") describe the same switch. Java honours it only on
+//! accounts with per-partition automatic failover; .NET's docs say regardless. Here it applies
+//! regardless of `enablePerPartitionFailoverBehavior`, because this driver's hedging is not tied
+//! to per-partition failover: it hedges reads by default (where .NET and Java turn a default
+//! strategy on only for accounts with that property `true`), and that property, which real
+//! accounts commonly carry as `false`, does not change the driver's hedging in either direction.
+//! The environment override (`AZURE_COSMOS_HEDGING_ENABLED_OVERRIDE`) is a local operator's
+//! choice; the gateway's switch is still above it, as .NET ranks the gateway first.
+//!
+//! Below the kill switch, the `hedging_enabled` master switch is resolved, highest layer first:
 //!
 //! `AZURE_COSMOS_HEDGING_ENABLED_OVERRIDE` > operation > client > `AZURE_COSMOS_HEDGING_ENABLED`
 //!
@@ -18,6 +39,7 @@ use std::time::Duration;
 
 use super::env::{HedgingEnv, DEFAULT_CONSECUTIVE_HEDGE_WIN_THRESHOLD};
 use super::strategy::{AvailabilityStrategy, HedgeThreshold, HedgingStrategy};
+use crate::routing::hedging_kill_switch_engaged;
 
 /// The threshold the driver default uses when the request timeout does not lower it.
 pub const DEFAULT_HEDGE_THRESHOLD: HedgeThreshold =
@@ -87,6 +109,20 @@ pub(crate) enum HedgingOff {
     OperationDisabled,
     /// The client's strategy is `Disabled`.
     ClientDisabled,
+    /// The account's kill switch (`disableCrossRegionalHedging: true`) is on.
+    AccountKillSwitch,
+}
+
+impl HedgingOff {
+    /// The reason as logs name it.
+    pub(crate) const fn as_str(self) -> &'static str {
+        match self {
+            HedgingOff::SwitchedOff => "switched_off",
+            HedgingOff::OperationDisabled => "operation_disabled",
+            HedgingOff::ClientDisabled => "client_disabled",
+            HedgingOff::AccountKillSwitch => "account_kill_switch",
+        }
+    }
 }
 
 /// The outcome of resolution.
@@ -125,8 +161,16 @@ pub(crate) fn resolve_hedging_enabled(
         .or(env.hedging_enabled)
 }
 
-/// The strategy in force for one operation.
-pub(crate) fn resolve_strategy(env: &HedgingEnv, layers: &HedgingLayers) -> ResolvedStrategy {
+/// The strategy in force for one operation, given the account's kill switch
+/// (`disableCrossRegionalHedging`: `None` when the account document does not carry it).
+pub(crate) fn resolve_strategy(
+    env: &HedgingEnv,
+    layers: &HedgingLayers,
+    account_kill_switch: Option<bool>,
+) -> ResolvedStrategy {
+    if hedging_kill_switch_engaged(account_kill_switch) {
+        return ResolvedStrategy::Off(HedgingOff::AccountKillSwitch);
+    }
     let default = || ResolvedStrategy::Hedging {
         strategy: HedgingStrategy::new(default_threshold(layers.request_timeout)),
         source: StrategySource::DriverDefault,
@@ -439,7 +483,143 @@ mod tests {
                 request_timeout: None,
                 ..Default::default()
             };
-            assert_eq!(resolve_strategy(&env(en, ov), &layers), want, "row {i}");
+            assert_eq!(
+                resolve_strategy(&env(en, ov), &layers, None),
+                want,
+                "row {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_account_kill_switch_is_above_every_other_layer() {
+        use HedgingOff::*;
+        use StrategySource::*;
+        let killed = ResolvedStrategy::Off(AccountKillSwitch);
+        let layers = |op_en, cl_en, op, cl| HedgingLayers {
+            operation_hedging_enabled: op_en,
+            client_hedging_enabled: cl_en,
+            operation_strategy: op,
+            client_strategy: cl,
+            ..Default::default()
+        };
+        let nothing = layers(None, None, None, None);
+        // (what, env, layers, disableCrossRegionalHedging) -> want
+        let table: Vec<(
+            &str,
+            HedgingEnv,
+            HedgingLayers,
+            Option<bool>,
+            ResolvedStrategy,
+        )> = vec![
+            (
+                "default, switch absent",
+                env(None, None),
+                nothing,
+                None,
+                on(1000, DriverDefault),
+            ),
+            (
+                "default, switch false",
+                env(None, None),
+                nothing,
+                Some(false),
+                on(1000, DriverDefault),
+            ),
+            (
+                "default, switch true",
+                env(None, None),
+                nothing,
+                Some(true),
+                killed,
+            ),
+            (
+                "operation strategy",
+                env(None, None),
+                layers(None, None, Some(hedging(200)), None),
+                Some(true),
+                killed,
+            ),
+            (
+                "operation switch on",
+                env(None, None),
+                layers(Some(true), None, None, None),
+                Some(true),
+                killed,
+            ),
+            (
+                "client strategy",
+                env(None, None),
+                layers(None, None, None, Some(hedging(300))),
+                Some(true),
+                killed,
+            ),
+            (
+                "client switch on and both strategies",
+                env(None, None),
+                layers(None, Some(true), Some(hedging(200)), Some(hedging(300))),
+                Some(true),
+                killed,
+            ),
+            ("env on", env(Some(true), None), nothing, Some(true), killed),
+            (
+                "env override on",
+                env(None, Some(true)),
+                nothing,
+                Some(true),
+                killed,
+            ),
+            (
+                "everything on",
+                env(Some(true), Some(true)),
+                layers(
+                    Some(true),
+                    Some(true),
+                    Some(hedging(200)),
+                    Some(hedging(300)),
+                ),
+                Some(true),
+                killed,
+            ),
+            // Lifted (false or absent): the layers decide again, as without the switch.
+            (
+                "operation strategy, switch false",
+                env(None, None),
+                layers(None, None, Some(hedging(200)), None),
+                Some(false),
+                on(200, Operation),
+            ),
+            (
+                "client strategy, switch absent",
+                env(None, None),
+                layers(None, None, None, Some(hedging(300))),
+                None,
+                on(300, Client),
+            ),
+            (
+                "client off, switch false",
+                env(None, None),
+                layers(None, Some(false), None, None),
+                Some(false),
+                ResolvedStrategy::Off(SwitchedOff),
+            ),
+            (
+                "operation disabled, switch false",
+                env(None, None),
+                layers(None, None, Some(Disabled), None),
+                Some(false),
+                ResolvedStrategy::Off(OperationDisabled),
+            ),
+            (
+                "env override off, switch false",
+                env(None, Some(false)),
+                nothing,
+                Some(false),
+                ResolvedStrategy::Off(SwitchedOff),
+            ),
+        ];
+        for (what, env, layers, switch, want) in table {
+            assert_eq!(resolve_strategy(&env, &layers, switch), want, "{what}");
         }
     }
 
@@ -450,7 +630,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            resolve_strategy(&HedgingEnv::default(), &layers),
+            resolve_strategy(&HedgingEnv::default(), &layers, None),
             on(300, StrategySource::DriverDefault)
         );
     }
@@ -463,7 +643,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            resolve_strategy(&HedgingEnv::default(), &layers).strategy(),
+            resolve_strategy(&HedgingEnv::default(), &layers, None).strategy(),
             None
         );
         let sibling = HedgingLayers {
@@ -471,7 +651,7 @@ mod tests {
             ..layers
         };
         assert_eq!(
-            resolve_strategy(&HedgingEnv::default(), &sibling),
+            resolve_strategy(&HedgingEnv::default(), &sibling, None),
             on(250, StrategySource::Client)
         );
     }

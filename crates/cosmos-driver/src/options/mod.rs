@@ -1,5 +1,6 @@
 //! Options: per driver, per operation, and their layered resolution.
 
+mod client_layer;
 mod connection_pool;
 mod connection_string;
 mod driver_options;
@@ -9,6 +10,7 @@ mod patch_strategy;
 mod request_setters;
 mod retry_options;
 
+pub(crate) use client_layer::{ClientLayer, RegionChange};
 pub use connection_pool::{ConnectionPoolOptions, HttpVersion};
 pub use driver_options::{DriverOptions, DEFAULT_REQUEST_TIMEOUT};
 pub use effective::EffectiveOptions;

@@ -40,7 +40,7 @@ pub(crate) async fn execute_patch(
     operation: CosmosOperation,
     options: &OperationOptions,
 ) -> Result<CosmosResponse, CosmosError> {
-    let request = PatchRequest::new(&operation, options, core.options.operation_defaults())?;
+    let request = PatchRequest::new(&operation, options, &core.client_layer.snapshot())?;
     let budget = Budget::start(request.end_to_end_timeout);
     let container = request.item.container();
     let paths = partition_key_paths(core, container, &budget.sub_options(options, None)?).await?;

@@ -2,7 +2,7 @@
 
 use super::retry::RetryLimits;
 use crate::hedging::{HedgeBudget, HedgingEnv, RegionLatencies};
-use crate::options::DriverOptions;
+use crate::options::{ClientLayer, DriverOptions};
 use crate::routing::{AccountCache, ContainerMetadata, EndpointHealth, PartitionBreaker};
 use crate::session::SessionContainer;
 use crate::transport::Transport;
@@ -12,6 +12,9 @@ use crate::transport::Transport;
 pub(crate) struct DriverCore {
     /// The options the driver was built from (the client layer of every operation's options).
     pub options: DriverOptions,
+    /// The client layer of every operation's options as it stands now (the regions may change
+    /// while the driver runs); an operation resolves over the snapshot it takes when it starts.
+    pub client_layer: ClientLayer,
     /// The hedging environment variables, read once at build.
     pub hedging_env: HedgingEnv,
     /// Sends attempts.

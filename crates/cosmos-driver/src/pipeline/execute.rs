@@ -23,11 +23,9 @@ pub(crate) async fn execute(
     operation: &CosmosOperation,
     options: &OperationOptions,
 ) -> Result<CosmosResponse, CosmosError> {
-    let effective = EffectiveOptions::resolve(
-        options,
-        core.options.operation_defaults(),
-        core.options.request_timeout(),
-    );
+    // The client layer as it stands now: this operation keeps it (its regions) to the end.
+    let client = core.client_layer.snapshot();
+    let effective = EffectiveOptions::resolve(options, &client, core.options.request_timeout());
     let started = Instant::now();
     #[cfg(feature = "otel")]
     let wall_started = std::time::SystemTime::now();

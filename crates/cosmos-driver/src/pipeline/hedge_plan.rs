@@ -2,8 +2,8 @@
 
 use super::context::OperationContext;
 use crate::hedging::{
-    resolve_strategy, select_alternate, should_hedge, HedgeDecision, HedgeEligibility,
-    HedgingStrategy, PHASE_ALLOWED_OPERATIONS,
+    disabled_for_operation, resolve_strategy, select_alternate, should_hedge, HedgeDecision,
+    HedgeEligibility, HedgingStrategy, ResolvedStrategy, PHASE_ALLOWED_OPERATIONS,
 };
 use crate::routing::{Candidates, RegionEndpoint};
 
@@ -33,14 +33,21 @@ pub(crate) fn plan<'c>(ctx: &'c OperationContext<'_>) -> Option<HedgePlan<'c>> {
         ctx.operation.resource_type(),
         ctx.operation.operation_type(),
     );
-    let strategy = resolve_strategy(&ctx.core.hedging_env, &ctx.options.hedging).strategy();
+    // The account's kill switch as the account metadata stood when the operation started.
+    let resolved = resolve_strategy(
+        &ctx.core.hedging_env,
+        &ctx.options.hedging,
+        ctx.account.properties.disable_cross_regional_hedging,
+    );
+    let strategy = resolved.strategy();
+    let hedgeable_kind = PHASE_ALLOWED_OPERATIONS.contains(&(resource_type, operation_type));
+    if let (ResolvedStrategy::Off(off), true) = (resolved, hedgeable_kind) {
+        disabled_for_operation(off.as_str());
+    }
     let preferred_regions_configured = !ctx.options.preferred_regions.is_empty();
     // Regions are only worth ordering when the rows before the region count (a strategy, preferred
     // regions, an operation this phase hedges) have not already said no.
-    let candidates = if strategy.is_some()
-        && preferred_regions_configured
-        && PHASE_ALLOWED_OPERATIONS.contains(&(resource_type, operation_type))
-    {
+    let candidates = if strategy.is_some() && preferred_regions_configured && hedgeable_kind {
         ctx.start_candidates()
     } else {
         Candidates::EMPTY

@@ -183,3 +183,68 @@ async fn a_pinned_leg_stays_in_its_region_across_an_account_refresh() {
         Some(EAST)
     );
 }
+
+/// The plan under account metadata whose kill switch reads `switch`: whether it hedges, and the
+/// reasons of the `cosmos.hedge.disabled_for_operation` events it emitted.
+fn plan_under_kill_switch(
+    driver: &CosmosDriver,
+    o: &OperationOptions,
+    switch: Option<bool>,
+) -> (bool, Vec<String>) {
+    let op = read_a();
+    let mut ctx = context(driver, &op, o);
+    let mut properties = ctx.account.properties.clone();
+    properties.disable_cross_regional_hedging = switch;
+    ctx.account = Arc::new(AccountSnapshot {
+        properties,
+        generation: ctx.account.generation,
+    });
+    let (hedged, events) = crate::event_capture::capture_paused("cosmos.hedge", || async {
+        hedge_plan::plan(&ctx).is_some()
+    });
+    let reasons = events
+        .all("cosmos.hedge.disabled_for_operation")
+        .iter()
+        .map(|e| e.field("reason").unwrap_or_default().to_owned())
+        .collect();
+    (hedged, reasons)
+}
+
+#[test]
+fn the_account_kill_switch_turns_the_plan_off_and_the_event_names_it() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (emu, driver) = runtime.block_on(async {
+        let emu = EmulatorBuilder::new().start().await.unwrap();
+        // The client has its own strategy (100 ms).
+        let driver = driver(&emu, &[EAST, WEST]).await;
+        (emu, driver)
+    });
+    let explicit =
+        OperationOptions::new().with_availability_strategy(AvailabilityStrategy::Hedging(
+            HedgingStrategy::new(HedgeThreshold::new(Duration::from_millis(50)).unwrap()),
+        ));
+    let on = OperationOptions::new().with_hedging_enabled(true);
+    let none: Vec<String> = Vec::new();
+    for (what, o) in [
+        ("client strategy", OperationOptions::new()),
+        ("operation strategy", explicit),
+        ("operation switch on", on),
+    ] {
+        assert_eq!(
+            plan_under_kill_switch(&driver, &o, Some(true)),
+            (false, vec!["account_kill_switch".to_owned()]),
+            "{what}"
+        );
+        for lifted in [Some(false), None] {
+            assert_eq!(
+                plan_under_kill_switch(&driver, &o, lifted),
+                (true, none.clone()),
+                "{what}, {lifted:?}"
+            );
+        }
+    }
+    runtime.block_on(async move {
+        drop(driver);
+        drop(emu);
+    });
+}

@@ -46,6 +46,11 @@ pub struct AccountProperties {
     pub multi_write: bool,
     /// The account's default consistency level.
     pub default_consistency: ConsistencyLevel,
+    /// The operator's kill switch for cross-region hedging (`disableCrossRegionalHedging`):
+    /// `Some(true)` turns every hedge off, whatever the operation, the client or the environment
+    /// ask for (the rule and its sources: `hedging::strategy_resolution`); `Some(false)` or `None`
+    /// (not carried, or something other than a boolean) leaves the configured hedging in force.
+    pub disable_cross_regional_hedging: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -71,6 +76,19 @@ struct AccountDocument {
     #[serde(default)]
     enable_multiple_write_locations: bool,
     user_consistency_policy: Option<ConsistencyPolicy>,
+    #[serde(default)]
+    disable_cross_regional_hedging: Option<serde_json::Value>,
+}
+
+/// The switch's value: a boolean, or the strings `"true"` / `"false"` (which the Node.js SDK also
+/// accepts); anything else is read as absent rather than failing the whole document.
+fn switch_value(value: Option<&serde_json::Value>) -> Option<bool> {
+    match value? {
+        serde_json::Value::Bool(b) => Some(*b),
+        serde_json::Value::String(s) if s.eq_ignore_ascii_case("true") => Some(true),
+        serde_json::Value::String(s) if s.eq_ignore_ascii_case("false") => Some(false),
+        _ => None,
+    }
 }
 
 /// The region name used when the account lists no locations (a single-endpoint server).
@@ -134,6 +152,9 @@ impl AccountProperties {
             read_regions,
             multi_write: doc.enable_multiple_write_locations,
             default_consistency,
+            disable_cross_regional_hedging: switch_value(
+                doc.disable_cross_regional_hedging.as_ref(),
+            ),
         })
     }
 
@@ -205,6 +226,27 @@ mod tests {
         let a = AccountProperties::parse(b"{}", &global(), false).unwrap();
         assert_eq!(a.hub().endpoint, global());
         assert_eq!(a.read_regions[0].region.as_str(), GLOBAL_REGION_NAME);
+    }
+
+    #[test]
+    fn the_hedging_kill_switch_is_read_and_anything_else_is_absent() {
+        let table: &[(&str, Option<bool>)] = &[
+            (r#"{}"#, None),
+            (r#"{"disableCrossRegionalHedging": true}"#, Some(true)),
+            (r#"{"disableCrossRegionalHedging": false}"#, Some(false)),
+            (r#"{"disableCrossRegionalHedging": "True"}"#, Some(true)),
+            (r#"{"disableCrossRegionalHedging": "false"}"#, Some(false)),
+            (r#"{"disableCrossRegionalHedging": null}"#, None),
+            (r#"{"disableCrossRegionalHedging": 0}"#, None),
+            (r#"{"disableCrossRegionalHedging": "off"}"#, None),
+            (r#"{"disableCrossRegionalHedging": {"a": 1}}"#, None),
+            // The per-partition failover property is not the hedging switch.
+            (r#"{"enablePerPartitionFailoverBehavior": false}"#, None),
+        ];
+        for (body, want) in table {
+            let a = AccountProperties::parse(body.as_bytes(), &global(), false).unwrap();
+            assert_eq!(a.disable_cross_regional_hedging, *want, "{body}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ use http::Method;
 use tokio::time::Instant;
 
 use super::account::AccountProperties;
+use super::hedging_kill_switch as kill_switch;
 use crate::error::{CosmosError, ErrorKind};
 use crate::protocol::Endpoint;
 use crate::protocol::ResponseHeaders;
@@ -170,6 +171,9 @@ impl AccountCache {
                 }
             }
         };
+        if let Some(c) = kill_switch::change(None, properties.disable_cross_regional_hedging) {
+            kill_switch::report(c);
+        }
         let snapshot = AccountSnapshot {
             properties,
             generation: 1,
@@ -249,7 +253,17 @@ impl AccountCache {
                         *g = next.clone();
                     }
                     if changed {
-                        tracing::info!(hub = %next.properties.hub().region, "account metadata changed");
+                        tracing::info!(
+                            hub = %next.properties.hub().region,
+                            disable_cross_regional_hedging = ?next.properties.disable_cross_regional_hedging,
+                            "account metadata changed"
+                        );
+                    }
+                    if let Some(c) = kill_switch::change(
+                        current.properties.disable_cross_regional_hedging,
+                        next.properties.disable_cross_regional_hedging,
+                    ) {
+                        kill_switch::report(c);
                     }
                     return next;
                 }

@@ -106,6 +106,7 @@ mod tests {
             read_regions: vec![region("East US"), region("West US"), region("North EU")],
             multi_write,
             default_consistency: ConsistencyLevel::Session,
+            disable_cross_regional_hedging: None,
         }
     }
 

@@ -405,6 +405,7 @@ impl EmulatorBuilder {
             global_endpoint: url(&global)?,
             scripts,
             data,
+            account_switches: Default::default(),
         });
         let acceptor = identity.as_ref().map(|i| i.acceptor.clone());
         let (stop, stopped) = tokio::sync::watch::channel(false);

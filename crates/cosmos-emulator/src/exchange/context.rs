@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub scripts: crate::scripts::Scripts,
     /// The data directory writes are kept in (`--data-dir`), if any.
     pub data: Option<Arc<crate::persist::DataDir>>,
+    /// Account-level switches the admin API sets (`/_emulator/account`).
+    pub account_switches: super::AccountSwitches,
 }
 
 /// One request as handlers see it.

@@ -24,7 +24,7 @@ pub(crate) fn account_document(shared: &Shared) -> Value {
         .filter_map(location)
         .collect();
     let readable: Vec<Value> = topology.ordered().iter().filter_map(location).collect();
-    json!({
+    let mut document = json!({
         "_self": "",
         "id": shared.account_id,
         "_rid": format!("{}.documents.azure.com", shared.account_id),
@@ -39,7 +39,15 @@ pub(crate) fn account_document(shared: &Shared) -> Value {
         "systemReplicationPolicy": {"minReplicaSetSize": 1, "maxReplicasetSize": 4},
         "readPolicy": {"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
         "queryEngineConfiguration": QUERY_ENGINE_CONFIGURATION,
-    })
+    });
+    if let Some(fields) = document.as_object_mut() {
+        for (name, value) in super::account_admin::fields(shared.account_switches.get()) {
+            if let Some(value) = value {
+                fields.insert(name.to_owned(), Value::Bool(value));
+            }
+        }
+    }
+    document
 }
 
 /// GET /

@@ -1,6 +1,7 @@
 //! Request handlers, one file per resource; [`handle`] picks one by route and method.
 
 mod account;
+mod account_admin;
 mod batch;
 mod batch_ops;
 mod change_feed;
@@ -32,6 +33,7 @@ mod triggered;
 mod users;
 
 pub(crate) use account::account_document;
+pub(crate) use account_admin::{account_admin, PATH as ACCOUNT_ADMIN_PATH};
 pub(crate) use failover::failover;
 pub(crate) use lag_admin::replication_lag;
 pub(crate) use resource_access::{

@@ -326,6 +326,9 @@ async fn admin_request(
     if path == "/_emulator/failover" {
         return to_response(handlers::failover(shared, &parts.method, &body));
     }
+    if path == handlers::ACCOUNT_ADMIN_PATH {
+        return to_response(handlers::account_admin(shared, &parts.method, &body));
+    }
     if path == "/_emulator/replication-lag" {
         return to_response(handlers::replication_lag(shared, &parts.method, &body));
     }
