@@ -21,19 +21,20 @@
 //! imports it.
 
 mod balance;
+mod coordinator;
 mod estimator;
 mod events;
-mod host;
 mod lease;
 mod options;
 mod processor;
+mod shared;
 mod split;
 mod store;
 mod worker;
 
 pub use estimator::{ChangeFeedEstimator, LeaseLag};
 pub use events::{LeaseWrite, ProcessorEvent};
-pub use host::ProcessorContext;
 pub use lease::{format_timestamp, parse_timestamp, Lease, LeaseRange, RangeBounds, MAX_NAME_LEN};
 pub use options::{ProcessorOptions, ProcessorStart, MAX_BATCH_ITEMS};
 pub use processor::{ChangeFeedProcessor, ChangeFeedProcessorBuilder};
+pub use shared::ProcessorContext;

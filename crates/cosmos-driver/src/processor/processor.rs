@@ -13,10 +13,11 @@ use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::coordinator::coordinate;
 use super::events::{EventSink, ProcessorEvent};
-use super::host::{coordinate, Control, Handler, ProcessorContext, Shared};
 use super::lease::check_name;
 use super::options::ProcessorOptions;
+use super::shared::{Control, Handler, ProcessorContext, Shared};
 use super::store::LeaseStore;
 use crate::change_feed::FeedRange;
 use crate::client::ContainerClient;

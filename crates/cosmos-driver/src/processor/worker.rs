@@ -13,9 +13,9 @@ use serde_json::Value;
 use tokio::sync::{watch, Mutex};
 
 use super::events::{LeaseWrite, ProcessorEvent};
-use super::host::{adopt, status_of, ProcessorContext, Shared};
 use super::lease::{format_timestamp, Lease};
 use super::options::ProcessorStart;
+use super::shared::{status_of, ProcessorContext, Shared};
 use super::split::{child_continuation, range_change, RangeChange};
 use super::store::is_lost;
 use crate::change_feed::{ChangeFeedOptions, ChangeFeedStart, FeedRange, FeedScope};
@@ -23,11 +23,12 @@ use crate::operations::partition_key_ranges;
 use crate::options::OperationOptions;
 
 /// How the work on a lease ended.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 enum Exit {
     Stopped,
     Lost,
-    Split,
+    /// Replaced by these children (owned by this instance, to be taken into work).
+    Split(Vec<Lease>),
 }
 
 /// The change feed start of a range without a checkpoint.
@@ -39,20 +40,26 @@ pub(crate) fn first_start(start: ProcessorStart) -> ChangeFeedStart {
     }
 }
 
-/// The lease's task.
+/// The work on one lease until it stops, is lost or splits; answers a split's children.
 pub(crate) async fn run<T>(
     shared: Arc<Shared<T>>,
     cell: Arc<Mutex<Lease>>,
     lost: watch::Receiver<bool>,
-) where
+) -> Vec<Lease>
+where
     T: DeserializeOwned + Send + Sync + 'static,
 {
     let id = cell.lock().await.id.clone();
     let exit = work(&shared, &cell, lost).await;
-    shared.forget(&id, &cell);
-    if exit == Exit::Stopped {
+    // Released before it is forgotten: stop() awaits the tasks of the leases still held.
+    if matches!(exit, Exit::Stopped) {
         let lease = cell.lock().await.clone();
         release(&shared, lease).await;
+    }
+    shared.forget(&id, &cell);
+    match exit {
+        Exit::Split(children) => children,
+        Exit::Stopped | Exit::Lost => Vec::new(),
     }
 }
 
@@ -365,10 +372,5 @@ where
         children: tokens,
     });
     drop(parent);
-    for child in created {
-        if let Some(back) = adopt(shared, child) {
-            release(shared, back).await;
-        }
-    }
-    Some(Exit::Split)
+    Some(Exit::Split(created))
 }
