@@ -223,6 +223,10 @@ async fn a_split_during_processing_continues_in_the_children_from_the_checkpoint
     for (_, d) in seen.changes.lock().unwrap().iter() {
         *counts.entry(d.id.clone()).or_default() += 1;
     }
+    for (_, d) in seen.changes.lock().unwrap().iter() {
+        let i: usize = d.id[1..].parse().unwrap();
+        assert_eq!(d.n, if i < 60 { 1 } else { 2 }, "{d:?}");
+    }
     let twice: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "handled twice: {twice:?}");
     // Within one lease, changes come in LSN order.

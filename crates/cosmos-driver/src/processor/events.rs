@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 /// Why a lease was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LeaseWrite {
     /// Created (the first leases, or a split's children).
     Create,
@@ -23,6 +24,7 @@ pub enum LeaseWrite {
 
 /// One thing a processor did or saw. `lease` is the lease token (the partition key range id).
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum ProcessorEvent {
     /// This instance took the lease and starts reading it.
     Acquired {
