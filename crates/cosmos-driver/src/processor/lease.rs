@@ -142,14 +142,16 @@ pub(crate) fn lock_id(name: &str) -> String {
 }
 
 /// Checks a processor or instance name: 1 to [`MAX_NAME_LEN`] characters, none of `/ \ ? #` nor
-/// a control character (they cannot stand in a document id).
+/// a control character (they cannot stand in a document id), and no `..` (the separator of a
+/// lease id: processor `a` would otherwise list the leases of processor `a..b`).
 pub(crate) fn check_name(what: &str, name: &str) -> Result<(), CosmosError> {
     let bad = name
         .chars()
-        .any(|c| matches!(c, '/' | '\\' | '?' | '#') || c.is_control());
+        .any(|c| matches!(c, '/' | '\\' | '?' | '#') || c.is_control())
+        || name.contains("..");
     if name.is_empty() || name.len() > MAX_NAME_LEN || bad {
         return Err(CosmosError::invalid_input(format!(
-            "the {what} must be 1 to {MAX_NAME_LEN} characters without / \\ ? # or control characters"
+            "the {what} must be 1 to {MAX_NAME_LEN} characters without .., / \\ ? # or control characters"
         )));
     }
     Ok(())
@@ -333,7 +335,14 @@ mod tests {
     #[test]
     fn names_are_checked() {
         assert!(check_name("name", "orders-processor").is_ok());
-        for bad in ["", "a/b", "a#b", "a\nb", &"x".repeat(MAX_NAME_LEN + 1)] {
+        for bad in [
+            "",
+            "a/b",
+            "a#b",
+            "a\nb",
+            "a..b",
+            &"x".repeat(MAX_NAME_LEN + 1),
+        ] {
             assert!(check_name("name", bad).is_err(), "{bad:?}");
         }
     }
