@@ -378,3 +378,45 @@ async fn the_estimator_counts_what_is_not_handled_yet() {
     let lags = estimator.estimate().await.unwrap();
     assert!(lags.iter().map(|l| l.lag).sum::<u64>() <= 1, "{lags:?}");
 }
+
+#[tokio::test]
+async fn stop_is_prompt_with_the_default_intervals_and_a_dropped_processor_leaves_no_task() {
+    let f = fixture(2).await;
+    let seen = Seen::default();
+    // The .NET intervals: a 5 s poll delay, renew every 17 s, acquire every 13 s.
+    let p = start(
+        &f,
+        "a",
+        ProcessorOptions::new().with_start(ProcessorStart::Beginning),
+        &seen,
+    )
+    .await;
+    eventually("a owns both leases", || p.owned_leases().len() == 2).await;
+    write(&f.c, 0, 1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let t = std::time::Instant::now();
+    p.stop().await;
+    assert!(
+        t.elapsed() < Duration::from_secs(2),
+        "stop took {:?}",
+        t.elapsed()
+    );
+
+    // Dropped without stop: nothing runs after the drop.
+    let dropped = Seen::default();
+    let p = start(&f, "b", fast(), &dropped).await;
+    eventually("b owns both leases", || p.owned_leases().len() == 2).await;
+    drop(p);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (changes, events) = (dropped.count(), dropped.events().len());
+    for i in 1..20 {
+        write(&f.c, i, 1).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert_eq!(dropped.count(), changes, "no batch after the drop");
+    assert_eq!(
+        dropped.events().len(),
+        events,
+        "no lease write after the drop"
+    );
+}
