@@ -4,6 +4,7 @@
 mod common;
 
 mod bench_json;
+mod changefeed;
 mod changefeed_chaos;
 mod connection_errors;
 mod hostile_server;
