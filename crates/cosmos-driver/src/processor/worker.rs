@@ -374,3 +374,59 @@ where
     drop(parent);
     Some(Exit::Split(created))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wait between polls and retries runs its whole delay, unless the instance stops or the
+    /// lease is lost: then it ends at once (so `stop()` does not wait out a 5 s poll delay).
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_ends_at_its_delay_or_at_once_on_stop_or_loss() {
+        let delay = Duration::from_secs(5);
+        // (signal stop after, signal loss after, answer, time taken)
+        let table: [(Option<u64>, Option<u64>, bool, u64); 4] = [
+            (None, None, true, 5_000),
+            (Some(1_200), None, false, 1_200),
+            (None, Some(300), false, 300),
+            (Some(0), None, false, 0),
+        ];
+        for (stop_at, lost_at, want, took_ms) in table {
+            let (stop_tx, mut stop) = watch::channel(false);
+            let (lost_tx, mut lost) = watch::channel(false);
+            let signal = tokio::spawn(async move {
+                for (at, tx) in [(stop_at, &stop_tx), (lost_at, &lost_tx)] {
+                    if let Some(ms) = at {
+                        tokio::time::sleep(Duration::from_millis(ms)).await;
+                        tx.send_replace(true);
+                    }
+                }
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                drop((stop_tx, lost_tx));
+            });
+            let t = tokio::time::Instant::now();
+            let answer = pause(delay, &mut stop, &mut lost).await;
+            assert_eq!(answer, want, "{stop_at:?} {lost_at:?}");
+            assert_eq!(
+                t.elapsed(),
+                Duration::from_millis(took_ms),
+                "{stop_at:?} {lost_at:?}"
+            );
+            signal.abort();
+        }
+    }
+
+    #[test]
+    fn a_range_without_a_checkpoint_starts_where_the_processor_starts() {
+        let t = std::time::UNIX_EPOCH + Duration::from_secs(60);
+        assert_eq!(
+            first_start(ProcessorStart::Beginning),
+            ChangeFeedStart::Beginning
+        );
+        assert_eq!(first_start(ProcessorStart::Now), ChangeFeedStart::Now);
+        assert_eq!(
+            first_start(ProcessorStart::PointInTime(t)),
+            ChangeFeedStart::PointInTime(t)
+        );
+    }
+}
