@@ -1,5 +1,5 @@
 //! Chaos run of `cosmos changefeed process`: 4 instances (processes of the built binary) on a
-//! container of 8 ranges served by an emulator over HTTP, while the test writes 50,000 creates,
+//! container of 8 ranges served by the emulator binary (`cosmos emulator`, another process), while the test writes 50,000 creates,
 //! replaces and deletes of 2,000 documents over 60 s (each write carries the document's version).
 //! At 15 s one instance is SIGKILLed, at 20 s two ranges split, at 30 s a fifth instance starts,
 //! from 35 s to 45 s a tenth of requests answer 429. Then it checks:
@@ -23,7 +23,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cosmos_driver::{ContainerClient, CosmosDriver, Credential, DriverOptions};
-use cosmos_emulator::EmulatorBuilder;
 use serde_json::{json, Value};
 
 const DOCS: usize = 2_000;
@@ -43,6 +42,78 @@ struct Instance {
     child: Child,
     out: Arc<Mutex<Vec<String>>>,
     err: Arc<Mutex<Vec<String>>>,
+}
+
+/// A process the test started: killed when dropped (a failed assertion leaves none behind).
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The emulator binary (`cosmos emulator`), one region, 8 ranges per container.
+struct EmulatorProcess {
+    child: Child,
+    endpoint: String,
+}
+
+impl Drop for EmulatorProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The official emulator's well-known key, which `cosmos emulator` serves by default.
+const EMULATOR_KEY: &str =
+    "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
+
+/// A port free on loopback with the next one free too (the region's endpoint).
+fn free_ports() -> u16 {
+    for _ in 0..50 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().unwrap().port();
+        if port < 65_000 && std::net::TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no two free ports");
+}
+
+async fn start_emulator() -> EmulatorProcess {
+    let port = free_ports();
+    let child = Command::new(env!("CARGO_BIN_EXE_cosmos"))
+        .args([
+            "emulator",
+            "--port",
+            &port.to_string(),
+            "--regions",
+            "East US",
+            "--profile",
+            "local",
+            "--partitions",
+            "8",
+        ])
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cosmos emulator starts");
+    let emulator = EmulatorProcess {
+        child,
+        endpoint: format!("http://127.0.0.1:{port}/"),
+    };
+    for _ in 0..300 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return emulator;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the emulator did not listen on {port}");
 }
 
 fn spawn(endpoint: &str, key: &str, name: &str) -> Instance {
@@ -227,14 +298,20 @@ async fn four_instances_through_a_kill_two_splits_a_join_and_a_throttling_storm(
     let writes = env_or("CFP_CHAOS_WRITES", 50_000);
     let secs = env_or("CFP_CHAOS_SECS", 60);
     let at = |s: u64| Duration::from_millis(s * 1000 * secs / 60);
-    let emu = EmulatorBuilder::new()
-        .partitions(8)
-        .start()
-        .await
-        .expect("emulator");
-    let (endpoint, key) = (emu.endpoint().to_owned(), emu.key().to_owned());
+    let emu = start_emulator().await;
+    let (endpoint, key) = (emu.endpoint.clone(), EMULATOR_KEY.to_owned());
     let options = DriverOptions::new(&endpoint, Credential::master_key(&key).unwrap());
-    let driver = CosmosDriver::new(options).await.unwrap();
+    let mut driver = None;
+    for _ in 0..100 {
+        match CosmosDriver::new(options.clone()).await {
+            Ok(d) => {
+                driver = Some(d);
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    let driver = driver.expect("the emulator answers");
     driver.create_database("x", None).await.unwrap();
     let pk = cosmos_driver::PartitionKeyDefinition::new("/pk").unwrap();
     driver
