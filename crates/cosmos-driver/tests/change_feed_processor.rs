@@ -420,3 +420,55 @@ async fn stop_is_prompt_with_the_default_intervals_and_a_dropped_processor_leave
         "no lease write after the drop"
     );
 }
+
+/// The ids in the lease container.
+async fn lease_ids(leases: &ContainerClient) -> Vec<String> {
+    use futures::TryStreamExt;
+    let docs: Vec<serde_json::Value> = leases.read_all_items().try_collect().await.unwrap();
+    let mut ids: Vec<String> = docs
+        .iter()
+        .map(|d| d["id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[tokio::test]
+async fn instances_started_together_create_one_lease_per_range_and_a_dead_creators_lock_is_passed()
+{
+    let f = fixture(4).await;
+    // A lock left by a creator that died long ago: taken over once older than the expiration.
+    f.leases
+        .create_item(
+            "proc.lock",
+            &json!({"id": "proc.lock", "timestamp": "2000-01-01T00:00:00.000Z"}),
+            None,
+        )
+        .await
+        .unwrap();
+    let seen: Vec<Seen> = (0..3).map(|_| Seen::default()).collect();
+    let (a, b, c) = tokio::join!(
+        start(&f, "a", fast(), &seen[0]),
+        start(&f, "b", fast(), &seen[1]),
+        start(&f, "c", fast(), &seen[2]),
+    );
+    assert_eq!(
+        lease_ids(&f.leases).await,
+        ["proc..0", "proc..1", "proc..2", "proc..3", "proc.info"],
+        "one lease per range, the marker, no lock left"
+    );
+    eventually("every lease owned, within one of the fair share", || {
+        let n: Vec<usize> = [&a, &b, &c]
+            .iter()
+            .map(|p| p.owned_leases().len())
+            .collect();
+        n.iter().sum::<usize>() == 4 && n.iter().max().unwrap() - n.iter().min().unwrap() <= 1
+    })
+    .await;
+    // A later start finds the marker and creates nothing.
+    let d = start(&f, "d", fast(), &Seen::default()).await;
+    assert_eq!(lease_ids(&f.leases).await.len(), 5);
+    for p in [a, b, c, d] {
+        p.stop().await;
+    }
+}
