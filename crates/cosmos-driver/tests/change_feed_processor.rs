@@ -472,3 +472,29 @@ async fn instances_started_together_create_one_lease_per_range_and_a_dead_creato
         p.stop().await;
     }
 }
+
+#[tokio::test]
+async fn a_malformed_lease_document_is_reported_and_the_others_are_still_worked_on() {
+    let f = fixture(2).await;
+    let seen = Seen::default();
+    let p = start(&f, "a", fast(), &seen).await;
+    eventually("a owns both leases", || p.owned_leases().len() == 2).await;
+    p.stop().await;
+    // Something else writes a document under the processor's prefix that is no lease.
+    f.leases
+        .create_item("proc..junk", &json!({"id": "proc..junk", "Owner": 7}), None)
+        .await
+        .unwrap();
+    let seen = Seen::default();
+    let p = start(&f, "b", fast(), &seen).await;
+    eventually("b owns both real leases", || p.owned_leases().len() == 2).await;
+    assert!(
+        seen.events().iter().any(|e| matches!(
+            e,
+            ProcessorEvent::Failed { lease, error } if lease == "proc..junk" && error.contains("malformed")
+        )),
+        "{:?}",
+        seen.events()
+    );
+    p.stop().await;
+}

@@ -105,7 +105,14 @@ where
     T: serde::de::DeserializeOwned + Send + Sync + 'static,
 {
     let leases = match shared.store.list().await {
-        Ok(l) => l,
+        Ok((leases, malformed)) => {
+            for (id, error) in malformed {
+                shared
+                    .events
+                    .emit(ProcessorEvent::Failed { lease: id, error });
+            }
+            leases
+        }
         Err(e) => {
             shared.events.emit(ProcessorEvent::Failed {
                 lease: String::new(),

@@ -53,7 +53,8 @@ impl ChangeFeedEstimator {
 
     /// The lag of every lease, by lease token.
     pub async fn estimate(&self) -> Result<Vec<LeaseLag>, CosmosError> {
-        let mut leases = self.store.list().await?;
+        // Documents under the prefix that are no lease are not counted.
+        let (mut leases, _malformed) = self.store.list().await?;
         leases.sort_by(|a, b| a.lease_token.cmp(&b.lease_token));
         let mut out = Vec::with_capacity(leases.len());
         for lease in &leases {

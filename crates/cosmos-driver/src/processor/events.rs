@@ -59,9 +59,10 @@ pub enum ProcessorEvent {
         /// The handler's error.
         error: String,
     },
-    /// Reading a page or writing a lease failed (it is retried).
+    /// Reading a page or writing a lease failed (it is retried), or a document under the
+    /// processor's prefix is no lease (it is left alone).
     Failed {
-        /// The lease token.
+        /// The lease token (the document id for a malformed lease; empty for the listing).
         lease: String,
         /// What failed.
         error: String,

@@ -43,18 +43,24 @@ impl LeaseStore {
         }
     }
 
-    /// Every lease of the processor.
-    pub(crate) async fn list(&self) -> Result<Vec<Lease>, CosmosError> {
+    /// Every lease of the processor, and the documents under its prefix that are no lease (id,
+    /// why), which are left alone.
+    pub(crate) async fn list(&self) -> Result<(Vec<Lease>, Vec<(String, String)>), CosmosError> {
         let prefix = lease_prefix(&self.name);
         let docs: Vec<Value> = self.leases.read_all_items::<Value>().try_collect().await?;
-        docs.into_iter()
-            .filter(|d| d["id"].as_str().is_some_and(|id| id.starts_with(&prefix)))
-            .map(|d| {
-                serde_json::from_value::<Lease>(d).map_err(|e| {
-                    CosmosError::invalid_input(format!("a lease document is malformed: {e}"))
-                })
-            })
-            .collect()
+        let mut leases = Vec::new();
+        let mut malformed = Vec::new();
+        for doc in docs {
+            let Some(id) = doc["id"].as_str().filter(|id| id.starts_with(&prefix)) else {
+                continue;
+            };
+            let id = id.to_owned();
+            match serde_json::from_value::<Lease>(doc) {
+                Ok(lease) => leases.push(lease),
+                Err(e) => malformed.push((id, format!("a lease document is malformed: {e}"))),
+            }
+        }
+        Ok((leases, malformed))
     }
 
     /// Creates `lease`; `None` when a lease of that id exists already.
