@@ -498,3 +498,37 @@ async fn a_malformed_lease_document_is_reported_and_the_others_are_still_worked_
     );
     p.stop().await;
 }
+
+#[tokio::test]
+async fn a_lease_whose_range_is_not_a_range_is_never_taken() {
+    let f = fixture(1).await;
+    let p = start(&f, "a", fast(), &Seen::default()).await;
+    eventually("a owns the lease", || p.owned_leases().len() == 1).await;
+    p.stop().await;
+    let mut bad: serde_json::Value = f
+        .leases
+        .read_item("proc..0", "proc..0", None)
+        .await
+        .unwrap()
+        .into_item()
+        .unwrap();
+    bad["id"] = json!("proc..9");
+    bad["LeaseToken"] = json!("9");
+    bad["FeedRange"]["EffectiveRange"]["min"] = json!("zz");
+    f.leases.create_item("proc..9", &bad, None).await.unwrap();
+    let seen = Seen::default();
+    let p = start(&f, "b", fast(), &seen).await;
+    eventually("b owns the real lease", || p.owned_leases() == ["0"]).await;
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    let taken: Vec<ProcessorEvent> = seen
+        .events()
+        .into_iter()
+        .filter(|e| matches!(e, ProcessorEvent::Acquired { lease } if lease == "9"))
+        .collect();
+    assert!(taken.is_empty(), "the bad lease was taken: {taken:?}");
+    assert!(seen
+        .events()
+        .iter()
+        .any(|e| matches!(e, ProcessorEvent::Failed { lease, .. } if lease == "proc..9")));
+    p.stop().await;
+}

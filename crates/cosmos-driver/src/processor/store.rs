@@ -43,8 +43,8 @@ impl LeaseStore {
         }
     }
 
-    /// Every lease of the processor, and the documents under its prefix that are no lease (id,
-    /// why), which are left alone.
+    /// Every lease of the processor, and the documents under its prefix that are no lease (not
+    /// of the lease's shape, or a `FeedRange` that is no range: id, why), which are left alone.
     pub(crate) async fn list(&self) -> Result<(Vec<Lease>, Vec<(String, String)>), CosmosError> {
         let prefix = lease_prefix(&self.name);
         let docs: Vec<Value> = self.leases.read_all_items::<Value>().try_collect().await?;
@@ -55,7 +55,13 @@ impl LeaseStore {
                 continue;
             };
             let id = id.to_owned();
-            match serde_json::from_value::<Lease>(doc) {
+            let lease = serde_json::from_value::<Lease>(doc)
+                .map_err(|e| e.to_string())
+                .and_then(|l| match l.range() {
+                    Ok(_) => Ok(l),
+                    Err(e) => Err(format!("its FeedRange: {}", e.message())),
+                });
+            match lease {
                 Ok(lease) => leases.push(lease),
                 Err(e) => malformed.push((id, format!("a lease document is malformed: {e}"))),
             }
