@@ -4,6 +4,7 @@
 //! top level only.
 
 mod bench;
+mod changefeed;
 mod container;
 mod db;
 mod item;
@@ -12,6 +13,7 @@ mod scripts;
 use clap::{Parser, Subcommand};
 
 pub use bench::{BenchArgs, WorkloadKind};
+pub use changefeed::{ChangefeedAction, LeaseTarget, ProcessArgs};
 pub use container::ContainerAction;
 pub use db::DbAction;
 pub use item::{BodyArg, ItemAction, ItemLocation, PatchArgs, QueryArgs};
@@ -101,6 +103,15 @@ pub enum Command {
         /// What to do.
         #[command(subcommand)]
         action: UdfAction,
+    },
+    /// The change feed processor: `process` runs one instance, `lag` prints each lease's lag.
+    Changefeed {
+        /// Which account.
+        #[command(flatten)]
+        target: TargetArgs,
+        /// What to do.
+        #[command(subcommand)]
+        action: ChangefeedAction,
     },
     /// Print a shell completion script: `cosmos completions bash > /etc/bash_completion.d/cosmos`,
     /// `cosmos completions zsh > "${fpath[1]}/_cosmos"`, `cosmos completions fish >

@@ -68,6 +68,10 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> ExitCode {
             commands::scripts::run_udf(&target, &action).await,
             target.diagnostics,
         ),
+        Command::Changefeed { target, action } => report(
+            commands::changefeed::run(&target, &action).await,
+            target.diagnostics,
+        ),
         Command::Completions { .. } => ExitCode::SUCCESS,
     }
 }

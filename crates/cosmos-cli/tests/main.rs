@@ -4,6 +4,8 @@
 mod common;
 
 mod bench_json;
+mod changefeed;
+mod changefeed_chaos;
 mod connection_errors;
 mod hostile_server;
 mod item_crud;

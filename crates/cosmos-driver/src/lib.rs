@@ -74,6 +74,8 @@
 //! Top to bottom; a module imports its own layer and those below, never one above (the
 //! `layers` test keeps it so):
 //!
+//! - [`processor`]: the change feed processor (leases, balancing), above the typed handles.
+//! - client: the typed handles.
 //! - api: `driver` ([`CosmosDriver`]).
 //! - operation kinds, each in its own folder: [`patch`] (read-modify-write), [`query`],
 //!   [`change_feed`], [`read_many`], [`batch`], [`bulk`].
@@ -116,6 +118,7 @@ pub mod options;
 pub mod patch;
 mod pipeline;
 pub mod prelude;
+pub mod processor;
 pub mod protocol;
 pub mod query;
 pub mod read_many;
@@ -166,6 +169,10 @@ pub use change_feed::{
 };
 pub use hedging::AvailabilityStrategy;
 pub use patch::PatchInstructions;
+pub use processor::{
+    ChangeFeedEstimator, ChangeFeedProcessor, ProcessorContext, ProcessorEvent, ProcessorOptions,
+    ProcessorStart,
+};
 pub use query::{KeySpan, Query, QueryItems, QueryOptions, QueryPage, QueryScope, VectorHit};
 pub use read_many::{ReadManyOptions, ReadManyResponse};
 pub use resources::{

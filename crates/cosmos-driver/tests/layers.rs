@@ -24,6 +24,7 @@ use layers_check::{
 /// that does not exist is ignored (a branch may not have it yet).
 const LAYERS: &[(&str, &[&str])] = &[
     ("prelude", &["prelude"]),
+    ("processor", &["processor"]),
     ("client", &["client"]),
     ("api", &["driver"]),
     (

@@ -12,6 +12,7 @@ mod breaker_unknown_range;
 mod bulk;
 mod cancel_on_drop;
 mod change_feed;
+mod change_feed_processor;
 mod conflicts;
 mod connection_string;
 mod container_client;

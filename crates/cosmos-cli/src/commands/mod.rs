@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_chaos;
+pub mod changefeed;
 pub mod connect;
 pub mod container;
 pub mod database;

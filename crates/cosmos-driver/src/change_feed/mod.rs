@@ -17,8 +17,11 @@ mod start_and_scope;
 
 pub use change_feed_page::{ChangeFeedItem, ChangeFeedPage, ChangeMetadata, ChangeOperation};
 pub(crate) use change_feed_reader::ChangeFeedReader;
+#[cfg(test)]
+pub(crate) use continuation::UnreadStart;
 pub use continuation::MAX_CONTINUATION_BYTES;
+pub(crate) use continuation::{ContinuationData, RangePosition};
 pub use feed_options::ChangeFeedOptions;
 pub use feed_range::FeedRange;
-pub(crate) use feed_state::FeedState;
+pub(crate) use feed_state::{FeedState, MAX_FEED_RANGES};
 pub use start_and_scope::{ChangeFeedMode, ChangeFeedStart, FeedScope};

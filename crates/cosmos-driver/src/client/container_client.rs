@@ -53,6 +53,11 @@ impl ContainerClient {
         self
     }
 
+    /// The driver the handle runs on.
+    pub(crate) fn driver(&self) -> &CosmosDriver {
+        &self.driver
+    }
+
     /// The container's reference, or why its ids were refused.
     pub fn reference(&self) -> Result<&ContainerReference, CosmosError> {
         self.container
