@@ -10,6 +10,7 @@ mod bad_input_random;
 mod batch;
 mod binary_encoding;
 mod change_feed;
+mod charges;
 mod computed_properties;
 mod consistency;
 mod container_replace;
