@@ -63,3 +63,4 @@ mod throughput;
 mod tls;
 mod unique_keys;
 mod users_permissions;
+mod vector_first_query;

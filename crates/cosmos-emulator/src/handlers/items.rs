@@ -14,6 +14,7 @@ use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::ids::unix_seconds;
 use crate::protocol::{charge, headers, indexing_directive, ApiError};
 use crate::store::document::{id_of, parse_object, seal};
+use crate::store::embeddings::Embeddings;
 use crate::store::item_limits::{check_depth, check_size};
 use crate::store::{DocKey, Partition, StoredDoc};
 
@@ -259,6 +260,7 @@ pub(super) fn prepare_item(
     check_depth(&map)?;
     crate::store::ttl::check_item_ttl(&map).map_err(ApiError::bad_request)?;
     let unique = target.container.unique_keys.entries(&map);
+    let vectors = Embeddings::of_item(&map, &target.container.vector_paths);
     let sealed = seal(map, &rid, target.self_link(&rid));
     check_size(sealed.body.len())?;
     Ok(Arc::new(StoredDoc {
@@ -266,7 +268,7 @@ pub(super) fn prepare_item(
         etag: sealed.etag,
         rid,
         unique,
-        vectors: Default::default(),
+        vectors,
         indexed,
     }))
 }
