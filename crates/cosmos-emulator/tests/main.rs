@@ -34,6 +34,7 @@ mod indexing_directive;
 mod item_rules;
 mod lifecycle;
 mod metadata_queries;
+mod offer_raise;
 mod offers;
 mod operability;
 mod outages;

@@ -250,6 +250,11 @@ impl Container {
         &self.partitions
     }
 
+    /// How many partition key ranges it has.
+    pub(crate) fn range_count(&self) -> usize {
+        self.range_ids.len()
+    }
+
     /// The string id of range `index` ("0", "1", ...).
     pub(crate) fn range_id(&self, index: usize) -> &str {
         self.range_ids.get(index).map(String::as_str).unwrap_or("0")

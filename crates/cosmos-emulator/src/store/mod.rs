@@ -13,6 +13,7 @@ pub(crate) mod item_limits;
 pub(crate) mod item_log;
 mod item_rid;
 mod lag;
+pub(crate) mod offer_splits;
 mod offer_table;
 mod partition;
 mod partition_sizing;
