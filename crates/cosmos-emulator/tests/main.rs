@@ -65,3 +65,4 @@ mod tls;
 mod unique_keys;
 mod users_permissions;
 mod vector_first_query;
+mod write_conflicts;

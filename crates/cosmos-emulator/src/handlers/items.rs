@@ -36,7 +36,7 @@ pub(super) fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply
     let rid = rid_seen.unwrap_or_else(|| target.container.next_item_rid(target.range));
     let prepared = prepare_item(&target, map, rid, indexed);
     let mut partition = target.write(ctx)?;
-    let existing = partition.latest(&key).cloned();
+    let existing = super::write_conflict::as_seen_by_writer(ctx, &partition, &key).cloned();
     let refuse = |error| write_error(ctx, &target, &partition, error);
     if existing.is_some() && !upsert {
         return Err(refuse(ApiError::already_exists()));
@@ -235,8 +235,7 @@ pub(super) fn current_for_write(
     key: &DocKey,
 ) -> Result<Arc<StoredDoc>, ApiError> {
     let refuse = |error| write_error(ctx, target, partition, error);
-    let existing = partition
-        .latest(key)
+    let existing = super::write_conflict::as_seen_by_writer(ctx, partition, key)
         .cloned()
         .ok_or_else(|| refuse(ApiError::missing_entity()))?;
     if !if_match_ok(ctx, Some(&existing.etag)) {
@@ -288,6 +287,10 @@ pub(super) fn commit_prepared(
         .unique_keys
         .check_writes(partition, &write)
         .map_err(|(_, e)| e)?;
+    if super::write_conflict::settled_against_unseen(ctx, target, partition, key, &doc) {
+        // Accepted, but the version this region had not seen stands.
+        return Ok((doc, partition.committed_lsn()));
+    }
     let lsn = commit(ctx, partition, key, Some(doc.clone()));
     Ok((doc, lsn))
 }

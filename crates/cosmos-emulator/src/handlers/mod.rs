@@ -30,6 +30,7 @@ mod target;
 mod throttle;
 mod triggered;
 mod users;
+mod write_conflict;
 
 pub(crate) use account::account_document;
 pub(crate) use failover::failover;

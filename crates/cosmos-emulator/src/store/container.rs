@@ -47,6 +47,8 @@ pub(crate) struct Container {
     /// The property paths of the vector embedding policy (fixed at creation), whose embeddings
     /// an item keeps from the moment it is written.
     pub vector_paths: Arc<[Box<[String]>]>,
+    /// The conflicts feed: writes a `Custom` conflict resolution policy left to the application.
+    pub conflicts: super::conflicts::ConflictLog,
 }
 
 /// What [`Container::default_ttl`] holds when expiry is off.
@@ -134,6 +136,7 @@ impl Container {
             default_ttl: AtomicI64::new(default_ttl),
             computed: RwLock::new(Arc::new(computed)),
             vector_paths,
+            conflicts: Default::default(),
         })
     }
 

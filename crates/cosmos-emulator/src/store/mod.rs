@@ -2,6 +2,8 @@
 
 mod catalog;
 pub(crate) mod computed_properties;
+pub(crate) mod conflict_policy;
+pub(crate) mod conflicts;
 mod container;
 mod container_definition;
 pub(crate) mod creation_order;

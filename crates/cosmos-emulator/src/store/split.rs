@@ -137,6 +137,7 @@ impl Container {
             default_ttl: AtomicI64::new(self.default_ttl.load(Ordering::Relaxed)),
             computed: RwLock::new(self.computed()),
             vector_paths: self.vector_paths.clone(),
+            conflicts: self.conflicts.copy(),
         })
     }
 }
