@@ -50,7 +50,7 @@ pub(crate) const RAISED_RU_PER_RANGE: u64 = 10_000;
 /// round, until they hold it (at most [`MAX_PARTITIONS`] ranges).
 pub(crate) fn must_split(ranges: usize, ru: u64) -> bool {
     ranges < MAX_PARTITIONS
-        && u64::try_from(ranges).map_or(false, |r| r.saturating_mul(RAISED_RU_PER_RANGE) < ru)
+        && u64::try_from(ranges).is_ok_and(|r| r.saturating_mul(RAISED_RU_PER_RANGE) < ru)
 }
 
 #[cfg(test)]
