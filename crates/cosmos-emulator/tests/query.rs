@@ -564,7 +564,7 @@ async fn a_query_plan_names_the_work_and_its_rewritten_query_runs_on_each_range(
 /// id cannot match without reading them: every page, continuation and charge equals that of the
 /// same filter written so the shortcut does not apply (`OR false`).
 #[tokio::test]
-async fn read_many_queries_page_and_charge_exactly_as_a_full_scan() {
+async fn read_many_queries_page_exactly_as_a_full_scan() {
     let (emu, c) = start_with_container(EmulatorBuilder::new().partitions(2)).await;
     let base = emu.endpoint();
     fill(&c, base, 60).await;
@@ -604,13 +604,12 @@ async fn read_many_queries_page_and_charge_exactly_as_a_full_scan() {
                 s.json()["Documents"],
                 "range {range}"
             );
-            for name in [
-                "x-ms-continuation",
-                "x-ms-request-charge",
-                "x-ms-item-count",
-            ] {
+            for name in ["x-ms-continuation", "x-ms-item-count"] {
                 assert_eq!(f.header(name), s.header(name), "{name} on range {range}");
             }
+            // (The charges differ: the index answers the read many's clause, not the one with
+            // `OR false`, so one pays for its lookups and the documents they load, the other for
+            // every document it reads; `charges.rs` checks both.)
             found.extend(ids(f.json()["Documents"].as_array().unwrap()));
             let next = f.header("x-ms-continuation").map(str::to_owned);
             if next.is_none() {

@@ -10,9 +10,10 @@ use common::{start_with_container, TestClient};
 use cosmos_emulator::EmulatorBuilder;
 use serde_json::json;
 
-/// A 30 KiB item: 150 RU to write, more than a range's 100 RU/s share of 400 RU/s over 4 ranges.
+/// A 323 KiB item: about 150 RU to write (5 × its read units, see `docs/charges.md`), more than
+/// a range's 100 RU/s share of 400 RU/s over 4 ranges.
 fn big(id: &str, pk: &str) -> serde_json::Value {
-    json!({"id": id, "pk": pk, "pad": "x".repeat(30 * 1024)})
+    json!({"id": id, "pk": pk, "pad": "x".repeat(323 * 1024)})
 }
 
 async fn write_twice(c: &TestClient, base: &str) -> (u16, u16, Option<u64>, std::time::Duration) {
@@ -121,7 +122,7 @@ async fn requests_over_every_range_are_metered_against_each_range() {
     }
 }
 
-/// Creates a 30 KiB item (150 RU) with priority `level` (no header for `None`).
+/// Creates a 323 KiB item (about 150 RU) with priority `level` (no header for `None`).
 async fn create_with_priority(
     c: &TestClient,
     base: &str,

@@ -13,6 +13,7 @@ use crate::epk::Epk;
 use crate::protocol::{charge, ApiError};
 use crate::sql::meter::Meter;
 use crate::store::document::{id_of, seal};
+use crate::store::embeddings::Embeddings;
 use crate::store::item_limits::{check_depth, check_size};
 use crate::store::{Container, DocKey, Partition, StoredDoc};
 
@@ -218,6 +219,7 @@ impl OneOp<'_, '_> {
         check_depth(&map)?;
         crate::store::ttl::check_item_ttl(&map).map_err(ApiError::bad_request)?;
         let unique = self.container.unique_keys.entries(&map);
+        let vectors = Embeddings::of_item(&map, &self.container.vector_paths);
         let link = self.container.item_self_link(&rid);
         let s = seal(map, &rid, link);
         check_size(s.body.len())?;
@@ -226,7 +228,7 @@ impl OneOp<'_, '_> {
             etag: s.etag,
             rid,
             unique,
-            vectors: Default::default(),
+            vectors,
             indexed: true,
         }))
     }

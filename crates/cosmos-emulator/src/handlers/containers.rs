@@ -157,9 +157,9 @@ pub(super) fn pkranges(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Rep
     Ok(reply.header(headers::ITEM_COUNT, count.to_string()))
 }
 
-/// GET (or a query POST to) /dbs/{db}/colls/{coll}/conflicts: the conflicts feed. Concurrent
-/// writes in a multi-write account are resolved as the last writer wins, which the service
-/// records in no conflict, so the feed is empty.
+/// GET (or a query POST to) /dbs/{db}/colls/{coll}/conflicts: the conflicts feed, the writes of
+/// a multi-write account a `Custom` conflict resolution policy left to the application (see
+/// `write_conflict.rs`; last writer wins records none). A query answers the whole feed.
 pub(super) fn conflicts(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply, ApiError> {
     let container = ctx.shared.store.catalog.container(db, coll)?;
     let is_query =
@@ -167,10 +167,12 @@ pub(super) fn conflicts(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Re
     if is_query && ctx.header(headers::PARTITION_KEY).is_none() {
         super::query::require_cross_partition(ctx)?;
     }
+    let listed = container.conflicts.list();
+    let refs: Vec<&bytes::Bytes> = listed.iter().collect();
     Ok(Reply::json(
         200,
-        feed_body(&container.rid, "Conflicts", &[]),
+        feed_body(&container.rid, "Conflicts", &refs),
         charge::metadata(),
     )
-    .header(headers::ITEM_COUNT, "0"))
+    .header(headers::ITEM_COUNT, listed.len().to_string()))
 }

@@ -14,6 +14,7 @@ use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::ids::unix_seconds;
 use crate::protocol::{charge, headers, indexing_directive, ApiError};
 use crate::store::document::{id_of, parse_object, seal};
+use crate::store::embeddings::Embeddings;
 use crate::store::item_limits::{check_depth, check_size};
 use crate::store::{DocKey, Partition, StoredDoc};
 
@@ -35,7 +36,7 @@ pub(super) fn create(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Reply
     let rid = rid_seen.unwrap_or_else(|| target.container.next_item_rid(target.range));
     let prepared = prepare_item(&target, map, rid, indexed);
     let mut partition = target.write(ctx)?;
-    let existing = partition.latest(&key).cloned();
+    let existing = super::write_conflict::as_seen_by_writer(ctx, &partition, &key).cloned();
     let refuse = |error| write_error(ctx, &target, &partition, error);
     if existing.is_some() && !upsert {
         return Err(refuse(ApiError::already_exists()));
@@ -234,8 +235,7 @@ pub(super) fn current_for_write(
     key: &DocKey,
 ) -> Result<Arc<StoredDoc>, ApiError> {
     let refuse = |error| write_error(ctx, target, partition, error);
-    let existing = partition
-        .latest(key)
+    let existing = super::write_conflict::as_seen_by_writer(ctx, partition, key)
         .cloned()
         .ok_or_else(|| refuse(ApiError::missing_entity()))?;
     if !if_match_ok(ctx, Some(&existing.etag)) {
@@ -259,6 +259,7 @@ pub(super) fn prepare_item(
     check_depth(&map)?;
     crate::store::ttl::check_item_ttl(&map).map_err(ApiError::bad_request)?;
     let unique = target.container.unique_keys.entries(&map);
+    let vectors = Embeddings::of_item(&map, &target.container.vector_paths);
     let sealed = seal(map, &rid, target.self_link(&rid));
     check_size(sealed.body.len())?;
     Ok(Arc::new(StoredDoc {
@@ -266,7 +267,7 @@ pub(super) fn prepare_item(
         etag: sealed.etag,
         rid,
         unique,
-        vectors: Default::default(),
+        vectors,
         indexed,
     }))
 }
@@ -286,6 +287,10 @@ pub(super) fn commit_prepared(
         .unique_keys
         .check_writes(partition, &write)
         .map_err(|(_, e)| e)?;
+    if super::write_conflict::settled_against_unseen(ctx, target, partition, key, &doc) {
+        // Accepted, but the version this region had not seen stands.
+        return Ok((doc, partition.committed_lsn()));
+    }
     let lsn = commit(ctx, partition, key, Some(doc.clone()));
     Ok((doc, lsn))
 }

@@ -31,6 +31,7 @@ mod target;
 mod throttle;
 mod triggered;
 mod users;
+mod write_conflict;
 
 pub(crate) use account::account_document;
 pub(crate) use account_admin::{account_admin, PATH as ACCOUNT_ADMIN_PATH};

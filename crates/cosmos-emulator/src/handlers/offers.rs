@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{etag_read, feed_body};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
-use crate::store::{Offer, Throughput};
+use crate::store::{offer_splits, Offer, Throughput};
 
 /// The RU/s a container gets when neither it nor its database names any.
 pub(super) const DEFAULT_CONTAINER_THROUGHPUT: u64 = 400;
@@ -57,20 +57,27 @@ pub(super) fn read(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
         .ok_or_else(ApiError::missing_entity)?;
     Ok(with_offer_state(
         etag_read(ctx, &offer.body(), &offer.etag),
-        &offer.throughput,
+        &offer,
     ))
 }
 
-/// `x-ms-offer-replace-pending` (a replace here takes effect at once, so never pending) and
+/// `x-ms-offer-replace-pending` (true while the splits a raise asked for are under way) and
 /// `x-ms-cosmos-min-throughput` (the least RU/s a replace of an offer of this kind may ask for),
 /// which the service sends with an offer's read and replace and the SDKs surface on their
 /// throughput responses.
-fn with_offer_state(reply: Reply, throughput: &Throughput) -> Reply {
+fn with_offer_state(reply: Reply, offer: &Offer) -> Reply {
     reply
-        .header(headers::OFFER_REPLACE_PENDING, "false")
+        .header(
+            headers::OFFER_REPLACE_PENDING,
+            if offer.replace_pending {
+                "true"
+            } else {
+                "false"
+            },
+        )
         .header(
             headers::OFFER_MIN_THROUGHPUT,
-            throughput.minimum().to_string(),
+            offer.throughput.minimum().to_string(),
         )
 }
 
@@ -89,12 +96,17 @@ pub(super) fn replace(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError>
         .ok_or_else(|| ApiError::bad_request("The offer needs its \"content\"."))?;
     let to_autoscale = flag(ctx, headers::MIGRATE_OFFER_TO_AUTOSCALE);
     let to_manual = flag(ctx, headers::MIGRATE_OFFER_TO_MANUAL);
-    let offer = ctx.shared.store.offers.replace(
+    let store = &ctx.shared.store;
+    let mut offer = store.offers.replace(
         id,
         |now| now.replaced_by(content, to_autoscale, to_manual),
         ctx.header(headers::IF_MATCH),
     )?;
+    // A raise past what the container's ranges hold splits them shortly after.
+    if !offer.replace_pending && offer_splits::wants_split(store, &offer) {
+        offer = store.offers.begin_pending(&offer.id).unwrap_or(offer);
+    }
     let reply =
         Reply::json(200, offer.body(), charge::metadata()).header(headers::ETAG, &offer.etag);
-    Ok(with_offer_state(reply, &offer.throughput))
+    Ok(with_offer_state(reply, &offer))
 }

@@ -286,7 +286,14 @@ fn reply(
         body.extend_from_slice(item);
     }
     body.extend_from_slice(format!("],\"_count\":{}}}", page.items.len()).as_bytes());
-    let mut reply = Reply::json(200, body.into(), charge::query(page.scanned, bytes, work))
+    let done = charge::QueryWork {
+        read: page.scanned,
+        loaded: page.loaded.unwrap_or(page.scanned),
+        lookups: page.lookups,
+        work,
+    };
+    let charged = charge::query(done, page.items.iter().map(|i| i.len()));
+    let mut reply = Reply::json(200, body.into(), charged)
         .header(headers::ITEM_COUNT, page.items.len().to_string())
         .header(
             headers::SESSION_TOKEN,

@@ -328,8 +328,12 @@ impl<'t> Txn<'t> {
         };
         let page: Vec<Value> = rows.iter().skip(skip).take(size).cloned().collect();
         let next = (skip + page.len() < rows.len()).then(|| (skip + page.len()).to_string());
-        let bytes: usize = page.iter().map(|v| v.to_string().len()).sum();
-        self.charge += charge::query(docs.len(), bytes, 0);
+        let done = charge::QueryWork {
+            read: docs.len(),
+            loaded: docs.len(),
+            ..Default::default()
+        };
+        self.charge += charge::query(done, page.iter().map(|v| v.to_string().len()));
         Ok((page, next))
     }
 

@@ -291,6 +291,7 @@ pub(super) fn offers(records: &[OfferRecord]) -> Result<Vec<Offer>, String> {
                 throughput: Throughput::from_content(&o.content)?,
                 etag: o.etag.clone(),
                 ts: o.ts,
+                replace_pending: false,
             })
         })
         .collect()

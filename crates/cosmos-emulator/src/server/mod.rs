@@ -4,6 +4,7 @@ mod body;
 mod connection_cap;
 mod durable;
 mod listener;
+mod offer_splits;
 pub(crate) mod operator;
 mod pipeline;
 mod port;

@@ -111,6 +111,7 @@ pub(super) async fn handle(
     )
     .await;
     let result = settled.and(result);
+    super::offer_splits::start(&shared);
     let response = match result {
         Ok(reply) if binary_answer => to_response(serialization::encode_reply(reply)),
         Ok(reply) => to_response(reply),

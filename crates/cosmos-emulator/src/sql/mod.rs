@@ -16,6 +16,7 @@ mod fulltext_tokens;
 mod functions;
 pub(crate) mod grouping;
 pub(crate) mod id_filter;
+pub(crate) mod index_lookup;
 pub(crate) mod index_use;
 mod lexer;
 pub(crate) mod limits;

@@ -44,6 +44,11 @@ pub(crate) struct Container {
     pub(super) default_ttl: AtomicI64,
     /// The computed properties as last defined (`computedProperties`).
     pub(super) computed: RwLock<Arc<Vec<ComputedProperty>>>,
+    /// The property paths of the vector embedding policy (fixed at creation), whose embeddings
+    /// an item keeps from the moment it is written.
+    pub vector_paths: Arc<[Box<[String]>]>,
+    /// The conflicts feed: writes a `Custom` conflict resolution policy left to the application.
+    pub conflicts: super::conflicts::ConflictLog,
 }
 
 /// What [`Container::default_ttl`] holds when expiry is off.
@@ -79,7 +84,11 @@ impl Container {
     ) -> Result<Self, ApiError> {
         let pk = PkDefinition::from_container_body(&mut map).map_err(ApiError::bad_request)?;
         check_default_ttl(&map)?;
-        super::search_policy::check(&map)?;
+        let vector_paths = super::search_policy::check(&map)?
+            .vectors
+            .into_iter()
+            .map(|v| v.path.into_boxed_slice())
+            .collect();
         let unique_keys = super::unique_keys::UniqueKeys::from_definition(&map)?;
         let default_ttl = ttl_setting(&map);
         let computed = super::computed_properties::from_definition(&map)?;
@@ -126,6 +135,8 @@ impl Container {
             unique_keys,
             default_ttl: AtomicI64::new(default_ttl),
             computed: RwLock::new(Arc::new(computed)),
+            vector_paths,
+            conflicts: Default::default(),
         })
     }
 
@@ -240,6 +251,11 @@ impl Container {
     /// All partitions, in range order.
     pub(crate) fn partitions(&self) -> &[RwLock<Partition>] {
         &self.partitions
+    }
+
+    /// How many partition key ranges it has.
+    pub(crate) fn range_count(&self) -> usize {
+        self.range_ids.len()
     }
 
     /// The string id of range `index` ("0", "1", ...).

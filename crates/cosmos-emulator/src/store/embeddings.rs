@@ -14,6 +14,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
 
 use crate::sql::vector::MAX_DIMENSIONS;
 
@@ -83,6 +84,33 @@ impl Embedding {
         }
     }
 
+    /// The embedding at `path` (property names from the item's root) of the parsed item `item`:
+    /// what [`Embedding::read`] reads from the item's text (the text holds the same numbers:
+    /// floats are written and read back exactly).
+    pub(crate) fn at(item: &Map<String, Value>, path: &[String]) -> Self {
+        let Some((first, rest)) = path.split_first() else {
+            return Self::Unusable;
+        };
+        let mut at = item.get(first);
+        for name in rest {
+            at = at.and_then(Value::as_object).and_then(|m| m.get(name));
+        }
+        let Some(Value::Array(items)) = at else {
+            return Self::Unusable;
+        };
+        if items.len() > MAX_DIMENSIONS {
+            return Self::Unusable;
+        }
+        match items
+            .iter()
+            .map(Value::as_f64)
+            .collect::<Option<Vec<f64>>>()
+        {
+            Some(values) => Self::of(values),
+            None => Self::Unusable,
+        }
+    }
+
     /// Reads the embedding at `path` (property names from the item's root) from the item's JSON
     /// text; `None` when the text is not JSON.
     pub(crate) fn read(body: &[u8], path: &[String]) -> Option<Self> {
@@ -116,6 +144,20 @@ impl fmt::Debug for Embeddings {
 }
 
 impl Embeddings {
+    /// The embeddings of the item `item` at `paths` (its container's vector policy paths, at most
+    /// [`MOST_PATHS`] kept), taken when the item is written so that no search reads them from its
+    /// text.
+    pub(crate) fn of_item(item: &Map<String, Value>, paths: &[Box<[String]>]) -> Self {
+        let kept = paths
+            .iter()
+            .take(MOST_PATHS)
+            .map(|p| (p.clone(), Arc::new(Embedding::at(item, p))))
+            .collect();
+        Self {
+            kept: Mutex::new(kept),
+        }
+    }
+
     /// The embedding at `path` if it was read already.
     pub(crate) fn kept(&self, path: &[String]) -> Option<Arc<Embedding>> {
         let kept = self.kept.lock().ok()?;
@@ -352,6 +394,52 @@ mod tests {
 
     fn path(p: &[&str]) -> Vec<String> {
         p.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn an_item_keeps_at_write_what_reading_its_text_would_find() {
+        let texts = [
+            r#"{"e": [0.5, -1, 3.25], "n": {"v": [1, 2, 300]}}"#,
+            r#"{"e": [0.1, 2e-7, 1e300], "n": {"v": [-5, 7]}}"#,
+            r#"{"e": [1, "x"], "n": {"v": [[1], 2]}}"#,
+            r#"{"e": {"a": 1}, "n": 4}"#,
+            r#"{"e": [], "n": {}}"#,
+            r#"{"e": [1, 2], "e": [3]}"#,
+            r#"{"other": [1]}"#,
+        ];
+        let paths: Vec<Box<[String]>> = vec![
+            path(&["e"]).into(),
+            path(&["n", "v"]).into(),
+            path(&["missing"]).into(),
+        ];
+        for text in texts {
+            let item: Map<String, Value> = serde_json::from_str(text).unwrap();
+            let body = serde_json::to_vec(&item).unwrap();
+            let kept = Embeddings::of_item(&item, &paths);
+            for p in &paths {
+                let at_write = kept.kept(p).expect("kept when written");
+                assert_eq!(
+                    *at_write,
+                    Embedding::read(&body, p).unwrap(),
+                    "{text} at {p:?}"
+                );
+            }
+        }
+        let long = serde_json::json!({"e": vec![1.0; MAX_DIMENSIONS + 1]});
+        let item = long.as_object().unwrap();
+        assert_eq!(
+            *Embeddings::of_item(item, &paths)
+                .kept(&path(&["e"]))
+                .unwrap(),
+            Embedding::Unusable
+        );
+        // At most MOST_PATHS paths are kept.
+        let many: Vec<Box<[String]>> = (0..MOST_PATHS + 2)
+            .map(|i| path(&[&format!("p{i}")]).into())
+            .collect();
+        let kept = Embeddings::of_item(item, &many);
+        assert!(kept.kept(&path(&[&format!("p{}", MOST_PATHS)])).is_none());
+        assert!(kept.kept(&path(&["p0"])).is_some());
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 mod catalog;
 pub(crate) mod computed_properties;
+pub(crate) mod conflict_policy;
+pub(crate) mod conflicts;
 mod container;
 mod container_definition;
 pub(crate) mod creation_order;
@@ -13,6 +15,7 @@ pub(crate) mod item_limits;
 pub(crate) mod item_log;
 mod item_rid;
 mod lag;
+pub(crate) mod offer_splits;
 mod offer_table;
 mod partition;
 mod partition_sizing;

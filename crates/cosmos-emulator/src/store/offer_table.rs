@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
 
 use bytes::Bytes;
 use serde::Deserialize;
@@ -214,9 +214,22 @@ pub(crate) struct Offer {
     pub throughput: Throughput,
     pub etag: String,
     pub ts: u64,
+    /// Whether the splits a raise of it asked for are still under way
+    /// (`content.isOfferReplacePending`, `x-ms-offer-replace-pending`).
+    pub replace_pending: bool,
 }
 
 impl Offer {
+    /// The offer's `content`: its throughput, and `isOfferReplacePending` while a raise's splits
+    /// are under way.
+    fn content(&self) -> Value {
+        let mut content = self.throughput.content();
+        if self.replace_pending {
+            content["isOfferReplacePending"] = Value::Bool(true);
+        }
+        content
+    }
+
     /// The offer document.
     pub(crate) fn body(&self) -> Bytes {
         let doc = json!({
@@ -224,7 +237,7 @@ impl Offer {
             "offerType": "Invalid",
             "offerResourceId": self.offer_resource_id,
             "offerVersion": "V2",
-            "content": self.throughput.content(),
+            "content": self.content(),
             "id": self.id,
             "_rid": self.id,
             "_self": format!("offers/{}/", self.id),
@@ -240,6 +253,8 @@ impl Offer {
 pub(crate) struct Offers {
     offers: RwLock<BTreeMap<String, Offer>>,
     next: AtomicU64,
+    /// Offers whose raise asked for splits not yet started ([`Offers::take_scheduled`]).
+    scheduled: Mutex<Vec<String>>,
 }
 
 impl Offers {
@@ -260,6 +275,7 @@ impl Offers {
             throughput,
             etag: new_etag(),
             ts: unix_seconds(),
+            replace_pending: false,
         };
         if let Ok(mut offers) = self.offers.write() {
             offers.insert(offer.id.clone(), offer.clone());
@@ -311,6 +327,35 @@ impl Offers {
         offer.etag = new_etag();
         offer.ts = unix_seconds();
         Ok(offer.clone())
+    }
+
+    /// Marks offer `id` as waiting for the splits its raise asked for, and schedules them; the
+    /// offer as it is now (`None`: it is gone).
+    pub(crate) fn begin_pending(&self, id: &str) -> Option<Offer> {
+        let mut offers = self.offers.write().ok()?;
+        let offer = offers.get_mut(id)?;
+        offer.replace_pending = true;
+        if let Ok(mut scheduled) = self.scheduled.lock() {
+            scheduled.push(offer.id.clone());
+        }
+        Some(offer.clone())
+    }
+
+    /// The offers whose splits were scheduled since the last call.
+    pub(crate) fn take_scheduled(&self) -> Vec<String> {
+        self.scheduled
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default()
+    }
+
+    /// Marks offer `id`'s splits done.
+    pub(crate) fn end_pending(&self, id: &str) {
+        if let Ok(mut offers) = self.offers.write() {
+            if let Some(offer) = offers.get_mut(id) {
+                offer.replace_pending = false;
+            }
+        }
     }
 
     /// Replaces every offer with `offers` (as a data directory kept them); new offers get later ids.

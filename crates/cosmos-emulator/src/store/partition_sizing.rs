@@ -41,9 +41,45 @@ impl PartitionSizing {
     }
 }
 
+/// RU/s one range holds once a container exists: raising its throughput past this many per range
+/// splits them.
+pub(crate) const RAISED_RU_PER_RANGE: u64 = 10_000;
+
+/// Whether a container of `ranges` ranges splits them when its throughput is raised to a ceiling
+/// of `ru` RU/s: each range over its share ([`RAISED_RU_PER_RANGE`]) splits in two, round after
+/// round, until they hold it (at most [`MAX_PARTITIONS`] ranges).
+pub(crate) fn must_split(ranges: usize, ru: u64) -> bool {
+    ranges < MAX_PARTITIONS
+        && u64::try_from(ranges).is_ok_and(|r| r.saturating_mul(RAISED_RU_PER_RANGE) < ru)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_raise_splits_while_the_ranges_hold_less_than_it() {
+        let table = [
+            (1, 400, false),
+            (1, 10_000, false),
+            (1, 10_001, true),
+            (1, 30_000, true),
+            (2, 20_000, false),
+            (2, 30_000, true),
+            (4, 30_000, false),
+            (5, 50_000, false),
+            (0, 1, true),
+            (MAX_PARTITIONS, u64::MAX, false),
+            (MAX_PARTITIONS - 1, u64::MAX, true),
+        ];
+        for (ranges, ru, expected) in table {
+            assert_eq!(
+                must_split(ranges, ru),
+                expected,
+                "{ranges} ranges, {ru} RU/s"
+            );
+        }
+    }
 
     #[test]
     fn sized_as_the_service_sizes() {

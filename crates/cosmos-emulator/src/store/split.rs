@@ -136,6 +136,8 @@ impl Container {
             unique_keys: self.unique_keys.clone(),
             default_ttl: AtomicI64::new(self.default_ttl.load(Ordering::Relaxed)),
             computed: RwLock::new(self.computed()),
+            vector_paths: self.vector_paths.clone(),
+            conflicts: self.conflicts.copy(),
         })
     }
 }

@@ -59,6 +59,32 @@ pub(crate) struct Execution<'a> {
     pub docs_read: Cell<usize>,
     /// Bytes of the documents the page has read (start at 0).
     pub bytes_read: Cell<usize>,
+    /// Documents with a row that passed the WHERE clause: those an index lookup would load.
+    pub matched: Matched,
+}
+
+/// Counts the documents with a row that passed the filter, each once: rows of one document are
+/// walked one after another, so a document is counted when it differs from the last one counted.
+#[derive(Default)]
+pub(crate) struct Matched {
+    docs: Cell<usize>,
+    last: Cell<usize>,
+}
+
+impl Matched {
+    /// Notes that a row of `doc` passed the filter.
+    pub(crate) fn note(&self, doc: &StoredDoc) {
+        let at = doc as *const StoredDoc as usize;
+        if self.last.get() != at {
+            self.last.set(at);
+            self.docs.set(self.docs.get() + 1);
+        }
+    }
+
+    /// Documents counted.
+    pub(crate) fn docs(&self) -> usize {
+        self.docs.get()
+    }
 }
 
 impl Execution<'_> {
@@ -135,6 +161,11 @@ pub(crate) struct Page {
     pub scanned: usize,
     /// Bytes of the results.
     pub bytes: usize,
+    /// Documents the index would have loaded, when it answers the WHERE clause (`None`: the page
+    /// loaded every document it read).
+    pub loaded: Option<usize>,
+    /// Index lookups that answer the WHERE clause.
+    pub lookups: usize,
 }
 
 impl Page {

@@ -57,6 +57,7 @@ pub(crate) fn answer_page(call: ItemPage<'_>) -> Result<Answered, ApiError> {
         meter: Execution::meter_for(&call.limits),
         docs_read: Default::default(),
         bytes_read: Default::default(),
+        matched: Default::default(),
     };
     let started = Instant::now();
     let ranked = call.by_partition_key && crate::sql::search::is_ranked(&request.query);

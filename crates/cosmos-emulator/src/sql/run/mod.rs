@@ -143,6 +143,12 @@ pub(crate) fn continuation(
 pub(crate) fn run_page(ex: &Execution<'_>, token: Option<QueryToken>) -> Result<Page, ApiError> {
     let mut page = page_of(ex, token)?;
     page.scanned = page.scanned.max(ex.docs_read.get());
+    // A clause the index answers loads only the documents that pass it (the emulator scans,
+    // but charges as the index would have served the page).
+    if let Some(lookups) = crate::sql::index_lookup::lookups(ex.query, ex.params) {
+        page.lookups = lookups;
+        page.loaded = Some(ex.matched.docs());
+    }
     Ok(page)
 }
 

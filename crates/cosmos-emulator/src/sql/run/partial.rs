@@ -63,6 +63,7 @@ pub(super) fn page(ex: &Execution<'_>, at: Option<Position>) -> Result<Page, Api
                 return Ok(Flow::Stop);
             }
             if passes(q, row, &ctx)? {
+                ex.matched.note(&doc);
                 gathered.add(q, row, &ctx)?;
             }
             row_no += 1;

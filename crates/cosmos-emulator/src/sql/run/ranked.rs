@@ -126,6 +126,7 @@ impl SubQueries<'_> {
             meter,
             docs_read: Default::default(),
             bytes_read: Default::default(),
+            matched: Default::default(),
         };
         let page = run_page(&execution, token)?;
         Ok((page, execution.meter.used()))
@@ -263,6 +264,7 @@ impl SubQueries<'_> {
                 next: Some(QueryToken::Ranked { id }),
                 scanned: spent.scanned,
                 bytes: 0,
+                ..Page::default()
             };
             self.state.builds.put(key(id), Box::new(progress));
             return Ok((page, spent.work));
@@ -360,6 +362,7 @@ impl SubQueries<'_> {
             next: None,
             scanned,
             bytes: 0,
+            ..Page::default()
         };
         for v in values {
             let item = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());

@@ -246,6 +246,7 @@ impl Gather for Ordered {
         if !passes(ex.query, row, &ctx)? {
             return Ok(());
         }
+        ex.matched.note(doc);
         let keys = order_keys(ex.query, row, &ctx)?;
         if self.beyond_bound(ex, &keys, key, ordinal) {
             return Ok(());
@@ -389,10 +390,11 @@ impl Gather for Whole {
         row: &Scope<'_>,
         _: &DocKey,
         _: u64,
-        _: &StoredDoc,
+        doc: &StoredDoc,
     ) -> Result<(), SqlError> {
         let ctx = ex.ctx();
         if passes(ex.query, row, &ctx)? {
+            ex.matched.note(doc);
             self.0.add(ex.query, row, &ctx)?;
         }
         Ok(())

@@ -77,6 +77,7 @@ pub(super) fn page(
                 return Ok(Flow::Stop);
             }
             if passes(q, row, &ctx)? {
+                ex.matched.note(&doc);
                 if seen >= window.offset {
                     // Evaluated in full before the row counts: a page that stops inside the
                     // projection resumes at this row.

@@ -1,0 +1,76 @@
+//! Concurrent writes of one item in a multi-write account: a write taken by a region whose
+//! replica has not yet received the item's latest version (written in another region within the
+//! replication lag) conflicts with it, and the container's conflict resolution policy
+//! ([`ConflictPolicy`]) decides at once which version stands, as the service decides when the
+//! regions converge. Both writes are accepted; a later write that loses is not committed, and
+//! under a `Custom` policy it goes to the conflicts feed.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::target::Target;
+use crate::exchange::RequestCtx;
+use crate::store::conflict_policy::{ConflictPolicy, Outcome};
+use crate::store::{DocKey, Partition, StoredDoc};
+
+/// The version of `key` a write checks its preconditions against (exists, `If-Match`): in a
+/// multi-write account the one the writing region's replica holds, so two regions may both
+/// create, or both replace from the same version, within the replication lag; else the latest.
+pub(super) fn as_seen_by_writer<'p>(
+    ctx: &RequestCtx<'_>,
+    partition: &'p Partition,
+    key: &DocKey,
+) -> Option<&'p Arc<StoredDoc>> {
+    if ctx.shared.store.topology.multi_write() {
+        partition.read_at(key, partition.visible_lsn(ctx.region, Instant::now()))
+    } else {
+        partition.latest(key)
+    }
+}
+
+/// Whether the write `doc` of `key` conflicts with a version this region has not seen and the
+/// policy keeps that version (the write is then not to be committed; a `Custom` policy has
+/// recorded it in the conflicts feed).
+pub(super) fn settled_against_unseen(
+    ctx: &RequestCtx<'_>,
+    target: &Target,
+    partition: &Partition,
+    key: &DocKey,
+    doc: &StoredDoc,
+) -> bool {
+    if !ctx.shared.store.topology.multi_write() {
+        return false;
+    }
+    let seen = partition.visible_lsn(ctx.region, Instant::now());
+    let unseen = partition
+        .item_lsn(key, partition.committed_lsn())
+        .is_some_and(|lsn| lsn > seen);
+    let Some(earlier) = unseen.then(|| partition.latest(key)).flatten() else {
+        return false;
+    };
+    let parse = |body: &[u8]| serde_json::from_slice::<Value>(body).unwrap_or(Value::Null);
+    let definition = parse(&target.container.definition().body);
+    let policy = definition
+        .as_object()
+        .map(ConflictPolicy::of_definition)
+        .unwrap_or(ConflictPolicy::LastWriterWins(vec!["_ts".into()]));
+    match policy.decide(&parse(&earlier.body), &parse(&doc.body)) {
+        Outcome::Stands => false,
+        Outcome::Loses => true,
+        Outcome::Recorded => {
+            // The operation as the writing region saw it: a create when it held no version.
+            let operation = if partition.read_at(key, seen).is_some() {
+                "replace"
+            } else {
+                "create"
+            };
+            target
+                .container
+                .conflicts
+                .record(&target.container.rid_bytes, doc, operation);
+            true
+        }
+    }
+}
