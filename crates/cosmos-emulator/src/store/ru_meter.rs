@@ -207,10 +207,22 @@ pub(super) fn refused(window: Option<Window>, priority: Priority, now: Instant) 
     }
 }
 
-/// Windows per (container `_rid`, range id).
+/// What a window meters on a range: the range's whole share, or what the requests naming one
+/// throughput bucket used of it (`store::throughput_buckets`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Lane {
+    Range,
+    Bucket(u8),
+}
+
+/// Windows per (container `_rid`, range id, lane).
 #[derive(Default)]
 pub(crate) struct RuMeter {
-    windows: Mutex<HashMap<(String, String), Window>>,
+    windows: Mutex<HashMap<(String, String, Lane), Window>>,
+}
+
+fn key(container: &str, range: &str, lane: Lane) -> (String, String, Lane) {
+    (container.to_owned(), range.to_owned(), lane)
 }
 
 impl RuMeter {
@@ -225,7 +237,7 @@ impl RuMeter {
         now: Instant,
     ) -> Result<Reservation, Duration> {
         let mut windows = self.windows.lock().map_err(|_| Duration::ZERO)?;
-        let key = (container.to_owned(), range.to_owned());
+        let key = key(container, range, Lane::Range);
         match admit(windows.get(&key), budget, priority, now) {
             Ok(()) => {
                 let (next, reservation) = reserve(windows.get(&key), priority, now);
@@ -240,18 +252,39 @@ impl RuMeter {
         }
     }
 
-    /// The charge bookkeeping (the module's `record`) for one range.
+    /// The same decision for what requests naming throughput bucket `bucket` may use of one range:
+    /// `cap` RU per second, whatever their priority (a bucket past its cap refuses even High
+    /// requests; within it, the range's own decision still applies).
+    pub(crate) fn admit_bucket(
+        &self,
+        container: &str,
+        range: &str,
+        bucket: u8,
+        cap: f64,
+        now: Instant,
+    ) -> Result<Reservation, Duration> {
+        let mut windows = self.windows.lock().map_err(|_| Duration::ZERO)?;
+        let key = key(container, range, Lane::Bucket(bucket));
+        admit(windows.get(&key), cap, Priority::High, now)?;
+        let (next, reservation) = reserve(windows.get(&key), Priority::High, now);
+        windows.insert(key, next);
+        Ok(reservation)
+    }
+
+    /// The charge bookkeeping (the module's `record`) for one range's `lane`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn record(
         &self,
         container: &str,
         range: &str,
+        lane: Lane,
         charge: f64,
         reservation: Option<Reservation>,
         priority: Priority,
         now: Instant,
     ) {
         if let Ok(mut windows) = self.windows.lock() {
-            let key = (container.to_owned(), range.to_owned());
+            let key = key(container, range, lane);
             let next = record(
                 windows.get(&key).copied(),
                 charge,
@@ -268,11 +301,12 @@ impl RuMeter {
         &self,
         container: &str,
         range: &str,
+        lane: Lane,
         reservation: Reservation,
         now: Instant,
     ) {
         if let Ok(mut windows) = self.windows.lock() {
-            let key = (container.to_owned(), range.to_owned());
+            let key = key(container, range, lane);
             let next = release(windows.get(&key).copied(), reservation, now);
             windows.insert(key, next);
         }
@@ -304,7 +338,7 @@ mod tests {
         let meter = RuMeter::default();
         let now = Instant::now();
         let high = Priority::High;
-        meter.record("c", "0", 500.0, None, high, now);
+        meter.record("c", "0", Lane::Range, 500.0, None, high, now);
         assert!(meter.admit("c", "0", 100.0, high, now).is_err());
         assert!(meter.admit("c", "1", 100.0, high, now).is_ok());
         assert!(meter.admit("other", "0", 100.0, high, now).is_ok());
@@ -404,7 +438,7 @@ mod tests {
         let now = Instant::now();
         let low = Priority::Low;
         // One served request of 30 RU: each admission sets 30 RU aside.
-        meter.record("c", "0", 30.0, None, low, now);
+        meter.record("c", "0", Lane::Range, 30.0, None, low, now);
         let admitted: Vec<_> = (0..5)
             .map(|_| meter.admit("c", "0", 100.0, low, now))
             .collect();
@@ -416,32 +450,75 @@ mod tests {
         );
         // Serving one for 10 RU gives back 20 of its 30: 120 - 30 + 10.
         let first = *admitted[0].as_ref().unwrap();
-        meter.record("c", "0", 10.0, Some(first), low, now);
+        meter.record("c", "0", Lane::Range, 10.0, Some(first), low, now);
         let w = *meter
             .windows
             .lock()
             .unwrap()
-            .get(&("c".into(), "0".into()))
+            .get(&key("c", "0", Lane::Range))
             .unwrap();
         assert_eq!((w.used, w.served, w.charged), (100.0, 2, 40.0));
         // A reservation given back frees its amount; one from an ended second frees nothing.
         let second = *admitted[1].as_ref().unwrap();
-        meter.release("c", "0", second, now);
+        meter.release("c", "0", Lane::Range, second, now);
         let w = *meter
             .windows
             .lock()
             .unwrap()
-            .get(&("c".into(), "0".into()))
+            .get(&key("c", "0", Lane::Range))
             .unwrap();
         assert_eq!(w.used, 70.0);
         let third = *admitted[2].as_ref().unwrap();
-        meter.release("c", "0", third, now + Duration::from_millis(1_500));
+        meter.release(
+            "c",
+            "0",
+            Lane::Range,
+            third,
+            now + Duration::from_millis(1_500),
+        );
         let w = *meter
             .windows
             .lock()
             .unwrap()
-            .get(&("c".into(), "0".into()))
+            .get(&key("c", "0", Lane::Range))
             .unwrap();
         assert_eq!(w.used, 0.0, "a new second starts empty");
+    }
+
+    /// A bucket's lane as a table: what the bucket used this second against its cap (20% of a
+    /// 400 RU share), and whether a request naming it is admitted; the range's own lane is apart.
+    #[tokio::test(start_paused = true)]
+    async fn a_bucket_is_admitted_while_its_use_is_under_its_cap() {
+        let now = Instant::now();
+        let cap = 80.0;
+        let table: &[(f64, bool)] = &[(0.0, true), (79.0, true), (80.0, false), (150.0, false)];
+        for &(used, admitted) in table {
+            let meter = RuMeter::default();
+            if used > 0.0 {
+                meter.record("c", "0", Lane::Bucket(1), used, None, Priority::High, now);
+            }
+            assert_eq!(
+                meter.admit_bucket("c", "0", 1, cap, now).is_ok(),
+                admitted,
+                "{used}"
+            );
+            // Another bucket and the range's whole share are metered apart.
+            assert!(meter.admit_bucket("c", "0", 2, cap, now).is_ok());
+            assert!(meter.admit("c", "0", 400.0, Priority::Low, now).is_ok());
+        }
+        // Requests admitted together see each other: with one served 30 RU request, each
+        // admission sets 30 RU aside, so the third of three at once finds 30 + 60 over 80.
+        let meter = RuMeter::default();
+        meter.record("c", "0", Lane::Bucket(1), 30.0, None, Priority::High, now);
+        let admitted = (0..3)
+            .filter(|_| meter.admit_bucket("c", "0", 1, cap, now).is_ok())
+            .count();
+        assert_eq!(admitted, 2);
+        // The refusal lasts until the second ends.
+        let refused = meter.admit_bucket("c", "0", 1, cap, now + Duration::from_millis(250));
+        assert_eq!(refused, Err(Duration::from_millis(750)));
+        assert!(meter
+            .admit_bucket("c", "0", 1, cap, now + Duration::from_millis(1_000))
+            .is_ok());
     }
 }
