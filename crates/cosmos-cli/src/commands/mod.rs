@@ -4,6 +4,7 @@ pub mod bench;
 pub mod bench_chaos;
 pub mod connect;
 pub mod container;
+pub mod container_throughput;
 pub mod database;
 pub mod item;
 pub mod item_export;
