@@ -137,3 +137,47 @@ async fn container_throughput_shows_and_sets_bucket_caps() {
         assert!(err.contains("--bucket"), "{bad}: {err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bench_sends_the_class_on_its_measured_operations() {
+    let (emulator, cli) = start().await;
+    let _low = emulator.faults().add(
+        FaultRule::new(Reaction::respond(400, 4242))
+            .with_header("x-ms-cosmos-priority-level", "Low"),
+    );
+    let _two = emulator.faults().add(
+        FaultRule::new(Reaction::respond(400, 4242))
+            .with_header("x-ms-cosmos-throughput-bucket", "2"),
+    );
+    let bench = |class: [&'static str; 2]| {
+        let cli = &cli;
+        async move {
+            let mut args = vec![
+                "bench",
+                "--items",
+                "5",
+                "--ops",
+                "10",
+                "--rate",
+                "0",
+                "--concurrency",
+                "2",
+                "--warmup",
+                "0s",
+            ];
+            args.extend_from_slice(&class);
+            cli.run(&args).await
+        }
+    };
+    for refused in [["--priority", "low"], ["--throughput-bucket", "2"]] {
+        let out = bench(refused).await;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{refused:?}: the class was not sent");
+        assert!(
+            err.contains("measured operations failed"),
+            "{refused:?}: {err}"
+        );
+    }
+    let out = bench(["--priority", "high"]).await;
+    common::succeeded(&out, "bench --priority high");
+}

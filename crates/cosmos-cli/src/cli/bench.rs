@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use crate::args::duration::parse_duration;
 use crate::args::hedging::{parse_budget, parse_hedging, BudgetChoice, HedgingChoice};
+use crate::args::request_class::RequestClassArgs;
 use crate::args::target::TargetArgs;
 
 /// Benchmark workloads.
@@ -149,6 +150,9 @@ pub struct BenchArgs {
     /// Use the database, container and items as they are: no creation, no seeding (with --endpoint).
     #[arg(long, requires = "endpoint")]
     pub skip_setup: bool,
+    /// The priority and throughput bucket of the measured operations (setup is sent without).
+    #[command(flatten)]
+    pub class: RequestClassArgs,
 }
 
 impl BenchArgs {

@@ -103,6 +103,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
             regions: args.target.regions(),
             database: args.db.clone(),
             container: args.container.clone(),
+            class: args.class,
         };
         return Ok(Target {
             account,
@@ -148,6 +149,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
         regions,
         database: args.db.clone(),
         container: args.container.clone(),
+        class: args.class,
     };
     Ok(Target {
         account,
@@ -394,6 +396,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
     let container = target.account.container_ref()?;
     let setup_driver = target
         .account
+        .unclassed()
         .driver(HedgingChoice::Off, None, None)
         .await?;
     if !args.skip_setup && args.workload == WorkloadKind::Vector {
