@@ -15,6 +15,14 @@ pub enum Priority {
 }
 
 impl Priority {
+    /// The flag's spelling (`low`, `high`), as reports name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Priority::Low => "low",
+            Priority::High => "high",
+        }
+    }
+
     /// The driver's priority level.
     pub fn level(self) -> PriorityLevel {
         match self {

@@ -28,6 +28,10 @@ pub enum WorkloadKind {
     /// each operation runs `SELECT TOP k ... ORDER BY VectorDistance(...)` (k = `--top`) with a new
     /// random probe vector across every partition.
     Vector,
+    /// High-priority point reads of the seeded items (at `--rate`, 50/s by default) beside a
+    /// background load of 8 writers of 2 KB documents that saturates the container; one run with
+    /// the load at High priority, one at Low. Embedded emulator only; throughput is enforced.
+    Priority,
     /// One bulk run creating `--items` new items in a fresh container (items/s and RU per item).
     BulkInsert,
     /// Reads, queries, creates, replaces and PATCH increments while a schedule of faults plays
@@ -50,6 +54,7 @@ impl WorkloadKind {
             WorkloadKind::Vector => "vector",
             WorkloadKind::BulkInsert => "bulk-insert",
             WorkloadKind::Chaos => "chaos",
+            WorkloadKind::Priority => "priority",
         }
     }
 }
@@ -91,7 +96,7 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub hedge_win_probe_after: Option<Duration>,
     /// Operations started per second (open loop); 0 for closed loop. Default 500, 300 for the
-    /// chaos workload.
+    /// chaos workload, 50 for priority.
     #[arg(long = "rate", value_name = "RATE")]
     pub rate_given: Option<u64>,
     /// Most operations in flight (the number of workers in closed loop).
@@ -160,6 +165,7 @@ impl BenchArgs {
     pub fn rate(&self) -> u64 {
         self.rate_given.unwrap_or(match self.workload {
             WorkloadKind::Chaos => 300,
+            WorkloadKind::Priority => 50,
             _ => 500,
         })
     }
