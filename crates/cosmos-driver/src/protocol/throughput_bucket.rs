@@ -5,7 +5,7 @@
 
 use http::HeaderValue;
 
-use crate::error::CosmosError;
+use super::ProtocolError;
 
 /// A throughput bucket id (`x-ms-cosmos-throughput-bucket`): 1 to 5.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -18,11 +18,11 @@ impl ThroughputBucket {
     pub const MAX: u8 = 5;
 
     /// Bucket `id`; an error unless it is 1 to 5 (the service refuses any other).
-    pub fn new(id: u8) -> Result<Self, CosmosError> {
+    pub fn new(id: u8) -> Result<Self, ProtocolError> {
         if (Self::MIN..=Self::MAX).contains(&id) {
             Ok(Self(id))
         } else {
-            Err(CosmosError::invalid_input(format!(
+            Err(ProtocolError::new(format!(
                 "a throughput bucket is 1 to 5, not {id}"
             )))
         }
