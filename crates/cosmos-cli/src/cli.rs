@@ -23,6 +23,7 @@ pub use scripts::{
     TriggerOperationArg, TriggerTypeArg, UdfAction, UdfKind,
 };
 
+use crate::args::request_class::RequestClassArgs;
 use crate::args::target::TargetArgs;
 
 /// Azure Cosmos DB (NoSQL) from the command line: items, a local multi-region emulator, and a
@@ -58,7 +59,7 @@ pub enum Command {
         #[command(subcommand)]
         action: DbAction,
     },
-    /// Containers: create, read, list, delete.
+    /// Containers: create, read, list, delete, throughput (and throughput bucket caps).
     Container {
         /// Which account.
         #[command(flatten)]
@@ -72,6 +73,9 @@ pub enum Command {
         /// Which account.
         #[command(flatten)]
         target: TargetArgs,
+        /// The priority and throughput bucket of every request.
+        #[command(flatten)]
+        class: RequestClassArgs,
         /// What to do.
         #[command(subcommand)]
         action: ItemAction,

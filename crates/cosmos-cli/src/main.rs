@@ -47,12 +47,16 @@ async fn run(cli: Cli, matches: &clap::ArgMatches) -> ExitCode {
             commands::container::run(&target, &action).await,
             target.diagnostics,
         ),
-        Command::Item { target, action } => {
+        Command::Item {
+            target,
+            class,
+            action,
+        } => {
             let flags = patch_matches(matches)
                 .map(ordered_flags)
                 .unwrap_or_default();
             report(
-                commands::item::run(&target, &action, &flags).await,
+                commands::item::run(&target, &class, &action, &flags).await,
                 target.diagnostics,
             )
         }

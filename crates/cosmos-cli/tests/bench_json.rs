@@ -411,3 +411,37 @@ fn vector_bench_searches_the_seeded_embeddings() {
     assert!(number(run, "ru.caller_visible") > 0.0, "{run}");
     assert!(number(run, "throughput_ops_s") > 0.0, "{run}");
 }
+
+#[test]
+fn priority_bench_runs_the_reads_beside_a_high_then_a_low_load() {
+    // High point reads at 40/s beside 8 writers of 2 KB documents; throughput enforced.
+    let report = bench(
+        &[
+            "--workload",
+            "priority",
+            "--items",
+            "20",
+            "--rate",
+            "40",
+            "--duration",
+            "2s",
+            "--warmup",
+            "1s",
+            "--profile",
+            "local",
+        ],
+        &scratch("priority"),
+    );
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "one run with the load at High, one at Low");
+    for (run, load) in runs.iter().zip(["high", "low"]) {
+        check_run_shape(run);
+        assert_eq!(run["workload"], "priority");
+        let p = &run["priority"];
+        assert_eq!(p["load"], load, "{run}");
+        // Warm-up reads count too: at most 40/s over the 3 s of warm-up and measurement.
+        let met = p["reads_met_429"].as_u64().expect("a count of reads");
+        assert!(met <= 3 * 40 + 40, "{p}");
+        assert!(p["load_writes_per_second"].as_f64().unwrap() > 0.0, "{p}");
+    }
+}

@@ -12,5 +12,6 @@ mod item_crud;
 mod item_export_ranges;
 mod item_query;
 mod item_transfer;
+mod request_class;
 mod script_wire;
 mod scripting;

@@ -151,7 +151,7 @@ pub use options::{
 pub use protocol::{
     ConsistencyLevel, ContainerReference, CosmosStatus, DatabaseReference, ItemReference,
     OperationType, PartitionKey, PartitionKeyDefinition, PartitionKeyValue, PriorityLevel, Region,
-    ResourceType, ResponseHeaders, ScriptKind, ScriptReference, SessionToken,
+    ResourceType, ResponseHeaders, ScriptKind, ScriptReference, SessionToken, ThroughputBucket,
 };
 pub use response::CosmosResponse;
 pub use routing::{

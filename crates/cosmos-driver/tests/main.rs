@@ -53,6 +53,7 @@ mod sessions;
 mod third_party_conformance;
 mod throttling;
 mod throughput_and_settings;
+mod throughput_buckets;
 mod typed_lifecycle;
 mod typed_streams;
 mod write_failover;

@@ -62,6 +62,7 @@ mod session_paths;
 mod spatial;
 mod split;
 mod throughput;
+mod throughput_buckets;
 mod tls;
 mod unique_keys;
 mod users_permissions;

@@ -3,8 +3,6 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use cosmos_driver::{OperationOptions, PriorityLevel};
-use http::{HeaderName, HeaderValue};
 
 /// How an import writes each document.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,47 +11,6 @@ pub enum ImportMode {
     Create,
     /// Upsert: create or replace; running the same input again changes nothing.
     Upsert,
-}
-
-/// Priority-based execution: under throttling the service sheds low-priority requests first.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Priority {
-    /// Shed first.
-    Low,
-    /// Shed last.
-    High,
-}
-
-impl Priority {
-    /// The `x-ms-cosmos-priority-level` header.
-    pub fn header(self) -> (HeaderName, HeaderValue) {
-        let value = match self {
-            Priority::Low => "Low",
-            Priority::High => "High",
-        };
-        (
-            HeaderName::from_static("x-ms-cosmos-priority-level"),
-            HeaderValue::from_static(value),
-        )
-    }
-}
-
-impl Priority {
-    /// The driver's priority level.
-    pub fn level(self) -> PriorityLevel {
-        match self {
-            Priority::Low => PriorityLevel::Low,
-            Priority::High => PriorityLevel::High,
-        }
-    }
-
-    /// Options that send this priority on every request (`x-ms-cosmos-priority-level`).
-    pub fn options(priority: Option<Priority>) -> OperationOptions {
-        match priority {
-            Some(p) => OperationOptions::new().with_priority_level(p.level()),
-            None => OperationOptions::new(),
-        }
-    }
 }
 
 /// `cosmos item import` arguments.
@@ -79,9 +36,6 @@ pub struct ImportArgs {
     /// Skip the first N documents of the input (to resume a stopped run; see below).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub skip: u64,
-    /// Request priority (`low` or `high`); see `--help`.
-    #[arg(long, value_enum)]
-    pub priority: Option<Priority>,
     /// Documents per bulk run; a few runs go at once (memory grows with it).
     #[arg(long, value_name = "N", default_value_t = 5000)]
     pub chunk: usize,
@@ -108,9 +62,10 @@ also simply be repeated from the start: writing the same document twice leaves o
 stopped by an error instead may have written some documents past `resume_skip`; with --mode
 create they come back as 409 conflicts in the rejects: none is ever stored twice.)
 
---priority low|high: sent on every request as x-ms-cosmos-priority-level (priority-based
-execution: when a partition runs short of throughput, the service throttles low-priority requests
-first, so a background load can yield to an application's own traffic).
+--priority low|high and --throughput-bucket N (of `cosmos item`) are sent on every request:
+with low priority, when a partition runs short of throughput the service throttles the import's
+requests first, so a background load can yield to an application's own traffic; a bucket the
+container caps (`cosmos container throughput --bucket N=PERCENT`) keeps it within that share.
 
 Exit status: 0 when every document was written; otherwise the class of the first rejected
 document (3 when refused before sending, 5 for a conflict, 6 throttled...), or of the error that
@@ -144,9 +99,6 @@ pub struct ExportArgs {
     /// Items per page.
     #[arg(long = "max-item-count", value_name = "N", default_value_t = 1000)]
     pub max_item_count: u32,
-    /// Request priority (`low` or `high`), sent on every page request.
-    #[arg(long, value_enum)]
-    pub priority: Option<Priority>,
     /// Feed ranges read at once (1 to 64) when the query can be split by range; see below.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub parallel: usize,

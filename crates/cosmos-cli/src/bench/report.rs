@@ -90,6 +90,21 @@ pub struct RunReport {
     /// What each search asked for, only for `vector`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub vector: Option<VectorReport>,
+    /// The background load and the reads that met a 429, only for `priority`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub priority: Option<PriorityReport>,
+}
+
+/// One `priority` run: the background load's priority and write rate, and how many of the
+/// High-priority reads (warm-up included) met a 429 on any attempt.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PriorityReport {
+    /// `high` or `low`.
+    pub load: String,
+    /// Reads answered 429 on at least one attempt (each was retried after its retry-after).
+    pub reads_met_429: u64,
+    /// Documents the load created per second over the run.
+    pub load_writes_per_second: f64,
 }
 
 /// One `vector` run: the container searched and what each search asked for.
@@ -266,6 +281,7 @@ impl RunReport {
             bulk: None,
             chaos: None,
             vector: None,
+            priority: None,
         }
     }
 }

@@ -168,6 +168,22 @@ const VECTOR_ROWS: &[Row] = &[
     }),
 ];
 
+fn priority_figure(r: &RunReport, f: fn(&super::report::PriorityReport) -> String) -> String {
+    r.priority.as_ref().map_or("-".into(), f)
+}
+
+const PRIORITY_ROWS: &[Row] = &[
+    ("background load priority", |r| {
+        priority_figure(r, |p| p.load.clone())
+    }),
+    ("reads met a 429", |r| {
+        priority_figure(r, |p| p.reads_met_429.to_string())
+    }),
+    ("load writes/s", |r| {
+        priority_figure(r, |p| format!("{:.1}", p.load_writes_per_second))
+    }),
+];
+
 /// What each row means, one line each, printed under the table.
 const LEGEND: &[(&str, &str)] = &[
     (
@@ -243,6 +259,18 @@ const LEGEND: &[(&str, &str)] = &[
     ("batches", "batch requests answered"),
     ("throttled (429)", "throttled answers seen (and retried)"),
     (
+        "background load priority",
+        "the priority of the writes saturating the container beside the measured High reads",
+    ),
+    (
+        "reads met a 429",
+        "measured reads (warm-up included) answered 429 on an attempt, retried after the wait",
+    ),
+    (
+        "load writes/s",
+        "documents the background load created per second",
+    ),
+    (
         "vectors",
         "embeddings in the searched container (each operation is one top-k search over all)",
     ),
@@ -310,6 +338,9 @@ fn table_rows(runs: &[RunReport]) -> Vec<(&'static str, Vec<String>)> {
     }
     if runs.iter().any(|r| r.vector.is_some()) {
         rows.extend_from_slice(VECTOR_ROWS);
+    }
+    if runs.iter().any(|r| r.priority.is_some()) {
+        rows.extend_from_slice(PRIORITY_ROWS);
     }
     let mut rows: Vec<(&'static str, Vec<String>)> = rows
         .iter()
@@ -405,6 +436,7 @@ mod tests {
             bulk: None,
             chaos: None,
             vector: None,
+            priority: None,
         }
     }
 
@@ -475,6 +507,7 @@ mod tests {
             .chain(PATCH_ROWS)
             .chain(BULK_ROWS)
             .chain(VECTOR_ROWS)
+            .chain(PRIORITY_ROWS)
         {
             assert!(explain(label).is_some(), "{label} has no legend line");
         }

@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use crate::args::duration::parse_duration;
 use crate::args::hedging::{parse_budget, parse_hedging, BudgetChoice, HedgingChoice};
+use crate::args::request_class::RequestClassArgs;
 use crate::args::target::TargetArgs;
 
 /// Benchmark workloads.
@@ -27,6 +28,10 @@ pub enum WorkloadKind {
     /// each operation runs `SELECT TOP k ... ORDER BY VectorDistance(...)` (k = `--top`) with a new
     /// random probe vector across every partition.
     Vector,
+    /// High-priority point reads of the seeded items (at `--rate`, 50/s by default) beside a
+    /// background load of 8 writers of 2 KB documents that saturates the container; one run with
+    /// the load at High priority, one at Low. Embedded emulator only; throughput is enforced.
+    Priority,
     /// One bulk run creating `--items` new items in a fresh container (items/s and RU per item).
     BulkInsert,
     /// Reads, queries, creates, replaces and PATCH increments while a schedule of faults plays
@@ -49,6 +54,7 @@ impl WorkloadKind {
             WorkloadKind::Vector => "vector",
             WorkloadKind::BulkInsert => "bulk-insert",
             WorkloadKind::Chaos => "chaos",
+            WorkloadKind::Priority => "priority",
         }
     }
 }
@@ -90,7 +96,7 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub hedge_win_probe_after: Option<Duration>,
     /// Operations started per second (open loop); 0 for closed loop. Default 500, 300 for the
-    /// chaos workload.
+    /// chaos workload, 50 for priority.
     #[arg(long = "rate", value_name = "RATE")]
     pub rate_given: Option<u64>,
     /// Most operations in flight (the number of workers in closed loop).
@@ -149,6 +155,9 @@ pub struct BenchArgs {
     /// Use the database, container and items as they are: no creation, no seeding (with --endpoint).
     #[arg(long, requires = "endpoint")]
     pub skip_setup: bool,
+    /// The priority and throughput bucket of the measured operations (setup is sent without).
+    #[command(flatten)]
+    pub class: RequestClassArgs,
 }
 
 impl BenchArgs {
@@ -156,6 +165,7 @@ impl BenchArgs {
     pub fn rate(&self) -> u64 {
         self.rate_given.unwrap_or(match self.workload {
             WorkloadKind::Chaos => 300,
+            WorkloadKind::Priority => 50,
             _ => 500,
         })
     }

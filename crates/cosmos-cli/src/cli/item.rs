@@ -2,7 +2,7 @@
 
 use clap::{Args, Subcommand};
 
-use crate::args::transfer::{ExportArgs, ImportArgs, Priority};
+use crate::args::transfer::{ExportArgs, ImportArgs};
 
 /// Where an item lives.
 #[derive(Args, Debug, Clone, PartialEq, Eq)]
@@ -87,9 +87,6 @@ pub enum ItemAction {
         /// service's delete-by-partition-key operation); without it nothing is deleted.
         #[arg(long, conflicts_with = "id")]
         all: bool,
-        /// With `--all`: request priority, sent as `x-ms-cosmos-priority-level`.
-        #[arg(long, value_enum, requires = "all")]
-        priority: Option<Priority>,
     },
     /// Partially update an item: `--ops JSON`, or flags applied in the order given.
     Patch(PatchArgs),

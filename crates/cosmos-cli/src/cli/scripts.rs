@@ -7,6 +7,7 @@ use std::fmt::Debug;
 use clap::{Args, FromArgMatches, Subcommand, ValueEnum};
 
 use super::item::ItemLocation;
+use crate::args::request_class::RequestClassArgs;
 
 /// What differs between script kinds.
 pub trait ScriptKind: Clone + Debug + PartialEq + Eq + Send + Sync + 'static {
@@ -218,4 +219,7 @@ pub struct ExecuteArgs {
     /// Ask for the procedure's `console.log` output (printed on stderr as `{"script_log":...}`).
     #[arg(long)]
     pub log: bool,
+    /// The priority and throughput bucket of the request.
+    #[command(flatten)]
+    pub class: RequestClassArgs,
 }

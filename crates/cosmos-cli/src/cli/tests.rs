@@ -80,7 +80,7 @@ fn target_flags_go_anywhere() {
         "West US,East US",
     ])
     .unwrap();
-    let Command::Item { target, action } = cli.command else {
+    let Command::Item { target, action, .. } = cli.command else {
         panic!("not an item command")
     };
     assert_eq!(target.endpoint.as_deref(), Some("http://127.0.0.1:8081/"));

@@ -2,6 +2,7 @@
 //! hedging setting, then print the table and write the JSON and the SVG.
 
 use std::num::NonZeroUsize;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -11,11 +12,13 @@ use cosmos_emulator::{Emulator, EmulatorBuilder};
 
 use super::{bench_chaos, connect, sign_in, CommandError};
 use crate::args::hedging::{run_label, HedgingChoice};
+use crate::args::request_class::Priority;
 use crate::bench::meta::redacted_command_line;
 use crate::bench::output::{self, CompletedRun, Invocation};
 use crate::bench::progress::{ProgressBar, ProgressCounters};
 use crate::bench::region_timeline::{self, RegionTimeline};
 use crate::bench::report::VectorReport;
+use crate::bench::workloads::priority::{BackgroundLoad, PriorityReads};
 use crate::bench::workloads::setup::{self, BenchAccount, SeededItems};
 use crate::bench::workloads::{
     bulk_insert, BulkInsertRun, MixedWorkload, PatchCounterWorkload, QueryShape, QueryWorkload,
@@ -38,7 +41,7 @@ pub const DEFAULT_THRESHOLD: Duration = Duration::from_millis(50);
 pub fn hedging_runs(given: &[HedgingChoice], workload: WorkloadKind) -> Vec<HedgingChoice> {
     if !given.is_empty() {
         given.to_vec()
-    } else if workload == WorkloadKind::BulkInsert {
+    } else if matches!(workload, WorkloadKind::BulkInsert | WorkloadKind::Priority) {
         vec![HedgingChoice::Off]
     } else {
         vec![
@@ -87,6 +90,12 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
                     .into(),
             );
         }
+        if args.workload == WorkloadKind::Priority {
+            return Err(
+                "the priority workload saturates the embedded emulator's enforced throughput; it cannot run against --endpoint"
+                    .into(),
+            );
+        }
         if args.profile.is_some() {
             return Err(
                 "--profile sets the embedded emulator's latency; it cannot apply to --endpoint"
@@ -103,6 +112,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
             regions: args.target.regions(),
             database: args.db.clone(),
             container: args.container.clone(),
+            class: args.class,
         };
         return Ok(Target {
             account,
@@ -112,7 +122,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
     }
     let default_profile = match args.workload {
         // Bulk writes go to the write region: a slow primary would only measure its latency.
-        WorkloadKind::BulkInsert => "local",
+        WorkloadKind::BulkInsert | WorkloadKind::Priority => "local",
         WorkloadKind::Chaos => CHAOS_PROFILE,
         _ => DEFAULT_PROFILE,
     };
@@ -122,7 +132,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
         .unwrap_or_else(|| default_profile.to_owned());
     let emulator = EmulatorBuilder::new()
         .profile(&profile)
-        .enforce_throughput(args.enforce_throughput)
+        .enforce_throughput(args.enforce_throughput || args.workload == WorkloadKind::Priority)
         .start()
         .await
         .map_err(|e| format!("cannot start the embedded emulator: {e}"))?;
@@ -148,6 +158,7 @@ async fn target(args: &BenchArgs) -> Result<Target, String> {
         regions,
         database: args.db.clone(),
         container: args.container.clone(),
+        class: args.class,
     };
     Ok(Target {
         account,
@@ -188,6 +199,7 @@ async fn one_run(
     items: Option<&SeededItems>,
     hedging: HedgingChoice,
     strategy: PatchStrategy,
+    load: Option<Priority>,
 ) -> Result<CompletedRun, String> {
     let driver: CosmosDriver = target
         .account
@@ -202,6 +214,17 @@ async fn one_run(
     if args.workload == WorkloadKind::PatchCounter {
         label = format!("{label}, patch {strategy}");
     }
+    let run_name = match load {
+        Some(p) => format!(
+            "{}/load-{}",
+            run_label(hedging, args.hedge_budget.0),
+            p.name()
+        ),
+        None => run_label(hedging, args.hedge_budget.0),
+    };
+    if load.is_some() {
+        label = format!("hedging {run_name}");
+    }
     target.centre_episode(args);
     let timeline = target
         .emulator
@@ -209,6 +232,7 @@ async fn one_run(
         .map(|e| RegionTimeline::start(e.counters().clone(), e.regions().to_vec()));
     let mut chaos = None;
     let mut vector = None;
+    let mut priority = None;
     let (m, final_counter) = match (args.workload, items) {
         (WorkloadKind::BulkInsert, _) => {
             let labels = RunLabels {
@@ -267,6 +291,22 @@ async fn one_run(
             let m = measure(w, config, label).await;
             let final_counter = setup::read_counter(&driver, &counter, &pk).await;
             (m, Some(final_counter))
+        }
+        (WorkloadKind::Priority, Some(items)) => {
+            // The load has a driver of its own (its own connections), without the request class.
+            let load_driver = target
+                .account
+                .unclassed()
+                .driver(HedgingChoice::Off, None, None)
+                .await?;
+            let load_container =
+                load_driver.container(&target.account.database, &target.account.container);
+            let background = BackgroundLoad::start(&load_container, load.unwrap_or(Priority::High));
+            let w = PriorityReads::new(driver, items.clone(), slow_after);
+            let met = w.met_429();
+            let m = measure(w, config, label).await;
+            priority = Some(background.finish(met.load(Ordering::Relaxed)).await);
+            (m, None)
         }
         (WorkloadKind::Read, Some(items)) => (
             measure(
@@ -339,7 +379,7 @@ async fn one_run(
     let labels = RunLabels {
         workload: args.workload.name().into(),
         profile: target.profile.clone(),
-        hedging: run_label(hedging, args.hedge_budget.0),
+        hedging: run_name,
         rate: args.rate(),
         concurrency: config.concurrency.get(),
     };
@@ -349,6 +389,7 @@ async fn one_run(
     }
     report.chaos = chaos;
     report.vector = vector;
+    report.priority = priority;
     if let Some(timeline) = timeline {
         let timeline = timeline.finish().await;
         if target.profile == "brownout" || target.profile == "blackhole" {
@@ -394,6 +435,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
     let container = target.account.container_ref()?;
     let setup_driver = target
         .account
+        .unclassed()
         .driver(HedgingChoice::Off, None, None)
         .await?;
     if !args.skip_setup && args.workload == WorkloadKind::Vector {
@@ -409,6 +451,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         | WorkloadKind::QueryCross
         | WorkloadKind::Vector
         | WorkloadKind::Chaos
+        | WorkloadKind::Priority
             if args.skip_setup =>
         {
             Some(SeededItems::new(&container, args.items)?)
@@ -417,7 +460,8 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         | WorkloadKind::Mixed
         | WorkloadKind::Query
         | WorkloadKind::QueryCross
-        | WorkloadKind::Chaos => {
+        | WorkloadKind::Chaos
+        | WorkloadKind::Priority => {
             eprintln!(
                 "seeding {} items into {}/{}",
                 args.items, args.db, args.container
@@ -439,8 +483,16 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
         (WorkloadKind::PatchCounter, false) => args.patch_strategy.clone(),
         _ => vec![PatchStrategy::ReadModifyWrite],
     };
+    // The priority workload runs once with its background load at High, once at Low.
+    let loads = match args.workload {
+        WorkloadKind::Priority => vec![Some(Priority::High), Some(Priority::Low)],
+        _ => vec![None],
+    };
     for hedging in settings {
-        for &strategy in &strategies {
+        for (&strategy, &load) in strategies
+            .iter()
+            .flat_map(|s| loads.iter().map(move |l| (s, l)))
+        {
             eprintln!(
                 "run: workload {}, hedging {}{}",
                 args.workload.name(),
@@ -452,7 +504,7 @@ pub async fn run(args: &BenchArgs) -> Result<Vec<CompletedRun>, String> {
                 }
             );
             began.push(clock.elapsed());
-            runs.push(one_run(args, &target, items.as_ref(), hedging, strategy).await?);
+            runs.push(one_run(args, &target, items.as_ref(), hedging, strategy, load).await?);
         }
     }
     print!("{}", output::table(&runs));

@@ -4,6 +4,7 @@ use cosmos_driver::protocol::Endpoint;
 use cosmos_driver::{CosmosDriver, DriverOptions};
 
 use super::{sign_in, CommandError};
+use crate::args::request_class::RequestClassArgs;
 use crate::args::target::TargetArgs;
 
 /// The endpoint, checked by the driver's own rule; a plain `http://` endpoint on a host that is
@@ -46,6 +47,17 @@ pub fn driver_options(target: &TargetArgs) -> Result<DriverOptions, String> {
 /// Connects to the account given by the target flags (or their environment variables).
 pub async fn driver(target: &TargetArgs) -> Result<CosmosDriver, CommandError> {
     Ok(CosmosDriver::new(driver_options(target)?).await?)
+}
+
+/// Connects as [`driver`] does, every request of the driver carrying `class`'s priority and
+/// throughput bucket.
+pub async fn driver_of_class(
+    target: &TargetArgs,
+    class: &RequestClassArgs,
+) -> Result<CosmosDriver, CommandError> {
+    let options = driver_options(target)?;
+    let defaults = class.apply(options.operation_defaults().clone());
+    Ok(CosmosDriver::new(options.with_operation_defaults(defaults)).await?)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! `cosmos container create|read|list|delete`.
+//! `cosmos container create|read|list|delete` (`throughput` has a file of its own).
 
 use cosmos_driver::{CosmosOperation, DatabaseReference, OperationOptions, PartitionKeyDefinition};
 use serde_json::json;
@@ -37,6 +37,16 @@ pub async fn run(target: &TargetArgs, action: &ContainerAction) -> Result<(), Co
         }
         ContainerAction::Delete { db, id } => {
             CosmosOperation::delete_container(DatabaseReference::new(db)?.container(id)?)
+        }
+        ContainerAction::Throughput {
+            db,
+            id,
+            buckets,
+            clear_buckets,
+        } => {
+            let at = (db.as_str(), id.as_str());
+            return super::container_throughput::run(&driver, target, at, buckets, *clear_buckets)
+                .await;
         }
     };
     let response = driver.execute(op, &options).await?;

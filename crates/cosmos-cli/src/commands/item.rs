@@ -15,6 +15,7 @@ use super::partition_key::{from_document, from_flags, paths_of_container};
 use super::printing::{body_json, print, print_charge, success};
 use super::{connect, CommandError};
 use crate::args::patch_flags::{instructions_json, PatchFlag};
+use crate::args::request_class::RequestClassArgs;
 use crate::args::target::TargetArgs;
 use crate::cli::{BodyArg, ItemAction, ItemLocation};
 
@@ -87,6 +88,7 @@ async fn key_for(
 /// order (empty for other subcommands).
 pub async fn run(
     target: &TargetArgs,
+    class: &RequestClassArgs,
     action: &ItemAction,
     patch_flags: &[(PatchFlag, String)],
 ) -> Result<(), CommandError> {
@@ -97,7 +99,7 @@ pub async fn run(
                 .into(),
         );
     }
-    let driver = connect::driver(target).await?;
+    let driver = connect::driver_of_class(target, class).await?;
     let mut options = OperationOptions::default();
     let op = match action {
         ItemAction::List { db, container, max } => {
@@ -113,24 +115,13 @@ pub async fn run(
             let pk = key_for(&driver, at, &c, None).await?;
             CosmosOperation::read_item(c.item(id)?).with_partition_key(pk)
         }
-        ItemAction::Delete {
-            at,
-            all: true,
-            priority,
-            ..
-        } => {
+        ItemAction::Delete { at, all: true, .. } => {
             let c = container_ref(at)?;
             let pk = from_flags(at).map_err(CommandError::Input)?.ok_or(
                 "--all deletes every item of one partition key: pass --partition-key VALUE \
                  or --pk-json JSON",
             )?;
-            let mut op =
-                CosmosOperation::delete_all_items_by_partition_key(c).with_partition_key(pk);
-            if let Some(p) = priority {
-                let (name, value) = p.header();
-                op = op.with_header(name, value);
-            }
-            op
+            CosmosOperation::delete_all_items_by_partition_key(c).with_partition_key(pk)
         }
         ItemAction::Delete {
             at, id, if_match, ..

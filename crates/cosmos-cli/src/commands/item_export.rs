@@ -17,7 +17,7 @@ use super::transfer::progress::{Progress, Snapshot};
 use super::transfer::query_split::{route, Route};
 use super::transfer::range_reader::{RangeJob, RangeReader, MAX_IN_FLIGHT};
 use super::CommandError;
-use crate::args::transfer::{ExportArgs, Priority};
+use crate::args::transfer::ExportArgs;
 
 fn open_output(args: &ExportArgs) -> Result<Box<dyn Write>, CommandError> {
     let Some(path) = &args.out else {
@@ -90,9 +90,7 @@ pub async fn run(driver: &CosmosDriver, args: &ExportArgs) -> Result<(), Command
         return Err(format!("--parallel must be between 1 and {MAX_IN_FLIGHT}").into());
     }
     let route = route(&args.query, args.continuation.as_deref()).map_err(CommandError::Input)?;
-    let container = driver
-        .container(&args.db, &args.container)
-        .with_options(Priority::options(args.priority));
+    let container = driver.container(&args.db, &args.container);
     let ranges = match route {
         Route::Whole => None,
         Route::Ranges(Some(progress)) => Some(progress),

@@ -27,7 +27,7 @@ use super::transfer::progress::{Progress, Snapshot};
 use super::transfer::records::RecordReader;
 use super::transfer::rejects::{Reject, Rejects};
 use super::CommandError;
-use crate::args::transfer::{ImportArgs, ImportMode, Priority};
+use crate::args::transfer::{ImportArgs, ImportMode};
 
 /// Bulk runs going at once.
 const RUNS_AT_ONCE: usize = 3;
@@ -218,10 +218,8 @@ pub async fn run(driver: &CosmosDriver, args: &ImportArgs) -> Result<(), Command
     let paths = paths_of_container(&body_json(response.body()))?;
     let (input, total_bytes) = open_input(&args.input)?;
     let mut rejects = Rejects::open(args.rejects.as_deref()).map_err(CommandError::Input)?;
-    // Every bulk request carries the priority (the handle's options reach the bulk runs).
-    let container = driver
-        .container(&args.db, &args.container)
-        .with_options(Priority::options(args.priority));
+    // Every bulk request carries the driver's request class (`--priority`, `--throughput-bucket`).
+    let container = driver.container(&args.db, &args.container);
     let bytes = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, mut rx) = mpsc::channel(QUEUE);

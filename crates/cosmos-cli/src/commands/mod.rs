@@ -5,6 +5,7 @@ pub mod bench_chaos;
 pub mod changefeed;
 pub mod connect;
 pub mod container;
+pub mod container_throughput;
 pub mod database;
 pub mod item;
 pub mod item_export;

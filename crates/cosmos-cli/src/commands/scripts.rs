@@ -109,7 +109,13 @@ pub async fn run_sproc(target: &TargetArgs, action: &SprocAction) -> Result<(), 
             _ => None,
         },
     )?;
-    let driver = connect::driver(target).await?;
+    // An execution's request carries its `--priority` and `--throughput-bucket`.
+    let driver = match action {
+        SprocAction::Kind(SprocExtra::Execute(args)) => {
+            connect::driver_of_class(target, &args.class).await?
+        }
+        _ => connect::driver(target).await?,
+    };
     let d = target.diagnostics;
     match action {
         SprocAction::Create { at, .. } => {

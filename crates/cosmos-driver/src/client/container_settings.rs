@@ -6,7 +6,7 @@ use super::throughput_response::ThroughputResponse;
 use super::ContainerClient;
 use crate::error::CosmosError;
 use crate::operation::CosmosOperation;
-use crate::resources::{ContainerProperties, ThroughputProperties};
+use crate::resources::{ContainerProperties, ThroughputBucketLimit, ThroughputProperties};
 use crate::response::CosmosResponse;
 
 /// A container definition as read or replaced, with the response that carried it.
@@ -91,6 +91,19 @@ impl ContainerClient {
     ) -> Result<ThroughputResponse, CosmosError> {
         let owner = OfferOwner::container(self.reference()?);
         offer_flow::replace_throughput(self.driver.core(), owner, throughput, &self.options)
+            .await
+            .and_then(ThroughputResponse::from_response)
+    }
+
+    /// Sets the caps of the container's throughput buckets (an empty list removes them); its
+    /// throughput stays as it is. A request names its bucket with
+    /// [`OperationOptions::with_throughput_bucket`](crate::OperationOptions::with_throughput_bucket).
+    pub async fn replace_throughput_buckets(
+        &self,
+        buckets: Vec<ThroughputBucketLimit>,
+    ) -> Result<ThroughputResponse, CosmosError> {
+        let owner = OfferOwner::container(self.reference()?);
+        offer_flow::replace_throughput_buckets(self.driver.core(), owner, buckets, &self.options)
             .await
             .and_then(ThroughputResponse::from_response)
     }

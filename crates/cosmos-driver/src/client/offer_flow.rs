@@ -12,7 +12,7 @@ use crate::operations::run;
 use crate::options::OperationOptions;
 use crate::pipeline::DriverCore;
 use crate::protocol::{ContainerReference, CosmosStatus, DatabaseReference, OfferId};
-use crate::resources::{OfferDocument, ThroughputProperties};
+use crate::resources::{OfferDocument, ThroughputBucketLimit, ThroughputProperties};
 use crate::response::CosmosResponse;
 
 #[derive(Deserialize)]
@@ -105,6 +105,21 @@ pub(crate) async fn replace_throughput(
     let offer = owner.offer(core, options).await?;
     let id = OfferId::new(&offer.id)?;
     let next = offer.with_throughput(throughput);
+    let op = CosmosOperation::replace_offer(id, Vec::new()).with_json_body(&next)?;
+    run(core, op, options).await
+}
+
+/// Sets the caps of the owner's throughput buckets to `buckets` (empty: none), its throughput
+/// unchanged.
+pub(crate) async fn replace_throughput_buckets(
+    core: &DriverCore,
+    owner: OfferOwner,
+    buckets: Vec<ThroughputBucketLimit>,
+    options: &OperationOptions,
+) -> Result<CosmosResponse, CosmosError> {
+    let offer = owner.offer(core, options).await?;
+    let id = OfferId::new(&offer.id)?;
+    let next = offer.with_throughput_buckets(buckets);
     let op = CosmosOperation::replace_offer(id, Vec::new()).with_json_body(&next)?;
     run(core, op, options).await
 }

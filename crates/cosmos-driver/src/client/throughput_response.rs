@@ -2,7 +2,7 @@
 
 use crate::error::CosmosError;
 use crate::protocol::OfferId;
-use crate::resources::{OfferDocument, ThroughputProperties};
+use crate::resources::{OfferDocument, ThroughputBucketLimit, ThroughputProperties};
 use crate::response::CosmosResponse;
 
 /// A database's or container's throughput as its offer holds it, with the response that carried it
@@ -10,6 +10,7 @@ use crate::response::CosmosResponse;
 #[derive(Debug)]
 pub struct ThroughputResponse {
     throughput: ThroughputProperties,
+    buckets: Vec<ThroughputBucketLimit>,
     current: Option<u64>,
     offer_id: OfferId,
     response: CosmosResponse,
@@ -20,6 +21,7 @@ impl ThroughputResponse {
         let offer = OfferDocument::from_json(response.body())?;
         Ok(Self {
             throughput: offer.throughput()?,
+            buckets: offer.throughput_buckets().to_vec(),
             current: offer.current_throughput(),
             offer_id: OfferId::new(&offer.id)?,
             response,
@@ -29,6 +31,11 @@ impl ThroughputResponse {
     /// The provisioned throughput: manual RU/s or the autoscale maximum.
     pub fn throughput(&self) -> ThroughputProperties {
         self.throughput
+    }
+
+    /// The caps of the container's throughput buckets (empty: none configured).
+    pub fn throughput_buckets(&self) -> &[ThroughputBucketLimit] {
+        &self.buckets
     }
 
     /// The RU/s the resource has now, when the service said (for autoscale, what it scales from).

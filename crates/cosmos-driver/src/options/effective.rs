@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::operation_options::{OperationOptions, DEFAULT_PATCH_MAX_ATTEMPTS};
 use crate::hedging::HedgingLayers;
-use crate::protocol::{ConsistencyLevel, PriorityLevel, Region, SessionToken};
+use crate::protocol::{ConsistencyLevel, PriorityLevel, Region, SessionToken, ThroughputBucket};
 
 /// The options in force for one operation.
 #[derive(Clone, Copy, Debug)]
@@ -32,6 +32,8 @@ pub struct EffectiveOptions<'a> {
     pub patch_max_attempts: NonZeroU8,
     /// The priority every request carries, if any layer sets one.
     pub priority_level: Option<PriorityLevel>,
+    /// The throughput bucket every request counts against, if any layer sets one.
+    pub throughput_bucket: Option<ThroughputBucket>,
 }
 
 impl<'a> EffectiveOptions<'a> {
@@ -82,6 +84,7 @@ impl<'a> EffectiveOptions<'a> {
                 .or(client.patch_max_attempts)
                 .unwrap_or(DEFAULT_PATCH_MAX_ATTEMPTS),
             priority_level: operation.priority_level.or(client.priority_level),
+            throughput_bucket: operation.throughput_bucket.or(client.throughput_bucket),
         }
     }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::PatchStrategy;
 use crate::hedging::AvailabilityStrategy;
-use crate::protocol::{ConsistencyLevel, PriorityLevel, Region, SessionToken};
+use crate::protocol::{ConsistencyLevel, PriorityLevel, Region, SessionToken, ThroughputBucket};
 
 /// The default number of read-modify-write rounds of a PATCH.
 pub const DEFAULT_PATCH_MAX_ATTEMPTS: NonZeroU8 = match NonZeroU8::new(5) {
@@ -44,6 +44,9 @@ pub struct OperationOptions {
     /// The priority of every request of the operation (`x-ms-cosmos-priority-level`); without
     /// one the service treats requests as high priority.
     pub priority_level: Option<PriorityLevel>,
+    /// The throughput bucket every request of the operation counts against
+    /// (`x-ms-cosmos-throughput-bucket`); without one, requests are not limited by buckets.
+    pub throughput_bucket: Option<ThroughputBucket>,
 }
 
 impl OperationOptions {
@@ -110,6 +113,11 @@ impl OperationOptions {
         self.priority_level = Some(level);
         self
     }
+    /// Sets the throughput bucket every request of the operation counts against.
+    pub fn with_throughput_bucket(mut self, bucket: ThroughputBucket) -> Self {
+        self.throughput_bucket = Some(bucket);
+        self
+    }
     /// Sets how a PATCH is carried out.
     pub fn with_patch_strategy(mut self, strategy: PatchStrategy) -> Self {
         self.patch_strategy = Some(strategy);
@@ -129,6 +137,7 @@ impl OperationOptions {
             hedging_enabled: self.hedging_enabled,
             consecutive_hedge_win_threshold: self.consecutive_hedge_win_threshold,
             priority_level: self.priority_level,
+            throughput_bucket: self.throughput_bucket,
             ..Self::default()
         }
     }
@@ -167,6 +176,7 @@ impl OperationOptions {
             patch_max_attempts: pick(&self.patch_max_attempts, &base.patch_max_attempts),
             patch_strategy: pick(&self.patch_strategy, &base.patch_strategy),
             priority_level: pick(&self.priority_level, &base.priority_level),
+            throughput_bucket: pick(&self.throughput_bucket, &base.throughput_bucket),
         }
     }
 }

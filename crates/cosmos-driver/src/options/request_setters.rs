@@ -38,6 +38,12 @@ macro_rules! request_setters {
                 self
             }
 
+            #[doc = concat!("Sets the throughput bucket ", $each, " counts against (`x-ms-cosmos-throughput-bucket`).")]
+            pub fn with_throughput_bucket(mut self, bucket: $crate::protocol::ThroughputBucket) -> Self {
+                self.request = self.request.with_throughput_bucket(bucket);
+                self
+            }
+
             #[doc = concat!("Sets the availability strategy (cross-region hedging) of ", $each, ".")]
             pub fn with_availability_strategy(
                 mut self,

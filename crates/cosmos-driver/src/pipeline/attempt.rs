@@ -56,6 +56,7 @@ pub(crate) fn build_attempt<'a>(
                 && op_type.is_write()
                 && !ctx.options.content_response_on_write,
             priority: ctx.options.priority_level,
+            throughput_bucket: ctx.options.throughput_bucket,
             json_body: op.body().is_some(),
             extra: op.extra_headers(),
         },

@@ -34,6 +34,8 @@ pub(crate) const MAX_ITEM_COUNT: HeaderName = HeaderName::from_static("x-ms-max-
 /// `Prefer`: `return=minimal` suppresses the document body on write responses.
 pub(crate) const PREFER: HeaderName = HeaderName::from_static("prefer");
 pub(crate) const PRIORITY_LEVEL: HeaderName = HeaderName::from_static("x-ms-cosmos-priority-level");
+pub(crate) const THROUGHPUT_BUCKET: HeaderName =
+    HeaderName::from_static("x-ms-cosmos-throughput-bucket");
 
 /// `x-ms-substatus`: the Cosmos DB sub-status of a response.
 pub(crate) const SUB_STATUS: HeaderName = HeaderName::from_static("x-ms-substatus");

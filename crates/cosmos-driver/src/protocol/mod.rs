@@ -18,6 +18,7 @@ mod response_headers;
 mod script_kind;
 mod session_token;
 mod status_class;
+mod throughput_bucket;
 
 pub use consistency::ConsistencyLevel;
 pub use cosmos_status::{status, sub_status, CosmosStatus};
@@ -43,3 +44,4 @@ pub use script_kind::ScriptKind;
 pub use session_token::{PartitionSessionToken, SessionToken, MAX_SESSION_TOKEN_BYTES};
 pub use status_class::is_range_gone;
 pub(crate) use status_class::StatusClass;
+pub use throughput_bucket::ThroughputBucket;

@@ -6,6 +6,7 @@ mod conflicts;
 mod container_properties;
 mod scripts;
 mod search_policy;
+mod throughput_buckets;
 mod throughput_properties;
 mod users;
 
@@ -22,6 +23,7 @@ pub use search_policy::{
     DistanceFunction, FullTextIndex, FullTextPath, FullTextPolicy, VectorDataType, VectorEmbedding,
     VectorEmbeddingPolicy, VectorIndex, VectorIndexType,
 };
+pub use throughput_buckets::ThroughputBucketLimit;
 pub use throughput_properties::{
     AutopilotSettings, OfferContent, OfferDocument, ThroughputProperties,
 };

@@ -5,6 +5,7 @@ use http::{HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::ThroughputBucketLimit;
 use crate::error::{CosmosError, ErrorKind};
 
 const OFFER_THROUGHPUT: HeaderName = HeaderName::from_static("x-ms-offer-throughput");
@@ -90,6 +91,9 @@ pub struct OfferContent {
     /// Present on autoscale offers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offer_autopilot_settings: Option<AutopilotSettings>,
+    /// The throughput buckets' caps (`throughputBuckets`; empty: none configured).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throughput_buckets: Vec<ThroughputBucketLimit>,
     /// Other content fields, kept.
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -138,6 +142,18 @@ impl OfferDocument {
     /// The RU/s the offer provides now (`offerThroughput`), when the service said.
     pub fn current_throughput(&self) -> Option<u64> {
         self.content.offer_throughput
+    }
+
+    /// The caps of the container's throughput buckets (empty: none configured).
+    pub fn throughput_buckets(&self) -> &[ThroughputBucketLimit] {
+        &self.content.throughput_buckets
+    }
+
+    /// The same offer with its bucket caps set to `buckets` (empty: none), its throughput kept.
+    pub fn with_throughput_buckets(&self, buckets: Vec<ThroughputBucketLimit>) -> Self {
+        let mut next = self.clone();
+        next.content.throughput_buckets = buckets;
+        next
     }
 
     /// The same offer set to `throughput`: manual sets `offerThroughput` and drops the autoscale

@@ -14,7 +14,9 @@ use super::http_client::{sent, HttpClient, RawResponse, SendFailure};
 use crate::auth::{Credential, Signer};
 use crate::error::CosmosError;
 use crate::protocol::Endpoint;
-use crate::protocol::{header_names as h, ConsistencyLevel, PriorityLevel, ResourceType};
+use crate::protocol::{
+    header_names as h, ConsistencyLevel, PriorityLevel, ResourceType, ThroughputBucket,
+};
 
 /// The REST API version the driver speaks.
 pub const API_VERSION: &str = "2020-07-15";
@@ -34,6 +36,7 @@ pub(crate) struct AttemptHeaders<'a> {
     pub hedge_attempt: bool,
     pub prefer_minimal: bool,
     pub priority: Option<PriorityLevel>,
+    pub throughput_bucket: Option<ThroughputBucket>,
     pub json_body: bool,
     pub extra: &'a [(HeaderName, HeaderValue)],
 }
@@ -222,6 +225,9 @@ impl Transport {
         }
         if let Some(level) = extra.priority {
             map.insert(h::PRIORITY_LEVEL, level.header_value());
+        }
+        if let Some(bucket) = extra.throughput_bucket {
+            map.insert(h::THROUGHPUT_BUCKET, bucket.header_value());
         }
         for (name, value) in extra.extra {
             map.insert(name.clone(), value.clone());

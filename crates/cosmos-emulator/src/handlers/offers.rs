@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{etag_read, feed_body};
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, headers, ApiError};
-use crate::store::{offer_splits, Offer, Throughput};
+use crate::store::{offer_splits, throughput_buckets, Offer, Throughput};
 
 /// The RU/s a container gets when neither it nor its database names any.
 pub(super) const DEFAULT_CONTAINER_THROUGHPUT: u64 = 400;
@@ -87,7 +87,8 @@ fn flag(ctx: &RequestCtx<'_>, name: &str) -> bool {
 }
 
 /// PUT /offers/{id}: the body is the offer with its `content` changed. Manual and autoscale
-/// offers keep their kind unless the request carries the matching migration header.
+/// offers keep their kind unless the request carries the matching migration header. The content's
+/// `throughputBuckets` replace the offer's bucket settings (a content without them removes them).
 pub(super) fn replace(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
     let body: Value = serde_json::from_slice(&ctx.body)
         .map_err(|e| ApiError::bad_request(format!("The offer is invalid JSON: {e}")))?;
@@ -96,10 +97,12 @@ pub(super) fn replace(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError>
         .ok_or_else(|| ApiError::bad_request("The offer needs its \"content\"."))?;
     let to_autoscale = flag(ctx, headers::MIGRATE_OFFER_TO_AUTOSCALE);
     let to_manual = flag(ctx, headers::MIGRATE_OFFER_TO_MANUAL);
+    let buckets = throughput_buckets::from_content(content).map_err(ApiError::bad_request)?;
     let store = &ctx.shared.store;
     let mut offer = store.offers.replace(
         id,
         |now| now.replaced_by(content, to_autoscale, to_manual),
+        buckets,
         ctx.header(headers::IF_MATCH),
     )?;
     // A raise past what the container's ranges hold splits them shortly after.

@@ -5,15 +5,27 @@
 //! (cross-partition query, read feed, change feed over the container) reads every range. A
 //! request's `x-ms-cosmos-priority-level` (High by default) decides which is throttled first when
 //! the share is contended (`store::ru_meter`); another value is refused with 400.
+//!
+//! Throughput buckets (`store::throughput_buckets`): a request naming a bucket its container's
+//! offer caps at P% is refused with 429/3212 while that bucket has used P% of a range's share in
+//! the current second; the bucket is checked before the range's own decision, so a request over
+//! its bucket's cap is refused whatever its priority. A bucket id outside 1 to 5 is a 400 whether
+//! or not throughput is enforced.
 
 use std::sync::Arc;
 
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{headers, ApiError, Resource, Route};
-use crate::store::{Container, Priority, Store};
+use crate::store::ru_meter::Reservation;
+use crate::store::throughput_buckets::{self, ThroughputBucket};
+use crate::store::{Container, Lane, Priority, Store};
 
 /// Sub-status of a 429 for RU/s use over the provisioned throughput.
 pub(super) const REQUEST_RATE_TOO_LARGE: u32 = 3200;
+
+/// Sub-status of a 429 for a throughput bucket past its share (the service's documented value for
+/// "a bucket exceeds its configured maximum throughput").
+pub(super) const THROUGHPUT_BUCKET_EXCEEDED: u32 = 3212;
 
 /// Which ranges a request on a container is admitted and charged against: the one its partition
 /// key or range id header names, else every range (a cross-partition query, a read feed or a
@@ -51,12 +63,28 @@ pub(super) fn metered(
     serve: impl FnOnce() -> Result<Reply, ApiError>,
 ) -> Result<Reply, ApiError> {
     let store = &ctx.shared.store;
+    let bucket = match ctx.header(headers::THROUGHPUT_BUCKET) {
+        None => None,
+        Some(value) => Some(throughput_buckets::parse_header(value).map_err(|why| {
+            ApiError::bad_request(format!(
+                "The value of header {} is not valid: {why}.",
+                headers::THROUGHPUT_BUCKET
+            ))
+        })?),
+    };
     let Some(meter) = &store.ru_meter else {
         return serve();
     };
-    let Some((container, range_ids, budget)) = target(ctx, route, store) else {
+    let Some(Target {
+        container,
+        range_ids,
+        budget,
+        buckets,
+    }) = target(ctx, route, store)
+    else {
         return serve();
     };
+    let bucket_cap = throughput_buckets::cap(&buckets, bucket, budget);
     let priority = match ctx.header(headers::PRIORITY_LEVEL) {
         None => Priority::High,
         Some(value) => Priority::parse(value).ok_or_else(|| {
@@ -69,14 +97,37 @@ pub(super) fn metered(
             )
         })?,
     };
-    let mut reservations = Vec::with_capacity(range_ids.len());
+    // What each admitted range set aside, on its own lane and on the bucket's.
+    let mut reservations: Vec<(Reservation, Option<Reservation>)> =
+        Vec::with_capacity(range_ids.len());
+    let give_back = |admitted: Vec<(Reservation, Option<Reservation>)>| {
+        for (range, (own, in_bucket)) in range_ids.iter().zip(admitted) {
+            meter.release(&container.rid, range, Lane::Range, own, ctx.now);
+            if let (Some(id), Some(r)) = (bucket, in_bucket) {
+                meter.release(&container.rid, range, Lane::Bucket(id), r, ctx.now);
+            }
+        }
+    };
     for range_id in &range_ids {
-        match meter.admit(&container.rid, range_id, budget, priority, ctx.now) {
-            Ok(reservation) => reservations.push(reservation),
-            Err(wait) => {
-                for (range, reservation) in range_ids.iter().zip(reservations) {
-                    meter.release(&container.rid, range, reservation, ctx.now);
+        let in_bucket = match (bucket, bucket_cap) {
+            (Some(id), Some(cap)) => {
+                match meter.admit_bucket(&container.rid, range_id, id, cap, ctx.now) {
+                    Ok(r) => Some(r),
+                    Err(wait) => {
+                        give_back(reservations);
+                        return Err(bucket_throttled(id, range_id, cap, wait));
+                    }
                 }
+            }
+            _ => None,
+        };
+        match meter.admit(&container.rid, range_id, budget, priority, ctx.now) {
+            Ok(reservation) => reservations.push((reservation, in_bucket)),
+            Err(wait) => {
+                if let (Some(id), Some(r)) = (bucket, in_bucket) {
+                    meter.release(&container.rid, range_id, Lane::Bucket(id), r, ctx.now);
+                }
+                give_back(reservations);
                 return Err(throttled(range_id, budget, wait));
             }
         }
@@ -98,18 +149,37 @@ pub(super) fn metered(
         split_charge(charge, &range_ids, answered_by)
             .into_iter()
             .collect();
-    for (range_id, reservation) in range_ids.iter().zip(reservations) {
+    for (range_id, (own, in_bucket)) in range_ids.iter().zip(reservations) {
         let share = shares.get(range_id.as_str()).copied().unwrap_or(0.0);
+        let rid = &container.rid;
         meter.record(
-            &container.rid,
+            rid,
             range_id,
+            Lane::Range,
             share,
-            Some(reservation),
+            Some(own),
             priority,
             ctx.now,
         );
+        if let (Some(id), Some(r)) = (bucket, in_bucket) {
+            let lane = Lane::Bucket(id);
+            meter.record(rid, range_id, lane, share, Some(r), priority, ctx.now);
+        }
     }
     answer
+}
+
+/// The 429/3212 of a throughput bucket past its share of a range, retried after `wait`.
+fn bucket_throttled(bucket: u8, range_id: &str, cap: f64, wait: std::time::Duration) -> ApiError {
+    let mut e = ApiError::new(
+        429,
+        format!(
+            "Request rate is large: throughput bucket {bucket} has used its {cap} RU of this second on partition key range {range_id}."
+        ),
+    )
+    .with_sub_status(THROUGHPUT_BUCKET_EXCEEDED);
+    e.retry_after_ms = Some(wait.as_millis().max(1) as u64);
+    e
 }
 
 /// The 429/3200 of a range past its share, retried after `wait`.
@@ -125,12 +195,20 @@ fn throttled(range_id: &str, budget: f64, wait: std::time::Duration) -> ApiError
     e
 }
 
-/// The container and ranges an item request reads or writes, and each range's RU per second.
-fn target(
-    ctx: &RequestCtx<'_>,
-    route: &Route,
-    store: &Store,
-) -> Option<(Arc<Container>, Vec<String>, f64)> {
+/// What a metered request is admitted against.
+struct Target {
+    container: Arc<Container>,
+    /// The ranges it reads or writes.
+    range_ids: Vec<String>,
+    /// Each range's RU per second.
+    budget: f64,
+    /// The buckets the container's offer caps (none when the throughput is its database's).
+    buckets: Vec<ThroughputBucket>,
+}
+
+/// The container and ranges an item request reads or writes, each range's RU per second, and the
+/// container's bucket settings.
+fn target(ctx: &RequestCtx<'_>, route: &Route, store: &Store) -> Option<Target> {
     let (db, coll) = match &route.resource {
         Resource::Item { db, coll, .. } | Resource::Items { db, coll } => (db, coll),
         _ => return None,
@@ -142,16 +220,20 @@ fn target(
         &container,
     )?;
     let database = store.catalog.database(db)?;
-    let offer = store
-        .offers
-        .of_resource(&container.rid)
-        .or_else(|| store.offers.of_resource(&database.rid))?;
+    let own = store.offers.of_resource(&container.rid);
+    let buckets = own.as_ref().map(|o| o.buckets.clone()).unwrap_or_default();
+    let offer = own.or_else(|| store.offers.of_resource(&database.rid))?;
     let budget = offer.throughput.ceiling() as f64 / container.partitions().len().max(1) as f64;
     let range_ids = ranges
         .into_iter()
         .map(|r| container.range_id(r).to_owned())
         .collect();
-    Some((container, range_ids, budget))
+    Some(Target {
+        container,
+        range_ids,
+        budget,
+        buckets,
+    })
 }
 
 #[cfg(test)]

@@ -171,7 +171,7 @@ impl Record {
                     resource: o.resource.clone(),
                     offer_resource_id: o.offer_resource_id.clone(),
                     rid: hex(&o.rid_bytes),
-                    content: o.throughput.content(),
+                    content: o.content(),
                     etag: o.etag.clone(),
                     ts: o.ts,
                 })
@@ -289,6 +289,7 @@ pub(super) fn offers(records: &[OfferRecord]) -> Result<Vec<Offer>, String> {
                     .collect::<Result<_, _>>()
                     .map_err(|_| format!("offer {:?} has a bad resource id", o.id))?,
                 throughput: Throughput::from_content(&o.content)?,
+                buckets: crate::store::throughput_buckets::from_content(&o.content)?,
                 etag: o.etag.clone(),
                 ts: o.ts,
                 replace_pending: false,

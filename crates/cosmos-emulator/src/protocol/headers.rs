@@ -37,6 +37,8 @@ pub(crate) const REQUEST_CHARGE: &str = "x-ms-request-charge";
 pub(crate) const ACTIVITY_ID: &str = "x-ms-activity-id";
 /// `x-ms-cosmos-priority-level`: `High` (the default) or `Low`, throttled first when contended.
 pub(crate) const PRIORITY_LEVEL: &str = "x-ms-cosmos-priority-level";
+/// The throughput bucket (1 to 5) a request counts against.
+pub(crate) const THROUGHPUT_BUCKET: &str = "x-ms-cosmos-throughput-bucket";
 /// How long the server took over a request, in milliseconds (on every answer).
 pub(crate) const REQUEST_DURATION_MS: &str = "x-ms-request-duration-ms";
 pub(crate) const SUB_STATUS: &str = "x-ms-substatus";

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::throughput_buckets::{self, ThroughputBucket};
 use crate::protocol::ids::{new_etag, unix_seconds};
 use crate::protocol::ApiError;
 
@@ -212,6 +213,8 @@ pub(crate) struct Offer {
     pub offer_resource_id: String,
     pub rid_bytes: Vec<u8>,
     pub throughput: Throughput,
+    /// The throughput buckets the offer caps, by id (none: requests are not limited by buckets).
+    pub buckets: Vec<ThroughputBucket>,
     pub etag: String,
     pub ts: u64,
     /// Whether the splits a raise of it asked for are still under way
@@ -220,10 +223,17 @@ pub(crate) struct Offer {
 }
 
 impl Offer {
-    /// The offer's `content`: its throughput, and `isOfferReplacePending` while a raise's splits
-    /// are under way.
-    fn content(&self) -> Value {
+    /// The offer's `content`: its throughput, its `throughputBuckets` when it has any
+    /// ([`Throughput::from_content`] and [`throughput_buckets::from_content`] read it back), and
+    /// `isOfferReplacePending` while a raise's splits are under way.
+    pub(crate) fn content(&self) -> Value {
         let mut content = self.throughput.content();
+        if let (Some(map), Some(buckets)) = (
+            content.as_object_mut(),
+            throughput_buckets::to_content(&self.buckets),
+        ) {
+            map.insert("throughputBuckets".into(), buckets);
+        }
         if self.replace_pending {
             content["isOfferReplacePending"] = Value::Bool(true);
         }
@@ -273,6 +283,7 @@ impl Offers {
             offer_resource_id: rid,
             rid_bytes: rid_bytes.to_vec(),
             throughput,
+            buckets: Vec::new(),
             etag: new_etag(),
             ts: unix_seconds(),
             replace_pending: false,
@@ -305,12 +316,14 @@ impl Offers {
         self.list().into_iter().find(|o| o.offer_resource_id == rid)
     }
 
-    /// Sets an offer's throughput to what `next` makes of the current one; 404 when it does not
-    /// exist, 412 when `if_match` names another version, 400 with `next`'s reason.
+    /// Sets an offer's throughput to what `next` makes of the current one, and its buckets to
+    /// `buckets`; 404 when it does not exist, 412 when `if_match` names another version, 400 with
+    /// `next`'s reason.
     pub(crate) fn replace(
         &self,
         id: &str,
         next: impl FnOnce(&Throughput) -> Result<Throughput, String>,
+        buckets: Vec<ThroughputBucket>,
         if_match: Option<&str>,
     ) -> Result<Offer, ApiError> {
         let mut offers = self
@@ -324,6 +337,7 @@ impl Offers {
             return Err(ApiError::precondition_failed());
         }
         offer.throughput = next(&offer.throughput).map_err(ApiError::bad_request)?;
+        offer.buckets = buckets;
         offer.etag = new_etag();
         offer.ts = unix_seconds();
         Ok(offer.clone())
@@ -527,13 +541,18 @@ mod tests {
         let t = Throughput::from_content(&json!({"offerThroughput": 800})).unwrap();
         assert_eq!(
             offers
-                .replace(&o.id, |_| Ok(t), Some("\"old\""))
+                .replace(&o.id, |_| Ok(t), Vec::new(), Some("\"old\""))
                 .unwrap_err()
                 .status,
             412
         );
         let replaced = offers
-            .replace(&o.id.to_ascii_uppercase(), |_| Ok(t), Some(&o.etag))
+            .replace(
+                &o.id.to_ascii_uppercase(),
+                |_| Ok(t),
+                Vec::new(),
+                Some(&o.etag),
+            )
             .unwrap();
         assert_eq!(replaced.throughput, Throughput::Manual(800));
         let body: Value = serde_json::from_slice(&replaced.body()).unwrap();
@@ -552,7 +571,10 @@ mod tests {
         );
         assert!(Throughput::from_content(&json!({})).is_err());
         assert_eq!(
-            offers.replace("nope", |_| Ok(t), None).unwrap_err().status,
+            offers
+                .replace("nope", |_| Ok(t), Vec::new(), None)
+                .unwrap_err()
+                .status,
             404
         );
         offers.create(

@@ -141,6 +141,7 @@ pub async fn bulk_insert(
         region_reads_per_second: None,
         chaos: None,
         vector: None,
+        priority: None,
         bulk: Some(BulkReport {
             items: run.items,
             created,

@@ -5,6 +5,7 @@ pub mod chaos;
 mod mixed;
 pub mod op_report;
 mod patch_counter;
+pub mod priority;
 mod query;
 mod read;
 pub mod setup;

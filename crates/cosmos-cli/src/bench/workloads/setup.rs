@@ -19,6 +19,7 @@ use cosmos_driver::{
 use tokio::task::JoinSet;
 
 use crate::args::hedging::HedgingChoice;
+use crate::args::request_class::RequestClassArgs;
 use crate::bench::items::{
     counter_body, item_body, item_id, vector_item_body, COUNTER_ID, EMBEDDING_PATH,
     PARTITION_KEY_PATH,
@@ -41,6 +42,8 @@ pub struct BenchAccount {
     pub database: String,
     /// Container id.
     pub container: String,
+    /// The priority and throughput bucket of the measured operations.
+    pub class: RequestClassArgs,
 }
 
 impl std::fmt::Debug for BenchAccount {
@@ -72,8 +75,17 @@ impl BenchAccount {
             .map_err(|e| format!("bad database or container id: {}", e))
     }
 
+    /// The same account without a request class (what setup and checks use).
+    pub fn unclassed(&self) -> Self {
+        Self {
+            class: RequestClassArgs::default(),
+            ..self.clone()
+        }
+    }
+
     /// A driver for this account with `hedging` as its availability strategy, bounded by `budget`;
-    /// partitions marked unhealthy by hedge wins are probed after `probe_after` when given.
+    /// partitions marked unhealthy by hedge wins are probed after `probe_after` when given. Every
+    /// request carries the account's request class.
     pub async fn driver(
         &self,
         hedging: HedgingChoice,
@@ -111,6 +123,8 @@ impl BenchAccount {
         if let Some(period) = probe_after {
             options = options.with_hedge_win_unhealthy_for(period);
         }
+        let defaults = self.class.apply(options.operation_defaults().clone());
+        options = options.with_operation_defaults(defaults);
         CosmosDriver::new(options)
             .await
             .map_err(|e| format!("cannot connect to {}: {}", self.endpoint, describe(&e)))

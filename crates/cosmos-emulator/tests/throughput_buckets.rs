@@ -1,0 +1,193 @@
+//! Throughput buckets over real HTTP: a container's offer carries `throughputBuckets` (ids 1 to 5,
+//! each with its `maxThroughputPercentage`), kept across a restart with a data directory; with
+//! `enforce_throughput`, a request naming a bucket (`x-ms-cosmos-throughput-bucket`) is refused
+//! with 429/3212 and a retry-after once its bucket has used its percentage of the range's share in
+//! the current second, while requests without a bucket, or naming one that is not configured, go
+//! on using the container's throughput.
+
+use crate::common;
+
+use std::time::{Duration, Instant};
+
+use common::{master_auth, now_date, start_with_container, Resp, TestClient};
+use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
+use http::Method;
+use serde_json::{json, Value};
+
+/// The one offer of the test container `c` (the only one: database `db` has none of its own).
+async fn the_offer(c: &TestClient, base: &str) -> Value {
+    let all = c.get(base, "/offers", &[]).await.json();
+    all["Offers"][0].clone()
+}
+
+/// Replaces the offer's content with `content`.
+async fn put_content(c: &TestClient, base: &str, offer: &Value, content: Value) -> Resp {
+    let id = offer["id"].as_str().expect("an offer id");
+    let mut body = offer.clone();
+    body["content"] = content;
+    let date = now_date();
+    let auth = master_auth(&c.key, "PUT", "offers", id, &date);
+    let headers = [
+        ("x-ms-date", date.as_str()),
+        ("authorization", auth.as_str()),
+        ("x-ms-version", "2020-07-15"),
+    ];
+    let text = body.to_string();
+    c.send_raw(
+        base,
+        Method::PUT,
+        &format!("/offers/{id}/"),
+        &headers,
+        Some(text.as_bytes()),
+    )
+    .await
+}
+
+/// Creates a 30 KiB item (150 RU) in partition "p", naming `bucket` when given.
+async fn create_in_bucket(c: &TestClient, base: &str, id: &str, bucket: Option<&str>) -> Resp {
+    let doc = json!({"id": id, "pk": "p", "pad": "x".repeat(30 * 1024)});
+    let extra: Vec<(&str, &str)> = bucket
+        .map(|b| vec![("x-ms-cosmos-throughput-bucket", b)])
+        .unwrap_or_default();
+    c.send_with_pk(
+        base,
+        Method::POST,
+        "/dbs/db/colls/c/docs",
+        &doc["pk"],
+        &extra,
+        Some(&doc),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn the_offer_keeps_bucket_settings_and_refuses_bad_ones() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    let offer = the_offer(&c, base).await;
+    let buckets =
+        json!([{"id": 1, "maxThroughputPercentage": 20}, {"id": 3, "maxThroughputPercentage": 50}]);
+    let set = put_content(
+        &c,
+        base,
+        &offer,
+        json!({"offerThroughput": 400, "throughputBuckets": buckets}),
+    )
+    .await;
+    assert_eq!(set.status, 200, "{set:?}");
+    assert_eq!(set.json()["content"]["throughputBuckets"], buckets);
+    let read = the_offer(&c, base).await;
+    assert_eq!(read["content"]["throughputBuckets"], buckets);
+    assert_eq!(read["content"]["offerThroughput"], 400);
+    for bad in [
+        json!([{"id": 0, "maxThroughputPercentage": 20}]),
+        json!([{"id": 6, "maxThroughputPercentage": 20}]),
+        json!([{"id": 1, "maxThroughputPercentage": 0}]),
+        json!([{"id": 1, "maxThroughputPercentage": 101}]),
+        json!([{"id": 1, "maxThroughputPercentage": 20}, {"id": 1, "maxThroughputPercentage": 30}]),
+        json!([{"id": 1}]),
+        json!({"id": 1}),
+    ] {
+        let r = put_content(
+            &c,
+            base,
+            &read,
+            json!({"offerThroughput": 400, "throughputBuckets": bad}),
+        )
+        .await;
+        assert_eq!(r.status, 400, "{bad}: {r:?}");
+        assert!(r.message().contains("throughputBuckets"), "{bad}: {r:?}");
+    }
+    // A replace without the field removes the settings (the content is replaced whole).
+    let cleared = put_content(&c, base, &read, json!({"offerThroughput": 500})).await;
+    assert_eq!(cleared.status, 200, "{cleared:?}");
+    assert!(cleared.json()["content"].get("throughputBuckets").is_none());
+}
+
+#[tokio::test]
+async fn a_bucket_past_its_percentage_answers_429_3212_while_other_requests_go_on() {
+    // One range with the whole 400 RU/s; bucket 1 may use 20% of it: 80 RU a second.
+    let (emu, c) = start_with_container(
+        EmulatorBuilder::new()
+            .partitions(1)
+            .enforce_throughput(true),
+    )
+    .await;
+    let base = emu.endpoint();
+    let offer = the_offer(&c, base).await;
+    let set = put_content(
+        &c,
+        base,
+        &offer,
+        json!({"offerThroughput": 400, "throughputBuckets": [{"id": 1, "maxThroughputPercentage": 20}]}),
+    )
+    .await;
+    assert_eq!(set.status, 200, "{set:?}");
+    // A bucket id outside 1..=5 is refused whatever the settings.
+    for bad in ["0", "6", "one"] {
+        let r = create_in_bucket(&c, base, "bad", Some(bad)).await;
+        assert_eq!(r.status, 400, "{bad}: {r:?}");
+        assert!(
+            r.message().contains("x-ms-cosmos-throughput-bucket"),
+            "{r:?}"
+        );
+    }
+    let started = Instant::now();
+    let first = create_in_bucket(&c, base, "b1", Some("1")).await;
+    let second = create_in_bucket(&c, base, "b2", Some("1")).await;
+    let unbucketed = create_in_bucket(&c, base, "n1", None).await;
+    let unconfigured = create_in_bucket(&c, base, "u1", Some("2")).await;
+    // Within one second: bucket 1 used 150 RU of its 80 with its first write, so its second is
+    // refused; the container has used 150 of 400, so the others are served.
+    if started.elapsed() < Duration::from_millis(800) {
+        assert_eq!(first.status, 201, "{first:?}");
+        assert_eq!(
+            (second.status, second.sub_status()),
+            (429, 3212),
+            "{second:?}"
+        );
+        let wait: u64 = second
+            .header("x-ms-retry-after-ms")
+            .and_then(|v| v.parse().ok())
+            .expect("a 429 carries x-ms-retry-after-ms");
+        assert!((1..=1000).contains(&wait), "retry after {wait} ms");
+        assert!(second.message().contains("bucket 1"), "{second:?}");
+        assert_eq!(unbucketed.status, 201, "{unbucketed:?}");
+        assert_eq!(unconfigured.status, 201, "{unconfigured:?}");
+    }
+}
+
+#[tokio::test]
+async fn bucket_settings_survive_a_restart_with_a_data_directory() {
+    let dir = std::env::temp_dir().join(format!("emu-buckets-{}", rand::random::<u32>()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let buckets = json!([{"id": 2, "maxThroughputPercentage": 35}]);
+    {
+        let emu = EmulatorBuilder::new()
+            .data_dir(&dir)
+            .start()
+            .await
+            .expect("the emulator starts");
+        c.setup(emu.endpoint(), "db", "c").await;
+        let offer = the_offer(&c, emu.endpoint()).await;
+        let set = put_content(
+            &c,
+            emu.endpoint(),
+            &offer,
+            json!({"offerThroughput": 400, "throughputBuckets": buckets}),
+        )
+        .await;
+        assert_eq!(set.status, 200, "{set:?}");
+        assert!(emu.drain(Duration::from_secs(5)).await);
+    }
+    let emu = EmulatorBuilder::new()
+        .data_dir(&dir)
+        .start()
+        .await
+        .expect("the emulator restarts");
+    let offer = the_offer(&c, emu.endpoint()).await;
+    assert_eq!(offer["content"]["throughputBuckets"], buckets);
+    drop(emu);
+    let _ = std::fs::remove_dir_all(&dir);
+}
