@@ -43,9 +43,10 @@ async fn put_content(c: &TestClient, base: &str, offer: &Value, content: Value) 
     .await
 }
 
-/// Creates a 30 KiB item (150 RU) in partition "p", naming `bucket` when given.
+/// Creates a 323 KiB item (about 150 RU to write, 5 × its read units, see `docs/charges.md`) in
+/// partition "p", naming `bucket` when given.
 async fn create_in_bucket(c: &TestClient, base: &str, id: &str, bucket: Option<&str>) -> Resp {
-    let doc = json!({"id": id, "pk": "p", "pad": "x".repeat(30 * 1024)});
+    let doc = json!({"id": id, "pk": "p", "pad": "x".repeat(323 * 1024)});
     let extra: Vec<(&str, &str)> = bucket
         .map(|b| vec![("x-ms-cosmos-throughput-bucket", b)])
         .unwrap_or_default();
