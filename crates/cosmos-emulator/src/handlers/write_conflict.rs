@@ -2,8 +2,8 @@
 //! replica has not yet received the item's latest version (written in another region within the
 //! replication lag) conflicts with it, and the container's conflict resolution policy
 //! ([`ConflictPolicy`]) decides at once which version stands, as the service decides when the
-//! regions converge. Both writes are accepted; a later write that loses is not committed, and
-//! under a `Custom` policy it goes to the conflicts feed.
+//! regions converge. Both writes are accepted; a later write (or delete) that loses is not
+//! committed, and under a `Custom` policy it goes to the conflicts feed.
 
 use std::sync::Arc;
 
@@ -30,15 +30,15 @@ pub(super) fn as_seen_by_writer<'p>(
     }
 }
 
-/// Whether the write `doc` of `key` conflicts with a version this region has not seen and the
-/// policy keeps that version (the write is then not to be committed; a `Custom` policy has
-/// recorded it in the conflicts feed).
+/// Whether the write `doc` (`None`: a delete) of `key` conflicts with a version this region has
+/// not seen and the policy keeps that version (the write is then not to be committed; a `Custom`
+/// policy has recorded it in the conflicts feed).
 pub(super) fn settled_against_unseen(
     ctx: &RequestCtx<'_>,
     target: &Target,
     partition: &Partition,
     key: &DocKey,
-    doc: &StoredDoc,
+    doc: Option<&StoredDoc>,
 ) -> bool {
     if !ctx.shared.store.topology.multi_write() {
         return false;
@@ -47,29 +47,34 @@ pub(super) fn settled_against_unseen(
     let unseen = partition
         .item_lsn(key, partition.committed_lsn())
         .is_some_and(|lsn| lsn > seen);
-    let Some(earlier) = unseen.then(|| partition.latest(key)).flatten() else {
+    if !unseen {
         return false;
-    };
+    }
     let parse = |body: &[u8]| serde_json::from_slice::<Value>(body).unwrap_or(Value::Null);
     let definition = parse(&target.container.definition().body);
     let policy = definition
         .as_object()
         .map(ConflictPolicy::of_definition)
         .unwrap_or(ConflictPolicy::LastWriterWins(vec!["_ts".into()]));
-    match policy.decide(&parse(&earlier.body), &parse(&doc.body)) {
+    let earlier = partition.latest(key).map(|d| parse(&d.body));
+    let later = doc.map(|d| parse(&d.body));
+    match policy.decide(earlier.as_ref(), later.as_ref()) {
         Outcome::Stands => false,
         Outcome::Loses => true,
         Outcome::Recorded => {
-            // The operation as the writing region saw it: a create when it held no version.
-            let operation = if partition.read_at(key, seen).is_some() {
-                "replace"
-            } else {
-                "create"
+            // The operation as the writing region saw it: a create when it held no version; a
+            // deleted item's content is the version the region deleted.
+            let held = partition.read_at(key, seen);
+            let (operation, content) = match (doc, held) {
+                (Some(doc), None) => ("create", doc),
+                (Some(doc), Some(_)) => ("replace", doc),
+                (None, Some(held)) => ("delete", held.as_ref()),
+                (None, None) => return false,
             };
             target
                 .container
                 .conflicts
-                .record(&target.container.rid_bytes, doc, operation);
+                .record(&target.container.rid_bytes, content, operation);
             true
         }
     }

@@ -4,9 +4,11 @@
 //!
 //! - `LastWriterWins` (the default) on `conflictResolutionPath` (default `/_ts`): the version
 //!   with the higher number there stands; a version without a number there loses to one with
-//!   it; on a tie (or neither has one) the later write stands. Nothing is recorded.
+//!   it; on a tie (or neither has one) the later write stands. A delete wins over a concurrent
+//!   insert or replace whatever the path holds (the service's rule). Nothing is recorded.
 //! - `Custom` without a procedure: the first write stands and the later one goes to the
-//!   conflicts feed for the application to resolve.
+//!   conflicts feed for the application to resolve (a delete as operation `delete`).
+//! - Two deletes agree: nothing conflicts under either policy.
 //! - `Custom` with a merge procedure: not run by the emulator; resolved as without one (the
 //!   conflicts feed holds the later write).
 
@@ -57,8 +59,16 @@ impl ConflictPolicy {
         )
     }
 
-    /// What becomes of the write `later` that did not see the write `earlier` of the same item.
-    pub(crate) fn decide(&self, earlier: &Value, later: &Value) -> Outcome {
+    /// What becomes of the write `later` that did not see the write `earlier` of the same item
+    /// (`None`: a delete).
+    pub(crate) fn decide(&self, earlier: Option<&Value>, later: Option<&Value>) -> Outcome {
+        let (earlier, later) = match (earlier, later) {
+            (None, None) => return Outcome::Stands,
+            _ if matches!(self, Self::Custom) => return Outcome::Recorded,
+            (None, Some(_)) => return Outcome::Loses,
+            (Some(_), None) => return Outcome::Stands,
+            (Some(e), Some(l)) => (e, l),
+        };
         match self {
             Self::Custom => Outcome::Recorded,
             Self::LastWriterWins(path) => {
@@ -115,6 +125,24 @@ mod tests {
     #[test]
     fn the_policy_decides_which_write_stands() {
         let on_v = ConflictPolicy::LastWriterWins(vec!["v".into()]);
+        let custom = ConflictPolicy::Custom;
+        let v = |n: i64| Some(json!({ "v": n }));
+        // (policy, earlier, later, outcome); None is a delete.
+        let deletes = [
+            (&on_v, None, v(99), Outcome::Loses),
+            (&on_v, v(99), None, Outcome::Stands),
+            (&on_v, None, None, Outcome::Stands),
+            (&custom, None, v(1), Outcome::Recorded),
+            (&custom, v(1), None, Outcome::Recorded),
+            (&custom, None, None, Outcome::Stands),
+        ];
+        for (policy, earlier, later, expected) in deletes {
+            assert_eq!(
+                policy.decide(earlier.as_ref(), later.as_ref()),
+                expected,
+                "{policy:?}: {earlier:?} then {later:?}"
+            );
+        }
         let table = [
             (&on_v, json!({"v": 10}), json!({"v": 5}), Outcome::Loses),
             (&on_v, json!({"v": 5}), json!({"v": 10}), Outcome::Stands),
@@ -132,7 +160,7 @@ mod tests {
         ];
         for (policy, earlier, later, expected) in table {
             assert_eq!(
-                policy.decide(&earlier, &later),
+                policy.decide(Some(&earlier), Some(&later)),
                 expected,
                 "{earlier} then {later}"
             );
