@@ -280,3 +280,76 @@ async fn one_conflict_is_read_and_deleted_by_its_id() {
         .await;
     assert_eq!(r.status, 404);
 }
+
+/// A merge procedure: the item stands as the existing version with both writers' `by` joined;
+/// an incoming delete (`incomingItem` null) is dropped; `fail` in the incoming item makes it
+/// throw.
+const MERGE: &str = r#"function resolver(incomingItem, existingItem, isTombstone, conflictingItems) {
+    if (incomingItem && incomingItem.fail) throw new Error("refused");
+    if (isTombstone || !existingItem || !incomingItem) return;
+    var coll = getContext().getCollection();
+    existingItem.by = existingItem.by + "+" + incomingItem.by;
+    existingItem.seen = conflictingItems.length;
+    var ok = coll.upsertDocument(coll.getSelfLink(), existingItem, {}, function (err) {
+        if (err) throw err;
+    });
+    if (!ok) throw new Error("not accepted");
+}"#;
+
+#[tokio::test]
+async fn custom_mode_runs_the_merge_procedure_and_falls_back_to_the_feed() {
+    let (emu, c) = start(
+        json!({"mode": "Custom", "conflictResolutionProcedure": "dbs/db/colls/c/sprocs/merge"}),
+    )
+    .await;
+    let (east, west) = east_west(&emu);
+    let base = emu.endpoint();
+    let sproc = json!({"id": "merge", "body": MERGE});
+    let r = c
+        .post_json(base, "/dbs/db/colls/c/sprocs", &[], &sproc)
+        .await;
+    assert_eq!(r.status, 201, "{r:?}");
+    seed(&c, &emu).await;
+    // Concurrent replaces: the procedure merges them and nothing goes to the feed.
+    let r = upsert(&c, east, &json!({"id": "x", "pk": "p", "by": "east"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = upsert(&c, west, &json!({"id": "x", "pk": "p", "by": "west"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let merged = settled(&c, base).await;
+    assert_eq!(merged["by"], "east+west", "{merged}");
+    assert_eq!(merged["seen"], 0, "{merged}");
+    assert!(conflicts(&c, base).await.is_empty());
+
+    // The procedure throws: the conflict goes to the feed, the existing version stands.
+    let r = upsert(&c, east, &json!({"id": "x", "pk": "p", "by": "east2"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = upsert(
+        &c,
+        west,
+        &json!({"id": "x", "pk": "p", "by": "west2", "fail": true}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(settled(&c, base).await["by"], "east2");
+    let feed = conflicts(&c, base).await;
+    assert_eq!(feed.len(), 1, "{feed:?}");
+    assert_eq!(feed[0]["operationType"], "replace");
+
+    // The procedure is deleted: conflicts go to the feed.
+    let r = c
+        .send(
+            base,
+            Method::DELETE,
+            "/dbs/db/colls/c/sprocs/merge",
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 204, "{r:?}");
+    let r = upsert(&c, east, &json!({"id": "x", "pk": "p", "by": "east3"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = upsert(&c, west, &json!({"id": "x", "pk": "p", "by": "west3"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(settled(&c, base).await["by"], "east3");
+    assert_eq!(conflicts(&c, base).await.len(), 2);
+}

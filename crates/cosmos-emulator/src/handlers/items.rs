@@ -175,8 +175,13 @@ pub(super) fn delete(
     let key = target.key(id);
     let mut partition = target.write(ctx)?;
     let existing = current_for_write(ctx, &target, &partition, &key)?;
-    let lsn = if super::write_conflict::settled_against_unseen(ctx, &target, &partition, &key, None)
-    {
+    let lsn = if super::write_conflict::settled_against_unseen(
+        ctx,
+        &target,
+        &mut partition,
+        &key,
+        None,
+    ) {
         // Accepted, but the version this region had not seen stands.
         partition.committed_lsn()
     } else {

@@ -5,6 +5,7 @@ mod account_admin;
 mod batch;
 mod batch_ops;
 mod change_feed;
+mod conflict_merge;
 mod consistency;
 mod container_stats;
 mod containers;

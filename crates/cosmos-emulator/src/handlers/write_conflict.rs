@@ -3,7 +3,8 @@
 //! replication lag) conflicts with it, and the container's conflict resolution policy
 //! ([`ConflictPolicy`]) decides at once which version stands, as the service decides when the
 //! regions converge. Both writes are accepted; a later write (or delete) that loses is not
-//! committed, and under a `Custom` policy it goes to the conflicts feed.
+//! committed; under a `Custom` policy the merge procedure decides (`conflict_merge.rs`), or
+//! with none (or a failing one) the later write goes to the conflicts feed.
 
 use std::sync::Arc;
 
@@ -36,7 +37,7 @@ pub(super) fn as_seen_by_writer<'p>(
 pub(super) fn settled_against_unseen(
     ctx: &RequestCtx<'_>,
     target: &Target,
-    partition: &Partition,
+    partition: &mut Partition,
     key: &DocKey,
     doc: Option<&StoredDoc>,
 ) -> bool {
@@ -61,21 +62,44 @@ pub(super) fn settled_against_unseen(
     match policy.decide(earlier.as_ref(), later.as_ref()) {
         Outcome::Stands => false,
         Outcome::Loses => true,
-        Outcome::Recorded => {
-            // The operation as the writing region saw it: a create when it held no version; a
-            // deleted item's content is the version the region deleted.
-            let held = partition.read_at(key, seen);
-            let (operation, content) = match (doc, held) {
-                (Some(doc), None) => ("create", doc),
-                (Some(doc), Some(_)) => ("replace", doc),
-                (None, Some(held)) => ("delete", held.as_ref()),
-                (None, None) => return false,
+        Outcome::Merge => {
+            let ConflictPolicy::Custom(Some(name)) = &policy else {
+                return false;
             };
-            target
-                .container
-                .conflicts
-                .record(&target.container.rid_bytes, content, operation);
+            if !super::conflict_merge::resolved_by_procedure(
+                ctx, target, partition, name, later, earlier,
+            ) {
+                record(target, partition, key, seen, doc);
+            }
+            true
+        }
+        Outcome::Recorded => {
+            record(target, partition, key, seen, doc);
             true
         }
     }
+}
+
+/// Puts the write `doc` (`None`: a delete) of `key`, taken by a region whose replica was at
+/// `seen`, in the conflicts feed.
+fn record(
+    target: &Target,
+    partition: &Partition,
+    key: &DocKey,
+    seen: u64,
+    doc: Option<&StoredDoc>,
+) {
+    // The operation as the writing region saw it: a create when it held no version; a deleted
+    // item's content is the version the region deleted.
+    let held = partition.read_at(key, seen);
+    let (operation, content) = match (doc, held) {
+        (Some(doc), None) => ("create", doc),
+        (Some(doc), Some(_)) => ("replace", doc),
+        (None, Some(held)) => ("delete", held.as_ref()),
+        (None, None) => return,
+    };
+    target
+        .container
+        .conflicts
+        .record(&target.container.rid_bytes, content, operation);
 }
