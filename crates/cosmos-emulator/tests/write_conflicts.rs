@@ -353,3 +353,36 @@ async fn custom_mode_runs_the_merge_procedure_and_falls_back_to_the_feed() {
     assert_eq!(settled(&c, base).await["by"], "east3");
     assert_eq!(conflicts(&c, base).await.len(), 2);
 }
+
+#[tokio::test]
+async fn a_batch_reads_the_latest_version_and_never_conflicts() {
+    // What the README states: a transactional batch is checked against the latest version, not
+    // its region's replica, so a create of an item another region wrote within the lag is
+    // refused as usual and nothing reaches the conflicts feed.
+    let (emu, c) = start(json!({"mode": "Custom"})).await;
+    let (east, west) = east_west(&emu);
+    assert_eq!(
+        create(&c, east, &json!({"id": "x", "pk": "p", "by": "east"}))
+            .await
+            .status,
+        201
+    );
+    let pk = pk_header(&json!("p"));
+    let ops =
+        json!([{"operationType": "Create", "resourceBody": {"id": "x", "pk": "p", "by": "west"}}]);
+    let r = c
+        .post_json(
+            west,
+            "/dbs/db/colls/c/docs",
+            &[
+                ("x-ms-documentdb-partitionkey", &pk),
+                ("x-ms-cosmos-is-batch-request", "True"),
+                ("x-ms-cosmos-batch-atomic", "True"),
+            ],
+            &ops,
+        )
+        .await;
+    assert_eq!(r.json()[0]["statusCode"], 409, "{r:?}");
+    assert_eq!(settled(&c, emu.endpoint()).await["by"], "east");
+    assert!(conflicts(&c, emu.endpoint()).await.is_empty());
+}
