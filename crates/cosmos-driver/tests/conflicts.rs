@@ -1,6 +1,8 @@
 //! The conflict feed of a container, against the embedded emulator (multi-write). The emulator
-//! resolves concurrent writes as last writer wins and records no conflict, so the feed is empty;
-//! the shape of a conflict is read in the driver's unit tests.
+//! records a conflict only for concurrent writes in two regions under a `Custom` conflict
+//! resolution policy (its tests/write_conflicts.rs); this container has the default, last writer
+//! wins, and no concurrent writes, so its feed is empty. The shape of a conflict is read in the
+//! driver's unit tests.
 
 use crate::common;
 

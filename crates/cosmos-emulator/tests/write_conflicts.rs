@@ -2,7 +2,8 @@
 //! conflict resolution policy decides, over real HTTP: last writer wins on a custom path keeps
 //! the version with the higher value there; Custom mode without a procedure keeps the first
 //! version and puts the other in the conflicts feed; writes a region has already seen do not
-//! conflict.
+//! conflict; a delete wins over a concurrent write under last writer wins and is recorded as a
+//! `delete` conflict under Custom; one conflict is read and deleted by its id.
 
 use crate::common;
 
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use common::{east_and_lagging_west, east_west, pk_header, Resp, TestClient};
 use cosmos_emulator::{ReplicationLag, WELL_KNOWN_KEY};
+use http::Method;
 use serde_json::{json, Value};
 
 const LAG_MS: u64 = 400;
@@ -137,4 +139,250 @@ async fn custom_mode_without_a_procedure_puts_the_loser_in_the_conflicts_feed() 
     for field in ["id", "_rid", "_self", "_etag", "_ts"] {
         assert!(!conflict[field].is_null(), "{field}: {conflict}");
     }
+}
+
+async fn delete(c: &TestClient, base: &str) -> Resp {
+    c.send_with_pk(
+        base,
+        Method::DELETE,
+        "/dbs/db/colls/c/docs/x",
+        &json!("p"),
+        &[],
+        None,
+    )
+    .await
+}
+
+async fn gone(c: &TestClient, base: &str) -> bool {
+    tokio::time::sleep(Duration::from_millis(LAG_MS + 200)).await;
+    let r = c.read_item(base, "db", "c", "x", &json!("p"), &[]).await;
+    assert!(r.status == 200 || r.status == 404, "{r:?}");
+    r.status == 404
+}
+
+/// Creates item x in East and waits until West has it.
+async fn seed(c: &TestClient, emu: &cosmos_emulator::Emulator) {
+    let (east, _) = east_west(emu);
+    let r = create(
+        c,
+        east,
+        &json!({"id": "x", "pk": "p", "by": "seed", "v": 0}),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{r:?}");
+    assert!(!gone(c, emu.endpoint()).await);
+}
+
+#[tokio::test]
+async fn under_last_writer_wins_a_delete_wins_over_a_concurrent_write() {
+    // Delete first, then a write from the region that had not seen it: the delete stands, even
+    // with a higher value at the path.
+    let (emu, c) = start(json!({"mode": "LastWriterWins", "conflictResolutionPath": "/v"})).await;
+    let (east, west) = east_west(&emu);
+    seed(&c, &emu).await;
+    assert_eq!(delete(&c, east).await.status, 204);
+    let r = upsert(
+        &c,
+        west,
+        &json!({"id": "x", "pk": "p", "v": 99, "by": "west"}),
+    )
+    .await;
+    assert!(r.status == 200 || r.status == 201, "accepted: {r:?}");
+    assert!(gone(&c, emu.endpoint()).await, "the delete wins");
+
+    // A write first, then a delete from the region that had not seen it: the delete stands.
+    seed(&c, &emu).await;
+    let r = upsert(
+        &c,
+        east,
+        &json!({"id": "x", "pk": "p", "v": 99, "by": "east"}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(delete(&c, west).await.status, 204);
+    assert!(gone(&c, emu.endpoint()).await, "the delete wins");
+    assert!(conflicts(&c, emu.endpoint()).await.is_empty());
+}
+
+#[tokio::test]
+async fn under_custom_a_delete_conflict_is_recorded_with_operation_delete() {
+    let (emu, c) = start(json!({"mode": "Custom"})).await;
+    let (east, west) = east_west(&emu);
+    seed(&c, &emu).await;
+    // East replaces; West, not having seen it, deletes: the replace stands, the delete is left
+    // to the application.
+    let r = upsert(&c, east, &json!({"id": "x", "pk": "p", "by": "east"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(delete(&c, west).await.status, 204, "accepted");
+    assert_eq!(settled(&c, emu.endpoint()).await["by"], "east");
+    let feed = conflicts(&c, emu.endpoint()).await;
+    assert_eq!(feed.len(), 1, "{feed:?}");
+    assert_eq!(feed[0]["operationType"], "delete");
+    let content: Value = serde_json::from_str(feed[0]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content["by"], "seed", "the version West deleted");
+
+    // East deletes; West, not having seen it, replaces: the delete stands, the replace is left
+    // to the application.
+    assert_eq!(delete(&c, east).await.status, 204);
+    let r = upsert(&c, west, &json!({"id": "x", "pk": "p", "by": "west"})).await;
+    assert!(r.status == 200 || r.status == 201, "accepted: {r:?}");
+    assert!(gone(&c, emu.endpoint()).await, "the delete stands");
+    let feed = conflicts(&c, emu.endpoint()).await;
+    assert_eq!(feed.len(), 2, "{feed:?}");
+    assert_eq!(feed[1]["operationType"], "replace");
+
+    // Both regions delete: they agree, nothing is recorded.
+    seed(&c, &emu).await;
+    assert_eq!(delete(&c, east).await.status, 204);
+    assert_eq!(delete(&c, west).await.status, 204);
+    assert!(gone(&c, emu.endpoint()).await);
+    assert_eq!(conflicts(&c, emu.endpoint()).await.len(), 2);
+}
+
+#[tokio::test]
+async fn one_conflict_is_read_and_deleted_by_its_id() {
+    let (emu, c) = start(json!({"mode": "Custom"})).await;
+    let (east, west) = east_west(&emu);
+    let base = emu.endpoint();
+    assert_eq!(
+        create(&c, east, &json!({"id": "x", "pk": "p"}))
+            .await
+            .status,
+        201
+    );
+    assert_eq!(
+        create(&c, west, &json!({"id": "x", "pk": "p"}))
+            .await
+            .status,
+        201
+    );
+    let feed = conflicts(&c, base).await;
+    assert_eq!(feed.len(), 1, "{feed:?}");
+    let id = feed[0]["id"].as_str().unwrap();
+    let path = format!("/dbs/db/colls/c/conflicts/{id}");
+
+    let r = c.get(base, &path, &[]).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json(), feed[0]);
+    let r = c.send(base, Method::DELETE, &path, &[], None).await;
+    assert_eq!(r.status, 204, "{r:?}");
+    assert_eq!(c.get(base, &path, &[]).await.status, 404);
+    assert_eq!(
+        c.send(base, Method::DELETE, &path, &[], None).await.status,
+        404
+    );
+    assert!(conflicts(&c, base).await.is_empty());
+    // An unknown id, and one of a container that does not exist, answer 404.
+    let r = c.get(base, "/dbs/db/colls/c/conflicts/nope", &[]).await;
+    assert_eq!(r.status, 404);
+    let r = c
+        .get(base, &format!("/dbs/db/colls/none/conflicts/{id}"), &[])
+        .await;
+    assert_eq!(r.status, 404);
+}
+
+/// A merge procedure: the item stands as the existing version with both writers' `by` joined;
+/// an incoming delete (`incomingItem` null) is dropped; `fail` in the incoming item makes it
+/// throw.
+const MERGE: &str = r#"function resolver(incomingItem, existingItem, isTombstone, conflictingItems) {
+    if (incomingItem && incomingItem.fail) throw new Error("refused");
+    if (isTombstone || !existingItem || !incomingItem) return;
+    var coll = getContext().getCollection();
+    existingItem.by = existingItem.by + "+" + incomingItem.by;
+    existingItem.seen = conflictingItems.length;
+    var ok = coll.upsertDocument(coll.getSelfLink(), existingItem, {}, function (err) {
+        if (err) throw err;
+    });
+    if (!ok) throw new Error("not accepted");
+}"#;
+
+#[tokio::test]
+async fn custom_mode_runs_the_merge_procedure_and_falls_back_to_the_feed() {
+    let (emu, c) = start(
+        json!({"mode": "Custom", "conflictResolutionProcedure": "dbs/db/colls/c/sprocs/merge"}),
+    )
+    .await;
+    let (east, west) = east_west(&emu);
+    let base = emu.endpoint();
+    let sproc = json!({"id": "merge", "body": MERGE});
+    let r = c
+        .post_json(base, "/dbs/db/colls/c/sprocs", &[], &sproc)
+        .await;
+    assert_eq!(r.status, 201, "{r:?}");
+    seed(&c, &emu).await;
+    // Concurrent replaces: the procedure merges them and nothing goes to the feed.
+    let r = upsert(&c, east, &json!({"id": "x", "pk": "p", "by": "east"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = upsert(&c, west, &json!({"id": "x", "pk": "p", "by": "west"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let merged = settled(&c, base).await;
+    assert_eq!(merged["by"], "east+west", "{merged}");
+    assert_eq!(merged["seen"], 0, "{merged}");
+    assert!(conflicts(&c, base).await.is_empty());
+
+    // The procedure throws: the conflict goes to the feed, the existing version stands.
+    let r = upsert(&c, east, &json!({"id": "x", "pk": "p", "by": "east2"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = upsert(
+        &c,
+        west,
+        &json!({"id": "x", "pk": "p", "by": "west2", "fail": true}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(settled(&c, base).await["by"], "east2");
+    let feed = conflicts(&c, base).await;
+    assert_eq!(feed.len(), 1, "{feed:?}");
+    assert_eq!(feed[0]["operationType"], "replace");
+
+    // The procedure is deleted: conflicts go to the feed.
+    let r = c
+        .send(
+            base,
+            Method::DELETE,
+            "/dbs/db/colls/c/sprocs/merge",
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 204, "{r:?}");
+    let r = upsert(&c, east, &json!({"id": "x", "pk": "p", "by": "east3"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = upsert(&c, west, &json!({"id": "x", "pk": "p", "by": "west3"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(settled(&c, base).await["by"], "east3");
+    assert_eq!(conflicts(&c, base).await.len(), 2);
+}
+
+#[tokio::test]
+async fn a_batch_reads_the_latest_version_and_never_conflicts() {
+    // What the README states: a transactional batch is checked against the latest version, not
+    // its region's replica, so a create of an item another region wrote within the lag is
+    // refused as usual and nothing reaches the conflicts feed.
+    let (emu, c) = start(json!({"mode": "Custom"})).await;
+    let (east, west) = east_west(&emu);
+    assert_eq!(
+        create(&c, east, &json!({"id": "x", "pk": "p", "by": "east"}))
+            .await
+            .status,
+        201
+    );
+    let pk = pk_header(&json!("p"));
+    let ops =
+        json!([{"operationType": "Create", "resourceBody": {"id": "x", "pk": "p", "by": "west"}}]);
+    let r = c
+        .post_json(
+            west,
+            "/dbs/db/colls/c/docs",
+            &[
+                ("x-ms-documentdb-partitionkey", &pk),
+                ("x-ms-cosmos-is-batch-request", "True"),
+                ("x-ms-cosmos-batch-atomic", "True"),
+            ],
+            &ops,
+        )
+        .await;
+    assert_eq!(r.json()[0]["statusCode"], 409, "{r:?}");
+    assert_eq!(settled(&c, emu.endpoint()).await["by"], "east");
+    assert!(conflicts(&c, emu.endpoint()).await.is_empty());
 }

@@ -176,3 +176,32 @@ pub(super) fn conflicts(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Re
     )
     .header(headers::ITEM_COUNT, listed.len().to_string()))
 }
+
+/// GET /dbs/{db}/colls/{coll}/conflicts/{id}: one conflict of the feed.
+pub(super) fn read_conflict(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+    id: &str,
+) -> Result<Reply, ApiError> {
+    let container = ctx.shared.store.catalog.container(db, coll)?;
+    let body = container
+        .conflicts
+        .get(id)
+        .ok_or_else(ApiError::missing_entity)?;
+    Ok(Reply::json(200, body, charge::metadata()))
+}
+
+/// DELETE /dbs/{db}/colls/{coll}/conflicts/{id}: the application has resolved the conflict; 204.
+pub(super) fn delete_conflict(
+    ctx: &RequestCtx<'_>,
+    db: &str,
+    coll: &str,
+    id: &str,
+) -> Result<Reply, ApiError> {
+    let container = ctx.shared.store.catalog.container(db, coll)?;
+    if !container.conflicts.remove(id) {
+        return Err(ApiError::missing_entity());
+    }
+    Ok(Reply::empty(204, charge::metadata()))
+}

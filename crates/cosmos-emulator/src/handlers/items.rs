@@ -175,7 +175,18 @@ pub(super) fn delete(
     let key = target.key(id);
     let mut partition = target.write(ctx)?;
     let existing = current_for_write(ctx, &target, &partition, &key)?;
-    let lsn = commit(ctx, &mut partition, &key, None);
+    let lsn = if super::write_conflict::settled_against_unseen(
+        ctx,
+        &target,
+        &mut partition,
+        &key,
+        None,
+    ) {
+        // Accepted, but the version this region had not seen stands.
+        partition.committed_lsn()
+    } else {
+        commit(ctx, &mut partition, &key, None)
+    };
     Ok(item_reply(
         ctx,
         &target,
@@ -287,7 +298,7 @@ pub(super) fn commit_prepared(
         .unique_keys
         .check_writes(partition, &write)
         .map_err(|(_, e)| e)?;
-    if super::write_conflict::settled_against_unseen(ctx, target, partition, key, &doc) {
+    if super::write_conflict::settled_against_unseen(ctx, target, partition, key, Some(&doc)) {
         // Accepted, but the version this region had not seen stands.
         return Ok((doc, partition.committed_lsn()));
     }

@@ -5,6 +5,7 @@ mod account_admin;
 mod batch;
 mod batch_ops;
 mod change_feed;
+mod conflict_merge;
 mod consistency;
 mod container_stats;
 mod containers;
@@ -110,9 +111,11 @@ fn dispatch(ctx: &RequestCtx<'_>, route: &Route) -> Result<Reply, ApiError> {
         (O::ReadConflicts, Resource::Conflicts { db, coll }) => {
             containers::conflicts(ctx, db, coll)
         }
-        (O::ReadConflict | O::DeleteConflict, Resource::Conflict { db, coll, .. }) => {
-            ctx.shared.store.catalog.container(db, coll)?;
-            Err(ApiError::missing_entity())
+        (O::ReadConflict, Resource::Conflict { db, coll, id }) => {
+            containers::read_conflict(ctx, db, coll, id)
+        }
+        (O::DeleteConflict, Resource::Conflict { db, coll, id }) => {
+            containers::delete_conflict(ctx, db, coll, id)
         }
         (O::QueryScripts, Resource::Scripts { db, coll, kind }) => {
             scripts::query(ctx, db, coll, *kind)

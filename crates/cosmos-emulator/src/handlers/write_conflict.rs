@@ -2,8 +2,9 @@
 //! replica has not yet received the item's latest version (written in another region within the
 //! replication lag) conflicts with it, and the container's conflict resolution policy
 //! ([`ConflictPolicy`]) decides at once which version stands, as the service decides when the
-//! regions converge. Both writes are accepted; a later write that loses is not committed, and
-//! under a `Custom` policy it goes to the conflicts feed.
+//! regions converge. Both writes are accepted; a later write (or delete) that loses is not
+//! committed; under a `Custom` policy the merge procedure decides (`conflict_merge.rs`), or
+//! with none (or a failing one) the later write goes to the conflicts feed.
 
 use std::sync::Arc;
 
@@ -30,15 +31,15 @@ pub(super) fn as_seen_by_writer<'p>(
     }
 }
 
-/// Whether the write `doc` of `key` conflicts with a version this region has not seen and the
-/// policy keeps that version (the write is then not to be committed; a `Custom` policy has
-/// recorded it in the conflicts feed).
+/// Whether the write `doc` (`None`: a delete) of `key` conflicts with a version this region has
+/// not seen and the policy keeps that version (the write is then not to be committed; a `Custom`
+/// policy has recorded it in the conflicts feed).
 pub(super) fn settled_against_unseen(
     ctx: &RequestCtx<'_>,
     target: &Target,
-    partition: &Partition,
+    partition: &mut Partition,
     key: &DocKey,
-    doc: &StoredDoc,
+    doc: Option<&StoredDoc>,
 ) -> bool {
     if !ctx.shared.store.topology.multi_write() {
         return false;
@@ -47,30 +48,58 @@ pub(super) fn settled_against_unseen(
     let unseen = partition
         .item_lsn(key, partition.committed_lsn())
         .is_some_and(|lsn| lsn > seen);
-    let Some(earlier) = unseen.then(|| partition.latest(key)).flatten() else {
+    if !unseen {
         return false;
-    };
+    }
     let parse = |body: &[u8]| serde_json::from_slice::<Value>(body).unwrap_or(Value::Null);
     let definition = parse(&target.container.definition().body);
     let policy = definition
         .as_object()
         .map(ConflictPolicy::of_definition)
         .unwrap_or(ConflictPolicy::LastWriterWins(vec!["_ts".into()]));
-    match policy.decide(&parse(&earlier.body), &parse(&doc.body)) {
+    let earlier = partition.latest(key).map(|d| parse(&d.body));
+    let later = doc.map(|d| parse(&d.body));
+    match policy.decide(earlier.as_ref(), later.as_ref()) {
         Outcome::Stands => false,
         Outcome::Loses => true,
-        Outcome::Recorded => {
-            // The operation as the writing region saw it: a create when it held no version.
-            let operation = if partition.read_at(key, seen).is_some() {
-                "replace"
-            } else {
-                "create"
+        Outcome::Merge => {
+            let ConflictPolicy::Custom(Some(name)) = &policy else {
+                return false;
             };
-            target
-                .container
-                .conflicts
-                .record(&target.container.rid_bytes, doc, operation);
+            if !super::conflict_merge::resolved_by_procedure(
+                ctx, target, partition, name, later, earlier,
+            ) {
+                record(target, partition, key, seen, doc);
+            }
+            true
+        }
+        Outcome::Recorded => {
+            record(target, partition, key, seen, doc);
             true
         }
     }
+}
+
+/// Puts the write `doc` (`None`: a delete) of `key`, taken by a region whose replica was at
+/// `seen`, in the conflicts feed.
+fn record(
+    target: &Target,
+    partition: &Partition,
+    key: &DocKey,
+    seen: u64,
+    doc: Option<&StoredDoc>,
+) {
+    // The operation as the writing region saw it: a create when it held no version; a deleted
+    // item's content is the version the region deleted.
+    let held = partition.read_at(key, seen);
+    let (operation, content) = match (doc, held) {
+        (Some(doc), None) => ("create", doc),
+        (Some(doc), Some(_)) => ("replace", doc),
+        (None, Some(held)) => ("delete", held.as_ref()),
+        (None, None) => return,
+    };
+    target
+        .container
+        .conflicts
+        .record(&target.container.rid_bytes, content, operation);
 }

@@ -4,11 +4,14 @@
 //!
 //! - `LastWriterWins` (the default) on `conflictResolutionPath` (default `/_ts`): the version
 //!   with the higher number there stands; a version without a number there loses to one with
-//!   it; on a tie (or neither has one) the later write stands. Nothing is recorded.
+//!   it; on a tie (or neither has one) the later write stands. A delete wins over a concurrent
+//!   insert or replace whatever the path holds (the service's rule). Nothing is recorded.
 //! - `Custom` without a procedure: the first write stands and the later one goes to the
-//!   conflicts feed for the application to resolve.
-//! - `Custom` with a merge procedure: not run by the emulator; resolved as without one (the
-//!   conflicts feed holds the later write).
+//!   conflicts feed for the application to resolve (a delete as operation `delete`).
+//! - Two deletes agree: nothing conflicts under either policy.
+//! - `Custom` with a merge procedure (`conflictResolutionProcedure`, a link to a stored
+//!   procedure of the container): the procedure decides ([`Outcome::Merge`]); where it fails or
+//!   is missing, the later write goes to the conflicts feed.
 
 use serde_json::{Map, Value};
 
@@ -17,8 +20,9 @@ use serde_json::{Map, Value};
 pub(crate) enum ConflictPolicy {
     /// The property names of the path compared.
     LastWriterWins(Vec<String>),
-    /// Conflicts go to the conflicts feed.
-    Custom,
+    /// Conflicts go to the named merge procedure of the container, or with none to the
+    /// conflicts feed.
+    Custom(Option<String>),
 }
 
 /// What becomes of the later of two concurrent writes.
@@ -30,6 +34,8 @@ pub(crate) enum Outcome {
     Loses,
     /// The earlier write stands; the later one goes to the conflicts feed.
     Recorded,
+    /// The merge procedure decides (the later write is not committed as such).
+    Merge,
 }
 
 impl ConflictPolicy {
@@ -42,7 +48,13 @@ impl ConflictPolicy {
             .and_then(Value::as_str)
             .unwrap_or("LastWriterWins");
         if mode.eq_ignore_ascii_case("Custom") {
-            return Self::Custom;
+            let procedure = policy
+                .and_then(|p| p.get("conflictResolutionProcedure"))
+                .and_then(Value::as_str)
+                .and_then(|link| link.trim_matches('/').rsplit('/').next())
+                .filter(|name| !name.is_empty())
+                .map(str::to_owned);
+            return Self::Custom(procedure);
         }
         let path = policy
             .and_then(|p| p.get("conflictResolutionPath"))
@@ -57,10 +69,20 @@ impl ConflictPolicy {
         )
     }
 
-    /// What becomes of the write `later` that did not see the write `earlier` of the same item.
-    pub(crate) fn decide(&self, earlier: &Value, later: &Value) -> Outcome {
+    /// What becomes of the write `later` that did not see the write `earlier` of the same item
+    /// (`None`: a delete).
+    pub(crate) fn decide(&self, earlier: Option<&Value>, later: Option<&Value>) -> Outcome {
+        let (earlier, later) = match (earlier, later) {
+            (None, None) => return Outcome::Stands,
+            _ if matches!(self, Self::Custom(Some(_))) => return Outcome::Merge,
+            _ if matches!(self, Self::Custom(None)) => return Outcome::Recorded,
+            (None, Some(_)) => return Outcome::Loses,
+            (Some(_), None) => return Outcome::Stands,
+            (Some(e), Some(l)) => (e, l),
+        };
         match self {
-            Self::Custom => Outcome::Recorded,
+            Self::Custom(Some(_)) => Outcome::Merge,
+            Self::Custom(None) => Outcome::Recorded,
             Self::LastWriterWins(path) => {
                 let at = |v: &Value| {
                     path.iter()
@@ -102,19 +124,48 @@ mod tests {
         );
         assert_eq!(
             of(json!({"conflictResolutionPolicy": {"mode": "Custom"}})),
-            ConflictPolicy::Custom
+            ConflictPolicy::Custom(None)
+        );
+        assert_eq!(
+            of(
+                json!({"conflictResolutionPolicy": {"mode": "Custom", "conflictResolutionProcedure": ""}})
+            ),
+            ConflictPolicy::Custom(None)
         );
         assert_eq!(
             of(
                 json!({"conflictResolutionPolicy": {"mode": "custom", "conflictResolutionProcedure": "dbs/d/colls/c/sprocs/m"}})
             ),
-            ConflictPolicy::Custom
+            ConflictPolicy::Custom(Some("m".into()))
         );
     }
 
     #[test]
     fn the_policy_decides_which_write_stands() {
         let on_v = ConflictPolicy::LastWriterWins(vec!["v".into()]);
+        let custom = ConflictPolicy::Custom(None);
+        let merge = ConflictPolicy::Custom(Some("m".into()));
+        let v = |n: i64| Some(json!({ "v": n }));
+        // (policy, earlier, later, outcome); None is a delete.
+        let deletes = [
+            (&on_v, None, v(99), Outcome::Loses),
+            (&on_v, v(99), None, Outcome::Stands),
+            (&on_v, None, None, Outcome::Stands),
+            (&custom, None, v(1), Outcome::Recorded),
+            (&custom, v(1), None, Outcome::Recorded),
+            (&custom, None, None, Outcome::Stands),
+            (&merge, None, v(1), Outcome::Merge),
+            (&merge, v(1), None, Outcome::Merge),
+            (&merge, v(1), v(2), Outcome::Merge),
+            (&merge, None, None, Outcome::Stands),
+        ];
+        for (policy, earlier, later, expected) in deletes {
+            assert_eq!(
+                policy.decide(earlier.as_ref(), later.as_ref()),
+                expected,
+                "{policy:?}: {earlier:?} then {later:?}"
+            );
+        }
         let table = [
             (&on_v, json!({"v": 10}), json!({"v": 5}), Outcome::Loses),
             (&on_v, json!({"v": 5}), json!({"v": 10}), Outcome::Stands),
@@ -124,7 +175,7 @@ mod tests {
             (&on_v, json!({"v": "z"}), json!({"v": 1}), Outcome::Stands),
             (&on_v, json!({}), json!({}), Outcome::Stands),
             (
-                &ConflictPolicy::Custom,
+                &ConflictPolicy::Custom(None),
                 json!({"v": 1}),
                 json!({"v": 2}),
                 Outcome::Recorded,
@@ -132,7 +183,7 @@ mod tests {
         ];
         for (policy, earlier, later, expected) in table {
             assert_eq!(
-                policy.decide(&earlier, &later),
+                policy.decide(Some(&earlier), Some(&later)),
                 expected,
                 "{earlier} then {later}"
             );

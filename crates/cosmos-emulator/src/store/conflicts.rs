@@ -2,7 +2,8 @@
 //! conflict resolution policy left for the application ([`super::conflict_policy`]), each as the
 //! service shapes a conflict resource: `id`, `_rid`, `resourceId` (the item's `_rid`),
 //! `resourceType` `document`, `operationType`, `content` (the item's JSON text), `_self`, `_etag`
-//! and `_ts`. At most [`MOST_CONFLICTS`] are kept, the oldest dropped first.
+//! and `_ts`. At most [`MOST_CONFLICTS`] are kept, the oldest dropped first. One is read or
+//! deleted by its id.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +21,7 @@ pub(crate) const MOST_CONFLICTS: usize = 10_000;
 /// The conflicts of one container, oldest first.
 #[derive(Debug, Default)]
 pub(crate) struct ConflictLog {
-    entries: Mutex<VecDeque<Bytes>>,
+    entries: Mutex<VecDeque<(String, Bytes)>>,
     next: AtomicU64,
 }
 
@@ -34,8 +35,8 @@ impl ConflictLog {
         rid[8..].copy_from_slice(&n.to_be_bytes());
         let rid = encode_rid(&rid);
         let body = json!({
-            "id": rid,
-            "_rid": rid,
+            "id": &rid,
+            "_rid": &rid,
             "resourceId": encode_rid(&doc.rid),
             "resourceType": "document",
             "operationType": operation,
@@ -52,7 +53,7 @@ impl ConflictLog {
             if entries.len() >= MOST_CONFLICTS {
                 entries.pop_front();
             }
-            entries.push_back(Bytes::from(body.to_string()));
+            entries.push_back((rid, Bytes::from(body.to_string())));
         }
     }
 
@@ -60,14 +61,32 @@ impl ConflictLog {
     pub(crate) fn list(&self) -> Vec<Bytes> {
         self.entries
             .lock()
-            .map(|e| e.iter().cloned().collect())
+            .map(|e| e.iter().map(|(_, body)| body.clone()).collect())
             .unwrap_or_default()
+    }
+
+    /// The conflict with id `id`.
+    pub(crate) fn get(&self, id: &str) -> Option<Bytes> {
+        let entries = self.entries.lock().ok()?;
+        entries
+            .iter()
+            .find(|(k, _)| k == id)
+            .map(|(_, b)| b.clone())
+    }
+
+    /// Removes the conflict with id `id`; whether there was one.
+    pub(crate) fn remove(&self, id: &str) -> bool {
+        let Ok(mut entries) = self.entries.lock() else {
+            return false;
+        };
+        let at = entries.iter().position(|(k, _)| k == id);
+        at.and_then(|i| entries.remove(i)).is_some()
     }
 
     /// A copy (a split container keeps its conflicts).
     pub(crate) fn copy(&self) -> Self {
         Self {
-            entries: Mutex::new(self.list().into()),
+            entries: Mutex::new(self.entries.lock().map(|e| e.clone()).unwrap_or_default()),
             next: AtomicU64::new(self.next.load(Ordering::Relaxed)),
         }
     }
@@ -105,5 +124,16 @@ mod tests {
         }
         assert_eq!(log.list().len(), MOST_CONFLICTS);
         assert_eq!(log.copy().list().len(), MOST_CONFLICTS);
+        let last: serde_json::Value = serde_json::from_slice(log.list().last().unwrap()).unwrap();
+        let id = last["id"].as_str().unwrap();
+        assert_eq!(log.get(id).as_deref(), log.list().last().map(|b| &b[..]));
+        assert!(
+            log.get(c["id"].as_str().unwrap()).is_none(),
+            "dropped as oldest"
+        );
+        assert!(log.remove(id));
+        assert!(!log.remove(id));
+        assert!(log.get(id).is_none());
+        assert_eq!(log.list().len(), MOST_CONFLICTS - 1);
     }
 }
