@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::batch_ops::{evaluate, op_epk, op_item_id, BatchOp, OpResult, Staged};
 use super::consistency::{require_write_region, session_token};
-use super::items::commit_all;
+use super::item_write::commit_all;
 use super::patch::condition_meter;
 use super::replica_headers::{container_paths, replica_headers, replica_state};
 use crate::epk::Epk;

@@ -2,20 +2,16 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
-use tokio::time::Instant;
-
 use super::consistency::{if_match_ok, if_none_match_hit, read_lsn, require_write_region};
 use super::item_reply::{item_reply, partition_error, with_item_lsn, write_error};
+use super::item_write::{commit, commit_all, prepare_item};
 use super::target::Target;
 use crate::epk::EpkFilter;
 use crate::exchange::request_class::flag;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::ids::unix_seconds;
 use crate::protocol::{charge, headers, indexing_directive, ApiError};
-use crate::store::document::{id_of, parse_object, seal};
-use crate::store::embeddings::Embeddings;
-use crate::store::item_limits::{check_depth, check_size};
+use crate::store::document::{id_of, parse_object};
 use crate::store::{DocKey, Partition, StoredDoc};
 
 /// POST .../docs: create, or upsert with `x-ms-documentdb-is-upsert: true`.
@@ -255,34 +251,6 @@ pub(super) fn current_for_write(
     Ok(existing)
 }
 
-/// `map` checked and sealed (system properties added) as the item with resource id `rid`, with
-/// its unique key values; nothing is committed (no lock is needed). Refuses an item whose `ttl`
-/// is not -1 or a positive number of seconds (400), one deeper than
-/// [`MAX_ITEM_DEPTH`](crate::store::item_limits::MAX_ITEM_DEPTH) (400) or larger than
-/// [`MAX_ITEM_BYTES`](crate::store::item_limits::MAX_ITEM_BYTES) (413). `indexed` is false for an
-/// item kept out of the index (`x-ms-indexing-directive: Exclude`).
-pub(super) fn prepare_item(
-    target: &Target,
-    map: Map<String, Value>,
-    rid: [u8; 16],
-    indexed: bool,
-) -> Result<Arc<StoredDoc>, ApiError> {
-    check_depth(&map)?;
-    crate::store::ttl::check_item_ttl(&map).map_err(ApiError::bad_request)?;
-    let unique = target.container.unique_keys.entries(&map);
-    let vectors = Embeddings::of_item(&map, &target.container.vector_paths);
-    let sealed = seal(map, &rid, target.self_link(&rid));
-    check_size(sealed.body.len())?;
-    Ok(Arc::new(StoredDoc {
-        body: sealed.body,
-        etag: sealed.etag,
-        rid,
-        unique,
-        vectors,
-        indexed,
-    }))
-}
-
 /// Commits an item [`prepare_item`] sealed: 409 (changing nothing) when another item of its
 /// logical partition holds its values at a unique key.
 pub(super) fn commit_prepared(
@@ -330,26 +298,4 @@ fn rename(
         .map_err(|(_, e)| e)?;
     let lsn = commit_all(ctx, partition, writes);
     Ok((doc, lsn))
-}
-
-/// Commits a write in the serving region; the partition's clock reading is taken under its lock so
-/// commits stay in time order.
-pub(super) fn commit(
-    ctx: &RequestCtx<'_>,
-    partition: &mut Partition,
-    key: &DocKey,
-    doc: Option<Arc<StoredDoc>>,
-) -> u64 {
-    let lags = ctx.shared.store.sample_lags();
-    partition.commit(key.clone(), doc, ctx.region, Instant::now(), &lags)
-}
-
-/// Commits a transaction's writes at one LSN in the serving region (see [`commit`]).
-pub(super) fn commit_all(
-    ctx: &RequestCtx<'_>,
-    partition: &mut Partition,
-    writes: Vec<(DocKey, Option<Arc<StoredDoc>>)>,
-) -> u64 {
-    let lags = ctx.shared.store.sample_lags();
-    partition.commit_all(writes, ctx.region, Instant::now(), &lags)
 }

@@ -13,6 +13,7 @@ mod databases;
 mod failover;
 mod feed;
 mod item_reply;
+mod item_write;
 mod items;
 mod lag_admin;
 mod metadata_query;

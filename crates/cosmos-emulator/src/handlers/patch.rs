@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 
 use super::consistency::require_write_region;
 use super::item_reply::{item_reply, write_error};
-use super::items::{commit_prepared, current_for_write, prepare_item};
+use super::item_write::prepare_item;
+use super::items::{commit_prepared, current_for_write};
 use super::target::Target;
 use crate::exchange::{Reply, RequestCtx};
 use crate::protocol::{charge, ApiError};

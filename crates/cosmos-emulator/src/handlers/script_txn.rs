@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::item_reply::write_error;
-use super::items::{commit_all, prepare_item};
+use super::item_write::{commit_all, prepare_item};
 use super::target::Target;
 use crate::epk::EpkFilter;
 use crate::exchange::RequestCtx;
