@@ -43,7 +43,7 @@ async fn put_content(c: &TestClient, base: &str, offer: &Value, content: Value) 
     .await
 }
 
-/// Creates a 30 KiB item (150 RU) in partition "p", naming `bucket` when given.
+/// Creates a 30 KiB item (about 18 RU) in partition "p", naming `bucket` when given.
 async fn create_in_bucket(c: &TestClient, base: &str, id: &str, bucket: Option<&str>) -> Resp {
     let doc = json!({"id": id, "pk": "p", "pad": "x".repeat(30 * 1024)});
     let extra: Vec<(&str, &str)> = bucket
@@ -106,7 +106,7 @@ async fn the_offer_keeps_bucket_settings_and_refuses_bad_ones() {
 
 #[tokio::test]
 async fn a_bucket_past_its_percentage_answers_429_3212_while_other_requests_go_on() {
-    // One range with the whole 400 RU/s; bucket 1 may use 20% of it: 80 RU a second.
+    // One range with the whole 400 RU/s; bucket 1 may use 4% of it: 16 RU a second.
     let (emu, c) = start_with_container(
         EmulatorBuilder::new()
             .partitions(1)
@@ -119,7 +119,7 @@ async fn a_bucket_past_its_percentage_answers_429_3212_while_other_requests_go_o
         &c,
         base,
         &offer,
-        json!({"offerThroughput": 400, "throughputBuckets": [{"id": 1, "maxThroughputPercentage": 20}]}),
+        json!({"offerThroughput": 400, "throughputBuckets": [{"id": 1, "maxThroughputPercentage": 4}]}),
     )
     .await;
     assert_eq!(set.status, 200, "{set:?}");
@@ -137,8 +137,8 @@ async fn a_bucket_past_its_percentage_answers_429_3212_while_other_requests_go_o
     let second = create_in_bucket(&c, base, "b2", Some("1")).await;
     let unbucketed = create_in_bucket(&c, base, "n1", None).await;
     let unconfigured = create_in_bucket(&c, base, "u1", Some("2")).await;
-    // Within one second: bucket 1 used 150 RU of its 80 with its first write, so its second is
-    // refused; the container has used 150 of 400, so the others are served.
+    // Within one second: bucket 1 used about 18 RU of its 16 with its first write, so its second
+    // is refused; the container has used about 18 of 400, so the others are served.
     if started.elapsed() < Duration::from_millis(800) {
         assert_eq!(first.status, 201, "{first:?}");
         assert_eq!(
@@ -162,7 +162,10 @@ async fn bucket_settings_survive_a_restart_with_a_data_directory() {
     let dir = std::env::temp_dir().join(format!("emu-buckets-{}", rand::random::<u32>()));
     let _ = std::fs::remove_dir_all(&dir);
     let c = TestClient::new(WELL_KNOWN_KEY);
-    let buckets = json!([{"id": 2, "maxThroughputPercentage": 35}]);
+    let buckets = json!([
+        {"id": 2, "maxThroughputPercentage": 35},
+        {"id": 4, "maxThroughputPercentage": 10, "isDefaultBucket": true}
+    ]);
     {
         let emu = EmulatorBuilder::new()
             .data_dir(&dir)
@@ -190,4 +193,64 @@ async fn bucket_settings_survive_a_restart_with_a_data_directory() {
     assert_eq!(offer["content"]["throughputBuckets"], buckets);
     drop(emu);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_request_without_a_bucket_is_capped_by_the_default_bucket() {
+    // One range with the whole 400 RU/s; bucket 1, the default, may use 4% of it: 16 RU a second.
+    let (emu, c) = start_with_container(
+        EmulatorBuilder::new()
+            .partitions(1)
+            .enforce_throughput(true),
+    )
+    .await;
+    let base = emu.endpoint();
+    let offer = the_offer(&c, base).await;
+    let two_defaults = put_content(
+        &c,
+        base,
+        &offer,
+        json!({"offerThroughput": 400, "throughputBuckets": [
+            {"id": 1, "maxThroughputPercentage": 20, "isDefaultBucket": true},
+            {"id": 2, "maxThroughputPercentage": 30, "isDefaultBucket": true}]}),
+    )
+    .await;
+    assert_eq!(two_defaults.status, 400, "{two_defaults:?}");
+    assert!(
+        two_defaults.message().contains("isDefaultBucket"),
+        "{two_defaults:?}"
+    );
+    let buckets = json!([
+        {"id": 1, "maxThroughputPercentage": 4, "isDefaultBucket": true},
+        {"id": 3, "maxThroughputPercentage": 50}
+    ]);
+    let set = put_content(
+        &c,
+        base,
+        &offer,
+        json!({"offerThroughput": 400, "throughputBuckets": buckets}),
+    )
+    .await;
+    assert_eq!(set.status, 200, "{set:?}");
+    assert_eq!(set.json()["content"]["throughputBuckets"], buckets);
+    assert_eq!(
+        the_offer(&c, base).await["content"]["throughputBuckets"],
+        buckets
+    );
+    let started = Instant::now();
+    let first = create_in_bucket(&c, base, "n1", None).await;
+    let second = create_in_bucket(&c, base, "n2", None).await;
+    let unconfigured = create_in_bucket(&c, base, "u1", Some("2")).await;
+    if started.elapsed() < Duration::from_millis(800) {
+        assert_eq!(first.status, 201, "{first:?}");
+        // The first unbucketed write used about 18 RU of the default bucket's 16.
+        assert_eq!(
+            (second.status, second.sub_status()),
+            (429, 3212),
+            "{second:?}"
+        );
+        assert!(second.message().contains("bucket 1"), "{second:?}");
+        // A bucket that is not configured uses the container's throughput, not the default's.
+        assert_eq!(unconfigured.status, 201, "{unconfigured:?}");
+    }
 }
