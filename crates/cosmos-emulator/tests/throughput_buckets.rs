@@ -62,7 +62,9 @@ async fn create_in_bucket(c: &TestClient, base: &str, id: &str, bucket: Option<&
 
 #[tokio::test]
 async fn the_offer_keeps_bucket_settings_and_refuses_bad_ones() {
-    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    // The settings change twice here: no interval between changes.
+    let (emu, c) =
+        start_with_container(EmulatorBuilder::new().bucket_change_interval(Duration::ZERO)).await;
     let base = emu.endpoint();
     let offer = the_offer(&c, base).await;
     let buckets =
@@ -253,4 +255,77 @@ async fn a_request_without_a_bucket_is_capped_by_the_default_bucket() {
         // A bucket that is not configured uses the container's throughput, not the default's.
         assert_eq!(unconfigured.status, 201, "{unconfigured:?}");
     }
+}
+
+/// The `x-ms-retry-after-ms` of a response, in milliseconds.
+fn retry_after_ms(r: &Resp) -> u64 {
+    r.header("x-ms-retry-after-ms")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no x-ms-retry-after-ms: {r:?}"))
+}
+
+#[tokio::test]
+async fn bucket_settings_change_once_per_interval_else_429_3213() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    let one = json!([{"id": 1, "maxThroughputPercentage": 20}]);
+    let two = json!([{"id": 1, "maxThroughputPercentage": 30}]);
+    // The first configuration starts the clock.
+    let first = put_content(
+        &c,
+        base,
+        &the_offer(&c, base).await,
+        json!({"offerThroughput": 400, "throughputBuckets": one}),
+    )
+    .await;
+    assert_eq!(first.status, 200, "{first:?}");
+    // The same buckets again, and a new RU/s with the same buckets, are not limited.
+    for ru in [400, 500] {
+        let same = put_content(
+            &c,
+            base,
+            &the_offer(&c, base).await,
+            json!({"offerThroughput": ru, "throughputBuckets": one}),
+        )
+        .await;
+        assert_eq!(same.status, 200, "{ru}: {same:?}");
+    }
+    // Other buckets, or none, within 10 minutes: 429/3213 with the time left.
+    for next in [Some(&two), None] {
+        let mut content = json!({"offerThroughput": 500});
+        if let Some(b) = next {
+            content["throughputBuckets"] = b.clone();
+        }
+        let r = put_content(&c, base, &the_offer(&c, base).await, content).await;
+        assert_eq!((r.status, r.sub_status()), (429, 3213), "{r:?}");
+        let wait = retry_after_ms(&r);
+        assert!((590_000..=600_000).contains(&wait), "retry after {wait} ms");
+        assert!(
+            r.message().contains("10 minutes") || r.message().contains("once every"),
+            "{r:?}"
+        );
+    }
+    // Nothing changed.
+    assert_eq!(
+        the_offer(&c, base).await["content"]["throughputBuckets"],
+        one
+    );
+}
+
+#[tokio::test]
+async fn a_short_change_interval_lets_bucket_settings_change_again_after_it() {
+    let (emu, c) = start_with_container(
+        EmulatorBuilder::new().bucket_change_interval(Duration::from_millis(300)),
+    )
+    .await;
+    let base = emu.endpoint();
+    let set = |n: u64| json!({"offerThroughput": 400, "throughputBuckets": [{"id": 1, "maxThroughputPercentage": n}]});
+    let first = put_content(&c, base, &the_offer(&c, base).await, set(20)).await;
+    assert_eq!(first.status, 200, "{first:?}");
+    let early = put_content(&c, base, &the_offer(&c, base).await, set(30)).await;
+    assert_eq!((early.status, early.sub_status()), (429, 3213), "{early:?}");
+    assert!(retry_after_ms(&early) <= 300, "{early:?}");
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    let later = put_content(&c, base, &the_offer(&c, base).await, set(30)).await;
+    assert_eq!(later.status, 200, "{later:?}");
 }

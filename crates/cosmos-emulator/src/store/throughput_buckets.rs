@@ -7,7 +7,10 @@
 //! not limited by buckets (it uses the container's throughput); a bucket id outside 1 to 5 is
 //! refused. The decisions here are pure; `handlers::throttle` applies them.
 
+use std::time::Duration;
+
 use serde_json::{json, Value};
+use tokio::time::Instant;
 
 /// The lowest and highest bucket id.
 pub(crate) const MIN_ID: u8 = 1;
@@ -132,6 +135,37 @@ pub(crate) fn cap(bucket: &ThroughputBucket, budget: f64) -> f64 {
     budget * f64::from(bucket.max_percent) / 100.0
 }
 
+/// How often a container's bucket settings may change by default (the service's documented
+/// "once every 10 minutes").
+pub(crate) const DEFAULT_CHANGE_INTERVAL: Duration = Duration::from_secs(600);
+
+/// Whether an offer replace that sets the buckets `new` where `old` are configured may go ahead,
+/// the settings having last changed at `last_change` (never: `None`) and changes being allowed
+/// once per `interval`: `Ok(true)` when it changes them (the clock starts again), `Ok(false)` when
+/// it keeps them as they are (a replace of the RU/s alone is not limited), `Err(wait)` with the
+/// time left when it changes them too soon. The first settings of a container that never had any
+/// are a change, so they start the clock.
+pub(crate) fn change_allowed(
+    old: &[ThroughputBucket],
+    new: &[ThroughputBucket],
+    last_change: Option<Instant>,
+    now: Instant,
+    interval: Duration,
+) -> Result<bool, Duration> {
+    if old == new {
+        return Ok(false);
+    }
+    let Some(last) = last_change else {
+        return Ok(true);
+    };
+    let since = now.saturating_duration_since(last);
+    if since >= interval {
+        Ok(true)
+    } else {
+        Err(interval - since)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +271,56 @@ mod tests {
             assert_eq!(flagged, want.map(u64::from).into_iter().collect::<Vec<_>>());
             assert_eq!(from_content(&json!({FIELD: written})).unwrap(), got);
         }
+    }
+
+    #[test]
+    fn bucket_settings_change_at_most_once_per_interval() {
+        let b = |id, max_percent, is_default| ThroughputBucket {
+            id,
+            max_percent,
+            is_default,
+        };
+        let none: &[ThroughputBucket] = &[];
+        let one = [b(1, 20, false)];
+        let wider = [b(1, 30, false)];
+        let as_default = [b(1, 20, true)];
+        let t0 = Instant::now();
+        let min = Duration::from_secs(60);
+        let ten = Duration::from_secs(600);
+        type Row<'a> = (
+            &'a [ThroughputBucket],
+            &'a [ThroughputBucket],
+            Option<Duration>,
+            Duration,
+            Result<bool, Duration>,
+        );
+        // (old, new, last change after t0, now after t0, decision) with a 10-minute interval.
+        let table: &[Row] = &[
+            // No buckets before or after: nothing changes, whenever.
+            (none, none, None, min, Ok(false)),
+            // The first settings of a container that never had any start the clock.
+            (none, &one, None, min, Ok(true)),
+            // The same settings again are not a change, even just after one.
+            (&one, &one, Some(min), min, Ok(false)),
+            // Another percentage, the default flag, or removing them, within 10 minutes: wait.
+            (&one, &wider, Some(Duration::ZERO), min, Err(ten - min)),
+            (&one, &as_default, Some(Duration::ZERO), min, Err(ten - min)),
+            (&one, none, Some(Duration::ZERO), min * 9, Err(min)),
+            (none, &one, Some(Duration::ZERO), Duration::ZERO, Err(ten)),
+            // At or after 10 minutes: allowed, and the clock starts again.
+            (&one, &wider, Some(Duration::ZERO), ten, Ok(true)),
+            (&one, none, Some(min), ten + min * 5, Ok(true)),
+            // Settings restored from a data directory have no change time: allowed.
+            (&one, &wider, None, Duration::ZERO, Ok(true)),
+        ];
+        for (i, &(old, new, last, now, want)) in table.iter().enumerate() {
+            let got = change_allowed(old, new, last.map(|d| t0 + d), t0 + now, ten);
+            assert_eq!(got, want, "row {i}");
+        }
+        assert_eq!(
+            change_allowed(&one, &wider, Some(t0), t0, Duration::ZERO),
+            Ok(true)
+        );
     }
 
     #[test]
