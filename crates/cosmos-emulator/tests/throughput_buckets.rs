@@ -9,6 +9,7 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
+use common::process::EmulatorProcess;
 use common::{master_auth, now_date, start_with_container, Resp, TestClient};
 use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
 use http::Method;
@@ -328,4 +329,23 @@ async fn a_short_change_interval_lets_bucket_settings_change_again_after_it() {
     tokio::time::sleep(Duration::from_millis(350)).await;
     let later = put_content(&c, base, &the_offer(&c, base).await, set(30)).await;
     assert_eq!(later.status, 200, "{later:?}");
+}
+
+#[tokio::test]
+async fn the_binary_takes_the_change_interval_as_a_flag() {
+    let set = |n: u64| json!({"offerThroughput": 400, "throughputBuckets": [{"id": 1, "maxThroughputPercentage": n}]});
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    // With no interval the settings change twice in a row; with the default 10 minutes they do not.
+    for (flags, want) in [
+        (&["--bucket-change-interval", "0"][..], 200),
+        (&[][..], 429),
+    ] {
+        let emu = EmulatorProcess::start(flags).expect("the emulator starts");
+        let base = emu.endpoint.as_str();
+        c.setup(base, "db", "c").await;
+        let first = put_content(&c, base, &the_offer(&c, base).await, set(20)).await;
+        assert_eq!(first.status, 200, "{first:?}");
+        let second = put_content(&c, base, &the_offer(&c, base).await, set(30)).await;
+        assert_eq!(second.status, want, "{flags:?}: {second:?}");
+    }
 }
