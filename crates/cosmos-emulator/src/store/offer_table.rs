@@ -295,7 +295,7 @@ fn bucket_change_too_soon(wait: Duration, interval: Duration) -> ApiError {
 /// An interval in words: whole minutes when it is some, else milliseconds.
 fn describe(interval: Duration) -> String {
     let secs = interval.as_secs();
-    if secs >= 60 && secs % 60 == 0 && interval.subsec_nanos() == 0 {
+    if secs >= 60 && secs.is_multiple_of(60) && interval.subsec_nanos() == 0 {
         format!("{} minutes", secs / 60)
     } else {
         format!("{} ms", interval.as_millis())
