@@ -8,6 +8,8 @@ use crate::common;
 
 use common::{start, Cli};
 use cosmos_emulator::faults::{FaultRule, Reaction};
+use cosmos_emulator::EmulatorBuilder;
+use std::time::Duration;
 
 const AT: [&str; 4] = ["--db", "cls", "--container", "c"];
 
@@ -105,7 +107,16 @@ async fn priority_and_bucket_reach_the_requests_of_every_data_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn container_throughput_shows_and_sets_bucket_caps() {
-    let (_emulator, cli) = start().await;
+    // The caps change three times here: no interval between changes.
+    let emulator = EmulatorBuilder::new()
+        .bucket_change_interval(Duration::ZERO)
+        .start()
+        .await
+        .expect("emulator starts");
+    let cli = Cli {
+        endpoint: emulator.endpoint().to_owned(),
+        key: emulator.key().to_owned(),
+    };
     seed(&cli).await;
     let show = ["container", "throughput", "--db", "cls", "c"];
     let before = cli.json(&show).await;
@@ -124,6 +135,27 @@ async fn container_throughput_shows_and_sets_bucket_caps() {
     ]);
     assert_eq!(after["throughputBuckets"], want, "{after}");
     assert_eq!(cli.json(&show).await["throughputBuckets"], want);
+    // --default-bucket marks one of the buckets given as the default, and the show marks it.
+    let mut with_default = show.to_vec();
+    with_default.extend_from_slice(&[
+        "--bucket",
+        "1=20",
+        "--bucket",
+        "2=50",
+        "--default-bucket",
+        "2",
+    ]);
+    let want = serde_json::json!([
+        {"id": 1, "maxThroughputPercentage": 20},
+        {"id": 2, "maxThroughputPercentage": 50, "isDefaultBucket": true}
+    ]);
+    assert_eq!(cli.json(&with_default).await["throughputBuckets"], want);
+    assert_eq!(cli.json(&show).await["throughputBuckets"], want);
+    // The default must be one of the buckets given.
+    let mut stray = show.to_vec();
+    stray.extend_from_slice(&["--bucket", "1=20", "--default-bucket", "3"]);
+    let err = cli.fails(&stray).await;
+    assert!(err.contains("--default-bucket"), "{err}");
     let mut clear = show.to_vec();
     clear.push("--clear-buckets");
     assert_eq!(

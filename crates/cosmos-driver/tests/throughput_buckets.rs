@@ -5,6 +5,8 @@
 
 use crate::common;
 
+use std::time::Duration;
+
 use cosmos_driver::resources::{ThroughputBucketLimit, ThroughputProperties};
 use cosmos_driver::{ItemOptions, OperationOptions, ThroughputBucket};
 use cosmos_emulator::faults::{FaultRule, Reaction};
@@ -66,7 +68,8 @@ async fn a_bucket_set_on_the_client_or_the_operation_reaches_the_request() {
 
 #[tokio::test]
 async fn container_bucket_settings_are_replaced_and_read_back() {
-    let emu = common::start(EmulatorBuilder::new()).await;
+    // The settings change twice here: no interval between changes.
+    let emu = common::start(EmulatorBuilder::new().bucket_change_interval(Duration::ZERO)).await;
     let driver = common::driver(common::options(&emu)).await;
     common::container(&driver, "db", "c").await;
     let c = driver.container("db", "c");
@@ -97,4 +100,77 @@ async fn container_bucket_settings_are_replaced_and_read_back() {
         .await
         .expect("clear buckets");
     assert!(cleared.throughput_buckets().is_empty());
+}
+
+#[tokio::test]
+async fn a_bucket_change_too_soon_surfaces_429_3213_at_once_with_its_retry_after() {
+    // The service's 10 minutes between bucket changes: the driver does not wait them out.
+    let emu = common::start(EmulatorBuilder::new()).await;
+    let driver = common::driver(common::options(&emu)).await;
+    common::container(&driver, "db", "c").await;
+    let c = driver.container("db", "c");
+    c.replace_throughput_buckets(vec![ThroughputBucketLimit::new(1, 20).unwrap()])
+        .await
+        .expect("the first settings");
+    let started = std::time::Instant::now();
+    let err = c
+        .replace_throughput_buckets(vec![ThroughputBucketLimit::new(1, 30).unwrap()])
+        .await
+        .expect_err("a second change within 10 minutes is refused");
+    assert!(started.elapsed() < Duration::from_secs(5), "{err:?}");
+    assert_eq!(
+        (err.status(), err.sub_status()),
+        (Some(429), Some(3213)),
+        "{err:?}"
+    );
+    let wait = err
+        .headers()
+        .and_then(|h| h.retry_after())
+        .expect("the error carries the retry-after");
+    assert!(wait > Duration::from_secs(590), "{wait:?}");
+    let read = c.read_throughput().await.expect("read throughput");
+    assert_eq!(
+        read.throughput_buckets(),
+        [ThroughputBucketLimit::new(1, 20).unwrap()].as_slice()
+    );
+}
+
+#[tokio::test]
+async fn a_default_bucket_is_set_and_read_back() {
+    let emu = common::start(EmulatorBuilder::new()).await;
+    let driver = common::driver(common::options(&emu)).await;
+    common::container(&driver, "db", "c").await;
+    let c = driver.container("db", "c");
+    let limits = vec![
+        ThroughputBucketLimit::new(1, 20).unwrap(),
+        ThroughputBucketLimit::new(3, 50).unwrap().as_default(),
+    ];
+    let set = c
+        .replace_throughput_buckets(limits.clone())
+        .await
+        .expect("replace buckets");
+    assert_eq!(set.throughput_buckets(), limits.as_slice());
+    let read = c.read_throughput().await.expect("read throughput");
+    let defaults: Vec<u8> = read
+        .throughput_buckets()
+        .iter()
+        .filter(|b| b.is_default())
+        .map(|b| b.id())
+        .collect();
+    assert_eq!(defaults, vec![3]);
+    // A throughput replace keeps the default flag.
+    let raised = c
+        .replace_throughput(ThroughputProperties::manual(800))
+        .await
+        .expect("replace throughput");
+    assert_eq!(raised.throughput_buckets(), limits.as_slice());
+    // Two defaults are refused by the service.
+    let err = c
+        .replace_throughput_buckets(vec![
+            ThroughputBucketLimit::new(1, 20).unwrap().as_default(),
+            ThroughputBucketLimit::new(3, 50).unwrap().as_default(),
+        ])
+        .await
+        .expect_err("two default buckets");
+    assert_eq!(err.status(), Some(400), "{err:?}");
 }

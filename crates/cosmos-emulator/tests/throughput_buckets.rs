@@ -9,6 +9,7 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
+use common::process::EmulatorProcess;
 use common::{master_auth, now_date, start_with_container, Resp, TestClient};
 use cosmos_emulator::{EmulatorBuilder, WELL_KNOWN_KEY};
 use http::Method;
@@ -43,10 +44,9 @@ async fn put_content(c: &TestClient, base: &str, offer: &Value, content: Value) 
     .await
 }
 
-/// Creates a 323 KiB item (about 150 RU to write, 5 × its read units, see `docs/charges.md`) in
-/// partition "p", naming `bucket` when given.
+/// Creates a 30 KiB item (about 18 RU) in partition "p", naming `bucket` when given.
 async fn create_in_bucket(c: &TestClient, base: &str, id: &str, bucket: Option<&str>) -> Resp {
-    let doc = json!({"id": id, "pk": "p", "pad": "x".repeat(323 * 1024)});
+    let doc = json!({"id": id, "pk": "p", "pad": "x".repeat(30 * 1024)});
     let extra: Vec<(&str, &str)> = bucket
         .map(|b| vec![("x-ms-cosmos-throughput-bucket", b)])
         .unwrap_or_default();
@@ -63,7 +63,9 @@ async fn create_in_bucket(c: &TestClient, base: &str, id: &str, bucket: Option<&
 
 #[tokio::test]
 async fn the_offer_keeps_bucket_settings_and_refuses_bad_ones() {
-    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    // The settings change twice here: no interval between changes.
+    let (emu, c) =
+        start_with_container(EmulatorBuilder::new().bucket_change_interval(Duration::ZERO)).await;
     let base = emu.endpoint();
     let offer = the_offer(&c, base).await;
     let buckets =
@@ -107,7 +109,7 @@ async fn the_offer_keeps_bucket_settings_and_refuses_bad_ones() {
 
 #[tokio::test]
 async fn a_bucket_past_its_percentage_answers_429_3212_while_other_requests_go_on() {
-    // One range with the whole 400 RU/s; bucket 1 may use 20% of it: 80 RU a second.
+    // One range with the whole 400 RU/s; bucket 1 may use 4% of it: 16 RU a second.
     let (emu, c) = start_with_container(
         EmulatorBuilder::new()
             .partitions(1)
@@ -120,7 +122,7 @@ async fn a_bucket_past_its_percentage_answers_429_3212_while_other_requests_go_o
         &c,
         base,
         &offer,
-        json!({"offerThroughput": 400, "throughputBuckets": [{"id": 1, "maxThroughputPercentage": 20}]}),
+        json!({"offerThroughput": 400, "throughputBuckets": [{"id": 1, "maxThroughputPercentage": 4}]}),
     )
     .await;
     assert_eq!(set.status, 200, "{set:?}");
@@ -138,8 +140,8 @@ async fn a_bucket_past_its_percentage_answers_429_3212_while_other_requests_go_o
     let second = create_in_bucket(&c, base, "b2", Some("1")).await;
     let unbucketed = create_in_bucket(&c, base, "n1", None).await;
     let unconfigured = create_in_bucket(&c, base, "u1", Some("2")).await;
-    // Within one second: bucket 1 used 150 RU of its 80 with its first write, so its second is
-    // refused; the container has used 150 of 400, so the others are served.
+    // Within one second: bucket 1 used about 18 RU of its 16 with its first write, so its second
+    // is refused; the container has used about 18 of 400, so the others are served.
     if started.elapsed() < Duration::from_millis(800) {
         assert_eq!(first.status, 201, "{first:?}");
         assert_eq!(
@@ -163,7 +165,10 @@ async fn bucket_settings_survive_a_restart_with_a_data_directory() {
     let dir = std::env::temp_dir().join(format!("emu-buckets-{}", rand::random::<u32>()));
     let _ = std::fs::remove_dir_all(&dir);
     let c = TestClient::new(WELL_KNOWN_KEY);
-    let buckets = json!([{"id": 2, "maxThroughputPercentage": 35}]);
+    let buckets = json!([
+        {"id": 2, "maxThroughputPercentage": 35},
+        {"id": 4, "maxThroughputPercentage": 10, "isDefaultBucket": true}
+    ]);
     {
         let emu = EmulatorBuilder::new()
             .data_dir(&dir)
@@ -191,4 +196,156 @@ async fn bucket_settings_survive_a_restart_with_a_data_directory() {
     assert_eq!(offer["content"]["throughputBuckets"], buckets);
     drop(emu);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_request_without_a_bucket_is_capped_by_the_default_bucket() {
+    // One range with the whole 400 RU/s; bucket 1, the default, may use 4% of it: 16 RU a second.
+    let (emu, c) = start_with_container(
+        EmulatorBuilder::new()
+            .partitions(1)
+            .enforce_throughput(true),
+    )
+    .await;
+    let base = emu.endpoint();
+    let offer = the_offer(&c, base).await;
+    let two_defaults = put_content(
+        &c,
+        base,
+        &offer,
+        json!({"offerThroughput": 400, "throughputBuckets": [
+            {"id": 1, "maxThroughputPercentage": 20, "isDefaultBucket": true},
+            {"id": 2, "maxThroughputPercentage": 30, "isDefaultBucket": true}]}),
+    )
+    .await;
+    assert_eq!(two_defaults.status, 400, "{two_defaults:?}");
+    assert!(
+        two_defaults.message().contains("isDefaultBucket"),
+        "{two_defaults:?}"
+    );
+    let buckets = json!([
+        {"id": 1, "maxThroughputPercentage": 4, "isDefaultBucket": true},
+        {"id": 3, "maxThroughputPercentage": 50}
+    ]);
+    let set = put_content(
+        &c,
+        base,
+        &offer,
+        json!({"offerThroughput": 400, "throughputBuckets": buckets}),
+    )
+    .await;
+    assert_eq!(set.status, 200, "{set:?}");
+    assert_eq!(set.json()["content"]["throughputBuckets"], buckets);
+    assert_eq!(
+        the_offer(&c, base).await["content"]["throughputBuckets"],
+        buckets
+    );
+    let started = Instant::now();
+    let first = create_in_bucket(&c, base, "n1", None).await;
+    let second = create_in_bucket(&c, base, "n2", None).await;
+    let unconfigured = create_in_bucket(&c, base, "u1", Some("2")).await;
+    if started.elapsed() < Duration::from_millis(800) {
+        assert_eq!(first.status, 201, "{first:?}");
+        // The first unbucketed write used about 18 RU of the default bucket's 16.
+        assert_eq!(
+            (second.status, second.sub_status()),
+            (429, 3212),
+            "{second:?}"
+        );
+        assert!(second.message().contains("bucket 1"), "{second:?}");
+        // A bucket that is not configured uses the container's throughput, not the default's.
+        assert_eq!(unconfigured.status, 201, "{unconfigured:?}");
+    }
+}
+
+/// The `x-ms-retry-after-ms` of a response, in milliseconds.
+fn retry_after_ms(r: &Resp) -> u64 {
+    r.header("x-ms-retry-after-ms")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no x-ms-retry-after-ms: {r:?}"))
+}
+
+#[tokio::test]
+async fn bucket_settings_change_once_per_interval_else_429_3213() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new()).await;
+    let base = emu.endpoint();
+    let one = json!([{"id": 1, "maxThroughputPercentage": 20}]);
+    let two = json!([{"id": 1, "maxThroughputPercentage": 30}]);
+    // The first configuration starts the clock.
+    let first = put_content(
+        &c,
+        base,
+        &the_offer(&c, base).await,
+        json!({"offerThroughput": 400, "throughputBuckets": one}),
+    )
+    .await;
+    assert_eq!(first.status, 200, "{first:?}");
+    // The same buckets again, and a new RU/s with the same buckets, are not limited.
+    for ru in [400, 500] {
+        let same = put_content(
+            &c,
+            base,
+            &the_offer(&c, base).await,
+            json!({"offerThroughput": ru, "throughputBuckets": one}),
+        )
+        .await;
+        assert_eq!(same.status, 200, "{ru}: {same:?}");
+    }
+    // Other buckets, or none, within 10 minutes: 429/3213 with the time left.
+    for next in [Some(&two), None] {
+        let mut content = json!({"offerThroughput": 500});
+        if let Some(b) = next {
+            content["throughputBuckets"] = b.clone();
+        }
+        let r = put_content(&c, base, &the_offer(&c, base).await, content).await;
+        assert_eq!((r.status, r.sub_status()), (429, 3213), "{r:?}");
+        let wait = retry_after_ms(&r);
+        assert!((590_000..=600_000).contains(&wait), "retry after {wait} ms");
+        assert!(
+            r.message().contains("10 minutes") || r.message().contains("once every"),
+            "{r:?}"
+        );
+    }
+    // Nothing changed.
+    assert_eq!(
+        the_offer(&c, base).await["content"]["throughputBuckets"],
+        one
+    );
+}
+
+#[tokio::test]
+async fn a_short_change_interval_lets_bucket_settings_change_again_after_it() {
+    let (emu, c) = start_with_container(
+        EmulatorBuilder::new().bucket_change_interval(Duration::from_millis(300)),
+    )
+    .await;
+    let base = emu.endpoint();
+    let set = |n: u64| json!({"offerThroughput": 400, "throughputBuckets": [{"id": 1, "maxThroughputPercentage": n}]});
+    let first = put_content(&c, base, &the_offer(&c, base).await, set(20)).await;
+    assert_eq!(first.status, 200, "{first:?}");
+    let early = put_content(&c, base, &the_offer(&c, base).await, set(30)).await;
+    assert_eq!((early.status, early.sub_status()), (429, 3213), "{early:?}");
+    assert!(retry_after_ms(&early) <= 300, "{early:?}");
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    let later = put_content(&c, base, &the_offer(&c, base).await, set(30)).await;
+    assert_eq!(later.status, 200, "{later:?}");
+}
+
+#[tokio::test]
+async fn the_binary_takes_the_change_interval_as_a_flag() {
+    let set = |n: u64| json!({"offerThroughput": 400, "throughputBuckets": [{"id": 1, "maxThroughputPercentage": n}]});
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    // With no interval the settings change twice in a row; with the default 10 minutes they do not.
+    for (flags, want) in [
+        (&["--bucket-change-interval", "0"][..], 200),
+        (&[][..], 429),
+    ] {
+        let emu = EmulatorProcess::start(flags).expect("the emulator starts");
+        let base = emu.endpoint.as_str();
+        c.setup(base, "db", "c").await;
+        let first = put_content(&c, base, &the_offer(&c, base).await, set(20)).await;
+        assert_eq!(first.status, 200, "{first:?}");
+        let second = put_content(&c, base, &the_offer(&c, base).await, set(30)).await;
+        assert_eq!(second.status, want, "{flags:?}: {second:?}");
+    }
 }

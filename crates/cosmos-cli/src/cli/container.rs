@@ -62,6 +62,10 @@ pub enum ContainerAction {
         /// Remove every bucket cap.
         #[arg(long = "clear-buckets")]
         clear_buckets: bool,
+        /// Mark bucket ID, one of those given with `--bucket`, as the default: requests that name
+        /// no bucket are counted in it.
+        #[arg(long = "default-bucket", value_name = "ID", requires = "buckets")]
+        default_bucket: Option<u8>,
     },
     /// Delete a container and its items.
     Delete {

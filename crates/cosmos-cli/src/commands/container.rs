@@ -43,10 +43,15 @@ pub async fn run(target: &TargetArgs, action: &ContainerAction) -> Result<(), Co
             id,
             buckets,
             clear_buckets,
+            default_bucket,
         } => {
             let at = (db.as_str(), id.as_str());
-            return super::container_throughput::run(&driver, target, at, buckets, *clear_buckets)
-                .await;
+            let caps = super::container_throughput::Caps {
+                buckets,
+                default: *default_bucket,
+                clear: *clear_buckets,
+            };
+            return super::container_throughput::run(&driver, target, at, caps).await;
         }
     };
     let response = driver.execute(op, &options).await?;

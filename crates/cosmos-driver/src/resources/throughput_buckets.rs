@@ -1,6 +1,7 @@
 //! A container's throughput bucket settings, as its offer holds them
 //! (`content.throughputBuckets`): each bucket (1 to 5) may use at most a percentage of the
-//! container's RU/s. Nothing is reserved for a bucket.
+//! container's RU/s. Nothing is reserved for a bucket. One bucket may be the default
+//! (`isDefaultBucket`): requests that name no bucket are counted in it.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +15,13 @@ use crate::protocol::ThroughputBucket;
 pub struct ThroughputBucketLimit {
     id: u8,
     max_throughput_percentage: u8,
+    #[serde(default, skip_serializing_if = "is_false")]
+    is_default_bucket: bool,
+}
+
+/// Whether `flag` is false (a bucket that is not the default leaves the field out).
+fn is_false(flag: &bool) -> bool {
+    !*flag
 }
 
 impl ThroughputBucketLimit {
@@ -28,7 +36,21 @@ impl ThroughputBucketLimit {
         Ok(Self {
             id,
             max_throughput_percentage: max_percent,
+            is_default_bucket: false,
         })
+    }
+
+    /// The same cap, marked as the container's default bucket: requests that name no bucket are
+    /// counted in it. At most one bucket of a container may be the default (the service answers
+    /// 400 otherwise).
+    pub fn as_default(mut self) -> Self {
+        self.is_default_bucket = true;
+        self
+    }
+
+    /// Whether requests that name no bucket are counted in this one.
+    pub fn is_default(&self) -> bool {
+        self.is_default_bucket
     }
 
     /// The bucket's id.
@@ -71,6 +93,24 @@ mod tests {
         );
         assert_eq!(
             serde_json::from_value::<ThroughputBucketLimit>(json).unwrap(),
+            limit
+        );
+        assert!(!limit.is_default());
+        let default = limit.as_default();
+        assert!(default.is_default());
+        let json = serde_json::to_value(default).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"id": 2, "maxThroughputPercentage": 35, "isDefaultBucket": true})
+        );
+        assert_eq!(
+            serde_json::from_value::<ThroughputBucketLimit>(json).unwrap(),
+            default
+        );
+        let not_default =
+            serde_json::json!({"id": 2, "maxThroughputPercentage": 35, "isDefaultBucket": false});
+        assert_eq!(
+            serde_json::from_value::<ThroughputBucketLimit>(not_default).unwrap(),
             limit
         );
     }

@@ -46,6 +46,7 @@ pub struct EmulatorBuilder {
     recover: bool,
     account_id: String,
     enforce_throughput: bool,
+    bucket_change_interval: Duration,
     admin_token: Option<String>,
     max_connections: usize,
     body_read_timeout: Duration,
@@ -112,6 +113,7 @@ impl Default for EmulatorBuilder {
             recover: false,
             account_id: "cosmos-emulator".into(),
             enforce_throughput: false,
+            bucket_change_interval: crate::store::throughput_buckets::DEFAULT_CHANGE_INTERVAL,
             admin_token: None,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
@@ -177,6 +179,13 @@ impl EmulatorBuilder {
     /// requests answer 429 with sub-status 3200 and `x-ms-retry-after-ms`.
     pub fn enforce_throughput(mut self, on: bool) -> Self {
         self.enforce_throughput = on;
+        self
+    }
+
+    /// How often a container's throughput bucket settings may change (10 minutes by default, as
+    /// the service documents); a change sooner answers 429 with sub-status 3213.
+    pub fn bucket_change_interval(mut self, interval: Duration) -> Self {
+        self.bucket_change_interval = interval;
         self
     }
 
@@ -378,6 +387,7 @@ impl EmulatorBuilder {
             lags: std::sync::RwLock::new(lags),
             offers: Default::default(),
             ru_meter: self.enforce_throughput.then(Default::default),
+            bucket_change_interval: self.bucket_change_interval,
             partition_sizing: self.partitions,
             users: Default::default(),
         };

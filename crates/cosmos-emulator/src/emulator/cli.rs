@@ -90,6 +90,10 @@ pub struct EmulatorArgs {
     /// sub-status 3200 past it).
     #[arg(long)]
     pub enforce_throughput: bool,
+    /// How often a container's throughput bucket settings may change, in seconds (a sooner change
+    /// answers 429 with sub-status 3213).
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::store::throughput_buckets::DEFAULT_CHANGE_INTERVAL.as_secs())]
+    pub bucket_change_interval: u64,
     /// Units of work a query page may use before it ends with a continuation (also while an
     /// ORDER BY, aggregate, GROUP BY or DISTINCT query is still reading its scope): one per
     /// evaluated expression and bound row, one per 64 bytes parsed, copied or built. Also the most
@@ -165,6 +169,7 @@ impl EmulatorArgs {
                     .unwrap_or_else(|| WELL_KNOWN_KEY.to_owned()),
             )
             .enforce_throughput(self.enforce_throughput)
+            .bucket_change_interval(std::time::Duration::from_secs(self.bucket_change_interval))
             .no_auth(self.no_auth)
             .tls(self.tls)
             .port(self.port)

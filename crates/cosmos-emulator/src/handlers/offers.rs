@@ -88,7 +88,8 @@ fn flag(ctx: &RequestCtx<'_>, name: &str) -> bool {
 
 /// PUT /offers/{id}: the body is the offer with its `content` changed. Manual and autoscale
 /// offers keep their kind unless the request carries the matching migration header. The content's
-/// `throughputBuckets` replace the offer's bucket settings (a content without them removes them).
+/// `throughputBuckets` replace the offer's bucket settings (a content without them removes them);
+/// a change of them within the store's `bucket_change_interval` of the last is a 429/3213.
 pub(super) fn replace(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError> {
     let body: Value = serde_json::from_slice(&ctx.body)
         .map_err(|e| ApiError::bad_request(format!("The offer is invalid JSON: {e}")))?;
@@ -104,6 +105,8 @@ pub(super) fn replace(ctx: &RequestCtx<'_>, id: &str) -> Result<Reply, ApiError>
         |now| now.replaced_by(content, to_autoscale, to_manual),
         buckets,
         ctx.header(headers::IF_MATCH),
+        ctx.now,
+        ctx.shared.store.bucket_change_interval,
     )?;
     // A raise past what the container's ranges hold splits them shortly after.
     if !offer.replace_pending && offer_splits::wants_split(store, &offer) {

@@ -9,7 +9,9 @@
 //! Throughput buckets (`store::throughput_buckets`): a request naming a bucket its container's
 //! offer caps at P% is refused with 429/3212 while that bucket has used P% of a range's share in
 //! the current second; the bucket is checked before the range's own decision, so a request over
-//! its bucket's cap is refused whatever its priority. A bucket id outside 1 to 5 is a 400 whether
+//! its bucket's cap is refused whatever its priority. A request naming no bucket counts in the
+//! offer's default bucket when one is marked; one naming a bucket the offer does not configure
+//! uses the container's throughput. A bucket id outside 1 to 5 is a 400 whether
 //! or not throughput is enforced.
 
 use std::sync::Arc;
@@ -84,7 +86,11 @@ pub(super) fn metered(
     else {
         return serve();
     };
-    let bucket_cap = throughput_buckets::cap(&buckets, bucket, budget);
+    // The configured bucket the request counts in: the one it names, else the default; none
+    // when it names an unconfigured bucket or names none without a default.
+    let resolved = throughput_buckets::resolve(&buckets, bucket);
+    let bucket = resolved.map(|b| b.id);
+    let bucket_cap = resolved.map(|b| throughput_buckets::cap(&b, budget));
     let priority = match ctx.header(headers::PRIORITY_LEVEL) {
         None => Priority::High,
         Some(value) => Priority::parse(value).ok_or_else(|| {

@@ -290,6 +290,7 @@ pub(super) fn offers(records: &[OfferRecord]) -> Result<Vec<Offer>, String> {
                     .map_err(|_| format!("offer {:?} has a bad resource id", o.id))?,
                 throughput: Throughput::from_content(&o.content)?,
                 buckets: crate::store::throughput_buckets::from_content(&o.content)?,
+                buckets_changed_at: None,
                 etag: o.etag.clone(),
                 ts: o.ts,
                 replace_pending: false,

@@ -59,6 +59,8 @@ pub(crate) struct Store {
     pub offers: Offers,
     /// Set when each partition key range is held to its share of the provisioned RU/s.
     pub ru_meter: Option<RuMeter>,
+    /// How often a container's throughput bucket settings may change.
+    pub bucket_change_interval: std::time::Duration,
     /// Users of each database and their permissions.
     pub users: users::Users,
     /// How many physical partitions a new container gets.
@@ -208,6 +210,7 @@ mod tests {
             lags: RwLock::new(vec![ReplicationLag::default(); 2]),
             offers: Offers::default(),
             ru_meter: None,
+            bucket_change_interval: throughput_buckets::DEFAULT_CHANGE_INTERVAL,
             partition_sizing: PartitionSizing::Fixed(1),
             users: Default::default(),
         };

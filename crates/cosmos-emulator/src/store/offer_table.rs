@@ -8,6 +8,10 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use std::time::Duration;
+
+use tokio::time::Instant;
+
 use super::throughput_buckets::{self, ThroughputBucket};
 use crate::protocol::ids::{new_etag, unix_seconds};
 use crate::protocol::ApiError;
@@ -215,6 +219,9 @@ pub(crate) struct Offer {
     pub throughput: Throughput,
     /// The throughput buckets the offer caps, by id (none: requests are not limited by buckets).
     pub buckets: Vec<ThroughputBucket>,
+    /// When the buckets last changed on this emulator (none since it started: not kept in a data
+    /// directory).
+    pub buckets_changed_at: Option<Instant>,
     pub etag: String,
     pub ts: u64,
     /// Whether the splits a raise of it asked for are still under way
@@ -267,6 +274,34 @@ pub(crate) struct Offers {
     scheduled: Mutex<Vec<String>>,
 }
 
+/// Sub-status of a 429 for a throughput bucket change within the change interval.
+pub(crate) const BUCKET_CHANGE_TOO_SOON: u32 = 3213;
+
+/// The 429/3213 of a bucket change `wait` too soon.
+fn bucket_change_too_soon(wait: Duration, interval: Duration) -> ApiError {
+    let mut e = ApiError::new(
+        429,
+        format!(
+            "Throughput bucket settings can be changed once every {}; try again in {} ms.",
+            describe(interval),
+            wait.as_millis()
+        ),
+    )
+    .with_sub_status(BUCKET_CHANGE_TOO_SOON);
+    e.retry_after_ms = Some(wait.as_millis().max(1) as u64);
+    e
+}
+
+/// An interval in words: whole minutes when it is some, else milliseconds.
+fn describe(interval: Duration) -> String {
+    let secs = interval.as_secs();
+    if secs >= 60 && secs.is_multiple_of(60) && interval.subsec_nanos() == 0 {
+        format!("{} minutes", secs / 60)
+    } else {
+        format!("{} ms", interval.as_millis())
+    }
+}
+
 impl Offers {
     /// Adds an offer for the resource with `_self` `resource` and `_rid` `rid` (`rid_bytes`).
     pub(crate) fn create(
@@ -284,6 +319,7 @@ impl Offers {
             rid_bytes: rid_bytes.to_vec(),
             throughput,
             buckets: Vec::new(),
+            buckets_changed_at: None,
             etag: new_etag(),
             ts: unix_seconds(),
             replace_pending: false,
@@ -318,13 +354,16 @@ impl Offers {
 
     /// Sets an offer's throughput to what `next` makes of the current one, and its buckets to
     /// `buckets`; 404 when it does not exist, 412 when `if_match` names another version, 400 with
-    /// `next`'s reason.
+    /// `next`'s reason, 429/3213 with the time left when the buckets change within
+    /// `change_interval` of their last change ([`throughput_buckets::change_allowed`]).
     pub(crate) fn replace(
         &self,
         id: &str,
         next: impl FnOnce(&Throughput) -> Result<Throughput, String>,
         buckets: Vec<ThroughputBucket>,
         if_match: Option<&str>,
+        now: Instant,
+        change_interval: Duration,
     ) -> Result<Offer, ApiError> {
         let mut offers = self
             .offers
@@ -336,8 +375,19 @@ impl Offers {
         if if_match.is_some_and(|tag| tag.trim() != "*" && tag.trim() != offer.etag) {
             return Err(ApiError::precondition_failed());
         }
+        let changed = throughput_buckets::change_allowed(
+            &offer.buckets,
+            &buckets,
+            offer.buckets_changed_at,
+            now,
+            change_interval,
+        )
+        .map_err(|wait| bucket_change_too_soon(wait, change_interval))?;
         offer.throughput = next(&offer.throughput).map_err(ApiError::bad_request)?;
         offer.buckets = buckets;
+        if changed {
+            offer.buckets_changed_at = Some(now);
+        }
         offer.etag = new_etag();
         offer.ts = unix_seconds();
         Ok(offer.clone())
@@ -541,7 +591,14 @@ mod tests {
         let t = Throughput::from_content(&json!({"offerThroughput": 800})).unwrap();
         assert_eq!(
             offers
-                .replace(&o.id, |_| Ok(t), Vec::new(), Some("\"old\""))
+                .replace(
+                    &o.id,
+                    |_| Ok(t),
+                    Vec::new(),
+                    Some("\"old\""),
+                    Instant::now(),
+                    Duration::ZERO
+                )
                 .unwrap_err()
                 .status,
             412
@@ -552,6 +609,8 @@ mod tests {
                 |_| Ok(t),
                 Vec::new(),
                 Some(&o.etag),
+                Instant::now(),
+                Duration::ZERO,
             )
             .unwrap();
         assert_eq!(replaced.throughput, Throughput::Manual(800));
@@ -572,7 +631,14 @@ mod tests {
         assert!(Throughput::from_content(&json!({})).is_err());
         assert_eq!(
             offers
-                .replace("nope", |_| Ok(t), Vec::new(), None)
+                .replace(
+                    "nope",
+                    |_| Ok(t),
+                    Vec::new(),
+                    None,
+                    Instant::now(),
+                    Duration::ZERO
+                )
                 .unwrap_err()
                 .status,
             404
