@@ -220,9 +220,23 @@ async fn quoted_partition_key_paths_name_properties_holding_any_character() {
             .await;
         assert_eq!((r.status, r.sub_status()), (400, 1001), "{path}: {r:?}");
     }
-    for bad in ["/\"open", "/a//b", "pk"] {
+    // Refused in the service's words, naming the path and where it failed.
+    for (bad, position) in [
+        ("/\"open", 6),
+        ("/a//b", 3),
+        ("pk", 0),
+        ("/a b", 3),
+        ("/a/*", 4),
+    ] {
         let body = json!({"id": "bad", "partitionKey": {"paths": [bad], "kind": "Hash"}});
-        assert_eq!(create(&c, base, &body).await.status, 400, "{bad}");
+        let r = create(&c, base, &body).await;
+        assert_eq!(r.status, 400, "{bad}");
+        let want = format!(
+            "The partition key component definition path '{bad}' could not be accepted, failed \
+             near position '{position}'. Partition key paths must contain only valid characters \
+             and not contain a trailing slash or wildcard character."
+        );
+        assert!(r.message().contains(&want), "{bad}: {}", r.message());
     }
 }
 

@@ -39,6 +39,15 @@ fn keys() -> Vec<(Value, &'static str)> {
 }
 
 async fn start(partitions: usize) -> (cosmos_emulator::Emulator, TestClient) {
+    start_as(partitions, Some(1)).await
+}
+
+/// An emulator with `partitions` ranges per container and container `v1` of partition key
+/// `version` (`None`: the definition carries none).
+async fn start_as(
+    partitions: usize,
+    version: Option<u64>,
+) -> (cosmos_emulator::Emulator, TestClient) {
     let emu = EmulatorBuilder::new()
         .partitions(partitions)
         .start()
@@ -48,11 +57,17 @@ async fn start(partitions: usize) -> (cosmos_emulator::Emulator, TestClient) {
     let base = emu.endpoint();
     let r = c.post_json(base, "/dbs", &[], &json!({"id": "db"})).await;
     assert_eq!(r.status, 201, "{r:?}");
-    let body =
-        json!({"id": "v1", "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 1}});
+    let mut body = json!({"id": "v1", "partitionKey": {"paths": ["/pk"], "kind": "Hash"}});
+    if let Some(version) = version {
+        body["partitionKey"]["version"] = json!(version);
+    }
     let r = c.post_json(base, "/dbs/db/colls", &[], &body).await;
     assert_eq!(r.status, 201, "{r:?}");
-    assert_eq!(r.json()["partitionKey"]["version"], 1, "{r:?}");
+    assert_eq!(
+        r.json()["partitionKey"].get("version"),
+        body["partitionKey"].get("version"),
+        "{r:?}"
+    );
     (emu, c)
 }
 
@@ -338,8 +353,40 @@ async fn hash_versions_other_than_1_and_2_are_refused() {
         let r = c.post_json(base, "/dbs/db/colls", &[], &body).await;
         assert_eq!(r.status, 400, "{body}: {r:?}");
     }
-    // Without a version a container gets 2, as the service gives it.
-    let body = json!({"id": "v2", "partitionKey": {"paths": ["/pk"], "kind": "Hash"}});
+}
+
+/// A `Hash` container created without a partition key version is the service's legacy V1
+/// container: it reads back without a version, its ranges are cut on V1 bounds, and items land
+/// by their V1 effective partition keys (what an SDK that finds no version computes).
+#[tokio::test]
+async fn a_container_without_a_version_is_a_legacy_v1_container() {
+    let (emu, c) = start_as(4, None).await;
+    let base = emu.endpoint();
+    let read = c.get(base, "/dbs/db/colls/v1", &[]).await;
+    assert_eq!(read.status, 200, "{read:?}");
+    assert_eq!(read.json()["partitionKey"].get("version"), None, "{read:?}");
+    let listed = ranges(&c, base).await;
+    let bounds: Vec<(&str, &str)> = listed
+        .iter()
+        .map(|(_, a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    assert_eq!(
+        bounds,
+        vec![
+            ("", "05C1D0"),
+            ("05C1D0", "05C1E0"),
+            ("05C1E0", "05C1E8"),
+            ("05C1E8", "FF")
+        ]
+    );
+    create_all(&c, base).await;
+    for (id, min, max) in &listed {
+        let held = range_items(&c, base, id).await;
+        assert_eq!(held, expected_in(min, max), "range {id} [{min}, {max})");
+    }
+    // An explicit version 2 is kept and read back.
+    let body =
+        json!({"id": "v2", "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}});
     let r = c.post_json(base, "/dbs/db/colls", &[], &body).await;
     assert_eq!(r.status, 201, "{r:?}");
     assert_eq!(r.json()["partitionKey"]["version"], 2);

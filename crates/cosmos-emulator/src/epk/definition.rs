@@ -15,7 +15,8 @@ pub struct PkDefinition {
     pub paths: Vec<Vec<String>>,
     /// `MultiHash` (hierarchical): one hash per component.
     pub multi_hash: bool,
-    /// `"version": 1`: the service's older hash (`Hash` only); version 2 otherwise.
+    /// `"version": 1`, or a `Hash` definition without a version: the service's older hash;
+    /// version 2 otherwise.
     pub hash_v1: bool,
 }
 
@@ -23,7 +24,8 @@ const EXAMPLE: &str =
     "\"partitionKey\": {\"paths\": [\"/pk\"], \"kind\": \"Hash\", \"version\": 2}";
 
 impl PkDefinition {
-    /// Reads and checks a container body's `partitionKey`, filling in `version: 2` when absent.
+    /// Reads and checks a container body's `partitionKey`. Without a version, a `Hash` definition
+    /// is a legacy V1 container (and stays without one) and a `MultiHash` one gets `version: 2`.
     pub fn from_container_body(map: &mut Map<String, Value>) -> Result<Self, String> {
         let Some(Value::Object(def)) = map.get_mut("partitionKey") else {
             return Err(format!(
@@ -45,9 +47,15 @@ impl PkDefinition {
             }
         };
         let hash_v1 = match def.get("version") {
-            None | Some(Value::Null) => {
+            // A `Hash` definition without a version is the service's legacy V1 container: hashed
+            // as V1 and read back without a version. `MultiHash` exists only in version 2.
+            None | Some(Value::Null) if multi_hash => {
                 def.insert("version".into(), Value::from(2));
                 false
+            }
+            None | Some(Value::Null) => {
+                def.remove("version");
+                true
             }
             Some(v) if v.as_u64() == Some(2) => false,
             Some(v) if v.as_u64() == Some(1) && !multi_hash => true,
@@ -56,7 +64,7 @@ impl PkDefinition {
             }
             Some(v) => {
                 return Err(format!(
-                    "Partition key version {v} is not valid: use 1 or 2 (2 when absent)."
+                    "Partition key version {v} is not valid: use 1 or 2 (1 when absent)."
                 ))
             }
         };
@@ -66,21 +74,22 @@ impl PkDefinition {
             _ => Vec::new(),
         };
         let most = if multi_hash { MAX_PARTS } else { 1 };
-        if texts.is_empty() || texts.len() > most {
-            // The service's words when there are too many.
-            let too_many = if texts.len() > most {
-                "Too many partition key paths. "
-            } else {
+        if texts.len() > most {
+            // The service's words.
+            let hint = if multi_hash {
                 ""
-            };
-            return Err(if multi_hash {
-                format!(
-                    "{too_many}A MultiHash partition key definition has 1 to {MAX_PARTS} paths; this one has {}.",
-                    texts.len()
-                )
             } else {
-                format!("{too_many}A Hash partition key definition must have exactly one path (use \"kind\": \"MultiHash\" for hierarchical keys).")
-            });
+                " Use \"kind\": \"MultiHash\" for a hierarchical partition key."
+            };
+            return Err(format!(
+                "Too many partition key paths ({}) specified. A maximum of {most} is allowed.{hint}",
+                texts.len()
+            ));
+        }
+        if texts.is_empty() {
+            return Err(format!(
+                "The partition key definition needs at least one path: {EXAMPLE}"
+            ));
         }
         let paths = texts
             .iter()
@@ -228,50 +237,80 @@ impl PkDefinition {
 /// The property names of a partition key path: `/a/b`, with segments quoted in `"` or `'` to
 /// hold any character, `/` included (`/"le/vel 1"/'x'`); inside quotes a backslash before the
 /// quote or a backslash stands for that character, and any other backslash is kept. Pure.
+/// Whether `c` may stand in a path segment that is not quoted: what the message below names
+/// (blanks, the wildcards `*` and `?`, and the characters of the path grammar) may not.
+fn unquoted_char(c: char) -> bool {
+    !(c.is_whitespace() || c.is_control() || matches!(c, '*' | '?' | '[' | ']' | '"' | '\'' | '\\'))
+}
+
+/// Splits a partition key path into its property names. A refusal uses the service's words, with
+/// the position of the character the path failed near (0 when it does not start with `/`, else
+/// one past the offending character, as the service counts it).
 fn segments(path: &str) -> Result<Vec<String>, String> {
-    let bad = || format!("The partition key path {path:?} is not a path like \"/pk\".");
-    let mut chars = path.chars().peekable();
+    let bad = |position: usize| {
+        format!(
+            "The partition key component definition path '{path}' could not be accepted, \
+             failed near position '{position}'. Partition key paths must contain only valid \
+             characters and not contain a trailing slash or wildcard character."
+        )
+    };
+    let chars: Vec<char> = path.chars().collect();
+    let mut at = 0;
     let mut out = Vec::new();
-    while let Some(c) = chars.next() {
-        if c != '/' {
-            return Err(bad());
+    if chars.is_empty() {
+        return Err(bad(0));
+    }
+    while at < chars.len() {
+        if chars[at] != '/' {
+            return Err(bad(if at == 0 { 0 } else { at + 1 }));
         }
+        at += 1;
         let mut segment = String::new();
-        match chars.peek().copied() {
+        match chars.get(at).copied() {
             Some(quote @ ('"' | '\'')) => {
-                chars.next();
+                at += 1;
                 loop {
-                    match chars.next() {
-                        None => return Err(bad()),
-                        Some(c) if c == quote => break,
-                        Some('\\') => match chars.next() {
-                            Some(e) if e == quote || e == '\\' => segment.push(e),
-                            Some(e) => {
-                                segment.push('\\');
-                                segment.push(e);
+                    match chars.get(at).copied() {
+                        None => return Err(bad(at)),
+                        Some(c) if c == quote => {
+                            at += 1;
+                            break;
+                        }
+                        Some('\\') => {
+                            match chars.get(at + 1).copied() {
+                                Some(e) if e == quote || e == '\\' => segment.push(e),
+                                Some(e) => {
+                                    segment.push('\\');
+                                    segment.push(e);
+                                }
+                                None => return Err(bad(at + 1)),
                             }
-                            None => return Err(bad()),
-                        },
-                        Some(c) => segment.push(c),
+                            at += 2;
+                        }
+                        Some(c) => {
+                            segment.push(c);
+                            at += 1;
+                        }
                     }
                 }
-                if chars.peek().is_some_and(|c| *c != '/') {
-                    return Err(bad());
+                if chars.get(at).is_some_and(|c| *c != '/') {
+                    return Err(bad(at + 1));
                 }
             }
             _ => {
-                while let Some(c) = chars.next_if(|c| *c != '/') {
+                while let Some(&c) = chars.get(at).filter(|c| **c != '/') {
+                    if !unquoted_char(c) {
+                        return Err(bad(at + 1));
+                    }
                     segment.push(c);
+                    at += 1;
                 }
             }
         }
         if segment.is_empty() {
-            return Err(bad());
+            return Err(bad(at));
         }
         out.push(segment);
-    }
-    if out.is_empty() {
-        return Err(bad());
     }
     Ok(out)
 }
@@ -302,8 +341,31 @@ mod tests {
         for (path, want) in ok {
             assert_eq!(segments(path).unwrap(), want, "{path}");
         }
-        for bad in ["", "pk", "/", "/a//b", "/a/", "/\"open", "/\"a\"b", "/''"] {
-            assert!(segments(bad).is_err(), "{bad}");
+        // Refusals in the service's words, with the position it reports (its own examples:
+        // 'pk' fails near 0, and a blank after nine characters near 10).
+        let refused = [
+            ("", 0),
+            ("pk", 0),
+            ("/asdwqr31 @#$", 10),
+            ("/a*", 3),
+            ("/a/?", 4),
+            ("/", 1),
+            ("/a//b", 3),
+            ("/a/", 3),
+            ("/\"open", 6),
+            ("/\"a\"b", 5),
+            ("/''", 3),
+        ];
+        for (bad, position) in refused {
+            assert_eq!(
+                segments(bad).unwrap_err(),
+                format!(
+                    "The partition key component definition path '{bad}' could not be accepted, \
+                     failed near position '{position}'. Partition key paths must contain only \
+                     valid characters and not contain a trailing slash or wildcard character."
+                ),
+                "{bad}"
+            );
         }
     }
 
@@ -312,6 +374,31 @@ mod tests {
         let hash = definition(json!({"paths": ["/a/b"], "kind": "Hash"})).unwrap();
         assert_eq!(hash.paths, vec![vec!["a".to_owned(), "b".to_owned()]]);
         assert!(!hash.multi_hash);
+        // Without a version: the legacy V1 hash, and no version is written into the definition.
+        assert!(hash.hash_v1);
+        let mut body = json!({"id": "c", "partitionKey": {"paths": ["/a"], "kind": "Hash"}})
+            .as_object()
+            .cloned()
+            .unwrap();
+        assert!(
+            PkDefinition::from_container_body(&mut body)
+                .unwrap()
+                .hash_v1
+        );
+        assert_eq!(body["partitionKey"].get("version"), None);
+        let v2 = definition(json!({"paths": ["/a"], "kind": "Hash", "version": 2})).unwrap();
+        assert!(!v2.hash_v1);
+        let mut multi =
+            json!({"id": "c", "partitionKey": {"paths": ["/a", "/b"], "kind": "MultiHash"}})
+                .as_object()
+                .cloned()
+                .unwrap();
+        assert!(
+            !PkDefinition::from_container_body(&mut multi)
+                .unwrap()
+                .hash_v1
+        );
+        assert_eq!(multi["partitionKey"]["version"], 2);
         for n in 1..=3 {
             let paths: Vec<String> = (0..n).map(|i| format!("/p{i}")).collect();
             let multi =
@@ -324,16 +411,21 @@ mod tests {
     #[test]
     fn refuses_bad_definitions_with_a_reason() {
         let four = json!({"paths": ["/a", "/b", "/c", "/d"], "kind": "MultiHash", "version": 2});
-        assert!(definition(four.clone())
-            .unwrap_err()
-            .contains("1 to 3 paths"));
-        let two_hash = json!({"paths": ["/a", "/b"], "kind": "Hash"});
-        assert!(definition(two_hash).unwrap_err().contains("MultiHash"));
-        let four_err = definition(four).unwrap_err();
-        assert!(
-            four_err.starts_with("Too many partition key paths"),
-            "{four_err}"
+        assert_eq!(
+            definition(four).unwrap_err(),
+            "Too many partition key paths (4) specified. A maximum of 3 is allowed."
         );
+        let two_hash = json!({"paths": ["/a", "/b"], "kind": "Hash"});
+        let two_err = definition(two_hash).unwrap_err();
+        assert!(
+            two_err.starts_with(
+                "Too many partition key paths (2) specified. A maximum of 1 is allowed."
+            ) && two_err.contains("MultiHash"),
+            "{two_err}"
+        );
+        assert!(definition(json!({"paths": [], "kind": "Hash"}))
+            .unwrap_err()
+            .contains("at least one path"));
         let range = json!({"paths": ["/a"], "kind": "Range"});
         assert!(definition(range).is_err());
         let bad_path = json!({"paths": ["/a", "b"], "kind": "MultiHash"});

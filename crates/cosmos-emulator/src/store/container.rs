@@ -441,10 +441,16 @@ mod tests {
 
     #[test]
     fn accepts_a_v2_hash_definition_and_lists_its_ranges() {
-        let c = make(r#"{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash"}}"#).unwrap();
+        let c = make(r#"{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}"#)
+            .unwrap();
         assert_eq!(c.pk.paths, vec![vec!["pk".to_owned()]]);
         let doc: Value = serde_json::from_slice(&c.definition().body).unwrap();
         assert_eq!(doc["partitionKey"]["version"], Value::from(2));
+        // Without a version: the legacy V1 container, read back without one.
+        let legacy = make(r#"{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash"}}"#).unwrap();
+        assert!(legacy.pk.hash_v1);
+        let doc: Value = serde_json::from_slice(&legacy.definition().body).unwrap();
+        assert_eq!(doc["partitionKey"].get("version"), None);
         let feed: Value = serde_json::from_slice(&c.pkranges_body).unwrap();
         let ranges = feed["PartitionKeyRanges"].as_array().unwrap();
         assert_eq!(ranges.len(), 4);
