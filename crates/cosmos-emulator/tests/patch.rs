@@ -78,24 +78,30 @@ async fn bad_patches_are_400s_and_missing_items_404s() {
         .map(|i| json!({"op": "set", "path": format!("/k{i}"), "value": i}))
         .collect();
     let cases: Vec<(Value, &str)> = vec![
-        (json!({"operations": eleven}), "at most 10"),
-        (json!({"operations": []}), "no operations"),
+        (
+            json!({"operations": eleven}),
+            "The number of patch operations cannot exceed 10",
+        ),
+        (
+            json!({"operations": []}),
+            "Invalid patch request: check syntax of patch specification",
+        ),
         (json!({}), "operations"),
         (
             json!({"operations": [{"op": "incr", "path": "/s", "value": 1}]}),
-            "not a number",
+            "For Operation(0): Node(/s) is not a number.",
         ),
         (
             json!({"operations": [{"op": "remove", "path": "/missing"}]}),
-            "does not exist",
+            "For Operation(0): Node(/missing) to be removed is absent.",
         ),
         (
             json!({"operations": [{"op": "incr", "path": "/list/-", "value": 1}]}),
-            "end of an array",
+            "For Operation(0): Index(-) to operate on is out of array bounds",
         ),
         (
             json!({"operations": [{"op": "set", "path": "/id", "value": "b"}]}),
-            "cannot be patched",
+            "Invalid patch request: Cannot patch system property /id.",
         ),
         (
             json!({"operations": [{"op": "set", "path": "/pk", "value": "q"}]}),
@@ -103,7 +109,7 @@ async fn bad_patches_are_400s_and_missing_items_404s() {
         ),
         (
             json!({"operations": [{"op": "set", "path": "/_etag", "value": "q"}]}),
-            "cannot be patched",
+            "Invalid patch request: Cannot patch system property /_etag.",
         ),
         (
             json!({"operations": [{"op": "set", "path": "/n", "value": 1}], "condition": "where c.n = 1"}),
@@ -117,6 +123,8 @@ async fn bad_patches_are_400s_and_missing_items_404s() {
     for (body, reason) in cases {
         let r = patch(&c, base, &body).await;
         assert_eq!(r.status, 400, "{body}: {r:?}");
+        // The service gives these refusals no sub-status.
+        assert_eq!(r.sub_status(), 0, "{body}: {r:?}");
         assert!(r.message().contains(reason), "{body}: {}", r.message());
     }
 }

@@ -166,8 +166,7 @@ pub(super) fn patched(
             return Err(ApiError::precondition_failed());
         }
     }
-    apply(&mut doc, &request.ops)
-        .map_err(|e| ApiError::bad_request(format!("The patch could not be applied: {e}")))?;
+    apply(&mut doc, &request.ops).map_err(ApiError::bad_request)?;
     match doc {
         Value::Object(map) => Ok(map),
         _ => Err(ApiError::new(500, "The stored item is not a JSON object.")),
@@ -195,7 +194,7 @@ fn check_protected_paths(ops: &[PatchOp], pk_paths: &[Vec<String>]) -> Result<()
             let root = path.root();
             if root == "id" || SYSTEM_PROPERTIES.contains(&root) {
                 return Err(ApiError::bad_request(format!(
-                    "The path {path} cannot be patched: it is a system property or the id."
+                    "Invalid patch request: Cannot patch system property {path}."
                 )));
             }
             if pk_paths

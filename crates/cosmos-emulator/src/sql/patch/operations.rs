@@ -24,24 +24,29 @@ pub(crate) enum PatchOp {
     Move { from: PatchPath, path: PatchPath },
 }
 
-/// Parses the `operations` array of a patch body.
+/// The start of the service's answer to a patch it cannot parse.
+const SYNTAX: &str = "Invalid patch request: check syntax of patch specification";
+
+/// Parses the `operations` array of a patch body; a refusal uses the service's words.
 pub(crate) fn parse_operations(value: Option<&Value>) -> Result<Vec<PatchOp>, String> {
     let Some(Value::Array(items)) = value else {
-        return Err("the patch body needs an \"operations\" array".into());
+        return Err(format!(
+            "{SYNTAX}: the patch body needs an \"operations\" array."
+        ));
     };
     if items.is_empty() {
-        return Err("the patch has no operations".into());
+        return Err(format!("{SYNTAX}: the patch has no operations."));
     }
     if items.len() > MAX_OPERATIONS {
         return Err(format!(
-            "the patch has {} operations; at most {MAX_OPERATIONS} are allowed",
+            "The number of patch operations cannot exceed {MAX_OPERATIONS} (this patch has {}).",
             items.len()
         ));
     }
     items
         .iter()
         .enumerate()
-        .map(|(i, item)| parse_one(item).map_err(|e| format!("operation {i}: {e}")))
+        .map(|(i, item)| parse_one(item).map_err(|e| format!("{SYNTAX}: operation {i}: {e}.")))
         .collect()
 }
 
@@ -114,49 +119,91 @@ impl PatchOp {
 }
 
 /// Applies `ops` in order; the first failure leaves `doc` partly changed (callers discard it).
+/// A refusal uses the service's words: `For Operation(i): ...`, `i` counting from 0.
 pub(crate) fn apply(doc: &mut Value, ops: &[PatchOp]) -> Result<(), String> {
     for (i, op) in ops.iter().enumerate() {
-        apply_one(doc, op).map_err(|e| format!("operation {i}: {e}"))?;
+        apply_one(doc, op).map_err(|e| format!("For Operation({i}): {e}"))?;
     }
     Ok(())
 }
 
+/// The service's refusal of an operation whose path's parent does not exist: `what` is `Add` or
+/// `Given`, and the path named is the deepest part of `path` the document holds.
+fn no_parent(doc: &Value, path: &PatchPath, what: &str) -> String {
+    let found = (0..path.0.len())
+        .rev()
+        .map(|n| PatchPath(path.0[..n].to_vec()))
+        .find(|prefix| prefix.0.is_empty() || prefix.get(doc).is_some())
+        .map(|prefix| prefix.to_string())
+        .unwrap_or_default();
+    let found = if found.is_empty() {
+        "/".to_owned()
+    } else {
+        found
+    };
+    format!(
+        "{what} Operation can only create a child object of an existing node(array or object) \
+         and cannot create path recursively, no path found beyond: {found}."
+    )
+}
+
+/// The parent of `path` in `doc` and its last segment, or the service's refusal when the parent
+/// is missing (`what`: see [`no_parent`]; `None`: the node is absent, for replace and remove).
+fn parent_or<'a>(
+    doc: &'a mut Value,
+    path: &'a PatchPath,
+    absent: impl FnOnce(&Value) -> String,
+) -> Result<(&'a mut Value, &'a str), String> {
+    if path.parent_mut(doc).is_err() {
+        return Err(absent(doc));
+    }
+    path.parent_mut(doc)
+}
+
+fn replaced_absent(path: &PatchPath) -> String {
+    format!("Node({path}) to be replaced is absent.")
+}
+
+fn removed_absent(path: &PatchPath) -> String {
+    format!(
+        "Node({path}) to be removed is absent. Note: it may also have been removed earlier in \
+         the transaction."
+    )
+}
+
 fn apply_one(doc: &mut Value, op: &PatchOp) -> Result<(), String> {
     match op {
-        PatchOp::Add { path, value } => insert(doc, path, value.clone(), ArrayMode::Insert),
-        PatchOp::Set { path, value } => insert(doc, path, value.clone(), ArrayMode::Overwrite),
+        PatchOp::Add { path, value } => insert(doc, path, value.clone(), ArrayMode::Insert, "Add"),
+        PatchOp::Set { path, value } => {
+            insert(doc, path, value.clone(), ArrayMode::Overwrite, "Given")
+        }
         PatchOp::Replace { path, value } => {
-            let (parent, last) = path.parent_mut(doc)?;
-            let slot = slot_mut(parent, last)
-                .ok_or_else(|| format!("replace: the path {path} does not exist"))?;
+            let (parent, last) = parent_or(doc, path, |_| replaced_absent(path))?;
+            let slot = slot_mut(parent, last).ok_or_else(|| replaced_absent(path))?;
             *slot = value.clone();
             Ok(())
         }
         PatchOp::Remove { path } => remove(doc, path).map(|_| ()),
         PatchOp::Incr { path, value } => {
-            let (parent, last) = path.parent_mut(doc)?;
+            let (parent, last) = parent_or(doc, path, |d| no_parent(d, path, "Given"))?;
             let parent_is_array = parent.is_array();
             match slot_mut(parent, last) {
                 Some(Value::Number(current)) => {
                     *current = add_numbers(current, value)?;
                     Ok(())
                 }
-                Some(other) => Err(format!(
-                    "incr: the value at {path} is {other}, not a number"
+                Some(_) => Err(format!("Node({path}) is not a number.")),
+                None if parent_is_array => Err(format!(
+                    "Index({last}) to operate on is out of array bounds (increment names an \
+                     element; append with add)."
                 )),
-                None if parent_is_array && last == "-" => Err(format!(
-                    "incr: {path} names the end of an array, not a number to increment; \
-                     append with add"
-                )),
-                None if parent_is_array => {
-                    Err(format!("incr: {path} is not an element of the array"))
-                }
                 None => insert_into(
                     parent,
                     last,
                     Value::Number(value.clone()),
                     ArrayMode::Insert,
                     path,
+                    "Given",
                 ),
             }
         }
@@ -167,13 +214,15 @@ fn apply_one(doc: &mut Value, op: &PatchOp) -> Result<(), String> {
                 return from
                     .get(doc)
                     .map(|_| ())
-                    .ok_or_else(|| format!("move: the path {from} does not exist"));
+                    .ok_or_else(|| removed_absent(from));
             }
             if path.0.starts_with(&from.0) && path.0.len() > from.0.len() {
-                return Err(format!("move: {path} lies inside {from}"));
+                return Err(format!(
+                    "Invalid patch request: cannot move Node({from}) into itself ({path})."
+                ));
             }
             let value = remove(doc, from)?;
-            insert(doc, path, value, ArrayMode::Insert)
+            insert(doc, path, value, ArrayMode::Insert, "Given")
         }
     }
 }
@@ -184,9 +233,15 @@ enum ArrayMode {
     Overwrite,
 }
 
-fn insert(doc: &mut Value, path: &PatchPath, value: Value, mode: ArrayMode) -> Result<(), String> {
-    let (parent, last) = path.parent_mut(doc)?;
-    insert_into(parent, last, value, mode, path)
+fn insert(
+    doc: &mut Value,
+    path: &PatchPath,
+    value: Value,
+    mode: ArrayMode,
+    what: &str,
+) -> Result<(), String> {
+    let (parent, last) = parent_or(doc, path, |d| no_parent(d, path, what))?;
+    insert_into(parent, last, value, mode, path, what)
 }
 
 fn insert_into(
@@ -195,6 +250,7 @@ fn insert_into(
     value: Value,
     mode: ArrayMode,
     path: &PatchPath,
+    what: &str,
 ) -> Result<(), String> {
     match parent {
         Value::Object(map) => {
@@ -205,20 +261,17 @@ fn insert_into(
             let index = if last == "-" {
                 items.len()
             } else {
-                last.parse::<usize>()
-                    .map_err(|_| format!("{last:?} in {path} is not an array index"))?
+                last.parse::<usize>().map_err(|_| {
+                    format!("Invalid patch request: {last:?} in {path} is not an array index.")
+                })?
             };
             match mode {
                 ArrayMode::Overwrite if index < items.len() => items[index] = value,
-                ArrayMode::Overwrite => {
-                    return Err(format!(
-                        "set cannot grow an array: index {last} in {path} is past its end; use add"
-                    ))
-                }
                 ArrayMode::Insert if index <= items.len() => items.insert(index, value),
-                ArrayMode::Insert => {
+                _ => {
                     return Err(format!(
-                        "index {index} in {path} is past the end of an array of {}",
+                        "Index({index}) to operate on is out of array bounds (the array at {path} \
+                         has {} elements).",
                         items.len()
                     ))
                 }
@@ -226,7 +279,9 @@ fn insert_into(
             Ok(())
         }
         other => Err(format!(
-            "the parent of {path} is {}, not an object or array",
+            "{what} Operation can only create a child object of an existing node(array or \
+             object) and cannot create path recursively, no path found beyond: {path} (its \
+             parent is {}).",
             kind(other)
         )),
     }
@@ -241,8 +296,8 @@ fn slot_mut<'a>(parent: &'a mut Value, last: &str) -> Option<&'a mut Value> {
 }
 
 fn remove(doc: &mut Value, path: &PatchPath) -> Result<Value, String> {
-    let (parent, last) = path.parent_mut(doc)?;
-    let missing = || format!("the path {path} does not exist");
+    let (parent, last) = parent_or(doc, path, |_| removed_absent(path))?;
+    let missing = || removed_absent(path);
     match parent {
         Value::Object(map) => map.shift_remove(last).ok_or_else(missing),
         Value::Array(items) => {
@@ -384,56 +439,73 @@ mod tests {
         .unwrap();
         assert_eq!(out["o"]["-"], 1);
         let err = run(base, json!([{"op": "incr", "path": "/list/-", "value": 1}])).unwrap_err();
-        assert!(err.contains("append with add"), "{err}");
+        assert!(
+            err.contains("append with add") && err.contains("out of array bounds"),
+            "{err}"
+        );
     }
 
     #[test]
     fn failures_say_why() {
-        let base = json!({"a": 1, "s": "x", "list": [1]});
+        // The service's words (its partial document update troubleshooting table), with the
+        // index of the failing operation counted from 0.
+        let base = json!({"a": 1, "s": "x", "list": [1], "o": {"p": {}}});
+        let absent_removed = "Node(/zz) to be removed is absent. Note: it may also have been \
+                              removed earlier in the transaction.";
         let table: Vec<(Value, &str)> = vec![
             (
                 json!([{"op": "replace", "path": "/zz", "value": 1}]),
-                "does not exist",
+                "For Operation(0): Node(/zz) to be replaced is absent.",
             ),
-            (json!([{"op": "remove", "path": "/zz"}]), "does not exist"),
             (
-                json!([{"op": "incr", "path": "/s", "value": 1}]),
-                "not a number",
+                json!([{"op": "replace", "path": "/q/r", "value": 1}]),
+                "For Operation(0): Node(/q/r) to be replaced is absent.",
+            ),
+            (json!([{"op": "remove", "path": "/zz"}]), absent_removed),
+            (
+                json!([{"op": "set", "path": "/b", "value": 1}, {"op": "incr", "path": "/s", "value": 1}]),
+                "For Operation(1): Node(/s) is not a number.",
             ),
             (
                 json!([{"op": "incr", "path": "/a", "value": "1"}]),
-                "needs a number",
+                "Invalid patch request: check syntax of patch specification: operation 0: incr needs a number",
             ),
             (
                 json!([{"op": "add", "path": "/list/5", "value": 1}]),
-                "past the end",
+                "For Operation(0): Index(5) to operate on is out of array bounds",
             ),
             (
                 json!([{"op": "set", "path": "/list/1", "value": 1}]),
-                "cannot grow",
+                "For Operation(0): Index(1) to operate on is out of array bounds",
             ),
             (
                 json!([{"op": "incr", "path": "/list/3", "value": 1}]),
-                "not an element",
+                "For Operation(0): Index(3) to operate on is out of array bounds",
             ),
             (
                 json!([{"op": "incr", "path": "/list/-", "value": 1}]),
-                "end of an array",
+                "For Operation(0): Index(-) to operate on is out of array bounds",
             ),
-            (
-                json!([{"op": "move", "from": "/zz", "path": "/zz"}]),
-                "does not exist",
-            ),
+            (json!([{"op": "move", "from": "/zz", "path": "/zz"}]), absent_removed),
             (
                 json!([{"op": "add", "path": "/q/r", "value": 1}]),
-                "does not exist",
+                "For Operation(0): Add Operation can only create a child object of an existing \
+                 node(array or object) and cannot create path recursively, no path found beyond: /.",
             ),
             (
-                json!([{"op": "move", "from": "/zz", "path": "/b"}]),
-                "does not exist",
+                json!([{"op": "set", "path": "/o/p/x/y", "value": 1}]),
+                "For Operation(0): Given Operation can only create a child object of an existing \
+                 node(array or object) and cannot create path recursively, no path found beyond: /o/p.",
             ),
-            (json!([{"op": "frob", "path": "/a"}]), "unknown op"),
-            (json!([]), "no operations"),
+            (json!([{"op": "move", "from": "/zz", "path": "/b"}]), absent_removed),
+            (
+                json!([{"op": "frob", "path": "/a"}]),
+                "Invalid patch request: check syntax of patch specification: operation 0: unknown op",
+            ),
+            (
+                json!([]),
+                "Invalid patch request: check syntax of patch specification: the patch has no operations.",
+            ),
         ];
         for (ops, reason) in table {
             let err = run(base.clone(), ops.clone()).unwrap_err();
@@ -444,6 +516,6 @@ mod tests {
             .collect();
         assert!(run(base, Value::Array(eleven))
             .unwrap_err()
-            .contains("at most 10"));
+            .starts_with("The number of patch operations cannot exceed 10"));
     }
 }
