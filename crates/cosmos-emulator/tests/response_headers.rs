@@ -21,6 +21,7 @@ const COMMON: &[&str] = &[
     "x-ms-gatewayversion",
     "x-ms-transport-request-id",
     "x-ms-request-duration-ms",
+    "content-location",
 ];
 
 /// Every answer that reached one partition.
@@ -88,6 +89,61 @@ fn assert_has(family: &str, r: &Resp, sets: &[&[&str]]) {
             .unwrap_or_else(|_| panic!("{family}: duration {took:?} is not a number"));
         assert!((0.0..60_000.0).contains(&ms), "{family}: {ms}");
     }
+}
+
+/// `Content-Location` names the URI the request addressed, on the endpoint that served it, as the
+/// service sends it (`https://account.documents.azure.com/dbs/db/colls/c/docs/a`): on reads,
+/// writes, feeds, queries, deletes (204) and errors alike.
+#[tokio::test]
+async fn content_location_is_the_uri_the_request_addressed() {
+    let (emu, c) = start_with_container(EmulatorBuilder::new().regions(["East", "West"])).await;
+    let global = emu.endpoint().trim_end_matches('/').to_owned();
+    let created = c
+        .create_item(emu.endpoint(), "db", "c", &json!({"id": "a", "pk": "p"}))
+        .await;
+    assert_eq!(created.status, 201);
+    assert_eq!(
+        created.header("content-location"),
+        Some(format!("{global}/dbs/db/colls/c/docs").as_str())
+    );
+    let west = emu
+        .region_endpoint("West")
+        .expect("a West endpoint")
+        .to_owned();
+    let west = west.trim_end_matches('/');
+    assert_ne!(west, global);
+    for (base, prefix) in [(emu.endpoint(), global.as_str()), (west, west)] {
+        let read = c.read_item(base, "db", "c", "a", &json!("p"), &[]).await;
+        assert_eq!(read.status, 200, "{read:?}");
+        assert_eq!(
+            read.header("content-location"),
+            Some(format!("{prefix}/dbs/db/colls/c/docs/a").as_str())
+        );
+        let missing = c.read_item(base, "db", "c", "b", &json!("p"), &[]).await;
+        assert_eq!(missing.status, 404);
+        assert_eq!(
+            missing.header("content-location"),
+            Some(format!("{prefix}/dbs/db/colls/c/docs/b").as_str())
+        );
+        let feed = on_pk(&c, base, Method::GET, DOCS, None).await;
+        assert_eq!(
+            feed.header("content-location"),
+            Some(format!("{prefix}{DOCS}").as_str())
+        );
+    }
+    let deleted = on_pk(
+        &c,
+        emu.endpoint(),
+        Method::DELETE,
+        "/dbs/db/colls/c/docs/a",
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, 204, "{deleted:?}");
+    assert_eq!(
+        deleted.header("content-location"),
+        Some(format!("{global}/dbs/db/colls/c/docs/a").as_str())
+    );
 }
 
 async fn on_pk(c: &TestClient, base: &str, method: Method, path: &str, body: Option<&str>) -> Resp {

@@ -53,6 +53,35 @@ pub(super) async fn handle(
     if path.starts_with("/_emulator") {
         return Ok(admin_request(&shared, port, &parts, body).await);
     }
+    let location = content_location(&shared, port, path);
+    let mut answer = serve_resource(shared, port, parts, body).await;
+    if let (Ok(response), Some(location)) = (&mut answer, location) {
+        response
+            .headers_mut()
+            .insert(http::header::CONTENT_LOCATION, location);
+    }
+    answer
+}
+
+/// `Content-Location`: the URI the request addressed, on the endpoint that served it (the
+/// service sends it on every answer, errors included, e.g.
+/// `https://account.documents.azure.com/dbs/db/colls/c/docs/item1`).
+fn content_location(shared: &Shared, port: Port, path: &str) -> Option<http::HeaderValue> {
+    let base = match port {
+        Port::Global => shared.global_endpoint.as_str(),
+        Port::Region(i) => shared.store.topology.regions().get(i)?.endpoint.as_str(),
+    };
+    http::HeaderValue::from_str(&format!("{}{path}", base.trim_end_matches('/'))).ok()
+}
+
+/// Serves a request for a resource (everything but the operator pages and the admin API).
+async fn serve_resource(
+    shared: Arc<Shared>,
+    port: Port,
+    parts: http::request::Parts,
+    body: Incoming,
+) -> Result<Response<Full<Bytes>>, CloseConnection> {
+    let path = parts.uri.path();
     let topology = &shared.store.topology;
     let region = match port {
         Port::Global => topology.hub(),
