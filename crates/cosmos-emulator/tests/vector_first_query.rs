@@ -29,7 +29,17 @@ fn embedding(seed: u64, dims: usize) -> Vec<f32> {
 /// An emulator with container `v` (vector path `/e` of `dims` float32 numbers) holding `items`
 /// items of partition `p`, each with `pad` bytes besides its embedding.
 async fn loaded(dims: usize, items: usize, pad: usize) -> (cosmos_emulator::Emulator, TestClient) {
-    let emu = EmulatorBuilder::new().start().await.expect("starts");
+    loaded_with(EmulatorBuilder::new(), dims, items, pad).await
+}
+
+/// [`loaded`] on an emulator `builder` makes.
+async fn loaded_with(
+    builder: EmulatorBuilder,
+    dims: usize,
+    items: usize,
+    pad: usize,
+) -> (cosmos_emulator::Emulator, TestClient) {
+    let emu = builder.start().await.expect("starts");
     let c = TestClient::new(WELL_KNOWN_KEY);
     let base = emu.endpoint();
     assert_eq!(
@@ -105,6 +115,40 @@ async fn the_first_vector_search_reads_no_item_text_and_costs_what_later_ones_do
         first, second,
         "the first search read the items' text: it cost {first}, the next {second}"
     );
+}
+
+/// Items loaded from a data directory keep their embeddings from the start too: after a
+/// restart, the first search costs what the second does.
+#[tokio::test]
+async fn items_loaded_from_a_data_directory_keep_their_embeddings() {
+    let dir = std::env::temp_dir().join(format!("emu-vectors-{}", rand::random::<u32>()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (before, before_ids) = {
+        let (emu, c) = loaded_with(EmulatorBuilder::new().data_dir(&dir), 64, 200, 40_000).await;
+        let base = emu.endpoint();
+        let (_, _, _) = search(&c, base, 64).await;
+        let (charge, ids, _) = search(&c, base, 64).await;
+        assert!(emu.drain(Duration::from_secs(10)).await);
+        (charge, ids)
+    };
+    let emu = EmulatorBuilder::new()
+        .data_dir(&dir)
+        .start()
+        .await
+        .expect("the emulator restarts");
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let base = emu.endpoint();
+    let (first, first_ids, _) = search(&c, base, 64).await;
+    let (second, second_ids, _) = search(&c, base, 64).await;
+    assert_eq!(first_ids, before_ids);
+    assert_eq!(second_ids, before_ids);
+    assert_eq!(
+        first, second,
+        "the first search after a restart read the items' text: it cost {first}, the next {second}"
+    );
+    assert_eq!(first, before);
+    drop(emu);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The timing figure: `VECTOR_ITEMS` items (default 20,000) of 256 dimensions, the first search

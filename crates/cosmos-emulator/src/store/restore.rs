@@ -232,7 +232,9 @@ impl Container {
                 }
                 Some(Arc::new(StoredDoc {
                     unique: self.unique_keys.entries(&map),
-                    vectors: Default::default(),
+                    // Kept as a write keeps them, so the first vector search after a start
+                    // costs what later ones do.
+                    vectors: super::embeddings::Embeddings::of_item(&map, &self.vector_paths),
                     body,
                     etag,
                     rid,
