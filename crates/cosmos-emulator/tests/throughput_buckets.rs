@@ -194,6 +194,22 @@ async fn bucket_settings_survive_a_restart_with_a_data_directory() {
         .expect("the emulator restarts");
     let offer = the_offer(&c, emu.endpoint()).await;
     assert_eq!(offer["content"]["throughputBuckets"], buckets);
+    // The time of the last change is kept too: a change soon after the restart is still too soon.
+    let changed = json!([{"id": 2, "maxThroughputPercentage": 50}]);
+    let again = put_content(
+        &c,
+        emu.endpoint(),
+        &offer,
+        json!({"offerThroughput": 400, "throughputBuckets": changed}),
+    )
+    .await;
+    assert_eq!((again.status, again.sub_status()), (429, 3213), "{again:?}");
+    let wait: u64 = again
+        .header("x-ms-retry-after-ms")
+        .and_then(|v| v.parse().ok())
+        .expect("a 429 carries x-ms-retry-after-ms");
+    // Ten minutes less the seconds since the change (kept to the second).
+    assert!((500_000..=600_000).contains(&wait), "retry after {wait} ms");
     drop(emu);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -71,6 +71,10 @@ pub(crate) struct OfferRecord {
     pub content: serde_json::Value,
     pub etag: String,
     pub ts: u64,
+    /// When its throughput buckets last changed, in Unix seconds (absent: not since the data
+    /// directory began keeping it), so the once-per-interval rule holds across a restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buckets_changed: Option<u64>,
 }
 
 /// A script: its kind (`sprocs`, `triggers`, `udfs`), `_rid` bytes and resource JSON.
@@ -174,6 +178,9 @@ impl Record {
                     content: o.content(),
                     etag: o.etag.clone(),
                     ts: o.ts,
+                    buckets_changed: o.buckets_changed_at.map(|at| {
+                        crate::protocol::ids::unix_seconds().saturating_sub(at.elapsed().as_secs())
+                    }),
                 })
                 .collect(),
         }
@@ -290,7 +297,10 @@ pub(super) fn offers(records: &[OfferRecord]) -> Result<Vec<Offer>, String> {
                     .map_err(|_| format!("offer {:?} has a bad resource id", o.id))?,
                 throughput: Throughput::from_content(&o.content)?,
                 buckets: crate::store::throughput_buckets::from_content(&o.content)?,
-                buckets_changed_at: None,
+                buckets_changed_at: o.buckets_changed.and_then(|at| {
+                    let ago = crate::protocol::ids::unix_seconds().saturating_sub(at);
+                    tokio::time::Instant::now().checked_sub(std::time::Duration::from_secs(ago))
+                }),
                 etag: o.etag.clone(),
                 ts: o.ts,
                 replace_pending: false,

@@ -219,8 +219,8 @@ pub(crate) struct Offer {
     pub throughput: Throughput,
     /// The throughput buckets the offer caps, by id (none: requests are not limited by buckets).
     pub buckets: Vec<ThroughputBucket>,
-    /// When the buckets last changed on this emulator (none since it started: not kept in a data
-    /// directory).
+    /// When the buckets last changed (none: not since this emulator or its data directory began
+    /// keeping it); a data directory keeps it, to the second.
     pub buckets_changed_at: Option<Instant>,
     pub etag: String,
     pub ts: u64,
