@@ -10,21 +10,31 @@ use crate::common;
 use std::time::Duration;
 
 use common::{east_and_lagging_west, east_west, pk_header, Resp, TestClient};
-use cosmos_emulator::{ReplicationLag, WELL_KNOWN_KEY};
+use cosmos_emulator::{EmulatorBuilder, ReplicationLag, WELL_KNOWN_KEY};
 use http::Method;
 use serde_json::{json, Value};
 
 const LAG_MS: u64 = 400;
 
+/// A two-region multi-write emulator builder: each region sees the other's writes `LAG_MS` later.
+fn two_writers() -> EmulatorBuilder {
+    east_and_lagging_west(LAG_MS)
+        .region_replication_lag("East US", ReplicationLag::fixed_ms(LAG_MS))
+        .multi_write(true)
+}
+
 /// A two-region multi-write emulator (each region sees the other's writes `LAG_MS` later) with
 /// database `db` and container `c` under `policy`.
 async fn start(policy: Value) -> (cosmos_emulator::Emulator, TestClient) {
-    let emu = east_and_lagging_west(LAG_MS)
-        .region_replication_lag("East US", ReplicationLag::fixed_ms(LAG_MS))
-        .multi_write(true)
-        .start()
-        .await
-        .expect("starts");
+    start_on(two_writers(), policy).await
+}
+
+/// The emulator `builder` starts, with database `db` and container `c` under `policy`.
+async fn start_on(
+    builder: EmulatorBuilder,
+    policy: Value,
+) -> (cosmos_emulator::Emulator, TestClient) {
+    let emu = builder.start().await.expect("starts");
     let c = TestClient::new(WELL_KNOWN_KEY);
     let base = emu.endpoint();
     assert_eq!(
@@ -385,4 +395,131 @@ async fn a_batch_reads_the_latest_version_and_never_conflicts() {
     assert_eq!(r.json()[0]["statusCode"], 409, "{r:?}");
     assert_eq!(settled(&c, emu.endpoint()).await["by"], "east");
     assert!(conflicts(&c, emu.endpoint()).await.is_empty());
+}
+
+/// Item `id` created in East and, before West has seen it, in West: under `Custom` without a
+/// procedure West's create goes to the conflicts feed. Returns once the regions have converged.
+async fn conflicting_creates(c: &TestClient, emu: &cosmos_emulator::Emulator, id: &str) {
+    let (east, west) = east_west(emu);
+    let r = create(c, east, &json!({"id": id, "pk": "p", "by": "east"})).await;
+    assert_eq!(r.status, 201, "{r:?}");
+    let r = create(c, west, &json!({"id": id, "pk": "p", "by": "west"})).await;
+    assert_eq!(r.status, 201, "{r:?}");
+    tokio::time::sleep(Duration::from_millis(LAG_MS + 200)).await;
+}
+
+fn fresh_dir(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("emu-conflicts-{name}-{}", rand::random::<u32>()))
+}
+
+/// Whether any file of data directory `dir` holds a conflicts record.
+fn has_conflict_records(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir).unwrap().flatten().any(|e| {
+        let bytes = std::fs::read(e.path()).unwrap_or_default();
+        bytes
+            .windows(br#""kind":"conflicts""#.len())
+            .any(|w| w == br#""kind":"conflicts""#)
+    })
+}
+
+#[tokio::test]
+async fn the_conflicts_feed_survives_a_restart_with_its_ids_and_deletions() {
+    let dir = fresh_dir("restart");
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let (before, deleted) = {
+        let (emu, c) = start_on(two_writers().data_dir(&dir), json!({"mode": "Custom"})).await;
+        let base = emu.endpoint();
+        for id in ["x1", "x2", "x3"] {
+            conflicting_creates(&c, &emu, id).await;
+        }
+        let feed = conflicts(&c, base).await;
+        assert_eq!(feed.len(), 3, "{feed:?}");
+        let deleted = feed[1]["id"].as_str().unwrap().to_owned();
+        let r = c
+            .send(
+                base,
+                Method::DELETE,
+                &format!("/dbs/db/colls/c/conflicts/{deleted}"),
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(r.status, 204, "{r:?}");
+        let before = conflicts(&c, base).await;
+        assert_eq!(before.len(), 2);
+        assert!(emu.drain(Duration::from_secs(5)).await);
+        (before, deleted)
+    };
+    assert!(has_conflict_records(&dir));
+
+    let emu = two_writers()
+        .data_dir(&dir)
+        .start()
+        .await
+        .expect("restarts");
+    let base = emu.endpoint();
+    // Same ids, `_rid`, content, `_etag` and `_ts`, in the same order; the deleted one stays gone.
+    assert_eq!(conflicts(&c, base).await, before);
+    for conflict in &before {
+        let path = format!("/dbs/db/colls/c/conflicts/{}", conflict["id"].as_str().unwrap());
+        let r = c.get(base, &path, &[]).await;
+        assert_eq!(r.status, 200, "{r:?}");
+        assert_eq!(&r.json(), conflict);
+    }
+    let path = format!("/dbs/db/colls/c/conflicts/{deleted}");
+    assert_eq!(c.get(base, &path, &[]).await.status, 404);
+
+    // A new conflict takes a new id: neither a kept one nor the deleted one.
+    conflicting_creates(&c, &emu, "x4").await;
+    let feed = conflicts(&c, base).await;
+    assert_eq!(feed.len(), 3, "{feed:?}");
+    assert_eq!(feed[..2], before[..]);
+    let new_id = feed[2]["id"].as_str().unwrap();
+    let mut old: Vec<&str> = before.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    old.push(&deleted);
+    assert!(!old.contains(&new_id), "{new_id} reused");
+    let content: Value = serde_json::from_str(feed[2]["content"].as_str().unwrap()).unwrap();
+    assert_eq!((content["id"].as_str(), content["by"].as_str()), (Some("x4"), Some("west")));
+
+    // The delete of a kept conflict is kept too.
+    let first = before[0]["id"].as_str().unwrap();
+    let path = format!("/dbs/db/colls/c/conflicts/{first}");
+    assert_eq!(c.send(base, Method::DELETE, &path, &[], None).await.status, 204);
+    assert!(emu.drain(Duration::from_secs(5)).await);
+    let emu = two_writers()
+        .data_dir(&dir)
+        .start()
+        .await
+        .expect("restarts again");
+    assert_eq!(conflicts(&c, emu.endpoint()).await, feed[1..]);
+    drop(emu);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_data_directory_without_conflict_records_loads_with_an_empty_feed() {
+    // What an emulator kept before conflicts were kept: catalog and item records only.
+    let dir = fresh_dir("without");
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    {
+        let (emu, c) = start_on(two_writers().data_dir(&dir), json!({"mode": "Custom"})).await;
+        let r = create(&c, emu.endpoint(), &json!({"id": "kept", "pk": "p"})).await;
+        assert_eq!(r.status, 201, "{r:?}");
+        assert!(emu.drain(Duration::from_secs(5)).await);
+    }
+    assert!(!has_conflict_records(&dir));
+    let emu = two_writers()
+        .data_dir(&dir)
+        .start()
+        .await
+        .expect("loads");
+    let base = emu.endpoint();
+    assert!(conflicts(&c, base).await.is_empty());
+    let r = c.read_item(base, "db", "c", "kept", &json!("p"), &[]).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    // The feed works as on a new directory.
+    conflicting_creates(&c, &emu, "x").await;
+    assert_eq!(conflicts(&c, base).await.len(), 1);
+    drop(emu);
+    let _ = std::fs::remove_dir_all(&dir);
 }
