@@ -266,6 +266,8 @@ async fn one_conflict_is_read_and_deleted_by_its_id() {
             .status,
         201
     );
+    // The conflict shows once the versions meet, after the replication lag.
+    tokio::time::sleep(Duration::from_millis(LAG_MS + 200)).await;
     let feed = conflicts(&c, base).await;
     assert_eq!(feed.len(), 1, "{feed:?}");
     let id = feed[0]["id"].as_str().unwrap();
@@ -461,7 +463,10 @@ async fn the_conflicts_feed_survives_a_restart_with_its_ids_and_deletions() {
     // Same ids, `_rid`, content, `_etag` and `_ts`, in the same order; the deleted one stays gone.
     assert_eq!(conflicts(&c, base).await, before);
     for conflict in &before {
-        let path = format!("/dbs/db/colls/c/conflicts/{}", conflict["id"].as_str().unwrap());
+        let path = format!(
+            "/dbs/db/colls/c/conflicts/{}",
+            conflict["id"].as_str().unwrap()
+        );
         let r = c.get(base, &path, &[]).await;
         assert_eq!(r.status, 200, "{r:?}");
         assert_eq!(&r.json(), conflict);
@@ -479,12 +484,18 @@ async fn the_conflicts_feed_survives_a_restart_with_its_ids_and_deletions() {
     old.push(&deleted);
     assert!(!old.contains(&new_id), "{new_id} reused");
     let content: Value = serde_json::from_str(feed[2]["content"].as_str().unwrap()).unwrap();
-    assert_eq!((content["id"].as_str(), content["by"].as_str()), (Some("x4"), Some("west")));
+    assert_eq!(
+        (content["id"].as_str(), content["by"].as_str()),
+        (Some("x4"), Some("west"))
+    );
 
     // The delete of a kept conflict is kept too.
     let first = before[0]["id"].as_str().unwrap();
     let path = format!("/dbs/db/colls/c/conflicts/{first}");
-    assert_eq!(c.send(base, Method::DELETE, &path, &[], None).await.status, 204);
+    assert_eq!(
+        c.send(base, Method::DELETE, &path, &[], None).await.status,
+        204
+    );
     assert!(emu.drain(Duration::from_secs(5)).await);
     let emu = two_writers()
         .data_dir(&dir)
@@ -508,11 +519,7 @@ async fn a_data_directory_without_conflict_records_loads_with_an_empty_feed() {
         assert!(emu.drain(Duration::from_secs(5)).await);
     }
     assert!(!has_conflict_records(&dir));
-    let emu = two_writers()
-        .data_dir(&dir)
-        .start()
-        .await
-        .expect("loads");
+    let emu = two_writers().data_dir(&dir).start().await.expect("loads");
     let base = emu.endpoint();
     assert!(conflicts(&c, base).await.is_empty());
     let r = c.read_item(base, "db", "c", "kept", &json!("p"), &[]).await;
@@ -522,4 +529,250 @@ async fn a_data_directory_without_conflict_records_loads_with_an_empty_feed() {
     assert_eq!(conflicts(&c, base).await.len(), 1);
     drop(emu);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A replication lag long enough that "at once" holds however slow the machine is; the tests
+/// reach the time the versions meet by moving tokio's clock past it.
+const LONG_LAG_MS: u64 = 60_000;
+
+/// Two write regions each receiving the other's writes `LONG_LAG_MS` later, with database `db` and
+/// container `c` under `policy`.
+async fn start_long(policy: Value) -> (cosmos_emulator::Emulator, TestClient) {
+    let builder = east_and_lagging_west(LONG_LAG_MS)
+        .region_replication_lag("East US", ReplicationLag::fixed_ms(LONG_LAG_MS))
+        .multi_write(true);
+    start_on(builder, policy).await
+}
+
+/// Moves the emulator's clock (tokio's, paused only while it moves) past the replication lag;
+/// returns a client with fresh connections (the old ones' idle timers ran out meanwhile).
+async fn until_the_versions_meet() -> TestClient {
+    tokio::time::pause();
+    tokio::time::advance(Duration::from_millis(LONG_LAG_MS + 1_000)).await;
+    tokio::time::resume();
+    TestClient::new(WELL_KNOWN_KEY)
+}
+
+/// Item x as region `base` reads it: its `by`, or None when the region reads no item.
+async fn by_in(c: &TestClient, base: &str) -> Option<String> {
+    let r = c.read_item(base, "db", "c", "x", &json!("p"), &[]).await;
+    assert!(r.status == 200 || r.status == 404, "{r:?}");
+    (r.status == 200).then(|| r.json()["by"].as_str().unwrap_or_default().to_owned())
+}
+
+/// The `by` of every item x that `sql` finds in region `base` (in logical partition "p").
+async fn by_queried(c: &TestClient, base: &str, sql: &str) -> Vec<String> {
+    let pk = pk_header(&json!("p"));
+    let r = c
+        .query(
+            base,
+            "/dbs/db/colls/c/docs",
+            &json!({"query": sql, "parameters": []}),
+            &[("x-ms-documentdb-partitionkey", &pk)],
+        )
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    r.json()["Documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["id"] == "x")
+        .map(|d| d["by"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// What region `base` shows of item x: a point read, a query in creation order and one in an
+/// ORDER BY (whose answers are cached between pages).
+async fn seen_in(c: &TestClient, base: &str) -> (Option<String>, Vec<String>, Vec<String>) {
+    (
+        by_in(c, base).await,
+        by_queried(c, base, "SELECT * FROM c").await,
+        by_queried(c, base, "SELECT * FROM c ORDER BY c.id").await,
+    )
+}
+
+fn shows(by: &str) -> (Option<String>, Vec<String>, Vec<String>) {
+    (Some(by.into()), vec![by.into()], vec![by.into()])
+}
+
+#[tokio::test]
+async fn the_losing_region_serves_its_own_write_until_the_versions_meet() {
+    let (emu, c) =
+        start_long(json!({"mode": "LastWriterWins", "conflictResolutionPath": "/v"})).await;
+    let (east, west) = east_west(&emu);
+    // Both regions create x without seeing the other's create; East's (higher /v) wins.
+    let r = create(
+        &c,
+        east,
+        &json!({"id": "x", "pk": "p", "v": 10, "by": "east"}),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{r:?}");
+    // West reads its own query first, so a cached ORDER BY answer from before its write exists.
+    assert_eq!(seen_in(&c, west).await, (None, vec![], vec![]));
+    let r = create(
+        &c,
+        west,
+        &json!({"id": "x", "pk": "p", "v": 5, "by": "west"}),
+    )
+    .await;
+    assert_eq!(r.status, 201, "both regions accept: {r:?}");
+    assert_eq!(seen_in(&c, west).await, shows("west"));
+    assert_eq!(seen_in(&c, east).await, shows("east"));
+    // West's own later write builds on what West reads: a replace of its version is taken (and
+    // still loses to East's).
+    let r = upsert(
+        &c,
+        west,
+        &json!({"id": "x", "pk": "p", "v": 6, "by": "west2"}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(seen_in(&c, west).await, shows("west2"));
+
+    let c = until_the_versions_meet().await;
+    assert_eq!(seen_in(&c, west).await, shows("east"));
+    assert_eq!(seen_in(&c, east).await, shows("east"));
+    assert!(conflicts(&c, emu.endpoint()).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_conflict_shows_in_the_feed_once_the_versions_meet() {
+    let (emu, c) = start_long(json!({"mode": "Custom"})).await;
+    let (east, west) = east_west(&emu);
+    let r = create(&c, east, &json!({"id": "x", "pk": "p", "by": "east"})).await;
+    assert_eq!(r.status, 201, "{r:?}");
+    let r = create(&c, west, &json!({"id": "x", "pk": "p", "by": "west"})).await;
+    assert_eq!(r.status, 201, "{r:?}");
+    assert_eq!(seen_in(&c, west).await, shows("west"));
+    assert_eq!(seen_in(&c, east).await, shows("east"));
+    assert!(conflicts(&c, emu.endpoint()).await.is_empty(), "not yet");
+
+    let c = until_the_versions_meet().await;
+    assert_eq!(seen_in(&c, west).await, shows("east"));
+    let feed = conflicts(&c, emu.endpoint()).await;
+    assert_eq!(feed.len(), 1, "{feed:?}");
+    let content: Value = serde_json::from_str(feed[0]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content["by"], "west");
+    assert_eq!(feed[0]["operationType"], "create");
+}
+
+#[tokio::test]
+async fn a_losing_delete_hides_the_item_only_in_its_region_until_the_versions_meet() {
+    let (emu, c) = start_long(json!({"mode": "Custom"})).await;
+    let (east, west) = east_west(&emu);
+    let r = create(&c, east, &json!({"id": "x", "pk": "p", "by": "seed"})).await;
+    assert_eq!(r.status, 201, "{r:?}");
+    let c = until_the_versions_meet().await;
+    assert_eq!(by_in(&c, west).await.as_deref(), Some("seed"));
+    let r = upsert(&c, east, &json!({"id": "x", "pk": "p", "by": "east"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = delete(&c, west).await;
+    assert_eq!(r.status, 204, "{r:?}");
+    assert_eq!(seen_in(&c, west).await, (None, vec![], vec![]));
+    assert_eq!(seen_in(&c, east).await, shows("east"));
+
+    let c = until_the_versions_meet().await;
+    assert_eq!(seen_in(&c, west).await, shows("east"));
+    let feed = conflicts(&c, emu.endpoint()).await;
+    assert_eq!(feed.len(), 1, "{feed:?}");
+    assert_eq!(feed[0]["operationType"], "delete");
+}
+
+#[tokio::test]
+async fn a_merge_result_reaches_every_region_once_the_versions_meet() {
+    let (emu, c) = start_long(
+        json!({"mode": "Custom", "conflictResolutionProcedure": "dbs/db/colls/c/sprocs/merge"}),
+    )
+    .await;
+    let (east, west) = east_west(&emu);
+    let sproc = json!({"id": "merge", "body": MERGE});
+    let r = c
+        .post_json(emu.endpoint(), "/dbs/db/colls/c/sprocs", &[], &sproc)
+        .await;
+    assert_eq!(r.status, 201, "{r:?}");
+    let r = create(&c, east, &json!({"id": "x", "pk": "p", "by": "seed"})).await;
+    assert_eq!(r.status, 201, "{r:?}");
+    let c = until_the_versions_meet().await;
+    let r = upsert(&c, east, &json!({"id": "x", "pk": "p", "by": "east"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = upsert(&c, west, &json!({"id": "x", "pk": "p", "by": "west"})).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(seen_in(&c, west).await, shows("west"));
+    assert_eq!(seen_in(&c, east).await, shows("east"));
+
+    let c = until_the_versions_meet().await;
+    assert_eq!(seen_in(&c, west).await, shows("east+west"));
+    assert_eq!(seen_in(&c, east).await, shows("east+west"));
+    assert!(conflicts(&c, emu.endpoint()).await.is_empty());
+}
+
+/// One page (of at most one item) of `SELECT * FROM c ORDER BY c.id` in partition "p" of region
+/// `base`: the ids and `by`s, and the continuation.
+async fn ordered_page(
+    c: &TestClient,
+    base: &str,
+    continuation: Option<&str>,
+) -> (Vec<(String, String)>, Option<String>) {
+    let pk = pk_header(&json!("p"));
+    let mut headers = vec![
+        ("x-ms-documentdb-partitionkey", pk.as_str()),
+        ("x-ms-max-item-count", "1"),
+    ];
+    if let Some(token) = continuation {
+        headers.push(("x-ms-continuation", token));
+    }
+    let body = json!({"query": "SELECT * FROM c ORDER BY c.id", "parameters": []});
+    let r = c.query(base, "/dbs/db/colls/c/docs", &body, &headers).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let items = r.json()["Documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["id"].as_str().unwrap_or_default().to_owned(),
+                d["by"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    (items, r.header("x-ms-continuation").map(str::to_owned))
+}
+
+#[tokio::test]
+async fn a_paged_query_sees_its_regions_own_write_taken_between_pages() {
+    let (emu, c) =
+        start_long(json!({"mode": "LastWriterWins", "conflictResolutionPath": "/v"})).await;
+    let (east, west) = east_west(&emu);
+    for id in ["a", "z"] {
+        let r = create(
+            &c,
+            east,
+            &json!({"id": id, "pk": "p", "v": 0, "by": "seed"}),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{r:?}");
+    }
+    let c = until_the_versions_meet().await;
+    let (first, next) = ordered_page(&c, west, None).await;
+    assert_eq!(first, [("a".to_owned(), "seed".to_owned())]);
+    let next = next.expect("more pages");
+    // Between West's pages both regions create x; East's wins, West serves its own.
+    let r = create(
+        &c,
+        east,
+        &json!({"id": "x", "pk": "p", "v": 10, "by": "east"}),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{r:?}");
+    let r = create(
+        &c,
+        west,
+        &json!({"id": "x", "pk": "p", "v": 5, "by": "west"}),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{r:?}");
+    // West's replica has not moved, but its answer has: the next page is recomputed.
+    let (second, _) = ordered_page(&c, west, Some(&next)).await;
+    assert_eq!(second, [("x".to_owned(), "west".to_owned())]);
 }

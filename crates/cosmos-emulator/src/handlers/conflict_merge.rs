@@ -68,5 +68,5 @@ pub(super) fn resolved_by_procedure(
         }
         txn.finish()
     };
-    writes.commit(ctx, target, partition).is_ok()
+    writes.commit_when_met(ctx, target, partition).is_ok()
 }

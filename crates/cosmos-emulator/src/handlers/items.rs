@@ -78,8 +78,9 @@ pub(super) fn read(
     let partition = target.read()?;
     let lsn = read_lsn(ctx, &partition, target.range_id())?;
     // An item past its time to live is not read, even before the sweep deletes it.
+    // The region's own conflicting write while it serves one (multi-write).
     let doc = partition
-        .read_at(&target.key(id), lsn)
+        .read_in(&target.key(id), lsn, ctx.region)
         .filter(|doc| !target.container.expired(&doc.body, unix_seconds()))
         .ok_or_else(|| {
             partition_error(ctx, &target, &partition, lsn, ApiError::missing_entity())

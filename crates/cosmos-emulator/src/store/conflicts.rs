@@ -3,7 +3,9 @@
 //! service shapes a conflict resource: `id`, `_rid`, `resourceId` (the item's `_rid`),
 //! `resourceType` `document`, `operationType`, `content` (the item's JSON text), `_self`, `_etag`
 //! and `_ts`. At most [`MOST_CONFLICTS`] are kept, the oldest dropped first. One is read or
-//! deleted by its id. With a data directory each conflict recorded and each one deleted is
+//! deleted by its id. A conflict is recorded when the write is taken but shows in the feed only
+//! from the time replication brings the two versions together (the replication lag). With a
+//! data directory each conflict recorded and each one deleted is
 //! reported to a [`ConflictSink`], under the feed's lock, so the records keep the feed's order.
 
 use std::collections::VecDeque;
@@ -12,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use serde_json::json;
+use tokio::time::Instant;
 
 use super::StoredDoc;
 use crate::protocol::ids::{encode_rid, new_etag, unix_seconds};
@@ -63,19 +66,26 @@ pub(crate) struct ConflictLog {
     sink: Mutex<Option<ConflictSink>>,
 }
 
-/// One conflict: its id and resource JSON.
+/// One conflict: its id, resource JSON and, until it shows in the feed, when it does.
 #[derive(Clone, Debug)]
 struct Entry {
     id: String,
     body: Bytes,
+    shows_at: Option<Instant>,
+}
+
+impl Entry {
+    fn shown(&self, now: Instant) -> bool {
+        self.shows_at.is_none_or(|at| at <= now)
+    }
 }
 
 /// Adds a conflict at the end of `entries`, dropping the oldest past [`MOST_CONFLICTS`].
-fn push_bounded(entries: &mut VecDeque<Entry>, id: String, body: Bytes) {
+fn push_bounded(entries: &mut VecDeque<Entry>, id: String, body: Bytes, shows_at: Option<Instant>) {
     if entries.len() >= MOST_CONFLICTS {
         entries.pop_front();
     }
-    entries.push_back(Entry { id, body });
+    entries.push_back(Entry { id, body, shows_at });
 }
 
 impl ConflictLog {
@@ -90,8 +100,14 @@ impl ConflictLog {
 
     /// Records that the write `doc` (an item `operation`: `create`, `replace` or `delete`) of
     /// the container with `_rid` bytes `container_rid` conflicted and was left to the
-    /// application.
-    pub(crate) fn record(&self, container_rid: &[u8; 8], doc: &StoredDoc, operation: &str) {
+    /// application; it shows in the feed from `shows_at` on (None: at once).
+    pub(crate) fn record(
+        &self,
+        container_rid: &[u8; 8],
+        doc: &StoredDoc,
+        operation: &str,
+        shows_at: Option<Instant>,
+    ) {
         let sink = self.sink();
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
@@ -118,21 +134,27 @@ impl ConflictLog {
         if let Some(sink) = &sink {
             sink.log.added(&sink.container_rid, n, &rid, &body);
         }
-        push_bounded(&mut entries, rid, body);
+        push_bounded(&mut entries, rid, body, shows_at);
     }
 
     /// The conflicts, oldest first.
     pub(crate) fn list(&self) -> Vec<Bytes> {
+        let now = Instant::now();
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries.iter().map(|e| e.body.clone()).collect()
+        entries
+            .iter()
+            .filter(|e| e.shown(now))
+            .map(|e| e.body.clone())
+            .collect()
     }
 
     /// The conflict with id `id`.
     pub(crate) fn get(&self, id: &str) -> Option<Bytes> {
+        let now = Instant::now();
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries
             .iter()
-            .find(|e| e.id == id)
+            .find(|e| e.id == id && e.shown(now))
             .map(|e| e.body.clone())
     }
 
@@ -140,7 +162,8 @@ impl ConflictLog {
     pub(crate) fn remove(&self, id: &str) -> bool {
         let sink = self.sink();
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let at = entries.iter().position(|e| e.id == id);
+        let now = Instant::now();
+        let at = entries.iter().position(|e| e.id == id && e.shown(now));
         let removed = at.and_then(|i| entries.remove(i)).is_some();
         if removed {
             if let Some(sink) = &sink {
@@ -150,13 +173,16 @@ impl ConflictLog {
         removed
     }
 
-    /// The counter of conflicts ever recorded and the conflicts with their ids, oldest first (what
-    /// a data directory's snapshot keeps).
+    /// The counter of conflicts ever recorded and the conflicts with their ids, oldest first,
+    /// those not showing yet included (what a data directory's snapshot keeps).
     pub(crate) fn kept(&self) -> (u64, Vec<(String, Bytes)>) {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         (
             self.next.load(Ordering::Relaxed),
-            entries.iter().map(|e| (e.id.clone(), e.body.clone())).collect(),
+            entries
+                .iter()
+                .map(|e| (e.id.clone(), e.body.clone()))
+                .collect(),
         )
     }
 
@@ -164,7 +190,7 @@ impl ConflictLog {
     /// ever recorded became `next`. A record the feed holds already (its counter is past `next`:
     /// read from a snapshot and again from the log after it) changes nothing, so the feed and
     /// its order come out as they were, and ids are never handed out twice. Nothing is reported
-    /// to the sink.
+    /// to the sink. They show at once.
     pub(crate) fn restore(&self, next: u64, added: Vec<(String, Bytes)>) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if next <= self.next.load(Ordering::Relaxed) {
@@ -172,7 +198,7 @@ impl ConflictLog {
         }
         self.next.store(next, Ordering::Relaxed);
         for (id, body) in added {
-            push_bounded(&mut entries, id, body);
+            push_bounded(&mut entries, id, body, None);
         }
     }
 
@@ -212,7 +238,7 @@ mod tests {
             vectors: Default::default(),
             indexed: true,
         };
-        log.record(&[0, 0, 0, 1, 0x80, 0, 0, 1], &doc, "create");
+        log.record(&[0, 0, 0, 1, 0x80, 0, 0, 1], &doc, "create", None);
         let listed = log.list();
         let c: serde_json::Value = serde_json::from_slice(&listed[0]).unwrap();
         assert_eq!(c["resourceType"], "document");
@@ -225,7 +251,7 @@ mod tests {
             .unwrap()
             .ends_with(&format!("/conflicts/{}/", c["_rid"].as_str().unwrap())));
         for _ in 0..MOST_CONFLICTS + 5 {
-            log.record(&[0; 8], &doc, "replace");
+            log.record(&[0; 8], &doc, "replace", None);
         }
         assert_eq!(log.list().len(), MOST_CONFLICTS);
         assert_eq!(log.copy().list().len(), MOST_CONFLICTS);
@@ -283,7 +309,7 @@ mod tests {
         let log = ConflictLog::default();
         log.record_to(ConflictSink::new(journal.clone(), "c"));
         for _ in 0..3 {
-            log.record(&container, &doc, "create");
+            log.record(&container, &doc, "create", None);
         }
         let second = {
             let (_, kept) = log.kept();
@@ -317,12 +343,37 @@ mod tests {
         // Restored, the feed reports nothing; a new conflict takes the next id, never an old one.
         let sink = Arc::new(Collected::default());
         back.record_to(ConflictSink::new(sink.clone(), "c"));
-        back.record(&container, &doc, "replace");
+        back.record(&container, &doc, "replace", None);
         let (next, kept) = back.kept();
         assert_eq!(next, 4);
         let ids: Vec<&String> = kept.iter().map(|(id, _)| id).collect();
         assert_eq!(ids.len(), 3);
         assert!(!ids[..2].contains(&ids[2]) && *ids[2] != second, "{ids:?}");
         assert_eq!(sink.0.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_conflict_shows_from_its_time_on() {
+        let doc = StoredDoc {
+            body: Bytes::from_static(br#"{"id":"x"}"#),
+            etag: "\"e\"".into(),
+            rid: [2; 16],
+            unique: Box::default(),
+            vectors: Default::default(),
+            indexed: true,
+        };
+        let log = ConflictLog::default();
+        let at = Instant::now() + std::time::Duration::from_millis(500);
+        log.record(&[0; 8], &doc, "create", Some(at));
+        let (_, kept) = log.kept();
+        let id = kept[0].0.clone();
+        assert!(log.list().is_empty());
+        assert!(log.get(&id).is_none());
+        assert!(!log.remove(&id), "not there yet");
+        tokio::time::advance(std::time::Duration::from_millis(500)).await;
+        assert_eq!(log.list().len(), 1);
+        assert!(log.get(&id).is_some());
+        assert!(log.remove(&id));
+        assert!(log.list().is_empty());
     }
 }
