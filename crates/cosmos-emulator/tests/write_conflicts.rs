@@ -776,3 +776,123 @@ async fn a_paged_query_sees_its_regions_own_write_taken_between_pages() {
     let (second, _) = ordered_page(&c, west, Some(&next)).await;
     assert_eq!(second, [("x".to_owned(), "west".to_owned())]);
 }
+
+/// A merge procedure that changes nothing of the item and records what it was called with as
+/// item "received" (its `email` keeps it clear of the items' unique values).
+const RECORD: &str = r#"function resolver(incomingItem, existingItem, isTombstone, conflictingItems) {
+    var coll = getContext().getCollection();
+    var received = {
+        id: "received", pk: "p", email: "received@example.com",
+        incoming: incomingItem ? incomingItem.by : null,
+        existing: existingItem ? existingItem.by : null,
+        isTombstone: isTombstone,
+        conflicting: conflictingItems.map(function (i) { return { id: i.id, email: i.email }; })
+    };
+    var ok = coll.upsertDocument(coll.getSelfLink(), received, {}, function (err) {
+        if (err) throw err;
+    });
+    if (!ok) throw new Error("not accepted");
+}"#;
+
+#[tokio::test]
+async fn a_merge_procedure_gets_the_items_the_write_collides_with_on_a_unique_key() {
+    let builder = east_and_lagging_west(LONG_LAG_MS)
+        .region_replication_lag("East US", ReplicationLag::fixed_ms(LONG_LAG_MS))
+        .multi_write(true);
+    let emu = builder.start().await.expect("starts");
+    let c = TestClient::new(WELL_KNOWN_KEY);
+    let base = emu.endpoint();
+    let (east, west) = east_west(&emu);
+    assert_eq!(
+        c.post_json(base, "/dbs", &[], &json!({"id": "db"}))
+            .await
+            .status,
+        201
+    );
+    let body = json!({"id": "c", "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2},
+        "uniqueKeyPolicy": {"uniqueKeys": [{"paths": ["/email"]}]},
+        "conflictResolutionPolicy": {"mode": "Custom",
+            "conflictResolutionProcedure": "dbs/db/colls/c/sprocs/record"}});
+    let r = c.post_json(base, "/dbs/db/colls", &[], &body).await;
+    assert_eq!(r.status, 201, "{r:?}");
+    let sproc = json!({"id": "record", "body": RECORD});
+    let r = c
+        .post_json(base, "/dbs/db/colls/c/sprocs", &[], &sproc)
+        .await;
+    assert_eq!(r.status, 201, "{r:?}");
+    let r = create(
+        &c,
+        east,
+        &json!({"id": "x", "pk": "p", "email": "x@example.com", "by": "seed"}),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{r:?}");
+    let c = until_the_versions_meet().await;
+
+    // East creates y with e@ and replaces x; West, having received neither, gives x e@ too.
+    let y = json!({"id": "y", "pk": "p", "email": "e@example.com", "by": "east"});
+    assert_eq!(create(&c, east, &y).await.status, 201);
+    let r = upsert(
+        &c,
+        east,
+        &json!({"id": "x", "pk": "p", "email": "x@example.com", "by": "east"}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = upsert(
+        &c,
+        west,
+        &json!({"id": "x", "pk": "p", "email": "e@example.com", "by": "west"}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "West had not received y: {r:?}");
+    assert_eq!(by_in(&c, west).await.as_deref(), Some("west"));
+
+    let c = until_the_versions_meet().await;
+    let r = c
+        .read_item(base, "db", "c", "received", &json!("p"), &[])
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let received = r.json();
+    assert_eq!(received["incoming"], "west", "{received}");
+    assert_eq!(received["existing"], "east", "{received}");
+    assert_eq!(received["isTombstone"], false, "{received}");
+    assert_eq!(
+        received["conflicting"],
+        json!([{"id": "y", "email": "e@example.com"}]),
+        "{received}"
+    );
+    assert_eq!(by_in(&c, west).await.as_deref(), Some("east"));
+    assert!(conflicts(&c, base).await.is_empty());
+
+    // Once West has y, the same collision is refused there, conflict or not.
+    let r = upsert(
+        &c,
+        east,
+        &json!({"id": "x", "pk": "p", "email": "x@example.com", "by": "east2"}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = upsert(
+        &c,
+        west,
+        &json!({"id": "x", "pk": "p", "email": "e@example.com", "by": "west2"}),
+    )
+    .await;
+    assert_eq!(r.status, 409, "{r:?}");
+    // A concurrent write without a collision passes no items.
+    let r = upsert(
+        &c,
+        west,
+        &json!({"id": "x", "pk": "p", "email": "w@example.com", "by": "west3"}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let c = until_the_versions_meet().await;
+    let received = c
+        .read_item(base, "db", "c", "received", &json!("p"), &[])
+        .await
+        .json();
+    assert_eq!(received["incoming"], "west3", "{received}");
+    assert_eq!(received["conflicting"], json!([]), "{received}");
+}

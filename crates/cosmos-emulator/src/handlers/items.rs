@@ -178,6 +178,7 @@ pub(super) fn delete(
         &mut partition,
         &key,
         None,
+        Vec::new(),
     ) {
         // Accepted, but the version this region had not seen stands.
         partition.committed_lsn()
@@ -262,15 +263,33 @@ pub(super) fn commit_prepared(
     doc: Arc<StoredDoc>,
 ) -> Result<(Arc<StoredDoc>, u64), ApiError> {
     let write = [(key.clone(), Some(doc.clone()))];
-    target
+    let unique = target
         .container
         .unique_keys
         .check_writes(partition, &write)
-        .map_err(|(_, e)| e)?;
-    if super::write_conflict::settled_against_unseen(ctx, target, partition, key, Some(&doc)) {
+        .map_err(|(_, e)| e);
+    // A collision only with items this region has not received refuses nothing here when the
+    // write conflicts with a version of its item it has not received either (a multi-write
+    // account): it comes to light when the versions meet (a merge procedure gets the items).
+    let conflicting = match &unique {
+        Ok(()) => Vec::new(),
+        Err(refusal) => match super::write_conflict::unseen_collisions(ctx, partition, key, &doc) {
+            Some(items) if !items.is_empty() => items,
+            _ => return Err(refusal.clone()),
+        },
+    };
+    if super::write_conflict::settled_against_unseen(
+        ctx,
+        target,
+        partition,
+        key,
+        Some(&doc),
+        conflicting,
+    ) {
         // Accepted, but the version this region had not seen stands.
         return Ok((doc, partition.committed_lsn()));
     }
+    unique?;
     let lsn = commit(ctx, partition, key, Some(doc.clone()));
     Ok((doc, lsn))
 }

@@ -47,6 +47,7 @@ pub(super) fn settled_against_unseen(
     partition: &mut Partition,
     key: &DocKey,
     doc: Option<&Arc<StoredDoc>>,
+    conflicting: Vec<Value>,
 ) -> bool {
     if !ctx.shared.store.topology.multi_write() {
         return false;
@@ -80,7 +81,13 @@ pub(super) fn settled_against_unseen(
                 return false;
             };
             if !super::conflict_merge::resolved_by_procedure(
-                ctx, target, partition, name, later, earlier,
+                ctx,
+                target,
+                partition,
+                name,
+                later,
+                earlier,
+                conflicting,
             ) {
                 record(target, held.as_deref(), doc.map(|d| d.as_ref()), meet);
             }
@@ -88,6 +95,55 @@ pub(super) fn settled_against_unseen(
         Outcome::Recorded => record(target, held.as_deref(), doc.map(|d| d.as_ref()), meet),
     }
     true
+}
+
+/// The other items of `key`'s logical partition that hold one of the unique key values of the
+/// write `doc`, as JSON, when the writing region had received none of them (in a multi-write
+/// account such a collision is no refusal where the write is taken: it comes to light when the
+/// versions meet, and a merge procedure gets them as `conflictingItems`). None when the region
+/// holds one of them (the write is refused there) or the account has one write region.
+pub(super) fn unseen_collisions(
+    ctx: &RequestCtx<'_>,
+    partition: &Partition,
+    key: &DocKey,
+    doc: &StoredDoc,
+) -> Option<Vec<Value>> {
+    if !ctx.shared.store.topology.multi_write() {
+        return None;
+    }
+    let seen = partition.visible_lsn(ctx.region, Instant::now());
+    let mut owners: Vec<&str> = Vec::new();
+    for entry in doc.unique.iter() {
+        let Some(owner) = partition
+            .unique_owner(key.epk, entry)
+            .filter(|o| *o != key.id)
+        else {
+            continue;
+        };
+        let owner_key = DocKey {
+            epk: key.epk,
+            id: owner.to_owned(),
+        };
+        let held = partition.read_in(&owner_key, seen, ctx.region);
+        if held.is_some_and(|d| d.unique.contains(entry)) {
+            return None;
+        }
+        if !owners.contains(&owner) {
+            owners.push(owner);
+        }
+    }
+    let items = owners
+        .into_iter()
+        .filter_map(|id| {
+            let owner_key = DocKey {
+                epk: key.epk,
+                id: id.to_owned(),
+            };
+            let body = &partition.latest(&owner_key)?.body;
+            serde_json::from_slice(body).ok()
+        })
+        .collect();
+    Some(items)
 }
 
 /// Puts the write `doc` (`None`: a delete), taken by a region that read `held` of the item, in
