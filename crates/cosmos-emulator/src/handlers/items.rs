@@ -180,8 +180,9 @@ pub(super) fn delete(
         None,
         Vec::new(),
     ) {
-        // Accepted, but the version this region had not seen stands.
-        partition.committed_lsn()
+        // Accepted, but the version this region had not seen stands; the region serves the
+        // delete until it arrives, and the session token names what the region holds.
+        super::write_conflict::region_lsn(ctx, &partition)
     } else {
         commit(ctx, &mut partition, &key, None)
     };
@@ -286,8 +287,9 @@ pub(super) fn commit_prepared(
         Some(&doc),
         conflicting,
     ) {
-        // Accepted, but the version this region had not seen stands.
-        return Ok((doc, partition.committed_lsn()));
+        // Accepted, but the version this region had not seen stands; the region serves the
+        // write until it arrives, and the session token names what the region holds.
+        return Ok((doc, super::write_conflict::region_lsn(ctx, partition)));
     }
     unique?;
     let lsn = commit(ctx, partition, key, Some(doc.clone()));

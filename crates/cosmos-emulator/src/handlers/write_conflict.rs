@@ -37,6 +37,12 @@ pub(super) fn as_seen_by_writer<'p>(
     }
 }
 
+/// The LSN the serving region's replica holds (what a write that did not stand answers with: its
+/// session token lets the region serve the write back at once).
+pub(super) fn region_lsn(ctx: &RequestCtx<'_>, partition: &Partition) -> u64 {
+    partition.visible_lsn(ctx.region, Instant::now())
+}
+
 /// Whether the write `doc` (`None`: a delete) of `key` conflicts with a version this region has
 /// not seen and the policy does not let it stand as written (the write is then not to be
 /// committed: the region serves it until the versions meet; a `Custom` policy has recorded it in
