@@ -31,18 +31,22 @@ pub(super) struct LocalWrites {
 
 impl LocalWrites {
     /// Keeps `doc` (None: a delete) as region `region`'s version of `key` while its replica is
-    /// below `until`; it replaces the region's earlier one.
+    /// below `until`; it replaces the region's earlier one, whose resource id is returned.
     pub(super) fn keep(
         &mut self,
         key: &DocKey,
         region: usize,
         until: u64,
         doc: Option<Arc<StoredDoc>>,
-    ) {
+    ) -> Option<[u8; 16]> {
         let writes = self.by_key.entry(key.clone()).or_default();
-        writes.retain(|w| w.region != region);
+        let replaced = writes
+            .iter()
+            .position(|w| w.region == region)
+            .and_then(|i| writes.remove(i).doc.map(|d| d.rid));
         writes.push(LocalWrite { region, until, doc });
         self.generation += 1;
+        replaced
     }
 
     /// Region `region`'s own version of `key` at replica LSN `lsn`, when it has one: `Some(None)`
@@ -58,6 +62,15 @@ impl LocalWrites {
             .iter()
             .find(|w| w.region == region && lsn < w.until)
             .map(|w| w.doc.as_ref())
+    }
+
+    /// Whether some region's kept write of `key` has resource id `rid`.
+    pub(super) fn holds(&self, key: &DocKey, rid: [u8; 16]) -> bool {
+        self.by_key.get(key).is_some_and(|writes| {
+            writes
+                .iter()
+                .any(|w| w.doc.as_ref().is_some_and(|d| d.rid == rid))
+        })
     }
 
     /// Whether some write is kept for region `region`.

@@ -185,8 +185,28 @@ impl Partition {
             // Queries in creation order find it by its resource id.
             self.order.insert(&d.rid, key);
         }
-        self.local.keep(key, region, until, doc);
+        let new_rid = doc.as_ref().map(|d| d.rid);
+        if let Some(rid) = self
+            .local
+            .keep(key, region, until, doc)
+            .filter(|rid| Some(*rid) != new_rid)
+        {
+            self.forget_unless_held(rid, key);
+        }
         Some(reaches)
+    }
+
+    /// Drops `key`'s creation-order entry under resource id `rid` unless a version of it or a
+    /// region's own write still holds that id.
+    fn forget_unless_held(&mut self, rid: [u8; 16], key: &DocKey) {
+        let held = self.docs.get(key).is_some_and(|versions| {
+            versions
+                .iter()
+                .any(|v| v.doc.as_ref().is_some_and(|d| d.rid == rid))
+        });
+        if !held && !self.local.holds(key, rid) {
+            self.order.forget(&rid, key);
+        }
     }
 
     /// Whether region `region` has conflicting writes of its own to serve, and a number that
@@ -306,14 +326,7 @@ impl Partition {
         }
         let log = &self.log;
         for (rid, key) in self.local.drop_reached(|region| log.visible(region, now)) {
-            let held = self.docs.get(&key).is_some_and(|versions| {
-                versions
-                    .iter()
-                    .any(|v| v.doc.as_ref().is_some_and(|d| d.rid == rid))
-            });
-            if !held {
-                self.order.forget(&rid, &key);
-            }
+            self.forget_unless_held(rid, &key);
         }
     }
 
@@ -751,6 +764,43 @@ mod tests {
         let now = p.visible_lsn(1, met);
         assert_eq!(p.keep_local(&key("a"), 1, now, doc("v2")), None);
         assert!(!p.local_state(1).0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_regions_own_writes_leave_no_creation_order_entries_behind() {
+        let with_rid = |text: &str, n: u64| {
+            let rid = crate::store::item_rid::item_rid(&[9; 8], 0, n);
+            Some(Arc::new(StoredDoc {
+                body: Bytes::from(text.to_owned()),
+                etag: format!("\"{text}\""),
+                rid,
+                unique: Box::default(),
+                vectors: Default::default(),
+                indexed: true,
+            }))
+        };
+        let entries = |p: &Partition| p.order.starting_at(std::ops::Bound::Unbounded).count();
+        let mut p = Partition::new(2);
+        let t0 = Instant::now();
+        let lag = Duration::from_millis(500);
+        // Region 0 creates a; region 1, not having seen it, creates a (rid 2), deletes its own
+        // version and creates it again (rid 3), each losing.
+        p.commit(key("a"), with_rid("v0", 1), 0, t0, &[lag, lag]);
+        let seen = p.visible_lsn(1, t0);
+        assert!(p
+            .keep_local(&key("a"), 1, seen, with_rid("v1", 2))
+            .is_some());
+        assert_eq!(entries(&p), 2);
+        assert!(p.keep_local(&key("a"), 1, seen, None).is_some());
+        assert_eq!(entries(&p), 1, "the replaced write's entry goes");
+        assert!(p
+            .keep_local(&key("a"), 1, seen, with_rid("v2", 3))
+            .is_some());
+        let ordered = p.scan_in_order(seen, std::ops::Bound::Unbounded, None, 10, Some(1));
+        assert_eq!(ordered.len(), 1);
+        assert_eq!(body(Some(&ordered[0].2)), Some("v2"));
+        p.clean_up(t0 + lag);
+        assert_eq!(entries(&p), 1, "only the committed version's entry stays");
     }
 
     #[tokio::test(start_paused = true)]
