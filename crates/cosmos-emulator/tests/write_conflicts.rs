@@ -405,14 +405,19 @@ async fn a_batch_reads_the_latest_version_and_never_conflicts() {
 }
 
 /// Item `id` created in East and, before West has seen it, in West: under `Custom` without a
-/// procedure West's create goes to the conflicts feed. Returns once the regions have converged.
-async fn conflicting_creates(c: &TestClient, emu: &cosmos_emulator::Emulator, id: &str) {
+/// procedure West's create goes to the conflicts feed. Returns once the regions have converged,
+/// with a client with fresh connections (see [`until_the_versions_meet`]).
+async fn conflicting_creates(
+    c: &TestClient,
+    emu: &cosmos_emulator::Emulator,
+    id: &str,
+) -> TestClient {
     let (east, west) = east_west(emu);
     let r = create(c, east, &json!({"id": id, "pk": "p", "by": "east"})).await;
     assert_eq!(r.status, 201, "{r:?}");
     let r = create(c, west, &json!({"id": id, "pk": "p", "by": "west"})).await;
     assert_eq!(r.status, 201, "{r:?}");
-    tokio::time::sleep(Duration::from_millis(LAG_MS + 200)).await;
+    until_the_versions_meet().await
 }
 
 fn fresh_dir(name: &str) -> std::path::PathBuf {
@@ -434,10 +439,10 @@ async fn the_conflicts_feed_survives_a_restart_with_its_ids_and_deletions() {
     let dir = fresh_dir("restart");
     let c = TestClient::new(WELL_KNOWN_KEY);
     let (before, deleted) = {
-        let (emu, c) = start_on(two_writers().data_dir(&dir), json!({"mode": "Custom"})).await;
+        let (emu, mut c) = start_on(long_writers().data_dir(&dir), json!({"mode": "Custom"})).await;
         let base = emu.endpoint();
         for id in ["x1", "x2", "x3"] {
-            conflicting_creates(&c, &emu, id).await;
+            c = conflicting_creates(&c, &emu, id).await;
         }
         let feed = conflicts(&c, base).await;
         assert_eq!(feed.len(), 3, "{feed:?}");
@@ -459,7 +464,7 @@ async fn the_conflicts_feed_survives_a_restart_with_its_ids_and_deletions() {
     };
     assert!(has_conflict_records(&dir));
 
-    let emu = two_writers()
+    let emu = long_writers()
         .data_dir(&dir)
         .start()
         .await
@@ -480,7 +485,7 @@ async fn the_conflicts_feed_survives_a_restart_with_its_ids_and_deletions() {
     assert_eq!(c.get(base, &path, &[]).await.status, 404);
 
     // A new conflict takes a new id: neither a kept one nor the deleted one.
-    conflicting_creates(&c, &emu, "x4").await;
+    let c = conflicting_creates(&c, &emu, "x4").await;
     let feed = conflicts(&c, base).await;
     assert_eq!(feed.len(), 3, "{feed:?}");
     assert_eq!(feed[..2], before[..]);
@@ -502,7 +507,7 @@ async fn the_conflicts_feed_survives_a_restart_with_its_ids_and_deletions() {
         204
     );
     assert!(emu.drain(Duration::from_secs(5)).await);
-    let emu = two_writers()
+    let emu = long_writers()
         .data_dir(&dir)
         .start()
         .await
@@ -518,19 +523,19 @@ async fn a_data_directory_without_conflict_records_loads_with_an_empty_feed() {
     let dir = fresh_dir("without");
     let c = TestClient::new(WELL_KNOWN_KEY);
     {
-        let (emu, c) = start_on(two_writers().data_dir(&dir), json!({"mode": "Custom"})).await;
+        let (emu, c) = start_on(long_writers().data_dir(&dir), json!({"mode": "Custom"})).await;
         let r = create(&c, emu.endpoint(), &json!({"id": "kept", "pk": "p"})).await;
         assert_eq!(r.status, 201, "{r:?}");
         assert!(emu.drain(Duration::from_secs(5)).await);
     }
     assert!(!has_conflict_records(&dir));
-    let emu = two_writers().data_dir(&dir).start().await.expect("loads");
+    let emu = long_writers().data_dir(&dir).start().await.expect("loads");
     let base = emu.endpoint();
     assert!(conflicts(&c, base).await.is_empty());
     let r = c.read_item(base, "db", "c", "kept", &json!("p"), &[]).await;
     assert_eq!(r.status, 200, "{r:?}");
     // The feed works as on a new directory.
-    conflicting_creates(&c, &emu, "x").await;
+    let c = conflicting_creates(&c, &emu, "x").await;
     assert_eq!(conflicts(&c, base).await.len(), 1);
     drop(emu);
     let _ = std::fs::remove_dir_all(&dir);
@@ -540,13 +545,17 @@ async fn a_data_directory_without_conflict_records_loads_with_an_empty_feed() {
 /// reach the time the versions meet by moving tokio's clock past it.
 const LONG_LAG_MS: u64 = 60_000;
 
+/// Two write regions each receiving the other's writes `LONG_LAG_MS` later.
+fn long_writers() -> EmulatorBuilder {
+    east_and_lagging_west(LONG_LAG_MS)
+        .region_replication_lag("East US", ReplicationLag::fixed_ms(LONG_LAG_MS))
+        .multi_write(true)
+}
+
 /// Two write regions each receiving the other's writes `LONG_LAG_MS` later, with database `db` and
 /// container `c` under `policy`.
 async fn start_long(policy: Value) -> (cosmos_emulator::Emulator, TestClient) {
-    let builder = east_and_lagging_west(LONG_LAG_MS)
-        .region_replication_lag("East US", ReplicationLag::fixed_ms(LONG_LAG_MS))
-        .multi_write(true);
-    start_on(builder, policy).await
+    start_on(long_writers(), policy).await
 }
 
 /// Moves the emulator's clock (tokio's, paused only while it moves) past the replication lag;
@@ -809,10 +818,7 @@ const RECORD: &str = r#"function resolver(incomingItem, existingItem, isTombston
 
 #[tokio::test]
 async fn a_merge_procedure_gets_the_items_the_write_collides_with_on_a_unique_key() {
-    let builder = east_and_lagging_west(LONG_LAG_MS)
-        .region_replication_lag("East US", ReplicationLag::fixed_ms(LONG_LAG_MS))
-        .multi_write(true);
-    let emu = builder.start().await.expect("starts");
+    let emu = long_writers().start().await.expect("starts");
     let c = TestClient::new(WELL_KNOWN_KEY);
     let base = emu.endpoint();
     let (east, west) = east_west(&emu);
