@@ -83,18 +83,19 @@ pub(super) fn settled_against_unseen(
     match outcome {
         Outcome::Stands | Outcome::Loses => {}
         Outcome::Merge => {
-            let ConflictPolicy::Custom(Some(name)) = &policy else {
-                return false;
+            let resolved = match &policy {
+                ConflictPolicy::Custom(Some(name)) => super::conflict_merge::resolved_by_procedure(
+                    ctx,
+                    target,
+                    partition,
+                    name,
+                    later,
+                    earlier,
+                    conflicting,
+                ),
+                _ => false,
             };
-            if !super::conflict_merge::resolved_by_procedure(
-                ctx,
-                target,
-                partition,
-                name,
-                later,
-                earlier,
-                conflicting,
-            ) {
+            if !resolved {
                 record(target, held.as_deref(), doc.map(|d| d.as_ref()), meet);
             }
         }
