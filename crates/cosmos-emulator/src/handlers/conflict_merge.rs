@@ -2,8 +2,9 @@
 //! procedure named by `conflictResolutionProcedure` runs with the service's documented
 //! arguments, `incomingItem` (the write that conflicted; `null` for a delete), `existingItem`
 //! (the committed version; `null` when there is none), `isTombstone` (whether the committed
-//! version is a delete) and `conflictingItems` (other committed items the write collides with on
-//! a unique key; always empty here), and its writes are committed as one transaction. A
+//! version is a delete) and `conflictingItems` (the other items of the logical partition the
+//! write collides with on a unique key, as committed), and its writes are committed as one
+//! transaction. A
 //! procedure that is missing, throws, is stopped or whose writes cannot be committed resolves
 //! nothing: the caller then puts the conflict in the feed, the service's fallback.
 
@@ -25,6 +26,7 @@ pub(super) fn resolved_by_procedure(
     name: &str,
     incoming: Option<Value>,
     existing: Option<Value>,
+    conflicting: Vec<Value>,
 ) -> bool {
     let Some(script) = ctx
         .shared
@@ -38,7 +40,7 @@ pub(super) fn resolved_by_procedure(
         incoming.unwrap_or(Value::Null),
         existing.unwrap_or(Value::Null),
         Value::Bool(is_tombstone),
-        Value::Array(Vec::new()),
+        Value::Array(conflicting),
     ];
     let (bounds, budget) = super::sproc::bounds();
     let input = Input {
@@ -68,5 +70,5 @@ pub(super) fn resolved_by_procedure(
         }
         txn.finish()
     };
-    writes.commit(ctx, target, partition).is_ok()
+    writes.commit_when_met(ctx, target, partition).is_ok()
 }

@@ -161,7 +161,8 @@ pub(super) fn read_feed(ctx: &RequestCtx<'_>, db: &str, coll: &str) -> Result<Re
         // split since the continuation was issued may have moved that key to the next range).
         let after = start.after.as_ref();
         let wanted = page_size + 1 - docs.len();
-        let found = partition.scan(lsn, after, only_epk, wanted);
+        let from = after.map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
+        let found = partition.scan_from_in(lsn, from, only_epk, wanted, Some(ctx.region));
         docs.extend(found.into_iter().map(|(k, d)| (range, k, d)));
         let kept = page_end(docs.iter().map(|(_, _, d)| d.body.len()), page_size);
         if kept < docs.len() {

@@ -64,3 +64,23 @@ pub(super) fn commit_all(
     let lags = ctx.shared.store.sample_lags();
     partition.commit_all(writes, ctx.region, Instant::now(), &lags)
 }
+
+/// Commits a merge procedure's writes at one LSN, taken by no region: the serving region (whose
+/// write conflicted with a version it had not received) gets them with that version and not
+/// before, every other region after its replication lag, so every region serves its own write
+/// until the versions meet and the merge result from then on.
+pub(super) fn commit_all_when_met(
+    ctx: &RequestCtx<'_>,
+    partition: &mut Partition,
+    writes: Vec<(DocKey, Option<Arc<StoredDoc>>)>,
+) -> u64 {
+    let mut lags = ctx.shared.store.sample_lags();
+    if let Some(own) = lags.get_mut(ctx.region) {
+        // Replicas apply the log in order: this one reaches the region with the version before.
+        *own = std::time::Duration::ZERO;
+    }
+    partition.commit_all(writes, NO_REGION, Instant::now(), &lags)
+}
+
+/// The origin of a commit no region took.
+const NO_REGION: usize = usize::MAX;

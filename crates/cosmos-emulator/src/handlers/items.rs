@@ -78,8 +78,9 @@ pub(super) fn read(
     let partition = target.read()?;
     let lsn = read_lsn(ctx, &partition, target.range_id())?;
     // An item past its time to live is not read, even before the sweep deletes it.
+    // The region's own conflicting write while it serves one (multi-write).
     let doc = partition
-        .read_at(&target.key(id), lsn)
+        .read_in(&target.key(id), lsn, ctx.region)
         .filter(|doc| !target.container.expired(&doc.body, unix_seconds()))
         .ok_or_else(|| {
             partition_error(ctx, &target, &partition, lsn, ApiError::missing_entity())
@@ -177,9 +178,11 @@ pub(super) fn delete(
         &mut partition,
         &key,
         None,
+        Vec::new(),
     ) {
-        // Accepted, but the version this region had not seen stands.
-        partition.committed_lsn()
+        // Accepted, but the version this region had not seen stands; the region serves the
+        // delete until it arrives, and the session token names what the region holds.
+        super::write_conflict::region_lsn(ctx, &partition)
     } else {
         commit(ctx, &mut partition, &key, None)
     };
@@ -261,15 +264,34 @@ pub(super) fn commit_prepared(
     doc: Arc<StoredDoc>,
 ) -> Result<(Arc<StoredDoc>, u64), ApiError> {
     let write = [(key.clone(), Some(doc.clone()))];
-    target
+    let unique = target
         .container
         .unique_keys
         .check_writes(partition, &write)
-        .map_err(|(_, e)| e)?;
-    if super::write_conflict::settled_against_unseen(ctx, target, partition, key, Some(&doc)) {
-        // Accepted, but the version this region had not seen stands.
-        return Ok((doc, partition.committed_lsn()));
+        .map_err(|(_, e)| e);
+    // A collision only with items this region has not received refuses nothing here when the
+    // write conflicts with a version of its item it has not received either (a multi-write
+    // account): it comes to light when the versions meet (a merge procedure gets the items).
+    let conflicting = match &unique {
+        Ok(()) => Vec::new(),
+        Err(refusal) => match super::write_conflict::unseen_collisions(ctx, partition, key, &doc) {
+            Some(items) if !items.is_empty() => items,
+            _ => return Err(refusal.clone()),
+        },
+    };
+    if super::write_conflict::settled_against_unseen(
+        ctx,
+        target,
+        partition,
+        key,
+        Some(&doc),
+        conflicting,
+    ) {
+        // Accepted, but the version this region had not seen stands; the region serves the
+        // write until it arrives, and the session token names what the region holds.
+        return Ok((doc, super::write_conflict::region_lsn(ctx, partition)));
     }
+    unique?;
     let lsn = commit(ctx, partition, key, Some(doc.clone()));
     Ok((doc, lsn))
 }

@@ -18,14 +18,14 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::item_reply::write_error;
-use super::item_write::{commit_all, prepare_item};
+use super::item_write::{commit_all, commit_all_when_met, prepare_item};
 use super::target::Target;
 use crate::epk::EpkFilter;
 use crate::exchange::RequestCtx;
 use crate::protocol::ids::{activity_id, unix_seconds};
 use crate::protocol::{charge, ApiError};
 use crate::store::document::{id_of, parse_object};
-use crate::store::{Partition, StoredDoc};
+use crate::store::{DocKey, Partition, StoredDoc};
 
 /// The most items one page of a script's query answers (its `pageSize` may ask for fewer; -1 asks
 /// for this many).
@@ -571,6 +571,28 @@ impl Writes {
         target: &Target,
         partition: &mut Partition,
     ) -> Result<u64, ApiError> {
+        self.commit_by(ctx, target, partition, commit_all)
+    }
+
+    /// As [`Writes::commit`], for a merge procedure's writes: they reach every region, the
+    /// serving one included, only once the conflicting versions have met
+    /// ([`commit_all_when_met`]).
+    pub(super) fn commit_when_met(
+        self,
+        ctx: &RequestCtx<'_>,
+        target: &Target,
+        partition: &mut Partition,
+    ) -> Result<u64, ApiError> {
+        self.commit_by(ctx, target, partition, commit_all_when_met)
+    }
+
+    fn commit_by(
+        self,
+        ctx: &RequestCtx<'_>,
+        target: &Target,
+        partition: &mut Partition,
+        commit: CommitFn,
+    ) -> Result<u64, ApiError> {
         let mut writes = Vec::with_capacity(self.order.len());
         for id in &self.order {
             let key = target.key(id);
@@ -588,9 +610,12 @@ impl Writes {
             .unique_keys
             .check_writes(partition, &writes)
             .map_err(|(_, e)| e)?;
-        Ok(commit_all(ctx, partition, writes))
+        Ok(commit(ctx, partition, writes))
     }
 }
+
+/// How a transaction's writes are committed.
+type CommitFn = fn(&RequestCtx<'_>, &mut Partition, Vec<(DocKey, Option<Arc<StoredDoc>>)>) -> u64;
 
 fn etag_ok(tag: &str, etag: &str) -> bool {
     tag.trim() == "*" || tag.trim() == etag

@@ -11,6 +11,7 @@ use tokio::sync::watch;
 
 use super::frame;
 use super::record::Record;
+use crate::store::conflicts::ConflictJournal;
 use crate::store::item_log::ItemLog;
 use crate::store::{DocKey, StoredDoc};
 
@@ -211,6 +212,21 @@ impl Journal {
         self.progress
             .send_modify(|p| p.durable = p.durable.max(last));
         true
+    }
+}
+
+impl ConflictJournal for Journal {
+    fn added(&self, container_rid: &str, next: u64, id: &str, body: &bytes::Bytes) {
+        self.append(&Record::conflicts(
+            container_rid,
+            next,
+            &[(id.to_owned(), body.clone())],
+            &[],
+        ));
+    }
+
+    fn removed(&self, container_rid: &str, id: &str) {
+        self.append(&Record::conflicts(container_rid, 0, &[], &[id]));
     }
 }
 

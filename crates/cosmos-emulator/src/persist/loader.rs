@@ -3,15 +3,16 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::record::{self, ItemRecord, Record, ScriptRecord, UserRecord};
+use super::record::{self, ConflictRecord, ItemRecord, Record, ScriptRecord, UserRecord};
 use crate::scripts::Scripts;
 use crate::store::{Container, Store};
 
 /// Puts kept state back into a store: catalog records replace the catalog (and drop the
 /// scripts and users of what it no longer has), scripts and users records replace those of their
-/// container or database, item records go to their container. A record naming a container or
-/// database not known yet is held back (a write can be recorded just before the catalog record
-/// of its new container): items in order, scripts and users the latest.
+/// container or database, item and conflicts records go to their container. A record naming a
+/// container or database not known yet is held back (a write can be recorded just before the
+/// catalog record of its new container): items and conflicts in order, scripts and users the
+/// latest.
 pub(super) struct Loader<'a> {
     store: &'a Store,
     scripts: &'a Scripts,
@@ -21,7 +22,11 @@ pub(super) struct Loader<'a> {
     held: HashMap<String, Vec<ItemRecord>>,
     held_scripts: HashMap<String, Vec<ScriptRecord>>,
     held_users: HashMap<String, Vec<UserRecord>>,
+    held_conflicts: HashMap<String, Vec<HeldConflicts>>,
 }
+
+/// A conflicts record held back: its counter, conflicts added and ids removed.
+type HeldConflicts = (u64, Vec<ConflictRecord>, Vec<String>);
 
 /// The keys of `held` that `known` has.
 fn known_keys<T>(held: &HashMap<String, T>, known: impl Fn(&str) -> bool) -> Vec<String> {
@@ -44,6 +49,7 @@ impl<'a> Loader<'a> {
             held: HashMap::new(),
             held_scripts: HashMap::new(),
             held_users: HashMap::new(),
+            held_conflicts: HashMap::new(),
         }
     }
 
@@ -61,6 +67,12 @@ impl<'a> Loader<'a> {
         if held > 0 {
             messages.push(format!(
                 "{held} records of scripts or users name containers or databases that no longer exist; dropped"
+            ));
+        }
+        let held: usize = self.held_conflicts.values().map(Vec::len).sum();
+        if held > 0 {
+            messages.push(format!(
+                "{held} records of conflicts name containers that no longer exist; dropped"
             ));
         }
         messages
@@ -95,6 +107,13 @@ impl<'a> Loader<'a> {
                     let scripts = self.held_scripts.remove(&rid).unwrap_or_default();
                     self.put_scripts(&rid, &scripts)?;
                 }
+                for rid in known_keys(&self.held_conflicts, |k| self.containers.contains_key(k)) {
+                    for (next, added, removed) in
+                        self.held_conflicts.remove(&rid).unwrap_or_default()
+                    {
+                        self.put_conflicts(&rid, next, &added, &removed)?;
+                    }
+                }
                 for rid in known_keys(&self.held_users, |k| self.databases.contains(k)) {
                     let users = self.held_users.remove(&rid).unwrap_or_default();
                     self.put_users(&rid, &users)?;
@@ -127,6 +146,22 @@ impl<'a> Loader<'a> {
                 }
                 Ok(())
             }
+            Record::Conflicts {
+                container,
+                next,
+                added,
+                removed,
+            } => {
+                if self.containers.contains_key(&container) {
+                    self.put_conflicts(&container, next, &added, &removed)
+                } else {
+                    self.held_conflicts
+                        .entry(container)
+                        .or_default()
+                        .push((next, added, removed));
+                    Ok(())
+                }
+            }
             Record::End => Ok(()),
         }
     }
@@ -136,6 +171,23 @@ impl<'a> Loader<'a> {
             return Ok(());
         };
         self.scripts.restore(c.rid_bytes, record::scripts(scripts)?)
+    }
+
+    fn put_conflicts(
+        &self,
+        container: &str,
+        next: u64,
+        added: &[ConflictRecord],
+        removed: &[String],
+    ) -> Result<(), String> {
+        let Some(c) = self.containers.get(container) else {
+            return Ok(());
+        };
+        c.conflicts.restore(next, record::conflicts(added)?);
+        for id in removed {
+            c.conflicts.restore_removal(id);
+        }
+        Ok(())
     }
 
     fn put_users(&self, database: &str, users: &[UserRecord]) -> Result<(), String> {

@@ -1,11 +1,12 @@
-//! A data directory (`--data-dir`): databases, containers, items, offers, scripts, users and
-//! permissions survive a restart.
+//! A data directory (`--data-dir`): databases, containers, items, offers, scripts, users,
+//! permissions and conflicts feeds survive a restart.
 //!
 //! The directory holds one snapshot (`snapshot-G`, the state when log `G` began) and the logs
 //! from it on (`log-G`, `log-G+1` during a compaction). A log record is the whole catalog after a
 //! change (databases, container definitions, offers), the scripts of one container or the users
-//! and permissions of one database after a change to them, or the item writes of one commit,
-//! queued under the partition's lock so the log's order per item is the commit order. A write is
+//! and permissions of one database after a change to them, the item writes of one commit,
+//! queued under the partition's lock so the log's order per item is the commit order, or one
+//! conflict added to or deleted from a container's conflicts feed, queued under the feed's lock. A write is
 //! answered only once its records are fsync'd; one fsync covers every record queued meanwhile.
 //!
 //! Loading ([`load`]) applies the snapshot, then each log. A torn tail (the last record cut short
@@ -43,6 +44,7 @@ use record::Record;
 
 use crate::protocol::route::Resource;
 use crate::scripts::Scripts;
+use crate::store::conflicts::{ConflictJournal, ConflictSink};
 use crate::store::item_log::{ItemLog, ItemSink};
 use crate::store::{Container, Store};
 
@@ -136,10 +138,15 @@ impl DataDir {
         Ok((data, report))
     }
 
-    /// Makes `container`'s partitions record their commits here.
+    /// Makes `container`'s partitions record their commits here, and its conflicts feed its
+    /// changes.
     pub(crate) fn record(&self, container: &Container) {
         let log: Arc<dyn ItemLog> = self.journal.clone();
         container.record_to(ItemSink::new(log, &container.rid));
+        let log: Arc<dyn ConflictJournal> = self.journal.clone();
+        container
+            .conflicts
+            .record_to(ConflictSink::new(log, &container.rid));
     }
 
     /// After a request that may have changed something: records what `change` names as it is

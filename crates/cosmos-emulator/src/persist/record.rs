@@ -1,6 +1,7 @@
 //! What a data directory's records say: the whole catalog (databases, container definitions,
 //! offers) after a change to it, one container's scripts or one database's users and permissions
-//! after a change to them, or the item writes of one commit.
+//! after a change to them, the item writes of one commit, or a change of one container's
+//! conflicts feed.
 
 use std::sync::Arc;
 
@@ -39,8 +40,27 @@ pub(crate) enum Record {
         container: String,
         writes: Vec<ItemRecord>,
     },
+    /// Conflicts added to (or deleted from) the conflicts feed of the container with `_rid`
+    /// `container`, after which its counter of conflicts ever recorded is `next` (0 in a record of
+    /// a deletion). The log has one record per conflict added or deleted; a snapshot one record
+    /// with the whole feed.
+    Conflicts {
+        container: String,
+        next: u64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        added: Vec<ConflictRecord>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        removed: Vec<String>,
+    },
     /// The last record of a complete snapshot.
     End,
+}
+
+/// A conflict: its id and resource JSON as the feed serves it.
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+pub(crate) struct ConflictRecord {
+    pub id: String,
+    pub body: String,
 }
 
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
@@ -252,6 +272,45 @@ impl Record {
                 .collect(),
         }
     }
+}
+
+impl Record {
+    /// The conflicts record of container `container` whose counter is `next`: conflicts `added`
+    /// (id and resource JSON), ids `removed`.
+    pub(crate) fn conflicts(
+        container: &str,
+        next: u64,
+        added: &[(String, Bytes)],
+        removed: &[&str],
+    ) -> Record {
+        Record::Conflicts {
+            container: container.to_owned(),
+            next,
+            added: added
+                .iter()
+                .map(|(id, body)| ConflictRecord {
+                    id: id.clone(),
+                    body: text(body),
+                })
+                .collect(),
+            removed: removed.iter().map(|id| (*id).to_owned()).collect(),
+        }
+    }
+}
+
+/// A conflicts record's conflicts, each checked to be a JSON object with its id.
+pub(super) fn conflicts(records: &[ConflictRecord]) -> Result<Vec<(String, Bytes)>, String> {
+    records
+        .iter()
+        .map(|r| {
+            let body: serde_json::Value = serde_json::from_str(&r.body)
+                .map_err(|e| format!("kept conflict {:?} is not JSON: {e}", r.id))?;
+            if body.get("id").and_then(serde_json::Value::as_str) != Some(r.id.as_str()) {
+                return Err(format!("kept conflict {:?} does not carry its id", r.id));
+            }
+            Ok((r.id.clone(), Bytes::from(r.body.clone())))
+        })
+        .collect()
 }
 
 /// A catalog record's databases as images.
@@ -517,5 +576,46 @@ mod tests {
         };
         assert_eq!(database, "db");
         assert_eq!(users(&kept).unwrap(), vec![user]);
+    }
+
+    #[test]
+    fn conflicts_read_back_as_written_and_damaged_ones_are_refused() {
+        let body = Bytes::from_static(br#"{"id":"AAAAAAAAAAAAAAAAAAAAAQ==","_ts":5}"#);
+        let id = "AAAAAAAAAAAAAAAAAAAAAQ==".to_owned();
+        let text = serde_json::to_vec(&Record::conflicts(
+            "coll",
+            7,
+            &[(id.clone(), body.clone())],
+            &[],
+        ))
+        .unwrap();
+        let Record::Conflicts {
+            container,
+            next,
+            added,
+            removed,
+        } = serde_json::from_slice(&text).unwrap()
+        else {
+            panic!("not a conflicts record")
+        };
+        assert_eq!((container.as_str(), next), ("coll", 7));
+        assert!(removed.is_empty());
+        assert_eq!(conflicts(&added).unwrap(), vec![(id.clone(), body)]);
+        let text = serde_json::to_string(&Record::conflicts("coll", 0, &[], &[&id])).unwrap();
+        assert!(!text.contains("added"), "{text}");
+        let Record::Conflicts { removed, added, .. } = serde_json::from_str(&text).unwrap() else {
+            panic!("not a conflicts record")
+        };
+        assert_eq!((removed, added.len()), (vec![id.clone()], 0));
+        let not_json = ConflictRecord {
+            id: id.clone(),
+            body: "{".into(),
+        };
+        assert!(conflicts(&[not_json]).unwrap_err().contains("not JSON"));
+        let other_id = ConflictRecord {
+            id,
+            body: r#"{"id":"x"}"#.into(),
+        };
+        assert!(conflicts(&[other_id]).unwrap_err().contains("its id"));
     }
 }

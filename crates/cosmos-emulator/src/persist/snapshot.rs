@@ -32,7 +32,7 @@ pub(super) fn check(bytes: &[u8]) -> Result<(), String> {
 }
 
 /// Writes `snapshot-g` of `dir`: the catalog, then every container's scripts and every
-/// database's users, then the items, then the end record.
+/// database's users, then each container's items and conflicts feed, then the end record.
 pub(super) fn write(dir: &Path, g: u64, store: &Store, scripts: &Scripts) -> Result<(), String> {
     let tmp = dir.join(format!("snapshot-{g:016x}.tmp"));
     let result = write_checked(&tmp, store, scripts).and_then(|()| {
@@ -78,6 +78,13 @@ fn write_checked(tmp: &Path, store: &Store, scripts: &Scripts) -> Result<(), Str
             };
             for chunk in container.latest_items().chunks(1024) {
                 put(&Record::items(&container.rid, chunk), &mut file)?;
+            }
+            let (next, conflicts) = container.conflicts.kept();
+            if next > 0 {
+                put(
+                    &Record::conflicts(&container.rid, next, &conflicts, &[]),
+                    &mut file,
+                )?;
             }
         }
     }

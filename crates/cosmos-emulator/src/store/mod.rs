@@ -15,6 +15,7 @@ pub(crate) mod item_limits;
 pub(crate) mod item_log;
 mod item_rid;
 mod lag;
+mod local_writes;
 pub(crate) mod offer_splits;
 mod offer_table;
 mod partition;

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use super::creation_order::{ordinal, CreationOrder, Ordinal};
 use super::history::{ChangeHistory, HistoryEntry};
+use super::local_writes::LocalWrites;
 use super::replica_log::ReplicaLog;
 use super::stored_doc::{DocKey, StoredDoc};
 use super::unique_keys::UniqueIndex;
@@ -43,6 +44,9 @@ pub(crate) struct Partition {
     unique: UniqueIndex,
     /// Where committed writes are recorded for a restart (with a data directory).
     sink: Option<super::item_log::ItemSink>,
+    /// Conflicting writes each served only by the region that took them, until the version they
+    /// conflict with reaches it (multi-write accounts).
+    local: LocalWrites,
 }
 
 /// What the change feed knows of a commit.
@@ -73,6 +77,7 @@ impl Partition {
             retired: false,
             unique: UniqueIndex::default(),
             sink: None,
+            local: LocalWrites::default(),
         }
     }
 
@@ -128,6 +133,7 @@ impl Partition {
                 history,
                 retired: false,
                 sink: parent.sink.clone(),
+                local: parent.local.filtered(keep),
             }
         };
         (child(true), child(false))
@@ -151,6 +157,63 @@ impl Partition {
     /// The item as of replica LSN `lsn`.
     pub(crate) fn read_at(&self, key: &DocKey, lsn: u64) -> Option<&Arc<StoredDoc>> {
         version_at(self.docs.get(key)?, lsn)
+    }
+
+    /// The item as region `region` reads it at replica LSN `lsn`: its own conflicting write while
+    /// it has one ([`Partition::keep_local`]), else as of `lsn`.
+    pub(crate) fn read_in(&self, key: &DocKey, lsn: u64, region: usize) -> Option<&Arc<StoredDoc>> {
+        match self.local.get(key, region, lsn) {
+            Some(own) => own,
+            None => self.read_at(key, lsn),
+        }
+    }
+
+    /// Keeps `doc` (None: a delete), a write region `region` took while its replica was at
+    /// `seen` and that conflicts with a later version of `key` it had not seen, as what that
+    /// region reads of `key` until the first such version reaches it; returns when that is (None
+    /// when `key` has no version past `seen` on its way to `region`: nothing is kept).
+    pub(crate) fn keep_local(
+        &mut self,
+        key: &DocKey,
+        region: usize,
+        seen: u64,
+        doc: Option<Arc<StoredDoc>>,
+    ) -> Option<Instant> {
+        let until = self.docs.get(key)?.iter().find(|v| v.lsn > seen)?.lsn;
+        let reaches = self.log.visible_at(until, region)?;
+        if let Some(d) = &doc {
+            // Queries in creation order find it by its resource id.
+            self.order.insert(&d.rid, key);
+        }
+        let new_rid = doc.as_ref().map(|d| d.rid);
+        if let Some(rid) = self
+            .local
+            .keep(key, region, until, doc)
+            .filter(|rid| Some(*rid) != new_rid)
+        {
+            self.forget_unless_held(rid, key);
+        }
+        Some(reaches)
+    }
+
+    /// Drops `key`'s creation-order entry under resource id `rid` unless a version of it or a
+    /// region's own write still holds that id.
+    fn forget_unless_held(&mut self, rid: [u8; 16], key: &DocKey) {
+        let held = self.docs.get(key).is_some_and(|versions| {
+            versions
+                .iter()
+                .any(|v| v.doc.as_ref().is_some_and(|d| d.rid == rid))
+        });
+        if !held && !self.local.holds(key, rid) {
+            self.order.forget(&rid, key);
+        }
+    }
+
+    /// Whether region `region` has conflicting writes of its own to serve, and a number that
+    /// moves whenever any is kept or dropped (what a cached query answer in the region depends
+    /// on beside the LSN).
+    pub(crate) fn local_state(&self, region: usize) -> (bool, u64) {
+        (self.local.any_for(region), self.local.generation())
     }
 
     /// The LSN of the version of `key` a replica at `lsn` reads.
@@ -261,6 +324,10 @@ impl Partition {
         for applied in self.log.drain_applied(now).into_iter().flatten() {
             self.compact(&applied, min);
         }
+        let log = &self.log;
+        for (rid, key) in self.local.drop_reached(|region| log.visible(region, now)) {
+            self.forget_unless_held(rid, &key);
+        }
     }
 
     /// Whether replica-log entries are still on their way to some region.
@@ -299,6 +366,19 @@ impl Partition {
         only_epk: Option<EpkFilter>,
         limit: usize,
     ) -> Vec<(DocKey, Arc<StoredDoc>)> {
+        self.scan_from_in(lsn, from, only_epk, limit, None)
+    }
+
+    /// As [`Partition::scan_from`], as region `region` reads (its own conflicting writes
+    /// included, see [`Partition::read_in`]) when it is Some.
+    pub(crate) fn scan_from_in(
+        &self,
+        lsn: u64,
+        from: std::ops::Bound<&DocKey>,
+        only_epk: Option<EpkFilter>,
+        limit: usize,
+        region: Option<usize>,
+    ) -> Vec<(DocKey, Arc<StoredDoc>)> {
         use std::ops::Bound;
         let floor = only_epk.map(|f| DocKey {
             epk: f.floor(),
@@ -323,21 +403,38 @@ impl Partition {
                 }
                 continue;
             }
-            if let Some(doc) = version_at(versions, lsn) {
+            if let Some(doc) = self.version_in(key, versions, lsn, region) {
                 out.push((key.clone(), doc.clone()));
             }
         }
         out
     }
 
+    /// The version of `key` (held as `versions`) a read at `lsn` sees, in region `region`'s view
+    /// when it is Some.
+    fn version_in<'s>(
+        &'s self,
+        key: &DocKey,
+        versions: &'s [Version],
+        lsn: u64,
+        region: Option<usize>,
+    ) -> Option<&'s Arc<StoredDoc>> {
+        match region.and_then(|r| self.local.get(key, r, lsn)) {
+            Some(own) => own,
+            None => version_at(versions, lsn),
+        }
+    }
+
     /// Up to `limit` items visible at `lsn` in creation order (see [`CreationOrder`]), from `from`
-    /// on, optionally only those whose EPK passes `only_epk`; each with its ordinal.
+    /// on, optionally only those whose EPK passes `only_epk`; each with its ordinal. With
+    /// `region`, as that region reads (see [`Partition::scan_from_in`]).
     pub(crate) fn scan_in_order(
         &self,
         lsn: u64,
         from: std::ops::Bound<Ordinal>,
         only_epk: Option<EpkFilter>,
         limit: usize,
+        region: Option<usize>,
     ) -> Vec<(Ordinal, DocKey, Arc<StoredDoc>)> {
         let mut out = Vec::new();
         for (at, key) in self.order.starting_at(from) {
@@ -347,7 +444,10 @@ impl Partition {
             if only_epk.is_some_and(|f| !f.contains(key.epk)) {
                 continue;
             }
-            let doc = self.docs.get(key).and_then(|v| version_at(v, lsn));
+            let doc = self
+                .docs
+                .get(key)
+                .and_then(|v| self.version_in(key, v, lsn, region));
             // The entry of an item deleted (or deleted and created again) is passed by.
             if let Some(doc) = doc.filter(|d| ordinal(&d.rid) == *at) {
                 out.push((*at, key.clone(), doc.clone()));
@@ -608,6 +708,99 @@ mod tests {
             body(p.read_at(&key("a"), p.visible_lsn(1, later))),
             Some("v2")
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_region_serves_its_own_conflicting_write_until_the_version_before_reaches_it() {
+        let mut p = Partition::new(2);
+        let t0 = Instant::now();
+        let lag = Duration::from_millis(500);
+        let lags = [lag, lag];
+        p.commit(key("a"), doc("base"), 0, t0, &lags);
+        let t1 = t0 + Duration::from_secs(1);
+        // Region 0 writes v0; region 1, still at the base version, writes v1 and loses.
+        p.commit(key("a"), doc("v0"), 0, t1, &lags);
+        let seen = p.visible_lsn(1, t1);
+        assert_eq!(body(p.read_at(&key("a"), seen)), Some("base"));
+        assert_eq!(p.keep_local(&key("a"), 1, seen, doc("v1")), Some(t1 + lag));
+        assert!(p.local_state(1).0);
+        assert!(!p.local_state(0).0);
+        let in_region = |p: &Partition, r: usize, at: Instant| {
+            body(p.read_in(&key("a"), p.visible_lsn(r, at), r)).map(str::to_owned)
+        };
+        let scanned = |p: &Partition, r: usize, at: Instant| {
+            let lsn = p.visible_lsn(r, at);
+            let keyed = p.scan_from_in(lsn, std::ops::Bound::Unbounded, None, 10, Some(r));
+            let ordered = p.scan_in_order(lsn, std::ops::Bound::Unbounded, None, 10, Some(r));
+            let bodies = |docs: Vec<&Arc<StoredDoc>>| {
+                docs.iter()
+                    .map(|d| String::from_utf8_lossy(&d.body).into_owned())
+                    .collect::<Vec<_>>()
+            };
+            (
+                bodies(keyed.iter().map(|(_, d)| d).collect()),
+                bodies(ordered.iter().map(|(_, _, d)| d).collect()),
+            )
+        };
+        let before = t1 + Duration::from_millis(499);
+        assert_eq!(in_region(&p, 1, before).as_deref(), Some("v1"));
+        assert_eq!(
+            scanned(&p, 1, before),
+            (vec!["v1".into()], vec!["v1".into()])
+        );
+        assert_eq!(in_region(&p, 0, before).as_deref(), Some("v0"));
+        // Reads without a region's view never see it.
+        assert_eq!(
+            body(p.read_at(&key("a"), p.visible_lsn(1, before))),
+            Some("base")
+        );
+        let met = t1 + lag;
+        assert_eq!(in_region(&p, 1, met).as_deref(), Some("v0"));
+        assert_eq!(scanned(&p, 1, met), (vec!["v0".into()], vec!["v0".into()]));
+        let (_, generation) = p.local_state(1);
+        p.clean_up(met);
+        assert_eq!(p.local_state(1), (false, generation + 1));
+        // Nothing past the replica: nothing is kept.
+        let now = p.visible_lsn(1, met);
+        assert_eq!(p.keep_local(&key("a"), 1, now, doc("v2")), None);
+        assert!(!p.local_state(1).0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_regions_own_writes_leave_no_creation_order_entries_behind() {
+        let with_rid = |text: &str, n: u64| {
+            let rid = crate::store::item_rid::item_rid(&[9; 8], 0, n);
+            Some(Arc::new(StoredDoc {
+                body: Bytes::from(text.to_owned()),
+                etag: format!("\"{text}\""),
+                rid,
+                unique: Box::default(),
+                vectors: Default::default(),
+                indexed: true,
+            }))
+        };
+        let entries = |p: &Partition| p.order.starting_at(std::ops::Bound::Unbounded).count();
+        let mut p = Partition::new(2);
+        let t0 = Instant::now();
+        let lag = Duration::from_millis(500);
+        // Region 0 creates a; region 1, not having seen it, creates a (rid 2), deletes its own
+        // version and creates it again (rid 3), each losing.
+        p.commit(key("a"), with_rid("v0", 1), 0, t0, &[lag, lag]);
+        let seen = p.visible_lsn(1, t0);
+        assert!(p
+            .keep_local(&key("a"), 1, seen, with_rid("v1", 2))
+            .is_some());
+        assert_eq!(entries(&p), 2);
+        assert!(p.keep_local(&key("a"), 1, seen, None).is_some());
+        assert_eq!(entries(&p), 1, "the replaced write's entry goes");
+        assert!(p
+            .keep_local(&key("a"), 1, seen, with_rid("v2", 3))
+            .is_some());
+        let ordered = p.scan_in_order(seen, std::ops::Bound::Unbounded, None, 10, Some(1));
+        assert_eq!(ordered.len(), 1);
+        assert_eq!(body(Some(&ordered[0].2)), Some("v2"));
+        p.clean_up(t0 + lag);
+        assert_eq!(entries(&p), 1, "only the committed version's entry stays");
     }
 
     #[tokio::test(start_paused = true)]

@@ -55,6 +55,14 @@ impl<K> ReplicaLog<K> {
         floor.max(from_log)
     }
 
+    /// When the write at `lsn` reaches region `region`'s replica, while it is on its way (None
+    /// once every region has it, or when there is no such write).
+    pub(crate) fn visible_at(&self, lsn: u64, region: usize) -> Option<Instant> {
+        let at = self.pending.partition_point(|p| p.lsn < lsn);
+        let entry = self.pending.get(at).filter(|p| p.lsn == lsn)?;
+        entry.visible_at.get(region).copied()
+    }
+
     /// Every region's replica LSN at `now`.
     pub(crate) fn progress(&self, now: Instant) -> Vec<u64> {
         (0..self.floor.len())

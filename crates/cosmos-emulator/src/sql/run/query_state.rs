@@ -63,6 +63,7 @@ mod tests {
             region: 0,
             ranges: vec![],
             only_epk: None,
+            local: Vec::new(),
         };
         state.results.put(
             key,

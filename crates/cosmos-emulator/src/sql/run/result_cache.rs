@@ -3,7 +3,8 @@
 //! rows instead of a fresh scan and sort of the whole scope.
 //!
 //! An entry is keyed by everything its answer depends on: the container, the query text and
-//! parameters, the region, and each range's LSN it was read at. A write moves an LSN, so the
+//! parameters, the region, each range's LSN it was read at, and the ranges' writes served only by
+//! the region that took them (multi-write conflicts). A write moves an LSN (or those), so the
 //! next page misses and recomputes from the current state, exactly as without the cache (pages
 //! resume from a position in the result order, never from an index into a stale list).
 //!
@@ -39,6 +40,9 @@ pub(crate) struct ResultKey {
     pub ranges: Vec<(String, u64)>,
     /// The keys a single-partition or prefix query reads.
     pub only_epk: Option<EpkFilter>,
+    /// Per range read, what marks its region-local writes
+    /// ([`Partition::local_state`](crate::store::Partition::local_state)).
+    pub local: Vec<u64>,
 }
 
 /// One row of an ORDER BY result: its sort keys, its document and row within it, and its
@@ -187,6 +191,7 @@ mod tests {
             region: 0,
             ranges: vec![("0".to_owned(), lsn)],
             only_epk: None,
+            local: Vec::new(),
         }
     }
 

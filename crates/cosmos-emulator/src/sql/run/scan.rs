@@ -42,6 +42,22 @@ pub(super) fn read_points(ex: &Execution<'_>) -> Result<Vec<(String, u64)>, ApiE
     Ok(lsns)
 }
 
+/// Each range's mark of the writes only the serving region serves (see
+/// [`Partition::local_state`](crate::store::Partition::local_state)): 0 where it has none.
+pub(super) fn local_marks(ex: &Execution<'_>) -> Result<Vec<u64>, ApiError> {
+    let mut marks = Vec::with_capacity(ex.scope.ranges.len());
+    for &range in &ex.scope.ranges {
+        let lock = ex
+            .container
+            .partition(range)
+            .ok_or_else(|| ApiError::new(500, "A partition key range has no partition."))?;
+        let partition = lock.read().map_err(|_| poisoned()).and_then(live)?;
+        let (any, generation) = partition.local_state(ex.region);
+        marks.push(if any { generation } else { 0 });
+    }
+    Ok(marks)
+}
+
 /// A scan over the scope's documents.
 pub(super) struct DocScan<'e, 'a> {
     ex: &'e Execution<'a>,
@@ -115,7 +131,13 @@ impl<'e, 'a> DocScan<'e, 'a> {
                     (None, Some(s)) => Bound::Included(s),
                     (None, None) => Bound::Unbounded,
                 };
-                partition.scan_from(lsn, from, self.ex.scope.only_epk, SCAN_CHUNK)
+                partition.scan_from_in(
+                    lsn,
+                    from,
+                    self.ex.scope.only_epk,
+                    SCAN_CHUNK,
+                    Some(self.ex.region),
+                )
             };
             if chunk.is_empty() {
                 self.range += 1;

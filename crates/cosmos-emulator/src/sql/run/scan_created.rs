@@ -154,7 +154,13 @@ impl<'e, 'a> CreatedScan<'e, 'a> {
                     (None, Some(s)) => Bound::Included(s),
                     (None, None) => Bound::Unbounded,
                 };
-                partition.scan_in_order(lsn, from, self.ex.scope.only_epk, SCAN_CHUNK)
+                partition.scan_in_order(
+                    lsn,
+                    from,
+                    self.ex.scope.only_epk,
+                    SCAN_CHUNK,
+                    Some(self.ex.region),
+                )
             };
             if chunk.is_empty() {
                 return Ok(None);

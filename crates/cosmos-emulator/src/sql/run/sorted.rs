@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::budget::{no_room, sql_error};
 use super::build::{build_page, BuildAt, Built, Gather};
-use super::scan::read_points;
+use super::scan::{local_marks, read_points};
 use super::token::{Position, QueryToken, SortKey};
 use super::vector_fast::FastVector;
 use super::{Answer, CachedResult, OrderedRow, ResultKey};
@@ -76,6 +76,7 @@ fn answer<S: Gather>(
         region: ex.region,
         ranges: lsns.clone(),
         only_epk: ex.scope.only_epk,
+        local: local_marks(ex)?,
     };
     if at.is_none() {
         if let Some(result) = ex.state.results.get(&key) {
@@ -440,6 +441,7 @@ pub(super) fn whole_result(
                 region: 0,
                 ranges: Vec::new(),
                 only_epk: None,
+                local: Vec::new(),
             }),
             kept: false,
             keepable: false,
