@@ -119,7 +119,7 @@ pub(super) fn unseen_collisions(
         return None;
     }
     let seen = partition.visible_lsn(ctx.region, Instant::now());
-    let mut owners: Vec<&str> = Vec::new();
+    let mut owners: Vec<DocKey> = Vec::new();
     for entry in doc.unique.iter() {
         let Some(owner) = partition
             .unique_owner(key.epk, entry)
@@ -127,11 +127,11 @@ pub(super) fn unseen_collisions(
         else {
             continue;
         };
-        let owner_key = DocKey {
+        let owner = DocKey {
             epk: key.epk,
             id: owner.to_owned(),
         };
-        let held = partition.read_in(&owner_key, seen, ctx.region);
+        let held = partition.read_in(&owner, seen, ctx.region);
         if held.is_some_and(|d| d.unique.contains(entry)) {
             return None;
         }
@@ -140,15 +140,8 @@ pub(super) fn unseen_collisions(
         }
     }
     let items = owners
-        .into_iter()
-        .filter_map(|id| {
-            let owner_key = DocKey {
-                epk: key.epk,
-                id: id.to_owned(),
-            };
-            let body = &partition.latest(&owner_key)?.body;
-            serde_json::from_slice(body).ok()
-        })
+        .iter()
+        .filter_map(|owner| serde_json::from_slice(&partition.latest(owner)?.body).ok())
         .collect();
     Some(items)
 }

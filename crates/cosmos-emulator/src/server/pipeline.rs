@@ -71,7 +71,9 @@ fn content_location(shared: &Shared, port: Port, path: &str) -> Option<http::Hea
         Port::Global => shared.global_endpoint.as_str(),
         Port::Region(i) => shared.store.topology.regions().get(i)?.endpoint.as_str(),
     };
-    http::HeaderValue::from_str(&format!("{}{path}", base.trim_end_matches('/'))).ok()
+    let text = format!("{}{path}", base.trim_end_matches('/'));
+    // (The header takes the text as it is, without copying it again.)
+    http::HeaderValue::from_maybe_shared(Bytes::from(text)).ok()
 }
 
 /// Serves a request for a resource (everything but the operator pages and the admin API).
